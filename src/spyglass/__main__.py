@@ -1,0 +1,3 @@
+from spyglass.cli import main
+
+raise SystemExit(main())

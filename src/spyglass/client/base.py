@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from spyglass import DEFAULT_NAMESPACE
+from spyglass.client.errors import ResponseFormatError
+from spyglass.client.transport import Transport
+
+T = TypeVar("T")
+
+
+@lru_cache(maxsize=None)
+def _adapter(target: Any) -> TypeAdapter:
+    return TypeAdapter(target)
+
+
+class HostClient:
+    """Base of the per-host clients: a transport, a namespace, and typed parsing."""
+
+    def __init__(self, transport: Transport, namespace: str = DEFAULT_NAMESPACE) -> None:
+        self.transport = transport
+        self.namespace = namespace
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.transport!r}, namespace={self.namespace!r})"
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    @property
+    def credits(self):
+        return self.transport.credits
+
+    def parse(self, target: type[T] | Any, body: Any) -> T:
+        try:
+            return _adapter(target).validate_python(body, context={"namespace": self.namespace})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            raise ResponseFormatError(
+                f"{self.transport.base_url} sent a body that does not match the API ({where}: {first['msg']})"
+            ) from None
+
+    async def call(self, target: Any, method: str, path: str, **kwargs: Any) -> Any:
+        body = await self.transport.request(method, path, **kwargs)
+        return self.parse(target, body)

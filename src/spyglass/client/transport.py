@@ -1,0 +1,290 @@
+"""The transport core every host's client shares.
+
+It adds the key, puts a timeout on every call, paces requests, retries what is safe to repeat,
+turns every failure into one of the errors in :mod:`spyglass.client.errors`, and records what
+responses say about credits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import html
+import logging
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from spyglass import __version__
+from spyglass.client import errors
+from spyglass.client.ratelimit import RateLimiter
+from spyglass.secrets import mask_key, redact
+
+log = logging.getLogger("spyglass.client")
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_MESSAGE = 300
+USER_AGENT = f"spyglass/{__version__}"
+
+
+class _RedactKeys(logging.Filter):
+    """httpx logs every request URL at INFO, key included: mask it before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = redact(str(record.getMessage()))
+        record.args = ()
+        return True
+
+
+for _name in ("httpx", "httpcore", "spyglass.client"):
+    logging.getLogger(_name).addFilter(_RedactKeys())
+
+
+@dataclass
+class Credits:
+    """The latest credit balances the server reported, without extra calls.
+
+    Listeners are called with this object whenever a balance changes.
+    """
+
+    query: int | None = None
+    scan: int | None = None
+    monitored_ips: int | None = None
+    plan: str | None = None
+    listeners: list[Callable[[Credits], None]] = field(default_factory=list, repr=False)
+
+    def update(self, **values: Any) -> None:
+        changed = False
+        for name, value in values.items():
+            if value is not None and getattr(self, name) != value:
+                setattr(self, name, value)
+                changed = True
+        if changed:
+            for listener in list(self.listeners):
+                listener(self)
+
+    def from_headers(self, headers: httpx.Headers) -> None:
+        def num(name: str) -> int | None:
+            raw = headers.get(name)
+            return int(raw) if raw is not None and raw.lstrip("-").isdigit() else None
+
+        self.update(query=num("x-query-credits"), scan=num("x-scan-credits"))
+
+
+@dataclass
+class RetryPolicy:
+    attempts: int = 4  # one try plus three retries
+    base: float = 0.5  # seconds; doubled per retry, with full jitter
+    cap: float = 30.0  # no single wait longer than this
+    max_retry_after: float = 120.0  # a longer Retry-After is an error, not a silent wait
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        return random.uniform(0, min(self.cap, self.base * 2**attempt))
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_TAG = re.compile(r"<[^>]+>")
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+_H1 = re.compile(r"<h1[^>]*>(.*?)</h1>", re.I | re.S)
+
+
+def _text_of_html(body: str) -> str:
+    for pattern in (_TITLE, _H1):
+        found = pattern.search(body)
+        if found:
+            return html.unescape(_TAG.sub("", found.group(1)))
+    return html.unescape(_TAG.sub(" ", body))
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def _validation_details(detail: list) -> str:
+    parts = []
+    for item in detail:
+        if isinstance(item, dict):
+            loc = ".".join(str(p) for p in item.get("loc", []) if p not in ("query", "path", "body"))
+            parts.append(f"{loc}: {item.get('msg', 'invalid')}" if loc else str(item.get("msg")))
+    return "; ".join(parts) or "invalid request"
+
+
+def error_from_response(response: httpx.Response, key: str | None) -> errors.APIError:
+    """Build the typed error for a non-2xx response, with a readable, key-free message."""
+    status = response.status_code
+    reason = response.reason_phrase or "error"
+    details: list[dict] = []
+    text = response.text
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        message = body["error"]
+    elif isinstance(body, dict) and isinstance(body.get("detail"), list):
+        details = [d for d in body["detail"] if isinstance(d, dict)]
+        message = _validation_details(body["detail"])
+    elif isinstance(body, dict) and isinstance(body.get("detail"), str):
+        message = body["detail"]
+    elif "html" in response.headers.get("content-type", "") or text.lstrip().startswith("<"):
+        message = _text_of_html(text) or reason
+    else:
+        message = text or reason
+    message = _shorten(redact(f"{message} (HTTP {status})", key))
+    cls = errors.error_class_for(status)
+    if cls is errors.RateLimited:
+        return errors.RateLimited(message, status, parse_retry_after(response.headers.get("retry-after")))
+    return cls(message, status, details)
+
+
+class Transport:
+    """One host: base URL, key, timeouts, pacing, retries and error mapping."""
+
+    def __init__(
+        self,
+        base_url: str,
+        key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        rate_limiter: RateLimiter | None = None,
+        retry: RetryPolicy | None = None,
+        credits: Credits | None = None,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._key = key
+        self.timeout = timeout
+        self.rate_limiter = rate_limiter
+        self.retry = retry or RetryPolicy()
+        self.credits = credits if credits is not None else Credits()
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            headers={"User-Agent": USER_AGENT},
+            transport=http_transport,
+            follow_redirects=False,
+        )
+
+    def __repr__(self) -> str:
+        return f"Transport({self.base_url!r}, key={mask_key(self._key)})"
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self._key)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def _params(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        out = {k: _param_value(v) for k, v in (params or {}).items() if v is not None}
+        if self._key:
+            out["key"] = self._key
+        return out
+
+    def _where(self) -> str:
+        return self.base_url
+
+    def transport_error(self, exc: httpx.TransportError) -> errors.TransportError:
+        where = self._where()
+        if isinstance(exc, httpx.ConnectTimeout):
+            return errors.RequestTimeout(f"Timed out connecting to {where}")
+        if isinstance(exc, httpx.TimeoutException):
+            return errors.RequestTimeout(f"{where} did not answer within {self.timeout:g} s")
+        if isinstance(exc, httpx.ConnectError):
+            return errors.ConnectFailed(f"Cannot connect to {where}: {_shorten(redact(str(exc) or 'refused', self._key))}")
+        return errors.ConnectionDropped(f"Connection to {where} dropped: {_shorten(redact(str(exc) or type(exc).__name__, self._key))}")
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        data: dict[str, Any] | None = None,
+        idempotent: bool | None = None,
+    ) -> Any:
+        """Send one call and return its decoded JSON body.
+
+        ``idempotent`` says whether the call may be repeated after it might have reached the
+        server (default: GET, PUT and DELETE). A call that is not (one that spends credits or
+        creates something) is retried only when the server provably did not act on it: a 429,
+        or a connection that was never made.
+        """
+        if idempotent is None:
+            idempotent = method in ("GET", "PUT", "DELETE")
+        attempt = 0
+        while True:
+            if self.rate_limiter is not None:
+                await self.rate_limiter.acquire()
+            try:
+                response = await self._http.request(
+                    method, path, params=self._params(params), json=json, data=data
+                )
+            except httpx.TransportError as exc:
+                error = self.transport_error(exc)
+                never_sent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
+                if (idempotent or never_sent) and attempt + 1 < self.retry.attempts:
+                    await self._backoff(attempt, None, error)
+                    attempt += 1
+                    continue
+                raise error from None
+            self.credits.from_headers(response.headers)
+            if response.is_success:
+                return self._decode(response)
+            error = error_from_response(response, self._key)
+            retryable = response.status_code == 429 or (idempotent and response.status_code in RETRY_STATUSES)
+            retry_after = getattr(error, "retry_after", None)
+            too_long = retry_after is not None and retry_after > self.retry.max_retry_after
+            if retryable and not too_long and attempt + 1 < self.retry.attempts:
+                await self._backoff(attempt, retry_after, error)
+                attempt += 1
+                continue
+            raise error
+
+    async def _backoff(self, attempt: int, retry_after: float | None, error: Exception) -> None:
+        wait = self.retry.delay(attempt, retry_after)
+        log.info("retrying after %.2f s: %s", wait, error)
+        await asyncio.sleep(wait)
+
+    def _decode(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            kind = response.headers.get("content-type", "no content type")
+            raise errors.ResponseFormatError(
+                f"{self._where()} answered HTTP {response.status_code} with a body that is not JSON ({kind})"
+            ) from None
+
+    def stream(self, path: str, params: dict[str, Any] | None = None, read_timeout: float | None = 90.0):
+        """An open streaming GET (for the stream host); the caller iterates and closes it."""
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0), read=read_timeout)
+        return self._http.stream("GET", path, params=self._params(params), timeout=timeout)
+
+
+def _param_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, set)):
+        return ",".join(str(v) for v in value)
+    return value

@@ -1,0 +1,47 @@
+"""Pydantic models for every resource of the intelligence and geonet services.
+
+The same models are the embedded backend's response models and the client's parse targets.
+"""
+
+from spyglass.models.account import AccountProfile, ApiInfo, UsageLimits
+from spyglass.models.alert import Alert, AlertFilters, Trigger
+from spyglass.models.banner import (
+    Banner,
+    Certificate,
+    Cloud,
+    CrawlerMeta,
+    Http,
+    Ssh,
+    Ssl,
+    Vulnerability,
+)
+from spyglass.models.base import APIModel, Success
+from spyglass.models.data import Dataset, DatasetFile
+from spyglass.models.directory import QueryTags, SavedQuery, SavedQueryList, TagCount
+from spyglass.models.dns import DomainInfo, DomainRecord
+from spyglass.models.geonet import (
+    DnsRecord,
+    DnsResult,
+    GeoLocation,
+    HTTPValidationError,
+    PingResult,
+    ValidationErrorItem,
+)
+from spyglass.models.host import HostRecord
+from spyglass.models.location import Location
+from spyglass.models.notifier import Notifier, NotifierCreated, NotifierList, ProviderSpec
+from spyglass.models.org import Organization, OrgUser
+from spyglass.models.scan import ScanList, ScanListItem, ScanState, ScanStatus, ScanSubmission
+from spyglass.models.search import FacetValue, SearchResponse, SearchTokens
+from spyglass.models.trends import MonthCount, MonthFacet, TrendsResponse
+
+__all__ = [
+    "APIModel", "AccountProfile", "Alert", "AlertFilters", "ApiInfo", "Banner", "Certificate",
+    "Cloud", "CrawlerMeta", "Dataset", "DatasetFile", "DnsRecord", "DnsResult", "DomainInfo",
+    "DomainRecord", "FacetValue", "GeoLocation", "HTTPValidationError", "HostRecord", "Http",
+    "Location", "MonthCount", "MonthFacet", "Notifier", "NotifierCreated", "NotifierList",
+    "OrgUser", "Organization", "PingResult", "ProviderSpec", "QueryTags", "SavedQuery",
+    "SavedQueryList", "ScanList", "ScanListItem", "ScanState", "ScanStatus", "ScanSubmission",
+    "SearchResponse", "SearchTokens", "Ssh", "Ssl", "Success", "TagCount", "Trigger",
+    "TrendsResponse", "UsageLimits", "ValidationErrorItem", "Vulnerability",
+]

@@ -1,0 +1,106 @@
+"""Who is calling: the key, its account and plan, credits, and an optional per-key rate limit."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from spyglass.server.errors import ApiError
+from spyglass.server.store import Account, NoCreditsLeft, Store
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class KeyRateLimiter:
+    """Per-key token buckets; ``rate`` requests per second with a burst of ``burst``."""
+
+    def __init__(self, rate: float, burst: int = 3) -> None:
+        self.rate, self.burst = rate, burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, key: str) -> float | None:
+        """None when the call may go ahead, else the seconds to wait."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, stamp = self._buckets.get(key, (float(self.burst), now))
+            tokens = min(self.burst, tokens + (now - stamp) * self.rate)
+            if tokens < 1:
+                self._buckets[key] = (tokens, now)
+                return (1 - tokens) / self.rate
+            self._buckets[key] = (tokens - 1, now)
+            return None
+
+
+@dataclass
+class Caller:
+    key: str
+    account: Account
+    store: Store
+    request: Request
+
+    def require_paid(self, what: str) -> None:
+        if not self.account.plan.paid:
+            raise ApiError(403, f"{what} requires a paid API plan")
+
+    def require_enterprise(self, what: str) -> None:
+        if not self.account.plan.enterprise:
+            raise ApiError(403, f"{what} requires an enterprise plan")
+
+    def charge(self, *, query: int = 0, scan: int = 0) -> Account:
+        try:
+            self.account = self.store.charge(self.account.id, query=query, scan=scan)
+        except NoCreditsLeft as exc:
+            raise ApiError(402, f"Insufficient {exc.kind} credits, please upgrade your API plan "
+                                "or wait for the monthly limit to reset") from None
+        self.request.state.account = self.account
+        return self.account
+
+
+async def caller(request: Request) -> Caller:
+    """FastAPI dependency: the authenticated caller, or a 401/429 ``{error}``."""
+    key = request.query_params.get("key")
+    if not key and request.headers.get("content-type", "").startswith(FORM_TYPES):
+        key = (await request.form()).get("key")  # existing clients send it in the form body
+    if not key or not isinstance(key, str):
+        raise ApiError(401, "No API key given: pass it as the query parameter 'key'")
+    state = request.app.state
+    account = state.store.account_for_key(key)
+    if account is None:
+        raise ApiError(401, "Invalid API key")
+    limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
+    if limiter is not None:
+        wait = limiter.check(key)
+        if wait is not None:
+            raise ApiError(429, "Rate limit reached: too many requests for this key",
+                           headers={"Retry-After": str(max(1, math.ceil(wait)))})
+    request.state.account = account
+    return Caller(key, account, state.store, request)
+
+
+class CreditHeaders:
+    """ASGI middleware: every authenticated answer says the caller's balances in headers,
+    so a client can show credits without asking for them."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_credits(message) -> None:
+            if message["type"] == "http.response.start":
+                account = scope.get("state", {}).get("account")
+                if account is not None:
+                    headers = list(message.get("headers", []))
+                    headers.append((b"x-query-credits", str(account.query_credits).encode()))
+                    headers.append((b"x-scan-credits", str(account.scan_credits).encode()))
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_credits)

@@ -1,0 +1,35 @@
+"""Account and plan: ``/account/profile`` and ``/api-info``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+
+from spyglass.models import AccountProfile, ApiInfo, UsageLimits
+from spyglass.server.auth import Caller, caller
+
+router = APIRouter()
+
+
+@router.get("/account/profile", response_model=AccountProfile, response_model_exclude_unset=True)
+def account_profile(who: Caller = Depends(caller)) -> AccountProfile:
+    a = who.account
+    return AccountProfile(member=a.plan.paid, credits=a.query_credits, display_name=a.display_name,
+                          created=a.created)
+
+
+@router.get("/api-info", response_model=ApiInfo, response_model_exclude_unset=True)
+def api_info(who: Caller = Depends(caller)) -> ApiInfo:
+    a = who.account
+    plan = a.plan
+    return ApiInfo(
+        plan=plan.name,
+        scan_credits=a.scan_credits,
+        query_credits=a.query_credits,
+        monitored_ips=plan.monitored_ips,
+        unlocked_left=a.query_credits,
+        usage_limits=UsageLimits(scan_credits=plan.scan_credits, query_credits=plan.query_credits,
+                                 monitored_ips=plan.monitored_ips),
+        https=plan.https,
+        unlocked=plan.paid,
+        telnet=plan.telnet,
+    )

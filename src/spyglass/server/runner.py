@@ -1,0 +1,56 @@
+"""Run the embedded backend in the foreground (``spyglass serve``)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from spyglass import DEFAULT_NAMESPACE
+
+
+def base_urls(host: str, port: int) -> dict[str, str]:
+    shown = f"[{host}]" if ":" in host else host
+    main = f"http://{shown}:{port}"
+    return {"main": main, "stream": f"{main}/stream", "trends": f"{main}/trends", "geonet": f"{main}/geonet"}
+
+
+def listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=128)
+
+
+def serve(
+    data_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    namespace: str = DEFAULT_NAMESPACE,
+    rate_limit: float | None = None,
+    sock: socket.socket | None = None,
+    exit_on_stdin_eof: bool = False,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve until interrupted. ``sock`` is a listening socket handed over by the launcher."""
+    import uvicorn
+
+    from spyglass.server.app import Settings, create_app
+
+    app = create_app(Settings(data_dir=Path(data_dir), namespace=namespace, rate_limit=rate_limit))
+    sock = sock or listen(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    for name, url in base_urls(bound_host, bound_port).items():
+        announce(f"{name:7} {url}")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                           timeout_graceful_shutdown=3))
+    if exit_on_stdin_eof:
+        # The launcher holds our stdin open; when it goes away for any reason, so do we.
+        def watch() -> None:
+            while sys.stdin.buffer.read(1024):
+                pass
+            server.should_exit = True
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    server.run(sockets=[sock])

@@ -1,0 +1,207 @@
+"""The durable store of accounts, API keys, plans and credit balances (SQLite, WAL, fsync on commit).
+
+Only the standard library is imported here: the launcher uses this module to create the local
+account without loading the web stack.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from spyglass.server.plans import PLANS, Plan
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS accounts (
+    id INTEGER PRIMARY KEY,
+    username TEXT NOT NULL UNIQUE,
+    email TEXT,
+    display_name TEXT,
+    created TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    researcher INTEGER NOT NULL DEFAULT 0,
+    query_credits INTEGER NOT NULL,
+    scan_credits INTEGER NOT NULL,
+    period TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    key TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    created TEXT NOT NULL
+);
+"""
+
+LOCAL_USER = "local"
+
+
+class NoCreditsLeft(Exception):
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Account:
+    id: int
+    username: str
+    email: str | None
+    display_name: str | None
+    created: str
+    plan: Plan
+    researcher: bool
+    query_credits: int
+    scan_credits: int
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def iso(dt: datetime) -> str:
+    """Timestamps as the service writes them: ISO 8601, no zone, microseconds."""
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+def new_key() -> str:
+    return secrets.token_hex(16)
+
+
+class Store:
+    """Thread-safe; every write is one transaction, committed durably before it is acknowledged."""
+
+    def __init__(self, data_dir: Path | str, clock: Callable[[], datetime] = utcnow) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.clock = clock
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.data_dir / "spyglass.db", check_same_thread=False,
+                                   isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _period(self) -> str:
+        return self.clock().strftime("%Y-%m")
+
+    def _tx(self):
+        return _Transaction(self)
+
+    # -- accounts and keys -----------------------------------------------------------------
+    def create_account(self, username: str, plan: str = "free", *, researcher: bool = False,
+                       email: str | None = None, display_name: str | None = None,
+                       created: datetime | None = None) -> tuple[Account, str]:
+        """Create an account with a fresh key; returns both."""
+        chosen = PLANS[plan]
+        key = new_key()
+        stamp = iso(created or self.clock())
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO accounts (username, email, display_name, created, plan, researcher,"
+                " query_credits, scan_credits, period) VALUES (?,?,?,?,?,?,?,?,?)",
+                (username, email, display_name, stamp, chosen.name, int(researcher),
+                 chosen.query_credits, chosen.scan_credits, self._period()),
+            )
+            db.execute("INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)",
+                       (key, cur.lastrowid, stamp))
+        account = self.account_for_key(key)
+        assert account is not None
+        return account, key
+
+    def create_key(self, plan: str = "free", researcher: bool = False) -> str:
+        """A new account of ``plan`` with its key (what ``spyglass keys create`` prints)."""
+        _, key = self.create_account(f"user-{secrets.token_hex(4)}", plan, researcher=researcher)
+        return key
+
+    def local_key(self) -> str:
+        """The key of this machine's own account, created (enterprise, researcher) on first use."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT k.key FROM api_keys k JOIN accounts a ON a.id = k.account_id"
+                " WHERE a.username = ? ORDER BY k.created LIMIT 1", (LOCAL_USER,)).fetchone()
+            if row:
+                return row["key"]
+            _, key = self.create_account(LOCAL_USER, "enterprise", researcher=True,
+                                         display_name="Local analyst")
+            return key
+
+    def account_for_key(self, key: str) -> Account | None:
+        with self._tx() as db:
+            row = db.execute("SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id"
+                             " WHERE k.key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            if row["period"] != self._period():  # a new month: allowances start again
+                plan = PLANS[row["plan"]]
+                db.execute("UPDATE accounts SET query_credits=?, scan_credits=?, period=? WHERE id=?",
+                           (plan.query_credits, plan.scan_credits, self._period(), row["id"]))
+                row = db.execute("SELECT * FROM accounts WHERE id = ?", (row["id"],)).fetchone()
+        return _account(row)
+
+    def account(self, account_id: int) -> Account:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
+        return _account(row)
+
+    def set_plan(self, account_id: int, plan: str) -> None:
+        chosen = PLANS[plan]
+        with self._tx() as db:
+            db.execute("UPDATE accounts SET plan=?, query_credits=?, scan_credits=? WHERE id=?",
+                       (chosen.name, chosen.query_credits, chosen.scan_credits, account_id))
+
+    def set_credits(self, account_id: int, *, query: int | None = None, scan: int | None = None) -> None:
+        with self._tx() as db:
+            if query is not None:
+                db.execute("UPDATE accounts SET query_credits=? WHERE id=?", (query, account_id))
+            if scan is not None:
+                db.execute("UPDATE accounts SET scan_credits=? WHERE id=?", (scan, account_id))
+
+    def charge(self, account_id: int, *, query: int = 0, scan: int = 0) -> Account:
+        """Spend credits atomically; raises :class:`NoCreditsLeft` and spends nothing if short."""
+        with self._tx() as db:
+            row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
+            if query and row["query_credits"] < query:
+                raise NoCreditsLeft("query")
+            if scan and row["scan_credits"] < scan:
+                raise NoCreditsLeft("scan")
+            db.execute("UPDATE accounts SET query_credits = query_credits - ?,"
+                       " scan_credits = scan_credits - ? WHERE id = ?", (query, scan, account_id))
+            row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
+        return _account(row)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` under the store's lock; rolled back on any error."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.store._lock.acquire()
+        self.store._db.execute("BEGIN IMMEDIATE")
+        return self.store._db
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self.store._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self.store._lock.release()
+
+
+def _account(row: sqlite3.Row) -> Account:
+    return Account(
+        id=row["id"], username=row["username"], email=row["email"], display_name=row["display_name"],
+        created=row["created"], plan=PLANS[row["plan"]], researcher=bool(row["researcher"]),
+        query_credits=row["query_credits"], scan_credits=row["scan_credits"],
+    )

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.servers import Backend, ThreadedServer
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path_factory, monkeypatch):
+    """No test reads or writes the user's real config or data, or sees their environment."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("SPYGLASS_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("SPYGLASS_DATA_DIR", str(home / "data"))
+    for name in list(os.environ):
+        if name.startswith("SPYGLASS_") and name not in ("SPYGLASS_CONFIG_DIR", "SPYGLASS_DATA_DIR"):
+            monkeypatch.delenv(name)
+
+
+def start_backend(data_dir: Path, port: int = 0, **settings):
+    from spyglass.server.app import Settings, create_app
+    from spyglass.server.store import Store
+
+    store = Store(data_dir)
+    app = create_app(Settings(data_dir=data_dir, **settings), store)
+    server = ThreadedServer(app, port=port)
+    return server, Backend(server.url, app, store, data_dir)
+
+
+@pytest.fixture(scope="session")
+def backend(tmp_path_factory):
+    server, info = start_backend(tmp_path_factory.mktemp("backend"))
+    with server:
+        yield info
+    info.store.close()
+
+
+@pytest.fixture
+async def clients(backend):
+    from spyglass.client import Clients
+
+    async with Clients.from_profile(backend.profile(backend.key())) as c:
+        yield c

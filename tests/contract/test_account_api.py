@@ -1,0 +1,107 @@
+"""The client against the embedded backend under uvicorn: account, plan and utility methods."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import APIRouter, Depends
+
+from spyglass.client import AuthenticationError, Clients, NotFound
+from spyglass.server.auth import Caller, caller
+
+
+async def test_api_info_reports_plan_and_limits(backend, clients):
+    info = await clients.intel.api_info()
+    assert info.plan == "enterprise"
+    assert info.usage_limits is not None
+    assert info.query_credits == info.usage_limits.query_credits > 0
+    assert info.unlocked and info.https
+    assert clients.credits.plan == "enterprise"
+    assert clients.credits.query == info.query_credits
+
+
+async def test_free_plan_has_no_query_credits(backend):
+    async with Clients.from_profile(backend.profile(backend.key("free"))) as c:
+        info = await c.intel.api_info()
+        profile = await c.intel.profile()
+    assert (info.plan, info.query_credits, info.scan_credits, info.unlocked) == ("free", 0, 0, False)
+    assert profile.member is False
+
+
+async def test_profile(clients):
+    profile = await clients.intel.profile()
+    assert profile.member is True
+    assert profile.created and profile.created[:4].isdigit()
+
+
+async def test_credits_tracked_from_any_response(backend):
+    key = backend.key("member")
+    account = backend.store.account_for_key(key)
+    backend.store.set_credits(account.id, query=42, scan=7)
+    async with Clients.from_profile(backend.profile(key)) as c:
+        seen = []
+        c.credits.listeners.append(lambda credits: seen.append((credits.query, credits.scan)))
+        await c.intel.my_ip()  # says nothing about credits in its body
+    assert seen == [(42, 7)]
+
+
+async def test_myip_and_headers(clients):
+    assert await clients.intel.my_ip() == "127.0.0.1"
+    headers = await clients.intel.http_headers()
+    assert headers["User-Agent"].startswith("spyglass/")
+    assert headers["Host"].startswith("127.0.0.1:")
+
+
+@pytest.mark.parametrize("key, message", [(None, "No API key"), ("not-a-key", "Invalid API key")])
+async def test_missing_or_unknown_key(backend, key, message):
+    async with Clients.from_profile(backend.profile(key)) as c:
+        with pytest.raises(AuthenticationError) as caught:
+            await c.intel.api_info()
+    assert caught.value.status == 401
+    assert message in str(caught.value)
+    if key:
+        assert key not in str(caught.value)
+
+
+async def test_unknown_method_is_404_with_error_body(backend, clients):
+    with pytest.raises(NotFound):
+        await clients.intel.transport.request("GET", "/no/such/method")
+    raw = httpx.get(f"{backend.url}/no/such/method")
+    assert raw.status_code == 404 and raw.json() == {"error": "No such method"}
+
+
+def test_bad_parameter_is_400_with_error_body(backend):
+    router = APIRouter()
+
+    @router.get("/test/typed")
+    def typed(n: int, who: Caller = Depends(caller)) -> dict:
+        return {"n": n}
+
+    backend.app.include_router(router)
+    raw = httpx.get(f"{backend.url}/test/typed", params={"n": "x", "key": backend.key()})
+    assert raw.status_code == 400
+    assert raw.json()["error"].startswith("Invalid request: n:")
+
+
+def test_key_from_form_body(backend):
+    """Existing clients send the key in the form body of form-encoded POSTs."""
+    router = APIRouter()
+
+    @router.post("/test/form-auth")
+    def form_auth(who: Caller = Depends(caller)) -> dict:
+        return {"user": who.account.username}
+
+    backend.app.include_router(router)
+    key = backend.key()
+    ok = httpx.post(f"{backend.url}/test/form-auth", data={"key": key, "ips": "1.2.3.4"})
+    assert ok.status_code == 200
+    assert ok.headers["x-query-credits"].isdigit()
+    denied = httpx.post(f"{backend.url}/test/form-auth", data={"ips": "1.2.3.4"})
+    assert denied.status_code == 401
+
+
+def test_every_method_requires_a_key(backend):
+    for path in ("/api-info", "/account/profile", "/tools/myip", "/tools/httpheaders"):
+        raw = httpx.get(f"{backend.url}{path}")
+        assert raw.status_code == 401, path
+        assert "error" in raw.json()

@@ -1,0 +1,49 @@
+"""The durable store: accounts, keys, plans, credits and the monthly reset."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from spyglass.server.store import NoCreditsLeft, Store
+
+
+def test_charges_are_atomic_and_never_negative(tmp_path):
+    store = Store(tmp_path)
+    account, _ = store.create_account("a", "member")
+    store.charge(account.id, query=99)
+    with pytest.raises(NoCreditsLeft):
+        store.charge(account.id, query=2)
+    assert store.account(account.id).query_credits == 1
+    with pytest.raises(NoCreditsLeft):
+        store.charge(account.id, query=1, scan=101)  # short on scan: nothing spent
+    assert store.account(account.id).query_credits == 1
+
+
+def test_survives_restart(tmp_path):
+    store = Store(tmp_path)
+    key = store.create_key("member")
+    account = store.account_for_key(key)
+    store.charge(account.id, scan=10)
+    store.close()
+    again = Store(tmp_path)
+    assert again.account_for_key(key).scan_credits == 90
+    assert again.local_key() == again.local_key()
+
+
+def test_monthly_reset(tmp_path):
+    now = [datetime(2026, 1, 31, 23, 59)]
+    store = Store(tmp_path, clock=lambda: now[0])
+    account, key = store.create_account("a", "member")
+    store.charge(account.id, query=100, scan=5)
+    assert store.account_for_key(key).query_credits == 0
+    now[0] = datetime(2026, 2, 1, 0, 1)
+    refreshed = store.account_for_key(key)
+    assert (refreshed.query_credits, refreshed.scan_credits) == (100, 100)
+
+
+def test_local_account_is_enterprise_researcher(tmp_path):
+    store = Store(tmp_path)
+    account = store.account_for_key(store.local_key())
+    assert account.plan.name == "enterprise" and account.researcher

@@ -1,0 +1,85 @@
+"""Every recorded body of the original service parses into its model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import TypeAdapter
+
+from spyglass import models as m
+
+from tests.conftest import SHARED
+
+FIXTURES = SHARED / "fixtures" / "original-service"
+
+pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures absent")
+
+CASES = {
+    "alert/alert.json": m.Alert,
+    "alert/alerts.json": list[m.Alert],
+    "alert/create_alert.json": m.Alert,
+    "alert/triggers.json": list[m.Trigger],
+    "dataset_files.json": list[m.DatasetFile],
+    "datasets.json": list[m.Dataset],
+    "dns_domain.json": m.DomainInfo,
+    "dns_resolve.json": dict[str, str | None],
+    "dns_reverse.json": dict[str, list[str]],
+    "geonet/dns.json": m.DnsResult,
+    "geonet/dns_multiple.json": list[m.DnsResult],
+    "geonet/ping.json": m.PingResult,
+    "geonet/ping_multiple.json": list[m.PingResult],
+    "headers.json": dict[str, str],
+    "host/version.json": m.SearchResponse,
+    "info.json": m.ApiInfo,
+    "notifiers/notifier.json": m.Notifier,
+    "notifiers/notifiers.json": m.NotifierList,
+    "notifiers/providers.json": dict[str, m.ProviderSpec],
+    "org.json": m.Organization,
+    "ports.json": list[int],
+    "profile.json": m.AccountProfile,
+    "protocols.json": dict[str, str],
+    "query_search_results.json": m.SavedQueryList,
+    "query_tags.json": m.QueryTags,
+    "scan.json": m.ScanSubmission,
+    "scan_status.json": m.ScanStatus,
+}
+
+
+def original_namespace(banner: dict) -> str:
+    """The product name the original bodies carry where the seeds write ``intel``."""
+    (member,) = [k for k in banner if k.startswith("_") and k != "_id"]
+    return member[1:]
+
+
+def test_every_fixture_has_a_case():
+    found = {p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.json")}
+    assert found == set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fixture_parses(name):
+    body = json.loads((FIXTURES / name).read_text())
+    ns = original_namespace(body["matches"][0]) if name.startswith("host/") else "intel"
+    parsed = TypeAdapter(CASES[name]).validate_python(body, context={"namespace": ns})
+    assert parsed is not None
+
+
+def test_banner_keeps_unknown_members_and_namespaced_meta():
+    body = json.loads((FIXTURES / "host/version.json").read_text())
+    ns = original_namespace(body["matches"][0])
+    res = m.SearchResponse.model_validate(body, context={"namespace": ns})
+    first = res.matches[0]
+    assert first.meta is not None and first.meta.module == "steam-a2s"
+    assert first.version == "47"  # numeric versions are read as text
+    assert first.location.country_code == "AR"
+    # Round trip under the original namespace restores the original member name.
+    out = first.to_api(namespace=ns)
+    assert f"_{ns}" in out and "_intel" not in out
+
+
+def test_geonet_units_are_documented():
+    schema = m.PingResult.model_json_schema()
+    assert "milliseconds" in schema["properties"]["avg_rtt"]["description"]
+    assert "0..1" in schema["properties"]["packet_loss"]["description"]
