@@ -21,11 +21,11 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
             monkeypatch.delenv(name)
 
 
-def start_backend(data_dir: Path, port: int = 0, **settings):
+def start_backend(data_dir: Path, port: int = 0, clock=None, **settings):
     from spyglass.server.app import Settings, create_app
     from spyglass.server.store import Store
 
-    store = Store(data_dir)
+    store = Store(data_dir, clock=clock) if clock else Store(data_dir)
     app = create_app(Settings(data_dir=data_dir, **settings), store)
     server = ThreadedServer(app, port=port)
     return server, Backend(server.url, app, store, data_dir)

@@ -79,8 +79,12 @@ class Profile(BaseModel):
 
 
 class Config(BaseModel):
+    """The config file: profiles, the active one, and dashboard preferences."""
+
     active: str = EMBEDDED
     profiles: dict[str, Profile] = Field(default_factory=dict)
+    theme: str | None = None
+    keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> keys, e.g. {"help": "f1"}
 
     @classmethod
     def path(cls) -> Path:

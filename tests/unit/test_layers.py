@@ -29,7 +29,7 @@ def test_client_and_models_load_neither_textual_nor_server():
     assert not {n for n in loaded if n.startswith("spyglass.server") or n.startswith("spyglass.tui")}
 
 
-@pytest.mark.parametrize("module", ["spyglass.cli"])
+@pytest.mark.parametrize("module", ["spyglass.tui.app", "spyglass.cli"])
 def test_front_ends_do_not_load_the_web_stack(module):
     loaded = modules_loaded_by(module)
     assert not top(loaded) & set(WEB_STACK)

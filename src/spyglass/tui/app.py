@@ -1,0 +1,188 @@
+"""The dashboard: one pane per job, a status bar, the command palette, help and settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from spyglass.config import Config, Profile, active_profile
+from spyglass.safetext import clean
+from spyglass.tui.connection import Connection, State
+from spyglass.tui.panes.account import AccountPane
+from spyglass.tui.panes.base import Pane
+from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
+from spyglass.tui.widgets.statusbar import StatusBar
+
+PANES: list[type[Pane]] = [AccountPane]
+
+
+class SpyglassApp(App[None]):
+    TITLE = "spyglass"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("f1", "help", "Help", show=False, id="help.f1"),
+        Binding("comma", "settings", "Settings", id="settings"),
+        Binding("r", "refresh", "Refresh", id="refresh"),
+        Binding("ctrl+r", "reconnect", "Reconnect", id="reconnect"),
+        Binding("q", "quit", "Quit", id="quit"),
+        *(Binding(str(n), f"show_pane({n - 1})", f"Pane {n}", show=False, id=f"pane.{n}")
+          for n in range(1, len(PANES) + 1)),
+    ]
+
+    def __init__(self, profile: Profile, data: Path | None = None, *, theme: str | None = None,
+                 keymap: dict[str, str] | None = None, health_interval: float = 60.0) -> None:
+        super().__init__()
+        self.connection = Connection(profile, data)
+        self.clients = None
+        self.health_interval = health_interval
+        for shipped in shipped_themes():
+            self.register_theme(shipped)
+        self.theme = theme if theme in self.available_themes else DEFAULT_THEME
+        if keymap:
+            self.set_keymap(keymap)
+
+    # -- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with TabbedContent(id="panes"):
+            for pane in PANES:
+                with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
+                    yield pane()
+        yield StatusBar()
+        yield Footer()
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+        self.set_state(State.STARTING if self.connection.profile.embedded else State.CONNECTING)
+        self._health_timer = self.set_interval(self.health_interval, self.check_health, pause=True)
+        self.call_after_refresh(self.connect)
+
+    def set_state(self, state: State, detail: str = "") -> None:
+        self.status.state = state
+        self.status.detail = detail
+        self.status.endpoint = self.connection.endpoint
+
+    # -- the connection --------------------------------------------------------------------
+    @work(exclusive=True, group="connection", exit_on_error=False)
+    async def connect(self) -> None:
+        try:
+            info = await self.connection.open()
+        except Exception as exc:  # a failure to connect is shown, never raised into the UI
+            self.set_state(State.FAILED, f"{exc} (ctrl+r to retry)")
+            return
+        self.clients = self.connection.clients
+        self.clients.credits.listeners.append(self._credits_changed)
+        self._credits_changed(self.clients.credits)
+        self.status.plan = info.plan
+        self.set_state(State.CONNECTED)
+        self._health_timer.resume()
+        for pane in self.query(Pane):
+            pane.reload()
+
+    def _credits_changed(self, credits) -> None:
+        self.status.query_credits = credits.query
+        self.status.scan_credits = credits.scan
+        if credits.plan:
+            self.status.plan = credits.plan
+
+    @work(exclusive=True, group="health", exit_on_error=False)
+    async def check_health(self) -> None:
+        from spyglass.client import SpyglassError
+
+        if self.clients is None:
+            return
+        try:
+            await self.clients.intel.api_info()
+        except SpyglassError as exc:
+            self.set_state(State.FAILED, str(exc))
+        else:
+            self.set_state(State.CONNECTED)
+
+    async def reopen(self, profile: Profile | None = None) -> None:
+        self._health_timer.pause()
+        self.clients = None
+        await self.connection.close()
+        self.connection = Connection(profile or self.connection.requested, self.connection.data)
+        self.status.plan = self.status.query_credits = self.status.scan_credits = None
+        self.set_state(State.STARTING if self.connection.profile.embedded else State.CONNECTING)
+        self.connect()
+
+    def use_profile(self, profile: Profile) -> None:
+        self.run_worker(self.reopen(profile), group="connection-switch", exit_on_error=False)
+
+    async def on_unmount(self) -> None:
+        await self.connection.close()
+
+    # -- actions ---------------------------------------------------------------------------
+    def action_show_pane(self, index: int) -> None:
+        if 0 <= index < len(PANES):
+            self.query_one(TabbedContent).active = f"tab-{PANES[index].__name__.lower()}"
+
+    def current_pane(self) -> Pane | None:
+        tabs = self.query_one(TabbedContent)
+        active = tabs.active_pane
+        return active.query_one(Pane) if active else None
+
+    def action_refresh(self) -> None:
+        pane = self.current_pane()
+        if pane is not None:
+            pane.reload()
+
+    def action_reconnect(self) -> None:
+        self.run_worker(self.reopen(), group="connection-switch", exit_on_error=False)
+
+    def action_settings(self) -> None:
+        from spyglass.tui.screens.settings import SettingsScreen
+
+        self.push_screen(SettingsScreen())
+
+    def action_help(self) -> None:
+        from spyglass.tui.screens.help import HelpScreen
+
+        rows = []
+        seen = set()
+        for key, active in self.active_bindings.items():
+            binding = active.binding
+            if binding.action in seen and not binding.show:
+                continue
+            seen.add(binding.action)
+            rows.append((self.get_key_display(binding), binding.description or binding.action,
+                         binding.id or "-"))
+        self.push_screen(HelpScreen(rows))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for index, pane in enumerate(PANES):
+            yield SystemCommand(f"Go to {pane.TITLE}", f"Show the {pane.TITLE} pane",
+                                lambda i=index: self.action_show_pane(i))
+        yield SystemCommand("Settings", "Profiles: URLs, key, connection test", self.action_settings)
+        yield SystemCommand("Reconnect", "Reconnect to the current profile", self.action_reconnect)
+        yield SystemCommand("Help", "List the keys", self.action_help)
+
+    def report(self, message: str, *, error: bool = True) -> None:
+        """A toast for a failure or a note; the text is untrusted and shown inert."""
+        self.notify(clean(message, max_chars=500), severity="error" if error else "information",
+                    markup=False)
+
+    def _remember_theme(self, theme) -> None:
+        config = Config.load()
+        if config.theme != theme.name:
+            config.theme = theme.name
+            config.save()
+
+
+def run_dashboard(profile_name: str | None = None, data: Path | None = None) -> int:
+    config = Config.load()
+    app = SpyglassApp(active_profile(profile_name), data, theme=config.theme, keymap=config.keymap)
+    app.run()
+    return 0

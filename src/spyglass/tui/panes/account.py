@@ -1,0 +1,79 @@
+"""The account pane: plan, credits and usage limits, the profile, and what the server sees."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
+from spyglass.safetext import safe_text
+from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.facts import Facts, bar
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+
+
+def allowance(left: int, limit: int | None) -> Text:
+    """``left of limit`` with a bar of what is left."""
+    if not limit:
+        return Text(f"{left:,}")
+    return Text.assemble(bar(left / limit, 16), " ", (f"{left:,}", "bold"), f" of {limit:,} left")
+
+
+def yes_no(flag: bool | None) -> str:
+    return "yes" if flag else "no"
+
+
+class AccountPane(Pane):
+    TITLE = "Account"
+    DEFAULT_CSS = """
+    AccountPane Horizontal { height: auto; }
+    AccountPane #plan { width: 2fr; }
+    AccountPane #profile { width: 1fr; }
+    AccountPane #headers { height: auto; max-height: 16; border: round $primary 50%; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self.compose_error()
+        with Horizontal():
+            yield Facts("Plan and credits", id="plan")
+            yield Facts("Profile", id="profile")
+        yield Facts("Network", id="network")
+        table = DataTable(id="headers", cursor_type="row", zebra_stripes=True)
+        table.border_title = "Headers the server saw"
+        yield table
+
+    def on_mount(self) -> None:
+        self.query_one("#headers", DataTable).add_columns("Header", "Value")
+        for facts in self.query(Facts):
+            facts.show([("", "waiting for the connection…")])
+
+    async def load(self, clients: Clients) -> None:
+        info, profile, ip, headers = await asyncio.gather(
+            clients.intel.api_info(), clients.intel.profile(), clients.intel.my_ip(),
+            clients.intel.http_headers())
+        limits = info.usage_limits
+        self.query_one("#plan", Facts).show([
+            ("plan", Text(info.plan, style="bold")),
+            ("query credits", allowance(info.query_credits, limits.query_credits if limits else None)),
+            ("scan credits", allowance(info.scan_credits, limits.scan_credits if limits else None)),
+            ("monitored IPs", f"{info.monitored_ips:,}" if info.monitored_ips is not None else "-"),
+            ("unlocked searches left", f"{info.unlocked_left:,}"),
+            ("https / telnet / unlocked", f"{yes_no(info.https)} / {yes_no(info.telnet)} / {yes_no(info.unlocked)}"),
+        ])
+        self.query_one("#profile", Facts).show([
+            ("name", profile.display_name or "-"),
+            ("member", yes_no(profile.member)),
+            ("credits", f"{profile.credits:,}"),
+            ("created", (profile.created or "-")[:19].replace("T", " ")),
+        ])
+        self.query_one("#network", Facts).show([("my IP", ip), ("endpoint", clients.intel.transport.base_url)])
+        table = self.query_one("#headers", DataTable)
+        table.clear()
+        for name, value in sorted(headers.items()):
+            table.add_row(safe_text(name, one_line=True), safe_text(value, one_line=True, max_chars=300))

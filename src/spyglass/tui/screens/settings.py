@@ -1,0 +1,192 @@
+"""Profiles: where to connect and with which key; test a connection before using it."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, Label, ListItem, ListView, Static
+
+from spyglass.config import EMBEDDED, Config, Profile
+from spyglass.safetext import safe_text
+from spyglass.secrets import mask_key
+
+FIELDS = [
+    ("name", "Name", "a short name, e.g. work"),
+    ("url", "Main API URL", "empty: the embedded backend"),
+    ("stream_url", "Stream URL", "default: <main>/stream"),
+    ("trends_url", "Trends URL", "default: <main>/trends"),
+    ("geonet_url", "Geonet URL", "default: <main>/geonet"),
+    ("key", "API key", "the key of your account"),
+    ("namespace", "Namespace", "intel"),
+    ("rate", "Requests per second", "1 (empty: unpaced)"),
+]
+
+
+class SettingsScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "close", "Back", id="settings.close")]
+    DEFAULT_CSS = """
+    SettingsScreen #profiles { width: 28; border: round $primary 50%; }
+    SettingsScreen #form { padding: 0 1; }
+    SettingsScreen .field { height: 1; margin-bottom: 1; }
+    SettingsScreen .field Label { width: 22; color: $text-muted; }
+    SettingsScreen .field Input { width: 1fr; }
+    SettingsScreen #key-mask { color: $text-muted; padding-left: 22; }
+    SettingsScreen #buttons { height: auto; margin-top: 1; }
+    SettingsScreen #buttons Button { margin-right: 1; }
+    SettingsScreen #result { margin-top: 1; height: auto; }
+    SettingsScreen #result.error { color: $error; }
+    SettingsScreen #result.ok { color: $success; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = Config.load()
+        self.names: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            profiles = ListView(id="profiles")
+            profiles.border_title = "Profiles"
+            yield profiles
+            with VerticalScroll(id="form"):
+                for field, label, placeholder in FIELDS:
+                    with Horizontal(classes="field"):
+                        yield Label(label)
+                        yield Input(placeholder=placeholder, id=field, password=field == "key", compact=True)
+                yield Static("", id="key-mask")
+                with Horizontal(id="buttons"):
+                    yield Button("Test connection", id="test", variant="primary")
+                    yield Button("Save", id="save")
+                    yield Button("Use", id="use", variant="success")
+                    yield Button("Delete", id="delete", variant="error")
+                yield Static("", id="result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_list(select=self.config.active)
+
+    def refresh_list(self, select: str | None = None) -> None:
+        self.names = [EMBEDDED, *sorted(n for n in self.config.profiles if n != EMBEDDED)]
+        view = self.query_one("#profiles", ListView)
+        view.clear()
+        for name in self.names:
+            mark = "● " if name == self.config.active else "  "
+            view.append(ListItem(Label(safe_text(mark + name, one_line=True))))
+        index = self.names.index(select) if select in self.names else 0
+        view.index = index
+        self.fill(self.config.profile(self.names[index]))
+
+    def fill(self, profile: Profile) -> None:
+        for field, _, _ in FIELDS:
+            value = getattr(profile, field)
+            self.query_one(f"#{field}", Input).value = "" if value is None else str(value)
+        self.show_key_mask(profile.key)
+
+    def show_key_mask(self, key: str | None) -> None:
+        self.query_one("#key-mask", Static).update(safe_text(f"key: {mask_key(key)}"))
+
+    @on(ListView.Selected, "#profiles")
+    def picked(self, event: ListView.Selected) -> None:
+        index = event.list_view.index or 0
+        self.fill(self.config.profile(self.names[index]))
+        self.say("")
+
+    @on(Input.Changed, "#key")
+    def key_changed(self, event: Input.Changed) -> None:
+        self.show_key_mask(event.value or None)
+
+    def form_profile(self) -> Profile | None:
+        """The profile the form describes, or None (with the reason shown) if it is invalid."""
+        values = {field: self.query_one(f"#{field}", Input).value.strip() for field, _, _ in FIELDS}
+        values = {k: v for k, v in values.items() if v != ""}
+        if "rate" not in values:
+            values["rate"] = None
+        values.setdefault("name", "")
+        if not values["name"]:
+            self.say("A profile needs a name.", error=True)
+            return None
+        try:
+            return Profile.model_validate(values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            self.say(f"{where}: {first['msg']}", error=True)
+            return None
+
+    def say(self, message: str, *, error: bool = False, ok: bool = False) -> None:
+        result = self.query_one("#result", Static)
+        result.update(safe_text(message, max_chars=500))
+        result.set_class(error, "error")
+        result.set_class(ok, "ok")
+
+    def save(self) -> Profile | None:
+        profile = self.form_profile()
+        if profile is None:
+            return None
+        if profile.name == EMBEDDED and profile.url:
+            self.say("'embedded' is the built-in backend; give this profile another name.", error=True)
+            return None
+        if profile.name != EMBEDDED:
+            self.config.profiles[profile.name] = profile
+        self.config.save()
+        self.refresh_list(select=profile.name)
+        return profile
+
+    @on(Button.Pressed, "#save")
+    def pressed_save(self) -> None:
+        if self.save():
+            self.say("Saved.", ok=True)
+
+    @on(Button.Pressed, "#use")
+    def pressed_use(self) -> None:
+        profile = self.save()
+        if profile is None:
+            return
+        self.config.active = profile.name
+        self.config.save()
+        self.app.use_profile(self.config.profile(profile.name))
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#delete")
+    def pressed_delete(self) -> None:
+        name = self.query_one("#name", Input).value.strip()
+        if name not in self.config.profiles:
+            self.say(f"There is no saved profile named {name!r}.", error=True)
+            return
+        del self.config.profiles[name]
+        if self.config.active == name:
+            self.config.active = EMBEDDED
+        self.config.save()
+        self.refresh_list()
+        self.say(f"Deleted {name}.", ok=True)
+
+    @on(Button.Pressed, "#test")
+    def pressed_test(self) -> None:
+        profile = self.form_profile()
+        if profile is None:
+            return
+        if profile.embedded:
+            self.say("This profile uses the embedded backend, which the dashboard starts itself.", ok=True)
+            return
+        self.say("Testing…")
+        self.test_connection(profile)
+
+    @work(exclusive=True, group="test", exit_on_error=False)
+    async def test_connection(self, profile: Profile) -> None:
+        from spyglass.client import Clients, RetryPolicy, SpyglassError
+
+        try:
+            async with Clients.from_profile(profile, retry=RetryPolicy(attempts=1)) as clients:
+                info = await clients.intel.api_info()
+        except SpyglassError as exc:
+            self.say(f"Failed: {exc}", error=True)
+            return
+        self.say(f"Connected: plan {info.plan}, {info.query_credits:,} query credits, "
+                 f"{info.scan_credits:,} scan credits.", ok=True)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,59 @@
+"""The bar that always shows where the dashboard is connected, how, and what credits are left."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.color import Color, ColorParseError
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from spyglass.safetext import clean
+from spyglass.tui.connection import State
+
+_STATE_COLOUR = {
+    State.STARTING: "warning",
+    State.CONNECTING: "warning",
+    State.CONNECTED: "success",
+    State.FAILED: "error",
+}
+
+
+class StatusBar(Widget):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
+    """
+
+    endpoint: reactive[str] = reactive("")
+    state: reactive[State] = reactive(State.CONNECTING)
+    detail: reactive[str] = reactive("")
+    plan: reactive[str | None] = reactive(None)
+    query_credits: reactive[int | None] = reactive(None)
+    scan_credits: reactive[int | None] = reactive(None)
+
+    def render(self) -> Text:
+        state_colour = self._theme_style(_STATE_COLOUR[self.state])
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("● ", style=state_colour)
+        text.append(self.state.value, style=state_colour + Style(bold=True))
+        if self.detail:
+            text.append(f": {clean(self.detail, one_line=True, max_chars=160)}", style=state_colour)
+        text.append("  │  ")
+        text.append(clean(self.endpoint, one_line=True, max_chars=80), style="bold")
+        if self.plan:
+            text.append("  │  plan ")
+            text.append(clean(self.plan, one_line=True), style="bold")
+        if self.query_credits is not None:
+            text.append("  │  query credits ")
+            text.append(f"{self.query_credits:,}", style="bold")
+        if self.scan_credits is not None:
+            text.append("  scan credits ")
+            text.append(f"{self.scan_credits:,}", style="bold")
+        return text
+
+    def _theme_style(self, variable: str) -> Style:
+        """A theme colour (hex or ANSI) as a Rich style."""
+        try:
+            return Style(color=Color.parse(self.app.theme_variables[variable]).rich_color)
+        except (KeyError, ColorParseError):
+            return Style()

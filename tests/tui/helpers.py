@@ -1,0 +1,35 @@
+"""Driving the real dashboard in tests: wait on its workers, never on the clock."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+
+async def settle(pilot: Pilot, rounds: int = 100) -> None:
+    """Wait until no worker is running (workers may start others, e.g. panes after connect)."""
+    app = pilot.app
+    for _ in range(rounds):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            return
+    raise AssertionError("workers kept running")
+
+
+def screen_text(app: App) -> str:
+    """What a person sees: the plain text of the screen, as export_screenshot renders it."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+def no_blink(app: App) -> None:
+    for field in app.screen.query(Input):
+        field.cursor_blink = False

@@ -1,0 +1,25 @@
+"""With no profile, the dashboard starts its own backend, shows its first screen at once, and
+stops the backend when it quits."""
+
+from __future__ import annotations
+
+from spyglass.config import Profile
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.connection import State
+from spyglass.tui.widgets.statusbar import StatusBar
+from tests.tui.helpers import screen_text, settle
+
+
+async def test_embedded_backend_lifecycle(tmp_path):
+    app = SpyglassApp(Profile(), data=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        status = app.query_one(StatusBar)
+        assert status.state is State.STARTING  # the screen is up before the backend is
+        await settle(pilot)
+        assert status.state is State.CONNECTED, status.detail
+        assert status.endpoint.startswith("http://127.0.0.1:")
+        assert "Local analyst" in screen_text(app)
+        process = app.connection.backend.process
+        assert process.poll() is None
+    assert process.poll() is not None  # quitting the dashboard stopped the backend

@@ -1,0 +1,154 @@
+"""The dashboard shell and the account pane, driven like a person would, against the real backend."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from textual.widgets import Input
+
+from spyglass.config import Config, Profile
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.connection import State
+from spyglass.tui.screens.help import HelpScreen
+from spyglass.tui.screens.settings import SettingsScreen
+from spyglass.tui.widgets.statusbar import StatusBar
+from tests.servers import ThreadedServer
+from tests.tui.helpers import screen_text, settle
+
+SIZE = (120, 36)
+
+
+async def test_connects_and_shows_account(backend):
+    key = backend.key("member")
+    app = SpyglassApp(backend.profile(key))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        assert status.state is State.CONNECTED
+        assert (status.plan, status.query_credits, status.scan_credits) == ("member", 100, 100)
+        text = screen_text(app)
+        assert "connected" in text and backend.url in text
+        assert "100 of 100 left" in text  # credits with their limits
+        assert "User-Agent" in text and "127.0.0.1" in text
+        assert key not in text
+
+
+async def test_credits_in_status_bar_follow_the_server(backend):
+    key = backend.key("member")
+    app = SpyglassApp(backend.profile(key))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        backend.store.set_credits(backend.store.account_for_key(key).id, query=7)
+        await pilot.press("r")  # refresh the pane: any response carries the balances
+        await settle(pilot)
+        assert app.query_one(StatusBar).query_credits == 7
+
+
+async def test_bad_key_is_a_message_not_a_crash(backend):
+    app = SpyglassApp(backend.profile("wrong-key-123456"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        assert status.state is State.FAILED
+        assert "Invalid API key" in status.detail
+        assert "wrong-key-123456" not in screen_text(app)
+
+
+async def test_server_down_then_reconnect(backend):
+    app = SpyglassApp(Profile(name="down", url="http://127.0.0.1:9", key="k", rate=None))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        assert status.state is State.FAILED
+        assert "Cannot connect to http://127.0.0.1:9" in status.detail
+        # The user points the app at a live server from settings: it connects.
+        app.use_profile(backend.profile(backend.key()))
+        await settle(pilot)
+        assert status.state is State.CONNECTED
+
+
+async def test_hostile_server_message_is_inert():
+    async def hostile(request):
+        return JSONResponse({"error": "\x1b]52;c;cHduZWQ=\x07\x1b[2J[bold red]pwned[/] \u202eevil"}, 401)
+
+    with ThreadedServer(Starlette(routes=[Route("/api-info", hostile)])) as server:
+        app = SpyglassApp(Profile(name="hostile", url=server.url, key="k", rate=None))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            text = screen_text(app)
+    assert "␛]52;c;cHduZWQ=␇␛[2J[bold red]pwned[/] \ufffdevil" in text
+    assert "\x1b]52" not in text
+
+
+async def test_help_lists_keys_with_binding_ids(backend):
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for binding_id in ("help", "settings", "refresh", "reconnect", "quit", "pane.1"):
+            assert f" {binding_id} " in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_keymap_remaps_a_binding(backend):
+    app = SpyglassApp(backend.profile(backend.key()), keymap={"help": "h"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("h")
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_settings_rejects_bad_url_and_keeps_what_was_typed(backend):
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("comma")
+        assert isinstance(app.screen, SettingsScreen)
+        screen = app.screen
+        screen.query_one("#name", Input).value = "work"
+        screen.query_one("#url", Input).value = "ftp://intel.example"
+        await pilot.click("#save")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "url: Value error, a URL starts with http:// or https://" in text
+        assert screen.query_one("#url", Input).value == "ftp://intel.example"
+        assert "work" not in Config.load().profiles
+
+
+async def test_settings_tests_saves_and_uses_a_profile(backend):
+    key = backend.key("member")
+    app = SpyglassApp(Profile(name="down", url="http://127.0.0.1:9", key="k", rate=None))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("comma")
+        screen = app.screen
+        for field, value in (("name", "lab"), ("url", backend.url), ("key", key), ("rate", "")):
+            screen.query_one(f"#{field}", Input).value = value
+        await pilot.click("#test")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Connected: plan member, 100 query credits" in text
+        assert key not in text and key[-4:] in text  # masked, but recognisable
+        await pilot.click("#use")
+        await settle(pilot)
+        assert app.query_one(StatusBar).state is State.CONNECTED
+        assert app.query_one(StatusBar).endpoint == backend.url
+    config = Config.load()
+    assert config.active == "lab" and config.profiles["lab"].key == key
+    assert stat.S_IMODE(os.stat(Config.path()).st_mode) == 0o600
+
+
+async def test_theme_choice_is_remembered(backend):
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.theme = "spyglass-16"
+        await pilot.pause()
+    assert Config.load().theme == "spyglass-16"
