@@ -152,9 +152,7 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from spyglass.config import Config, Profile
+    from spyglass.config import Config, ConfigError, Profile
 
     config = Config.load()
     if args.action == "list":
@@ -169,8 +167,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                 name=args.name, url=args.url, stream_url=args.stream_url, trends_url=args.trends_url,
                 geonet_url=args.geonet_url, key=args.key, namespace=args.namespace,
                 rate=args.rate or None)
-        except ValidationError as exc:
-            return fail(f"invalid profile: {exc.errors()[0]['msg']}", EXIT_USAGE)
+        except ConfigError as exc:
+            return fail(f"invalid profile: {exc}", EXIT_USAGE)
     elif args.action == "use":
         if args.name not in config.profiles and args.name != "embedded":
             return fail(f"no profile named {args.name!r}", EXIT_USAGE)
@@ -267,6 +265,6 @@ def main(argv: list[str] | None = None) -> int:
         from spyglass.client.errors import SpyglassError
         from spyglass.server.launcher import BackendFailed
 
-        if isinstance(exc, (SpyglassError, BackendFailed, KeyError, ValueError)):
+        if isinstance(exc, (SpyglassError, BackendFailed, ValueError)):
             return fail(str(exc), exit_code_for(exc))
         raise

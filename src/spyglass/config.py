@@ -1,17 +1,20 @@
 """Profiles: where to connect and with which key.
 
-A JSON file under the XDG config dir (mode 0600) holds named profiles and which one is active.
-Environment variables override the active profile. A profile with no URL means the embedded
-backend, started on demand.
+A JSON file under the XDG config dir (mode 0600) holds named profiles, the active one, and
+dashboard preferences. Environment variables override the active profile. A profile with no
+URL means the embedded backend, started on demand.
+
+Plain dataclasses rather than pydantic: this module is on the dashboard's start-up path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.secrets import mask_key
@@ -24,6 +27,11 @@ ENV_URLS = {
     "geonet_url": "SPYGLASS_GEONET_URL",
 }
 EMBEDDED = "embedded"
+URL_FIELDS = tuple(ENV_URLS)
+
+
+class ConfigError(ValueError):
+    """A profile or config file that cannot be used; the message names the field."""
 
 
 def config_dir() -> Path:
@@ -38,29 +46,57 @@ def data_dir() -> Path:
     return Path(os.environ.get("SPYGLASS_DATA_DIR") or user_data_dir("spyglass"))
 
 
-class Profile(BaseModel):
+@dataclass
+class Profile:
     """Where the four hosts are, the key, and how politely to call them."""
-
-    model_config = ConfigDict(extra="ignore")
 
     name: str = EMBEDDED
     url: str | None = None  # None: the embedded backend
     stream_url: str | None = None
     trends_url: str | None = None
     geonet_url: str | None = None
-    key: str | None = Field(default=None, repr=False)
+    key: str | None = field(default=None, repr=False)
     namespace: str = DEFAULT_NAMESPACE
     rate: float | None = 1.0  # client-side requests per second; None: unpaced
     timeout: float = 30.0
 
-    @field_validator("url", "stream_url", "trends_url", "geonet_url")
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ConfigError("name: a profile needs a name")
+        for name in URL_FIELDS:
+            value = getattr(self, name)
+            if value in (None, ""):
+                setattr(self, name, None)
+            elif not value.startswith(("http://", "https://")):
+                raise ConfigError(f"{name}: a URL starts with http:// or https://")
+            else:
+                setattr(self, name, value.rstrip("/"))
+        if not self.namespace or not self.namespace.isidentifier():
+            raise ConfigError("namespace: one word of letters, digits and underscores")
+        for name in ("rate", "timeout"):
+            value = getattr(self, name)
+            if value in (None, "") and name == "rate":
+                self.rate = None
+                continue
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"{name}: a number is needed") from None
+            if number <= 0:
+                raise ConfigError(f"{name}: must be more than 0")
+            setattr(self, name, number)
+        self.key = self.key or None
+
     @classmethod
-    def _http_url(cls, v: str | None) -> str | None:
-        if v in (None, ""):
-            return None
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("a URL starts with http:// or https://")
-        return v.rstrip("/")
+    def from_dict(cls, values: dict[str, Any]) -> Profile:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+    def replace(self, **changes: Any) -> Profile:
+        return dataclasses.replace(self, **changes)
 
     @property
     def embedded(self) -> bool:
@@ -68,23 +104,22 @@ class Profile(BaseModel):
 
     def base(self, host: str) -> str:
         """The base URL of ``host`` (main, stream, trends or geonet); derived from ``url``."""
+        if self.url is None:
+            raise ConfigError("the profile has no URL: start the embedded backend first")
         if host == "main":
-            assert self.url is not None
             return self.url
-        explicit = getattr(self, f"{host}_url")
-        return explicit or f"{self.url}/{host}"
+        return getattr(self, f"{host}_url") or f"{self.url}/{host}"
 
     def describe(self) -> str:
         return f"{self.name}: {self.url or 'embedded backend'} key {mask_key(self.key)}"
 
 
-class Config(BaseModel):
-    """The config file: profiles, the active one, and dashboard preferences."""
-
+@dataclass
+class Config:
     active: str = EMBEDDED
-    profiles: dict[str, Profile] = Field(default_factory=dict)
+    profiles: dict[str, Profile] = field(default_factory=dict)
     theme: str | None = None
-    keymap: dict[str, str] = Field(default_factory=dict)  # binding id -> keys, e.g. {"help": "f1"}
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys, e.g. {"help": "f1"}
 
     @classmethod
     def path(cls) -> Path:
@@ -95,25 +130,37 @@ class Config(BaseModel):
         path = cls.path()
         if not path.exists():
             return cls()
-        return cls.model_validate_json(path.read_text())
+        try:
+            raw = json.loads(path.read_text())
+            return cls(
+                active=str(raw.get("active", EMBEDDED)),
+                profiles={name: Profile.from_dict({**p, "name": name})
+                          for name, p in raw.get("profiles", {}).items()},
+                theme=raw.get("theme"),
+                keymap={str(k): str(v) for k, v in raw.get("keymap", {}).items()},
+            )
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ConfigError(f"{path}: {exc}") from None
 
     def save(self) -> None:
         path = self.path()
         path.parent.mkdir(parents=True, exist_ok=True)
+        body = {"active": self.active, "profiles": {n: p.to_dict() for n, p in self.profiles.items()},
+                "theme": self.theme, "keymap": self.keymap}
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
-            fh.write(self.model_dump_json(indent=2, exclude_none=True))
+            json.dump({k: v for k, v in body.items() if v is not None}, fh, indent=2)
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
 
     def profile(self, name: str | None = None) -> Profile:
         name = name or self.active
         if name in self.profiles:
-            return self.profiles[name].model_copy()
+            return self.profiles[name].replace()
         if name == EMBEDDED:
             return Profile(name=EMBEDDED, rate=None)
-        raise KeyError(f"no profile named {name!r}")
+        raise ConfigError(f"no profile named {name!r}")
 
 
 def active_profile(name: str | None = None) -> Profile:
@@ -122,6 +169,4 @@ def active_profile(name: str | None = None) -> Profile:
     updates = {field: os.environ[env] for field, env in ENV_URLS.items() if os.environ.get(env)}
     if os.environ.get(ENV_KEY):
         updates["key"] = os.environ[ENV_KEY]
-    if updates:
-        profile = Profile.model_validate({**profile.model_dump(), **updates, "name": profile.name})
-    return profile
+    return profile.replace(**updates) if updates else profile

@@ -49,5 +49,5 @@ def test_settings(snap_compare, snapshot_profile):
 
 @pytest.mark.parametrize("key", ["wrong-key-0000"])
 def test_bad_key(snap_compare, snapshot_profile, key):
-    profile = snapshot_profile.model_copy(update={"key": key})
+    profile = snapshot_profile.replace(key=key)
     assert snap_compare(dashboard(profile), terminal_size=SIZE, run_before=steps())

@@ -47,8 +47,6 @@ class Clients:
 
     @classmethod
     def from_profile(cls, profile: Profile, retry: RetryPolicy | None = None) -> Clients:
-        if profile.url is None:
-            raise ValueError("the profile has no URL: start the embedded backend first")
         credits = Credits()
         limiter = RateLimiter(profile.rate) if profile.rate else None
 

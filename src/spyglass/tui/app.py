@@ -9,7 +9,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer
 
 from spyglass.config import Config, Profile, active_profile
 from spyglass.safetext import clean
@@ -17,9 +17,14 @@ from spyglass.tui.connection import Connection, State
 from spyglass.tui.panes.account import AccountPane
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
+from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
 PANES: list[type[Pane]] = [AccountPane]
+
+
+def pane_id(pane: type[Pane]) -> str:
+    return f"pane-{pane.__name__.lower()}"
 
 
 class SpyglassApp(App[None]):
@@ -50,10 +55,9 @@ class SpyglassApp(App[None]):
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        with TabbedContent(id="panes"):
-            for pane in PANES:
-                with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
-                    yield pane()
+        # Panes are mounted after the first frame: the shell and the connection state show first.
+        yield NavBar([pane.TITLE for pane in PANES])
+        yield ContentSwitcher(id="panes")
         yield StatusBar()
         yield Footer()
 
@@ -65,7 +69,13 @@ class SpyglassApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self.set_state(State.STARTING if self.connection.profile.embedded else State.CONNECTING)
         self._health_timer = self.set_interval(self.health_interval, self.check_health, pause=True)
-        self.call_after_refresh(self.connect)
+        self.call_after_refresh(self._mount_panes)
+
+    async def _mount_panes(self) -> None:
+        switcher = self.query_one("#panes", ContentSwitcher)
+        await switcher.mount_all(pane(id=pane_id(pane)) for pane in PANES)
+        switcher.current = pane_id(PANES[0])
+        self.connect()
 
     def set_state(self, state: State, detail: str = "") -> None:
         self.status.state = state
@@ -126,12 +136,15 @@ class SpyglassApp(App[None]):
     # -- actions ---------------------------------------------------------------------------
     def action_show_pane(self, index: int) -> None:
         if 0 <= index < len(PANES):
-            self.query_one(TabbedContent).active = f"tab-{PANES[index].__name__.lower()}"
+            self.query_one("#panes", ContentSwitcher).current = pane_id(PANES[index])
+            self.query_one(NavBar).active = index
+
+    def on_nav_bar_picked(self, event: NavBar.Picked) -> None:
+        self.action_show_pane(event.index)
 
     def current_pane(self) -> Pane | None:
-        tabs = self.query_one(TabbedContent)
-        active = tabs.active_pane
-        return active.query_one(Pane) if active else None
+        current = self.query_one("#panes", ContentSwitcher).visible_content
+        return current if isinstance(current, Pane) else None
 
     def action_refresh(self) -> None:
         pane = self.current_pane()

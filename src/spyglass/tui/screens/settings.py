@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,7 +9,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, ListItem, ListView, Static
 
-from spyglass.config import EMBEDDED, Config, Profile
+from spyglass.config import EMBEDDED, Config, ConfigError, Profile
 from spyglass.safetext import safe_text
 from spyglass.secrets import mask_key
 
@@ -102,19 +101,11 @@ class SettingsScreen(Screen[None]):
     def form_profile(self) -> Profile | None:
         """The profile the form describes, or None (with the reason shown) if it is invalid."""
         values = {field: self.query_one(f"#{field}", Input).value.strip() for field, _, _ in FIELDS}
-        values = {k: v for k, v in values.items() if v != ""}
-        if "rate" not in values:
-            values["rate"] = None
-        values.setdefault("name", "")
-        if not values["name"]:
-            self.say("A profile needs a name.", error=True)
-            return None
+        values["namespace"] = values["namespace"] or "intel"
         try:
-            return Profile.model_validate(values)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            self.say(f"{where}: {first['msg']}", error=True)
+            return Profile.from_dict(values)
+        except ConfigError as exc:
+            self.say(str(exc), error=True)
             return None
 
     def say(self, message: str, *, error: bool = False, ok: bool = False) -> None:

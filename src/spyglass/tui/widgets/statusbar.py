@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
-from textual.color import Color, ColorParseError
 from textual.reactive import reactive
 from textual.widget import Widget
 
 from spyglass.safetext import clean
 from spyglass.tui.connection import State
+from spyglass.tui.widgets.colours import theme_style
 
 _STATE_COLOUR = {
     State.STARTING: "warning",
@@ -32,7 +32,7 @@ class StatusBar(Widget):
     scan_credits: reactive[int | None] = reactive(None)
 
     def render(self) -> Text:
-        state_colour = self._theme_style(_STATE_COLOUR[self.state])
+        state_colour = theme_style(self.app, _STATE_COLOUR[self.state])
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("● ", style=state_colour)
         text.append(self.state.value, style=state_colour + Style(bold=True))
@@ -51,9 +51,3 @@ class StatusBar(Widget):
             text.append(f"{self.scan_credits:,}", style="bold")
         return text
 
-    def _theme_style(self, variable: str) -> Style:
-        """A theme colour (hex or ANSI) as a Rich style."""
-        try:
-            return Style(color=Color.parse(self.app.theme_variables[variable]).rich_color)
-        except (KeyError, ColorParseError):
-            return Style()
