@@ -57,3 +57,36 @@ class Backend:
         from spyglass.config import Profile
 
         return Profile(name="test", url=self.url, key=key, rate=None, **kw)
+
+
+ZONE = """
+example.test.          60 IN A     192.0.2.10
+example.test.          60 IN AAAA  2001:db8::10
+example.test.          60 IN NS    ns1.example.test.
+example.test.          60 IN MX    10 mail.example.test.
+example.test.          60 IN TXT   "v=spf1 -all"
+example.test.          60 IN SOA   ns1.example.test. admin.example.test. 2026112201 3600 600 86400 60
+example.test.          60 IN CAA   0 issue "ca.example.test"
+www.example.test.      60 IN CNAME example.test.
+_ldap._tcp.example.test. 60 IN SRV 0 5 389 ldap.example.test.
+10.2.0.192.in-addr.arpa. 60 IN PTR example.test.
+"""
+
+
+class DnsServer:
+    """A real DNS server on loopback (dnslib) answering from :data:`ZONE`."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        from dnslib.server import DNSServer
+        from dnslib.zoneresolver import ZoneResolver
+
+        self.server = DNSServer(ZoneResolver(ZONE), address=host, port=0)
+        self.host, self.port = self.server.server.server_address[:2]
+
+    def __enter__(self) -> DnsServer:
+        self.server.start_thread()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.stop()
+        self.server.server.server_close()

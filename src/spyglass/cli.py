@@ -127,13 +127,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import socket
 
     from spyglass.config import data_dir
+    from spyglass.server.geonet import GeonetSettings, parse_location
     from spyglass.server.runner import serve
 
+    geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline)
+    try:
+        if args.location:
+            geonet.location = parse_location(args.location)
+        if args.nameserver:
+            hosts_ports = [ns.rsplit(":", 1) if ns.count(":") == 1 else (ns, "53") for ns in args.nameserver]
+            geonet.nameservers = [h for h, _ in hosts_ports]
+            geonet.dns_port = int(hosts_ports[0][1])
+    except ValueError as exc:
+        return fail(f"serve: {exc}", EXIT_USAGE)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
     try:
         serve(args.data or data_dir(), host=args.host, port=args.port, namespace=args.namespace,
-              rate_limit=args.rate_limit, sock=sock, exit_on_stdin_eof=args.exit_on_stdin_eof,
-              announce=lambda line: print(line, flush=True))
+              rate_limit=args.rate_limit, geonet=geonet, geonet_only=args.geonet_only, sock=sock,
+              exit_on_stdin_eof=args.exit_on_stdin_eof, announce=lambda line: print(line, flush=True))
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_UNAVAILABLE)
     return EXIT_OK
@@ -208,6 +219,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=Path, default=argparse.SUPPRESS)
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE)
     p.add_argument("--rate-limit", type=float, help="requests per second per key (default: unlimited)")
+    p.add_argument("--geonet-only", action="store_true", help="serve only the geonet API, as an agent")
+    p.add_argument("--location", help="this agent's location: City,CC,latitude,longitude")
+    p.add_argument("--peer", action="append", default=[], metavar="URL",
+                   help="another geonet agent for the geo forms (repeatable)")
+    p.add_argument("--geonet-deadline", type=float, default=4.0, metavar="SECONDS",
+                   help="how long a geo form waits for its slowest location")
+    p.add_argument("--nameserver", action="append", metavar="HOST[:PORT]",
+                   help="DNS server for lookups (default: the system's)")
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_serve)

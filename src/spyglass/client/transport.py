@@ -224,7 +224,21 @@ class Transport:
         data: dict[str, Any] | None = None,
         idempotent: bool | None = None,
     ) -> Any:
-        """Send one call and return its decoded JSON body.
+        """Send one call and return its decoded JSON body (see :meth:`exchange`)."""
+        body, _ = await self.exchange(method, path, params=params, json=json, data=data, idempotent=idempotent)
+        return body
+
+    async def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        data: dict[str, Any] | None = None,
+        idempotent: bool | None = None,
+    ) -> tuple[Any, httpx.Headers]:
+        """Send one call; return its decoded JSON body and the response headers.
 
         ``idempotent`` says whether the call may be repeated after it might have reached the
         server (default: GET, PUT and DELETE). A call that is not (one that spends credits or
@@ -251,7 +265,7 @@ class Transport:
                 raise error from None
             self.credits.from_headers(response.headers)
             if response.is_success:
-                return self._decode(response)
+                return self._decode(response), response.headers
             error = error_from_response(response, self._key)
             retryable = response.status_code == 429 or (idempotent and response.status_code in RETRY_STATUSES)
             retry_after = getattr(error, "retry_after", None)

@@ -24,6 +24,7 @@ from spyglass.models.geonet import (
     DnsResult,
     GeoLocation,
     HTTPValidationError,
+    MissingAgent,
     PingResult,
     ValidationErrorItem,
 )
@@ -39,7 +40,7 @@ __all__ = [
     "APIModel", "AccountProfile", "Alert", "AlertFilters", "ApiInfo", "Banner", "Certificate",
     "Cloud", "CrawlerMeta", "Dataset", "DatasetFile", "DnsRecord", "DnsResult", "DomainInfo",
     "DomainRecord", "FacetValue", "GeoLocation", "HTTPValidationError", "HostRecord", "Http",
-    "Location", "MonthCount", "MonthFacet", "Notifier", "NotifierCreated", "NotifierList",
+    "Location", "MissingAgent", "MonthCount", "MonthFacet", "Notifier", "NotifierCreated", "NotifierList",
     "OrgUser", "Organization", "PingResult", "ProviderSpec", "QueryTags", "SavedQuery",
     "SavedQueryList", "ScanList", "ScanListItem", "ScanState", "ScanStatus", "ScanSubmission",
     "SearchResponse", "SearchTokens", "Ssh", "Ssl", "Success", "TagCount", "Trigger",

@@ -6,6 +6,10 @@ from pydantic import Field
 
 from spyglass.models.base import APIModel
 
+# Geo forms name the locations that did not answer in this response header: a JSON array of
+# {"agent": URL, "reason": text}. The array body holds only real measurements.
+MISSING_HEADER = "X-Geonet-Missing"
+
 
 class GeoLocation(APIModel):
     city: str
@@ -32,6 +36,8 @@ class PingResult(APIModel):
     packets_received: int
     packet_loss: float = Field(description="fraction of packets lost, 0..1")
     from_loc: GeoLocation
+    error: str | None = Field(default=None, description="why no packet could be sent, in words "
+                              "(spyglass extension; absent when the ping ran)")
 
 
 class DnsRecord(APIModel):
@@ -42,6 +48,9 @@ class DnsRecord(APIModel):
 class DnsResult(APIModel):
     answers: list[DnsRecord]
     from_loc: GeoLocation
+    status: str | None = Field(default=None, description="NOERROR, NXDOMAIN, SERVFAIL, TIMEOUT or "
+                               "ERROR (spyglass extension)")
+    error: str | None = Field(default=None, description="what went wrong, in words (spyglass extension)")
 
 
 class ValidationErrorItem(APIModel):
@@ -52,3 +61,8 @@ class ValidationErrorItem(APIModel):
 
 class HTTPValidationError(APIModel):
     detail: list[ValidationErrorItem] = Field(default_factory=list)
+
+
+class MissingAgent(APIModel):
+    agent: str
+    reason: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.errors import install_error_handlers
+from spyglass.server.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.routers import account, tools
 from spyglass.server.store import Store
 
@@ -19,6 +20,7 @@ class Settings:
     data_dir: Path
     namespace: str = DEFAULT_NAMESPACE
     rate_limit: float | None = None  # requests per second per key; None: unlimited
+    geonet: GeonetSettings = field(default_factory=GeonetSettings)
 
 
 def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
@@ -32,4 +34,5 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.include_router(account.router)
     app.include_router(tools.router)
     app.add_middleware(CreditHeaders)
+    app.mount("/geonet", create_geonet_app(settings.geonet))
     return app

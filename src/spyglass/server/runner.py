@@ -29,6 +29,8 @@ def serve(
     port: int = 8765,
     namespace: str = DEFAULT_NAMESPACE,
     rate_limit: float | None = None,
+    geonet=None,
+    geonet_only: bool = False,
     sock: socket.socket | None = None,
     exit_on_stdin_eof: bool = False,
     announce: Callable[[str], None] = print,
@@ -37,11 +39,18 @@ def serve(
     import uvicorn
 
     from spyglass.server.app import Settings, create_app
+    from spyglass.server.geonet import GeonetSettings, create_geonet_app
 
-    app = create_app(Settings(data_dir=Path(data_dir), namespace=namespace, rate_limit=rate_limit))
+    geonet = geonet or GeonetSettings()
+    if geonet_only:
+        app = create_geonet_app(geonet)
+    else:
+        app = create_app(Settings(data_dir=Path(data_dir), namespace=namespace, rate_limit=rate_limit,
+                                  geonet=geonet))
     sock = sock or listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
-    for name, url in base_urls(bound_host, bound_port).items():
+    urls = base_urls(bound_host, bound_port)
+    for name, url in ({"geonet": urls["main"]} if geonet_only else urls).items():
         announce(f"{name:7} {url}")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=3))

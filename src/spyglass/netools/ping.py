@@ -1,0 +1,52 @@
+"""Ping from this machine: unprivileged ICMP where the system allows it, raw sockets otherwise."""
+
+from __future__ import annotations
+
+from icmplib import NameLookupError, SocketPermissionError, async_ping
+
+from spyglass.models import GeoLocation, PingResult
+
+NOT_PERMITTED = (
+    "ICMP is not permitted here: allow unprivileged ping with "
+    "`sysctl -w net.ipv4.ping_group_range=\"0 2147483647\"`, or run the agent as root "
+    "or with CAP_NET_RAW (`setcap cap_net_raw+ep $(readlink -f $(which python3))`)"
+)
+
+
+class PingFailed(Exception):
+    """The ping could not be attempted at all; the message says why in words."""
+
+
+async def ping(target: str, location: GeoLocation, *, count: int = 3, interval: float = 0.2,
+               timeout: float = 1.0) -> PingResult:
+    """Ping ``target`` ``count`` times. RTTs are milliseconds; ``packet_loss`` is a fraction 0..1.
+
+    An unreachable target is an answer (``is_alive`` false), not an error. When neither
+    unprivileged nor raw ICMP sockets are permitted, the result carries ``error`` in words.
+    """
+    host = None
+    for privileged in (False, True):
+        try:
+            host = await async_ping(target, count=count, interval=interval, timeout=timeout,
+                                    privileged=privileged)
+            break
+        except SocketPermissionError:
+            continue
+        except NameLookupError:
+            raise PingFailed(f"cannot resolve {target}") from None
+        except OSError as exc:  # e.g. no route to an IPv6 target on an IPv4-only host
+            return _failed(target, location, f"cannot send ICMP to {target}: {exc.strerror or exc}")
+    if host is None:
+        return _failed(target, location, NOT_PERMITTED)
+    rtts = [round(r, 3) for r in host.rtts]
+    return PingResult(
+        ip=host.address, is_alive=host.is_alive, min_rtt=round(host.min_rtt, 3),
+        avg_rtt=round(host.avg_rtt, 3), max_rtt=round(host.max_rtt, 3), rtts=rtts,
+        packets_sent=host.packets_sent, packets_received=host.packets_received,
+        packet_loss=host.packet_loss, from_loc=location,
+    )
+
+
+def _failed(target: str, location: GeoLocation, why: str) -> PingResult:
+    return PingResult(ip=target, is_alive=False, min_rtt=0.0, avg_rtt=0.0, max_rtt=0.0, rtts=[],
+                      packets_sent=0, packets_received=0, packet_loss=1.0, from_loc=location, error=why)

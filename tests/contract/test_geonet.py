@@ -1,0 +1,187 @@
+"""The geonet service: ping and DNS from one agent and from many, against real agents on
+127.0.0.x, a real DNS server on loopback, and a peer that hangs."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import httpx
+import pytest
+
+from spyglass.client import Clients, GeoNetClient, Transport
+from spyglass.models import GeoLocation
+from spyglass.models.geonet import MISSING_HEADER
+from spyglass.server.geonet import GeonetSettings, create_geonet_app, parse_location
+from tests.servers import DnsServer, ThreadedServer
+
+BERLIN = GeoLocation(city="Berlin", country="DE", latlon="52.52,13.405")
+TOKYO = GeoLocation(city="Tokyo", country="JP", latlon="35.6895,139.6917")
+LIMA = GeoLocation(city="Lima", country="PE", latlon="-12.0432,-77.0282")
+
+
+@pytest.fixture(scope="module")
+def dns_server():
+    with DnsServer() as server:
+        yield server
+
+
+def agent(location: GeoLocation, host: str, dns_server: DnsServer, **kw) -> ThreadedServer:
+    settings = GeonetSettings(location=location, nameservers=[dns_server.host], dns_port=dns_server.port,
+                              ping_count=2, **kw)
+    return ThreadedServer(create_geonet_app(settings), host=host)
+
+
+@pytest.fixture(scope="module")
+def hanging_peer():
+    """Accepts connections (in the kernel's backlog) and never answers."""
+    sock = socket.create_server(("127.0.0.9", 0))
+    yield f"http://127.0.0.9:{sock.getsockname()[1]}"
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def down_peer():
+    with socket.socket() as s:
+        s.bind(("127.0.0.8", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.8:{port}"
+
+
+@pytest.fixture(scope="module")
+def agents(dns_server, hanging_peer, down_peer):
+    with agent(TOKYO, "127.0.0.3", dns_server) as tokyo, agent(LIMA, "127.0.0.4", dns_server) as lima:
+        front = agent(BERLIN, "127.0.0.2", dns_server, deadline=1.5,
+                      peers=[tokyo.url, lima.url, hanging_peer, down_peer])
+        with front:
+            yield front
+
+
+def geonet(server: ThreadedServer) -> GeoNetClient:
+    return GeoNetClient(Transport(server.url))
+
+
+async def test_ping_loopback(agents):
+    async with geonet(agents) as client:
+        result = await client.ping("127.0.0.1")
+    assert result.is_alive and result.packets_sent == 2 and result.packet_loss == 0.0
+    assert result.from_loc == BERLIN
+    assert 0 < result.min_rtt <= result.avg_rtt <= result.max_rtt < 1000  # milliseconds
+    assert len(result.rtts) == 2
+
+
+async def test_geoping_fans_out_and_names_what_is_missing(agents, hanging_peer, down_peer):
+    async with geonet(agents) as client:
+        results = await client.geoping("127.0.0.1")
+    assert sorted(r.from_loc.city for r in results) == ["Berlin", "Lima", "Tokyo"]
+    assert all(r.is_alive for r in results)
+    reasons = {m.agent: m.reason for m in results.missing}
+    assert reasons[hanging_peer] == "no answer within 1.5 s"
+    assert reasons[down_peer] == "connection refused or unreachable"
+
+
+@pytest.mark.parametrize("rtype, expected", [
+    ("A", ["192.0.2.10"]),
+    ("AAAA", ["2001:db8::10"]),
+    ("NS", ["ns1.example.test"]),
+    ("MX", ["10 mail.example.test"]),
+    ("TXT", ["v=spf1 -all"]),
+    ("SOA", ["ns1.example.test. admin.example.test. 2026112201 3600 600 86400 60"]),
+    ("CAA", ['0 issue "ca.example.test"']),
+])
+async def test_dns_record_types(agents, rtype, expected):
+    async with geonet(agents) as client:
+        result = await client.dns("example.test", rtype)
+    assert [a.value for a in result.answers] == expected
+    assert {a.type for a in result.answers} == {rtype}
+
+
+async def test_dns_cname_srv_and_ptr(agents):
+    async with geonet(agents) as client:
+        cname = await client.dns("www.example.test", "CNAME")
+        srv = await client.dns("_ldap._tcp.example.test", "SRV")
+        ptr = await client.dns("192.0.2.10", "PTR")  # an address is turned into its reverse name
+    assert [a.value for a in cname.answers] == ["example.test"]
+    assert [a.value for a in srv.answers] == ["0 5 389 ldap.example.test"]
+    assert [a.value for a in ptr.answers] == ["example.test"]
+
+
+async def test_nxdomain_and_timeout_are_answers(agents, dns_server):
+    async with geonet(agents) as client:
+        missing = await client.dns("nope.example.test")
+    assert missing.answers == [] and missing.status == "NXDOMAIN"
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # takes queries, never answers
+    silent.bind(("127.0.0.1", 0))
+    settings = GeonetSettings(location=BERLIN, nameservers=["127.0.0.1"], dns_port=silent.getsockname()[1],
+                              dns_timeout=0.5)
+    with ThreadedServer(create_geonet_app(settings)) as server:
+        async with geonet(server) as client:
+            result = await client.dns("example.test")
+    silent.close()
+    assert result.answers == [] and result.status == "TIMEOUT"
+
+
+async def test_geodns(agents):
+    async with geonet(agents) as client:
+        results = await client.geodns("example.test", "A")
+    assert len(results) == 3
+    assert all([a.value for a in r.answers] == ["192.0.2.10"] for r in results)
+
+
+@pytest.mark.parametrize("path", [
+    "/api/ping/bad..name", "/api/geoping/-leading-dash", "/api/dns/under score", "/api/geodns/a..b",
+    "/api/dns/example.test?rtype=BOGUS", "/api/geodns/example.test?rtype=ANY",
+])
+def test_invalid_input_is_422_with_validation_items(agents, path):
+    response = httpx.get(f"{agents.url}{path}")
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert detail and all({"loc", "msg", "type"} <= set(item) for item in detail)
+
+
+def test_unresolvable_hostname_is_422(agents):
+    response = httpx.get(f"{agents.url}/api/ping/no-such-host.invalid")
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["path", "ip"]
+
+
+def test_openapi_version_and_units(agents):
+    spec = httpx.get(f"{agents.url}/openapi.json").json()
+    assert spec["openapi"].startswith("3.1") and spec["info"]["version"] == "1.0.0"
+    ping = spec["components"]["schemas"]["PingResult"]["properties"]
+    assert "milliseconds" in ping["avg_rtt"]["description"]
+    assert "0..1" in ping["packet_loss"]["description"]
+    assert {"/api/ping/{ip}", "/api/geoping/{ip}", "/api/dns/{hostname}", "/api/geodns/{hostname}"} <= set(spec["paths"])
+
+
+async def test_not_permitted_says_what_to_change(agents, monkeypatch):
+    # No system here refuses root its raw socket on demand: this one fault is simulated.
+    from icmplib import SocketPermissionError
+
+    async def refuse(*args, privileged, **kw):
+        raise SocketPermissionError(privileged)
+
+    monkeypatch.setattr("spyglass.netools.ping.async_ping", refuse)
+    async with geonet(agents) as client:
+        result = await client.ping("127.0.0.1")
+    assert not result.is_alive and result.packets_sent == 0
+    assert "ping_group_range" in result.error and "CAP_NET_RAW" in result.error
+
+
+async def test_embedded_backend_serves_geonet(backend):
+    async with Clients.from_profile(backend.profile(backend.key())) as clients:
+        result = await clients.geonet.ping("127.0.0.1")
+        both = await clients.geonet.geoping("127.0.0.1")
+    assert result.is_alive and len(both) == 1 and both.missing == []
+
+
+def test_parse_location():
+    assert parse_location("Berlin, DE, 52.52, 13.405") == BERLIN
+    for bad in ("Berlin", "X,YY,91,0", "X,YY,a,b"):
+        with pytest.raises(ValueError):
+            parse_location(bad)
+
+
+def test_missing_header_is_json(agents):
+    response = httpx.get(f"{agents.url}/api/geoping/127.0.0.1")
+    assert len(json.loads(response.headers[MISSING_HEADER])) == 2
