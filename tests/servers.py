@@ -68,6 +68,7 @@ example.test.          60 IN TXT   "v=spf1 -all"
 example.test.          60 IN SOA   ns1.example.test. admin.example.test. 2026112201 3600 600 86400 60
 example.test.          60 IN CAA   0 issue "ca.example.test"
 www.example.test.      60 IN CNAME example.test.
+loop.example.test.     60 IN A     127.0.0.1
 _ldap._tcp.example.test. 60 IN SRV 0 5 389 ldap.example.test.
 10.2.0.192.in-addr.arpa. 60 IN PTR example.test.
 """

@@ -122,6 +122,58 @@ async def _headers(clients, args):
     return headers if args.json else print_pairs(sorted(headers.items()))
 
 
+def _ping_rows(results) -> None:
+    from spyglass.safetext import clean
+
+    for r in results:
+        where = clean(f"{r.from_loc.city}, {r.from_loc.country}", one_line=True)
+        if r.error:
+            print(f"{where:<28} {clean(r.error, one_line=True)}")
+        elif not r.is_alive:
+            print(f"{where:<28} no reply from {r.ip} ({r.packets_sent} sent)")
+        else:
+            print(f"{where:<28} {r.ip}  min {r.min_rtt:.2f}  avg {r.avg_rtt:.2f}  max {r.max_rtt:.2f} ms"
+                  f"  loss {r.packet_loss:.0%}")
+
+
+def _dns_rows(results) -> None:
+    from spyglass.safetext import clean
+
+    for r in results:
+        where = clean(f"{r.from_loc.city}, {r.from_loc.country}", one_line=True)
+        values = ", ".join(f"{a.type} {a.value}" for a in r.answers) or (r.status or "no answer")
+        print(f"{where:<28} {clean(values, one_line=True)}")
+
+
+def _missing_rows(results) -> None:
+    from spyglass.safetext import clean
+
+    for m in getattr(results, "missing", []):
+        print(clean(f"{m.agent}: no result ({m.reason})", one_line=True), file=sys.stderr)
+
+
+async def _ping(clients, args):
+    result = await clients.geonet.ping(args.target)
+    return result if args.json else _ping_rows([result])
+
+
+async def _geoping(clients, args):
+    results = await clients.geonet.geoping(args.target)
+    _missing_rows(results)
+    return [r.to_api() for r in results] if args.json else _ping_rows(results)
+
+
+async def _dns(clients, args):
+    result = await clients.geonet.dns(args.target, args.rtype)
+    return result if args.json else _dns_rows([result])
+
+
+async def _geodns(clients, args):
+    results = await clients.geonet.geodns(args.target, args.rtype)
+    _missing_rows(results)
+    return [r.to_api() for r in results] if args.json else _dns_rows(results)
+
+
 # -- local commands ------------------------------------------------------------------------------
 def cmd_serve(args: argparse.Namespace) -> int:
     import socket
@@ -135,9 +187,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if args.location:
             geonet.location = parse_location(args.location)
         if args.nameserver:
-            hosts_ports = [ns.rsplit(":", 1) if ns.count(":") == 1 else (ns, "53") for ns in args.nameserver]
-            geonet.nameservers = [h for h, _ in hosts_ports]
-            geonet.dns_port = int(hosts_ports[0][1])
+            from spyglass.netools.dns import parse_nameserver
+
+            servers = [parse_nameserver(ns) for ns in args.nameserver]
+            geonet.nameservers = [host for host, _ in servers]
+            geonet.dns_port = servers[0][1]  # dnspython uses one port for all of them
     except ValueError as exc:
         return fail(f"serve: {exc}", EXIT_USAGE)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
@@ -266,6 +320,18 @@ def build_parser() -> argparse.ArgumentParser:
         ("headers", _headers, "the headers your client sent"),
     ):
         p = sub.add_parser(name, help=text)
+        p.add_argument("--json", action="store_true", help="print the API's JSON")
+        p.set_defaults(func=api_command(handler))
+    for name, handler, text in (
+        ("ping", _ping, "ping a target from the geonet agent"),
+        ("geoping", _geoping, "ping a target from every geonet location"),
+        ("dns", _dns, "look a name up from the geonet agent"),
+        ("geodns", _geodns, "look a name up from every geonet location"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("target", help="IP address or hostname")
+        if "dns" in name:
+            p.add_argument("--rtype", default="A", help="record type (default A)")
         p.add_argument("--json", action="store_true", help="print the API's JSON")
         p.set_defaults(func=api_command(handler))
     return parser

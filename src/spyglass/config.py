@@ -120,6 +120,7 @@ class Config:
     profiles: dict[str, Profile] = field(default_factory=dict)
     theme: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys, e.g. {"help": "f1"}
+    location: str | None = None  # this machine, "City,CC,latitude,longitude", for the geo pane
 
     @classmethod
     def path(cls) -> Path:
@@ -138,6 +139,7 @@ class Config:
                           for name, p in raw.get("profiles", {}).items()},
                 theme=raw.get("theme"),
                 keymap={str(k): str(v) for k, v in raw.get("keymap", {}).items()},
+                location=raw.get("location"),
             )
         except (ValueError, TypeError, AttributeError) as exc:
             raise ConfigError(f"{path}: {exc}") from None
@@ -146,7 +148,7 @@ class Config:
         path = self.path()
         path.parent.mkdir(parents=True, exist_ok=True)
         body = {"active": self.active, "profiles": {n: p.to_dict() for n, p in self.profiles.items()},
-                "theme": self.theme, "keymap": self.keymap}
+                "theme": self.theme, "keymap": self.keymap, "location": self.location}
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:

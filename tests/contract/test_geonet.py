@@ -140,9 +140,15 @@ def test_invalid_input_is_422_with_validation_items(agents, path):
 
 
 def test_unresolvable_hostname_is_422(agents):
-    response = httpx.get(f"{agents.url}/api/ping/no-such-host.invalid")
+    response = httpx.get(f"{agents.url}/api/ping/nope.example.test")  # NXDOMAIN from the test server
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["path", "ip"]
+
+
+async def test_ping_a_hostname_resolved_by_the_agent(agents):
+    async with geonet(agents) as client:
+        result = await client.ping("loop.example.test")
+    assert result.ip == "127.0.0.1" and result.is_alive
 
 
 def test_openapi_version_and_units(agents):

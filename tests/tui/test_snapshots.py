@@ -51,3 +51,7 @@ def test_settings(snap_compare, snapshot_profile):
 def test_bad_key(snap_compare, snapshot_profile, key):
     profile = snapshot_profile.replace(key=key)
     assert snap_compare(dashboard(profile), terminal_size=SIZE, run_before=steps())
+
+
+def test_geo_pane_idle(snap_compare, snapshot_profile):
+    assert snap_compare(dashboard(snapshot_profile), terminal_size=SIZE, run_before=steps("2"))

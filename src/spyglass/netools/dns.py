@@ -28,8 +28,29 @@ def record_value(rtype: str, rdata) -> str:
     return rdata.to_text()
 
 
+def parse_nameserver(text: str) -> tuple[str, int]:
+    """``HOST`` or ``HOST:PORT`` (``[v6]:PORT`` for IPv6) as (host, port)."""
+    if text.startswith("["):
+        host, _, port = text[1:].partition("]:")
+        return host.rstrip("]"), int(port or 53)
+    if text.count(":") == 1:
+        host, port = text.split(":")
+        return host, int(port)
+    return text, 53
+
+
 class Resolver:
     """A resolver bound to given name servers (or the system's), with a total timeout."""
+
+    @classmethod
+    def from_env(cls, variable: str = "SPYGLASS_NAMESERVER") -> Resolver:
+        """The name server in ``variable`` (HOST[:PORT]) if set, else the system's."""
+        import os
+
+        if os.environ.get(variable):
+            host, port = parse_nameserver(os.environ[variable])
+            return cls([host], port)
+        return cls()
 
     def __init__(self, nameservers: list[str] | None = None, port: int = 53, timeout: float = 3.0) -> None:
         self._resolver = dns.asyncresolver.Resolver(configure=not nameservers)
@@ -37,6 +58,17 @@ class Resolver:
             self._resolver.nameservers = nameservers
         self._resolver.port = port
         self._resolver.lifetime = timeout
+
+    async def address_of(self, hostname: str) -> str | None:
+        """The first IPv4 (else IPv6) address of ``hostname``, or None if it has none."""
+        for rtype in ("A", "AAAA"):
+            try:
+                answer = await self._resolver.resolve(hostname, rtype, search=False)
+            except dns.exception.DNSException:
+                continue
+            for rdata in answer:
+                return rdata.address
+        return None
 
     async def query(self, hostname: str, rtype: str, location: GeoLocation) -> DnsResult:
         """Look up ``hostname``. NXDOMAIN, no answer and timeouts are answers with a ``status``."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from icmplib import NameLookupError, SocketPermissionError, async_ping
+from icmplib import SocketPermissionError, async_ping
 
 from spyglass.models import GeoLocation, PingResult
+from spyglass.netools.dns import Resolver
+from spyglass.netools.targets import is_ip
 
 NOT_PERMITTED = (
     "ICMP is not permitted here: allow unprivileged ping with "
@@ -17,13 +19,19 @@ class PingFailed(Exception):
     """The ping could not be attempted at all; the message says why in words."""
 
 
-async def ping(target: str, location: GeoLocation, *, count: int = 3, interval: float = 0.2,
-               timeout: float = 1.0) -> PingResult:
+async def ping(target: str, location: GeoLocation, *, resolver: Resolver | None = None, count: int = 3,
+               interval: float = 0.2, timeout: float = 1.0) -> PingResult:
     """Ping ``target`` ``count`` times. RTTs are milliseconds; ``packet_loss`` is a fraction 0..1.
 
-    An unreachable target is an answer (``is_alive`` false), not an error. When neither
-    unprivileged nor raw ICMP sockets are permitted, the result carries ``error`` in words.
+    A hostname is resolved with ``resolver`` (the agent's own DNS settings). An unreachable
+    target is an answer (``is_alive`` false), not an error. When neither unprivileged nor raw
+    ICMP sockets are permitted, the result carries ``error`` in words.
     """
+    if not is_ip(target):
+        address = await (resolver or Resolver()).address_of(target)
+        if address is None:
+            raise PingFailed(f"cannot resolve {target}")
+        target = address
     host = None
     for privileged in (False, True):
         try:
@@ -32,8 +40,6 @@ async def ping(target: str, location: GeoLocation, *, count: int = 3, interval: 
             break
         except SocketPermissionError:
             continue
-        except NameLookupError:
-            raise PingFailed(f"cannot resolve {target}") from None
         except OSError as exc:  # e.g. no route to an IPv6 target on an IPv4-only host
             return _failed(target, location, f"cannot send ICMP to {target}: {exc.strerror or exc}")
     if host is None:

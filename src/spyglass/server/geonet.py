@@ -79,7 +79,7 @@ def create_geonet_app(settings: GeonetSettings) -> FastAPI:
 
     async def ping_here(target: str) -> PingResult:
         try:
-            return await ping(target, here, count=settings.ping_count)
+            return await ping(target, here, resolver=resolver, count=settings.ping_count)
         except PingFailed as exc:
             raise _invalid("ip", str(exc)) from None
 

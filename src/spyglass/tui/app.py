@@ -16,11 +16,12 @@ from spyglass.safetext import clean
 from spyglass.tui.connection import Connection, State
 from spyglass.tui.panes.account import AccountPane
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.panes.geo import GeoPane
 from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
-PANES: list[type[Pane]] = [AccountPane]
+PANES: list[type[Pane]] = [AccountPane, GeoPane]
 
 
 def pane_id(pane: type[Pane]) -> str:

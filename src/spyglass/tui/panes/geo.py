@@ -1,0 +1,198 @@
+"""The geo pane: ping or DNS a target from this machine and from every geonet location, in a
+table that fills in as answers arrive and on a world map coloured by round-trip time."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Button, DataTable, Input, Select, Static
+
+from spyglass.config import Config
+from spyglass.safetext import clean, safe_text
+from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.colours import theme_style
+from spyglass.tui.widgets.worldmap import LEVEL_COLOUR, Marker, WorldMap, level_for
+
+if TYPE_CHECKING:  # models load with the client, after the first frame
+    from spyglass.client import Clients
+    from spyglass.models import DnsResult, GeoLocation, PingResult
+
+RECORD_TYPES = ("A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT", "PTR", "SRV", "CAA")
+COLUMNS = ("Location", "Country", "Min ms", "Avg ms", "Max ms", "Loss", "Answer")
+
+
+def this_machine() -> GeoLocation:
+    """Where the dashboard runs: SPYGLASS_LOCATION or the config's ``location``, if set."""
+    from spyglass.models import GeoLocation
+
+    text = os.environ.get("SPYGLASS_LOCATION") or Config.load().location
+    if text:
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) == 4:
+            return GeoLocation(city=f"This machine ({parts[0]})", country=parts[1], latlon=f"{parts[2]},{parts[3]}")
+    return GeoLocation(city="This machine", country="", latlon="")
+
+
+def ping_cells(result: PingResult) -> list[Any]:
+    if result.error:
+        return ["-", "-", "-", "-", Text(clean(result.error, one_line=True, max_chars=200), style="red")]
+    if not result.is_alive:
+        return ["-", "-", "-", "100%", f"no reply from {clean(result.ip, one_line=True)}"]
+    return [f"{result.min_rtt:.2f}", f"{result.avg_rtt:.2f}", f"{result.max_rtt:.2f}",
+            f"{result.packet_loss:.0%}", clean(result.ip, one_line=True)]
+
+
+def dns_cells(result: DnsResult) -> list[Any]:
+    answer = "; ".join(f"{a.type} {a.value}" for a in result.answers) or (result.status or "no answer")
+    return ["", "", "", "", clean(answer, one_line=True, max_chars=300)]
+
+
+class GeoPane(Pane):
+    TITLE = "Geo"
+    BINDINGS = [Binding("m", "toggle_map", "Map", id="geo.map")]
+    DEFAULT_CSS = """
+    GeoPane #geo-form { height: 1; margin: 1 0; }
+    GeoPane #geo-form Input { width: 1fr; }
+    GeoPane #geo-form Select { width: 12; }
+    GeoPane #geo-form Button { min-width: 8; }
+    GeoPane #geo-results { height: auto; max-height: 14; }
+    GeoPane #geo-legend { height: 1; color: $text-muted; }
+    GeoPane WorldMap.hidden { display: none; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self.compose_error()
+        with Horizontal(id="geo-form"):
+            yield Input(placeholder="IP address or hostname, then Enter", id="geo-target", compact=True)
+            yield Select([("ping", "ping"), ("dns", "dns")], value="ping", allow_blank=False,
+                         id="geo-tool", compact=True)
+            yield Select([(t, t) for t in RECORD_TYPES], value="A", allow_blank=False, id="geo-rtype",
+                         compact=True)
+            yield Button("Run", id="geo-run", compact=True, variant="primary")
+        yield DataTable(id="geo-results", cursor_type="row", zebra_stripes=True)
+        yield Static(self.legend(), id="geo-legend")
+        yield WorldMap()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns(*COLUMNS)
+        self.locations: dict[str, GeoLocation] = {}
+        self.levels: dict[str, str] = {}
+
+    def legend(self) -> Text:
+        text = Text("map: ")
+        for level, label in (("good", "< 50 ms"), ("fair", "< 150 ms"), ("poor", ">= 150 ms"), ("down", "no reply")):
+            text.append("● ", style=theme_style(self.app, LEVEL_COLOUR[level]))
+            text.append(f"{label}   ")
+        text.append("(m hides the map)")
+        return text
+
+    async def load(self, clients: Clients) -> None:
+        """Nothing to fetch until the user asks."""
+
+    def action_toggle_map(self) -> None:
+        self.query_one(WorldMap).toggle_class("hidden")
+
+    def show_target(self, target: str) -> None:
+        """Open with ``target`` filled in and measured (from the host pane, for example)."""
+        self.query_one("#geo-target", Input).value = target
+        self.run()
+
+    @on(Input.Submitted, "#geo-target")
+    @on(Button.Pressed, "#geo-run")
+    def run(self) -> None:
+        from spyglass.netools.targets import check_target
+
+        raw = self.query_one("#geo-target", Input).value
+        try:
+            target = check_target(raw)
+        except ValueError:
+            self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
+            return
+        self.show_error(None)
+        tool = self.query_one("#geo-tool", Select).value
+        rtype = self.query_one("#geo-rtype", Select).value
+        table = self.query_one(DataTable)
+        table.clear()
+        self.locations.clear()
+        self.levels.clear()
+        self.query_one(WorldMap).markers = ()
+        self.run_worker(self.measure(target, str(tool), str(rtype)), exclusive=True, group="geo",
+                        exit_on_error=False)
+
+    async def measure(self, target: str, tool: str, rtype: str) -> None:
+        here = this_machine()
+        self.put(here, ["…"] * 5)
+        jobs = [self.measure_here(target, tool, rtype, here)]
+        clients = getattr(self.app, "clients", None)
+        if clients is not None:
+            jobs.append(self.measure_everywhere(clients, target, tool, rtype))
+        await asyncio.gather(*jobs)
+
+    async def measure_here(self, target: str, tool: str, rtype: str, here: GeoLocation) -> None:
+        try:
+            if tool == "ping":
+                from spyglass.netools.dns import Resolver
+                from spyglass.netools.ping import PingFailed, ping
+
+                try:
+                    result = await ping(target, here, resolver=Resolver.from_env())
+                except PingFailed as exc:
+                    self.put(here, ["-"] * 4 + [str(exc)], level="down")
+                    return
+                self.put(here, ping_cells(result), level=level_for(result.avg_rtt if result.is_alive else None))
+            else:
+                from spyglass.netools.dns import Resolver
+
+                result = await Resolver.from_env().query(target, rtype, here)
+                self.put(here, dns_cells(result), level="good" if result.answers else "down")
+        except Exception as exc:  # a local tool failing is a row, not a crash
+            self.put(here, ["-"] * 4 + [f"failed: {exc}"], level="down")
+
+    async def measure_everywhere(self, clients: Clients, target: str, tool: str, rtype: str) -> None:
+        from spyglass.client import SpyglassError
+
+        try:
+            if tool == "ping":
+                results = await clients.geonet.geoping(target)
+                for r in results:
+                    self.put(r.from_loc, ping_cells(r), level=level_for(r.avg_rtt if r.is_alive else None))
+            else:
+                results = await clients.geonet.geodns(target, rtype)
+                for r in results:
+                    self.put(r.from_loc, dns_cells(r), level="good" if r.answers else "down")
+        except SpyglassError as exc:
+            self.show_error(f"geonet: {exc}")
+            return
+        from spyglass.models import GeoLocation
+
+        for missing in results.missing:
+            place = GeoLocation(city=missing.agent, country="", latlon="")
+            self.put(place, ["-"] * 4 + [f"no result: {missing.reason}"], level="down")
+
+    def put(self, where: GeoLocation, cells: list[Any], level: str | None = None) -> None:
+        """Add or update the row of one location, and its marker."""
+        key = f"{where.city}|{where.country}|{where.latlon}"
+        table = self.query_one(DataTable)
+        row = [safe_text(where.city, one_line=True, max_chars=60), safe_text(where.country, one_line=True),
+               *[c if isinstance(c, Text) else safe_text(c, one_line=True) for c in cells]]
+        if key in self.locations:
+            for column, value in zip(table.columns, row):
+                table.update_cell(key, column, value)
+        else:
+            table.add_row(*row, key=key)
+        self.locations[key] = where
+        if level:
+            self.levels[key] = level
+        markers = []
+        for k, loc in self.locations.items():
+            coords = loc.coordinates
+            if coords and k in self.levels:
+                markers.append(Marker(coords[0], coords[1], self.levels[k]))
+        self.query_one(WorldMap).markers = tuple(markers)

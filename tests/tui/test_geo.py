@@ -1,0 +1,117 @@
+"""The geo pane driven like a person would: a target, ping or DNS, rows per location, the map."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from textual.widgets import DataTable, Input, Select
+
+from spyglass.models import GeoLocation
+from spyglass.server.geonet import GeonetSettings
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.geo import GeoPane
+from spyglass.tui.widgets.worldmap import WorldMap
+from tests.conftest import start_backend
+from tests.servers import DnsServer
+from tests.tui.helpers import screen_text, settle
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(scope="module")
+def dns_server():
+    with DnsServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def geo_backend(tmp_path_factory, dns_server):
+    hanging = socket.create_server(("127.0.0.9", 0))
+    geonet = GeonetSettings(location=GeoLocation(city="Tokyo", country="JP", latlon="35.6895,139.6917"),
+                            nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=2,
+                            peers=[f"http://127.0.0.9:{hanging.getsockname()[1]}"], deadline=1.0)
+    server, backend = start_backend(tmp_path_factory.mktemp("geo-backend"), geonet=geonet)
+    with server:
+        yield backend
+    hanging.close()
+    backend.store.close()
+
+
+@pytest.fixture(autouse=True)
+def _here(monkeypatch, dns_server):
+    monkeypatch.setenv("SPYGLASS_LOCATION", "Berlin,DE,52.52,13.405")
+    monkeypatch.setenv("SPYGLASS_NAMESERVER", f"{dns_server.host}:{dns_server.port}")
+
+
+async def open_geo(pilot) -> GeoPane:
+    await settle(pilot)
+    await pilot.press("2")
+    return pilot.app.query_one(GeoPane)
+
+
+async def test_ping_fills_rows_and_map(geo_backend):
+    app = SpyglassApp(geo_backend.profile(geo_backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_geo(pilot)
+        pane.query_one("#geo-target", Input).value = "127.0.0.1"
+        await pilot.click("#geo-run")
+        await settle(pilot)
+        table = pane.query_one(DataTable)
+        assert table.row_count == 3
+        text = screen_text(app)
+        assert "This machine (Berlin)" in text and "Tokyo" in text
+        assert "no result: no answer within 1 s" in text
+        assert len(pane.query_one(WorldMap).markers) == 2  # Berlin and Tokyo have coordinates
+        assert {m.level for m in pane.query_one(WorldMap).markers} == {"good"}
+
+
+async def test_dns_from_here_and_the_agent(geo_backend):
+    app = SpyglassApp(geo_backend.profile(geo_backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_geo(pilot)
+        pane.query_one("#geo-tool", Select).value = "dns"
+        pane.query_one("#geo-rtype", Select).value = "MX"
+        pane.query_one("#geo-target", Input).value = "example.test"
+        await pilot.click("#geo-run")
+        await settle(pilot)
+        text = screen_text(app)
+        assert text.count("MX 10 mail.example.test") == 2
+
+
+async def test_bad_target_is_a_message_and_keeps_the_input(geo_backend):
+    app = SpyglassApp(geo_backend.profile(geo_backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_geo(pilot)
+        field = pane.query_one("#geo-target", Input)
+        field.value = "not a host!"
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "not a host!: not an IP address or a hostname" in screen_text(app)
+        assert field.value == "not a host!"
+        assert pane.query_one(DataTable).row_count == 0
+
+
+async def test_this_machine_works_without_a_geonet_server(geo_backend):
+    from spyglass.config import Profile
+
+    app = SpyglassApp(Profile(name="down", url="http://127.0.0.1:9", key="k", rate=None))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_geo(pilot)
+        pane.query_one("#geo-target", Input).value = "loop.example.test"
+        await pilot.click("#geo-run")
+        await settle(pilot)
+        assert pane.query_one(DataTable).row_count == 1
+        assert "127.0.0.1" in screen_text(app)
+
+
+async def test_map_toggles(geo_backend):
+    app = SpyglassApp(geo_backend.profile(geo_backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_geo(pilot)
+        pane.query_one(DataTable).focus()
+        await pilot.press("m")
+        assert not pane.query_one(WorldMap).display
+        await pilot.press("m")
+        assert pane.query_one(WorldMap).display
