@@ -74,8 +74,11 @@ class SpyglassApp(App[None]):
 
     async def _mount_panes(self) -> None:
         switcher = self.query_one("#panes", ContentSwitcher)
-        await switcher.mount_all(pane(id=pane_id(pane)) for pane in PANES)
-        switcher.current = pane_id(PANES[0])
+        panes = [pane(id=pane_id(pane)) for pane in PANES]
+        for pane in panes[1:]:
+            pane.display = False  # the switcher hides only the children it had when it mounted
+        await switcher.mount_all(panes)
+        switcher.current = panes[0].id
         self.connect()
 
     def set_state(self, state: State, detail: str = "") -> None:
