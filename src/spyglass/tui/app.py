@@ -38,8 +38,8 @@ class SpyglassApp(App[None]):
         Binding("r", "refresh", "Refresh", id="refresh"),
         Binding("ctrl+r", "reconnect", "Reconnect", id="reconnect"),
         Binding("q", "quit", "Quit", id="quit"),
-        *(Binding(str(n), f"show_pane({n - 1})", f"Pane {n}", show=False, id=f"pane.{n}")
-          for n in range(1, len(PANES) + 1)),
+        *(Binding(str(n), f"show_pane({n - 1})", f"Show {pane.TITLE}", show=False, id=f"pane.{n}")
+          for n, pane in enumerate(PANES, start=1)),
     ]
 
     def __init__(self, profile: Profile, data: Path | None = None, *, theme: str | None = None,
