@@ -1,0 +1,199 @@
+"""The one parser of the search syntax, used by the backend, the TUI and ``/search/tokens``.
+
+    apache country:DE,FR -port:22 "default page" net:198.18.0.0/24 after:2025-01-01
+
+Words and quoted phrases are free text; ``name:value`` filters must be known names (an unknown
+one is an error, never dropped); comma-separated values are alternatives; ``-`` negates.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import date, datetime
+
+from spyglass.query.ast import Facet, Filter, Query, QueryError, Span, Text, Value
+from spyglass.query.filters import DEFAULT_FACET_SIZE, FACETS, FILTERS, MAX_FACET_SIZE, Kind
+
+_NAME = re.compile(r"-?([A-Za-z_][A-Za-z0-9_.]*):")
+_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+
+
+class QuerySyntaxError(ValueError):
+    """A query that cannot be run; ``errors`` lists every problem with its position."""
+
+    def __init__(self, errors: list[QueryError]) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = errors
+
+
+def parse(source: str) -> Query:
+    """Parse ``source``; problems are collected in ``Query.errors`` rather than raised."""
+    query = Query(source)
+    if not source.strip():
+        query.errors.append(QueryError("empty query", Span(0, len(source))))
+        return query
+    pos, n = 0, len(source)
+    while pos < n:
+        if source[pos].isspace():
+            pos += 1
+            continue
+        start = pos
+        negated = source[pos] == "-" and pos + 1 < n and not source[pos + 1].isspace()
+        match = _NAME.match(source, pos)
+        if match:
+            pos = _parse_filter(source, match, negated, query)
+            continue
+        body = pos + 1 if negated else pos
+        if body < n and source[body] == '"':
+            end = source.find('"', body + 1)
+            if end < 0:
+                query.errors.append(QueryError("unbalanced quote", Span(body, n)))
+                return query
+            phrase = source[body + 1:end]
+            if phrase.strip():
+                query.terms.append(Text(phrase, phrase=" " in phrase.strip(), negated=negated, span=Span(start, end + 1)))
+            pos = end + 1
+            continue
+        end = pos
+        while end < n and not source[end].isspace():
+            end += 1
+        word = source[body:end]
+        if '"' in word:
+            query.errors.append(QueryError("unbalanced quote", Span(start, end)))
+        elif word:
+            query.terms.append(Text(word, negated=negated, span=Span(start, end)))
+        pos = end
+    if not query.terms and not query.errors:
+        query.errors.append(QueryError("empty query", Span(0, n)))
+    return query
+
+
+def parse_strict(source: str) -> Query:
+    query = parse(source)
+    if query.errors:
+        raise QuerySyntaxError(query.errors)
+    return query
+
+
+def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> int:
+    name = match.group(1).lower()
+    start, pos, n = match.start(), match.end(), len(source)
+    raw_values: list[tuple[str, int]] = []
+    while True:
+        if pos < n and source[pos] == '"':
+            end = source.find('"', pos + 1)
+            if end < 0:
+                query.errors.append(QueryError("unbalanced quote", Span(pos, n)))
+                return n
+            raw_values.append((source[pos + 1:end], pos))
+            pos = end + 1
+        else:
+            end = pos
+            while end < n and not source[end].isspace() and source[end] != ",":
+                end += 1
+            raw_values.append((source[pos:end], pos))
+            pos = end
+        if pos < n and source[pos] == ",":
+            pos += 1
+            continue
+        break
+    while pos < n and not source[pos].isspace():  # junk glued to a quoted value
+        pos += 1
+    span = Span(start, pos)
+    kind = FILTERS.get(name)
+    if kind is None:
+        query.errors.append(QueryError(f"unknown filter '{name}'", span))
+        return pos
+    values: list[Value] = []
+    for raw, at in raw_values:
+        if not raw.strip():
+            query.errors.append(QueryError(f"{name}: missing value", Span(at, at + 1)))
+            continue
+        try:
+            values.append(convert(kind, raw.strip()))
+        except ValueError as exc:
+            query.errors.append(QueryError(f"{name}: {exc}", Span(at, at + len(raw))))
+    if values and len(values) == len(raw_values):
+        query.terms.append(Filter(name, tuple(values), negated, span))
+    return pos
+
+
+def convert(kind: Kind, raw: str) -> Value:
+    """A filter value in its typed form; ValueError says what was expected."""
+    if kind is Kind.INT:
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError(f"'{raw}' is not a whole number") from None
+    if kind is Kind.BOOL:
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise ValueError(f"'{raw}' is not true or false")
+    if kind is Kind.DATE:
+        return parse_date(raw)
+    if kind is Kind.CIDR:
+        try:
+            return ipaddress.ip_network(raw, strict=False)
+        except ValueError:
+            raise ValueError(f"'{raw}' is not an IP address or CIDR network") from None
+    if kind is Kind.COUNTRY:
+        if len(raw) != 2 or not raw.isalpha():
+            raise ValueError(f"'{raw}' is not a 2-letter country code")
+        return raw.upper()
+    if kind is Kind.ASN:
+        digits = raw[2:] if raw.upper().startswith("AS") else raw
+        if not digits.isdigit():
+            raise ValueError(f"'{raw}' is not an AS number")
+        return f"AS{int(digits)}"
+    return raw.lower()
+
+
+def parse_date(raw: str) -> date:
+    for fmt in ("%Y-%m-%d", "%d/%m/%Y", "%Y-%m", "%Y"):
+        try:
+            return datetime.strptime(raw, fmt).date()
+        except ValueError:
+            continue
+    raise ValueError(f"'{raw}' is not a date (YYYY-MM-DD)")
+
+
+def parse_facets(spec: str | None) -> list[Facet]:
+    """``port,org:20`` as facets; ValueError names the first bad one."""
+    facets: list[Facet] = []
+    for item in (spec or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, _, size = item.partition(":")
+        name = name.strip().lower()
+        if name not in FACETS:
+            raise ValueError(f"unknown facet '{name}'")
+        if size:
+            if not size.strip().isdigit() or not 1 <= int(size) <= MAX_FACET_SIZE:
+                raise ValueError(f"facet {name}: count must be 1 to {MAX_FACET_SIZE}")
+            facets.append(Facet(name, int(size)))
+        else:
+            facets.append(Facet(name, DEFAULT_FACET_SIZE))
+    return facets
+
+
+def tokens(source: str) -> dict:
+    """What ``/intel/host/search/tokens`` answers: the parser's reading of ``source``."""
+    query = parse(source)
+    attributes: dict[str, list] = {}
+    for f in query.filters:
+        key = "ports" if f.name == "port" else f.name
+        attributes.setdefault(key, []).extend(_jsonable(v) for v in f.values)
+    return {
+        "attributes": attributes,
+        "errors": [str(e) for e in query.errors],
+        "string": " ".join(("-" if t.negated else "") + (f'"{t.text}"' if t.phrase else t.text) for t in query.texts),
+        "filters": sorted({f.name for f in query.filters}),
+    }
+
+
+def _jsonable(value: Value):
+    return value if isinstance(value, (str, int, bool)) else str(value)

@@ -1,0 +1,85 @@
+"""The query AST as a tantivy query."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import date, datetime, time, timedelta
+
+import tantivy
+from tantivy import Occur, Query as TQ
+
+from spyglass.query import FILTERS, Filter, Kind, Query, Text
+from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as tantivy's default tokenizer splits, lower-cased below
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text) if len(w) <= 40]
+
+
+def _text_query(schema: tantivy.Schema, field: str, text: str) -> TQ:
+    tokens = words(text)
+    if not tokens:
+        return TQ.empty_query()
+    if len(tokens) == 1:
+        return TQ.term_query(schema, field, tokens[0])
+    return TQ.phrase_query(schema, field, tokens)
+
+
+def _any(queries: list[TQ]) -> TQ:
+    if len(queries) == 1:
+        return queries[0]
+    return TQ.boolean_query([(Occur.Should, q) for q in queries])
+
+
+def _day(d: date) -> datetime:
+    return datetime.combine(d, time.min)
+
+
+def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
+    kind = FILTERS[f.name]
+    field = FILTER_FIELDS[f.name]
+    if f.name == "all":
+        return _any([_text_query(schema, fld, str(v)) for v in f.values for fld in ALL_TEXT_FIELDS])
+    if kind is Kind.TEXT:
+        return _any([_text_query(schema, field, str(v)) for v in f.values])
+    if kind in (Kind.EXACT, Kind.SUFFIX, Kind.PREFIX):
+        values = [str(v).lower() for v in f.values]
+        return TQ.term_query(schema, field, values[0]) if len(values) == 1 else TQ.term_set_query(schema, field, values)
+    if kind in (Kind.COUNTRY, Kind.ASN):
+        values = [str(v).upper() for v in f.values]
+        return TQ.term_set_query(schema, field, values)
+    if kind is Kind.INT:
+        return TQ.term_set_query(schema, field, list(f.values))
+    if kind is Kind.BOOL:
+        return _any([TQ.term_query(schema, field, bool(v)) for v in f.values])
+    if kind is Kind.DATE:
+        if f.name == "before":
+            bound = min(f.values)
+            return TQ.range_query(schema, field, tantivy.FieldType.Date, None, _day(bound), include_upper=False)
+        bound = max(f.values)
+        return TQ.range_query(schema, field, tantivy.FieldType.Date, _day(bound + timedelta(days=1)), None)
+    if kind is Kind.CIDR:
+        ranges = []
+        for net in f.values:
+            assert isinstance(net, (ipaddress.IPv4Network, ipaddress.IPv6Network))
+            ranges.append(TQ.range_query(schema, field, tantivy.FieldType.IpAddr,
+                                         str(net.network_address), str(net.broadcast_address)))
+        return _any(ranges)
+    raise ValueError(f"no index for filter {f.name}")
+
+
+def compile_query(schema: tantivy.Schema, query: Query) -> TQ:
+    """A tantivy query matching what ``query`` means (it must have parsed without errors)."""
+    clauses: list[tuple[Occur, TQ]] = []
+    for term in query.terms:
+        if isinstance(term, Text):
+            q = _text_query(schema, "data", term.text)
+        else:
+            q = filter_query(schema, term)
+        clauses.append((Occur.MustNot if term.negated else Occur.Must, q))
+    if not any(occur is Occur.Must for occur, _ in clauses):
+        clauses.append((Occur.Must, TQ.all_query()))
+    return TQ.boolean_query(clauses)

@@ -1,0 +1,136 @@
+"""The banner index on real files: import, dedup, bad lines, recovery, and what queries find."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import orjson
+import pytest
+
+from spyglass.datagen import generate
+from spyglass.query import parse_facets, parse_strict
+from spyglass.server.index import BannerIndex
+from spyglass.server.index.importer import import_banners, import_files
+
+COUNT = 3000
+
+
+@pytest.fixture(scope="module")
+def banners():
+    return list(generate(COUNT, seed=7))
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, banners):
+    idx = BannerIndex(tmp_path_factory.mktemp("index"))
+    import_banners(idx, (dict(b) for b in banners))
+    yield idx
+    idx.close()
+
+
+def expected(banners, predicate) -> int:
+    return sum(1 for b in banners if predicate(b))
+
+
+def search(index, q, facets=""):
+    return index.search(parse_strict(q), parse_facets(facets))
+
+
+@pytest.mark.parametrize("query, predicate", [
+    ("port:22", lambda b: b["port"] == 22),
+    ("port:80,443", lambda b: b["port"] in (80, 443)),
+    ("-port:22", lambda b: b["port"] != 22),
+    ("country:de", lambda b: b["location"]["country_code"] == "DE"),
+    ("tag:ics", lambda b: "ics" in b.get("tags", [])),
+    ("has_vuln:true", lambda b: bool(b.get("vulns"))),
+    ("has_ssl:false", lambda b: "ssl" not in b),
+    ("vuln:CVE-2021-41773", lambda b: "CVE-2021-41773" in b.get("vulns", {})),
+    ("product:openssh", lambda b: b.get("product") == "OpenSSH"),
+    ("http.status:404", lambda b: (b.get("http") or {}).get("status") == 404),
+    ("net:198.18.0.0/24", lambda b: b["ip_str"].startswith("198.18.0.")),
+    ("after:2026-06-30", lambda b: b["timestamp"] >= "2026-07-01"),
+    ("before:2025-01-01", lambda b: b["timestamp"] < "2025-01-01"),
+    ('http.title:"welcome to nginx"', lambda b: (b.get("http") or {}).get("title") == "Welcome to nginx!"),
+    ("asn:AS64512", lambda b: b["asn"] == "AS64512"),
+    ("ssh", lambda b: "ssh" in b["data"].lower().replace("-", " ").split()),
+])
+def test_queries_find_exactly_what_they_mean(index, banners, query, predicate):
+    total, page, _ = search(index, query)
+    assert total == expected(banners, predicate) > 0
+    assert len(page) == min(100, total)
+
+
+def test_hostname_matches_the_domain_and_its_subdomains(index, banners):
+    domain = next(b["domains"][0] for b in banners if b["hostnames"])
+    total, _, _ = search(index, f"hostname:{domain}")
+    assert total == expected(banners, lambda b: any(h.endswith("." + domain) for h in b["hostnames"]))
+
+
+def test_pages_are_newest_first_and_do_not_overlap(index):
+    _, first, _ = search(index, "port:80")
+    total, second, _ = index.search(parse_strict("port:80"), [], page=2)
+    stamps = [b["timestamp"] for b in first + second]
+    assert stamps == sorted(stamps, reverse=True)
+    assert not {id(b) for b in first} & {id(b) for b in second}
+    assert {(b["ip_str"], b["timestamp"]) for b in first}.isdisjoint({(b["ip_str"], b["timestamp"]) for b in second})
+
+
+def test_facets_count_exactly(index, banners):
+    total, facets = index.count(parse_strict("has_ssl:true"), parse_facets("port:3,country:100"))
+    ssl = [b for b in banners if "ssl" in b]
+    by_port: dict[int, int] = {}
+    for b in ssl:
+        by_port[b["port"]] = by_port.get(b["port"], 0) + 1
+    assert total == len(ssl)
+    assert [(f["value"], f["count"]) for f in facets["port"]] == sorted(by_port.items(), key=lambda kv: -kv[1])[:3]
+    assert sum(f["count"] for f in facets["country"]) == len(ssl)
+
+
+def test_host_has_every_banner_of_the_address(index, banners):
+    ip = banners[0]["ip_str"]
+    found = index.host(ip)
+    assert len(found) == expected(banners, lambda b: b["ip_str"] == ip)
+    assert all(b["ip_str"] == ip for b in found)
+
+
+def test_import_files_plain_and_gzip_with_bad_lines(tmp_path, banners):
+    plain, packed = tmp_path / "a.json", tmp_path / "b.json.gz"
+    lines = [orjson.dumps(b) for b in banners[:100]]
+    lines[10] = b"{not json"
+    lines[20] = json.dumps({"ip_str": "198.18.0.1", "port": 80}).encode()  # no timestamp
+    plain.write_bytes(b"\n".join(lines[:50]) + b"\n")
+    with gzip.open(packed, "wb") as fh:
+        fh.write(b"\n".join(lines[50:]) + b"\n")
+    idx = BannerIndex(tmp_path / "data")
+    seen = []
+    report = import_files(idx, [plain, packed], progress=lambda done, total, r: seen.append((done, total)))
+    assert (report.read, report.added, report.bad) == (100, 98, 2)
+    assert report.problems[0].startswith("a.json:11: not JSON (")
+    assert report.problems[1] == "a.json:21: no ISO 8601 timestamp"
+    assert seen[-1][0] == seen[-1][1]
+    again = import_files(idx, [plain, packed])
+    assert (again.added, again.duplicates) == (0, 98)
+    assert idx.total() == 98
+    idx.close()
+
+
+def test_original_namespace_member_is_normalized(tmp_path, banners):
+    b = dict(banners[0])
+    b["_shodan"] = b.pop("_intel")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b])
+    assert idx.host(b["ip_str"])[0]["_intel"]["module"] == banners[0]["_intel"]["module"]
+    idx.close()
+
+
+def test_index_catches_up_after_a_crash_between_store_and_index(tmp_path, banners):
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, banners[:50])
+    idx.records.set_meta("indexed_seq", "20")  # as if the index lost its last commit
+    idx.close()
+    again = BannerIndex(tmp_path)
+    with again.writing():
+        pass
+    assert again.total() == 50 and again.records.count() == 50
+    again.close()

@@ -1,0 +1,85 @@
+"""The search syntax: what it understands, and how it says what it does not."""
+
+from __future__ import annotations
+
+from datetime import date
+from ipaddress import ip_network
+
+import pytest
+
+from spyglass.query import FACETS, FILTERS, Filter, QuerySyntaxError, Text, parse, parse_facets, parse_strict, tokens
+
+TRENDS_FILTERS = """all asn city country cpe has_ipv6 has_screenshot has_ssl has_vuln hash hostname
+http.component http.component_category http.favicon.hash http.html_hash http.robots_hash
+http.securitytxt http.status http.title http.waf ip isp net org os port product region
+screenshot.label ssh.fingerprint ssl ssl.alpn ssl.cert.fingerprint ssl.cert.issuer.cn
+ssl.cert.serial ssl.cert.subject.cn ssl.ja3s ssl.jarm ssl.version state tag title version vuln""".split()
+TRENDS_FACETS = """asn city country domain has_screenshot hash http.component http.component_category
+http.favicon.hash http.html_hash http.robots_hash http.status http.title http.waf ip isp
+mongodb.database.name org os port product redis.key region rsync.module screenshot.label
+ssh.fingerprint ssl.alpn ssl.cert.fingerprint ssl.cert.issuer.cn ssl.cert.serial
+ssl.cert.subject.cn ssl.ja3s ssl.jarm ssl.version state tag version vuln vuln.verified""".split()
+
+
+def test_vocabulary_covers_the_trends_host_and_more():
+    assert set(TRENDS_FILTERS) | {"net", "before", "after", "scan"} <= set(FILTERS)
+    assert set(TRENDS_FACETS) <= set(FACETS)
+
+
+def test_a_full_query():
+    q = parse_strict('apache country:DE,fr -port:22 "default page" net:198.18.0.0/24 after:2025-01-01 has_vuln:yes')
+    assert q.terms[0] == Text("apache", span=q.terms[0].span)
+    country, port, phrase, net, after, vuln = q.terms[1:]
+    assert isinstance(country, Filter) and country.values == ("DE", "FR") and not country.negated
+    assert port.values == (22,) and port.negated
+    assert phrase.text == "default page" and phrase.phrase
+    assert net.values == (ip_network("198.18.0.0/24"),)
+    assert after.values == (date(2025, 1, 1),)
+    assert vuln.values == (True,)
+
+
+def test_quoted_values_keep_commas_and_spaces():
+    q = parse_strict('org:"Northwind, Ltd","Bluefin Cloud" title:"It works!"')
+    assert q.filters[0].values == ("northwind, ltd", "bluefin cloud")
+    assert q.filters[1].values == ("it works!",)
+
+
+@pytest.mark.parametrize("source, message, position", [
+    ("", "empty query", 1),
+    ("   ", "empty query", 1),
+    ("apache foo:bar", "unknown filter 'foo'", 8),
+    ("port:eighty", "port: 'eighty' is not a whole number", 6),
+    ('title:"unterminated', "unbalanced quote", 7),
+    ('apache "half', "unbalanced quote", 8),
+    ("net:300.1.1.0/24", "net: '300.1.1.0/24' is not an IP address or CIDR network", 5),
+    ("after:yesterday", "after: 'yesterday' is not a date (YYYY-MM-DD)", 7),
+    ("country:Germany", "country: 'Germany' is not a 2-letter country code", 9),
+    ("has_ssl:maybe", "has_ssl: 'maybe' is not true or false", 9),
+    ("port:", "port: missing value", 6),
+])
+def test_errors_point_at_the_problem(source, message, position):
+    q = parse(source)
+    assert [e.message for e in q.errors] == [message]
+    assert q.errors[0].span.start + 1 == position
+    with pytest.raises(QuerySyntaxError):
+        parse_strict(source)
+
+
+def test_unknown_filters_are_never_dropped():
+    q = parse("nginx bogus:1 port:80")
+    assert q.errors and [f.name for f in q.filters] == ["port"]
+
+
+def test_facets():
+    assert [(f.name, f.size) for f in parse_facets("port, org:20,country")] == [("port", 10), ("org", 20), ("country", 10)]
+    for bad, message in (("nope", "unknown facet 'nope'"), ("port:0", "facet port: count must be 1 to 1000"),
+                         ("port:x", "facet port: count must be 1 to 1000")):
+        with pytest.raises(ValueError, match=message):
+            parse_facets(bad)
+
+
+def test_tokens_endpoint_shape():
+    assert tokens("apache port:80,443 -country:de") == {
+        "attributes": {"ports": [80, 443], "country": ["DE"]}, "errors": [], "string": "apache",
+        "filters": ["country", "port"]}
+    assert tokens("x:1")["errors"] == ["unknown filter 'x' (at 1)"]
