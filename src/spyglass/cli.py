@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -174,6 +175,112 @@ async def _geodns(clients, args):
     return [r.to_api() for r in results] if args.json else _dns_rows(results)
 
 
+def _service_line(b) -> str:
+    from spyglass.safetext import clean
+
+    what = " ".join(x for x in (b.product, b.version) if x) or (b.module or "")
+    title = (b.http.title if b.http and b.http.title else "") or b.data.split("\n", 1)[0]
+    return clean(f"{b.port}/{b.transport:<4} {what:<32} {title}", one_line=True, max_chars=150)
+
+
+async def _host(clients, args):
+    host = await clients.intel.host(args.ip, history=args.history)
+    if args.json:
+        return host
+    where = ", ".join(x for x in (host.city, host.country_name) if x)
+    print_pairs([("ip", host.ip_str), ("org", host.org or "-"), ("isp", host.isp or "-"), ("asn", host.asn or "-"),
+                 ("location", where or "-"), ("hostnames", ", ".join(host.hostnames) or "-"),
+                 ("tags", ", ".join(host.tags) or "-"), ("vulns", ", ".join(host.vulns) or "-"),
+                 ("last update", host.last_update or "-"), ("ports", ", ".join(map(str, host.ports)))])
+    for banner in host.data:
+        print(f"  {banner.timestamp[:19]}  {_service_line(banner)}")
+
+
+def _facet_rows(facets) -> None:
+    from spyglass.safetext import clean
+
+    for name, values in (facets or {}).items():
+        print(f"\n{name}")
+        top = max((v.count for v in values), default=1) or 1
+        for v in values:
+            bar = "#" * max(1, round(24 * v.count / top))
+            print(f"  {clean(v.label, one_line=True, max_chars=40):<40} {v.count:>10,}  {bar}")
+
+
+async def _search(clients, args):
+    result = await clients.intel.search(args.query, args.facets, page=args.page)
+    if args.json:
+        return result
+    from spyglass.safetext import clean
+
+    for b in result.matches:
+        print(f"{clean(b.ip_str, one_line=True):<16} {_service_line(b)}")
+    print(f"{result.total:,} results (page {args.page}, {len(result.matches)} shown)", file=sys.stderr)
+    _facet_rows(result.facets)
+
+
+async def _count(clients, args):
+    result = await clients.intel.count(args.query, args.facets)
+    if args.json:
+        return result
+    print(f"{result.total:,}")
+    _facet_rows(result.facets)
+
+
+async def _export(clients, args):
+    from spyglass.export import export
+
+    fields = [f.strip() for f in args.fields.split(",")] if args.fields else None
+    await export(clients.intel, args.query, args.output, fields, args.limit)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from spyglass.config import data_dir
+    from spyglass.progress import Progress
+    from spyglass.server.index import BannerIndex, IndexBusy
+    from spyglass.server.index.importer import import_files
+
+    missing = [str(p) for p in args.files if not p.is_file()]
+    if missing:
+        return fail(f"no such file: {', '.join(missing)}", EXIT_USAGE)
+    index = BannerIndex(args.data or data_dir())
+    progress = Progress("import")
+    try:
+        report = import_files(index, args.files, progress=lambda done, total, r: progress.update(
+            done / total if total else None, f"{r.read:,} read, {r.added:,} new, {r.bad:,} bad"))
+    except IndexBusy as exc:
+        return fail(str(exc), EXIT_UNAVAILABLE)
+    finally:
+        index.close()
+    progress.done(f"{report.read:,} read, {report.added:,} new, {report.duplicates:,} already there, {report.bad:,} bad")
+    for problem in report.problems:
+        print(f"  {problem}", file=sys.stderr)
+    if report.bad > len(report.problems):
+        print(f"  … and {report.bad - len(report.problems):,} more bad lines", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    import gzip
+
+    import orjson
+
+    from spyglass.datagen import generate
+    from spyglass.progress import Progress
+
+    if args.count < 1:
+        return fail("--count must be at least 1", EXIT_USAGE)
+    progress = Progress("generate")
+    opener = gzip.open if args.output.suffix == ".gz" else open
+    with opener(args.output, "wb", **({"compresslevel": 3} if args.output.suffix == ".gz" else {})) as fh:
+        for n, banner in enumerate(generate(args.count, args.seed), start=1):
+            fh.write(orjson.dumps(banner) + b"\n")
+            if n % 10_000 == 0:
+                progress.update(n / args.count, f"{n:,} banners")
+    progress.done(f"{args.count:,} banners to {args.output}")
+    return EXIT_OK
+
+
 # -- local commands ------------------------------------------------------------------------------
 def cmd_serve(args: argparse.Namespace) -> int:
     import socket
@@ -198,7 +305,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         serve(args.data or data_dir(), host=args.host, port=args.port, namespace=args.namespace,
               rate_limit=args.rate_limit, geonet=geonet, geonet_only=args.geonet_only, sock=sock,
-              exit_on_stdin_eof=args.exit_on_stdin_eof, announce=lambda line: print(line, flush=True))
+              demo=args.demo, exit_on_stdin_eof=args.exit_on_stdin_eof,
+              announce=lambda line: print(line, flush=True))
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_UNAVAILABLE)
     return EXIT_OK
@@ -274,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE)
     p.add_argument("--rate-limit", type=float, help="requests per second per key (default: unlimited)")
     p.add_argument("--geonet-only", action="store_true", help="serve only the geonet API, as an agent")
+    p.add_argument("--demo", action="store_true", help="fill an empty backend with synthetic demo banners")
     p.add_argument("--location", help="this agent's location: City,CC,latitude,longitude")
     p.add_argument("--peer", action="append", default=[], metavar="URL",
                    help="another geonet agent for the geo forms (repeatable)")
@@ -322,6 +431,35 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text)
         p.add_argument("--json", action="store_true", help="print the API's JSON")
         p.set_defaults(func=api_command(handler))
+    p = sub.add_parser("host", help="everything known about one address")
+    p.add_argument("ip")
+    p.add_argument("--history", action="store_true", help="every banner ever seen, not only the latest")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.set_defaults(func=api_command(_host))
+    for name, handler, text in (("search", _search, "search banners (a filter or page > 1 costs a query credit)"),
+                                ("count", _count, "count matches and summarize facets (free)")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("query")
+        p.add_argument("--facets", help="e.g. port,org:20,country")
+        if name == "search":
+            p.add_argument("--page", type=int, default=1)
+        p.add_argument("--json", action="store_true", help="print the API's JSON")
+        p.set_defaults(func=api_command(handler))
+    p = sub.add_parser("export", help="write every result of a query to .json.gz or .csv (resumable)")
+    p.add_argument("query")
+    p.add_argument("-o", "--output", type=Path, required=True, help="FILE.json.gz or FILE.csv")
+    p.add_argument("--fields", help="CSV columns, e.g. ip_str,port,org,location.country_code")
+    p.add_argument("--limit", type=int, help="stop after this many banners")
+    p.set_defaults(func=api_command(_export))
+    p = sub.add_parser("import", help="load banner files (one JSON banner per line, plain or .gz)")
+    p.add_argument("files", nargs="+", type=Path)
+    p.add_argument("--data", type=Path, default=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_import)
+    p = sub.add_parser("generate", help="write a deterministic synthetic banner dataset")
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-o", "--output", type=Path, required=True, help="FILE.json.gz (or .json)")
+    p.set_defaults(func=cmd_generate)
     for name, handler, text in (
         ("ping", _ping, "ping a target from the geonet agent"),
         ("geoping", _geoping, "ping a target from every geonet location"),
@@ -346,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         return result
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as exc:  # every failure a user can meet becomes one line and an exit code
         from spyglass.client.errors import SpyglassError
         from spyglass.server.launcher import BackendFailed

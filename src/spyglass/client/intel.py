@@ -199,6 +199,15 @@ class IntelClient(HostClient):
     async def my_ip(self) -> str:
         return await self.call(str, "GET", "/tools/myip")
 
+    async def backend_info(self) -> dict | None:
+        """What a spyglass backend holds (banners, demo data); None from other services."""
+        from spyglass.client.errors import NotFound
+
+        try:
+            return await self.call(dict, "GET", "/spyglass/info")
+        except NotFound:
+            return None
+
     async def api_info(self) -> m.ApiInfo:
         info = await self.call(m.ApiInfo, "GET", "/api-info")
         limits = info.usage_limits

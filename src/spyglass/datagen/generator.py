@@ -79,9 +79,12 @@ _SERVICE_WEIGHTS = [s[-1] for s in SERVICES]
 
 
 class Host:
-    def __init__(self, index: int, seed: int, hosts: int) -> None:
+    """One address: who holds it, where, and what it runs. ``visit`` numbers the passes over the
+    address range; each pass sees the same host at other times."""
+
+    def __init__(self, index: int, seed: int, hosts: int, visit: int = 0) -> None:
         rng = random.Random(seed * 1_000_003 + index)
-        self.rng = rng
+        self.rng = random.Random((seed * 1_000_003 + index) * 7919 + visit) if visit else rng
         offset = (index * 2654435761) % NETWORK.num_addresses if hosts < NETWORK.num_addresses else index
         self.ip = int(NETWORK.network_address) + offset % NETWORK.num_addresses
         self.ip_str = str(ipaddress.ip_address(self.ip))
@@ -110,7 +113,7 @@ def generate(count: int, seed: int = 1) -> Iterator[dict]:
     produced = 0
     index = 0
     while produced < count:
-        host = Host(index % hosts, seed, hosts) if index < hosts else Host(index % hosts, seed + index // hosts, hosts)
+        host = Host(index % hosts, seed, hosts, visit=index // hosts)
         for service, version in host.services:
             for _ in range(host.rng.choice([1, 2, 3, 4])):
                 if produced >= count:

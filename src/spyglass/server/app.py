@@ -11,7 +11,8 @@ from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.errors import install_error_handlers
 from spyglass.server.geonet import GeonetSettings, create_geonet_app
-from spyglass.server.routers import account, tools
+from spyglass.server.index import BannerIndex
+from spyglass.server.routers import account, search, status, tools
 from spyglass.server.store import Store
 
 
@@ -30,9 +31,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None
+    app.state.index = BannerIndex(settings.data_dir)
     install_error_handlers(app)
     app.include_router(account.router)
     app.include_router(tools.router)
+    app.include_router(search.build_router(settings.namespace))
+    app.include_router(status.router)
     app.add_middleware(CreditHeaders)
     app.mount("/geonet", create_geonet_app(settings.geonet))
     return app

@@ -51,7 +51,7 @@ class EmbeddedBackend:
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "spyglass", "serve", "--fd", str(sock.fileno()),
-                 "--data", str(self.data_dir), "--namespace", self.namespace, "--exit-on-stdin-eof"],
+                 "--data", str(self.data_dir), "--namespace", self.namespace, "--exit-on-stdin-eof", "--demo"],
                 stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=[sock.fileno()],
                 start_new_session=True,  # a Ctrl-C in the terminal is the dashboard's, not the backend's
             )

@@ -22,6 +22,20 @@ def listen(host: str, port: int) -> socket.socket:
     return socket.create_server((host, port), family=family, backlog=128)
 
 
+DEMO_BANNERS = 20_000
+
+
+def seed_demo_data(index) -> None:
+    """On a first run, fill an empty index with synthetic banners (marked as demo data)."""
+    from spyglass.datagen import generate
+    from spyglass.server.index.importer import import_banners
+
+    if index.records.count() or index.records.get_meta("demo"):
+        return
+    index.records.set_meta("demo", "1")
+    import_banners(index, generate(DEMO_BANNERS, seed=1))
+
+
 def serve(
     data_dir: Path,
     *,
@@ -32,6 +46,7 @@ def serve(
     geonet=None,
     geonet_only: bool = False,
     sock: socket.socket | None = None,
+    demo: bool = False,
     exit_on_stdin_eof: bool = False,
     announce: Callable[[str], None] = print,
 ) -> None:
@@ -54,6 +69,8 @@ def serve(
         announce(f"{name:7} {url}")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=3))
+    if demo and not geonet_only:
+        threading.Thread(target=seed_demo_data, args=(app.state.index,), name="demo-data", daemon=True).start()
     if exit_on_stdin_eof:
         # The launcher holds our stdin open; when it goes away for any reason, so do we.
         def watch() -> None:

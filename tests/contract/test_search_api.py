@@ -1,0 +1,142 @@
+"""Search and host lookup: the client against the backend under uvicorn, with a real index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spyglass.client import BadRequest, Clients, NoCredits, NotFound
+from spyglass.datagen import generate
+from spyglass.server.index.importer import import_banners
+from tests.conftest import SHARED, start_backend
+
+BANNERS = list(generate(3000, seed=3))
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    server, backend = start_backend(tmp_path_factory.mktemp("search-backend"))
+    import_banners(backend.app.state.index, (dict(b) for b in BANNERS))
+    with server:
+        yield backend
+    backend.store.close()
+
+
+@pytest.fixture
+async def member(loaded):
+    key = loaded.key("member")
+    async with Clients.from_profile(loaded.profile(key)) as clients:
+        yield clients
+
+
+async def test_count_is_free_and_has_facets(member):
+    result = await member.intel.count("port:22", "country:3,org")
+    assert result.total == sum(b["port"] == 22 for b in BANNERS)
+    assert result.matches == []
+    assert len(result.facets["country"]) == 3 and len(result.facets["org"]) == 10
+    assert (await member.intel.api_info()).query_credits == 100
+
+
+async def test_search_credits_follow_the_rules(member):
+    await member.intel.search("nginx")  # free text, first page: free
+    assert member.credits.query == 100
+    page = await member.intel.search("nginx port:80")  # a filter: one credit
+    assert member.credits.query == 99 and len(page.matches) == 100
+    await member.intel.search("nginx", page=2)  # past the first page: one credit
+    assert member.credits.query == 98
+
+
+async def test_free_plan_can_search_text_but_not_filters(loaded):
+    async with Clients.from_profile(loaded.profile(loaded.key("free"))) as c:
+        assert (await c.intel.search("nginx")).total > 0
+        with pytest.raises(NoCredits):
+            await c.intel.search("port:80")
+        assert (await c.intel.count("port:80")).total > 0
+
+
+async def test_matches_parse_as_banners_newest_first(member):
+    result = await member.intel.search("ssh", "port")
+    stamps = [b.timestamp for b in result.matches]
+    assert stamps == sorted(stamps, reverse=True)
+    assert all(b.meta and b.meta.module for b in result.matches)
+    assert result.facets["port"][0].value == 22
+
+
+async def test_minify_and_fields(member):
+    full = await member.intel.search("has_ssl:true", minify=False)
+    small = await member.intel.search("has_ssl:true")
+    assert full.matches[0].ssl.chain and not small.matches[0].ssl.chain
+    raw = await member.intel.transport.request("GET", "/intel/host/search",
+                                               params={"query": "ssh", "fields": "ip_str,port,location.city"})
+    assert set(raw["matches"][0]) == {"ip_str", "port", "location.city"}
+
+
+@pytest.mark.parametrize("query, facets, message", [
+    ("bogus:1", None, "unknown filter 'bogus'"),
+    ('title:"open', None, "unbalanced quote"),
+    ("", None, "empty query"),
+    ("nginx", "nope", "unknown facet 'nope'"),
+    ("net:1.2.3.4/99", None, "not an IP address or CIDR network"),
+])
+async def test_bad_queries_are_400_with_the_reason(member, query, facets, message):
+    with pytest.raises(BadRequest) as caught:
+        await member.intel.search(query, facets)
+    assert message in str(caught.value) and caught.value.status == 400
+    assert member.credits.query in (None, 100)  # nothing spent on a query that never ran
+
+
+async def test_tokens_filters_and_facets_lists(member):
+    tokens = await member.intel.search_tokens("apache port:80,443 bogus:1")
+    assert tokens.attributes == {"ports": [80, 443]} and tokens.filters == ["port"]
+    assert tokens.errors == ["unknown filter 'bogus' (at 20)"]
+    assert "net" in await member.intel.search_filters()
+    assert "vuln.verified" in await member.intel.search_facets()
+
+
+async def test_host(member):
+    ip = BANNERS[0]["ip_str"]
+    mine = [b for b in BANNERS if b["ip_str"] == ip]
+    host = await member.intel.host(ip)
+    assert host.ip_str == ip and host.ports == sorted({b["port"] for b in mine})
+    assert len(host.data) == len({b["port"] for b in mine})  # the latest banner per service
+    assert host.country_code == mine[0]["location"]["country_code"]
+    history = await member.intel.host(ip, history=True)
+    assert len(history.data) == len(mine)
+    minified = await member.intel.host(ip, minify=True)
+    assert minified.data == [] and minified.ports == host.ports
+
+
+async def test_host_errors(member):
+    with pytest.raises(NotFound, match="No information available for that IP"):
+        await member.intel.host("192.0.2.1")
+    with pytest.raises(BadRequest, match="Invalid IP address"):
+        await member.intel.host("not-an-ip")
+
+
+async def test_shapes_match_the_original_service(member):
+    fixture = SHARED / "fixtures" / "original-service" / "host" / "version.json"
+    if not fixture.exists():
+        pytest.skip("shared fixtures absent")
+    original = json.loads(fixture.read_text())
+    raw = await member.intel.transport.request("GET", "/intel/host/search", params={"query": "ssh"})
+    assert set(original) <= set(raw)
+    theirs = original["matches"][0]
+    ours = raw["matches"][0]
+    member_name = next(k for k in theirs if k.startswith("_"))
+    common = set(theirs) - {member_name, "product", "version"}
+    assert common <= set(ours) and "_intel" in ours
+    assert set(theirs["location"]) == set(ours["location"])
+    assert set(theirs[member_name]) <= set(ours["_intel"])
+
+
+async def test_other_namespace(tmp_path):
+    server, backend = start_backend(tmp_path, namespace="acme")
+    import_banners(backend.app.state.index, (dict(b) for b in BANNERS[:50]))
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key(), namespace="acme")) as c:
+            result = await c.intel.search("ssh")
+            raw = await c.intel.transport.request("GET", "/acme/host/search", params={"query": "ssh"})
+    backend.store.close()
+    assert result.matches[0].module == "ssh"
+    assert "_acme" in raw["matches"][0] and "_intel" not in raw["matches"][0]
