@@ -52,3 +52,9 @@ def safe_text(value: Any, style: str = "", *, one_line: bool = False, max_chars:
     from rich.text import Text
 
     return Text(clean(value, one_line=one_line, max_chars=max_chars), style=style, no_wrap=one_line)
+
+
+def fit(value: Any, width: int) -> str:
+    """One inert line of at most ``width`` characters, cut with a single "…" (for table cells)."""
+    text = clean(value, one_line=True, max_chars=max(width * 4, 64))
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 
 import pytest
@@ -8,14 +9,26 @@ from tests.conftest import start_backend
 
 SNAPSHOT_PORT = 47813  # fixed so that the endpoint and Host header in snapshots never change
 FROZEN = datetime(2026, 3, 14, 9, 26, 53)
+_accounts = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def snapshot_profile(tmp_path_factory):
-    """A profile for a backend whose clock is frozen, on a fixed port, with one member account."""
+def snapshot_backend(tmp_path_factory):
+    """A backend whose clock is frozen, on a fixed port, with deterministic demo banners."""
+    from spyglass.datagen import generate
+    from spyglass.server.index.importer import import_banners
+
     server, backend = start_backend(tmp_path_factory.mktemp("snapshot-backend"), port=SNAPSHOT_PORT,
                                     clock=lambda: FROZEN)
-    _, key = backend.store.create_account("analyst", "member", display_name="Ada Analyst")
+    import_banners(backend.app.state.index, generate(600, seed=2))
     with server:
-        yield backend.profile(key)
+        yield backend
     backend.store.close()
+
+
+@pytest.fixture
+def snapshot_profile(snapshot_backend):
+    """A fresh member account for each snapshot, so no test sees credits another one spent."""
+    _, key = snapshot_backend.store.create_account(f"analyst-{next(_accounts)}", "member",
+                                                   display_name="Ada Analyst")
+    return snapshot_backend.profile(key)

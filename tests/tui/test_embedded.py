@@ -19,6 +19,9 @@ async def test_embedded_backend_lifecycle(tmp_path):
         await settle(pilot)
         assert status.state is State.CONNECTED, status.detail
         assert status.endpoint.startswith("http://127.0.0.1:")
+        assert "Demo data:" in screen_text(app)  # a first run is filled with synthetic banners, and says so
+        await pilot.press("4")
+        await settle(pilot)
         assert "Local analyst" in screen_text(app)
         process = app.connection.backend.process
         assert process.poll() is None

@@ -46,7 +46,7 @@ def _here(monkeypatch, dns_server):
 
 async def open_geo(pilot) -> GeoPane:
     await settle(pilot)
-    await pilot.press("2")
+    await pilot.press("alt+3")
     return pilot.app.query_one(GeoPane)
 
 
@@ -63,7 +63,7 @@ async def test_ping_fills_rows_and_map(geo_backend):
         assert "This machine (Berlin)" in text and "Tokyo" in text
         assert "no result: no answer within 1 s" in text
         assert len(pane.query_one(WorldMap).markers) == 2  # Berlin and Tokyo have coordinates
-        assert {m.level for m in pane.query_one(WorldMap).markers} == {"good"}
+        assert "down" not in {m.level for m in pane.query_one(WorldMap).markers}  # both answered
 
 
 async def test_dns_from_here_and_the_agent(geo_backend):

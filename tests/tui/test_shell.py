@@ -27,6 +27,8 @@ async def test_connects_and_shows_account(backend):
     app = SpyglassApp(backend.profile(key))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
         status = app.query_one(StatusBar)
         assert status.state is State.CONNECTED
         assert (status.plan, status.query_credits, status.scan_credits) == ("member", 100, 100)
@@ -41,6 +43,8 @@ async def test_credits_in_status_bar_follow_the_server(backend):
     key = backend.key("member")
     app = SpyglassApp(backend.profile(key))
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
         await settle(pilot)
         backend.store.set_credits(backend.store.account_for_key(key).id, query=7)
         await pilot.press("r")  # refresh the pane: any response carries the balances
@@ -91,7 +95,7 @@ async def test_help_lists_keys_with_binding_ids(backend):
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for binding_id in ("help", "settings", "refresh", "reconnect", "quit", "pane.1"):
+        for binding_id in ("help", "settings", "refresh", "reconnect", "quit", "pane.1", "search.query"):
             assert f" {binding_id} " in text
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)

@@ -31,12 +31,12 @@ def steps(*keys: str):
 
 
 def test_account_pane(snap_compare, snapshot_profile):
-    assert snap_compare(dashboard(snapshot_profile), terminal_size=SIZE, run_before=steps())
+    assert snap_compare(dashboard(snapshot_profile), terminal_size=SIZE, run_before=steps("alt+4"))
 
 
 def test_account_pane_16_colours(snap_compare, snapshot_profile):
     app = SpyglassApp(snapshot_profile, theme="spyglass-16")
-    assert snap_compare(app, terminal_size=SIZE, run_before=steps())
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps("alt+4"))
 
 
 def test_help(snap_compare, snapshot_profile):
@@ -54,4 +54,29 @@ def test_bad_key(snap_compare, snapshot_profile, key):
 
 
 def test_geo_pane_idle(snap_compare, snapshot_profile):
-    assert snap_compare(dashboard(snapshot_profile), terminal_size=SIZE, run_before=steps("2"))
+    assert snap_compare(dashboard(snapshot_profile), terminal_size=SIZE, run_before=steps("alt+3"))
+
+
+def test_search_results_with_facets(snap_compare, snapshot_profile):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("slash")
+        pilot.app.query_one("#query").value = "port:22,80 country:US"
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("escape")
+        no_blink(pilot.app)
+        await pilot.pause()
+
+    assert snap_compare(dashboard(snapshot_profile), terminal_size=SIZE, run_before=run_before)
+
+
+def test_host_pane(snap_compare, snapshot_profile):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        pilot.app.show_host("198.18.0.0")
+        await settle(pilot)
+        no_blink(pilot.app)
+        await pilot.pause()
+
+    assert snap_compare(dashboard(snapshot_profile), terminal_size=SIZE, run_before=run_before)

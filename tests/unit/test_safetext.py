@@ -70,3 +70,11 @@ def test_a_megabyte_line_is_cut_with_a_marker():
 
 def test_none_and_numbers():
     assert clean(None) == "" and clean(443) == "443"
+
+
+def test_fit_cuts_one_line_with_an_ellipsis():
+    from spyglass.safetext import fit
+
+    assert fit("Granite State University", 10) == "Granite S…"
+    assert fit("a\x1b[31mb", 20) == "a␛[31mb"
+    assert fit("short", 10) == "short"

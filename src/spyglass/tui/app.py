@@ -17,11 +17,13 @@ from spyglass.tui.connection import Connection, State
 from spyglass.tui.panes.account import AccountPane
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.panes.geo import GeoPane
+from spyglass.tui.panes.host import HostPane
+from spyglass.tui.panes.search import SearchPane
 from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
-PANES: list[type[Pane]] = [AccountPane, GeoPane]
+PANES: list[type[Pane]] = [SearchPane, HostPane, GeoPane, AccountPane]
 
 
 def pane_id(pane: type[Pane]) -> str:
@@ -38,7 +40,8 @@ class SpyglassApp(App[None]):
         Binding("r", "refresh", "Refresh", id="refresh"),
         Binding("ctrl+r", "reconnect", "Reconnect", id="reconnect"),
         Binding("q", "quit", "Quit", id="quit"),
-        *(Binding(str(n), f"show_pane({n - 1})", f"Show {pane.TITLE}", show=False, id=f"pane.{n}")
+        # Digits when no input has the keyboard; alt+digit always (an input keeps plain digits).
+        *(Binding(f"{n},alt+{n}", f"show_pane({n - 1})", f"Show {pane.TITLE}", show=False, id=f"pane.{n}")
           for n, pane in enumerate(PANES, start=1)),
     ]
 
@@ -79,6 +82,7 @@ class SpyglassApp(App[None]):
             pane.display = False  # the switcher hides only the children it had when it mounted
         await switcher.mount_all(panes)
         switcher.current = panes[0].id
+        panes[0].focus_first()
         self.connect()
 
     def set_state(self, state: State, detail: str = "") -> None:
@@ -139,9 +143,20 @@ class SpyglassApp(App[None]):
 
     # -- actions ---------------------------------------------------------------------------
     def action_show_pane(self, index: int) -> None:
-        if 0 <= index < len(PANES):
+        if 0 <= index < len(PANES) and self.query(PANES[index]):  # panes mount after the first frame
             self.query_one("#panes", ContentSwitcher).current = pane_id(PANES[index])
             self.query_one(NavBar).active = index
+            self.query_one(PANES[index]).focus_first()
+
+    def show_pane_of(self, kind: type[Pane]) -> Pane:
+        self.action_show_pane(PANES.index(kind))
+        return self.query_one(kind)
+
+    def show_host(self, ip: str) -> None:
+        self.show_pane_of(HostPane).show_ip(ip)
+
+    def show_geo(self, target: str) -> None:
+        self.show_pane_of(GeoPane).show_target(target)
 
     def on_nav_bar_picked(self, event: NavBar.Picked) -> None:
         self.action_show_pane(event.index)

@@ -23,6 +23,13 @@ class Pane(VerticalScroll):
     Pane > .pane-error.shown { display: block; }
     """
 
+    def focus_first(self) -> None:
+        """Put the keyboard where the pane's work starts (its first input, or table)."""
+        for widget in self.query("*"):
+            if widget.focusable:
+                widget.focus()
+                return
+
     def compose_error(self) -> Static:
         return Static("", classes="pane-error")
 

@@ -1,0 +1,285 @@
+"""The search pane: a checked query, facet counts as bars that refine the query, results that
+page lazily (bounded), count-only mode, opening a result in the host pane, and export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Checkbox, DataTable, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from spyglass.query import parse, parse_facets
+from spyglass.safetext import fit, safe_text
+from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.facts import bar
+from spyglass.tui.widgets.queryinput import QueryInput
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+    from spyglass.models import Banner, SearchResponse
+
+DEFAULT_FACETS = "port,org,country,product,vuln"
+MAX_ROWS = 10_000  # interactive tables stay small; export for the rest
+PAGE = 100
+COLUMNS = ("IP", "Port", "Org", "Country", "Product", "Title / banner", "Seen")
+
+
+def quoted(value: str) -> str:
+    return f'"{value}"' if any(c in value for c in ' ,"') else value
+
+
+def refine(query: str, facet: str, value: str, exclude: bool) -> str:
+    """``query`` narrowed to (or, with ``exclude``, without) ``facet:value``."""
+    term = f"{'-' if exclude else ''}{facet}:{quoted(value.replace(chr(34), ''))}"
+    return f"{query.strip()} {term}".strip()
+
+
+def row_of(b: Banner) -> list[Text]:
+    title = (b.http.title if b.http and b.http.title else None) or b.data.strip().split("\n", 1)[0]
+    product = " ".join(x for x in (b.product, b.version) if x)
+    cells = [b.ip_str, f"{b.port}/{b.transport}", b.org or "", b.location.country_code or "", product, title,
+             b.timestamp[:10]]
+    return [Text(fit(c, 60), no_wrap=True) for c in cells]
+
+
+class SearchPane(Pane):
+    TITLE = "Search"
+    BINDINGS = [
+        Binding("slash", "focus_query", "Query", id="search.query"),
+        Binding("escape", "leave_query", "Results", show=False, id="search.results"),
+        Binding("e", "export", "Export", id="search.export"),
+        Binding("minus", "exclude_facet", "Exclude value", show=False, id="search.exclude"),
+    ]
+    DEFAULT_CSS = """
+    SearchPane #search-bar { height: auto; }
+    SearchPane #search-bar QueryInput { width: 1fr; }
+    SearchPane #search-bar Checkbox { width: auto; border: none; padding: 0 1; margin-top: 0; }
+    SearchPane #search-body { height: 1fr; }
+    SearchPane #facet-side { width: 40; }
+    SearchPane #facet-spec { width: 1fr; }
+    SearchPane #facets { height: 1fr; border: round $primary 50%; }
+    SearchPane #results { width: 1fr; height: 1fr; border: round $primary 50%; }
+    SearchPane #search-status { height: 1; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self.compose_error()
+        with Horizontal(id="search-bar"):
+            yield QueryInput("search: free text and filters, e.g. nginx country:DE -port:22 — Enter runs")
+            yield Checkbox("count only", id="count-only")
+        yield Static("", id="search-status")
+        with Horizontal(id="search-body"):
+            with Vertical(id="facet-side"):
+                yield Input(DEFAULT_FACETS, placeholder="facets, e.g. port,org:20", id="facet-spec", compact=True)
+                facets = OptionList(id="facets", markup=False)
+                facets.border_title = "Facets (Enter adds, - excludes)"
+                yield facets
+            results = DataTable(id="results", cursor_type="row", zebra_stripes=True)
+            results.border_title = "Results (Enter opens the host)"
+            yield results
+
+    def on_mount(self) -> None:
+        self.query_one("#results", DataTable).add_columns(*COLUMNS)
+        self.facet_items: list[tuple[str, str] | None] = []
+        self.current_query = ""
+        self.loaded_pages = 0
+        self.total = 0
+        self.ips: list[str] = []
+        self.note: Text | None = None
+
+    async def load(self, clients: Clients) -> None:
+        info = await clients.intel.backend_info()
+        if info and info.get("demo"):
+            self.note = Text(f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
+                             "Load real data with: spyglass import FILE.json.gz")
+            self.show_status(self.note)
+
+    def show_status(self, text: Text | str) -> None:
+        self.query_one("#search-status", Static).update(text if isinstance(text, Text) else safe_text(text, one_line=True))
+
+    def focus_first(self) -> None:
+        # The results have the keyboard, so single-key commands work; / moves to the query.
+        self.query_one("#results", DataTable).focus()
+
+    def action_focus_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_leave_query(self) -> None:
+        self.focus_first()
+
+    @on(Checkbox.Changed, "#count-only")
+    def count_mode(self, event: Checkbox.Changed) -> None:
+        box = self.query_one(QueryInput)
+        box.count_only = event.value
+        box.check()
+
+    @on(Input.Submitted, "#query")
+    @on(Input.Submitted, "#facet-spec")
+    def submitted(self) -> None:
+        self.run_query()
+
+    def run_query(self) -> None:
+        """Run what is in the box, if the parser accepts it; the box keeps its text either way."""
+        box = self.query_one(QueryInput)
+        if not box.check():
+            self.show_error("Fix the query first: " + str(parse(box.value).errors[0]) if box.value.strip()
+                            else "Type a query first.")
+            return
+        try:
+            facets = parse_facets(self.query_one("#facet-spec", Input).value)
+        except ValueError as exc:
+            self.show_error(f"Facets: {exc}")
+            return
+        clients = getattr(self.app, "clients", None)
+        if clients is None:
+            self.show_error("Not connected yet: the query will stay here until you run it again.")
+            return
+        self.show_error(None)
+        spec = ",".join(f"{f.name}:{f.size}" for f in facets)
+        self.fetch(clients, box.value, spec, self.query_one("#count-only", Checkbox).value)
+
+    @work(exclusive=True, group="search", exit_on_error=False)
+    async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool) -> None:
+        from spyglass.client import SpyglassError
+
+        self.show_status(f"searching: {query}")
+        try:
+            if count_only:
+                result = await clients.intel.count(query, facets or None)
+            else:
+                result = await clients.intel.search(query, facets or None, page=1)
+        except SpyglassError as exc:
+            self.show_error(str(exc))
+            self.show_status("")
+            return
+        self.current_query = query
+        self.total = result.total
+        self.loaded_pages = 0 if count_only else 1
+        self.show_facets(result)
+        table = self.query_one("#results", DataTable)
+        table.clear()
+        self.ips = []
+        if not count_only:
+            self.add_rows(result)
+        self.show_progress(count_only)
+
+    def show_progress(self, count_only: bool = False) -> None:
+        shown = len(self.ips)
+        if count_only:
+            text = f"{self.total:,} results (count only)"
+        elif shown >= self.total:
+            text = f"{self.total:,} results, all shown"
+        elif shown >= MAX_ROWS:
+            text = f"{self.total:,} results; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
+        else:
+            text = f"{self.total:,} results, {shown:,} shown — moving past the last row loads 100 more (1 query credit)"
+        self.show_status(text)
+
+    def add_rows(self, result: SearchResponse) -> None:
+        table = self.query_one("#results", DataTable)
+        with self.app.batch_update():
+            for banner in result.matches:
+                if len(self.ips) >= MAX_ROWS:
+                    break
+                table.add_row(*row_of(banner))
+                self.ips.append(banner.ip_str)
+
+    def show_facets(self, result: SearchResponse) -> None:
+        options: list[Option] = []
+        self.facet_items = []
+        for name, values in (result.facets or {}).items():
+            options.append(Option(Text(name, style="bold"), disabled=True))
+            self.facet_items.append(None)
+            top = max((v.count for v in values), default=1) or 1
+            for v in values:
+                label = fit(v.label, 17)
+                options.append(Option(Text.assemble(f"{label:<17} ", (bar(v.count / top, 6), "dim"),
+                                                    f" {v.count:>8,}")))
+                self.facet_items.append((name, v.label))
+        facet_list = self.query_one("#facets", OptionList)
+        facet_list.clear_options()
+        facet_list.add_options(options)
+
+    @on(DataTable.RowHighlighted, "#results")
+    def maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
+        near_end = event.cursor_row >= len(self.ips) - 1
+        if near_end and self.loaded_pages and len(self.ips) < min(self.total, MAX_ROWS):
+            clients = getattr(self.app, "clients", None)
+            if clients is not None:
+                self.next_page(clients)
+
+    @work(exclusive=True, group="search-page", exit_on_error=False)
+    async def next_page(self, clients: Clients) -> None:
+        from spyglass.client import SpyglassError
+
+        page = self.loaded_pages + 1
+        try:
+            result = await clients.intel.search(self.current_query, page=page)
+        except SpyglassError as exc:
+            self.show_error(f"page {page}: {exc}")
+            return
+        self.loaded_pages = page
+        self.add_rows(result)
+        self.show_progress()
+
+    @on(DataTable.RowSelected, "#results")
+    def open_host(self, event: DataTable.RowSelected) -> None:
+        if 0 <= event.cursor_row < len(self.ips):
+            self.app.show_host(self.ips[event.cursor_row])
+
+    @on(OptionList.OptionSelected, "#facets")
+    def add_facet(self, event: OptionList.OptionSelected) -> None:
+        self._refine(event.option_index, exclude=False)
+
+    def action_exclude_facet(self) -> None:
+        facets = self.query_one("#facets", OptionList)
+        if facets.has_focus and facets.highlighted is not None:
+            self._refine(facets.highlighted, exclude=True)
+
+    def _refine(self, index: int, exclude: bool) -> None:
+        item = self.facet_items[index] if 0 <= index < len(self.facet_items) else None
+        if item is None:
+            return
+        box = self.query_one(QueryInput)
+        box.value = refine(box.value or self.current_query, item[0], item[1], exclude)
+        self.run_query()
+
+    def action_export(self) -> None:
+        from spyglass.tui.screens.export import ExportScreen
+
+        if not self.current_query:
+            self.show_error("Run a query first; export writes all of its results.")
+            return
+
+        def chosen(path: Path | None) -> None:
+            clients = getattr(self.app, "clients", None)
+            if path is not None and clients is not None:
+                self.export_to(clients, path)
+
+        self.app.push_screen(ExportScreen(self.current_query), chosen)
+
+    @work(exclusive=True, group="export", exit_on_error=False)
+    async def export_to(self, clients: Clients, path: Path) -> None:
+        from spyglass.client import SpyglassError
+        from spyglass.export import export
+
+        self.show_status(f"exporting to {path}…")
+        try:
+            count = await export(clients.intel, self.current_query, path)
+        except (SpyglassError, OSError) as exc:
+            self.show_error(f"export stopped: {exc} — export again to resume")
+            return
+        self.app.report(f"Exported {count:,} banners to {path}", error=False)
+        self.show_progress()
+
+    def run_external(self, query: str) -> None:
+        """Fill the box with ``query`` and run it (from the command palette or the host pane)."""
+        self.query_one(QueryInput).value = query
+        self.run_query()
+

@@ -1,0 +1,50 @@
+"""Where to export a query's results: a path ending in .json.gz or .csv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from spyglass.safetext import safe_text
+
+
+class ExportScreen(ModalScreen[Path | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="export.cancel")]
+    DEFAULT_CSS = """
+    ExportScreen { align: center middle; }
+    ExportScreen > Vertical { width: 80; height: auto; border: round $primary; background: $surface; padding: 0 1; }
+    ExportScreen #export-error { color: $error; height: auto; }
+    """
+
+    def __init__(self, query: str) -> None:
+        super().__init__()
+        self.search = query
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Export all results"
+            yield Static(safe_text(f"query: {self.search}", one_line=True, max_chars=200))
+            yield Input(str(Path.cwd() / "spyglass-export.json.gz"), id="export-path")
+            yield Static(safe_text(".json.gz: one banner per line (spyglass import reads it); .csv: main fields. "
+                                   "Enter starts, Esc cancels. A stopped export resumes."))
+            yield Static("", id="export-error")
+
+    @on(Input.Submitted, "#export-path")
+    def start(self, event: Input.Submitted) -> None:
+        path = Path(event.value).expanduser()
+        if not (path.name.endswith(".json.gz") or path.suffix.lower() == ".csv"):
+            self.query_one("#export-error", Static).update(safe_text("The file name must end in .json.gz or .csv"))
+            return
+        if not path.parent.is_dir():
+            self.query_one("#export-error", Static).update(safe_text(f"No such folder: {path.parent}"))
+            return
+        self.dismiss(path)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

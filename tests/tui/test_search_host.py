@@ -1,0 +1,184 @@
+"""The search and host panes driven like an analyst would, against a backend with real data."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Input, OptionList
+
+from spyglass.datagen import generate
+from spyglass.server.index.importer import import_banners
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.host import HostPane
+from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
+from tests.conftest import start_backend
+from tests.tui.helpers import screen_text, settle
+
+SIZE = (130, 40)
+BANNERS = list(generate(1500, seed=11))
+
+
+@pytest.fixture(scope="module")
+def data_backend(tmp_path_factory):
+    server, backend = start_backend(tmp_path_factory.mktemp("tui-search"))
+    import_banners(backend.app.state.index, (dict(b) for b in BANNERS))
+    with server:
+        yield backend
+    backend.store.close()
+
+
+async def type_query(pilot, text: str) -> None:
+    await pilot.press("slash")
+    pilot.app.query_one("#query", Input).value = text
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def test_query_checked_as_you_type_without_a_request(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.press(*"nginx bogus:1")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "✗ unknown filter 'bogus' (at 7)" in text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Fix the query first" in screen_text(app)
+        assert app.query_one("#query", Input).value == "nginx bogus:1"  # kept
+        assert app.clients.credits.query == 100  # nothing was sent
+        app.query_one("#query", Input).value = "nginx port:80"
+        await pilot.pause()
+        assert "costs 1 query credit" in screen_text(app)
+
+
+async def test_search_facets_refine_and_open_host(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        pane = app.query_one(SearchPane)
+        expected = sum(b["port"] == 22 for b in BANNERS)
+        assert pane.total == expected
+        assert app.query_one("#results", DataTable).row_count == min(100, expected)
+        assert f"{expected:,} results" in screen_text(app)
+        # Select the first value of the first facet (port 22, after its heading): it joins the query.
+        facets = app.query_one("#facets", OptionList)
+        facets.focus()
+        facets.highlighted = 1
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one("#query", Input).value == "port:22 port:22"
+        # Exclude a country with "-".
+        country_index = next(i for i, item in enumerate(pane.facet_items) if item and item[0] == "country")
+        facets.highlighted = country_index
+        await pilot.press("minus")
+        await settle(pilot)
+        excluded = pane.facet_items and app.query_one("#query", Input).value
+        assert " -country:" in excluded
+        # Open the first result in the host pane.
+        results = app.query_one("#results", DataTable)
+        results.focus()
+        ip = pane.ips[0]
+        await pilot.press("enter")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.display and host.record is not None and host.record.ip_str == ip
+        assert "22/tcp" in screen_text(app)
+
+
+async def test_lazy_pages_and_count_only(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "has_ssl:false")
+        pane = app.query_one(SearchPane)
+        results = app.query_one("#results", DataTable)
+        assert results.row_count == 100 < pane.total
+        results.focus()
+        results.move_cursor(row=99)
+        await settle(pilot)
+        assert results.row_count == 200 and pane.loaded_pages == 2
+        assert app.clients.credits.query == 98  # a filter, then one more page
+        await pilot.press("slash")
+        app.query_one("#count-only").value = True
+        await pilot.press("enter")
+        await settle(pilot)
+        assert results.row_count == 0 and "(count only)" in screen_text(app)
+        assert app.clients.credits.query == 98  # counting is free
+
+
+async def test_failed_request_keeps_the_query(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("free")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:80")
+        assert "Insufficient query credits" in screen_text(app)
+        assert app.query_one("#query", Input).value == "port:80"
+
+
+async def test_host_pane_details_history_copy(data_backend):
+    ip = next(b["ip_str"] for b in BANNERS if "ssl" in b)
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.show_host(ip)
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        mine = [b for b in BANNERS if b["ip_str"] == ip]
+        assert mine[0]["org"] in screen_text(app)
+        ssl_row = next(i for i, b in enumerate(host.banners) if b.ssl)
+        app.query_one("#services", DataTable).move_cursor(row=ssl_row)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "TLS" in text and "subject" in text and "issuer" in text
+        await pilot.press("h")
+        await settle(pilot)
+        assert len(host.banners) == len(mine)
+        await pilot.press("c")
+        assert app.clipboard == ip
+
+
+async def test_host_errors_are_messages(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        field = app.query_one("#host-ip", Input)
+        field.value = "192.0.2.77"
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "No information available for that IP." in screen_text(app)
+        field.value = "300.1.1.1"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "300.1.1.1: not an IP address" in screen_text(app)
+        assert field.value == "300.1.1.1"
+
+
+def test_refine_quotes_values_with_spaces():
+    assert refine("nginx", "org", "Northwind Hosting", False) == 'nginx org:"Northwind Hosting"'
+    assert refine("", "port", "22", True) == "-port:22"
+    assert MAX_ROWS == 10_000
+
+
+def test_service_details_render_everything_inert():
+    from rich.console import Console
+
+    from spyglass.models import Banner
+    from spyglass.tui.panes.hostview import changes, service_details
+
+    raw = next(b for b in BANNERS if "ssl" in b and b.get("http"))
+    hostile = dict(raw, data="HTTP/1.1 200 OK\r\nX: \x1b]52;c;aGk=\x07[bold]pwn[/]")
+    hostile["http"] = dict(raw["http"], title="\x1b[2Jevil [link=x]title[/link]")
+    banner = Banner.model_validate(hostile)
+    console = Console(width=120, record=True, color_system=None, file=open("/dev/null", "w"))
+    console.print(service_details(banner))
+    text = console.export_text()
+    assert "Raw banner" in text and "TLS" in text and "issuer" in text
+    assert "␛]52;c;aGk=␇[bold]pwn[/]" in text and "␛[2Jevil [link=x]title[/link]" in text
+    assert "\x1b" not in text
+    newer = Banner.model_validate(dict(raw, version="9.9", vulns={"CVE-2099-0001": {"verified": False}}))
+    assert changes(Banner.model_validate(raw), newer)[:2] == [f"version: {raw['version']} → 9.9",
+                                                              "new vulnerabilities: CVE-2099-0001"]
