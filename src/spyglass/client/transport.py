@@ -214,18 +214,9 @@ class Transport:
             return errors.ConnectFailed(f"Cannot connect to {where}: {_shorten(redact(str(exc) or 'refused', self._key))}")
         return errors.ConnectionDropped(f"Connection to {where} dropped: {_shorten(redact(str(exc) or type(exc).__name__, self._key))}")
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        data: dict[str, Any] | None = None,
-        idempotent: bool | None = None,
-    ) -> Any:
+    async def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """Send one call and return its decoded JSON body (see :meth:`exchange`)."""
-        body, _ = await self.exchange(method, path, params=params, json=json, data=data, idempotent=idempotent)
+        body, _ = await self.exchange(method, path, **kwargs)
         return body
 
     async def exchange(

@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.config import EMBEDDED, Profile, data_dir
-from spyglass.server.runner import base_urls
+from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
 
 
@@ -45,7 +44,7 @@ class EmbeddedBackend:
             key = store.local_key()
         finally:
             store.close()
-        sock = socket.create_server(("127.0.0.1", 0), backlog=128)
+        sock = listen("127.0.0.1", 0)
         port = sock.getsockname()[1]
         log = open(self.log_path, "ab")
         try:

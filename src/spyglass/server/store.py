@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from spyglass.server.plans import PLANS, Plan
+from spyglass.server.sqlite import connect
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (
@@ -79,14 +80,10 @@ class Store:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.clock = clock
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.data_dir / "spyglass.db", check_same_thread=False,
-                                   isolation_level=None)
+        # FULL: an acknowledged account, key or charge survives even an OS crash.
+        self._db = connect(self.data_dir / "spyglass.db", synchronous="FULL", schema=SCHEMA)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(SCHEMA)
 
     def close(self) -> None:
         with self._lock:

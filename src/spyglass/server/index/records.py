@@ -10,12 +10,13 @@ budget) for a 3x saving on disk; disk is the cheaper of the two here.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+
+from spyglass.server.sqlite import connect
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS banners (seq INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE, body BLOB NOT NULL);
@@ -39,13 +40,9 @@ def unpack(body: bytes) -> dict:
 class RecordStore:
     def __init__(self, path: Path) -> None:
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL: a committed batch survives the process crashing; an OS crash may lose the
-        # last batches, which a re-import restores (bulk data, unlike accounts, can be replayed).
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.executescript(SCHEMA)
+        # NORMAL: a committed batch survives the process crashing; an OS crash may lose the last
+        # batches, which a re-import restores (bulk data, unlike accounts, can be replayed).
+        self._db = connect(path, synchronous="NORMAL", schema=SCHEMA)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,134 @@
+"""The banner index at scale: import rate, size on disk, and query latencies.
+
+    python bench/index.py [--count 1000000] [--work DIR] [--repeat 30]
+
+Generates COUNT synthetic banners (kept in WORK for later runs), imports them into a fresh
+data dir, then times, in process and over HTTP through the embedded backend: a search page
+with 5 facets, a count, a facet with 1,000+ distinct values, and free text with filters.
+Goals: search page + 5 facets p50 <= 50 ms, count <= 10 ms, import >= 20k banners/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from spyglass.datagen import generate  # noqa: E402
+from spyglass.query import parse_facets, parse_strict  # noqa: E402
+from spyglass.server.index import BannerIndex  # noqa: E402
+from spyglass.server.index.importer import import_files  # noqa: E402
+
+SEARCHES = ["port:22", "nginx country:US", "has_vuln:true", "product:openssh -country:CN", "tag:ics",
+            "http.title:login", "ssl.cert.issuer.cn:ets after:2026-01-01", "org:bluefin port:443"]
+FACETS5 = "port,org,country,product,vuln"
+FREE_TEXT = ["nginx port:443 country:DE", '"welcome to nginx" has_ssl:true', "openssh after:2026-06-01",
+             "redis -country:US", "apache has_vuln:true"]
+
+
+def percentiles(samples: list[float]) -> str:
+    s = sorted(samples)
+    p50 = statistics.median(s)
+    p95 = s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+    return f"p50 {p50 * 1000:7.2f} ms   p95 {p95 * 1000:7.2f} ms"
+
+
+def timed(fn, repeat: int, queries: list[str]) -> list[float]:
+    samples = []
+    for i in range(repeat):
+        q = queries[i % len(queries)]
+        started = time.perf_counter()
+        fn(q)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def dataset(work: Path, count: int) -> Path:
+    path = work / f"banners-{count}.json.gz"
+    if not path.exists():
+        started = time.perf_counter()
+        with gzip.open(path, "wb", compresslevel=3) as fh:
+            for b in generate(count, seed=1):
+                fh.write(orjson.dumps(b) + b"\n")
+        print(f"generated {count:,} banners in {time.perf_counter() - started:.1f} s ({path.stat().st_size / 1e6:.0f} MB gz)")
+    return path
+
+
+def http_latencies(data: Path, repeat: int) -> None:
+    from spyglass.client import Clients
+    from spyglass.config import Profile
+    from spyglass.server.app import Settings, create_app
+    from spyglass.server.store import Store
+    from tests.servers import ThreadedServer
+
+    store = Store(data)
+    key = store.local_key()
+    with ThreadedServer(create_app(Settings(data_dir=data), store)) as server:
+        async def run() -> None:
+            async with Clients.from_profile(Profile(name="bench", url=server.url, key=key, rate=None)) as c:
+                for name, call, queries in (
+                    ("HTTP search page + 5 facets", lambda q: c.intel.search(q, FACETS5), SEARCHES),
+                    ("HTTP count", lambda q: c.intel.count(q), SEARCHES),
+                ):
+                    samples = []
+                    for i in range(repeat):
+                        started = time.perf_counter()
+                        await call(queries[i % len(queries)])
+                        samples.append(time.perf_counter() - started)
+                    print(f"{name:34} {percentiles(samples)}")
+
+        asyncio.run(run())
+    store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=1_000_000)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spyglass-bench")
+    parser.add_argument("--repeat", type=int, default=40)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    source = dataset(args.work, args.count)
+    data = args.work / f"data-{args.count}"
+    shutil.rmtree(data, ignore_errors=True)
+    index = BannerIndex(data)
+    started = time.perf_counter()
+    report = import_files(index, [source])
+    elapsed = time.perf_counter() - started
+    print(f"import: {report.added:,} banners in {elapsed:.1f} s = {report.added / elapsed:,.0f} banners/s")
+    print(f"on disk: records {dir_size(data) - dir_size(data / 'index'):,} B + index {dir_size(data / 'index'):,} B"
+          f" = {dir_size(data) / report.added:,.0f} B per banner")
+    index.searcher()  # warm: open the segments once
+    facets5 = parse_facets(FACETS5)
+    wide = parse_facets("ip:1000")
+    rows = [
+        ("search page + 5 facets", lambda q: index.search(parse_strict(q), facets5), SEARCHES),
+        ("count", lambda q: index.count(parse_strict(q), []), SEARCHES),
+        ("facet ip:1000 (1,000+ values)", lambda q: index.count(parse_strict(q), wide), SEARCHES),
+        ("free text + filters, page", lambda q: index.search(parse_strict(q), []), FREE_TEXT),
+    ]
+    distinct = len(index.count(parse_strict("port:80,443,22"), wide)[1]["ip"])
+    print(f"(ip:1000 returns {distinct:,} distinct values for port:80,443,22)")
+    for name, fn, queries in rows:
+        timed(fn, len(queries), queries)  # warm each query once
+        print(f"{name:34} {percentiles(timed(fn, args.repeat, queries))}")
+    index.close()
+    http_latencies(data, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
