@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual import work
@@ -14,20 +16,33 @@ from textual.widgets import ContentSwitcher, Footer
 from spyglass.config import Config, Profile, active_profile
 from spyglass.safetext import clean
 from spyglass.tui.connection import Connection, State
-from spyglass.tui.panes.account import AccountPane
 from spyglass.tui.panes.base import Pane
-from spyglass.tui.panes.geo import GeoPane
-from spyglass.tui.panes.host import HostPane
-from spyglass.tui.panes.search import SearchPane
 from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
-PANES: list[type[Pane]] = [SearchPane, HostPane, GeoPane, AccountPane]
+@dataclass(frozen=True)
+class PaneSpec:
+    """A pane by name: its module loads after the first frame, which keeps start-up fast."""
+
+    title: str
+    path: str  # module:Class
+
+    @property
+    def id(self) -> str:
+        return f"pane-{self.title.lower()}"
+
+    def load(self) -> type[Pane]:
+        module, _, name = self.path.partition(":")
+        return getattr(importlib.import_module(module), name)
 
 
-def pane_id(pane: type[Pane]) -> str:
-    return f"pane-{pane.__name__.lower()}"
+PANES = [
+    PaneSpec("Search", "spyglass.tui.panes.search:SearchPane"),
+    PaneSpec("Host", "spyglass.tui.panes.host:HostPane"),
+    PaneSpec("Geo", "spyglass.tui.panes.geo:GeoPane"),
+    PaneSpec("Account", "spyglass.tui.panes.account:AccountPane"),
+]
 
 
 class SpyglassApp(App[None]):
@@ -41,7 +56,7 @@ class SpyglassApp(App[None]):
         Binding("ctrl+r", "reconnect", "Reconnect", id="reconnect"),
         Binding("q", "quit", "Quit", id="quit"),
         # Digits when no input has the keyboard; alt+digit always (an input keeps plain digits).
-        *(Binding(f"{n},alt+{n}", f"show_pane({n - 1})", f"Show {pane.TITLE}", show=False, id=f"pane.{n}")
+        *(Binding(f"{n},alt+{n}", f"show_pane({n - 1})", f"Show {pane.title}", show=False, id=f"pane.{n}")
           for n, pane in enumerate(PANES, start=1)),
     ]
 
@@ -60,7 +75,7 @@ class SpyglassApp(App[None]):
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         # Panes are mounted after the first frame: the shell and the connection state show first.
-        yield NavBar([pane.TITLE for pane in PANES])
+        yield NavBar([pane.title for pane in PANES])
         yield ContentSwitcher(id="panes")
         yield StatusBar()
         yield Footer()
@@ -77,7 +92,7 @@ class SpyglassApp(App[None]):
 
     async def _mount_panes(self) -> None:
         switcher = self.query_one("#panes", ContentSwitcher)
-        panes = [pane(id=pane_id(pane)) for pane in PANES]
+        panes = [spec.load()(id=spec.id) for spec in PANES]
         for pane in panes[1:]:
             pane.display = False  # the switcher hides only the children it had when it mounted
         await switcher.mount_all(panes)
@@ -143,20 +158,22 @@ class SpyglassApp(App[None]):
 
     # -- actions ---------------------------------------------------------------------------
     def action_show_pane(self, index: int) -> None:
-        if 0 <= index < len(PANES) and self.query(PANES[index]):  # panes mount after the first frame
-            self.query_one("#panes", ContentSwitcher).current = pane_id(PANES[index])
-            self.query_one(NavBar).active = index
-            self.query_one(PANES[index]).focus_first()
+        if not 0 <= index < len(PANES) or not self.query(f"#{PANES[index].id}"):
+            return  # panes mount just after the first frame
+        self.query_one("#panes", ContentSwitcher).current = PANES[index].id
+        self.query_one(NavBar).active = index
+        self.query_one(f"#{PANES[index].id}", Pane).focus_first()
 
-    def show_pane_of(self, kind: type[Pane]) -> Pane:
-        self.action_show_pane(PANES.index(kind))
-        return self.query_one(kind)
+    def open_pane(self, title: str):
+        index = next(i for i, spec in enumerate(PANES) if spec.title == title)
+        self.action_show_pane(index)
+        return self.query_one(f"#{PANES[index].id}")
 
     def show_host(self, ip: str) -> None:
-        self.show_pane_of(HostPane).show_ip(ip)
+        self.open_pane("Host").show_ip(ip)
 
     def show_geo(self, target: str) -> None:
-        self.show_pane_of(GeoPane).show_target(target)
+        self.open_pane("Geo").show_target(target)
 
     def on_nav_bar_picked(self, event: NavBar.Picked) -> None:
         self.action_show_pane(event.index)
@@ -195,7 +212,7 @@ class SpyglassApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for index, pane in enumerate(PANES):
-            yield SystemCommand(f"Go to {pane.TITLE}", f"Show the {pane.TITLE} pane",
+            yield SystemCommand(f"Go to {pane.title}", f"Show the {pane.title} pane",
                                 lambda i=index: self.action_show_pane(i))
         yield SystemCommand("Settings", "Profiles: URLs, key, connection test", self.action_settings)
         yield SystemCommand("Reconnect", "Reconnect to the current profile", self.action_reconnect)
