@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,18 @@ def start_backend(data_dir: Path, port: int = 0, clock=None, **settings):
     app = create_app(Settings(data_dir=data_dir, **settings), store)
     server = ThreadedServer(app, port=port)
     return server, Backend(server.url, app, store, data_dir)
+
+
+@contextmanager
+def backend_with(data_dir: Path, banners: Iterable[dict], **settings) -> Iterator[Backend]:
+    """The backend under uvicorn, its index loaded with ``banners``."""
+    from spyglass.server.index.importer import import_banners
+
+    server, backend = start_backend(data_dir, **settings)
+    import_banners(backend.app.state.index, (dict(b) for b in banners))
+    with server:
+        yield backend
+    backend.store.close()
 
 
 @pytest.fixture(scope="session")

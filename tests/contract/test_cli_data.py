@@ -12,7 +12,7 @@ import orjson
 
 from spyglass.cli import main
 from spyglass.server.index import BannerIndex
-from tests.conftest import start_backend
+from tests.conftest import backend_with
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -50,12 +50,9 @@ def test_import_reports_bad_lines_and_adds_no_duplicates(tmp_path):
 
 def test_export_resumes_after_a_failed_page(tmp_path, capsys, monkeypatch):
     from spyglass.datagen import generate
-    from spyglass.server.index.importer import import_banners
 
-    server, backend = start_backend(tmp_path / "backend")
-    import_banners(backend.app.state.index, generate(450, seed=5))
     out = tmp_path / "ssh.csv"
-    with server:
+    with backend_with(tmp_path / "backend", generate(450, seed=5)) as backend:
         key = backend.key("member")
         account = backend.store.account_for_key(key)
         backend.store.set_credits(account.id, query=2)  # enough for two pages, not all five
@@ -72,21 +69,16 @@ def test_export_resumes_after_a_failed_page(tmp_path, capsys, monkeypatch):
     assert code == 0 and len(rows) == count > 200
     assert len({(r["ip_str"], r["port"], r["timestamp"]) for r in rows}) == len(rows)  # no page twice
     assert not (tmp_path / "ssh.csv.resume").exists()
-    backend.store.close()
 
 
 def test_export_json_gz_round_trips_through_import(tmp_path, monkeypatch):
     from spyglass.datagen import generate
-    from spyglass.server.index.importer import import_banners
 
-    server, backend = start_backend(tmp_path / "backend")
-    import_banners(backend.app.state.index, generate(300, seed=6))
     out = tmp_path / "all.json.gz"
-    with server:
+    with backend_with(tmp_path / "backend", generate(300, seed=6)) as backend:
         monkeypatch.setenv("SPYGLASS_URL", backend.url)
         monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
         assert main(["export", "ssh", "-o", str(out)]) == 0
-    backend.store.close()
     again = BannerIndex(tmp_path / "again")
     from spyglass.server.index.importer import import_files
 

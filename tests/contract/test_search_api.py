@@ -8,19 +8,15 @@ import pytest
 
 from spyglass.client import BadRequest, Clients, NoCredits, NotFound
 from spyglass.datagen import generate
-from spyglass.server.index.importer import import_banners
-from tests.conftest import SHARED, start_backend
+from tests.conftest import SHARED, backend_with
 
 BANNERS = list(generate(3000, seed=3))
 
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
-    server, backend = start_backend(tmp_path_factory.mktemp("search-backend"))
-    import_banners(backend.app.state.index, (dict(b) for b in BANNERS))
-    with server:
+    with backend_with(tmp_path_factory.mktemp("search-backend"), BANNERS) as backend:
         yield backend
-    backend.store.close()
 
 
 @pytest.fixture
@@ -131,12 +127,9 @@ async def test_shapes_match_the_original_service(member):
 
 
 async def test_other_namespace(tmp_path):
-    server, backend = start_backend(tmp_path, namespace="acme")
-    import_banners(backend.app.state.index, (dict(b) for b in BANNERS[:50]))
-    with server:
+    with backend_with(tmp_path, BANNERS[:50], namespace="acme") as backend:
         async with Clients.from_profile(backend.profile(backend.key(), namespace="acme")) as c:
             result = await c.intel.search("ssh")
             raw = await c.intel.transport.request("GET", "/acme/host/search", params={"query": "ssh"})
-    backend.store.close()
     assert result.matches[0].module == "ssh"
     assert "_acme" in raw["matches"][0] and "_intel" not in raw["matches"][0]

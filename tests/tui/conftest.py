@@ -5,7 +5,7 @@ from datetime import datetime
 
 import pytest
 
-from tests.conftest import start_backend
+from tests.conftest import backend_with
 
 SNAPSHOT_PORT = 47813  # fixed so that the endpoint and Host header in snapshots never change
 FROZEN = datetime(2026, 3, 14, 9, 26, 53)
@@ -16,14 +16,10 @@ _accounts = itertools.count()
 def snapshot_backend(tmp_path_factory):
     """A backend whose clock is frozen, on a fixed port, with deterministic demo banners."""
     from spyglass.datagen import generate
-    from spyglass.server.index.importer import import_banners
 
-    server, backend = start_backend(tmp_path_factory.mktemp("snapshot-backend"), port=SNAPSHOT_PORT,
-                                    clock=lambda: FROZEN)
-    import_banners(backend.app.state.index, generate(600, seed=2))
-    with server:
+    with backend_with(tmp_path_factory.mktemp("snapshot-backend"), generate(600, seed=2),
+                      port=SNAPSHOT_PORT, clock=lambda: FROZEN) as backend:
         yield backend
-    backend.store.close()
 
 
 @pytest.fixture

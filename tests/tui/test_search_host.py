@@ -6,11 +6,10 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList
 
 from spyglass.datagen import generate
-from spyglass.server.index.importer import import_banners
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
-from tests.conftest import start_backend
+from tests.conftest import backend_with
 from tests.tui.helpers import screen_text, settle
 
 SIZE = (130, 40)
@@ -19,11 +18,8 @@ BANNERS = list(generate(1500, seed=11))
 
 @pytest.fixture(scope="module")
 def data_backend(tmp_path_factory):
-    server, backend = start_backend(tmp_path_factory.mktemp("tui-search"))
-    import_banners(backend.app.state.index, (dict(b) for b in BANNERS))
-    with server:
+    with backend_with(tmp_path_factory.mktemp("tui-search"), BANNERS) as backend:
         yield backend
-    backend.store.close()
 
 
 async def type_query(pilot, text: str) -> None:
