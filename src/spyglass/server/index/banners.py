@@ -166,9 +166,10 @@ def index_json(seq: int, tail: bytes) -> str:
     return f'{{"i_rowid":{seq}{tail.decode()}'
 
 
-def prepare(banner: dict) -> tuple[int, bytes, bytes]:
-    """What the writer needs of a normalized banner: its key, its body and its index document."""
-    return banner_key(banner), orjson.dumps(banner), document_tail(banner)
+def prepare(banner: dict, body: bytes | None = None) -> tuple[int, bytes, bytes]:
+    """What the writer needs of a normalized banner: its key, its body (``body`` if the banner
+    is exactly those bytes already) and its index document."""
+    return banner_key(banner), body if body is not None else orjson.dumps(banner), document_tail(banner)
 
 
 def _facet_value(bucket: dict[str, Any]) -> Any:

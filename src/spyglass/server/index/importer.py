@@ -102,7 +102,13 @@ def prepare_lines(lines: list[bytes], name: str, first: int) -> Chunk:
             continue
         read += 1
         try:
-            prepared.append(prepare(normalize(orjson.loads(line))))
+            banner = orjson.loads(line)
+            as_read = isinstance(banner, dict) and "_intel" in banner and "ip" in banner and "transport" in banner
+            ip_str = banner.get("ip_str") if as_read else None
+            banner = normalize(banner)
+            # Unchanged by normalize: store the line itself rather than serialize it again.
+            same = as_read and banner["ip_str"] == ip_str
+            prepared.append(prepare(banner, line.rstrip(b"\r\n") if same else None))
         except orjson.JSONDecodeError as exc:
             problems.append((f"{name}:{number}", f"not JSON ({exc.msg})"))
         except BadBanner as exc:
