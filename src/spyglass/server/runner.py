@@ -82,7 +82,8 @@ def serve(
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=3))
     if demo and not geonet_only:
-        threading.Thread(target=seed_demo_data, args=(app.state.index,), name="demo-data", daemon=True).start()
+        # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
+        seed_demo_data(app.state.index)
     if exit_on_stdin_eof:
         # The launcher holds our stdin open; when it goes away for any reason, so do we.
         def watch() -> None:

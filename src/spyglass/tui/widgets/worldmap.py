@@ -100,19 +100,16 @@ class WorldMap(Widget):
         if columns < 10 or rows < 4:
             return Text("")
         grid = [list(line) for line in land_rows(columns, rows)]
-        styles: dict[tuple[int, int], Style] = {}
+        marks: list[tuple[int, Style]] = []  # offsets into the text, each a one-cell marker
         for marker in self.markers:
             cell = cell_of(marker.lat, marker.lon, columns, rows)
-            if cell is None:
-                continue
-            col, row = cell
-            grid[row][col] = "●"
-            styles[(col, row)] = theme_style(self.app, LEVEL_COLOUR[marker.level], bold=True)
-        land = theme_style(self.app, "primary", dim=True)
-        text = Text(no_wrap=True)
-        for row, chars in enumerate(grid):
-            for col, char in enumerate(chars):
-                text.append(char, styles.get((col, row), land))
-            if row < rows - 1:
-                text.append("\n")
+            if cell is not None:
+                col, row = cell
+                grid[row][col] = "●"
+                marks.append((row * (columns + 1) + col, theme_style(self.app, LEVEL_COLOUR[marker.level], bold=True)))
+        # One span for the land and one per marker: cheap to render and to redraw.
+        text = Text("\n".join("".join(chars) for chars in grid), style=theme_style(self.app, "primary", dim=True),
+                    no_wrap=True)
+        for offset, style in marks:
+            text.stylize(style, offset, offset + 1)
         return text
