@@ -178,3 +178,13 @@ def test_service_details_render_everything_inert():
     newer = Banner.model_validate(dict(raw, version="9.9", vulns={"CVE-2099-0001": {"verified": False}}))
     assert changes(Banner.model_validate(raw), newer)[:2] == [f"version: {raw['version']} → 9.9",
                                                               "new vulnerabilities: CVE-2099-0001"]
+
+
+async def test_filter_names_complete():
+    from spyglass.tui.widgets.queryinput import FilterSuggester
+
+    suggest = FilterSuggester().get_suggestion
+    assert await suggest("nginx coun") == "nginx country:"
+    assert await suggest("nginx -http.ti") == "nginx -http.title:"
+    assert await suggest("nginx port:80") is None
+    assert await suggest("zzz") is None

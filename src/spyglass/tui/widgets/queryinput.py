@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.suggester import Suggester
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from spyglass.query import parse
+from spyglass.query import FILTERS, parse
 from spyglass.safetext import clean
 from spyglass.tui.widgets.colours import theme_style
 
@@ -32,6 +33,23 @@ def describe(source: str, count_only: bool = False) -> tuple[bool, Text]:
     return True, Text(f"✓ {cost}")
 
 
+class FilterSuggester(Suggester):
+    """Completes the filter name being typed: ``coun`` suggests ``country:`` (right arrow takes it)."""
+
+    def __init__(self) -> None:
+        super().__init__(use_cache=True, case_sensitive=True)
+        self.names = sorted(FILTERS)
+
+    async def get_suggestion(self, value: str) -> str | None:
+        word = value.rsplit(" ", 1)[-1].lstrip("-")
+        if not word or ":" in word or '"' in word:
+            return None
+        for name in self.names:
+            if name.startswith(word.lower()) and name != word:
+                return value + name[len(word):] + ":"
+        return None
+
+
 class QueryInput(Vertical):
     DEFAULT_CSS = """
     QueryInput { height: auto; }
@@ -48,7 +66,7 @@ class QueryInput(Vertical):
         self.count_only = False
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder=self.placeholder, id="query")
+        yield Input(placeholder=self.placeholder, id="query", suggester=FilterSuggester())
         yield Static("", id="query-caret")
         yield Static("", id="query-check")
 
