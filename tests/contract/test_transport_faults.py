@@ -115,6 +115,7 @@ async def test_html_gateway_page_becomes_readable_error(faulty):
     with pytest.raises(ServerError) as caught:
         await t.request("GET", "/gateway")
     assert str(caught.value) == "502 Bad Gateway (HTTP 502)"
+    assert t.reachability.reachable is True  # an error page is still an answer
     await t.aclose()
 
 
@@ -151,6 +152,7 @@ async def test_refused_connection_is_retried_then_reported():
     with pytest.raises(ConnectFailed) as caught:
         await t.request("POST", "/intel/scan")  # never sent, so even a credit-spending call retries
     assert f"127.0.0.1:{port}" in str(caught.value)
+    assert t.reachability.reachable is False and "Cannot connect" in t.reachability.problem
     await t.aclose()
 
 

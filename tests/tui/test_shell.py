@@ -156,3 +156,21 @@ async def test_theme_choice_is_remembered(backend):
         app.theme = "spyglass-16"
         await pilot.pause()
     assert Config.load().theme == "spyglass-16"
+
+
+async def test_a_dropped_server_shows_at_the_next_call(tmp_path):
+    from tests.conftest import start_backend
+
+    server, backend = start_backend(tmp_path)
+    server.__enter__()
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        assert status.state is State.CONNECTED
+        server.__exit__(None, None, None)  # the backend goes away mid-session
+        await pilot.press("4", "r")  # any call finds out
+        await settle(pilot)
+        assert status.state is State.FAILED
+        assert "Cannot connect" in status.detail and "ctrl+r" in status.detail
+    backend.store.close()

@@ -30,7 +30,7 @@ from spyglass.client.geonet import GeoNetClient
 from spyglass.client.intel import IntelClient
 from spyglass.client.ratelimit import RateLimiter
 from spyglass.client.stream import StreamClient, StreamDebug
-from spyglass.client.transport import Credits, RetryPolicy, Transport
+from spyglass.client.transport import Credits, Reachability, RetryPolicy, Transport
 from spyglass.client.trends import TrendsClient
 from spyglass.config import Profile
 
@@ -44,15 +44,18 @@ class Clients:
     trends: TrendsClient
     geonet: GeoNetClient
     credits: Credits
+    reachability: Reachability
 
     @classmethod
     def from_profile(cls, profile: Profile, retry: RetryPolicy | None = None) -> Clients:
         credits = Credits()
+        reachability = Reachability()  # of the main host: the one the status bar speaks for
         limiter = RateLimiter(profile.rate) if profile.rate else None
 
         def transport(host: str, key: str | None, limiter: RateLimiter | None) -> Transport:
             return Transport(profile.base(host), key, timeout=profile.timeout, rate_limiter=limiter,
-                             retry=retry, credits=credits)
+                             retry=retry, credits=credits,
+                             reachability=reachability if host == "main" else None)
 
         ns = profile.namespace
         return cls(
@@ -61,6 +64,7 @@ class Clients:
             trends=TrendsClient(transport("trends", profile.key, limiter), ns),
             geonet=GeoNetClient(transport("geonet", None, None), ns),
             credits=credits,
+            reachability=reachability,
         )
 
     async def aclose(self) -> None:
@@ -76,7 +80,7 @@ class Clients:
 
 __all__ = [
     "APIError", "AuthenticationError", "BadRequest", "Clients", "ConnectFailed", "ConnectionDropped",
-    "Credits", "Forbidden", "GeoNetClient", "IntelClient", "NoCredits", "NotFound", "RateLimited",
+    "Credits", "Forbidden", "Reachability", "GeoNetClient", "IntelClient", "NoCredits", "NotFound", "RateLimited",
     "RateLimiter", "RequestTimeout", "ResponseFormatError", "RetryPolicy", "ServerError",
     "SpyglassError", "StreamClient", "StreamDebug", "Transport", "TransportError", "TrendsClient",
 ]

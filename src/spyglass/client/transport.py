@@ -77,6 +77,31 @@ class Credits:
 
 
 @dataclass
+class Reachability:
+    """Whether the last call reached the server: an answer of any status counts as reached.
+
+    Listeners are called with this object when it changes, so a UI can show a dropped
+    connection at once rather than at its next health check.
+    """
+
+    reachable: bool | None = None
+    problem: str = ""
+    listeners: list[Callable[[Reachability], None]] = field(default_factory=list, repr=False)
+
+    def _set(self, reachable: bool, problem: str) -> None:
+        if (self.reachable, self.problem) != (reachable, problem):
+            self.reachable, self.problem = reachable, problem
+            for listener in list(self.listeners):
+                listener(self)
+
+    def reached(self) -> None:
+        self._set(True, "")
+
+    def lost(self, problem: str) -> None:
+        self._set(False, problem)
+
+
+@dataclass
 class RetryPolicy:
     attempts: int = 4  # one try plus three retries
     base: float = 0.5  # seconds; doubled per retry, with full jitter
@@ -169,6 +194,7 @@ class Transport:
         rate_limiter: RateLimiter | None = None,
         retry: RetryPolicy | None = None,
         credits: Credits | None = None,
+        reachability: Reachability | None = None,
         http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -177,6 +203,7 @@ class Transport:
         self.rate_limiter = rate_limiter
         self.retry = retry or RetryPolicy()
         self.credits = credits if credits is not None else Credits()
+        self.reachability = reachability if reachability is not None else Reachability()
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -253,7 +280,9 @@ class Transport:
                     await self._backoff(attempt, None, error)
                     attempt += 1
                     continue
+                self.reachability.lost(str(error))
                 raise error from None
+            self.reachability.reached()
             self.credits.from_headers(response.headers)
             if response.is_success:
                 return self._decode(response), response.headers

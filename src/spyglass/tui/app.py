@@ -115,12 +115,20 @@ class SpyglassApp(App[None]):
             return
         self.clients = self.connection.clients
         self.clients.credits.listeners.append(self._credits_changed)
+        self.clients.reachability.listeners.append(self._reachability_changed)
         self._credits_changed(self.clients.credits)
         self.status.plan = info.plan
         self.set_state(State.CONNECTED)
         self._health_timer.resume()
         for pane in self.query(Pane):
             pane.reload()
+
+    def _reachability_changed(self, reach) -> None:
+        """Any call that loses the server shows at once; the next that reaches it clears it."""
+        if reach.reachable:
+            self.set_state(State.CONNECTED)
+        else:
+            self.set_state(State.FAILED, f"{reach.problem} (ctrl+r to reconnect)")
 
     def _credits_changed(self, credits) -> None:
         self.status.query_credits = credits.query
@@ -130,16 +138,16 @@ class SpyglassApp(App[None]):
 
     @work(exclusive=True, group="health", exit_on_error=False)
     async def check_health(self) -> None:
-        from spyglass.client import SpyglassError
+        from spyglass.client import APIError, SpyglassError
 
         if self.clients is None:
             return
         try:
-            await self.clients.intel.api_info()
-        except SpyglassError as exc:
+            await self.clients.intel.api_info()  # reachability listeners follow the link itself
+        except APIError as exc:  # reached, but refused: a revoked key, an expired plan
             self.set_state(State.FAILED, str(exc))
-        else:
-            self.set_state(State.CONNECTED)
+        except SpyglassError:
+            pass
 
     async def reopen(self, profile: Profile | None = None) -> None:
         self._health_timer.pause()
