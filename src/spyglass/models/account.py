@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from pydantic import Field
 
 from spyglass.models.base import APIModel
 
