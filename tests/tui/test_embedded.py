@@ -23,6 +23,11 @@ async def test_embedded_backend_lifecycle(tmp_path):
         await pilot.press("4")
         await settle(pilot)
         assert "Local analyst" in screen_text(app)
+        # Demo hosts are synthetic: the geo pane will not send packets to them.
+        assert app.backend_info.get("demo") is True  # else stop here: never ping off loopback
+        app.open_pane("Geo").show_target("198.19.31.39")
+        await settle(pilot)
+        assert "synthetic demo address" in screen_text(app)
         process = app.connection.backend.process
         assert process.poll() is None
     assert process.poll() is not None  # quitting the dashboard stopped the backend

@@ -65,6 +65,7 @@ class SpyglassApp(App[None]):
         super().__init__()
         self.connection = Connection(profile, data)
         self.clients = None
+        self.backend_info: dict = {}  # what a spyglass backend says it holds (demo data or not)
         self.health_interval = health_interval
         for shipped in shipped_themes():
             self.register_theme(shipped)
@@ -110,6 +111,7 @@ class SpyglassApp(App[None]):
     async def connect(self) -> None:
         try:
             info = await self.connection.open()
+            self.backend_info = await self.connection.clients.intel.backend_info() or {}
         except Exception as exc:  # a failure to connect is shown, never raised into the UI
             self.set_state(State.FAILED, f"{exc} (ctrl+r to retry)")
             return
@@ -152,6 +154,7 @@ class SpyglassApp(App[None]):
     async def reopen(self, profile: Profile | None = None) -> None:
         self._health_timer.pause()
         self.clients = None
+        self.backend_info = {}
         await self.connection.close()
         self.connection = Connection(profile or self.connection.requested, self.connection.data)
         self.status.plan = self.status.query_credits = self.status.scan_credits = None

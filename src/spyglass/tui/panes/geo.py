@@ -28,6 +28,15 @@ RECORD_TYPES = ("A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT", "PTR", "SRV", "C
 COLUMNS = ("Location", "Country", "Min ms", "Avg ms", "Max ms", "Loss", "Answer")
 
 
+def is_demo_address(target: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(target) in ipaddress.ip_network("198.18.0.0/15")
+    except ValueError:
+        return False
+
+
 def this_machine() -> GeoLocation:
     """Where the dashboard runs: SPYGLASS_LOCATION or the config's ``location``, if set."""
     from spyglass.models import GeoLocation
@@ -114,6 +123,10 @@ class GeoPane(Pane):
             target = check_target(raw)
         except ValueError:
             self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
+            return
+        if self.app.backend_info.get("demo") and is_demo_address(target):
+            self.show_error(f"{target} is a synthetic demo address (198.18.0.0/15, the benchmarking range): "
+                            "nothing real answers there, so it is not measured")
             return
         self.show_error(None)
         tool = self.query_one("#geo-tool", Select).value

@@ -94,8 +94,8 @@ class SearchPane(Pane):
         self.note: Text | None = None
 
     async def load(self, clients: Clients) -> None:
-        info = await clients.intel.backend_info()
-        if info and info.get("demo"):
+        info = self.app.backend_info
+        if info.get("demo"):
             self.note = Text(f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
                              "Load real data with: spyglass import FILE.json.gz")
             self.show_status(self.note)
