@@ -85,3 +85,18 @@ def test_export_json_gz_round_trips_through_import(tmp_path, monkeypatch):
     report = import_files(again, [out])
     assert report.bad == 0 and report.added == again.total() > 0
     again.close()
+
+
+def test_search_and_host_print_hostile_text_inert(tmp_path, capsys, monkeypatch):
+    hostile = {"ip_str": "198.18.9.9", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00.000000",
+               "hash": 7, "org": "Evil\x1b]52;c;cHduZWQ=\x07 Org", "product": "[bold]x[/]",
+               "data": "HTTP/1.1 200 OK\r\nServer: \x1b[2Jevil\r\n", "http": {"title": "\x9b31mtitle\u202e"},
+               "location": {"country_code": "ZZ"}, "_intel": {"module": "http"}}
+    with backend_with(tmp_path, [hostile]) as backend:
+        monkeypatch.setenv("SPYGLASS_URL", backend.url)
+        monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
+        assert main(["search", "evil", "--facets", "org"]) == 0
+        assert main(["host", "198.18.9.9"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out
+    assert "␛]52;c;cHduZWQ=␇" in out and "[bold]x[/]" in out
