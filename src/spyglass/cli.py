@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -63,11 +64,16 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Any], Awaitable
             backend.stop()
 
 
+# JSON escapes C0 controls itself; DEL, C1 controls (0x9b is an 8-bit CSI) and bidi overrides
+# are escaped here too, so untrusted text stays inert in a terminal and the JSON stays exact.
+_UNSAFE_IN_JSON = re.compile("[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
 def print_json(value: Any) -> None:
     if hasattr(value, "to_api"):
         value = value.to_api()
-    # JSON escapes every control character, so untrusted text stays inert.
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    print(_UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def print_pairs(pairs: list[tuple[str, Any]]) -> None:

@@ -97,6 +97,10 @@ def test_search_and_host_print_hostile_text_inert(tmp_path, capsys, monkeypatch)
         monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
         assert main(["search", "evil", "--facets", "org"]) == 0
         assert main(["host", "198.18.9.9"]) == 0
-    out = capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert main(["host", "198.18.9.9", "--json"]) == 0
+        as_json = capsys.readouterr().out
     assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out
     assert "␛]52;c;cHduZWQ=␇" in out and "[bold]x[/]" in out
+    assert "\x1b" not in as_json and "\x9b" not in as_json and "\u202e" not in as_json
+    assert orjson.loads(as_json)["data"][0]["http"]["title"] == "\x9b31mtitle\u202e"  # still exact JSON
