@@ -104,6 +104,18 @@ async def test_lazy_pages_and_count_only(data_backend):
         assert app.clients.credits.query == 98  # counting is free
 
 
+async def test_refresh_runs_the_query_again(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:443")
+        assert app.clients.credits.query == 99
+        await pilot.press("escape", "r")  # from the results, r runs the query again
+        await settle(pilot)
+        assert app.clients.credits.query == 98  # the filtered query ran again
+        assert app.query_one(SearchPane).total == sum(b["port"] == 443 for b in BANNERS)
+
+
 async def test_failed_request_keeps_the_query(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("free")))
     async with app.run_test(size=SIZE) as pilot:

@@ -91,14 +91,15 @@ class SearchPane(Pane):
         self.loaded_pages = 0
         self.total = 0
         self.ips: list[str] = []
-        self.note: Text | None = None
 
     async def load(self, clients: Clients) -> None:
+        """On connecting: say if the data is demo data. On refresh (r): run the last query again."""
         info = self.app.backend_info
-        if info.get("demo"):
-            self.note = Text(f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
-                             "Load real data with: spyglass import FILE.json.gz")
-            self.show_status(self.note)
+        if self.current_query:
+            self.run_query()
+        elif info.get("demo"):
+            self.show_status(Text(f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
+                                  "Load real data with: spyglass import FILE.json.gz"))
 
     def show_status(self, text: Text | str) -> None:
         self.query_one("#search-status", Static).update(text if isinstance(text, Text) else safe_text(text, one_line=True))
