@@ -200,3 +200,7 @@ async def test_filter_names_complete():
     assert await suggest("nginx -http.ti") == "nginx -http.title:"
     assert await suggest("nginx port:80") is None
     assert await suggest("zzz") is None
+
+
+def test_refine_keeps_hostile_facet_values_inert():
+    assert refine("", "org", "Evil\x1b[2J Org", False) == 'org:"Evil␛[2J Org"'

@@ -110,7 +110,7 @@ class GeoPane(Pane):
 
     def show_target(self, target: str) -> None:
         """Open with ``target`` filled in and measured (from the host pane, for example)."""
-        self.query_one("#geo-target", Input).value = target
+        self.query_one("#geo-target", Input).value = clean(target, one_line=True, max_chars=255)
         self.run()
 
     @on(Input.Submitted, "#geo-target")

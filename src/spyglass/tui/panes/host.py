@@ -68,7 +68,7 @@ class HostPane(Pane):
             await self._fetch(clients, self.record.ip_str)
 
     def show_ip(self, ip: str) -> None:
-        self.query_one("#host-ip", Input).value = ip
+        self.query_one("#host-ip", Input).value = clean(ip, one_line=True, max_chars=64)  # from a server
         self.lookup()
 
     @on(Input.Submitted, "#host-ip")
@@ -139,7 +139,7 @@ class HostPane(Pane):
 
         banner = self.banners[index]
         detail = self.query_one("#service-detail", Static)
-        detail.border_title = clean(f"Service {banner.port}/{banner.transport}", one_line=True)
+        detail.border_title = safe_text(f"Service {banner.port}/{banner.transport}", one_line=True)
         detail.update(Group(service_details(banner)))
 
     @on(DataTable.RowHighlighted, "#services")

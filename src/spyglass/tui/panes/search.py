@@ -15,7 +15,7 @@ from textual.widgets import Checkbox, DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from spyglass.query import parse, parse_facets
-from spyglass.safetext import fit, safe_text
+from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.queryinput import QueryInput
@@ -36,7 +36,8 @@ def quoted(value: str) -> str:
 
 def refine(query: str, facet: str, value: str, exclude: bool) -> str:
     """``query`` narrowed to (or, with ``exclude``, without) ``facet:value``."""
-    term = f"{'-' if exclude else ''}{facet}:{quoted(value.replace(chr(34), ''))}"
+    # Facet values come from banners: controls arrive in the query box as visible symbols only.
+    term = f"{'-' if exclude else ''}{facet}:{quoted(clean(value, one_line=True, max_chars=200).replace(chr(34), ''))}"
     return f"{query.strip()} {term}".strip()
 
 
