@@ -184,9 +184,8 @@ async def _geodns(clients, args):
 def _service_line(b) -> str:
     from spyglass.safetext import clean
 
-    what = " ".join(x for x in (b.product, b.version) if x) or (b.module or "")
-    title = (b.http.title if b.http and b.http.title else "") or b.data.split("\n", 1)[0]
-    return clean(f"{b.port}/{b.transport:<4} {what:<32} {title}", one_line=True, max_chars=150)
+    what = b.product_line or (b.module or "")
+    return clean(f"{b.port}/{b.transport:<4} {what:<32} {b.headline}", one_line=True, max_chars=150)
 
 
 async def _host(clients, args):

@@ -194,3 +194,15 @@ class Banner(APIModel):
     @property
     def module(self) -> str | None:
         return self.meta.module if self.meta else None
+
+    @property
+    def product_line(self) -> str:
+        """Product and version as one label, e.g. ``nginx 1.24.0`` (may be empty)."""
+        return " ".join(x for x in (self.product, self.version) if x)
+
+    @property
+    def headline(self) -> str:
+        """What a list shows for the service: its HTTP title, else the banner's first line."""
+        if self.http and self.http.title:
+            return self.http.title
+        return self.data.strip().split("\n", 1)[0]

@@ -127,7 +127,7 @@ class HostPane(Pane):
             previous[key] = b
             rows.append((b, "; ".join(diff)))
         for b, diff in reversed(rows):
-            product = " ".join(x for x in (b.product, b.version) if x) or (b.module or "")
+            product = b.product_line or (b.module or "")
             table.add_row(safe_text(f"{b.port}/{b.transport}", one_line=True), safe_text(product, one_line=True),
                           safe_text(b.timestamp[:16].replace("T", " "), one_line=True),
                           safe_text(diff, one_line=True, max_chars=120))

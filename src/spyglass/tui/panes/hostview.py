@@ -42,7 +42,7 @@ def service_details(b: Banner) -> Group:
     sections = []
     general = _grid()
     _row(general, "service", f"{b.port}/{b.transport}  {b.module or ''}")
-    _row(general, "product", " ".join(x for x in (b.product, b.version) if x))
+    _row(general, "product", b.product_line)
     _row(general, "info", b.info)
     _row(general, "cpe", ", ".join(b.cpe23 or b.cpe))
     _row(general, "tags", ", ".join(b.tags))

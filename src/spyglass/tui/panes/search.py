@@ -42,10 +42,8 @@ def refine(query: str, facet: str, value: str, exclude: bool) -> str:
 
 
 def row_of(b: Banner) -> list[Text]:
-    title = (b.http.title if b.http and b.http.title else None) or b.data.strip().split("\n", 1)[0]
-    product = " ".join(x for x in (b.product, b.version) if x)
-    cells = [b.ip_str, f"{b.port}/{b.transport}", b.org or "", b.location.country_code or "", product, title,
-             b.timestamp[:10]]
+    cells = [b.ip_str, f"{b.port}/{b.transport}", b.org or "", b.location.country_code or "", b.product_line,
+             b.headline, b.timestamp[:10]]
     return [Text(fit(c, 60), no_wrap=True) for c in cells]
 
 
