@@ -33,8 +33,13 @@ class Pane(VerticalScroll):
     def compose_error(self) -> Static:
         return Static("", classes="pane-error")
 
+    @property
+    def clients(self) -> Clients | None:
+        """The app's clients, or None until it is connected."""
+        return getattr(self.app, "clients", None)
+
     def reload(self) -> None:
-        clients = getattr(self.app, "clients", None)
+        clients = self.clients
         if clients is None:
             return
         self.run_worker(self._load(clients), exclusive=True, group="load", exit_on_error=False)

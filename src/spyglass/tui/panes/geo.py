@@ -143,7 +143,7 @@ class GeoPane(Pane):
         here = this_machine()
         self.put(here, ["…"] * 5)
         jobs = [self.measure_here(target, tool, rtype, here)]
-        clients = getattr(self.app, "clients", None)
+        clients = self.clients
         if clients is not None:
             jobs.append(self.measure_everywhere(clients, target, tool, rtype))
         await asyncio.gather(*jobs)

@@ -79,7 +79,7 @@ class HostPane(Pane):
         except ValueError:
             self.show_error(f"{raw or 'nothing'}: not an IP address")
             return
-        clients = getattr(self.app, "clients", None)
+        clients = self.clients
         if clients is None:
             self.show_error("Not connected yet.")
             return
@@ -149,7 +149,7 @@ class HostPane(Pane):
 
     def action_toggle_history(self) -> None:
         self.history = not self.history
-        clients = getattr(self.app, "clients", None)
+        clients = self.clients
         if self.record is not None and clients is not None:
             self.fetch(clients, self.record.ip_str)
 

@@ -136,7 +136,7 @@ class SearchPane(Pane):
         except ValueError as exc:
             self.show_error(f"Facets: {exc}")
             return
-        clients = getattr(self.app, "clients", None)
+        clients = self.clients
         if clients is None:
             self.show_error("Not connected yet: the query will stay here until you run it again.")
             return
@@ -210,7 +210,7 @@ class SearchPane(Pane):
     def maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
         near_end = event.cursor_row >= len(self.ips) - 1
         if near_end and self.loaded_pages and len(self.ips) < min(self.total, MAX_ROWS):
-            clients = getattr(self.app, "clients", None)
+            clients = self.clients
             if clients is not None:
                 self.next_page(clients)
 
@@ -258,7 +258,7 @@ class SearchPane(Pane):
             return
 
         def chosen(path: Path | None) -> None:
-            clients = getattr(self.app, "clients", None)
+            clients = self.clients
             if path is not None and clients is not None:
                 self.export_to(clients, path)
 
