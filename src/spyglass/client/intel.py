@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from spyglass import models as m
 from spyglass.client.base import HostClient
+from spyglass.client.errors import NotFound
 
 
 def _seg(value: str) -> str:
@@ -201,8 +202,6 @@ class IntelClient(HostClient):
 
     async def backend_info(self) -> dict | None:
         """What a spyglass backend holds (banners, demo data); None from other services."""
-        from spyglass.client.errors import NotFound
-
         try:
             return await self.call(dict, "GET", "/spyglass/info")
         except NotFound:

@@ -29,10 +29,13 @@ COLUMNS = ("Location", "Country", "Min ms", "Avg ms", "Max ms", "Loss", "Answer"
 
 
 def is_demo_address(target: str) -> bool:
+    """Whether ``target`` lies in the range the synthetic demo hosts are drawn from."""
     import ipaddress
 
+    from spyglass.datagen import NETWORK
+
     try:
-        return ipaddress.ip_address(target) in ipaddress.ip_network("198.18.0.0/15")
+        return ipaddress.ip_address(target) in NETWORK
     except ValueError:
         return False
 
@@ -125,7 +128,7 @@ class GeoPane(Pane):
             self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
             return
         if self.app.backend_info.get("demo") and is_demo_address(target):
-            self.show_error(f"{target} is a synthetic demo address (198.18.0.0/15, the benchmarking range): "
+            self.show_error(f"{target} is a synthetic demo address (the benchmarking range the demo data uses): "
                             "nothing real answers there, so it is not measured")
             return
         self.show_error(None)
