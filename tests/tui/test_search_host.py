@@ -204,3 +204,18 @@ async def test_filter_names_complete():
 
 def test_refine_keeps_hostile_facet_values_inert():
     assert refine("", "org", "Evil\x1b[2J Org", False) == 'org:"Evil␛[2J Org"'
+
+
+async def test_host_pane_shows_hostile_fields_inert(tmp_path):
+    hostile = {"ip_str": "198.18.7.7", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00.000000",
+               "hash": 1, "org": "Org\x1b[2J", "product": "[bold]p[/]", "data": "x",
+               "vulns": {"CVE-\x1b]52;c;aGk=\x07": {"verified": True, "cvss": "9.9"}}}
+    with backend_with(tmp_path, [hostile]) as backend:
+        app = SpyglassApp(backend.profile(backend.key()))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            app.show_host("198.18.7.7")
+            await settle(pilot)
+            text = screen_text(app)
+    assert "Org␛[2J" in text and "[bold]p[/]" in text and "CVE-␛]52;c;aGk=␇" in text
+    assert "\x1b" not in text

@@ -59,7 +59,7 @@ class AccountPane(Pane):
             clients.intel.http_headers())
         limits = info.usage_limits
         self.query_one("#plan", Facts).show([
-            ("plan", Text(info.plan, style="bold")),
+            ("plan", safe_text(info.plan, "bold", one_line=True)),
             ("query credits", allowance(info.query_credits, limits.query_credits if limits else None)),
             ("scan credits", allowance(info.scan_credits, limits.scan_credits if limits else None)),
             ("monitored IPs", f"{info.monitored_ips:,}" if info.monitored_ips is not None else "-"),

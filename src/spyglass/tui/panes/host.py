@@ -105,7 +105,7 @@ class HostPane(Pane):
     def show_record(self, r: HostRecord) -> None:
         where = ", ".join(x for x in (r.city, r.region_code, r.country_name) if x)
         coords = f" ({r.latitude:.2f}, {r.longitude:.2f})" if r.latitude is not None and r.longitude is not None else ""
-        vulns = Text(", ".join(r.vulns), style="bold red") if r.vulns else "-"
+        vulns = safe_text(", ".join(r.vulns), "bold red", one_line=True) if r.vulns else "-"
         self.query_one("#host-summary", Facts).show([
             ("ip", Text(clean(r.ip_str, one_line=True), style="bold")), ("org", r.org or "-"), ("isp", r.isp or "-"),
             ("asn", r.asn or "-"), ("location", (where + coords) or "-"), ("os", r.os or "-"),

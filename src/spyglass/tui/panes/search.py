@@ -194,7 +194,7 @@ class SearchPane(Pane):
         options: list[Option] = []
         self.facet_items = []
         for name, values in (result.facets or {}).items():
-            options.append(Option(Text(name, style="bold"), disabled=True))
+            options.append(Option(safe_text(name, "bold", one_line=True, max_chars=40), disabled=True))
             self.facet_items.append(None)
             top = max((v.count for v in values), default=1) or 1
             for v in values:
