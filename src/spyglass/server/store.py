@@ -134,12 +134,16 @@ class Store:
             return key
 
     def account_for_key(self, key: str) -> Account | None:
+        """The key's account; on a new month its allowances start again. Every request asks
+        this, so the write transaction is taken only in the rare case of a reset."""
+        lookup = ("SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = ?", (key,))
+        with self._lock:
+            row = self._db.execute(*lookup).fetchone()
+        if row is None or row["period"] == self._period():
+            return _account(row) if row else None
         with self._tx() as db:
-            row = db.execute("SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id"
-                             " WHERE k.key = ?", (key,)).fetchone()
-            if row is None:
-                return None
-            if row["period"] != self._period():  # a new month: allowances start again
+            row = db.execute(*lookup).fetchone()
+            if row["period"] != self._period():  # checked again: another thread may have reset it
                 plan = PLANS[row["plan"]]
                 db.execute("UPDATE accounts SET query_credits=?, scan_credits=?, period=? WHERE id=?",
                            (plan.query_credits, plan.scan_credits, self._period(), row["id"]))
