@@ -228,11 +228,8 @@ class Transport:
             out["key"] = self._key
         return out
 
-    def _where(self) -> str:
-        return self.base_url
-
     def transport_error(self, exc: httpx.TransportError) -> errors.TransportError:
-        where = self._where()
+        where = self.base_url
         if isinstance(exc, httpx.ConnectTimeout):
             return errors.RequestTimeout(f"Timed out connecting to {where}")
         if isinstance(exc, httpx.TimeoutException):
@@ -307,7 +304,7 @@ class Transport:
         except ValueError:
             kind = response.headers.get("content-type", "no content type")
             raise errors.ResponseFormatError(
-                f"{self._where()} answered HTTP {response.status_code} with a body that is not JSON ({kind})"
+                f"{self.base_url} answered HTTP {response.status_code} with a body that is not JSON ({kind})"
             ) from None
 
     def stream(self, path: str, params: dict[str, Any] | None = None, read_timeout: float | None = 90.0):

@@ -155,12 +155,6 @@ class Store:
             row = self._db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
         return _account(row)
 
-    def set_plan(self, account_id: int, plan: str) -> None:
-        chosen = PLANS[plan]
-        with self._tx() as db:
-            db.execute("UPDATE accounts SET plan=?, query_credits=?, scan_credits=? WHERE id=?",
-                       (chosen.name, chosen.query_credits, chosen.scan_credits, account_id))
-
     def set_credits(self, account_id: int, *, query: int | None = None, scan: int | None = None) -> None:
         with self._tx() as db:
             if query is not None:

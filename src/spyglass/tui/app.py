@@ -87,7 +87,7 @@ class SpyglassApp(App[None]):
 
     def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._remember_theme)
-        self.set_state(State.STARTING if self.connection.profile.embedded else State.CONNECTING)
+        self.set_state(self.connection.opening_state)
         self._health_timer = self.set_interval(self.health_interval, self.check_health, pause=True)
         self.call_after_refresh(self._mount_panes)
 
@@ -158,7 +158,7 @@ class SpyglassApp(App[None]):
         await self.connection.close()
         self.connection = Connection(profile or self.connection.requested, self.connection.data)
         self.status.plan = self.status.query_credits = self.status.scan_credits = None
-        self.set_state(State.STARTING if self.connection.profile.embedded else State.CONNECTING)
+        self.set_state(self.connection.opening_state)
         self.connect()
 
     def use_profile(self, profile: Profile) -> None:

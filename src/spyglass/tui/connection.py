@@ -38,8 +38,9 @@ class Connection:
         return "embedded backend"
 
     @property
-    def embedded(self) -> bool:
-        return self.backend is not None or self.profile.embedded
+    def opening_state(self) -> State:
+        """What the status bar says until the connection is open."""
+        return State.STARTING if self.requested.embedded else State.CONNECTING
 
     async def open(self) -> ApiInfo:
         """Start what is needed and check the key; raises on failure with a readable message."""
