@@ -7,6 +7,7 @@ from datetime import datetime
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual.widgets import Static
 
 from spyglass.models import Banner
 from spyglass.safetext import clean, safe_text
@@ -21,7 +22,19 @@ def _grid() -> Table:
 
 def _row(table: Table, label: str, value) -> None:
     if value not in (None, "", [], {}):
-        table.add_row(label, value if isinstance(value, Text) else safe_text(value, one_line=True, max_chars=400))
+        # The label may come from a banner too (SSH kex member names): never a str, which Rich reads as markup.
+        table.add_row(safe_text(label, one_line=True, max_chars=60),
+                      value if isinstance(value, Text) else safe_text(value, one_line=True, max_chars=400))
+
+
+def cvss_score(value) -> float:
+    """A CVSS for sorting: numbers as they are, numeric text parsed, anything else ("high") 0."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(str(value))
+    except ValueError:
+        return 0.0
 
 
 def cert_date(value: str | None) -> str:
@@ -89,7 +102,7 @@ def service_details(b: Banner) -> Group:
         vulns = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
         for column in ("CVE", "CVSS", "verified", "summary"):
             vulns.add_column(column, overflow="fold")
-        for cve, v in sorted(b.vulns.items(), key=lambda kv: -float(kv[1].cvss or 0)):
+        for cve, v in sorted(b.vulns.items(), key=lambda kv: -cvss_score(kv[1].cvss)):
             vulns.add_row(safe_text(cve, one_line=True), safe_text(v.cvss, one_line=True),
                           "yes" if v.verified else "no", safe_text(v.summary, one_line=True, max_chars=300))
         sections += [Text("Vulnerabilities", style="bold"), vulns]
@@ -121,3 +134,11 @@ def changes(older: Banner, newer: Banner) -> list[str]:
     if not out and older.data != newer.data:
         out.append("banner text changed")
     return out
+
+
+class ServiceDetail(Static):
+    """The panel of one service: its details under a "Service PORT/TRANSPORT" border title."""
+
+    def show(self, banner: Banner) -> None:
+        self.border_title = safe_text(f"Service {banner.port}/{banner.transport}", one_line=True)
+        self.update(service_details(banner))
