@@ -336,3 +336,44 @@ def test_present_loads_neither_textual_nor_the_client():
     loaded = modules_loaded_by("spyglass.present.host", "spyglass.present.geonet")
     assert not top(loaded) & {"textual", "httpx", "fastapi", "uvicorn"}
     assert not {n for n in loaded if n.startswith(("spyglass.client", "spyglass.server", "spyglass.tui"))}
+
+
+# -- search results and facets ---------------------------------------------------------------------------
+def test_result_cells_and_lines():
+    from rich.cells import cell_len
+
+    from spyglass.present.search import RESULT_COLUMNS, result_cells, result_line
+
+    cells = result_cells(dict(SSH, org="漢字" * 40, location={"country_code": "NO"}))
+    assert len(cells) == len(RESULT_COLUMNS)
+    assert cells[:2] == ["192.0.2.10", "22/tcp"] and cells[3:] == ["NO", "", "SSH-2.0-OpenSSH_9.6", "2026-02-03"]
+    assert cell_len(cells[2]) == 60 and cells[2].endswith("…")
+    assert result_cells(DNS)[0] == "2001:db8::1"  # IPv6 banners have no ip_str
+    assert result_line(SSH) == f"{'192.0.2.10':<16} {service_line(SSH)}"
+
+
+def test_facet_groups_and_lines():
+    from spyglass.models import SearchResponse
+    from spyglass.present.search import facet_groups, facet_lines
+
+    facets = SearchResponse.model_validate({"matches": [], "total": 7, "facets": {
+        "port": [{"count": 5, "value": 22}, {"count": 2, "value": "漢字\x1b[/]"}]}}).facets
+    [(name, rows)] = facet_groups(facets)
+    assert name == "port" and [(r.value, r.label, r.count, r.share) for r in rows] == [
+        ("22", "22", 5, 1.0), ("漢字\x1b[/]", "漢字␛[/]", 2, 0.4)]
+    assert facet_lines(facets) == ["", "port", f"  {'22':<40} {5:>10,}  {'#' * 24}",
+                                   f"  漢字␛[/]{' ' * 32} {2:>10,}  {'#' * 10}"]  # 8 cells: 漢字 takes 4
+    assert facet_groups({"x": "not a list", "y": [7, {"count": "many"}]}) == [
+        ("x", []), ("y", [facet_groups({"y": [{}]})[0][1][0]] * 2)]
+    assert facet_groups(None) == []
+
+
+def test_the_raw_banner_for_the_clipboard():
+    from spyglass.present.host import banner_for_clipboard
+
+    copied = banner_for_clipboard(dict(SSH, data="SSH-2.0\r\n\x1b[201~echo owned\r\n" + "A" * 100_000))
+    assert copied.text.startswith("SSH-2.0\necho owned\nAAA") and "\x1b" not in copied.text
+    assert len(copied.text.encode()) == 64 * 1024 and copied.cut_bytes == 100_000 + 19 - 64 * 1024
+    assert copied.note("the raw banner").startswith("Copied the raw banner (cut at 64 KiB")
+    assert banner_for_clipboard({"data": ["odd", 1]}) == ("odd, 1", 0)
+    assert banner_for_clipboard({}) == ("", 0)

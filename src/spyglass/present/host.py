@@ -12,7 +12,7 @@ from typing import Any
 from rich.cells import cell_len
 
 from spyglass.present.values import as_dict, block, empty, first_line, get_path, number, plain, text_of
-from spyglass.safetext import clean
+from spyglass.safetext import ClipboardText, clean, for_clipboard
 
 MAX_MEMBERS = 40  # rows of a section read from a free-form member (dns, snmp, opts, ssh.kex)
 MAX_VULNS = 200
@@ -307,6 +307,13 @@ def describe_service(banner: Any, raw_chars: int = 8000) -> ServiceText:
                 sections.append(Section(title, facts))
     raw = block(b.get("data"), raw_chars) if not empty(b.get("data")) else ""
     return ServiceText(service_key(b), [s for s in sections if s.facts], vulns_of(b.get("vulns")), raw)
+
+
+def banner_for_clipboard(banner: Any) -> ClipboardText:
+    """The raw banner text to copy (``y`` in the host pane): no escape sequence or control
+    character, at most 64 KiB; ``.note("the raw banner")`` says whether it was cut."""
+    data = as_dict(banner).get("data")
+    return for_clipboard(data if isinstance(data, str) else text_of(data, max_chars=65_536))
 
 
 # -- the host ----------------------------------------------------------------------------------------

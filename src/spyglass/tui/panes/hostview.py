@@ -51,6 +51,8 @@ def layout(service: ServiceText) -> Group:
 class ServiceDetail(Static):
     """The panel of one service: its details under a "Service PORT/TRANSPORT" border title."""
 
+    DEFAULT_CSS = "ServiceDetail { height: auto; border: round $primary 50%; padding: 0 1; }"
+
     def show(self, banner: Any) -> None:
         service = describe_service(banner)
         self.border_title = Text(f"Service {service.title}")
