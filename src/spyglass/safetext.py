@@ -62,7 +62,10 @@ def to_str(value: Any) -> str:
         return ""
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", errors="replace")
-    return str(value)
+    try:
+        return str(value)
+    except ValueError:  # an int past Python's digit limit (4,300 digits)
+        return f"a {value.bit_length():,}-bit number" if isinstance(value, int) else "?"
 
 
 def clean(value: Any, *, one_line: bool = False, max_chars: int = MAX_CHARS) -> str:
@@ -135,7 +138,7 @@ def for_csv(value: Any, *, max_chars: int = CSV_MAX_CHARS) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return str(value)
+        return to_str(value)
     raw = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else to_str(value)
     text = clean(raw, max_chars=max_chars)
     return "'" + text if raw.startswith(_FORMULA_START) or text.startswith(_FORMULA_START) else text

@@ -29,7 +29,8 @@ REAL = {
     "ssl": {
         "versions": ["TLSv1.2", "TLSv1.3", "-TLSv1", "-SSLv3"], "alpn": ["h2", "http/1.1"],
         "cipher": {"name": "TLS_AES_128_GCM_SHA256", "bits": 128, "version": "TLSv1.3"},
-        "ja3s": "15af977ce25de452b96affa2addb1036", "jarm": "27d40d40d29d40d1dc42d43d00041d4689ee210389f4f6b4b5b1b93f92252d",
+        "ja3s": "15af977ce25de452b96affa2addb1036",
+        "jarm": "27d40d40d29d40d1dc42d43d00041d4689ee210389f4f6b4b5b1b93f92252d",
         "dhparams": {"bits": 2048, "generator": 2, "prime": "ff" * 8},
         "chain": ["-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n"] * 2,
         "cert": {"serial": 4.99e36, "expired": True, "issued": "20240101000000Z", "expires": "20240401000000Z",
@@ -112,7 +113,8 @@ def test_vulnerabilities_sorted_by_cvss_whatever_its_type():
 
 def test_no_empty_section_headings():
     bare = {"ip_str": "192.0.2.1", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00",
-            "ssl": {"cert": {"subject": {}, "serial": None}, "versions": []}, "http": {"status": None, "components": {}},
+            "ssl": {"cert": {"subject": {}, "serial": None}, "versions": []},
+            "http": {"status": None, "components": {}},
             "ssh": {"kex": {}}, "dns": {"resolver_hostname": None}, "snmp": {}, "opts": {"raw": ""}, "cloud": {}}
     service = describe_service(bare)
     assert [s.title for s in service.sections] == [""]
@@ -312,7 +314,8 @@ def test_real_geonet_bodies():
     ping = PingResult.model_validate(json.loads((FIXTURES / "geonet" / "ping.json").read_text()))
     assert ping_lines([ping])[0].startswith("Santa Clara, US")
     assert "min 0.27  avg 0.29  max 0.31 ms  loss 0%" in ping_lines([ping])[0]
-    several = [PingResult.model_validate(p) for p in json.loads((FIXTURES / "geonet" / "ping_multiple.json").read_text())]
+    bodies = json.loads((FIXTURES / "geonet" / "ping_multiple.json").read_text())
+    several = [PingResult.model_validate(p) for p in bodies]
     assert len(ping_lines(several)) == len(several) > 1
     dns = DnsResult.model_validate(json.loads((FIXTURES / "geonet" / "dns.json").read_text()))
     assert dns_row(dns).answer.startswith("A ")
@@ -377,3 +380,18 @@ def test_the_raw_banner_for_the_clipboard():
     assert copied.note("the raw banner").startswith("Copied the raw banner (cut at 64 KiB")
     assert banner_for_clipboard({"data": ["odd", 1]}) == ("odd, 1", 0)
     assert banner_for_clipboard({}) == ("", 0)
+
+
+def test_huge_members_are_cut_not_walked():
+    banner = copy.deepcopy(REAL)
+    banner["ssh"] = {"kex": {f"k{i}": [i] * 3 for i in range(200_000)}}
+    banner["vulns"] = [f"CVE-2000-{i:06d}" for i in range(200_000)]
+    banner["ssl"]["versions"] = ["TLSv1.2"] * 200_000
+    banner["http"].update(html="<p>" * 300_000, components=dict.fromkeys(map(str, range(100_000)), {}))
+    banner["ssl"]["cert"]["serial"] = 10**5000  # past Python's int-to-text digit limit
+    service = describe_service(banner)
+    ssh = next(s.facts for s in service.sections if s.title == "SSH")
+    assert len(ssh) == 40 and len(service.vulns) == 200
+    tls = {f.label: f.value for f in next(s.facts for s in service.sections if s.title == "TLS")}
+    assert tls["serial"] == f"a {(10**5000).bit_length():,}-bit number"
+    assert len(render_host_text({"ip_str": "192.0.2.1", "data": [banner]})) < 60_000

@@ -70,6 +70,7 @@ def test_a_megabyte_line_is_cut_with_a_marker():
 
 def test_none_and_numbers():
     assert clean(None) == "" and clean(443) == "443"
+    assert clean(10**5000) == f"a {(10**5000).bit_length():,}-bit number"  # str() refuses it
 
 
 def test_fit_cuts_one_line_with_an_ellipsis():

@@ -77,7 +77,7 @@ def dns_row(result: Any) -> DnsRow:
     city, country = place(r)
     answers = r.get("answers") if isinstance(r.get("answers"), list) else []
     records = [f"{text_of(a.get('type'))} {text_of(a.get('value'))}".strip() if isinstance(a, dict) else text_of(a)
-               for a in answers]
+               for a in answers[:50]]
     records = [x for x in records if x]
     answer = "; ".join(records) or text_of(r.get("status")) or "no answer"
     return DnsRow(city, country, text_of(answer, max_chars=300), bool(records))

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.cells import cell_len
 
-from spyglass.present.values import as_dict, block, empty, first_line, get_path, number, plain, text_of
+from spyglass.present.values import as_dict, block, empty, first_line, get_path, head, number, plain, text_of
 from spyglass.safetext import ClipboardText, clean, for_clipboard
 
 MAX_MEMBERS = 40  # rows of a section read from a free-form member (dns, snmp, opts, ssh.kex)
@@ -117,7 +117,7 @@ def cvss_score(value: Any) -> float | None:
 def _members(facts: _Facts, value: Any, name: str) -> None:
     """Every member of a free-form object as a row (or the value itself when it is not an object)."""
     if isinstance(value, Mapping):
-        for key, member in list(value.items())[:MAX_MEMBERS]:
+        for key, member in head(value, MAX_MEMBERS):
             facts.add(humanise(key), member)
     else:
         facts.add(name, value)
@@ -135,7 +135,8 @@ def _general(b: Mapping) -> list[Fact]:
     facts.add("seen", seen(b.get("timestamp")))
     cloud = b.get("cloud")
     if isinstance(cloud, Mapping):
-        facts.add("cloud", ", ".join(t for t in (text_of(cloud.get(k)) for k in ("provider", "service", "region")) if t))
+        where = (text_of(cloud.get(k)) for k in ("provider", "service", "region"))
+        facts.add("cloud", ", ".join(t for t in where if t))
     else:
         facts.add("cloud", cloud)
     return facts
@@ -144,7 +145,7 @@ def _general(b: Mapping) -> list[Fact]:
 def _components(value: Any) -> str:
     if isinstance(value, Mapping):
         parts = []
-        for name, about in list(value.items())[:MAX_MEMBERS]:
+        for name, about in head(value, MAX_MEMBERS):
             categories = text_of(about.get("categories")) if isinstance(about, Mapping) else text_of(about)
             parts.append(f"{name} ({categories})" if categories else str(name))
         return text_of(parts)
@@ -156,7 +157,8 @@ def _components(value: Any) -> str:
 def _redirects(value: Any) -> str:
     if not isinstance(value, list):
         return text_of(value)
-    hops = [text_of(r.get("location") or r.get("host")) if isinstance(r, Mapping) else text_of(r) for r in value]
+    hops = [text_of(r.get("location") or r.get("host")) if isinstance(r, Mapping) else text_of(r)
+            for r in value[:MAX_MEMBERS]]
     hops = [h for h in hops if h]
     return f"{len(value)}" + (f": {' → '.join(hops)}" if hops else "") if value else ""
 
@@ -190,7 +192,7 @@ def _versions(value: Any) -> str:
     """TLS versions offered, then those refused (the service lists them with a leading "-")."""
     if not isinstance(value, list):
         return text_of(value)
-    names = [plain(v) for v in value if not empty(v) and not isinstance(v, (dict, list))]
+    names = [plain(v) for v in value[:MAX_MEMBERS] if not empty(v) and not isinstance(v, (dict, list))]
     offered = [n for n in names if not n.startswith("-")]
     refused = [n[1:] for n in names if n.startswith("-")]
     return text_of(offered) + (f" (refused: {text_of(refused)})" if refused else "")
@@ -280,20 +282,21 @@ SECTIONS: list[tuple[str, str, Callable[[Any], list[Fact]]]] = [  # most telling
 def vulns_of(value: Any) -> list[Vuln]:
     """Vulnerabilities, highest CVSS first (missing or non-numeric last), from an object or a list of ids."""
     if isinstance(value, Mapping):
-        items = list(value.items())
+        items = head(value, MAX_VULNS * 5)
     elif isinstance(value, list):
-        items = [(v, None) if not isinstance(v, Mapping) else (v.get("id") or v.get("cve") or "?", v) for v in value]
+        items = [(v, None) if not isinstance(v, Mapping) else (v.get("id") or v.get("cve") or "?", v)
+                 for v in value[:MAX_VULNS * 5]]
     else:
         items = [(value, None)] if not empty(value) else []
     vulns = []
-    for cve, about in items[:MAX_VULNS]:
+    for cve, about in items:
         about = about if isinstance(about, Mapping) else {}
         cvss = about.get("cvss")
         verified = about.get("verified")
         vulns.append(Vuln(cve=text_of(cve, max_chars=60) or "?", cvss=text_of(cvss, max_chars=20),
                           score=cvss_score(cvss), verified=plain(verified) if isinstance(verified, bool) else
                           text_of(verified, max_chars=20), summary=text_of(about.get("summary"), max_chars=300)))
-    return sorted(vulns, key=lambda v: (v.score is None, -(v.score or 0.0), v.cve))
+    return sorted(vulns, key=lambda v: (v.score is None, -(v.score or 0.0), v.cve))[:MAX_VULNS]
 
 
 def describe_service(banner: Any, raw_chars: int = 8000) -> ServiceText:

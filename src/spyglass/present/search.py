@@ -45,7 +45,7 @@ def facet_groups(facets: Any) -> list[tuple[str, list[FacetRow]]]:
     """Each facet's name (inert) and its values, in the order the service sent them."""
     groups = []
     for name, values in (facets.items() if isinstance(facets, Mapping) else []):
-        entries = [as_dict(v) for v in values] if isinstance(values, list) else []
+        entries = [as_dict(v) for v in values[:1000]] if isinstance(values, list) else []
         counts = [int(number(e.get("count")) or 0) for e in entries]
         top = max(counts, default=0) or 1
         raw = ["" if e.get("value") is None else str(e.get("value")) for e in entries]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from itertools import islice
 from typing import Any
 
-from spyglass.safetext import clean
+from spyglass.safetext import clean, to_str
 
 MAX_ITEMS = 50  # of a list or an object shown on one line
 
@@ -29,6 +30,11 @@ def get_path(obj: Any, path: str, default: Any = None) -> Any:
             return default
         obj = obj[part]
     return default if obj is None else obj
+
+
+def head(mapping: Mapping, n: int) -> list[tuple[Any, Any]]:
+    """The first ``n`` members of an object (a banner may hold a million)."""
+    return list(islice(mapping.items(), n))
 
 
 def empty(value: Any) -> bool:
@@ -55,7 +61,7 @@ def plain(value: Any) -> str:
     """A scalar as text, before cleaning: true/false as yes/no."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return str(value)
+    return to_str(value)
 
 
 def text_of(value: Any, max_chars: int = 400) -> str:
@@ -63,7 +69,7 @@ def text_of(value: Any, max_chars: int = 400) -> str:
     if empty(value):
         return ""
     if isinstance(value, Mapping):
-        parts = [f"{k}={flat(v)}" for k, v in list(value.items())[:MAX_ITEMS] if not empty(v)]
+        parts = [f"{k}={flat(v)}" for k, v in head(value, MAX_ITEMS) if not empty(v)]
         more = len(value) - MAX_ITEMS
     elif isinstance(value, (list, tuple)):
         parts = [flat(v) for v in value[:MAX_ITEMS] if not empty(v)]

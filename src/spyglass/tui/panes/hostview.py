@@ -17,8 +17,8 @@ __all__ = ["ServiceDetail", "changes", "service_details"]
 
 
 def cvss_style(vuln: Vuln) -> str:
-    score = vuln.score
-    return "" if score is None else "bold red" if score >= 9 else "red" if score >= 7 else "yellow" if score >= 4 else ""
+    score = vuln.score if vuln.score is not None else 0.0
+    return "bold red" if score >= 9 else "red" if score >= 7 else "yellow" if score >= 4 else ""
 
 
 def vulns_table(vulns: list[Vuln]) -> Table:
