@@ -395,3 +395,20 @@ def test_huge_members_are_cut_not_walked():
     tls = {f.label: f.value for f in next(s.facts for s in service.sections if s.title == "TLS")}
     assert tls["serial"] == f"a {(10**5000).bit_length():,}-bit number"
     assert len(render_host_text({"ip_str": "192.0.2.1", "data": [banner]})) < 60_000
+
+
+def test_service_rows_say_what_changed_since_the_scan_before():
+    from spyglass.present.host import SERVICE_COLUMNS, service_rows
+
+    older = dict(SSH, timestamp="2025-01-01T00:00:00", product="OpenSSH", version="8.9")
+    newer = dict(SSH, timestamp="2026-02-03T04:05:06.000", product="OpenSSH", version="9.6")
+    record = {"ip_str": "192.0.2.10", "data": [newer, REAL, older]}  # newest first, as the service sends them
+    rows = service_rows(record)
+    assert all(len(row) == len(SERVICE_COLUMNS) for row in rows)
+    assert rows == [["22/tcp", "OpenSSH 9.6", "2026-02-03 04:05", "version: 8.9 → 9.6"],
+                    ["443/tcp", "nginx 1.24", "2026-02-03 04:05", ""],
+                    ["22/tcp", "OpenSSH 8.9", "2025-01-01 00:00", ""]]
+    text = render_host_text(record, history=True)
+    assert "\n22/tcp    OpenSSH 9.6" in text and "\n  changed since the scan before: version: 8.9 → 9.6\n" in text
+    assert text.count("changed since") == 1
+    assert service_rows({"data": "not a list"}) == [] and service_rows(None) == []

@@ -70,8 +70,8 @@ def service_key(banner: Mapping) -> str:
 
 def module_of(banner: Mapping) -> str:
     """The crawler module (``_intel.module``, ``_shodan.module``, whatever the namespace)."""
-    metas = [banner.get("_intel"), banner.get("_shodan")] + [v for k, v in banner.items() if str(k).startswith("_")]
-    return next((text_of(m["module"]) for m in metas if isinstance(m, Mapping) and not empty(m.get("module"))), "")
+    metas = (v for k, v in banner.items() if str(k).startswith("_") and isinstance(v, Mapping))
+    return next((text_of(m["module"]) for m in metas if not empty(m.get("module"))), "")
 
 
 def product_line(banner: Mapping) -> str:
@@ -107,11 +107,6 @@ def cert_date(value: Any) -> str:
         except ValueError:
             pass
     return text_of(value, max_chars=40) or "?"
-
-
-def cvss_score(value: Any) -> float | None:
-    """A CVSS as a number for sorting; None for a missing or non-numeric one ("high")."""
-    return number(value)
 
 
 def _members(facts: _Facts, value: Any, name: str) -> None:
@@ -294,7 +289,7 @@ def vulns_of(value: Any) -> list[Vuln]:
         cvss = about.get("cvss")
         verified = about.get("verified")
         vulns.append(Vuln(cve=text_of(cve, max_chars=60) or "?", cvss=text_of(cvss, max_chars=20),
-                          score=cvss_score(cvss), verified=plain(verified) if isinstance(verified, bool) else
+                          score=number(cvss), verified=plain(verified) if isinstance(verified, bool) else
                           text_of(verified, max_chars=20), summary=text_of(about.get("summary"), max_chars=300)))
     return sorted(vulns, key=lambda v: (v.score is None, -(v.score or 0.0), v.cve))[:MAX_VULNS]
 
@@ -332,7 +327,7 @@ def host_facts(record: Any) -> list[Fact]:
     lat, lon = number(_host_member(r, "latitude")), number(_host_member(r, "longitude"))
     coords = f" ({lat:.2f}, {lon:.2f})" if lat is not None and lon is not None else ""
     vulns = r.get("vulns")
-    vulns = list(vulns) if isinstance(vulns, Mapping) else vulns
+    vulns = [cve for cve, _ in head(vulns, 60)] if isinstance(vulns, Mapping) else vulns
     facts = [
         Fact("ip", text_of(r.get("ip_str") or r.get("ipv6") or r.get("ip")) or "-", "strong"),
         Fact("org", text_of(r.get("org")) or "-"), Fact("isp", text_of(r.get("isp")) or "-"),
@@ -372,6 +367,29 @@ def changes(older: Any, newer: Any) -> list[str]:
     return out
 
 
+SERVICE_COLUMNS = ("Port", "Product", "Seen", "Changes")
+
+
+def scan_changes(banners: list[dict]) -> list[str]:
+    """For banners newest first (as a host record lists them), what changed in each since the
+    scan of the same port before it, in words ("" for the first scan of a port)."""
+    previous: dict[str, dict] = {}
+    out = [""] * len(banners)
+    for i in reversed(range(len(banners))):  # oldest first
+        key = service_key(banners[i])
+        if key in previous:
+            out[i] = text_of("; ".join(changes(previous[key], banners[i])), max_chars=300)
+        previous[key] = banners[i]
+    return out
+
+
+def service_rows(record: Any) -> list[list[str]]:
+    """The services table of a host: one row of ``SERVICE_COLUMNS`` per banner of the record."""
+    banners = services_of(record)
+    return [[service_key(b), product_line(b) or module_of(b), seen(b.get("timestamp"))[:16], diff]
+            for b, diff in zip(banners, scan_changes(banners))]
+
+
 # -- the CLI's text ------------------------------------------------------------------------------------
 def fact_lines(facts: Iterable[Fact], indent: str = "") -> list[str]:
     facts = list(facts)
@@ -403,6 +421,10 @@ def render_host_text(record: Any, history: bool = False, raw_chars: int = 2000) 
     lines = fact_lines(host_facts(record))
     if history:
         lines.append("(every scan, newest first)")
-    for banner in services_of(record):
-        lines += ["", service_line(banner), *service_text_lines(describe_service(banner, raw_chars))]
+    banners = services_of(record)
+    for banner, diff in zip(banners, scan_changes(banners)):
+        lines += ["", service_line(banner)]
+        if diff:
+            lines.append(f"  changed since the scan before: {diff}")
+        lines += service_text_lines(describe_service(banner, raw_chars))
     return "\n".join(lines)
