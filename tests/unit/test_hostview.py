@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
 
-from spyglass.present.host import Fact
+from spyglass.present.service import Fact
 from spyglass.tui.panes.hostview import changes, service_details
 from spyglass.tui.widgets.facts import fact_grid
 from tests.unit.test_present import JSON, MEMBERS, REAL, SSH, inert, put
@@ -52,9 +52,9 @@ def test_fact_grid_keeps_tones_and_never_parses_markup():
 
 
 def test_changes_is_present_s():
-    from spyglass.present import host
+    from spyglass.present import service
 
-    assert changes is host.changes
+    assert changes is service.changes
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spyglass.present.geonet import dns_lines, dns_row, missing_lines, ping_lines, ping_row
-from spyglass.present.host import (changes, describe_service, headline, host_facts, render_host_text,
-                                   service_line, vulns_of)
+from spyglass.present.host import host_facts, render_host_text
+from spyglass.present.service import changes, describe_service, headline, service_line, vulns_of
 from spyglass.present.values import get_path, number, text_of
 from tests.conftest import SHARED
 
@@ -336,7 +336,7 @@ def test_real_host_body():
 def test_present_loads_neither_textual_nor_the_client():
     from tests.unit.test_layers import modules_loaded_by, top
 
-    loaded = modules_loaded_by("spyglass.present.host", "spyglass.present.geonet")
+    loaded = modules_loaded_by("spyglass.present.host", "spyglass.present.geonet", "spyglass.present.search")
     assert not top(loaded) & {"textual", "httpx", "fastapi", "uvicorn"}
     assert not {n for n in loaded if n.startswith(("spyglass.client", "spyglass.server", "spyglass.tui"))}
 
@@ -372,7 +372,7 @@ def test_facet_groups_and_lines():
 
 
 def test_the_raw_banner_for_the_clipboard():
-    from spyglass.present.host import banner_for_clipboard
+    from spyglass.present.service import banner_for_clipboard
 
     copied = banner_for_clipboard(dict(SSH, data="SSH-2.0\r\n\x1b[201~echo owned\r\n" + "A" * 100_000))
     assert copied.text.startswith("SSH-2.0\necho owned\nAAA") and "\x1b" not in copied.text

@@ -7,8 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from spyglass.present.host import pad
-from spyglass.present.values import as_dict, get_path, number, text_of
+from spyglass.present.values import as_dict, get_path, number, pad, text_of
 
 PLACE_WIDTH = 28  # cells of the location column in CLI lines
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spyglass.present.host import headline, pad, product_line, seen, service_key, service_line
-from spyglass.present.values import as_dict, get_path, number, text_of
+from spyglass.present.service import headline, product_line, seen, service_key, service_line
+from spyglass.present.values import as_dict, get_path, number, pad, text_of
 from spyglass.safetext import clean, fit
 
 RESULT_COLUMNS = ("IP", "Port", "Org", "Country", "Product", "Title / banner", "Seen")

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from itertools import islice
 from typing import Any
 
+from rich.cells import cell_len
+
 from spyglass.safetext import clean, to_str
 
 MAX_ITEMS = 50  # of a list or an object shown on one line
@@ -45,8 +47,10 @@ def number(value: Any) -> float | None:
     """A finite number from an int, a float or numeric text; None for anything else ("high", true, NaN)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        result = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
+    if isinstance(value, int):
+        result = float(value) if abs(value) < 2**1000 else math.inf  # float() overflows past ~1e308
+    elif isinstance(value, float):
+        result = value
     elif isinstance(value, str):
         try:
             result = float(value.strip())
@@ -104,3 +108,8 @@ def block(value: Any, max_chars: int) -> str:
     cut = len(value) - max_chars
     lines = [clean(line.rstrip("\r\t "), max_chars=max_chars) for line in value[:max_chars].split("\n")]
     return "\n".join(lines).strip("\n") + (f"\n… [{cut:,} more characters]" if cut > 0 else "")
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded to ``width`` terminal cells (CJK and emoji take two)."""
+    return text + " " * max(0, width - cell_len(text))

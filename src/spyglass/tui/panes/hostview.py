@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from spyglass.present.host import ServiceText, Vuln, changes, describe_service
+from spyglass.present.service import ServiceText, Vuln, changes, describe_service
 from spyglass.tui.widgets.facts import fact_grid
 
 __all__ = ["ServiceDetail", "changes", "service_details"]

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from spyglass.present.host import Fact
+from spyglass.present.service import Fact
 from spyglass.present.values import text_of
 from spyglass.safetext import clean
 
