@@ -1,123 +1,59 @@
-"""What the host pane shows of a service, and what changed between two scans of it."""
+"""What the host pane shows of a service, and what changed between two scans of it. The text
+comes from ``spyglass.present.host``; this module only lays it out in Rich renderables."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Any
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual.widgets import Static
 
-from spyglass.models import Banner
-from spyglass.safetext import clean, safe_text
+from spyglass.present.service import ServiceText, Vuln, changes, describe_service
+from spyglass.tui.widgets.facts import fact_grid
+
+__all__ = ["ServiceDetail", "changes", "service_details"]
 
 
-def _grid() -> Table:
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column(overflow="fold")
+def cvss_style(vuln: Vuln) -> str:
+    score = vuln.score if vuln.score is not None else 0.0
+    return "bold red" if score >= 9 else "red" if score >= 7 else "yellow" if score >= 4 else ""
+
+
+def vulns_table(vulns: list[Vuln]) -> Table:
+    table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
+    for column in ("CVE", "CVSS", "verified", "summary"):
+        table.add_column(column, overflow="fold")
+    for v in vulns:
+        table.add_row(Text(v.cve), Text(v.cvss or "-", style=cvss_style(v)), Text(v.verified), Text(v.summary))
     return table
 
 
-def _row(table: Table, label: str, value) -> None:
-    if value not in (None, "", [], {}):
-        table.add_row(label, value if isinstance(value, Text) else safe_text(value, one_line=True, max_chars=400))
+def service_details(banner: Any) -> Group:
+    """Everything an analyst reads about one banner (a model or its raw JSON), all of it inert."""
+    return layout(describe_service(banner))
 
 
-def cert_date(value: str | None) -> str:
-    if not value:
-        return "-"
-    try:
-        return datetime.strptime(value, "%Y%m%d%H%M%SZ").strftime("%Y-%m-%d")
-    except ValueError:
-        return clean(value, one_line=True)
+def layout(service: ServiceText) -> Group:
+    parts: list[RenderableType] = []
+    for section in service.sections:
+        if section.title:
+            parts.append(Text(section.title, style="bold"))
+        parts.append(fact_grid(section.facts))
+    if service.vulns:
+        parts += [Text("Vulnerabilities", style="bold"), vulns_table(service.vulns)]
+    if service.raw:
+        parts += [Text("Raw banner", style="bold"), Text(service.raw)]
+    return Group(*parts)
 
 
-def name_of(parts: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in parts.items())
+class ServiceDetail(Static):
+    """The panel of one service: its details under a "Service PORT/TRANSPORT" border title."""
 
+    DEFAULT_CSS = "ServiceDetail { height: auto; border: round $primary 50%; padding: 0 1; }"
 
-def service_details(b: Banner) -> Group:
-    """Everything an analyst reads about one banner; every value through the safe-text path."""
-    sections = []
-    general = _grid()
-    _row(general, "service", f"{b.port}/{b.transport}  {b.module or ''}")
-    _row(general, "product", b.product_line)
-    _row(general, "info", b.info)
-    _row(general, "cpe", ", ".join(b.cpe23 or b.cpe))
-    _row(general, "tags", ", ".join(b.tags))
-    _row(general, "seen", b.timestamp.replace("T", " ")[:19])
-    if b.cloud:
-        _row(general, "cloud", " ".join(x for x in (b.cloud.provider, b.cloud.service, b.cloud.region) if x))
-    sections.append(general)
-    if b.http:
-        h = b.http
-        http = _grid()
-        _row(http, "HTTP status", h.status)
-        _row(http, "title", h.title)
-        _row(http, "server", h.server)
-        _row(http, "components", ", ".join(f"{n} ({', '.join(c.categories)})" if c.categories else n
-                                           for n, c in h.components.items()))
-        _row(http, "waf", (h.model_extra or {}).get("waf"))
-        sections += [Text("HTTP", style="bold"), http]
-    if b.ssl:
-        s, cert = b.ssl, b.ssl.cert
-        tls = _grid()
-        if cert:
-            expired = Text(" EXPIRED", style="bold red") if cert.expired else Text("")
-            self_signed = cert.subject == cert.issuer and bool(cert.subject)
-            _row(tls, "subject", name_of(cert.subject))
-            _row(tls, "issuer", Text.assemble(clean(name_of(cert.issuer), one_line=True),
-                                              (" (self-signed)", "yellow") if self_signed else ""))
-            _row(tls, "valid", Text.assemble(f"{cert_date(cert.issued)} to {cert_date(cert.expires)}", expired))
-            _row(tls, "fingerprint", cert.fingerprint.get("sha256"))
-            _row(tls, "serial", cert.serial)
-        _row(tls, "versions", " ".join(s.versions))
-        _row(tls, "cipher", s.cipher.name if s.cipher else None)
-        _row(tls, "chain", f"{len(s.chain)} certificate(s)" if s.chain else None)
-        _row(tls, "jarm", s.jarm)
-        sections += [Text("TLS", style="bold"), tls]
-    if b.ssh:
-        ssh = _grid()
-        _row(ssh, "key type", b.ssh.type)
-        _row(ssh, "fingerprint", b.ssh.fingerprint)
-        _row(ssh, "hassh", b.ssh.hassh)
-        for name, values in b.ssh.kex.items():
-            _row(ssh, name.replace("_", " "), ", ".join(map(str, values)) if isinstance(values, list) else values)
-        sections += [Text("SSH", style="bold"), ssh]
-    if b.vulns:
-        vulns = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
-        for column in ("CVE", "CVSS", "verified", "summary"):
-            vulns.add_column(column, overflow="fold")
-        for cve, v in sorted(b.vulns.items(), key=lambda kv: -float(kv[1].cvss or 0)):
-            vulns.add_row(safe_text(cve, one_line=True), safe_text(v.cvss, one_line=True),
-                          "yes" if v.verified else "no", safe_text(v.summary, one_line=True, max_chars=300))
-        sections += [Text("Vulnerabilities", style="bold"), vulns]
-    sections += [Text("Raw banner", style="bold"), safe_text(b.data, max_chars=8000)]
-    return Group(*sections)
-
-
-def changes(older: Banner, newer: Banner) -> list[str]:
-    """What differs between two scans of one service, in words."""
-    out = []
-
-    def compare(label: str, a, b) -> None:
-        if a != b:
-            out.append(f"{label}: {clean(a or '-', one_line=True, max_chars=60)} → {clean(b or '-', one_line=True, max_chars=60)}")
-
-    compare("product", older.product, newer.product)
-    compare("version", older.version, newer.version)
-    compare("HTTP title", older.http.title if older.http else None, newer.http.title if newer.http else None)
-    compare("HTTP status", older.http.status if older.http else None, newer.http.status if newer.http else None)
-    old_fp = older.ssl.cert.fingerprint.get("sha256") if older.ssl and older.ssl.cert else None
-    new_fp = newer.ssl.cert.fingerprint.get("sha256") if newer.ssl and newer.ssl.cert else None
-    if old_fp != new_fp:
-        out.append("TLS certificate changed")
-    added, gone = set(newer.vulns) - set(older.vulns), set(older.vulns) - set(newer.vulns)
-    if added:
-        out.append("new vulnerabilities: " + ", ".join(sorted(added)))
-    if gone:
-        out.append("no longer vulnerable to: " + ", ".join(sorted(gone)))
-    if not out and older.data != newer.data:
-        out.append("banner text changed")
-    return out
+    def show(self, banner: Any) -> None:
+        service = describe_service(banner)
+        self.border_title = Text(f"Service {service.title}")
+        self.update(layout(service))

@@ -9,7 +9,12 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from spyglass.present.service import Fact
+from spyglass.present.values import text_of
 from spyglass.safetext import clean
+
+# How a screen stresses a fact whose tone present/ set; the words say it too (NO_COLOR, 16 colours).
+TONES = {"strong": "bold", "bad": "bold red", "warn": "yellow"}
 
 
 def bar(used_fraction: float, width: int = 20) -> str:
@@ -18,6 +23,23 @@ def bar(used_fraction: float, width: int = 20) -> str:
     full = int(cells)
     partial = "▏▎▍▌▋▊▉"[int((cells - full) * 8) - 1] if cells - full >= 0.125 else ""
     return ("█" * full + partial).ljust(width, "·")
+
+
+def fact_grid(rows: Iterable[Fact | tuple[str, Any]]) -> Table:
+    """Label/value rows as a grid. A value is a ``Text`` (kept), or any value (made inert text);
+    a label is never read as markup."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")
+    for row in rows:
+        if isinstance(row, Fact):
+            label, value = row.label, Text(row.value, style=TONES.get(row.tone, ""))
+        else:
+            label, value = row
+        value_text = value if isinstance(value, Text) else Text(text_of(value) if not isinstance(value, str)
+                                                                else clean(value, one_line=True))
+        table.add_row(Text(clean(label, one_line=True, max_chars=60)), value_text)
+    return table
 
 
 class Facts(Static):
@@ -30,11 +52,6 @@ class Facts(Static):
         super().__init__("", **kwargs)
         self.border_title = title
 
-    def show(self, rows: Iterable[tuple[str, Any]]) -> None:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="dim", no_wrap=True)
-        table.add_column(overflow="fold")
-        for label, value in rows:
-            value_text = value if isinstance(value, Text) else Text(clean(value, one_line=True))
-            table.add_row(Text(label), value_text)
-        self.update(table)
+    def show(self, rows: Iterable[Fact | tuple[str, Any]]) -> None:
+        """Show ``rows``: ``present`` facts (e.g. ``host_facts(record)``) or (label, value) pairs."""
+        self.update(fact_grid(rows))
