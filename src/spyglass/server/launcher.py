@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,14 +22,38 @@ from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
 
 
+LOG_LIMIT = 2 * 1024 * 1024  # bytes: backend.log is rotated past this, and one older file is kept
+
+
 class BackendFailed(RuntimeError):
     """The embedded backend could not be started; the message says why."""
 
 
+def exit_reason(returncode: int) -> str:
+    """How a process ended, as a person reads it: "signal 9" or "code 1"."""
+    return f"signal {-returncode}" if returncode < 0 else f"code {returncode}"
+
+
+def read_tail(path: Path, lines: int, chunk: int = 256 * 1024) -> list[str]:
+    """The last ``lines`` lines of ``path`` (reading at most ``chunk`` bytes from its end)."""
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - chunk))
+            data = fh.read()
+    except OSError:
+        return []
+    text = data.decode("utf-8", errors="replace").splitlines()
+    if len(data) == chunk and size > chunk:
+        text = text[1:]  # the first line read was cut
+    return text[-lines:] if lines else []
+
+
 class EmbeddedBackend:
-    def __init__(self, data: Path | None = None, namespace: str = DEFAULT_NAMESPACE) -> None:
+    def __init__(self, data: Path | None = None, namespace: str = DEFAULT_NAMESPACE, key: str | None = None) -> None:
         self.data_dir = Path(data) if data else data_dir()
         self.namespace = namespace
+        self.key = key  # None: this machine's local account; else the key the user gave (SPYGLASS_API_KEY)
         self.process: subprocess.Popen | None = None
         self.profile: Profile | None = None
 
@@ -36,14 +61,47 @@ class EmbeddedBackend:
     def log_path(self) -> Path:
         return self.data_dir / "backend.log"
 
+    @property
+    def old_log_path(self) -> Path:
+        return self.data_dir / "backend.log.1"
+
+    def log_tail(self, lines: int = 500) -> list[str]:
+        """The last ``lines`` lines the backend wrote, reaching into the rotated file if needed."""
+        recent = read_tail(self.log_path, lines)
+        return read_tail(self.old_log_path, lines - len(recent)) + recent
+
+    def log_is_full(self, limit: int = LOG_LIMIT) -> bool:
+        try:
+            return self.log_path.stat().st_size > limit
+        except OSError:
+            return False
+
+    def rotate_log(self, limit: int = LOG_LIMIT) -> None:
+        """Keep the log bounded: past ``limit`` bytes it becomes backend.log.1 and starts again.
+
+        A running backend holds the log open in append mode, so its content is copied and the file
+        truncated (the backend's next write lands at the new end); a line written in between is lost.
+        """
+        if not self.log_is_full(limit):
+            return
+        try:
+            if self.process is None or self.process.poll() is not None:
+                os.replace(self.log_path, self.old_log_path)
+            else:
+                shutil.copyfile(self.log_path, self.old_log_path)
+                os.truncate(self.log_path, 0)
+        except OSError:
+            pass  # a log that cannot be rotated must not stop the backend
+
     def start(self) -> Profile:
         """Spawn the backend and return the profile to reach it (it may still be starting)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         store = Store(self.data_dir)
         try:
-            key = store.local_key()
+            key = store.local_key()  # created on first run even when another key is used
         finally:
             store.close()
+        self.rotate_log()
         sock = listen("127.0.0.1", 0)
         port = sock.getsockname()[1]
         log = open(self.log_path, "ab")
@@ -57,12 +115,18 @@ class EmbeddedBackend:
         finally:
             sock.close()
             log.close()
-        self.profile = Profile(name=EMBEDDED, url=base_urls("127.0.0.1", port)["main"], key=key,
+        self.profile = Profile(name=EMBEDDED, url=base_urls("127.0.0.1", port)["main"], key=self.key or key,
                                namespace=self.namespace, rate=None)
         return self.profile
 
+    def restart(self) -> Profile:
+        """Reap what is left of the backend and start it again on the same data (on a new port)."""
+        self.stop()
+        return self.start()
+
     async def wait_ready(self, timeout: float = 30.0) -> None:
-        """Return once the backend answers; raise :class:`BackendFailed` if it dies or hangs."""
+        """Return once the backend answers (whether or not it takes the key: the caller says so);
+        raise :class:`BackendFailed` if it dies or hangs."""
         import httpx
 
         assert self.profile is not None and self.process is not None
@@ -70,11 +134,11 @@ class EmbeddedBackend:
         async with httpx.AsyncClient(timeout=2.0) as http:
             while True:
                 if self.process.poll() is not None:
-                    raise BackendFailed(f"the embedded backend exited ({self.process.returncode}): "
+                    raise BackendFailed(f"the embedded backend exited ({exit_reason(self.process.returncode)}): "
                                         f"{self.last_log_line()}")
                 try:
                     response = await http.get(f"{self.profile.url}/api-info", params={"key": self.profile.key})
-                    if response.status_code == 200:
+                    if response.status_code < 500:
                         return
                 except httpx.TransportError:
                     pass
@@ -84,19 +148,18 @@ class EmbeddedBackend:
                 await asyncio.sleep(0.1)
 
     def last_log_line(self) -> str:
-        try:
-            lines = self.log_path.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return "no log"
+        lines = [line for line in read_tail(self.log_path, 20) if line.strip()]
         return lines[-1] if lines else "no output"
 
     def stop(self, timeout: float = 5.0) -> None:
         proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
+        if proc is None:
+            return
+        if proc.stdin:
+            proc.stdin.close()  # asks the backend to exit, and frees the pipe of one that died
+        if proc.poll() is not None:  # poll() reaps one that already died
             return
         try:
-            if proc.stdin:
-                proc.stdin.close()
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
