@@ -38,15 +38,15 @@ def read_tail(path: Path, lines: int, chunk: int = 256 * 1024) -> list[str]:
     """The last ``lines`` lines of ``path`` (reading at most ``chunk`` bytes from its end)."""
     try:
         with open(path, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - chunk))
+            start = max(0, fh.seek(0, os.SEEK_END) - chunk - 1)
+            fh.seek(start)
             data = fh.read()
     except OSError:
         return []
-    text = data.decode("utf-8", errors="replace").splitlines()
-    if len(data) == chunk and size > chunk:
-        text = text[1:]  # the first line read was cut
-    return text[-lines:] if lines else []
+    if start > 0:  # one byte more than the chunk was read: it says whether the first line is whole
+        newline = data.find(b"\n")
+        data = data[newline + 1:] if newline >= 0 else b""
+    return data.decode("utf-8", errors="replace").splitlines()[-lines:] if lines > 0 else []
 
 
 class EmbeddedBackend:
