@@ -29,10 +29,15 @@ def test_the_log_is_rotated_under_a_running_writer(tmp_path):
     (append mode: no gap of NUL bytes), and the older lines are in backend.log.1."""
     backend = EmbeddedBackend(tmp_path)
     with open(backend.log_path, "ab") as log:  # as the launcher hands the log to the backend
-        echo = subprocess.Popen([sys.executable, "-u", "-c", "import sys\nfor line in sys.stdin: print(line, end='')"],
-                                stdin=subprocess.PIPE, stdout=log, text=True)
+        echo = subprocess.Popen(
+            [sys.executable, "-u", "-c", "import sys\nfor line in sys.stdin: print(line, end='')"],
+            stdin=subprocess.PIPE,
+            stdout=log,
+            text=True,
+        )
     backend.process = echo
     try:
+
         def say(text: str) -> None:
             echo.stdin.write(text + "\n")
             echo.stdin.flush()

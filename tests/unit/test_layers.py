@@ -13,8 +13,11 @@ WEB_STACK = ("fastapi", "uvicorn", "starlette")
 
 
 def modules_loaded_by(*imports: str) -> set[str]:
-    code = "import sys\n" + "".join(f"import {name}\n" for name in imports) + \
-        "import json; print(json.dumps(sorted(sys.modules)))"
+    code = (
+        "import sys\n"
+        + "".join(f"import {name}\n" for name in imports)
+        + "import json; print(json.dumps(sorted(sys.modules)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(json.loads(out.stdout))
 
@@ -34,8 +37,12 @@ def test_front_ends_do_not_load_the_web_stack(module):
     loaded = modules_loaded_by(module)
     assert not top(loaded) & set(WEB_STACK)
     server_modules = {n for n in loaded if n.startswith("spyglass.server.")}
-    assert server_modules <= {"spyglass.server.launcher", "spyglass.server.store",
-                              "spyglass.server.runner", "spyglass.server.plans"}
+    assert server_modules <= {
+        "spyglass.server.launcher",
+        "spyglass.server.store",
+        "spyglass.server.runner",
+        "spyglass.server.plans",
+    }
 
 
 def test_server_does_not_import_textual():

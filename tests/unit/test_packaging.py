@@ -42,8 +42,12 @@ def shipped_files() -> dict[str, Path]:
     found = {}
     for source, target in PACKAGE_DIRS.items():
         for path in source.rglob("*"):
-            if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts \
-                    and not path.name.startswith("."):
+            if (
+                path.is_file()
+                and path.suffix not in (".py", ".pyc")
+                and "__pycache__" not in path.parts
+                and not path.name.startswith(".")
+            ):
                 found[f"{target}/{path.relative_to(source).as_posix()}"] = path
     return found
 
@@ -68,8 +72,19 @@ def wheel(tmp_path_factory) -> Path:
             shutil.copytree(source, tree / name, ignore=ignore)
         else:
             shutil.copy2(source, tree / name)
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-        "-w", str(tmp / "dist"), str(tree))
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "-w",
+        str(tmp / "dist"),
+        str(tree),
+    )
     (built,) = (tmp / "dist").glob("spyglass-*.whl")
     return built
 
@@ -77,8 +92,12 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_ships_every_non_python_file(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = shipped_files()
-    assert {"spyglass/tui/data/world.pbm.gz", "spyglass/tui/app.tcss", "spyglass/themes/spyglass.toml",
-            "spyglass/themes/spyglass-16.toml"} <= set(expected)
+    assert {
+        "spyglass/tui/data/world.pbm.gz",
+        "spyglass/tui/app.tcss",
+        "spyglass/themes/spyglass.toml",
+        "spyglass/themes/spyglass-16.toml",
+    } <= set(expected)
     missing = sorted(set(expected) - names)
     assert not missing, f"not in the wheel (add the suffix to package-data in pyproject.toml): {missing}"
     assert "spyglass/themes/__init__.py" in names and "spyglass/tui/app.py" in names
@@ -92,8 +111,18 @@ def test_installed_wheel_draws_the_map_and_loads_themes(wheel, tmp_path):
     # The dependencies come from this venv: its site-packages, after the new one's, as plain path
     # lines (so that this venv's editable install of spyglass is not activated there).
     (new_site / "dependencies.pth").write_text("".join(f"{path}\n" for path in site.getsitepackages()))
-    run(sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", "--no-index",
-        str(wheel))
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        str(python),
+        "install",
+        "--quiet",
+        "--no-deps",
+        "--no-index",
+        str(wheel),
+    )
 
     user_themes = tmp_path / "config" / "themes"
     user_themes.mkdir(parents=True)

@@ -162,8 +162,12 @@ async def test_no_color_keeps_states_apart_by_text_style(monkeypatch):
     app = Sampler(pick_theme(None, {"NO_COLOR": "1"}), ansi_color=True)  # ansi_color: Textual's NoColor filter
     async with app.run_test(size=(60, 20)) as pilot:
         await pilot.pause()
-        colours = {(s.style.color, s.style.bgcolor) for strip in app.screen._compositor.render_strips()
-                   for s in strip if s.style and s.text.strip()}
+        colours = {
+            (s.style.color, s.style.bgcolor)
+            for strip in app.screen._compositor.render_strips()
+            for s in strip
+            if s.style and s.text.strip()
+        }
         assert all((fg is None or fg.is_default) and (bg is None or bg.is_default) for fg, bg in colours)
         active, inactive = style_of(app, "Search"), style_of(app, "Host")
         assert (active.bold, active.dim) != (inactive.bold, inactive.dim)

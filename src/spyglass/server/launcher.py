@@ -21,7 +21,6 @@ from spyglass.config import EMBEDDED, Profile, data_dir
 from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
 
-
 LOG_LIMIT = 2 * 1024 * 1024  # bytes: backend.log is rotated past this, and one older file is kept
 
 
@@ -45,7 +44,7 @@ def read_tail(path: Path, lines: int, chunk: int = 256 * 1024) -> list[str]:
         return []
     if start > 0:  # one byte more than the chunk was read: it says whether the first line is whole
         newline = data.find(b"\n")
-        data = data[newline + 1:] if newline >= 0 else b""
+        data = data[newline + 1 :] if newline >= 0 else b""
     return data.decode("utf-8", errors="replace").splitlines()[-lines:] if lines > 0 else []
 
 
@@ -107,16 +106,36 @@ class EmbeddedBackend:
         log = open(self.log_path, "ab")
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "spyglass", "serve", "--fd", str(sock.fileno()),
-                 "--data", str(self.data_dir), "--namespace", self.namespace, "--exit-on-stdin-eof", "--demo"],
-                stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=[sock.fileno()],
+                [
+                    sys.executable,
+                    "-m",
+                    "spyglass",
+                    "serve",
+                    "--fd",
+                    str(sock.fileno()),
+                    "--data",
+                    str(self.data_dir),
+                    "--namespace",
+                    self.namespace,
+                    "--exit-on-stdin-eof",
+                    "--demo",
+                ],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=log,
+                pass_fds=[sock.fileno()],
                 start_new_session=True,  # a Ctrl-C in the terminal is the dashboard's, not the backend's
             )
         finally:
             sock.close()
             log.close()
-        self.profile = Profile(name=EMBEDDED, url=base_urls("127.0.0.1", port)["main"], key=self.key or key,
-                               namespace=self.namespace, rate=None)
+        self.profile = Profile(
+            name=EMBEDDED,
+            url=base_urls("127.0.0.1", port)["main"],
+            key=self.key or key,
+            namespace=self.namespace,
+            rate=None,
+        )
         return self.profile
 
     def restart(self) -> Profile:
@@ -134,8 +153,9 @@ class EmbeddedBackend:
         async with httpx.AsyncClient(timeout=2.0) as http:
             while True:
                 if self.process.poll() is not None:
-                    raise BackendFailed(f"the embedded backend exited ({exit_reason(self.process.returncode)}): "
-                                        f"{self.last_log_line()}")
+                    raise BackendFailed(
+                        f"the embedded backend exited ({exit_reason(self.process.returncode)}): {self.last_log_line()}"
+                    )
                 try:
                     response = await http.get(f"{self.profile.url}/api-info", params={"key": self.profile.key})
                     if response.status_code < 500:
@@ -143,8 +163,9 @@ class EmbeddedBackend:
                 except httpx.TransportError:
                     pass
                 if asyncio.get_running_loop().time() > deadline:
-                    raise BackendFailed(f"the embedded backend did not answer within {timeout:g} s; "
-                                        f"see {self.log_path}")
+                    raise BackendFailed(
+                        f"the embedded backend did not answer within {timeout:g} s; see {self.log_path}"
+                    )
                 await asyncio.sleep(0.1)
 
     def last_log_line(self) -> str:

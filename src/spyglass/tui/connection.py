@@ -9,7 +9,7 @@ import contextlib
 import importlib
 import os
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ MAX_QUICK_EXITS = 3  # then the watch gives up and says so
 BackendEvent = Callable[[str, str], None]
 
 
-class State(str, Enum):
+class State(StrEnum):
     STARTING = "starting backend"
     CONNECTING = "connecting"
     CONNECTED = "connected"
@@ -126,8 +126,11 @@ class Connection:
             quick_exits = quick_exits + 1 if loop.time() - started < QUICK_EXIT else 1
             reason = exit_reason(code)
             if quick_exits > MAX_QUICK_EXITS:
-                self._report("failed", f"embedded backend exited ({reason}) soon after each of {MAX_QUICK_EXITS} "
-                                       f"restarts; not restarting it: see {backend.log_path} (ctrl+r to retry)")
+                self._report(
+                    "failed",
+                    f"embedded backend exited ({reason}) soon after each of {MAX_QUICK_EXITS} "
+                    f"restarts; not restarting it: see {backend.log_path} (ctrl+r to retry)",
+                )
                 return
             self._report("died", f"embedded backend exited ({reason}); restarting")
             await asyncio.sleep(quick_exits - 1)  # at once the first time, then back off a little

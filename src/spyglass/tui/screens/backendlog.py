@@ -40,26 +40,26 @@ class LogFollower:
         except OSError:
             restart, self.offset = self.offset is not None, None
             return restart, []
-        restart = self.offset is None or stat.st_ino != self.inode or stat.st_size < self.offset
-        start = 0 if restart else self.offset
+        offset = self.offset
+        restart = offset is None or stat.st_ino != self.inode or stat.st_size < offset
+        start = 0 if restart or offset is None else offset
         if stat.st_size - start > CHUNK:
             start, restart = stat.st_size - CHUNK, True
-        assert start is not None
         with open(self.path, "rb") as fh:
             fh.seek(start)
             data = fh.read(stat.st_size - start)
         complete = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
         self.offset, self.inode = start + len(complete), stat.st_ino
         if restart and start > 0:
-            complete = complete[complete.find(b"\n") + 1:]  # read from the middle of a line
+            complete = complete[complete.find(b"\n") + 1 :]  # read from the middle of a line
         lines = complete.decode("utf-8", errors="replace").splitlines()
         if restart and len(lines) < self.keep:  # just rotated: the older file holds the rest
             lines = read_tail(self.path.with_name(self.path.name + ".1"), self.keep - len(lines)) + lines
-        return restart, lines[-self.keep:]
+        return restart, lines[-self.keep :]
 
 
 class BackendLogScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q", "dismiss", "Close", id="backendlog.close")]
+    BINDINGS = [Binding("escape,q", "dismiss", "Close", id="backendlog.close")]  # Screen.action_dismiss
     DEFAULT_CSS = """
     BackendLogScreen { align: center middle; }
     BackendLogScreen > Vertical { width: 95%; height: 90%; border: round $primary; background: $surface; }
@@ -106,6 +106,3 @@ class BackendLogScreen(ModalScreen[None]):
             log.clear()
         if lines:
             log.write_lines([clean(line, one_line=True, max_chars=2000) for line in lines])
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)
