@@ -45,6 +45,31 @@ def test_front_ends_do_not_load_the_web_stack(module):
     }
 
 
+def test_the_client_alone_loads_neither_textual_nor_the_web_stack():
+    loaded = top(modules_loaded_by("spyglass.client"))
+    assert not loaded & {"textual", "fastapi", "uvicorn", "starlette"}
+    assert "httpx" in loaded  # the import did happen: the check above saw a real client
+
+
+# `spyglass --help` as the console script runs it; the modules it loaded are listed when it exits.
+HELP_RUN = """
+import atexit, json, runpy, sys
+atexit.register(lambda: print("MODULES " + json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["spyglass", *sys.argv[1:]]
+runpy.run_module("spyglass", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["search", "--help"]])
+def test_cli_help_loads_no_ui_web_or_http_stack(args):
+    run = subprocess.run([sys.executable, "-c", HELP_RUN, *args], capture_output=True, text=True)
+    assert run.returncode == 0 and "usage" in run.stdout.lower(), run.stderr[-2000:]
+    (line,) = [line for line in run.stderr.splitlines() if line.startswith("MODULES ")]
+    loaded = top(set(json.loads(line.removeprefix("MODULES "))))
+    assert "spyglass" in loaded
+    assert not loaded & {"textual", "fastapi", "uvicorn", "starlette", "httpx"}
+
+
 def test_server_does_not_import_textual():
     loaded = modules_loaded_by("spyglass.server.app")
     assert "textual" not in top(loaded)
