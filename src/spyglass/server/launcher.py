@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
@@ -55,6 +56,7 @@ class EmbeddedBackend:
         self.key = key  # None: this machine's local account; else the key the user gave (SPYGLASS_API_KEY)
         self.process: subprocess.Popen | None = None
         self.profile: Profile | None = None
+        self._lock = threading.RLock()  # start, stop and restart run in threads, one at a time
 
     @property
     def log_path(self) -> Path:
@@ -81,67 +83,53 @@ class EmbeddedBackend:
         A running backend holds the log open in append mode, so its content is copied and the file
         truncated (the backend's next write lands at the new end); a line written in between is lost.
         """
-        if not self.log_is_full(limit):
-            return
-        try:
-            if self.process is None or self.process.poll() is not None:
-                os.replace(self.log_path, self.old_log_path)
-            else:
-                shutil.copyfile(self.log_path, self.old_log_path)
-                os.truncate(self.log_path, 0)
-        except OSError:
-            pass  # a log that cannot be rotated must not stop the backend
+        with self._lock:
+            if not self.log_is_full(limit):
+                return
+            try:
+                if self.process is None or self.process.poll() is not None:
+                    os.replace(self.log_path, self.old_log_path)
+                else:
+                    shutil.copyfile(self.log_path, self.old_log_path)
+                    os.truncate(self.log_path, 0)
+            except OSError:
+                pass  # a log that cannot be rotated must not stop the backend
 
     def start(self) -> Profile:
         """Spawn the backend and return the profile to reach it (it may still be starting)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        store = Store(self.data_dir)
-        try:
-            key = store.local_key()  # created on first run even when another key is used
-        finally:
-            store.close()
-        self.rotate_log()
-        sock = listen("127.0.0.1", 0)
-        port = sock.getsockname()[1]
-        log = open(self.log_path, "ab")
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "spyglass",
-                    "serve",
-                    "--fd",
-                    str(sock.fileno()),
-                    "--data",
-                    str(self.data_dir),
-                    "--namespace",
-                    self.namespace,
-                    "--exit-on-stdin-eof",
-                    "--demo",
-                ],
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=log,
-                pass_fds=[sock.fileno()],
-                start_new_session=True,  # a Ctrl-C in the terminal is the dashboard's, not the backend's
-            )
-        finally:
-            sock.close()
-            log.close()
-        self.profile = Profile(
-            name=EMBEDDED,
-            url=base_urls("127.0.0.1", port)["main"],
-            key=self.key or key,
-            namespace=self.namespace,
-            rate=None,
-        )
-        return self.profile
+        with self._lock:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            store = Store(self.data_dir)
+            try:
+                key = store.local_key()  # created on first run even when another key is used
+            finally:
+                store.close()
+            self.rotate_log()
+            sock = listen("127.0.0.1", 0)
+            port = sock.getsockname()[1]
+            serve = ["serve", "--fd", str(sock.fileno()), "--data", str(self.data_dir), "--namespace", self.namespace]
+            log = open(self.log_path, "ab")
+            try:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "spyglass", *serve, "--exit-on-stdin-eof", "--demo"],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=log,
+                    pass_fds=[sock.fileno()],
+                    start_new_session=True,  # a Ctrl-C in the terminal is the dashboard's, not the backend's
+                )
+            finally:
+                sock.close()
+                log.close()
+            url = base_urls("127.0.0.1", port)["main"]
+            self.profile = Profile(name=EMBEDDED, url=url, key=self.key or key, namespace=self.namespace, rate=None)
+            return self.profile
 
     def restart(self) -> Profile:
         """Reap what is left of the backend and start it again on the same data (on a new port)."""
-        self.stop()
-        return self.start()
+        with self._lock:
+            self.stop()
+            return self.start()
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
         """Return once the backend answers (whether or not it takes the key: the caller says so);
@@ -173,16 +161,17 @@ class EmbeddedBackend:
         return lines[-1] if lines else "no output"
 
     def stop(self, timeout: float = 5.0) -> None:
-        proc, self.process = self.process, None
-        if proc is None:
-            return
-        if proc.stdin:
-            proc.stdin.close()  # asks the backend to exit, and frees the pipe of one that died
-        if proc.poll() is not None:  # poll() reaps one that already died
-            return
-        try:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        with self._lock:  # a stop from the UI waits for a restart under way, then stops what it started
+            proc, self.process = self.process, None
+            if proc is None:
+                return
+            if proc.stdin:
+                proc.stdin.close()  # asks the backend to exit, and frees the pipe of one that died
+            if proc.poll() is not None:  # poll() reaps one that already died
+                return
+            try:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
