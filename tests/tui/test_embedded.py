@@ -75,3 +75,18 @@ async def test_a_refused_key_names_the_profile_and_the_url(tmp_path, monkeypatch
         assert "no-such-key-0000" not in message  # the key itself is never shown
     finally:
         await connection.close()
+
+
+async def test_host_urls_from_the_environment_still_apply_to_the_embedded_backend(tmp_path, monkeypatch):
+    """The embedded backend stands in for the main URL only: SPYGLASS_GEONET_URL (an agent elsewhere) stays."""
+    from spyglass.config import active_profile
+
+    monkeypatch.setenv("SPYGLASS_GEONET_URL", "http://127.0.0.2:8770")
+    connection = Connection(active_profile(), data=tmp_path)
+    try:
+        await connection.open()
+        assert connection.profile.url.startswith("http://127.0.0.1:")
+        assert connection.profile.base("geonet") == "http://127.0.0.2:8770"
+        assert connection.profile.base("trends") == f"{connection.profile.url}/trends"
+    finally:
+        await connection.close()

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
-from spyglass.config import EMBEDDED, Profile, data_dir
+from spyglass.config import EMBEDDED, URL_FIELDS, Profile, data_dir
 from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
 
@@ -50,13 +50,27 @@ def read_tail(path: Path, lines: int, chunk: int = 256 * 1024) -> list[str]:
 
 
 class EmbeddedBackend:
-    def __init__(self, data: Path | None = None, namespace: str = DEFAULT_NAMESPACE, key: str | None = None) -> None:
+    def __init__(
+        self,
+        data: Path | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        key: str | None = None,
+        hosts: dict[str, str] | None = None,
+    ) -> None:
         self.data_dir = Path(data) if data else data_dir()
         self.namespace = namespace
         self.key = key  # None: this machine's local account; else the key the user gave (SPYGLASS_API_KEY)
+        self.hosts = hosts or {}  # stream_url, trends_url, geonet_url served elsewhere (SPYGLASS_GEONET_URL...)
         self.process: subprocess.Popen | None = None
         self.profile: Profile | None = None
         self._lock = threading.RLock()  # start, stop and restart run in threads, one at a time
+
+    @classmethod
+    def for_profile(cls, profile: Profile, data: Path | None = None) -> EmbeddedBackend:
+        """The backend that stands in for ``profile``'s main URL. What the profile does name still
+        applies: its key (e.g. from SPYGLASS_API_KEY) and any stream, trends or geonet URL."""
+        hosts = {name: url for name in URL_FIELDS if name != "url" and (url := getattr(profile, name))}
+        return cls(data, profile.namespace, key=profile.key, hosts=hosts)
 
     @property
     def log_path(self) -> Path:
@@ -122,7 +136,8 @@ class EmbeddedBackend:
                 sock.close()
                 log.close()
             url = base_urls("127.0.0.1", port)["main"]
-            self.profile = Profile(name=EMBEDDED, url=url, key=self.key or key, namespace=self.namespace, rate=None)
+            started = Profile(name=EMBEDDED, url=url, key=self.key or key, namespace=self.namespace, rate=None)
+            self.profile = started.replace(**self.hosts)
             return self.profile
 
     def restart(self) -> Profile:

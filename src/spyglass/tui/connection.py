@@ -66,11 +66,12 @@ class Connection:
         """Start what is needed and check the key; raises on failure with a readable message.
 
         The embedded backend takes the profile's key when it has one (SPYGLASS_API_KEY, or a key
-        saved in the profile), else this machine's local account."""
+        saved in the profile), else this machine's local account; stream, trends and geonet URLs
+        that the profile names are used as they are."""
         if self.profile.embedded:
             from spyglass.server.launcher import EmbeddedBackend
 
-            self.backend = EmbeddedBackend(self.data, self.profile.namespace, key=self.requested.key)
+            self.backend = EmbeddedBackend.for_profile(self.requested, self.data)
             self.profile = await asyncio.to_thread(self.backend.start)
             await self.backend.wait_ready()
         if self.clients is None:
