@@ -3,9 +3,11 @@ stops the backend when it quits."""
 
 from __future__ import annotations
 
+import pytest
+
 from spyglass.config import Profile
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.connection import State
+from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.tui.helpers import screen_text, settle
 
@@ -31,3 +33,60 @@ async def test_embedded_backend_lifecycle(tmp_path):
         process = app.connection.backend.process
         assert process.poll() is None
     assert process.poll() is not None  # quitting the dashboard stopped the backend
+
+
+async def test_the_embedded_backend_uses_the_key_from_the_environment(tmp_path, monkeypatch):
+    """SPYGLASS_API_KEY applies in every mode: with the embedded backend it replaces the local key."""
+    from spyglass.config import active_profile
+    from spyglass.server.store import Store
+
+    store = Store(tmp_path)
+    try:
+        _, key = store.create_account("scripted", "free")
+    finally:
+        store.close()
+    monkeypatch.setenv("SPYGLASS_API_KEY", key)
+    connection = Connection(active_profile(), data=tmp_path)
+    try:
+        info = await connection.open()
+        assert connection.profile.key == key
+        assert info.plan == "free"  # the local account is on enterprise: this is the given key's
+    finally:
+        await connection.close()
+
+
+@pytest.mark.parametrize("from_env", [True, False])
+async def test_a_refused_key_names_the_profile_and_the_url(tmp_path, monkeypatch, from_env):
+    from spyglass.config import active_profile
+
+    if from_env:
+        monkeypatch.setenv("SPYGLASS_API_KEY", "no-such-key-0000")
+        profile = active_profile()
+    else:
+        profile = Profile(name="lab", key="no-such-key-0000")
+    connection = Connection(profile, data=tmp_path)
+    try:
+        with pytest.raises(KeyRefused) as refused:
+            await connection.open()
+        message = str(refused.value)
+        assert message.startswith(f"the key of profile {profile.name} was refused by {connection.profile.url}: ")
+        assert connection.profile.url.startswith("http://127.0.0.1:")
+        assert ("SPYGLASS_API_KEY" in message) is from_env
+        assert "no-such-key-0000" not in message  # the key itself is never shown
+    finally:
+        await connection.close()
+
+
+async def test_host_urls_from_the_environment_still_apply_to_the_embedded_backend(tmp_path, monkeypatch):
+    """The embedded backend stands in for the main URL only: SPYGLASS_GEONET_URL (an agent elsewhere) stays."""
+    from spyglass.config import active_profile
+
+    monkeypatch.setenv("SPYGLASS_GEONET_URL", "http://127.0.0.2:8770")
+    connection = Connection(active_profile(), data=tmp_path)
+    try:
+        await connection.open()
+        assert connection.profile.url.startswith("http://127.0.0.1:")
+        assert connection.profile.base("geonet") == "http://127.0.0.2:8770"
+        assert connection.profile.base("trends") == f"{connection.profile.url}/trends"
+    finally:
+        await connection.close()

@@ -81,7 +81,7 @@ async def test_hostile_server_message_is_inert():
 
     with ThreadedServer(Starlette(routes=[Route("/api-info", hostile)])) as server:
         app = SpyglassApp(Profile(name="hostile", url=server.url, key="k", rate=None))
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=(200, 36)) as pilot:  # the refusal names profile and URL first
             await settle(pilot)
             text = screen_text(app)
     assert "␛]52;c;cHduZWQ=␇␛[2J[bold red]pwned[/] \ufffdevil" in text

@@ -10,59 +10,145 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
-from spyglass.config import EMBEDDED, Profile, data_dir
+from spyglass.config import EMBEDDED, URL_FIELDS, Profile, data_dir
 from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
+
+LOG_LIMIT = 2 * 1024 * 1024  # bytes: backend.log is rotated past this, and one older file is kept
 
 
 class BackendFailed(RuntimeError):
     """The embedded backend could not be started; the message says why."""
 
 
+def exit_reason(returncode: int) -> str:
+    """How a process ended, as a person reads it: "signal 9" or "code 1"."""
+    return f"signal {-returncode}" if returncode < 0 else f"code {returncode}"
+
+
+def read_tail(path: Path, lines: int, chunk: int = 256 * 1024) -> list[str]:
+    """The last ``lines`` lines of ``path`` (reading at most ``chunk`` bytes from its end)."""
+    try:
+        with open(path, "rb") as fh:
+            start = max(0, fh.seek(0, os.SEEK_END) - chunk - 1)
+            fh.seek(start)
+            data = fh.read()
+    except OSError:
+        return []
+    if start > 0:  # one byte more than the chunk was read: it says whether the first line is whole
+        newline = data.find(b"\n")
+        data = data[newline + 1 :] if newline >= 0 else b""
+    return data.decode("utf-8", errors="replace").splitlines()[-lines:] if lines > 0 else []
+
+
 class EmbeddedBackend:
-    def __init__(self, data: Path | None = None, namespace: str = DEFAULT_NAMESPACE) -> None:
+    def __init__(
+        self,
+        data: Path | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        key: str | None = None,
+        hosts: dict[str, str] | None = None,
+    ) -> None:
         self.data_dir = Path(data) if data else data_dir()
         self.namespace = namespace
+        self.key = key  # None: this machine's local account; else the key the user gave (SPYGLASS_API_KEY)
+        self.hosts = hosts or {}  # stream_url, trends_url, geonet_url served elsewhere (SPYGLASS_GEONET_URL...)
         self.process: subprocess.Popen | None = None
         self.profile: Profile | None = None
+        self._lock = threading.RLock()  # start, stop and restart run in threads, one at a time
+
+    @classmethod
+    def for_profile(cls, profile: Profile, data: Path | None = None) -> EmbeddedBackend:
+        """The backend that stands in for ``profile``'s main URL. What the profile does name still
+        applies: its key (e.g. from SPYGLASS_API_KEY) and any stream, trends or geonet URL."""
+        hosts = {name: url for name in URL_FIELDS if name != "url" and (url := getattr(profile, name))}
+        return cls(data, profile.namespace, key=profile.key, hosts=hosts)
 
     @property
     def log_path(self) -> Path:
         return self.data_dir / "backend.log"
 
+    @property
+    def old_log_path(self) -> Path:
+        return self.data_dir / "backend.log.1"
+
+    def log_tail(self, lines: int = 500) -> list[str]:
+        """The last ``lines`` lines the backend wrote, reaching into the rotated file if needed."""
+        recent = read_tail(self.log_path, lines)
+        return read_tail(self.old_log_path, lines - len(recent)) + recent
+
+    def log_is_full(self, limit: int = LOG_LIMIT) -> bool:
+        try:
+            return self.log_path.stat().st_size > limit
+        except OSError:
+            return False
+
+    def rotate_log(self, limit: int = LOG_LIMIT) -> None:
+        """Keep the log bounded: past ``limit`` bytes it becomes backend.log.1 and starts again.
+
+        A running backend holds the log open in append mode, so its content is copied and the file
+        truncated (the backend's next write lands at the new end); a line written in between is lost.
+        """
+        with self._lock:
+            if not self.log_is_full(limit):
+                return
+            try:
+                if self.process is None or self.process.poll() is not None:
+                    os.replace(self.log_path, self.old_log_path)
+                else:
+                    shutil.copyfile(self.log_path, self.old_log_path)
+                    os.truncate(self.log_path, 0)
+            except OSError:
+                pass  # a log that cannot be rotated must not stop the backend
+
     def start(self) -> Profile:
         """Spawn the backend and return the profile to reach it (it may still be starting)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        store = Store(self.data_dir)
-        try:
-            key = store.local_key()
-        finally:
-            store.close()
-        sock = listen("127.0.0.1", 0)
-        port = sock.getsockname()[1]
-        log = open(self.log_path, "ab")
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "spyglass", "serve", "--fd", str(sock.fileno()),
-                 "--data", str(self.data_dir), "--namespace", self.namespace, "--exit-on-stdin-eof", "--demo"],
-                stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=[sock.fileno()],
-                start_new_session=True,  # a Ctrl-C in the terminal is the dashboard's, not the backend's
-            )
-        finally:
-            sock.close()
-            log.close()
-        self.profile = Profile(name=EMBEDDED, url=base_urls("127.0.0.1", port)["main"], key=key,
-                               namespace=self.namespace, rate=None)
-        return self.profile
+        with self._lock:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            store = Store(self.data_dir)
+            try:
+                key = store.local_key()  # created on first run even when another key is used
+            finally:
+                store.close()
+            self.rotate_log()
+            sock = listen("127.0.0.1", 0)
+            port = sock.getsockname()[1]
+            serve = ["serve", "--fd", str(sock.fileno()), "--data", str(self.data_dir), "--namespace", self.namespace]
+            log = open(self.log_path, "ab")
+            try:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "spyglass", *serve, "--exit-on-stdin-eof", "--demo"],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=log,
+                    pass_fds=[sock.fileno()],
+                    start_new_session=True,  # a Ctrl-C in the terminal is the dashboard's, not the backend's
+                )
+            finally:
+                sock.close()
+                log.close()
+            url = base_urls("127.0.0.1", port)["main"]
+            started = Profile(name=EMBEDDED, url=url, key=self.key or key, namespace=self.namespace, rate=None)
+            self.profile = started.replace(**self.hosts)
+            return self.profile
+
+    def restart(self) -> Profile:
+        """Reap what is left of the backend and start it again on the same data (on a new port)."""
+        with self._lock:
+            self.stop()
+            return self.start()
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
-        """Return once the backend answers; raise :class:`BackendFailed` if it dies or hangs."""
+        """Return once the backend answers (whether or not it takes the key: the caller says so);
+        raise :class:`BackendFailed` if it dies or hangs."""
         import httpx
 
         assert self.profile is not None and self.process is not None
@@ -70,35 +156,37 @@ class EmbeddedBackend:
         async with httpx.AsyncClient(timeout=2.0) as http:
             while True:
                 if self.process.poll() is not None:
-                    raise BackendFailed(f"the embedded backend exited ({self.process.returncode}): "
-                                        f"{self.last_log_line()}")
+                    raise BackendFailed(
+                        f"the embedded backend exited ({exit_reason(self.process.returncode)}): {self.last_log_line()}"
+                    )
                 try:
                     response = await http.get(f"{self.profile.url}/api-info", params={"key": self.profile.key})
-                    if response.status_code == 200:
+                    if response.status_code < 500:
                         return
                 except httpx.TransportError:
                     pass
                 if asyncio.get_running_loop().time() > deadline:
-                    raise BackendFailed(f"the embedded backend did not answer within {timeout:g} s; "
-                                        f"see {self.log_path}")
+                    raise BackendFailed(
+                        f"the embedded backend did not answer within {timeout:g} s; see {self.log_path}"
+                    )
                 await asyncio.sleep(0.1)
 
     def last_log_line(self) -> str:
-        try:
-            lines = self.log_path.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return "no log"
+        lines = [line for line in read_tail(self.log_path, 20) if line.strip()]
         return lines[-1] if lines else "no output"
 
     def stop(self, timeout: float = 5.0) -> None:
-        proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
-            return
-        try:
+        with self._lock:  # a stop from the UI waits for a restart under way, then stops what it started
+            proc, self.process = self.process, None
+            if proc is None:
+                return
             if proc.stdin:
-                proc.stdin.close()
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+                proc.stdin.close()  # asks the backend to exit, and frees the pipe of one that died
+            if proc.poll() is not None:  # poll() reaps one that already died
+                return
+            try:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

@@ -121,9 +121,18 @@ class SpyglassApp(App[None]):
         self._credits_changed(self.clients.credits)
         self.status.plan = info.plan
         self.set_state(State.CONNECTED)
+        self.connection.watch_backend(self._backend_event)
         self._health_timer.resume()
         for pane in self.query(Pane):
             pane.reload()
+
+    def _backend_event(self, kind: str, message: str) -> None:
+        """The embedded backend died (say so), came back (reconnect to it) or cannot (say so)."""
+        if kind == "restarted":
+            self.connect()
+        else:
+            self.set_state(State.STARTING if kind == "died" else State.FAILED, message)
+        self.report(message, error=kind != "restarted")
 
     def _reachability_changed(self, reach) -> None:
         """Any call that loses the server shows at once; the next that reaches it clears it."""
