@@ -12,7 +12,7 @@ import pytest
 from spyglass.client import Clients, GeoNetClient, Transport
 from spyglass.models import GeoLocation
 from spyglass.models.geonet import MISSING_HEADER
-from spyglass.server.geonet import GeonetSettings, create_geonet_app, parse_location
+from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app, parse_location
 from tests.servers import DnsServer, ThreadedServer
 
 BERLIN = GeoLocation(city="Berlin", country="DE", latlon="52.52,13.405")
