@@ -12,7 +12,7 @@ import pytest
 from spyglass.client import Clients, GeoNetClient, Transport
 from spyglass.models import GeoLocation
 from spyglass.models.geonet import MISSING_HEADER
-from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app, parse_location
+from spyglass.server.routers.geonet import UNKNOWN_LOCATION, GeonetSettings, create_geonet_app, parse_location
 from tests.servers import DnsServer, ThreadedServer
 
 BERLIN = GeoLocation(city="Berlin", country="DE", latlon="52.52,13.405")
@@ -191,3 +191,16 @@ def test_parse_location():
 def test_missing_header_is_json(agents):
     response = httpx.get(f"{agents.url}/api/geoping/127.0.0.1")
     assert len(json.loads(response.headers[MISSING_HEADER])) == 2
+
+
+async def test_an_agent_without_a_location_says_it_is_unknown(dns_server):
+    settings = GeonetSettings(nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=1)
+    with ThreadedServer(create_geonet_app(settings)) as server:
+        async with geonet(server) as client:
+            answer = await client.dns("example.test")
+            pinged = await client.ping("127.0.0.1")
+        described = httpx.get(f"{server.url}/openapi.json").json()["info"]["description"]
+    assert answer.from_loc == pinged.from_loc == UNKNOWN_LOCATION
+    assert answer.from_loc.to_api() == {"city": "unknown location", "country": "unknown", "latlon": "unknown"}
+    assert answer.from_loc.coordinates is None  # nothing is drawn at a made-up place
+    assert "without a location" in described
