@@ -164,10 +164,10 @@ async def test_not_permitted_says_what_to_change(agents, monkeypatch):
     # No system here refuses root its raw socket on demand: this one fault is simulated.
     from icmplib import SocketPermissionError
 
-    async def refuse(*args, privileged, **kw):
+    def refuse(*args, privileged, **kw):
         raise SocketPermissionError(privileged)
 
-    monkeypatch.setattr("spyglass.netools.ping.async_ping", refuse)
+    monkeypatch.setattr("spyglass.netools.ping.icmp_ping", refuse)
     async with geonet(agents) as client:
         result = await client.ping("127.0.0.1")
     assert not result.is_alive and result.packets_sent == 0
@@ -204,3 +204,13 @@ async def test_an_agent_without_a_location_says_it_is_unknown(dns_server):
     assert answer.from_loc.to_api() == {"city": "unknown location", "country": "unknown", "latlon": "unknown"}
     assert answer.from_loc.coordinates is None  # nothing is drawn at a made-up place
     assert "without a location" in described
+
+
+async def test_an_agent_with_the_system_resolver_knows_localhost():
+    """/etc/hosts names resolve through the system's resolver (dnspython alone ignores them)."""
+    with ThreadedServer(create_geonet_app(GeonetSettings(location=BERLIN, ping_count=1))) as server:
+        async with geonet(server) as client:
+            answer = await client.dns("localhost", "A")
+            pinged = await client.ping("localhost")
+    assert [(a.type, a.value) for a in answer.answers] == [("A", "127.0.0.1")] and answer.status == "NOERROR"
+    assert pinged.ip == "127.0.0.1" and pinged.is_alive
