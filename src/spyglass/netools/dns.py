@@ -115,6 +115,8 @@ class Resolver:
             return DnsResult(answers=[], from_loc=location, status="TIMEOUT")
         except dns.exception.DNSException as exc:
             return DnsResult(answers=[], from_loc=location, status="ERROR", error=str(exc))
-        records = [DnsRecord(type=dns.rdatatype.to_text(r.rdtype), value=record_value(dns.rdatatype.to_text(r.rdtype), r))
-                   for r in answer]
+        records = []
+        for rdata in answer:
+            kind = dns.rdatatype.to_text(rdata.rdtype)
+            records.append(DnsRecord(type=kind, value=record_value(kind, rdata)))
         return DnsResult(answers=records, from_loc=location, status="NOERROR")
