@@ -106,3 +106,22 @@ def test_geonet_keeps_its_own_document_and_422(backend):
     spec = httpx.get(f"{backend.url}/geonet/openapi.json").json()
     assert spec["openapi"].startswith("3.1") and "securitySchemes" not in spec.get("components", {})
     assert "422" in spec["paths"]["/api/dns/{hostname}"]["get"]["responses"]
+
+
+def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
+    from spyglass.server.app import Settings, create_app
+    from spyglass.server.errors import responses
+
+    app = create_app(Settings(data_dir=tmp_path))
+    router = APIRouter()
+
+    @router.get("/test/declared", responses=responses(402, 403, 404))
+    def declared(who: Caller = Depends(caller)) -> dict:
+        return {}
+
+    app.include_router(router)
+    answers = app.openapi()["paths"]["/test/declared"]["get"]["responses"]
+    app.state.store.close()
+    assert sorted(answers) == ["200", "401", "402", "403", "404", "429"]  # no parameters: no 400
+    assert all(answers[s]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+               for s in ("402", "403", "404"))
