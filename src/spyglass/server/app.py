@@ -49,10 +49,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.include_router(search.build_router(settings.namespace))  # until search exports `router`
     app.add_middleware(CreditHeaders)
-    app.mount("/geonet", create_geonet_app(settings.geonet))
+    hosts = {"geonet": create_geonet_app(settings.geonet)}
+    for name, host in hosts.items():
+        app.mount(f"/{name}", host)
     for name in UNBUILT_HOSTS:
         app.mount(f"/{name}", unbuilt_host(name))
-    app.state.hosts = ("geonet",)  # the mounted hosts that serve an API (what `serve` announces)
+    app.state.hosts = tuple(hosts)  # the mounted hosts that serve an API: what `serve` announces
     return app
 
 

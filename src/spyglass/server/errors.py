@@ -14,7 +14,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -97,19 +96,18 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
 
 def document_errors(app: FastAPI) -> None:
     """``app``'s OpenAPI document declares the errors that really occur, with the ``{error}`` body."""
+    generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            schema = get_openapi(title=app.title, version=app.version, openapi_version=app.openapi_version,
-                                 description=app.description, routes=app.routes)
+            schema = generate()  # FastAPI's document, cached on the app: amended once, in place
             for operations in schema.get("paths", {}).values():
                 for operation in operations.values():
                     _shared_errors(operation)
-            schemas = schema.get("components", {}).get("schemas", {})
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
             schemas["ErrorBody"] = ErrorBody.model_json_schema()
             for unused in ("HTTPValidationError", "ValidationError"):
                 schemas.pop(unused, None)
-            app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
