@@ -125,3 +125,13 @@ def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
     assert sorted(answers) == ["200", "401", "402", "403", "404", "429"]  # no parameters: no 400
     assert all(answers[s]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
                for s in ("402", "403", "404"))
+
+
+def test_the_namespace_prefixes_every_namespaced_path(tmp_path):
+    from spyglass.server.app import Settings, create_app
+
+    app = create_app(Settings(data_dir=tmp_path, namespace="acme"))
+    paths = set(app.openapi()["paths"])
+    app.state.store.close()
+    assert {"/acme/host/search", "/acme/host/{ip}", "/api-info", "/tools/myip"} <= paths
+    assert not any(p.startswith("/intel") for p in paths)
