@@ -291,7 +291,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import socket
 
     from spyglass.config import data_dir
-    from spyglass.server.geonet import GeonetSettings, parse_location
+    from spyglass.server.routers.geonet import GeonetSettings, parse_location
     from spyglass.server.runner import serve
 
     geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline)

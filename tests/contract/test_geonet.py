@@ -12,7 +12,7 @@ import pytest
 from spyglass.client import Clients, GeoNetClient, Transport
 from spyglass.models import GeoLocation
 from spyglass.models.geonet import MISSING_HEADER
-from spyglass.server.geonet import GeonetSettings, create_geonet_app, parse_location
+from spyglass.server.routers.geonet import UNKNOWN_LOCATION, GeonetSettings, create_geonet_app, parse_location
 from tests.servers import DnsServer, ThreadedServer
 
 BERLIN = GeoLocation(city="Berlin", country="DE", latlon="52.52,13.405")
@@ -157,17 +157,18 @@ def test_openapi_version_and_units(agents):
     ping = spec["components"]["schemas"]["PingResult"]["properties"]
     assert "milliseconds" in ping["avg_rtt"]["description"]
     assert "0..1" in ping["packet_loss"]["description"]
-    assert {"/api/ping/{ip}", "/api/geoping/{ip}", "/api/dns/{hostname}", "/api/geodns/{hostname}"} <= set(spec["paths"])
+    paths = {"/api/ping/{ip}", "/api/geoping/{ip}", "/api/dns/{hostname}", "/api/geodns/{hostname}"}
+    assert paths <= set(spec["paths"])
 
 
 async def test_not_permitted_says_what_to_change(agents, monkeypatch):
     # No system here refuses root its raw socket on demand: this one fault is simulated.
     from icmplib import SocketPermissionError
 
-    async def refuse(*args, privileged, **kw):
+    def refuse(*args, privileged, **kw):
         raise SocketPermissionError(privileged)
 
-    monkeypatch.setattr("spyglass.netools.ping.async_ping", refuse)
+    monkeypatch.setattr("spyglass.netools.ping.icmp_ping", refuse)
     async with geonet(agents) as client:
         result = await client.ping("127.0.0.1")
     assert not result.is_alive and result.packets_sent == 0
@@ -191,3 +192,26 @@ def test_parse_location():
 def test_missing_header_is_json(agents):
     response = httpx.get(f"{agents.url}/api/geoping/127.0.0.1")
     assert len(json.loads(response.headers[MISSING_HEADER])) == 2
+
+
+async def test_an_agent_without_a_location_says_it_is_unknown(dns_server):
+    settings = GeonetSettings(nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=1)
+    with ThreadedServer(create_geonet_app(settings)) as server:
+        async with geonet(server) as client:
+            answer = await client.dns("example.test")
+            pinged = await client.ping("127.0.0.1")
+        described = httpx.get(f"{server.url}/openapi.json").json()["info"]["description"]
+    assert answer.from_loc == pinged.from_loc == UNKNOWN_LOCATION
+    assert answer.from_loc.to_api() == {"city": "unknown location", "country": "unknown", "latlon": "unknown"}
+    assert answer.from_loc.coordinates is None  # nothing is drawn at a made-up place
+    assert "without a location" in described
+
+
+async def test_an_agent_with_the_system_resolver_knows_localhost():
+    """/etc/hosts names resolve through the system's resolver (dnspython alone ignores them)."""
+    with ThreadedServer(create_geonet_app(GeonetSettings(location=BERLIN, ping_count=1))) as server:
+        async with geonet(server) as client:
+            answer = await client.dns("localhost", "A")
+            pinged = await client.ping("localhost")
+    assert [(a.type, a.value) for a in answer.answers] == [("A", "127.0.0.1")] and answer.status == "NOERROR"
+    assert pinged.ip == "127.0.0.1" and pinged.is_alive

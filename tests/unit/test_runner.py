@@ -1,6 +1,10 @@
 import socket
 
-from spyglass.server.runner import base_urls, listen
+import httpx
+
+from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.runner import announcement, base_urls, listen
+from tests.conftest import start_backend
 
 
 def test_listening_socket_disables_nagle():
@@ -14,4 +18,21 @@ def test_listening_socket_disables_nagle():
 
 
 def test_base_urls_bracket_ipv6():
-    assert base_urls("::1", 8765)["geonet"] == "http://[::1]:8765/geonet"
+    assert base_urls("::1", 8765, ["geonet"]) == {"main": "http://[::1]:8765", "geonet": "http://[::1]:8765/geonet"}
+
+
+def test_serve_announces_only_base_urls_that_answer(tmp_path):
+    server, backend = start_backend(tmp_path)
+    with server:
+        lines = announcement(backend.app, server.host, server.port)
+        urls = dict(line.split() for line in lines)
+        answers = {name: httpx.get(f"{url}/openapi.json").status_code for name, url in urls.items()}
+        unbuilt = httpx.get(f"{backend.url}/stream/openapi.json").status_code
+    backend.store.close()
+    assert list(urls) == ["main", "geonet"]  # stream and trends are not built yet
+    assert answers == {"main": 200, "geonet": 200} and unbuilt == 404
+
+
+def test_an_agent_announces_its_geonet_url_only():
+    app = create_geonet_app(GeonetSettings())
+    assert announcement(app, "127.0.0.1", 8765, geonet_only=True) == ["geonet  http://127.0.0.1:8765"]

@@ -1,6 +1,16 @@
-"""DNS from this machine with dnspython (which reads /etc/resolv.conf, not /etc/hosts)."""
+"""DNS from this machine.
+
+A plain name (the address of a name to ping; its A or AAAA records) is asked of the system's
+resolver first (getaddrinfo: /etc/hosts, then whatever the system uses), so ``localhost`` and
+local names resolve as every other program on this machine sees them. dnspython, which reads
+/etc/resolv.conf and ignores /etc/hosts, answers the other record types, what the system does not
+know, and everything when name servers are given.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import socket
 
 import dns.asyncresolver
 import dns.exception
@@ -13,6 +23,17 @@ from spyglass.netools.targets import is_ip
 
 RECORD_TYPES = ("A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT", "PTR", "SRV", "CAA")
 _NAME_TYPES = {"CNAME", "NS", "PTR"}
+_ADDRESS_FAMILIES = {"A": socket.AF_INET, "AAAA": socket.AF_INET6}
+
+
+async def system_addresses(name: str, family: int = socket.AF_UNSPEC) -> list[str]:
+    """The addresses the system's resolver gives ``name`` (IPv4 first), or [] if it knows none."""
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(name, None, family=family, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return []
+    found = [info[4][0] for info in infos if info[0] in (socket.AF_INET, socket.AF_INET6)]
+    return sorted(dict.fromkeys(found), key=lambda address: ":" in address)
 
 
 def record_value(rtype: str, rdata) -> str:
@@ -53,6 +74,7 @@ class Resolver:
         return cls()
 
     def __init__(self, nameservers: list[str] | None = None, port: int = 53, timeout: float = 3.0) -> None:
+        self.system_first = not nameservers  # given name servers are asked, and nothing else
         self._resolver = dns.asyncresolver.Resolver(configure=not nameservers)
         if nameservers:
             self._resolver.nameservers = nameservers
@@ -61,6 +83,8 @@ class Resolver:
 
     async def address_of(self, hostname: str) -> str | None:
         """The first IPv4 (else IPv6) address of ``hostname``, or None if it has none."""
+        if self.system_first and (found := await system_addresses(hostname)):
+            return found[0]
         for rtype in ("A", "AAAA"):
             try:
                 answer = await self._resolver.resolve(hostname, rtype, search=False)
@@ -73,6 +97,11 @@ class Resolver:
     async def query(self, hostname: str, rtype: str, location: GeoLocation) -> DnsResult:
         """Look up ``hostname``. NXDOMAIN, no answer and timeouts are answers with a ``status``."""
         rtype = rtype.upper()
+        if self.system_first and rtype in _ADDRESS_FAMILIES and not is_ip(hostname):
+            found = await system_addresses(hostname, _ADDRESS_FAMILIES[rtype])
+            if found:
+                return DnsResult(answers=[DnsRecord(type=rtype, value=a) for a in found], from_loc=location,
+                                 status="NOERROR")
         name = dns.reversename.from_address(hostname) if rtype == "PTR" and is_ip(hostname) else hostname
         try:
             answer = await self._resolver.resolve(name, rtype, search=False)
@@ -86,6 +115,8 @@ class Resolver:
             return DnsResult(answers=[], from_loc=location, status="TIMEOUT")
         except dns.exception.DNSException as exc:
             return DnsResult(answers=[], from_loc=location, status="ERROR", error=str(exc))
-        records = [DnsRecord(type=dns.rdatatype.to_text(r.rdtype), value=record_value(dns.rdatatype.to_text(r.rdtype), r))
-                   for r in answer]
+        records = []
+        for rdata in answer:
+            kind = dns.rdatatype.to_text(rdata.rdtype)
+            records.append(DnsRecord(type=kind, value=record_value(kind, rdata)))
         return DnsResult(answers=records, from_loc=location, status="NOERROR")

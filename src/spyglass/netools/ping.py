@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from icmplib import SocketPermissionError, async_ping
+import asyncio
+
+from icmplib import SocketPermissionError
+from icmplib import ping as icmp_ping
 
 from spyglass.models import GeoLocation, PingResult
 from spyglass.netools.dns import Resolver
@@ -23,27 +26,32 @@ async def ping(target: str, location: GeoLocation, *, resolver: Resolver | None 
                interval: float = 0.2, timeout: float = 1.0) -> PingResult:
     """Ping ``target`` ``count`` times. RTTs are milliseconds; ``packet_loss`` is a fraction 0..1.
 
-    A hostname is resolved with ``resolver`` (the agent's own DNS settings). An unreachable
-    target is an answer (``is_alive`` false), not an error. When neither unprivileged nor raw
-    ICMP sockets are permitted, the result carries ``error`` in words.
+    A hostname is resolved first, with ``resolver`` (the agent's own DNS settings), and never
+    inside the timed part. An unreachable target is an answer (``is_alive`` false), not an error.
+    When neither unprivileged nor raw ICMP sockets are permitted, the result carries ``error``.
     """
-    if not is_ip(target):
-        address = await (resolver or Resolver()).address_of(target)
-        if address is None:
-            raise PingFailed(f"cannot resolve {target}")
-        target = address
+    address = target if is_ip(target) else await (resolver or Resolver()).address_of(target)
+    if address is None:
+        raise PingFailed(f"cannot resolve {target}")
+    # The probes run in a thread of their own. On the event loop a reply's time was taken when
+    # the loop got round to it: the first probe, sent while a geo form's other requests, a first
+    # import or a render keep the loop busy, came back tens of milliseconds late.
+    return await asyncio.to_thread(probe, address, location, count, interval, timeout)
+
+
+def probe(address: str, location: GeoLocation, count: int, interval: float, timeout: float) -> PingResult:
+    """Ping an IP address (blocking): only the echo requests and their replies are timed."""
     host = None
     for privileged in (False, True):
         try:
-            host = await async_ping(target, count=count, interval=interval, timeout=timeout,
-                                    privileged=privileged)
+            host = icmp_ping(address, count=count, interval=interval, timeout=timeout, privileged=privileged)
             break
         except SocketPermissionError:
             continue
         except OSError as exc:  # e.g. no route to an IPv6 target on an IPv4-only host
-            return _failed(target, location, f"cannot send ICMP to {target}: {exc.strerror or exc}")
+            return _failed(address, location, f"cannot send ICMP to {address}: {exc.strerror or exc}")
     if host is None:
-        return _failed(target, location, NOT_PERMITTED)
+        return _failed(address, location, NOT_PERMITTED)
     rtts = [round(r, 3) for r in host.rtts]
     return PingResult(
         ip=host.address, is_alive=host.is_alive, min_rtt=round(host.min_rtt, 3),

@@ -1,4 +1,8 @@
-"""The app factory: main API at ``/``; stream, trends and geonet hosts mount under it."""
+"""The app factory: main API at ``/``; stream, trends and geonet hosts mount under it.
+
+Every section is ``routers/<section>.py`` exporting ``router``; this module is the one place that
+says where each is mounted: under the namespace prefix (``/intel/...``) or at the root.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,15 @@ from fastapi import FastAPI
 
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
-from spyglass.server.errors import install_error_handlers
-from spyglass.server.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, search, status, tools
+from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.store import Store
+
+ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
+NAMESPACED_SECTIONS = ()  # paths under /{namespace}: /intel/host/...
+UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
 
 
 @dataclass
@@ -27,16 +35,31 @@ class Settings:
 def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     store = store or Store(settings.data_dir)
     app = FastAPI(title="spyglass intelligence API", version=__version__,
-                  description="The internet intelligence API, served by spyglass's embedded backend.")
+                  description="The internet intelligence API, served by spyglass's embedded backend. "
+                              "Errors answer a status code and a JSON body {\"error\": message}.")
     app.state.settings = settings
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None
     app.state.index = BannerIndex(settings.data_dir)
     install_error_handlers(app)
-    app.include_router(account.router)
-    app.include_router(tools.router)
-    app.include_router(search.build_router(settings.namespace))
-    app.include_router(status.router)
+    document_errors(app)
+    for section in ROOT_SECTIONS:
+        app.include_router(section.router)
+    for section in NAMESPACED_SECTIONS:
+        app.include_router(section.router, prefix=f"/{settings.namespace}")
+    app.include_router(search.build_router(settings.namespace))  # until search exports `router`
     app.add_middleware(CreditHeaders)
-    app.mount("/geonet", create_geonet_app(settings.geonet))
+    hosts = {"geonet": create_geonet_app(settings.geonet)}
+    for name, host in hosts.items():
+        app.mount(f"/{name}", host)
+    for name in UNBUILT_HOSTS:
+        app.mount(f"/{name}", unbuilt_host(name))
+    app.state.hosts = tuple(hosts)  # the mounted hosts that serve an API: what `serve` announces
     return app
+
+
+def unbuilt_host(name: str) -> FastAPI:
+    """A host that has no methods yet: every path answers 404 ``{"error": "No such method"}``."""
+    host = FastAPI(title=f"spyglass {name}", openapi_url=None, docs_url=None, redoc_url=None)
+    install_error_handlers(host)
+    return host

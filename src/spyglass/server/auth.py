@@ -7,12 +7,16 @@ import threading
 import time
 from dataclasses import dataclass
 
-from fastapi import Request
+from fastapi import Request, Security
+from fastapi.security import APIKeyQuery
 
 from spyglass.server.errors import ApiError
 from spyglass.server.store import Account, NoCreditsLeft, Store
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+# The OpenAPI document's security scheme; every route that depends on `caller` requires it.
+API_KEY = APIKeyQuery(name="key", scheme_name="key", auto_error=False,
+                      description="The account's API key (existing clients may send it in a form body instead)")
 
 
 class KeyRateLimiter:
@@ -52,6 +56,8 @@ class Caller:
             raise ApiError(403, f"{what} requires an enterprise plan")
 
     def charge(self, *, query: int = 0, scan: int = 0) -> Account:
+        """Spend credits; call it once the work has succeeded, so a failed request costs nothing.
+        Short of credits: a 402 ``{error}`` and nothing spent."""
         try:
             self.account = self.store.charge(self.account.id, query=query, scan=scan)
         except NoCreditsLeft as exc:
@@ -61,9 +67,8 @@ class Caller:
         return self.account
 
 
-async def caller(request: Request) -> Caller:
+async def caller(request: Request, key: str | None = Security(API_KEY)) -> Caller:
     """FastAPI dependency: the authenticated caller, or a 401/429 ``{error}``."""
-    key = request.query_params.get("key")
     if not key and request.headers.get("content-type", "").startswith(FORM_TYPES):
         key = (await request.form()).get("key")  # existing clients send it in the form body
     if not key or not isinstance(key, str):

@@ -1,11 +1,40 @@
-"""Errors as the service sends them: a status code and ``{"error": "..."}``."""
+"""Errors as the service sends them: a status code and ``{"error": "..."}``, and how routes and
+the OpenAPI document declare them.
+
+A route declares the errors of its own work with :func:`responses` (``responses=responses(402)``).
+The errors every route shares are added to the document in one place, :func:`document_errors`:
+400 for a route that takes parameters (validation errors are 400 here, never FastAPI's 422) and
+401 and 429 for a route that needs the key.
+"""
 
 from __future__ import annotations
+
+import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("spyglass.server")
+
+NO_SUCH_METHOD = "No such method"
+UNEXPECTED = "Internal error: the server failed on this request and logged why"
+
+DESCRIPTIONS = {
+    400: "Invalid request: the message names the parameter and the value",
+    401: "No API key, or an unknown one",
+    402: "Not enough credits left this month",
+    403: "The account's plan does not include this method",
+    404: "No such resource",
+    429: "Too many requests for this key (see Retry-After)",
+}
+
+
+class ErrorBody(BaseModel):
+    error: str
 
 
 class ApiError(Exception):
@@ -24,11 +53,18 @@ def not_found(message: str) -> ApiError:
     return ApiError(404, message)
 
 
-def _describe_validation(exc: RequestValidationError) -> str:
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The error responses a route declares: ``@router.get(path, responses=responses(402, 404))``."""
+    return {status: {"model": ErrorBody, "description": DESCRIPTIONS[status]} for status in statuses}
+
+
+def describe_validation(exc: RequestValidationError) -> str:
+    """``Invalid request: query: Field required``: each failing field by name (its source dropped)."""
     parts = []
     for item in exc.errors():
-        loc = ".".join(str(p) for p in item.get("loc", ()) if p not in ("query", "path", "body"))
-        parts.append(f"{loc}: {item.get('msg')}" if loc else str(item.get("msg")))
+        loc = item.get("loc", ())
+        field = ".".join(str(p) for p in loc[1:]) if len(loc) > 1 else ""
+        parts.append(f"{field}: {item.get('msg')}" if field else str(item.get("msg")))
     return "Invalid request: " + "; ".join(parts)
 
 
@@ -41,11 +77,51 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        message = "No such method" if exc.status_code == 404 else str(exc.detail)
+        message = NO_SUCH_METHOD if exc.status_code == 404 else str(exc.detail)
         return JSONResponse({"error": message}, status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
     if validation_as_400:
         @app.exception_handler(RequestValidationError)
         async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-            return JSONResponse({"error": _describe_validation(exc)}, status_code=400)
+            return JSONResponse({"error": describe_validation(exc)}, status_code=400)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # The last resort: a bug must not reach the caller as a text/plain 500 or a dropped
+        # connection. Starlette re-raises after this answer is sent; uvicorn logs the traceback.
+        log.error("unexpected error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+        return JSONResponse({"error": UNEXPECTED}, status_code=500)
+
+
+def document_errors(app: FastAPI) -> None:
+    """``app``'s OpenAPI document declares the errors that really occur, with the ``{error}`` body."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()  # FastAPI's document, cached on the app: amended once, in place
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    _shared_errors(operation)
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+            schemas["ErrorBody"] = ErrorBody.model_json_schema()
+            for unused in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(unused, None)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _shared_errors(operation: dict[str, Any]) -> None:
+    answers = operation.setdefault("responses", {})
+    shared = []
+    if answers.pop("422", None) is not None:  # FastAPI adds it exactly when a route takes parameters
+        shared.append(400)
+    if operation.get("security"):
+        shared += [401, 429]
+    for status in shared:
+        answers.setdefault(str(status), {
+            "description": DESCRIPTIONS[status],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        })

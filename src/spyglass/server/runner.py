@@ -5,16 +5,17 @@ from __future__ import annotations
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 
 
-def base_urls(host: str, port: int) -> dict[str, str]:
+def base_urls(host: str, port: int, hosts: Iterable[str] = ()) -> dict[str, str]:
+    """The main base URL and those of the mounted ``hosts`` (``/geonet``...) on ``host:port``."""
     shown = f"[{host}]" if ":" in host else host
     main = f"http://{shown}:{port}"
-    return {"main": main, "stream": f"{main}/stream", "trends": f"{main}/trends", "geonet": f"{main}/geonet"}
+    return {"main": main, **{name: f"{main}/{name}" for name in hosts}}
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -32,6 +33,13 @@ def listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def announcement(app, host: str, port: int, *, geonet_only: bool = False) -> list[str]:
+    """What ``serve`` prints: one ``name URL`` line per base URL that answers (an agent's only URL
+    is its geonet one)."""
+    urls = {"geonet": base_urls(host, port)["main"]} if geonet_only else base_urls(host, port, app.state.hosts)
+    return [f"{name:7} {url}" for name, url in urls.items()]
 
 
 DEMO_BANNERS = 20_000
@@ -66,7 +74,7 @@ def serve(
     import uvicorn
 
     from spyglass.server.app import Settings, create_app
-    from spyglass.server.geonet import GeonetSettings, create_geonet_app
+    from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 
     geonet = geonet or GeonetSettings()
     if geonet_only:
@@ -75,10 +83,8 @@ def serve(
         app = create_app(Settings(data_dir=Path(data_dir), namespace=namespace, rate_limit=rate_limit,
                                   geonet=geonet))
     sock = sock or listen(host, port)
-    bound_host, bound_port = sock.getsockname()[:2]
-    urls = base_urls(bound_host, bound_port)
-    for name, url in ({"geonet": urls["main"]} if geonet_only else urls).items():
-        announce(f"{name:7} {url}")
+    for line in announcement(app, *sock.getsockname()[:2], geonet_only=geonet_only):
+        announce(line)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=3))
     if demo and not geonet_only:

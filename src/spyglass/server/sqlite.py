@@ -1,17 +1,82 @@
-"""Opening the backend's SQLite files the one way they are all opened."""
+"""Opening the backend's SQLite files the one way they are all opened, and their schema versions.
+
+A file's schema version is its ``PRAGMA user_version``: the number of migration steps applied.
+A store lists its steps in order (``migrations[0]`` makes version 1, and so on) and never edits a
+released one; a change of layout is a new step at the end. On open, the missing steps run in
+order in one transaction, so a file is at one version or the next, never in between.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+# A step: SQL statements, or a function for what SQL alone cannot say (it must not commit).
+Migration = str | Callable[[sqlite3.Connection], None]
 
-def connect(path: Path, *, synchronous: str, schema: str) -> sqlite3.Connection:
+
+class SchemaTooNew(RuntimeError):
+    """The file was written by a newer spyglass: opening it here could lose what it holds."""
+
+
+def connect(path: Path, *, synchronous: str, schema: str | None = None,
+            migrations: Sequence[Migration] = ()) -> sqlite3.Connection:
     """A connection shared across threads (callers hold a lock), in WAL mode, autocommit
-    (transactions are explicit), with ``schema`` applied."""
+    (transactions are explicit), brought to the last version of ``migrations``. ``schema`` is
+    idempotent DDL run on every open, for files that have no versions yet."""
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={synchronous}")
     db.execute("PRAGMA busy_timeout=10000")
-    db.executescript(schema)
+    if schema:
+        db.executescript(schema)
+    if migrations:
+        try:
+            migrate(db, migrations, name=Path(path).name)
+        except BaseException:
+            db.close()
+            raise
     return db
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(db: sqlite3.Connection, migrations: Sequence[Migration], *, name: str = "database") -> int:
+    """Apply the steps ``db`` lacks, in one transaction; returns the version it is now at."""
+    db.execute("BEGIN IMMEDIATE")  # the version is read under the write lock: two openers never both migrate
+    try:
+        version = schema_version(db)
+        if version > len(migrations):
+            raise SchemaTooNew(f"{name} is at schema version {version}, newer than this spyglass knows "
+                               f"({len(migrations)}): upgrade spyglass to open it")
+        for step in migrations[version:]:
+            if callable(step):
+                step(db)
+            else:
+                for statement in statements(step):
+                    db.execute(statement)
+        db.execute(f"PRAGMA user_version={len(migrations)}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return len(migrations)
+
+
+def statements(script: str) -> list[str]:
+    """The complete statements of ``script``, one by one (``executescript`` would commit the
+    migration's transaction before running)."""
+    out, pending = [], ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            out.append(pending.strip())
+            pending = ""
+    if "\n".join(line for line in pending.splitlines() if not line.strip().startswith("--")).strip():
+        if not sqlite3.complete_statement(pending + ";"):  # a last statement may omit its ";"
+            raise ValueError(f"incomplete SQL statement in a migration: {pending.strip()[:60]!r}")
+        out.append(pending.strip())
+    return out

@@ -17,7 +17,10 @@ from pathlib import Path
 from spyglass.server.plans import PLANS, Plan
 from spyglass.server.sqlite import connect
 
-SCHEMA = """
+# Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
+# Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
+# take the step as they are.
+V1_ACCOUNTS_AND_KEYS = """
 CREATE TABLE IF NOT EXISTS accounts (
     id INTEGER PRIMARY KEY,
     username TEXT NOT NULL UNIQUE,
@@ -36,6 +39,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
     created TEXT NOT NULL
 );
 """
+
+MIGRATIONS = (V1_ACCOUNTS_AND_KEYS,)
 
 LOCAL_USER = "local"
 
@@ -81,7 +86,7 @@ class Store:
         self.clock = clock
         self._lock = threading.RLock()
         # FULL: an acknowledged account, key or charge survives even an OS crash.
-        self._db = connect(self.data_dir / "spyglass.db", synchronous="FULL", schema=SCHEMA)
+        self._db = connect(self.data_dir / "spyglass.db", synchronous="FULL", migrations=MIGRATIONS)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA foreign_keys=ON")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import httpx
-from fastapi import FastAPI, Query, Response
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator, BaseModel
 
@@ -26,11 +26,16 @@ from spyglass.models.geonet import MISSING_HEADER, MissingAgent
 from spyglass.netools.dns import RECORD_TYPES, Resolver
 from spyglass.netools.ping import PingFailed, ping
 from spyglass.netools.targets import check_target
+from spyglass.server.errors import install_error_handlers
+
+# The seed's Location has three required strings and no way to say "not known"; an agent started
+# without --location says so in each of them rather than inventing a place or sending "".
+UNKNOWN_LOCATION = GeoLocation(city="unknown location", country="unknown", latlon="unknown")
 
 
 @dataclass
 class GeonetSettings:
-    location: GeoLocation = field(default_factory=lambda: GeoLocation(city="Local agent", country="--", latlon=""))
+    location: GeoLocation = field(default_factory=lambda: UNKNOWN_LOCATION.model_copy())
     peers: list[str] = field(default_factory=list)
     deadline: float = 4.0  # seconds a geo form waits for its slowest location
     nameservers: list[str] | None = None  # None: the system's resolvers
@@ -67,29 +72,31 @@ def _invalid(where: str, message: str) -> RequestValidationError:
     return RequestValidationError([{"loc": ("path", where), "msg": message, "type": "value_error"}])
 
 
-def create_geonet_app(settings: GeonetSettings) -> FastAPI:
-    app = FastAPI(
-        title="spyglass geonet", version="1.0.0",
-        description=(f"Ping and DNS from one location or many (spyglass {__version__}). Round-trip "
-                     "times are milliseconds; packet_loss is a fraction from 0 to 1. Geo forms list "
-                     f"locations that did not answer in the {MISSING_HEADER} header."),
-    )
-    resolver = Resolver(settings.nameservers, settings.dns_port, settings.dns_timeout)
-    here = settings.location
+class Agent:
+    """What the geonet routes work with: the settings and a resolver bound to them."""
 
-    async def ping_here(target: str) -> PingResult:
+    def __init__(self, settings: GeonetSettings) -> None:
+        self.settings = settings
+        self.here = settings.location
+        self.resolver = Resolver(settings.nameservers, settings.dns_port, settings.dns_timeout)
+
+    async def ping(self, target: str) -> PingResult:
         try:
-            return await ping(target, here, resolver=resolver, count=settings.ping_count)
+            return await ping(target, self.here, resolver=self.resolver, count=self.settings.ping_count)
         except PingFailed as exc:
             raise _invalid("ip", str(exc)) from None
 
-    async def fan_out(local, peer_path: str, params: dict[str, str], model: type[BaseModel],
+    async def dns(self, hostname: str, rtype: str) -> DnsResult:
+        return await self.resolver.query(hostname, rtype, self.here)
+
+    async def fan_out(self, local, peer_path: str, params: dict[str, str], model: type[BaseModel],
                       response: Response) -> list[Any]:
-        async with httpx.AsyncClient(timeout=settings.deadline) as http:
+        deadline = self.settings.deadline
+        async with httpx.AsyncClient(timeout=deadline) as http:
             tasks = {asyncio.ensure_future(local): "this agent"}
-            for peer in settings.peers:
+            for peer in self.settings.peers:
                 tasks[asyncio.ensure_future(_ask_peer(http, peer.rstrip("/") + peer_path, params, model))] = peer
-            done, pending = await asyncio.wait(tasks, timeout=settings.deadline)
+            done, pending = await asyncio.wait(tasks, timeout=deadline)
             for task in pending:
                 task.cancel()
         first = next(iter(tasks))
@@ -98,7 +105,7 @@ def create_geonet_app(settings: GeonetSettings) -> FastAPI:
         results, missing = [], []
         for task, agent in tasks.items():
             if task in pending:
-                missing.append(MissingAgent(agent=agent, reason=f"no answer within {settings.deadline:g} s"))
+                missing.append(MissingAgent(agent=agent, reason=f"no answer within {deadline:g} s"))
             elif task.exception() is not None:
                 missing.append(MissingAgent(agent=agent, reason=_reason(task.exception())))
             else:
@@ -107,27 +114,53 @@ def create_geonet_app(settings: GeonetSettings) -> FastAPI:
             response.headers[MISSING_HEADER] = json.dumps([m.model_dump() for m in missing])
         return results
 
-    @app.get("/api/ping/{ip}", response_model=PingResult, response_model_exclude_none=True,
-             summary="Ping from this location")
-    async def ping_one(ip: Target) -> PingResult:
-        return await ping_here(ip)
 
-    @app.get("/api/geoping/{ip}", response_model=list[PingResult], response_model_exclude_none=True,
-             summary="Ping from every location")
-    async def ping_everywhere(ip: Target, response: Response) -> list[PingResult]:
-        return await fan_out(ping_here(ip), f"/api/ping/{ip}", {}, PingResult, response)
+def agent_of(request: Request) -> Agent:
+    return request.app.state.agent
 
-    @app.get("/api/dns/{hostname}", response_model=DnsResult, response_model_exclude_none=True,
-             summary="DNS lookup from this location")
-    async def dns_one(hostname: Target, rtype: RecordType = "A") -> DnsResult:
-        return await resolver.query(hostname, rtype, here)
 
-    @app.get("/api/geodns/{hostname}", response_model=list[DnsResult], response_model_exclude_none=True,
-             summary="DNS lookup from every location")
-    async def dns_everywhere(hostname: Target, response: Response, rtype: RecordType = "A") -> list[DnsResult]:
-        return await fan_out(resolver.query(hostname, rtype, here), f"/api/dns/{hostname}",
-                             {"rtype": rtype}, DnsResult, response)
+router = APIRouter()
 
+
+@router.get("/api/ping/{ip}", response_model=PingResult, response_model_exclude_none=True,
+            summary="Ping from this location")
+async def ping_one(ip: Target, agent: Agent = Depends(agent_of)) -> PingResult:
+    return await agent.ping(ip)
+
+
+@router.get("/api/geoping/{ip}", response_model=list[PingResult], response_model_exclude_none=True,
+            summary="Ping from every location")
+async def ping_everywhere(ip: Target, response: Response, agent: Agent = Depends(agent_of)) -> list[PingResult]:
+    return await agent.fan_out(agent.ping(ip), f"/api/ping/{ip}", {}, PingResult, response)
+
+
+@router.get("/api/dns/{hostname}", response_model=DnsResult, response_model_exclude_none=True,
+            summary="DNS lookup from this location")
+async def dns_one(hostname: Target, rtype: RecordType = "A", agent: Agent = Depends(agent_of)) -> DnsResult:
+    return await agent.dns(hostname, rtype)
+
+
+@router.get("/api/geodns/{hostname}", response_model=list[DnsResult], response_model_exclude_none=True,
+            summary="DNS lookup from every location")
+async def dns_everywhere(hostname: Target, response: Response, rtype: RecordType = "A",
+                         agent: Agent = Depends(agent_of)) -> list[DnsResult]:
+    return await agent.fan_out(agent.dns(hostname, rtype), f"/api/dns/{hostname}", {"rtype": rtype},
+                               DnsResult, response)
+
+
+def create_geonet_app(settings: GeonetSettings) -> FastAPI:
+    """The geonet host: its own app (mounted at ``/geonet``, or alone as an agent) and OpenAPI 3.1
+    document; validation errors are 422 ``HTTPValidationError`` as its seed says, others ``{error}``."""
+    app = FastAPI(
+        title="spyglass geonet", version="1.0.0",
+        description=(f"Ping and DNS from one location or many (spyglass {__version__}). Round-trip "
+                     "times are milliseconds; packet_loss is a fraction from 0 to 1. Geo forms list "
+                     f"locations that did not answer in the {MISSING_HEADER} header. An agent started "
+                     f"without a location answers from_loc {json.dumps(UNKNOWN_LOCATION.to_api())}."),
+    )
+    app.state.agent = Agent(settings)
+    install_error_handlers(app, validation_as_400=False)
+    app.include_router(router)
     return app
 
 

@@ -1,0 +1,137 @@
+"""Every error is a clean ``{error}`` JSON answer, and the OpenAPI document says which occur."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import APIRouter, Depends
+
+from spyglass.server.auth import Caller, caller
+from spyglass.server.errors import UNEXPECTED
+from tests.conftest import start_backend
+
+
+@pytest.mark.parametrize("path", [
+    "/no/such/method", "/intel/no/such", "/intel/host/search/nope/deeper", "/spyglass/nope",
+    "/stream", "/stream/intel/banners", "/trends/api/v1/search", "/geonet/nope", "/geonet/api/nope/1.2.3.4",
+])
+def test_unknown_paths_under_every_prefix_are_json_404(backend, path):
+    # follow /stream's redirect to /stream/
+    raw = httpx.get(f"{backend.url}{path}", params={"key": backend.key()}, follow_redirects=True)
+    assert raw.status_code == 404
+    assert raw.headers["content-type"] == "application/json"
+    assert raw.json() == {"error": "No such method"}
+
+
+def test_unknown_method_on_a_known_path_is_json(backend):
+    raw = httpx.post(f"{backend.url}/api-info", params={"key": backend.key()})
+    assert raw.status_code == 405 and set(raw.json()) == {"error"}
+
+
+def test_missing_required_parameter_is_named(backend):
+    raw = httpx.get(f"{backend.url}/intel/host/search/tokens", params={"key": backend.key()})
+    assert raw.status_code == 400
+    assert raw.json() == {"error": "Invalid request: query: Field required"}
+
+
+def test_an_unexpected_exception_is_a_json_500_that_leaks_nothing(backend, caplog):
+    router = APIRouter()
+
+    @router.get("/test/broken")
+    def broken(who: Caller = Depends(caller)) -> dict:
+        raise RuntimeError("secret internals /etc/shadow")
+
+    backend.app.include_router(router)
+    raw = httpx.get(f"{backend.url}/test/broken", params={"key": backend.key()})
+    assert raw.status_code == 500
+    assert raw.json() == {"error": UNEXPECTED}
+    assert "shadow" not in raw.text
+    assert any("RuntimeError" in r.getMessage() for r in caplog.records if r.name == "spyglass.server")
+
+
+def test_charge_after_the_work_and_402_is_an_error_body(backend):
+    """A route charges once its work has succeeded: a failing one costs nothing; short of credits, 402."""
+    router = APIRouter()
+
+    @router.get("/test/charged")
+    def charged(fail: bool = False, who: Caller = Depends(caller)) -> dict:
+        if fail:
+            raise RuntimeError("the work failed")
+        who.charge(query=1)
+        return {"ok": True}
+
+    backend.app.include_router(router)
+    key = backend.key("member")
+    account = backend.store.account_for_key(key)
+    backend.store.set_credits(account.id, query=1)
+    failed = httpx.get(f"{backend.url}/test/charged", params={"key": key, "fail": "true"})
+    assert failed.status_code == 500 and backend.store.account(account.id).query_credits == 1
+    ok = httpx.get(f"{backend.url}/test/charged", params={"key": key})
+    assert ok.status_code == 200 and ok.headers["x-query-credits"] == "0"
+    short = httpx.get(f"{backend.url}/test/charged", params={"key": key})
+    assert short.status_code == 402
+    assert set(short.json()) == {"error"} and "Insufficient query credits" in short.json()["error"]
+    assert backend.store.account(account.id).query_credits == 0
+
+
+def test_rate_limit_is_429_with_an_error_body(tmp_path):
+    server, backend = start_backend(tmp_path, rate_limit=0.001)  # a burst of 3, then one per 1000 s
+    key = backend.key()
+    with server:
+        answers = [httpx.get(f"{backend.url}/api-info", params={"key": key}) for _ in range(4)]
+    backend.store.close()
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    assert set(answers[-1].json()) == {"error"} and int(answers[-1].headers["retry-after"]) >= 1
+
+
+def test_openapi_declares_the_key_and_the_errors_that_occur(backend):
+    spec = httpx.get(f"{backend.url}/openapi.json").json()
+    scheme = spec["components"]["securitySchemes"]["key"]
+    assert (scheme["type"], scheme["in"], scheme["name"]) == ("apiKey", "query", "key")
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    assert spec["components"]["schemas"]["ErrorBody"]["properties"] == {"error": {"title": "Error", "type": "string"}}
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+    operations = [(path, op) for path, ops in spec["paths"].items() for op in ops.values()]
+    assert len(operations) >= 10
+    for path, op in operations:
+        answers = op["responses"]
+        assert op["security"] == [{"key": []}], path
+        assert "422" not in answers, path
+        for status in ("401", "429") + (("400",) if op.get("parameters") else ()):
+            assert answers[status]["content"]["application/json"]["schema"] == error_ref, (path, status)
+        assert not any(p["name"] == "key" for p in op.get("parameters", [])), path
+
+
+def test_geonet_keeps_its_own_document_and_422(backend):
+    spec = httpx.get(f"{backend.url}/geonet/openapi.json").json()
+    assert spec["openapi"].startswith("3.1") and "securitySchemes" not in spec.get("components", {})
+    assert "422" in spec["paths"]["/api/dns/{hostname}"]["get"]["responses"]
+
+
+def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
+    from spyglass.server.app import Settings, create_app
+    from spyglass.server.errors import responses
+
+    app = create_app(Settings(data_dir=tmp_path))
+    router = APIRouter()
+
+    @router.get("/test/declared", responses=responses(402, 403, 404))
+    def declared(who: Caller = Depends(caller)) -> dict:
+        return {}
+
+    app.include_router(router)
+    answers = app.openapi()["paths"]["/test/declared"]["get"]["responses"]
+    app.state.store.close()
+    assert sorted(answers) == ["200", "401", "402", "403", "404", "429"]  # no parameters: no 400
+    assert all(answers[s]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+               for s in ("402", "403", "404"))
+
+
+def test_the_namespace_prefixes_every_namespaced_path(tmp_path):
+    from spyglass.server.app import Settings, create_app
+
+    app = create_app(Settings(data_dir=tmp_path, namespace="acme"))
+    paths = set(app.openapi()["paths"])
+    app.state.store.close()
+    assert {"/acme/host/search", "/acme/host/{ip}", "/api-info", "/tools/myip"} <= paths
+    assert not any(p.startswith("/intel") for p in paths)

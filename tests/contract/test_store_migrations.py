@@ -1,0 +1,92 @@
+"""Schema versions of the store's SQLite files: a data dir of the previous version opens intact."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from spyglass.server.sqlite import SchemaTooNew, connect, migrate, schema_version, statements
+from spyglass.server.store import MIGRATIONS, Store
+
+# spyglass.db exactly as 0.1.0 wrote it: these tables, no user_version (0).
+V0_LAYOUT = """
+CREATE TABLE IF NOT EXISTS accounts (
+    id INTEGER PRIMARY KEY,
+    username TEXT NOT NULL UNIQUE,
+    email TEXT,
+    display_name TEXT,
+    created TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    researcher INTEGER NOT NULL DEFAULT 0,
+    query_credits INTEGER NOT NULL,
+    scan_credits INTEGER NOT NULL,
+    period TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    key TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    created TEXT NOT NULL
+);
+"""
+
+
+def test_a_data_dir_of_version_0_opens_with_keys_and_credits_intact(tmp_path):
+    period = Store(tmp_path / "probe").clock().strftime("%Y-%m")  # this month: no reset muddles credits
+    old = sqlite3.connect(tmp_path / "spyglass.db")
+    old.executescript(V0_LAYOUT)
+    old.execute("INSERT INTO accounts VALUES (7, 'alice', 'a@example.test', 'Alice', '2025-06-01T10:00:00.000000',"
+                " 'member', 1, 42, 9, ?)", (period,))
+    old.execute("INSERT INTO api_keys VALUES ('k' || hex(randomblob(15)), 7, '2025-06-01T10:00:00.000000')")
+    old.commit()
+    key = old.execute("SELECT key FROM api_keys").fetchone()[0]
+    assert schema_version(old) == 0
+    old.close()
+
+    store = Store(tmp_path)
+    account = store.account_for_key(key)
+    assert (account.id, account.username, account.display_name, account.plan.name, account.researcher) == \
+        (7, "alice", "Alice", "member", True)
+    assert (account.query_credits, account.scan_credits) == (42, 9)
+    assert store.charge(account.id, query=2).query_credits == 40
+    assert schema_version(store._db) == len(MIGRATIONS) == 1
+    store.close()
+    assert Store(tmp_path).account(7).query_credits == 40  # reopening at the current version changes nothing
+
+
+def test_steps_run_in_order_in_one_transaction(tmp_path):
+    path = tmp_path / "x.db"
+    broken = ["CREATE TABLE a (x)", "CREATE TABLE b (y);\nINSERT INTO nowhere VALUES (1);"]
+    with pytest.raises(sqlite3.OperationalError):
+        connect(path, synchronous="FULL", migrations=broken)
+    db = sqlite3.connect(path)
+    assert schema_version(db) == 0  # nothing of step 1 or 2 stayed
+    assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
+    db.close()
+
+    steps = ["CREATE TABLE a (x);\nINSERT INTO a VALUES (1);",
+             lambda db: db.execute("INSERT INTO a SELECT x + 1 FROM a"),
+             "-- a comment\nALTER TABLE a ADD COLUMN y DEFAULT 'z';"]
+    db = connect(path, synchronous="FULL", migrations=steps[:2])
+    assert schema_version(db) == 2 and db.execute("SELECT x FROM a ORDER BY x").fetchall() == [(1,), (2,)]
+    assert migrate(db, steps) == 3  # only the new step runs
+    assert db.execute("SELECT x, y FROM a ORDER BY x").fetchall() == [(1, "z"), (2, "z")]
+    db.close()
+
+
+def test_a_file_from_a_newer_spyglass_is_refused(tmp_path):
+    path = tmp_path / "spyglass.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=5")
+    db.close()
+    with pytest.raises(SchemaTooNew, match="version 5"):
+        Store(tmp_path)
+
+
+def test_statements_split_on_complete_statements_only():
+    script = "CREATE TRIGGER t AFTER INSERT ON a BEGIN\n  UPDATE a SET x = 1;\nEND;\nSELECT ';';\n-- end\n"
+    assert statements(script) == ["CREATE TRIGGER t AFTER INSERT ON a BEGIN\n  UPDATE a SET x = 1;\nEND;",
+                                  "SELECT ';';"]
+    assert statements("SELECT 1") == ["SELECT 1"]
+    with pytest.raises(ValueError):
+        statements("SELECT 'unterminated")
