@@ -105,7 +105,8 @@ class Profile:
         return cls(**{k: v for k, v in values.items() if k in known})
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        # rate None (unpaced) is kept: left out, it would load back as the default pace
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None or k == "rate"}
 
     def replace(self, **changes: Any) -> Profile:
         return dataclasses.replace(self, **changes)
