@@ -126,3 +126,20 @@ def test_profiles(capsys):
     assert "abcdefgh12345678" not in out
     assert main(["profile", "add", "bad", "--url", "intel.example"]) == 2
     assert main(["profile", "use", "missing"]) == 2
+
+
+def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
+    key = run("keys", "create", "--data", str(tmp_path), "--plan", "member").stdout.strip()
+    monkeypatch.setenv("SPYGLASS_API_KEY", key)
+    totals = []
+    for _ in range(2):
+        proc = subprocess.Popen([sys.executable, "-m", "spyglass", "serve", "--demo", "--port", "0",
+                                 "--data", str(tmp_path)], stdout=subprocess.PIPE, text=True)
+        try:
+            monkeypatch.setenv("SPYGLASS_URL", proc.stdout.readline().split()[1])
+            assert main(["count", "net:198.18.0.0/15", "--json"]) == 0
+            totals.append(json.loads(capsys.readouterr().out)["total"])
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    assert totals[0] == totals[1] > 1000
