@@ -10,8 +10,10 @@ import argparse
 import gzip
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spyglass.cli import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 from spyglass.cli.common import Common, positive
@@ -26,6 +28,7 @@ UNREADABLE: tuple[tuple[type[BaseException], str], ...] = (
     (zlib.error, "its compressed data is corrupt"),
     (OSError, ""),
 )
+UNREADABLE_ERRORS = tuple(kind for kind, _ in UNREADABLE)
 
 
 def why_unreadable(exc: BaseException) -> str:
@@ -67,42 +70,49 @@ def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
     from spyglass.server.index import BannerIndex, IndexBusy
-    from spyglass.server.index.importer import import_files
 
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
         return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
     sizes = [p.stat().st_size for p in args.files]
-    grand_total, before = sum(sizes) or 1, 0
     progress = Progress("import")
     totals = Totals()
     index = BannerIndex(args.data or data_dir())
     try:
-        for path, size in zip(args.files, sizes):
-            seen = []  # the importer's running report, to say how much loaded if the file breaks
-
-            def show(done: int, total: int, report, before=before, seen=seen) -> None:
-                seen[:] = [report]
-                progress.update((before + done) / grand_total, f"{totals.read + report.read:,} read, "
-                                f"{totals.added + report.added:,} new, {totals.bad + report.bad:,} bad")
-
-            try:
-                totals.add(import_files(index, [path], progress=show))
-            except tuple(kind for kind, _ in UNREADABLE) as exc:
-                loaded = seen[0].added if seen else 0
-                if seen:
-                    totals.add(seen[0])
-                totals.unreadable.append(f"import: {path}: {why_unreadable(exc)}; "
-                                         f"{loaded:,} new banners from it were loaded before that")
-            before += size
+        for n, path in enumerate(args.files):
+            import_one(index, path, totals, lambda done, r, n=n: progress.update(
+                (sum(sizes[:n]) + done) / (sum(sizes) or 1),
+                f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad"))
     except IndexBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
     finally:
         index.close()
-    return report(totals, progress)
+    return summarize(totals, progress)
 
 
-def report(totals: Totals, progress) -> int:
+def import_one(index, path: Path, totals: Totals, show: Callable[[int, Any], None]) -> None:
+    """Import ``path`` into ``totals``; a file that cannot be read to its end adds a line to
+    ``totals.unreadable`` saying how much of it loaded."""
+    from spyglass.server.index.importer import import_files
+
+    running = None  # the importer's report so far: what loaded before an error
+
+    def progress(done: int, total: int, report) -> None:
+        nonlocal running
+        running = report
+        show(done, report)
+
+    try:
+        totals.add(import_files(index, [path], progress=progress))
+    except UNREADABLE_ERRORS as exc:
+        if running is not None:
+            totals.add(running)
+        loaded = running.added if running is not None else 0
+        totals.unreadable.append(f"import: {path}: {why_unreadable(exc)}; "
+                                 f"{loaded:,} new banners from it were loaded before that")
+
+
+def summarize(totals: Totals, progress) -> int:
     from spyglass.safetext import clean
 
     progress.done(f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, "
