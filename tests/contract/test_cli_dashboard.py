@@ -26,7 +26,8 @@ def calls(monkeypatch):
     (["--pane", "host", "198.18.0.1"], (None, None, {"pane": "host", "arg": "198.18.0.1"})),
     (["--pane", "search", "port:22 country:DE"], (None, None, {"pane": "search", "arg": "port:22 country:DE"})),
     (["--pane", "geo"], (None, None, {"pane": "geo", "arg": None})),
-    (["--profile", "work", "--data", "/d", "--pane", "account"], ("work", Path("/d"), {"pane": "account", "arg": None})),
+    (["--profile", "work", "--data", "/d", "--pane", "account"],
+     ("work", Path("/d"), {"pane": "account", "arg": None})),
     (["dashboard", "--pane", "host", "::1", "--profile", "p"], ("p", None, {"pane": "host", "arg": "::1"})),
     (["--data", "/d", "dashboard"], (None, Path("/d"), {"pane": None, "arg": None})),
 ])

@@ -114,7 +114,8 @@ def errors_of(capsys) -> list[str]:
 @pytest.mark.parametrize("argv, message", [
     (["export", "ssh", "-o", "{tmp}/no/such/out.csv"], "export: no such folder: {tmp}/no/such"),
     (["export", "ssh", "-o", "{tmp}/out.txt"], "export: out.txt must end in .json.gz, .json or .csv"),
-    (["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,ipstr"], "export: --fields: a banner has no member 'ipstr'"),
+    (["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,ipstr"],
+     "export: --fields: a banner has no member 'ipstr'"),
     (["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,,port"],
      "export: --fields: '' is not a member name or a dotted path of names"),
     (["generate", "--count", "5", "-o", "{tmp}/no/such/g.json.gz"], "generate: no such folder: {tmp}/no/such"),

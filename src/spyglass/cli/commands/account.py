@@ -62,7 +62,8 @@ def register(sub, common: Common) -> None:
     ):
         sub.add_parser(name, help=text, description=text, parents=common.api).set_defaults(func=api_command(handler))
 
-    keys = sub.add_parser("keys", help="API keys of the embedded backend", description="API keys of the embedded backend")
+    keys = sub.add_parser("keys", help="API keys of the embedded backend",
+                          description="API keys of the embedded backend")
     keys.set_defaults(func=common.usage(keys))
     actions = keys.add_subparsers(metavar="ACTION", parser_class=type(keys))
     p = actions.add_parser("create", parents=[common.data], help="create an account and print its new key",

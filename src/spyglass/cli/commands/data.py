@@ -158,7 +158,8 @@ def generate_command(args: argparse.Namespace) -> int:
 
 
 def register(sub, common: Common) -> None:
-    p = sub.add_parser("import", parents=[common.data], help="load banner files (one JSON banner per line, plain or .gz)",
+    p = sub.add_parser("import", parents=[common.data],
+                       help="load banner files (one JSON banner per line, plain or .gz)",
                        description="Load banner files into the embedded backend's data: one JSON banner per line, "
                                    "plain or gzip. Bad lines are listed and skipped. Exit status: 0 every line "
                                    "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
