@@ -16,8 +16,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from spyglass.progress import Progress
 from spyglass.safetext import clean
 
@@ -119,6 +117,8 @@ def cell(banner: Any, path: str) -> str:
 
 def banner_line(banner: dict) -> bytes:
     """One banner as a JSON line. orjson refuses integers past 64 bits (certificate serials)."""
+    import orjson  # here, not at the top: the CLI's parser reads this module's constants
+
     try:
         return orjson.dumps(banner) + b"\n"
     except orjson.JSONEncodeError:
