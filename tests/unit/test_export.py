@@ -78,3 +78,33 @@ def test_a_folder_is_not_an_output(tmp_path):
     (tmp_path / "x.csv").mkdir()
     with pytest.raises(BadExport, match="is a folder"):
         check_request(tmp_path / "x.csv", None, None)
+
+
+def odd_value(rng, depth: int = 0):
+    """Any JSON value, with the text a hostile banner might hold."""
+    kinds = ["none", "bool", "int", "big", "float", "text"] + (["list", "dict"] if depth < 3 else [])
+    kind = rng.choice(kinds)
+    if kind == "list":
+        return [odd_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if kind == "dict":
+        return {rng.choice(["a", "b", "cert", "=x"]): odd_value(rng, depth + 1) for _ in range(rng.randrange(4))}
+    return {"none": None, "bool": rng.random() < 0.5, "int": rng.randrange(-2 ** 63, 2 ** 63),
+            "big": rng.choice([2 ** 64 + 1, -(2 ** 70)]), "float": rng.choice([4.99e36, -0.0, 1e-300]),
+            "text": "".join(rng.choice(["=", "+", "-", "@", "\t", "\r", "\n", "\x1b", "\x9b", "\u202e", "a", "é", " "])
+                            for _ in range(rng.randrange(6)))}[kind]
+
+
+def test_any_json_in_any_member_makes_inert_cells_and_exact_lines():
+    import random
+
+    rng = random.Random(0)
+    paths = ["org", "ssl", "ssl.cert.serial", "ssl.cert", "location.city", "tags.0", "a.b.cert", "http.title"]
+    for _ in range(500):
+        banner = {"ip_str": "198.18.0.1", "port": 80, "timestamp": "2026-01-01T00:00:00"}
+        for name in ("org", "ssl", "location", "tags", "a", "http"):
+            banner[name] = odd_value(rng)
+        for path in paths:
+            text = cell(banner, path)
+            assert not any(ch in text for ch in "\x1b\x9b\u202e\t\r\n"), (path, text)
+            assert not text.startswith(("=", "+", "-", "@")), (path, text)
+        assert json.loads(banner_line(banner)) == banner

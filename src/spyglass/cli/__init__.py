@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
     for family in FAMILIES:
         importlib.import_module(f"spyglass.cli.commands.{family}").register(sub, common)
-    parser.set_defaults(func=common.default_command)
+    from spyglass.cli.commands.dashboard import dashboard_command
+
+    parser.set_defaults(func=dashboard_command)  # no command: the dashboard
     return parser
 
 

@@ -61,7 +61,6 @@ class Common:
         self.pane = self._parent("--pane", nargs="+", action=PaneAction, metavar=("NAME", "ARG"),
                                  help="open the dashboard on pane NAME (search, host, geo, account, ...), "
                                       "with ARG filled in and run, e.g. --pane host 198.18.0.1")
-        self.default_command: Callable[[argparse.Namespace], int] | None = None  # set by the dashboard family
 
     @staticmethod
     def _parent(*flags: str, **options: Any) -> argparse.ArgumentParser:

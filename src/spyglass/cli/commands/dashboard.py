@@ -20,4 +20,3 @@ def register(sub, common: Common) -> None:
                        description="Open the dashboard; --pane opens it on one pane with its input filled "
                                    "in and run.")
     p.set_defaults(func=dashboard_command)
-    common.default_command = dashboard_command
