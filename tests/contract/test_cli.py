@@ -143,3 +143,11 @@ def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
             proc.terminate()
             proc.wait(10)
     assert totals[0] == totals[1] > 1000
+
+
+@pytest.mark.parametrize("argv", [["keys", "create"], ["import", "{file}"], ["info"]])
+def test_a_data_dir_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys, argv):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("{}\n")
+    assert main(["--data", str(not_a_dir), *[a.format(file=not_a_dir) for a in argv]]) == 2
+    assert capsys.readouterr().err == f"spyglass: cannot use {not_a_dir}: File exists\n"

@@ -98,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except UsageError as exc:
         return fail(str(exc), EXIT_USAGE)
+    except OSError as exc:  # a path given or configured (data dir, output) that cannot be used
+        if exc.filename is None:
+            return fail(str(exc), EXIT_FAILURE)
+        return fail(f"cannot use {exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
     except Exception as exc:  # every failure a user can meet becomes one line and an exit code
         from spyglass.client.errors import SpyglassError
         from spyglass.config import ConfigError
