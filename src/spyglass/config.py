@@ -1,8 +1,14 @@
 """Profiles: where to connect and with which key.
 
 A JSON file under the XDG config dir (mode 0600) holds named profiles, the active one, and
-dashboard preferences. Environment variables override the active profile. A profile with no
-URL means the embedded backend, started on demand.
+dashboard preferences. A profile with no URL means the embedded backend, started on demand.
+
+Environment variables override the active profile in every mode: ``SPYGLASS_URL`` replaces the
+main URL (and so leaves the embedded backend), ``SPYGLASS_STREAM_URL``, ``SPYGLASS_TRENDS_URL`` and
+``SPYGLASS_GEONET_URL`` replace one host (with the embedded backend too: e.g. a remote geonet
+agent), ``SPYGLASS_API_KEY`` replaces the key (with the embedded backend, instead of the local
+account's key). ``SPYGLASS_CONFIG_DIR`` and ``SPYGLASS_DATA_DIR`` move the config file and the
+embedded backend's data (``--data`` wins over the latter).
 
 Plain dataclasses rather than pydantic: this module is on the dashboard's start-up path.
 """
@@ -67,11 +73,15 @@ class Profile:
             value = getattr(self, name)
             if value in (None, ""):
                 setattr(self, name, None)
-            elif not value.startswith(("http://", "https://")):
+            elif not isinstance(value, str) or not value.startswith(("http://", "https://")):
                 raise ConfigError(f"{name}: a URL starts with http:// or https://")
             else:
                 setattr(self, name, value.rstrip("/"))
-        if not self.namespace or not self.namespace.isidentifier():
+        if not isinstance(self.name, str):
+            raise ConfigError("name: a profile name is text")
+        if self.key is not None and not isinstance(self.key, str):
+            raise ConfigError("key: an API key is text")
+        if not isinstance(self.namespace, str) or not self.namespace.isidentifier():
             raise ConfigError("namespace: one word of letters, digits and underscores")
         for name in ("rate", "timeout"):
             value = getattr(self, name)
@@ -79,6 +89,8 @@ class Profile:
                 self.rate = None
                 continue
             try:
+                if isinstance(value, bool):
+                    raise TypeError
                 number = float(value)
             except (TypeError, ValueError):
                 raise ConfigError(f"{name}: a number is needed") from None
@@ -93,7 +105,8 @@ class Profile:
         return cls(**{k: v for k, v in values.items() if k in known})
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        # rate None (unpaced) is kept: left out, it would load back as the default pace
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None or k == "rate"}
 
     def replace(self, **changes: Any) -> Profile:
         return dataclasses.replace(self, **changes)
@@ -109,6 +122,18 @@ class Profile:
         if host == "main":
             return self.url
         return getattr(self, f"{host}_url") or f"{self.url}/{host}"
+
+    def on_backend(self, started: Profile) -> Profile:
+        """This profile against an embedded backend that ``started``: the backend's URL, and its
+        local key unless this profile has one (``SPYGLASS_API_KEY``); the stream, trends and geonet
+        URLs set here (by the environment) still apply."""
+        return started.replace(name=self.name, key=self.key or started.key,
+                               **{name: getattr(self, name) for name in URL_FIELDS[1:] if getattr(self, name)})
+
+    def key_source(self) -> str:
+        """Which key this is, for an error message: masked, with the profile it came from."""
+        origin = f" from {ENV_KEY}" if self.key and os.environ.get(ENV_KEY) == self.key else ""
+        return f"the key {mask_key(self.key)}{origin} (profile {self.name!r})"
 
     def describe(self) -> str:
         return f"{self.name}: {self.url or 'embedded backend'} key {mask_key(self.key)}"
@@ -132,17 +157,24 @@ class Config:
         if not path.exists():
             return cls()
         try:
-            raw = json.loads(path.read_text())
-            return cls(
-                active=str(raw.get("active", EMBEDDED)),
-                profiles={name: Profile.from_dict({**p, "name": name})
-                          for name, p in raw.get("profiles", {}).items()},
-                theme=raw.get("theme"),
-                keymap={str(k): str(v) for k, v in raw.get("keymap", {}).items()},
-                location=raw.get("location"),
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(raw, dict):
+                raise ConfigError("the file holds no JSON object")
+            profiles = _member(raw, "profiles", dict, {})
+            config = cls(
+                active=_member(raw, "active", str, EMBEDDED),
+                profiles={name: _profile(name, profiles[name]) for name in profiles},
+                theme=_member(raw, "theme", str, None),
+                keymap={str(k): str(v) for k, v in _member(raw, "keymap", dict, {}).items()},
+                location=_member(raw, "location", str, None),
             )
-        except (ValueError, TypeError, AttributeError) as exc:
-            raise ConfigError(f"{path}: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read the config file {path}: {exc.strerror or exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"the config file {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"the config file {path} is not usable: {exc}") from None
+        return config
 
     def save(self) -> None:
         path = self.path()
@@ -163,6 +195,23 @@ class Config:
         if name == EMBEDDED:
             return Profile(name=EMBEDDED, rate=None)
         raise ConfigError(f"no profile named {name!r}")
+
+
+def _member(raw: dict, name: str, kind: type, default: Any) -> Any:
+    value = raw.get(name, default)
+    if value is not None and not isinstance(value, kind):
+        raise ConfigError(f"{name}: {'an object' if kind is dict else kind.__name__} expected, "
+                          f"not {type(value).__name__}")
+    return value
+
+
+def _profile(name: str, values: Any) -> Profile:
+    try:
+        if not isinstance(values, dict):
+            raise ConfigError(f"an object expected, not {type(values).__name__}")
+        return Profile.from_dict({**values, "name": name})
+    except ConfigError as exc:
+        raise ConfigError(f"profile {name!r}: {exc}") from None
 
 
 def active_profile(name: str | None = None) -> Profile:

@@ -61,6 +61,56 @@ def test_errors_are_one_line_and_an_exit_code(backend, capsys, monkeypatch, url_
     assert err.startswith("spyglass: ") and message in err and len(err.splitlines()) == 1
 
 
+def test_a_refused_key_names_the_url_and_the_profile(backend, capsys, monkeypatch):
+    monkeypatch.setenv("SPYGLASS_API_KEY", "nopenopenope1234")
+    monkeypatch.setenv("SPYGLASS_URL", backend.url)
+    assert main(["info"]) == 3
+    assert capsys.readouterr().err == (f"spyglass: Invalid API key (HTTP 401): {backend.url} refused the key "
+                                       f"••••••••1234 from SPYGLASS_API_KEY (profile 'embedded')\n")
+    monkeypatch.delenv("SPYGLASS_API_KEY")
+    monkeypatch.delenv("SPYGLASS_URL")
+    assert main(["profile", "add", "work", "--url", backend.url, "--key", "wrongwrongwrong9"]) == 0
+    assert main(["--profile", "work", "count", "port:22"]) == 3
+    err = capsys.readouterr().err
+    assert f"{backend.url} refused the key ••••••••ong9 (profile 'work')" in err and "wrongwrong" not in err
+
+
+@pytest.mark.parametrize("body", ["{broken", '{"profiles": {"w": {"url": 5}}}', '{"keymap": []}'])
+@pytest.mark.parametrize("argv", [["info"], ["profile", "list"], ["--profile", "w", "myip"]])
+def test_a_broken_config_file_exits_2_with_one_line_naming_it(capsys, body, argv):
+    from spyglass.config import Config
+
+    Config.path().parent.mkdir(parents=True)
+    Config.path().write_text(body)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"spyglass: the config file {Config.path()} ") and len(err.splitlines()) == 1
+
+
+def test_the_embedded_backend_takes_the_key_and_hosts_from_the_environment(tmp_path):
+    key = run("keys", "create", "--data", str(tmp_path), "--plan", "member").stdout.strip()
+    out = run("--data", str(tmp_path), "info", "--json", env={"SPYGLASS_API_KEY": key})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["plan"] == "member"  # not the local account's enterprise plan
+    out = run("--data", str(tmp_path), "info", env={"SPYGLASS_API_KEY": "unknownunknown99"})
+    assert out.returncode == 3 and "refused the key ••••••••wn99 from SPYGLASS_API_KEY (profile 'embedded')" \
+        in out.stderr
+    out = run("ping", "127.0.0.1", env={"SPYGLASS_DATA_DIR": str(tmp_path),
+                                        "SPYGLASS_GEONET_URL": "http://127.0.0.1:9"})
+    assert out.returncode == 5 and "Cannot connect to http://127.0.0.1:9" in out.stderr
+
+
+def test_profile_remove(capsys):
+    assert main(["profile", "add", "gone", "--url", "https://intel.example"]) == 0
+    assert main(["profile", "use", "gone"]) == 0
+    assert main(["profile", "remove", "gone"]) == 0
+    assert main(["profile", "list"]) == 0
+    assert capsys.readouterr().out == "* embedded: embedded backend key (none)\n"
+    assert main(["profile", "remove", "gone"]) == 2
+    assert main(["profile", "remove", "embedded"]) == 2
+    assert "the embedded one cannot be removed" in capsys.readouterr().err
+
+
 def test_without_a_profile_commands_use_the_embedded_backend(tmp_path):
     out = run("--data", str(tmp_path), "account")
     assert out.returncode == 0, out.stderr
@@ -76,3 +126,28 @@ def test_profiles(capsys):
     assert "abcdefgh12345678" not in out
     assert main(["profile", "add", "bad", "--url", "intel.example"]) == 2
     assert main(["profile", "use", "missing"]) == 2
+
+
+def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
+    key = run("keys", "create", "--data", str(tmp_path), "--plan", "member").stdout.strip()
+    monkeypatch.setenv("SPYGLASS_API_KEY", key)
+    totals = []
+    for _ in range(2):
+        proc = subprocess.Popen([sys.executable, "-m", "spyglass", "serve", "--demo", "--port", "0",
+                                 "--data", str(tmp_path)], stdout=subprocess.PIPE, text=True)
+        try:
+            monkeypatch.setenv("SPYGLASS_URL", proc.stdout.readline().split()[1])
+            assert main(["count", "net:198.18.0.0/15", "--json"]) == 0
+            totals.append(json.loads(capsys.readouterr().out)["total"])
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    assert totals[0] == totals[1] > 1000
+
+
+@pytest.mark.parametrize("argv", [["keys", "create"], ["import", "{file}"], ["info"]])
+def test_a_data_dir_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys, argv):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("{}\n")
+    assert main(["--data", str(not_a_dir), *[a.format(file=not_a_dir) for a in argv]]) == 2
+    assert capsys.readouterr().err == f"spyglass: cannot use {not_a_dir}: File exists\n"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import orjson
+import pytest
 
 from spyglass.cli import main
 from spyglass.server.index import BannerIndex
@@ -40,11 +41,11 @@ def test_import_reports_bad_lines_and_adds_no_duplicates(tmp_path):
                                        "data": "HTTP/1.1 200 OK", "hash": 1}]]
     source.write_bytes(good[0] + b"\n[1, 2\n" + good[0] + b"\n")
     first = run("import", "--data", str(data), str(source))
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 1, first.stderr  # some lines bad
     assert "3 read, 1 new, 1 already there, 1 bad" in first.stderr
     assert "in.json:2: not JSON" in first.stderr
     again = run("import", "--data", str(data), str(source))
-    assert "0 new, 2 already there" in again.stderr
+    assert "0 new, 2 already there" in again.stderr and again.returncode == 1
     assert run("import", "--data", str(data), str(tmp_path / "missing.json")).returncode == 2
 
 
@@ -104,3 +105,54 @@ def test_search_and_host_print_hostile_text_inert(tmp_path, capsys, monkeypatch)
     assert "␛]52;c;cHduZWQ=␇" in out and "[bold]x[/]" in out
     assert "\x1b" not in as_json and "\x9b" not in as_json and "\u202e" not in as_json
     assert orjson.loads(as_json)["data"][0]["http"]["title"] == "\x9b31mtitle\u202e"  # still exact JSON
+
+
+def errors_of(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("spyglass: ")]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["export", "ssh", "-o", "{tmp}/no/such/out.csv"], "export: no such folder: {tmp}/no/such"),
+    (["export", "ssh", "-o", "{tmp}/out.txt"], "export: out.txt must end in .json.gz, .json or .csv"),
+    (["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,ipstr"],
+     "export: --fields: a banner has no member 'ipstr'"),
+    (["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,,port"],
+     "export: --fields: '' is not a member name or a dotted path of names"),
+    (["generate", "--count", "5", "-o", "{tmp}/no/such/g.json.gz"], "generate: no such folder: {tmp}/no/such"),
+    (["generate", "--count", "5", "-o", "{tmp}/g.csv"], "generate: g.csv must end in .json.gz or .json"),
+])
+def test_bad_outputs_and_fields_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    assert errors_of(capsys) == [f"spyglass: {message.format(tmp=tmp_path)}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("limit", ["0", "-3"])
+def test_a_limit_below_1_is_refused_and_never_truncates_a_file(tmp_path, capsys, limit):
+    out = tmp_path / "kept.csv"
+    out.write_text("precious\n")
+    assert main(["export", "ssh", "-o", str(out), f"--limit={limit}"]) == 2
+    assert f"--limit: must be at least 1, not {limit}" in errors_of(capsys)[0]
+    assert out.read_text() == "precious\n"
+
+
+def test_csv_export_is_inert_in_a_spreadsheet_and_json_stays_exact(tmp_path, monkeypatch):
+    hostile = {"ip_str": "198.18.7.7", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00.000000",
+               "hash": 9, "org": "=HYPERLINK(\"http://evil\")", "product": "@SUM(1)", "version": "-1+1",
+               "data": "HTTP/1.1 200 OK\r\nX: \x1b]52;c;AAAA\x07\r\n", "tags": ["=cmd"],
+               "location": {"country_code": "ZZ", "city": "+City"}, "_intel": {"module": "http"}}
+    with backend_with(tmp_path / "b", [hostile]) as backend:
+        monkeypatch.setenv("SPYGLASS_URL", backend.url)
+        monkeypatch.setenv("SPYGLASS_API_KEY", backend.key("member"))
+        assert main(["export", "port:80", "-o", str(tmp_path / "out.csv"),
+                     "--fields", "ip_str,org,product,version,data,tags,location,location.city"]) == 0
+        assert main(["export", "port:80", "-o", str(tmp_path / "out.json"), "--limit", "1"]) == 0
+    [row] = list(csv.DictReader((tmp_path / "out.csv").open(newline="", encoding="utf-8")))
+    assert row["org"] == "'=HYPERLINK(\"http://evil\")" and row["product"] == "'@SUM(1)"
+    assert row["version"] == "'-1+1" and row["location.city"] == "'+City"
+    assert row["data"] == "HTTP/1.1 200 OK\u240aX: \u241b]52;c;AAAA\u2407\u240a"
+    assert row["tags"] == '["=cmd"]' and orjson.loads(row["location"])["city"] == "+City"
+    [line] = (tmp_path / "out.json").read_bytes().splitlines()  # plain JSON lines, as import reads
+    exported = orjson.loads(line)
+    assert {k: exported[k] for k in hostile} == hostile

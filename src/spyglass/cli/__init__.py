@@ -1,0 +1,112 @@
+"""The ``spyglass`` command: the dashboard with no arguments, otherwise scriptable commands.
+
+Exit codes: 0 success, 1 unexpected failure (or, for ``import``, some bad lines), 2 bad input or
+usage, 3 key, plan or credits, 4 not found, 5 connection, timeout, rate limit or server failure.
+
+Each family of commands lives in ``cli/commands/<family>.py`` and declares its subcommands in
+``register(sub, common)``; :data:`FAMILIES` is the one list the parser is built from. Nothing
+here imports the client, Textual or the web stack: commands import what they need when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+
+from spyglass import __version__
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ACCESS, EXIT_NOT_FOUND, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4, 5
+
+FAMILIES = ("account", "search", "data", "geonet", "serve", "profile", "dashboard")
+
+
+def exit_code_for(exc: BaseException) -> int:
+    from spyglass.client import errors as e
+    from spyglass.config import ConfigError
+
+    for classes, code in (
+        ((e.BadRequest, ConfigError), EXIT_USAGE),
+        ((e.AuthenticationError, e.Forbidden, e.NoCredits), EXIT_ACCESS),
+        ((e.NotFound,), EXIT_NOT_FOUND),
+        ((e.TransportError, e.RateLimited, e.ServerError, e.ResponseFormatError), EXIT_UNAVAILABLE),
+    ):
+        if isinstance(exc, classes):
+            return code
+    return EXIT_FAILURE
+
+
+def fail(message: str, code: int) -> int:
+    """One line on stderr (inert: it may quote a server or a file) and the exit code."""
+    from spyglass.safetext import clean
+
+    print(f"spyglass: {clean(message, one_line=True)}", file=sys.stderr)
+    return code
+
+
+class UsageError(ValueError):
+    """Bad input a command found before doing anything: one line and exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error already; this keeps its message to our one-line form."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        command = self.prog.removeprefix("spyglass").strip()
+        raise SystemExit(fail(f"{command}: {message}" if command else message, EXIT_USAGE))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from spyglass.cli.common import Common
+
+    common = Common()
+    parser = Parser(prog="spyglass", description="Internet intelligence in the terminal. "
+                    "With no command: the dashboard.", parents=[common.profile, common.data, common.pane])
+    parser.add_argument("--version", action="version", version=f"spyglass {__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    for family in FAMILIES:
+        importlib.import_module(f"spyglass.cli.commands.{family}").register(sub, common)
+    from spyglass.cli.commands.dashboard import dashboard_command
+
+    parser.set_defaults(func=dashboard_command)  # no command: the dashboard
+    return parser
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    from spyglass.cli.common import fill_defaults
+
+    return fill_defaults(build_parser().parse_args(argv))
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already reported
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        result = args.func(args)
+        if asyncio.iscoroutine(result):
+            result = asyncio.run(result)
+        return result
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except UsageError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except OSError as exc:  # a path given or configured (data dir, output) that cannot be used
+        if exc.filename is None:
+            return fail(str(exc), EXIT_FAILURE)
+        return fail(f"cannot use {exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
+    except Exception as exc:  # every failure a user can meet becomes one line and an exit code
+        from spyglass.client.errors import SpyglassError
+        from spyglass.config import ConfigError
+        from spyglass.server.launcher import BackendFailed
+
+        if isinstance(exc, (SpyglassError, BackendFailed, ConfigError, ValueError)):
+            return fail(str(exc), exit_code_for(exc))
+        raise

@@ -1,0 +1,74 @@
+"""The account and its keys: info, account, myip, headers, keys create."""
+
+from __future__ import annotations
+
+import argparse
+
+from spyglass.cli import EXIT_OK
+from spyglass.cli.common import Common, api_command
+from spyglass.cli.render import print_pairs
+
+
+async def info(clients, args):
+    result = await clients.intel.api_info()
+    if args.json:
+        return result
+    limits = result.usage_limits
+    print_pairs([
+        ("plan", result.plan),
+        ("query credits", f"{result.query_credits}" + (f" of {limits.query_credits}" if limits else "")),
+        ("scan credits", f"{result.scan_credits}" + (f" of {limits.scan_credits}" if limits else "")),
+        ("monitored IPs", result.monitored_ips if result.monitored_ips is not None else "-"),
+        ("unlocked", result.unlocked), ("https", result.https), ("telnet", result.telnet),
+    ])
+
+
+async def account(clients, args):
+    profile = await clients.intel.profile()
+    if args.json:
+        return profile
+    print_pairs([("name", profile.display_name or "-"), ("member", profile.member),
+                 ("credits", profile.credits), ("created", profile.created or "-")])
+
+
+async def myip(clients, args):
+    ip = await clients.intel.my_ip()
+    return ip if args.json else print_pairs([("ip", ip)])
+
+
+async def headers(clients, args):
+    result = await clients.intel.http_headers()
+    return result if args.json else print_pairs(sorted(result.items()))
+
+
+def keys_create(args: argparse.Namespace) -> int:
+    from spyglass.config import data_dir
+    from spyglass.server.store import Store
+
+    store = Store(args.data or data_dir())
+    try:
+        print(store.create_key(args.plan, researcher=args.researcher))
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def register(sub, common: Common) -> None:
+    for name, handler, text in (
+        ("info", info, "plan, credits and usage limits"),
+        ("account", account, "the account profile"),
+        ("myip", myip, "your address as the server sees it"),
+        ("headers", headers, "the headers your client sent"),
+    ):
+        sub.add_parser(name, help=text, description=text, parents=common.api).set_defaults(func=api_command(handler))
+
+    keys = sub.add_parser("keys", help="API keys of the embedded backend",
+                          description="API keys of the embedded backend")
+    keys.set_defaults(func=common.usage(keys))
+    actions = keys.add_subparsers(metavar="ACTION", parser_class=type(keys))
+    p = actions.add_parser("create", parents=[common.data], help="create an account and print its new key",
+                           description="Create an account in the embedded backend's data and print its key, "
+                                       "and nothing else, on stdout.")
+    p.add_argument("--plan", choices=["free", "member", "enterprise"], default="free")
+    p.add_argument("--researcher", action="store_true", help="may scan the whole internet")
+    p.set_defaults(func=keys_create)

@@ -1,0 +1,177 @@
+"""Banner files: import (into the embedded backend's data) and generate (a synthetic dataset).
+
+import exits 0 when every line loaded, 1 when some lines were bad (they are listed), 2 when
+nothing loaded or a file could not be read to its end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import sys
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spyglass.cli import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
+from spyglass.cli.common import Common, positive
+
+SHOWN = 10  # bad lines listed after an import; the rest are counted
+
+# What stops a file from being read to its end, most specific first, and how to say it
+# (empty: the error's own words). A new kind of unreadable file is one more line here.
+UNREADABLE: tuple[tuple[type[BaseException], str], ...] = (
+    (EOFError, "it ends early (a truncated gzip file?)"),
+    (gzip.BadGzipFile, "it is not a gzip file"),
+    (zlib.error, "its compressed data is corrupt"),
+    (OSError, ""),
+)
+UNREADABLE_ERRORS = tuple(kind for kind, _ in UNREADABLE)
+
+
+def why_unreadable(exc: BaseException) -> str:
+    for kind, words in UNREADABLE:
+        if isinstance(exc, kind):
+            return words or (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+    return str(exc)
+
+
+@dataclass
+class Totals:
+    """The import of several files, summed; ``unreadable`` holds a line per file that stopped early."""
+
+    read: int = 0
+    added: int = 0
+    duplicates: int = 0
+    bad: int = 0
+    problems: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def add(self, report) -> None:
+        self.read += report.read
+        self.added += report.added
+        self.duplicates += report.duplicates
+        self.bad += report.bad
+        self.problems += report.problems[: SHOWN - len(self.problems)]
+
+    @property
+    def good(self) -> int:
+        return self.read - self.bad
+
+    def exit_code(self) -> int:
+        if self.unreadable or self.good == 0:
+            return EXIT_USAGE
+        return EXIT_FAILURE if self.bad else EXIT_OK
+
+
+def import_command(args: argparse.Namespace) -> int:
+    from spyglass.config import data_dir
+    from spyglass.progress import Progress
+    from spyglass.server.index import BannerIndex, IndexBusy
+
+    missing = [str(p) for p in args.files if not p.is_file()]
+    if missing:
+        return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
+    sizes = [p.stat().st_size for p in args.files]
+    progress = Progress("import")
+    totals = Totals()
+    index = BannerIndex(args.data or data_dir())
+    try:
+        for n, path in enumerate(args.files):
+            import_one(index, path, totals, lambda done, r, n=n: progress.update(
+                (sum(sizes[:n]) + done) / (sum(sizes) or 1),
+                f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad"))
+    except IndexBusy as exc:
+        return fail(str(exc), EXIT_UNAVAILABLE)
+    finally:
+        index.close()
+    return summarize(totals, progress)
+
+
+def import_one(index, path: Path, totals: Totals, show: Callable[[int, Any], None]) -> None:
+    """Import ``path`` into ``totals``; a file that cannot be read to its end adds a line to
+    ``totals.unreadable`` saying how much of it loaded."""
+    from spyglass.server.index.importer import import_files
+
+    running = None  # the importer's report so far: what loaded before an error
+
+    def progress(done: int, total: int, report) -> None:
+        nonlocal running
+        running = report
+        show(done, report)
+
+    try:
+        totals.add(import_files(index, [path], progress=progress))
+    except UNREADABLE_ERRORS as exc:
+        if running is not None:
+            totals.add(running)
+        loaded = running.added if running is not None else 0
+        totals.unreadable.append(f"import: {path}: {why_unreadable(exc)}; "
+                                 f"{loaded:,} new banners from it were loaded before that")
+
+
+def summarize(totals: Totals, progress) -> int:
+    from spyglass.safetext import clean
+
+    progress.done(f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, "
+                  f"{totals.bad:,} bad")
+    for problem in totals.problems:
+        print(f"  {clean(problem, one_line=True, max_chars=200)}", file=sys.stderr)
+    if totals.bad > len(totals.problems):
+        print(f"  … and {totals.bad - len(totals.problems):,} more bad lines", file=sys.stderr)
+    for line in totals.unreadable:
+        fail(line, EXIT_USAGE)
+    if not totals.unreadable and totals.good == 0:
+        fail("import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"),
+             EXIT_USAGE)
+    return totals.exit_code()
+
+
+GENERATE_SUFFIXES = (".json.gz", ".json")
+
+
+def generate_command(args: argparse.Namespace) -> int:
+    import orjson
+
+    from spyglass.datagen import generate
+    from spyglass.export import check_output
+    from spyglass.progress import Progress
+
+    problem = check_output(args.output, GENERATE_SUFFIXES)
+    if problem:
+        return fail(f"generate: {problem}", EXIT_USAGE)
+    progress = Progress("generate")
+    gz = args.output.name.lower().endswith(".gz")
+    try:
+        fh = gzip.open(args.output, "wb", compresslevel=3) if gz else open(args.output, "wb")
+    except OSError as exc:
+        return fail(f"generate: cannot write {args.output}: {exc.strerror or exc}", EXIT_USAGE)
+    with fh:
+        for n, banner in enumerate(generate(args.count, args.seed), start=1):
+            fh.write(orjson.dumps(banner) + b"\n")
+            if n % 10_000 == 0:
+                progress.update(n / args.count, f"{n:,} banners")
+    progress.done(f"{args.count:,} banners to {args.output}")
+    return EXIT_OK
+
+
+def register(sub, common: Common) -> None:
+    p = sub.add_parser("import", parents=[common.data],
+                       help="load banner files (one JSON banner per line, plain or .gz)",
+                       description="Load banner files into the embedded backend's data: one JSON banner per line, "
+                                   "plain or gzip. Bad lines are listed and skipped. Exit status: 0 every line "
+                                   "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
+                                   "to its end.")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.set_defaults(func=import_command)
+
+    p = sub.add_parser("generate", help="write a deterministic synthetic banner dataset",
+                       description="Write a deterministic synthetic banner dataset (addresses in 198.18.0.0/15, "
+                                   "two years of timestamps).")
+    p.add_argument("--count", type=positive, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
+                   help="FILE.json.gz or FILE.json; its folder must exist")
+    p.set_defaults(func=generate_command)

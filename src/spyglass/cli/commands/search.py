@@ -1,0 +1,83 @@
+"""The banner index: search, count, host, export."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from spyglass.cli import render
+from spyglass.cli.common import Common, api_command, positive
+
+
+async def search(clients, args):
+    result = await clients.intel.search(args.query, args.facets, page=args.page)
+    if args.json:
+        return result
+    render.search_rows(result.matches)
+    print(f"{result.total:,} results (page {args.page}, {len(result.matches)} shown)", file=sys.stderr)
+    render.facet_rows(result.facets)
+
+
+async def count(clients, args):
+    result = await clients.intel.count(args.query, args.facets)
+    if args.json:
+        return result
+    print(f"{result.total:,}")
+    render.facet_rows(result.facets)
+
+
+async def host(clients, args):
+    result = await clients.intel.host(args.ip, history=args.history)
+    if args.json:
+        return result
+    render.host_summary(result)
+
+
+def export_command(args):
+    """Check the output, the fields and the limit before anything is opened or asked for."""
+    from spyglass.cli import UsageError
+    from spyglass.export import BadExport, check_request
+
+    try:
+        args.fields = check_request(args.output, args.fields, args.limit)
+    except BadExport as exc:
+        raise UsageError(f"export: {exc}") from None
+    return api_command(run_export)(args)
+
+
+async def run_export(clients, args):
+    from spyglass.export import export
+
+    await export(clients.intel, args.query, args.output, args.fields, args.limit)
+
+
+def register(sub, common: Common) -> None:
+    from spyglass.export import FIELDS_HELP, SUFFIXES
+
+    for name, handler, text in (("search", search, "search banners (a filter or page > 1 costs a query credit)"),
+                                ("count", count, "count matches and summarize facets (free)")):
+        p = sub.add_parser(name, help=text, description=text, parents=common.api)
+        p.add_argument("query", help="free text and filter:value terms, e.g. 'nginx country:DE -port:22'")
+        p.add_argument("--facets", help="e.g. port,org:20,country")
+        if name == "search":
+            p.add_argument("--page", type=positive, default=1)
+        p.set_defaults(func=api_command(handler))
+
+    p = sub.add_parser("host", help="everything known about one address", parents=common.api,
+                       description="Everything known about one address: the summary and a line per service.")
+    p.add_argument("ip")
+    p.add_argument("--history", action="store_true", help="every banner ever seen, not only the latest")
+    p.set_defaults(func=api_command(host))
+
+    p = sub.add_parser("export", help="write every result of a query to a file (resumable)",
+                       parents=[common.profile, common.data],
+                       description="Write every result of a query to FILE, page by page; run it again after "
+                                   "a failure and it resumes at the page that failed. .json.gz and .json hold "
+                                   "the banners exactly as the server sent them, one per line (what import "
+                                   "reads); .csv holds the --fields columns, with formulas neutralised.")
+    p.add_argument("query")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
+                   help=f"ends in {', '.join(SUFFIXES)}; its folder must exist")
+    p.add_argument("--fields", help=FIELDS_HELP)
+    p.add_argument("--limit", type=positive, help="stop after this many banners (at least 1)")
+    p.set_defaults(func=export_command)

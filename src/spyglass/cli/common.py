@@ -1,0 +1,128 @@
+"""What the command families share: the options declared once, and running a command against an API."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from spyglass.cli import EXIT_OK, EXIT_USAGE
+
+# Shared options are SUPPRESSed so a subcommand's copy never overwrites the top-level one
+# (`spyglass --data D account`); fill_defaults supplies the defaults after parsing.
+DEFAULTS: dict[str, Any] = {"data": None, "profile": None, "json": False, "pane": None}
+
+
+def fill_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    for name, value in DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, value)
+    return args
+
+
+PANE_NAME = re.compile(r"[a-z][a-z0-9_-]*\Z")
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count, a page, a limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+class PaneAction(argparse.Action):
+    """``--pane NAME [ARG]``: a lowercase pane name (the dashboard says if it has no such pane)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if len(values) > 2:
+            parser.error(f"--pane takes a pane name and at most one argument, not {len(values)} words")
+        if not PANE_NAME.match(values[0]):
+            parser.error(f"--pane: {values[0]!r} is not a pane name (search, host, geo, account, ...)")
+        setattr(namespace, self.dest, (values[0], values[1] if len(values) > 1 else None))
+
+
+class Common:
+    """Parent parsers, one per shared option, each declared here and nowhere else."""
+
+    def __init__(self) -> None:
+        self.data = self._parent("--data", type=Path, metavar="DIR",
+                                 help="data directory of the embedded backend (default: $SPYGLASS_DATA_DIR "
+                                      "or the user data dir)")
+        self.profile = self._parent("--profile", metavar="NAME",
+                                    help="connection profile to use (default: the active one)")
+        self.json = self._parent("--json", action="store_true", help="print the API's JSON")
+        self.pane = self._parent("--pane", nargs="+", action=PaneAction, metavar=("NAME", "ARG"),
+                                 help="open the dashboard on pane NAME (search, host, geo, account, ...), "
+                                      "with ARG filled in and run, e.g. --pane host 198.18.0.1")
+
+    @staticmethod
+    def _parent(*flags: str, **options: Any) -> argparse.ArgumentParser:
+        parent = argparse.ArgumentParser(add_help=False)
+        parent.add_argument(*flags, default=argparse.SUPPRESS, **options)
+        return parent
+
+    @staticmethod
+    def usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+        """The command of a group with no action given: its help on stderr, exit 2."""
+
+        def show(args: argparse.Namespace) -> int:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+
+        return show
+
+    @property
+    def api(self) -> list[argparse.ArgumentParser]:
+        """What every command that calls an API takes."""
+        return [self.profile, self.data, self.json]
+
+
+async def with_clients(args: argparse.Namespace, work: Callable[[Any], Awaitable[int]], host: str = "main") -> int:
+    """Run ``work(clients)`` against the chosen profile, starting the embedded backend if needed.
+
+    A refused key is reported with the URL and the profile that were used (``host`` names which).
+    """
+    from spyglass.client import Clients
+    from spyglass.client.errors import AuthenticationError
+    from spyglass.config import active_profile
+
+    profile = active_profile(args.profile)
+    backend = None
+    if profile.embedded:
+        from spyglass.server.launcher import EmbeddedBackend
+
+        backend = EmbeddedBackend(args.data, profile.namespace)
+        profile = profile.on_backend(backend.start())
+        await backend.wait_ready()
+    try:
+        async with Clients.from_profile(profile) as clients:
+            return await work(clients)
+    except AuthenticationError as exc:
+        raise AuthenticationError(f"{exc}: {profile.base(host)} refused {profile.key_source()}", exc.status) from None
+    finally:
+        if backend:
+            backend.stop()
+
+
+def api_command(render: Callable[[Any, argparse.Namespace], Awaitable[Any]], host: str = "main"):
+    """A command from ``render(clients, args)``: what it returns is printed as JSON."""
+
+    async def run(args: argparse.Namespace) -> int:
+        async def work(clients) -> int:
+            from spyglass.cli.render import print_json
+
+            result = await render(clients, args)
+            if result is not None:
+                print_json(result)
+            return EXIT_OK
+
+        return await with_clients(args, work, host)
+
+    return run

@@ -1,0 +1,125 @@
+"""import's exit status and messages on real files: 0 all loaded, 1 some lines bad, 2 nothing
+loaded or a file that cannot be read to its end (each a one-line error saying how much loaded)."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import orjson
+import pytest
+
+from spyglass.cli import main
+from spyglass.server.index.records import RecordStore
+
+
+def banner(n: int) -> bytes:
+    return orjson.dumps({"ip_str": f"198.18.{n // 250}.{n % 250 + 1}", "port": 80, "hash": n,
+                         "timestamp": "2026-01-01T00:00:00.000000", "data": "HTTP/1.1 200 OK"})
+
+
+def lines(count: int, start: int = 0) -> bytes:
+    return b"".join(banner(n) + b"\n" for n in range(start, start + count))
+
+
+def stored(data) -> int:
+    records = RecordStore(data / "banners.db")
+    try:
+        return records.count()
+    finally:
+        records.close()
+
+
+def errors(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("spyglass: ")]
+
+
+def test_all_good_exits_0(tmp_path, capsys):
+    source = tmp_path / "good.json.gz"
+    source.write_bytes(gzip.compress(lines(50)))
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 0
+    assert not errors(capsys) and stored(tmp_path / "d") == 50
+
+
+def test_some_bad_lines_exit_1_with_counts_and_the_first_bad_lines(tmp_path, capsys):
+    source = tmp_path / "mixed.json"
+    bad = [b"[1, 2", b'{"ip_str": "198.18.0.1"}', b'"a string"'] * 5  # 15 bad lines
+    source.write_bytes(lines(20) + b"\n".join(bad) + b"\n")
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 1
+    err = capsys.readouterr().err
+    assert "35 read, 20 new, 0 already there, 15 bad" in err
+    assert "mixed.json:21: not JSON" in err and "mixed.json:22: no valid port" in err
+    assert "mixed.json:23: not a JSON object" in err
+    assert "… and 5 more bad lines" in err  # the first ten are listed
+    assert stored(tmp_path / "d") == 20
+
+
+def test_only_bad_lines_exit_2(tmp_path, capsys):
+    source = tmp_path / "bad.json"
+    source.write_bytes(b"not json\n{}\n[]\n")
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 2
+    err = errors(capsys)
+    assert err == ["spyglass: import: nothing loaded: every line was bad"]
+
+
+def test_an_empty_file_loads_nothing_and_exits_2(tmp_path, capsys):
+    source = tmp_path / "empty.json"
+    source.write_bytes(b"")
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 2
+    assert errors(capsys) == ["spyglass: import: nothing loaded: no banners in the file"]
+
+
+def test_a_missing_file_exits_2(tmp_path, capsys):
+    assert main(["import", "--data", str(tmp_path / "d"), str(tmp_path / "nope.json")]) == 2
+    assert errors(capsys) == [f"spyglass: import: no such file: {tmp_path / 'nope.json'}"]
+
+
+def test_a_truncated_gz_is_one_line_saying_how_much_loaded(tmp_path, capsys):
+    whole = gzip.compress(lines(30_000), compresslevel=1)
+    source = tmp_path / "cut.json.gz"
+    source.write_bytes(whole[: len(whole) * 9 // 10])
+    data = tmp_path / "d"
+    assert main(["import", "--data", str(data), str(source)]) == 2
+    err = errors(capsys)
+    assert len(err) == 1 and "cut.json.gz: it ends early (a truncated gzip file?)" in err[0]
+    loaded = int(err[0].split("; ")[1].split(" new banners")[0].replace(",", ""))
+    assert 0 < loaded < 30_000 and loaded == stored(data)
+
+
+@pytest.mark.parametrize("body, why", [
+    (b"\x1f\x8b\x09garbage that is not deflate\n", "it is not a gzip file"),
+    (gzip.compress(lines(200))[:40] + b"\xff" * 64 + gzip.compress(lines(200))[104:], "its compressed data is corrupt"),
+], ids=["bad-header", "corrupt-deflate"])
+def test_a_gz_that_is_not_gzip_is_one_line(tmp_path, capsys, body, why):
+    source = tmp_path / "odd.json.gz"
+    source.write_bytes(body)
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 2
+    err = errors(capsys)
+    assert len(err) == 1 and f"odd.json.gz: {why}" in err[0] and "0 new banners from it" in err[0]
+
+
+def test_a_broken_file_among_good_ones_spoils_nothing_else(tmp_path, capsys):
+    good, cut = tmp_path / "a.json", tmp_path / "b.json.gz"
+    good.write_bytes(lines(30, start=1000))
+    cut.write_bytes(gzip.compress(lines(30))[:-12])
+    assert main(["import", "--data", str(tmp_path / "d"), str(good), str(cut)]) == 2
+    assert len(errors(capsys)) == 1
+    assert stored(tmp_path / "d") >= 30
+
+
+def test_an_unreadable_file_is_one_line(tmp_path, capsys):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    source = tmp_path / "locked.json"
+    source.write_bytes(lines(3))
+    source.chmod(0)
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 2
+    assert "locked.json: Permission denied" in errors(capsys)[0]
+
+
+def test_zlib_error_is_named_as_corrupt():
+    from spyglass.cli.commands.data import why_unreadable
+
+    assert why_unreadable(zlib.error("invalid distance")) == "its compressed data is corrupt"
