@@ -30,7 +30,7 @@ async def host(clients, args):
     result = await clients.intel.host(args.ip, history=args.history)
     if args.json:
         return result
-    render.host_summary(result)
+    render.host_summary(result, history=args.history)
 
 
 def export_command(args):
