@@ -123,13 +123,6 @@ class Profile:
             return self.url
         return getattr(self, f"{host}_url") or f"{self.url}/{host}"
 
-    def on_backend(self, started: Profile) -> Profile:
-        """This profile against an embedded backend that ``started``: the backend's URL, and its
-        local key unless this profile has one (``SPYGLASS_API_KEY``); the stream, trends and geonet
-        URLs set here (by the environment) still apply."""
-        return started.replace(name=self.name, key=self.key or started.key,
-                               **{name: getattr(self, name) for name in URL_FIELDS[1:] if getattr(self, name)})
-
     def key_source(self) -> str:
         """Which key this is, for an error message: masked, with the profile it came from."""
         origin = f" from {ENV_KEY}" if self.key and os.environ.get(ENV_KEY) == self.key else ""

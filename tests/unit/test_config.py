@@ -59,18 +59,6 @@ def test_overrides_on_a_remote_profile(monkeypatch):
     assert active_profile().url == "http://127.0.0.1:1"
 
 
-def test_overrides_on_the_embedded_backend(monkeypatch):
-    started = Profile(name="embedded", url="http://127.0.0.1:5000", key="local", rate=None)
-    assert active_profile().on_backend(started) == started  # nothing set: the backend's own
-    monkeypatch.setenv("SPYGLASS_API_KEY", "mine")
-    monkeypatch.setenv("SPYGLASS_GEONET_URL", "http://127.0.0.1:6000")
-    requested = active_profile()
-    assert requested.embedded
-    joined = requested.on_backend(started)
-    assert (joined.url, joined.key, joined.base("geonet"), joined.base("trends")) == (
-        "http://127.0.0.1:5000", "mine", "http://127.0.0.1:6000", "http://127.0.0.1:5000/trends")
-
-
 def test_key_source_is_masked_and_says_where_it_came_from(monkeypatch):
     monkeypatch.setenv("SPYGLASS_API_KEY", "abcdefgh12345678")
     text = active_profile().key_source()

@@ -98,8 +98,8 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Any], Awaitable
     if profile.embedded:
         from spyglass.server.launcher import EmbeddedBackend
 
-        backend = EmbeddedBackend(args.data, profile.namespace)
-        profile = profile.on_backend(backend.start())
+        backend = EmbeddedBackend.for_profile(profile, args.data)
+        profile = backend.start()
         await backend.wait_ready()
     try:
         async with Clients.from_profile(profile) as clients:
