@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from textual.widgets import DataTable, Input, Select
+from textual.widgets import DataTable, Input, Select  # noqa: F401
 
 from spyglass.models import GeoLocation
 from spyglass.server.geonet import GeonetSettings
@@ -46,7 +46,7 @@ def _here(monkeypatch, dns_server):
 
 async def open_geo(pilot) -> GeoPane:
     await settle(pilot)
-    await pilot.press("alt+3")
+    await pilot.press("f4")
     return pilot.app.query_one(GeoPane)
 
 

@@ -41,9 +41,9 @@ class SettingsScreen(Screen[None]):
     SettingsScreen #result.ok { color: $success; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, config: Config) -> None:
         super().__init__()
-        self.config = Config.load()
+        self.config = config  # the app's, loaded once at start; saved here when changed
         self.names: list[str] = []
 
     def compose(self) -> ComposeResult:

@@ -27,6 +27,7 @@ class StatusBar(Widget):
     endpoint: reactive[str] = reactive("")
     state: reactive[State] = reactive(State.CONNECTING)
     detail: reactive[str] = reactive("")
+    note: reactive[str] = reactive("")  # the last failed call, or what a key is about to spend
     plan: reactive[str | None] = reactive(None)
     query_credits: reactive[int | None] = reactive(None)
     scan_credits: reactive[int | None] = reactive(None)
@@ -38,6 +39,9 @@ class StatusBar(Widget):
         text.append(self.state.value, style=state_colour + Style(bold=True))
         if self.detail:
             text.append(f": {clean(self.detail, one_line=True, max_chars=160)}", style=state_colour)
+        if self.note:
+            text.append("  │  ")
+            text.append(clean(self.note, one_line=True, max_chars=200), style=theme_style(self.app, "warning"))
         text.append("  │  ")
         text.append(clean(self.endpoint, one_line=True, max_chars=80), style="bold")
         if self.plan:
