@@ -43,8 +43,8 @@ class SpyglassApp(App[None]):
     COMMANDS = App.COMMANDS | {SpyglassCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (170, "-wide")]
     BINDINGS = [
-        Binding("question_mark", "help", "Help", id="help"),
-        Binding("f1", "help", "Help", show=False, id="help.f1"),
+        Binding("question_mark", "help", "Help", show=False, id="help"),
+        Binding("f1", "help", "Help", id="help.f1"),
         Binding(GO_TO_PANE, "go_to_pane", "Panes", id="go_to_pane"),
         Binding("comma", "settings", "Settings", id="settings"),
         Binding("r", "refresh", "Refresh", id="refresh"),
@@ -306,8 +306,11 @@ class SpyglassApp(App[None]):
     def keys_of(self, binding_id: str | None, keys: str) -> str:
         """The keys of a binding as the user has them (the keymap wins), for display."""
         chosen = self.keymap.get(binding_id or "", keys)
-        shown = [self.get_key_display(Binding(key.strip(), "")) for key in chosen.split(",")]
-        return " ".join(key.upper() if key[:1] == "f" and key[1:].isdigit() else key for key in shown)
+        return " ".join(self.get_key_display(Binding(key.strip(), "")) for key in chosen.split(","))
+
+    def get_key_display(self, binding: Binding) -> str:
+        shown = super().get_key_display(binding)
+        return shown.upper() if shown[:1] == "f" and shown[1:].isdigit() else shown
 
     def binding_sections(self) -> list[tuple[str, str, list[Binding]]]:
         """Every binding by where it works: (title, help, bindings)."""

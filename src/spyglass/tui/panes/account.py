@@ -41,8 +41,6 @@ class AccountPane(Pane):
     AccountPane Horizontal { height: auto; }
     AccountPane #plan { width: 2fr; }
     AccountPane #profile { width: 1fr; }
-    .-narrow AccountPane Horizontal { layout: vertical; }
-    .-narrow AccountPane #plan, .-narrow AccountPane #profile { width: 100%; }
     AccountPane #headers { height: auto; max-height: 16; border: round $primary 50%; }
     """
 

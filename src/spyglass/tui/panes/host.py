@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from spyglass.safetext import clean, safe_text
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from spyglass.models import Banner, HostRecord
 
 
-COLUMNS = [Column("port", "Port", 9), Column("product", "Product", 16, rank=1), Column("seen", "Seen", 16, rank=3),
+COLUMNS = [Column("port", "Port", 9), Column("product", "Product", 20, rank=1), Column("seen", "Seen", 16, rank=3),
            Column("changes", "Changes", 10, rank=2, flex=True)]
 
 
@@ -44,13 +44,13 @@ class HostPane(Pane):
     ]
     DEFAULT_CSS = """
     HostPane #host-ip { margin: 1 0 0 0; }
-    HostPane #host-top { height: auto; }
+    HostPane { overflow-y: hidden; }
+    HostPane #host-top { height: auto; max-height: 16; }
     HostPane #host-summary { width: 1fr; }
     HostPane #services { width: 1fr; height: auto; max-height: 14; border: round $primary 50%; }
-    .-narrow HostPane #host-top { layout: vertical; }
-    .-narrow HostPane #host-summary, .-narrow HostPane #services { width: 100%; }
-    .-narrow HostPane #services { max-height: 8; }
-    HostPane #service-detail { height: auto; border: round $primary 50%; padding: 0 1; }
+    HostPane #service-box { height: 1fr; min-height: 5; border: round $primary 50%; padding: 0 1; }
+    HostPane #service-box:focus-within { border: round $primary; }
+    HostPane #service-detail { height: auto; }
     """
 
     def compose(self) -> ComposeResult:
@@ -61,9 +61,9 @@ class HostPane(Pane):
             services = Table(COLUMNS, id="services")
             services.border_title = "Services"
             yield services
-        detail = Static("", id="service-detail")
-        detail.border_title = "Service"
-        yield detail
+        with VerticalScroll(id="service-box") as box:  # scrolls on its own: the services stay in view
+            box.border_title = "Service"
+            yield Static("", id="service-detail")
 
     def on_mount(self) -> None:
         self.record: HostRecord | None = None
@@ -116,11 +116,12 @@ class HostPane(Pane):
         coords = f" ({r.latitude:.2f}, {r.longitude:.2f})" if r.latitude is not None and r.longitude is not None else ""
         vulns = safe_text(", ".join(r.vulns), "bold red", one_line=True) if r.vulns else "-"
         self.query_one("#host-summary", Facts).show([
-            ("ip", Text(clean(r.ip_str, one_line=True), style="bold")), ("org", r.org or "-"), ("isp", r.isp or "-"),
-            ("asn", r.asn or "-"), ("location", (where + coords) or "-"), ("os", r.os or "-"),
-            ("hostnames", ", ".join(r.hostnames) or "-"), ("domains", ", ".join(r.domains) or "-"),
-            ("tags", ", ".join(r.tags) or "-"), ("vulns", vulns),
-            ("ports", ", ".join(map(str, r.ports))), ("last update", (r.last_update or "-")[:19].replace("T", " ")),
+            # Most useful first: a short terminal shows the top rows.
+            ("ip", Text(clean(r.ip_str, one_line=True), style="bold")), ("org", r.org or "-"),
+            ("ports", ", ".join(map(str, r.ports))), ("vulns", vulns), ("location", (where + coords) or "-"),
+            ("hostnames", ", ".join(r.hostnames) or "-"), ("asn", r.asn or "-"), ("isp", r.isp or "-"),
+            ("os", r.os or "-"), ("domains", ", ".join(r.domains) or "-"), ("tags", ", ".join(r.tags) or "-"),
+            ("last update", (r.last_update or "-")[:19].replace("T", " ")),
             ("view", "history: every scan (h for current)" if self.history else "current services (h for history)"),
         ])
         from spyglass.tui.panes.hostview import changes
@@ -149,7 +150,8 @@ class HostPane(Pane):
 
         banner = self.banners[index]
         detail = self.query_one("#service-detail", Static)
-        detail.border_title = safe_text(f"Service {banner.port}/{banner.transport}", one_line=True)
+        self.query_one("#service-box").border_title = safe_text(f"Service {banner.port}/{banner.transport}",
+                                                                one_line=True)
         detail.update(Group(service_details(banner)))
 
     def selected_index(self) -> int | None:

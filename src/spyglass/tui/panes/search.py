@@ -29,9 +29,9 @@ DEFAULT_FACETS = "port,org,country,product,vuln"
 MAX_ROWS = 10_000  # interactive tables stay small; export for the rest
 PAGE = 100
 # In display order; rank says what goes first when the table is narrow (the highest rank first).
-COLUMNS = [Column("ip", "IP", 15), Column("port", "Port", 9, rank=1), Column("org", "Org", 20, rank=4),
-           Column("country", "CC", 2, rank=5), Column("product", "Product", 18, rank=2),
-           Column("title", "Title / banner", 16, rank=3, flex=True), Column("seen", "Seen", 10, rank=6)]
+COLUMNS = [Column("ip", "IP", 15), Column("port", "Port", 9, rank=1), Column("org", "Org", 20, rank=5),
+           Column("country", "CC", 2, rank=6), Column("product", "Product", 18, rank=3),
+           Column("title", "Title / banner", 12, rank=2, flex=True), Column("seen", "Seen", 10, rank=4)]
 
 
 def quoted(value: str) -> str:
@@ -71,12 +71,10 @@ class SearchPane(Pane):
     SearchPane #search-bar Checkbox { width: auto; border: none; padding: 0 1; margin-top: 0; }
     SearchPane #search-body { height: 1fr; }
     SearchPane #facet-side { width: 40; }
-    .-narrow SearchPane #facet-side { width: 26; }
-    .-wide SearchPane #facet-side { width: 48; }
     SearchPane #facet-spec { width: 1fr; }
     SearchPane #facets { height: 1fr; border: round $primary 50%; }
     SearchPane #results { width: 1fr; height: 1fr; border: round $primary 50%; }
-    SearchPane #search-status { height: 1; color: $text-muted; }
+    SearchPane #search-status { height: auto; max-height: 2; color: $text-muted; }
     """
 
     def compose(self) -> ComposeResult:
@@ -103,6 +101,7 @@ class SearchPane(Pane):
         self.total = 0
         self.ips: list[str] = []
         self.generation = 0  # each query a new one: a page of an older query is dropped
+        self.facet_result: SearchResponse | None = None
 
     async def load(self, clients: Clients) -> None:
         """When shown (first, or after a reconnect): say whether the backend holds demo data, asked
@@ -220,6 +219,12 @@ class SearchPane(Pane):
                 self.ips.append(banner.ip_str)
 
     def show_facets(self, result: SearchResponse) -> None:
+        """Facet values as label, bar and count, sized to the list's width."""
+        self.facet_result = result
+        facet_list = self.query_one("#facets", OptionList)
+        room = max(16, facet_list.size.width - facet_list.styles.gutter.width - 2)  # 2: the scrollbar
+        bar_cells = 6 if room >= 30 else 0  # narrow: the count alone
+        label_cells = room - bar_cells - 10
         options: list[Option] = []
         self.facet_items = []
         for name, values in (result.facets or {}).items():
@@ -227,13 +232,16 @@ class SearchPane(Pane):
             self.facet_items.append(None)
             top = max((v.count for v in values), default=1) or 1
             for v in values:
-                label = fit(v.label, 17)
-                options.append(Option(Text.assemble(f"{label:<17} ", (bar(v.count / top, 6), "dim"),
-                                                    f" {v.count:>8,}")))
+                label = fit(v.label, label_cells)
+                options.append(Option(Text.assemble(f"{label:<{label_cells}} ", (bar(v.count / top, bar_cells), "dim"),
+                                                    f" {v.count:>8,}"), id=str(len(self.facet_items))))
                 self.facet_items.append((name, v.label))
-        facet_list = self.query_one("#facets", OptionList)
         facet_list.clear_options()
         facet_list.add_options(options)
+
+    def on_resize(self) -> None:
+        if self.facet_result is not None:
+            self.call_after_refresh(self.show_facets, self.facet_result)
 
     @on(DataTable.RowHighlighted, "#results")
     def maybe_next_page(self, event: DataTable.RowHighlighted) -> None:

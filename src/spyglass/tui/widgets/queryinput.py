@@ -30,7 +30,7 @@ def describe(source: str, count_only: bool = False) -> tuple[bool, Text]:
     if count_only:
         cost = "count: free"
     elif query.has_filters:
-        cost = "costs 1 query credit (it has a filter), and 1 per further page"
+        cost = "costs 1 query credit (a filter), +1 per further page"
     else:
         cost = "first page free, 1 query credit per further page"
     return True, Text(f"✓ {cost}")

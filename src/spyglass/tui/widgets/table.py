@@ -24,12 +24,13 @@ class Column:
 
 
 def fit_columns(columns: list[Column], width: int) -> list[tuple[Column, int]]:
-    """The columns that fit in ``width`` cells, in their own order, each with its width."""
+    """The columns that fit in ``width`` cells, in their own order, each with its width: by rank
+    until one does not fit (a less useful narrow column never takes the place of a wider one)."""
     kept: list[Column] = []
     used = 0
     for column in sorted(columns, key=lambda c: c.rank):
         if kept and used + column.width + PADDING > width:
-            continue
+            break
         kept.append(column)
         used += column.width + PADDING
     spare = max(0, width - used)
@@ -68,13 +69,15 @@ class Table(DataTable):
         self._layout(self._room())
 
     def _room(self) -> int:
-        return max(20, self.scrollable_content_region.width or self.size.width or 80)
+        # The vertical scrollbar's room is kept whether it shows or not: rows come after the columns.
+        width = self.size.width - self.styles.gutter.width - self.styles.scrollbar_size_vertical
+        return max(20, width)
 
     def on_resize(self, event: events.Resize) -> None:
         self._layout(self._room())
 
     def _layout(self, width: int) -> None:
-        shown = fit_columns(self.specs, width - 1)  # one cell for the vertical scrollbar's edge
+        shown = fit_columns(self.specs, width)
         if shown == self.shown:
             return
         row = self.cursor_row
