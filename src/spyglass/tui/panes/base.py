@@ -3,8 +3,9 @@ the app reports in one place), staleness, and the messages that move between pan
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -92,11 +93,12 @@ class Pane(VerticalScroll):
         """The app's clients, or None until it is connected."""
         return getattr(self.app, "clients", None)
 
-    def call(self, work: Awaitable[object], what: str) -> Worker:
-        """Run a client call in a worker; one per ``what`` at a time (a newer one cancels the older).
-        A failure is reported by the app (status line, notification, this pane's error line)."""
-        return self.run_worker(work, name=f"{self.TITLE}: {what}", group=what, exclusive=True,
-                               exit_on_error=False)
+    def call(self, what: str, work: Callable[..., Awaitable[object]], *args: Any, **kwargs: Any) -> Worker:
+        """Run ``work(*args, **kwargs)``, a client call, in a worker; one per ``what`` at a time (a newer
+        one cancels the older). A failure is reported by the app (status line, notification, and
+        this pane's error line)."""
+        return self.run_worker(partial(work, *args, **kwargs), name=f"{self.TITLE}: {what}", group=what,
+                               exclusive=True, exit_on_error=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
@@ -107,7 +109,7 @@ class Pane(VerticalScroll):
         if clients is None:
             return
         self.stale = False
-        self.call(self.load(clients), "load")
+        self.call("load", self.load, clients)
 
     async def load(self, clients: Clients) -> None:
         """Fetch what the pane shows; nothing by default."""

@@ -102,7 +102,7 @@ class HostPane(Pane):
         self.fetch(clients, ip)
 
     def fetch(self, clients: Clients, ip: str) -> None:
-        self.call(self._fetch(clients, ip, focus=True), "lookup")
+        self.call("lookup", self._fetch, clients, ip, focus=True)
 
     async def _fetch(self, clients: Clients, ip: str, focus: bool = False) -> None:
         record = await clients.intel.host(ip, history=self.history)

@@ -170,8 +170,8 @@ class SearchPane(Pane):
         spec = ",".join(f"{f.name}:{f.size}" for f in facets)
         self.generation += 1
         self.workers.cancel_group(self, "search-page")
-        self.call(self.fetch(clients, box.value, spec, self.query_one("#count-only", Checkbox).value,
-                             self.generation), "search")
+        self.call("search", self.fetch, clients, box.value, spec, self.query_one("#count-only", Checkbox).value,
+                  self.generation)
 
     async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool, generation: int) -> None:
         self.show_status(f"searching: {query}")
@@ -249,8 +249,8 @@ class SearchPane(Pane):
         if near_end and self.loaded_pages and len(self.ips) < min(self.total, MAX_ROWS):
             clients = self.clients
             if clients is not None:
-                self.call(self.next_page(clients, self.current_query, self.loaded_pages + 1, self.generation),
-                          "search-page")
+                self.call("search-page", self.next_page, clients, self.current_query, self.loaded_pages + 1,
+                          self.generation)
 
     async def next_page(self, clients: Clients, query: str, page: int, generation: int) -> None:
         result = await clients.intel.search(query, page=page)
@@ -293,7 +293,7 @@ class SearchPane(Pane):
         def chosen(path: Path | None) -> None:
             clients = self.clients
             if path is not None and clients is not None:
-                self.call(self.export_to(clients, path), "export")
+                self.call("export", self.export_to, clients, path)
 
         self.app.push_screen(ExportScreen(self.current_query), chosen)
 
