@@ -36,7 +36,8 @@ class AccountPane(Pane):
     SECTION = "account"
     HOME = "#headers"
     FOLLOWS_CREDITS = True
-    HELP = "Plan, credits and limits (updated after every call that spends credits), the profile, and what the server sees."
+    HELP = ("Plan, credits and limits (updated after every call that spends credits), the profile, "
+            "and what the server sees.")
     DEFAULT_CSS = """
     AccountPane Horizontal { height: auto; }
     AccountPane #plan { width: 2fr; }

@@ -133,7 +133,8 @@ class SearchPane(Pane):
         self.run_query()
 
     def show_status(self, text: Text | str) -> None:
-        self.query_one("#search-status", Static).update(text if isinstance(text, Text) else safe_text(text, one_line=True))
+        shown = text if isinstance(text, Text) else safe_text(text, one_line=True)
+        self.query_one("#search-status", Static).update(shown)
 
     def action_focus_query(self) -> None:
         self.query_one("#query", Input).focus()
@@ -206,7 +207,7 @@ class SearchPane(Pane):
         elif shown >= MAX_ROWS:
             text = f"{self.total:,} results; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
         else:
-            text = f"{self.total:,} results, {shown:,} shown — moving past the last row loads 100 more (1 query credit)"
+            text = f"{self.total:,} results, {shown:,} shown — past the last row loads 100 more (1 query credit)"
         self.show_status(text)
 
     def add_rows(self, result: SearchResponse) -> None:
@@ -224,7 +225,9 @@ class SearchPane(Pane):
         facet_list = self.query_one("#facets", OptionList)
         room = max(16, facet_list.size.width - facet_list.styles.gutter.width - 2)  # 2: the scrollbar
         bar_cells = 6 if room >= 30 else 0  # narrow: the count alone
-        label_cells = room - bar_cells - 10
+        counts = [v.count for values in (result.facets or {}).values() for v in values]
+        count_cells = len(f"{max(counts, default=0):,}")
+        label_cells = max(4, room - bar_cells - count_cells - 2)
         options: list[Option] = []
         self.facet_items = []
         for name, values in (result.facets or {}).items():
@@ -234,7 +237,7 @@ class SearchPane(Pane):
             for v in values:
                 label = fit(v.label, label_cells)
                 options.append(Option(Text.assemble(f"{label:<{label_cells}} ", (bar(v.count / top, bar_cells), "dim"),
-                                                    f" {v.count:>8,}"), id=str(len(self.facet_items))))
+                                                    f" {v.count:>{count_cells},}")))
                 self.facet_items.append((name, v.label))
         facet_list.clear_options()
         facet_list.add_options(options)
