@@ -289,3 +289,19 @@ def test_result_columns_fit_the_width():
     assert names(160) == ["ip", "port", "org", "country", "product", "title", "seen"]
     shown = fit_columns(COLUMNS, 160)
     assert sum(width + 2 for _, width in shown) == 160  # the flexible column takes the rest
+
+
+async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_backend):
+    records = data_backend.app.state.index.records
+    records.set_meta("demo", "1")
+    try:
+        app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            assert "Demo data:" in screen_text(app)
+            records.set_meta("demo", "0")  # as after importing real data
+            await pilot.press("escape", "r")  # no query yet: r asks the backend again
+            await settle(pilot)
+            assert "Demo data:" not in screen_text(app)
+    finally:
+        records.set_meta("demo", "0")

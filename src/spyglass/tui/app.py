@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +21,7 @@ from spyglass.tui.connection import Connection, State
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, Navigate, Pane, PaneFailure
 from spyglass.tui.palette import SpyglassCommands
+from spyglass.tui import themes
 from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
@@ -74,8 +76,11 @@ class SpyglassApp(App[None]):
             self.set_keymap(self.keymap)
 
     def _choose_theme(self, configured: str | None) -> str:
-        # HOOK (backend helper): `return pick_theme(configured, os.environ)` from tui.themes goes here.
-        return configured if configured in self.available_themes else DEFAULT_THEME
+        # HOOK (backend helper): tui.themes.pick_theme(configured, environ) picks the 16-colour theme
+        # for TERM=xterm/screen/linux and honours NO_COLOR; until it exists, the configured theme.
+        pick = getattr(themes, "pick_theme", None)
+        chosen = pick(configured, os.environ) if pick is not None else configured
+        return chosen if chosen in self.available_themes else DEFAULT_THEME
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
