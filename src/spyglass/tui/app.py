@@ -327,7 +327,8 @@ class SpyglassApp(App[None]):
                     ("Every pane", "", list(Pane.BINDINGS)),
                     ("Tables", "Click a column heading to sort by it; again to reverse.", list(Table.BINDINGS))]
         for cls in self.panes:
-            own = [b for b in cls.__dict__.get("BINDINGS", []) if isinstance(b, Binding)]
+            own = [b for source in (cls, *cls.WIDGETS) for b in source.__dict__.get("BINDINGS", [])
+                   if isinstance(b, Binding)]
             sections.append((f"{cls.TITLE} ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})", cls.HELP, own))
         from spyglass.tui.screens.export import ExportScreen
         from spyglass.tui.screens.help import HelpScreen

@@ -65,6 +65,7 @@ class Pane(VerticalScroll):
     SECTION: ClassVar[str] = ""  # the client section it calls, e.g. "search" (client.search)
     HOME: ClassVar[str] = ""  # the widget that takes the keyboard when Esc leaves an input
     FOLLOWS_CREDITS: ClassVar[bool] = False  # reload when credits change (it shows them)
+    WIDGETS: ClassVar[tuple[type, ...]] = ()  # its own widgets whose bindings help lists with the pane's
     BINDINGS = [Binding("escape", "leave_input", "Leave the input", show=False, id="pane.leave_input")]
     DEFAULT_CSS = """
     Pane { padding: 0 1; }

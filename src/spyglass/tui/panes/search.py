@@ -58,6 +58,7 @@ class SearchPane(Pane):
     KEYS = "f2,1"
     SECTION = "search"
     HOME = "#results"
+    WIDGETS = (QueryInput,)
     HELP = ("Free text and filters (nginx country:DE -port:22); up/down in the box recall earlier queries. "
             "Enter on a facet value adds it, - excludes it; Enter on a result opens the host.")
     BINDINGS = [

@@ -35,7 +35,7 @@ class SettingsScreen(Screen[None]):
     SettingsScreen .field Input { width: 1fr; }
     SettingsScreen #key-mask { color: $text-muted; padding-left: 22; }
     SettingsScreen #buttons { height: auto; margin-top: 1; }
-    SettingsScreen #buttons Button { margin-right: 1; }
+    SettingsScreen #buttons Button { margin-right: 1; min-width: 8; width: auto; }
     SettingsScreen #result { margin-top: 1; height: auto; }
     SettingsScreen #result.error { color: $error; }
     SettingsScreen #result.ok { color: $success; }
