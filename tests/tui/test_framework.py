@@ -305,3 +305,11 @@ async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_ba
             assert "Demo data:" not in screen_text(app)
     finally:
         records.set_meta("demo", "0")
+
+
+def test_sort_keys_order_numbers_and_addresses_by_value():
+    from spyglass.tui.widgets.table import sort_key
+
+    cells = ["198.18.10.21", "198.18.1.139", "443/tcp", "22/tcp", "nginx", "::1", "Apache"]
+    assert sorted(cells, key=sort_key) == ["22/tcp", "443/tcp", "198.18.1.139", "198.18.10.21", "::1",
+                                           "Apache", "nginx"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,12 +39,18 @@ def fit_columns(columns: list[Column], width: int) -> list[tuple[Column, int]]:
 
 
 def sort_key(cell: Any) -> tuple[int, float | str]:
+    """Numbers (a port in "443/tcp" too) by value, addresses in address order, the rest as text."""
     text = cell.plain if isinstance(cell, Text) else str(cell)
     head = text.split("/", 1)[0].strip()
     try:
         return 0, float(head)
     except ValueError:
-        return 1, text.casefold()
+        pass
+    try:
+        address = ipaddress.ip_address(head)
+    except ValueError:
+        return 2, text.casefold()
+    return 1, f"{address.version}{int(address):039d}"  # exact order, IPv4 before IPv6
 
 
 class Table(DataTable):
