@@ -30,7 +30,8 @@ class NavBar(Widget):
         self._spans: list[tuple[int, int]] = []
 
     def render(self) -> Text:
-        selected = theme_background(self.app, "primary", bold=True, reverse=self.app.current_theme.ansi)
+        # Bold and underlined as well as coloured: told apart with NO_COLOR or 16 colours too.
+        selected = theme_background(self.app, "primary", bold=True, underline=True, reverse=self.app.current_theme.ansi)
         text = Text(no_wrap=True, overflow="ellipsis")
         self._spans = []
         for index, (title, key) in enumerate(self.titles):
