@@ -144,7 +144,7 @@ class GeoPane(Pane):
         self.locations.clear()
         self.levels.clear()
         self.query_one(WorldMap).markers = ()
-        self.call(str(tool), self.measure, target, str(tool), str(rtype))
+        self.call("measure", self.measure, target, str(tool), str(rtype))
 
     async def measure(self, target: str, tool: str, rtype: str) -> None:
         here = this_machine(self.app.config.location)
