@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from textual.widgets import DataTable, Input, Select  # noqa: F401
+from textual.widgets import DataTable, Input, Select
 
 from spyglass.models import GeoLocation
 from spyglass.server.geonet import GeonetSettings

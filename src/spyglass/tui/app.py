@@ -17,11 +17,11 @@ from textual.worker import WorkerState
 
 from spyglass.config import Config, Profile, active_profile
 from spyglass.safetext import clean
+from spyglass.tui import themes
 from spyglass.tui.connection import Connection, State
+from spyglass.tui.palette import SpyglassCommands
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, Navigate, Pane, PaneFailure
-from spyglass.tui.palette import SpyglassCommands
-from spyglass.tui import themes
 from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.suggester import Suggester
 from textual.containers import Vertical
+from textual.suggester import Suggester
 from textual.widgets import Input, Static
 
 from spyglass.query import FILTERS, parse
