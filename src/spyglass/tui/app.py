@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -26,6 +27,9 @@ from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+
 # Function keys and plain control keys pass through SSH, tmux and screen; alt+digit does not.
 GO_TO_PANE = "ctrl+g"
 
@@ -37,6 +41,12 @@ def failure_text(error: BaseException | None) -> str:
     if isinstance(error, (SpyglassError, PaneFailure)):
         return str(error)
     return f"internal error: {type(error).__name__}: {error}"
+
+
+def bindings_of(cls: type, own: bool = False) -> list[Binding]:
+    """The Binding objects a class declares (``own``: not those it inherits)."""
+    declared = cls.__dict__.get("BINDINGS", []) if own else getattr(cls, "BINDINGS", [])
+    return [b for b in declared if isinstance(b, Binding)]
 
 
 class SpyglassApp(App[None]):
@@ -61,7 +71,7 @@ class SpyglassApp(App[None]):
         super().__init__()
         self.config = config if config is not None else Config()
         self.connection = Connection(profile, data)
-        self.clients = None
+        self.clients: Clients | None = None
         self.backend_info: dict = {}  # what a spyglass backend says it holds (demo data or not)
         self.health_interval = health_interval
         self.panes: list[type[Pane]] = []  # the registry's classes, loaded after the first frame
@@ -126,12 +136,14 @@ class SpyglassApp(App[None]):
     async def connect(self) -> None:
         try:
             info = await self.connection.open()
-            self.backend_info = await self.connection.clients.intel.backend_info() or {}
+            clients = self.connection.clients
+            assert clients is not None  # open() made them
+            self.backend_info = await clients.intel.backend_info() or {}
         except Exception as exc:  # a failure to connect is shown, never raised into the UI
             self.set_state(State.FAILED, f"{exc} (ctrl+r to retry)")
             self._run_pending_arg()
             return
-        self.clients = self.connection.clients
+        self.clients = clients
         self.clients.credits.listeners.append(self._credits_changed)
         self.clients.reachability.listeners.append(self._reachability_changed)
         self._credits_changed(self.clients.credits)
@@ -321,21 +333,21 @@ class SpyglassApp(App[None]):
         """Every binding by where it works: (title, help, bindings)."""
         from spyglass.tui.widgets.table import Table
 
-        sections = [("Everywhere", "Panes by key from anywhere, even from inside an input.",
-                     list(self.BINDINGS)
+        sections: list[tuple[str, str, list[Binding]]] = [
+                    ("Everywhere", "Panes by key from anywhere, even from inside an input.",
+                     bindings_of(type(self))
                      + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes]),
-                    ("Every pane", "", list(Pane.BINDINGS)),
-                    ("Tables", "Click a column heading to sort by it; again to reverse.", list(Table.BINDINGS))]
+                    ("Every pane", "", bindings_of(Pane)),
+                    ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table))]
         for cls in self.panes:
-            own = [b for source in (cls, *cls.WIDGETS) for b in source.__dict__.get("BINDINGS", [])
-                   if isinstance(b, Binding)]
+            own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
             sections.append((f"{cls.TITLE} ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})", cls.HELP, own))
         from spyglass.tui.screens.export import ExportScreen
         from spyglass.tui.screens.help import HelpScreen
         from spyglass.tui.screens.settings import SettingsScreen
 
         for title, screen in (("Settings", SettingsScreen), ("Export", ExportScreen), ("Help", HelpScreen)):
-            sections.append((title, "", list(screen.BINDINGS)))
+            sections.append((title, "", bindings_of(screen)))
         return sections
 
     def action_help(self) -> None:

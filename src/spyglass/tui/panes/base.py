@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -17,6 +17,7 @@ from spyglass.safetext import safe_text
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
+    from spyglass.tui.app import SpyglassApp
 
 
 class PaneFailure(Exception):
@@ -90,9 +91,14 @@ class Pane(VerticalScroll):
         return Static("", classes="pane-error")
 
     @property
+    def dashboard(self) -> SpyglassApp:
+        """The app, typed: what it knows (config, backend info) is read here, never changed."""
+        return cast("SpyglassApp", self.app)
+
+    @property
     def clients(self) -> Clients | None:
         """The app's clients, or None until it is connected."""
-        return getattr(self.app, "clients", None)
+        return self.dashboard.clients
 
     def call(self, what: str, work: Callable[..., Awaitable[object]], *args: Any, **kwargs: Any) -> Worker:
         """Run ``work(*args, **kwargs)``, a client call, in a worker; one per ``what`` at a time (a newer
@@ -132,6 +138,6 @@ class Pane(VerticalScroll):
     def show_error(self, message: str | None, source: str | None = None) -> None:
         """Show (or clear, with None) a failure above the pane's content; data shown stays."""
         self.error_source = source if message else None
-        for box in self.query(".pane-error"):
+        for box in self.query(".pane-error").results(Static):
             box.update(safe_text(message or "", one_line=False, max_chars=500))
             box.set_class(bool(message), "shown")

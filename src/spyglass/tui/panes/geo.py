@@ -133,7 +133,7 @@ class GeoPane(Pane):
         except ValueError:
             self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
             return
-        if self.app.backend_info.get("demo") and is_demo_address(target):
+        if self.dashboard.backend_info.get("demo") and is_demo_address(target):
             self.show_error(f"{target} is a synthetic demo address (the benchmarking range the demo data uses): "
                             "nothing real answers there, so it is not measured")
             return
@@ -147,7 +147,7 @@ class GeoPane(Pane):
         self.call("measure", self.measure, target, str(tool), str(rtype))
 
     async def measure(self, target: str, tool: str, rtype: str) -> None:
-        here = this_machine(self.app.config.location)
+        here = this_machine(self.dashboard.config.location)
         self.put(here, ["…"] * 5)
         jobs = [self.measure_here(target, tool, rtype, here)]
         clients = self.clients
@@ -173,25 +173,27 @@ class GeoPane(Pane):
             else:
                 from spyglass.netools.dns import Resolver
 
-                result = await Resolver.from_env().query(target, rtype, here)
-                self.put(here, dns_cells(result), level="good" if result.answers else "down")
+                answer = await Resolver.from_env().query(target, rtype, here)
+                self.put(here, dns_cells(answer), level="good" if answer.answers else "down")
         except Exception as exc:  # a local tool failing is a row, not a crash
             self.put(here, ["-"] * 4 + [f"failed: {exc}"], level="down")
 
     async def measure_everywhere(self, clients: Clients, target: str, tool: str, rtype: str) -> None:
         if tool == "ping":
-            results = await clients.geonet.geoping(target)
-            for r in results:
-                self.put(r.from_loc, ping_cells(r), level=level_for(r.avg_rtt if r.is_alive else None))
+            pings = await clients.geonet.geoping(target)
+            for p in pings:
+                self.put(p.from_loc, ping_cells(p), level=level_for(p.avg_rtt if p.is_alive else None))
+            missing = pings.missing
         else:
-            results = await clients.geonet.geodns(target, rtype)
-            for r in results:
-                self.put(r.from_loc, dns_cells(r), level="good" if r.answers else "down")
+            answers = await clients.geonet.geodns(target, rtype)
+            for a in answers:
+                self.put(a.from_loc, dns_cells(a), level="good" if a.answers else "down")
+            missing = answers.missing
         from spyglass.models import GeoLocation
 
-        for missing in results.missing:
-            place = GeoLocation(city=missing.agent, country="", latlon="")
-            self.put(place, ["-"] * 4 + [f"no result: {missing.reason}"], level="down")
+        for absent in missing:
+            place = GeoLocation(city=absent.agent, country="", latlon="")
+            self.put(place, ["-"] * 4 + [f"no result: {absent.reason}"], level="down")
 
     def put(self, where: GeoLocation, cells: list[Any], level: str | None = None) -> None:
         """Add or update the row of one location, and its marker."""

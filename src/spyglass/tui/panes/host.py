@@ -133,9 +133,9 @@ class HostPane(Pane):
         rows = []
         for b in reversed(self.banners):  # oldest first, to compare each scan with the one before
             key = (b.port, b.transport)
-            diff = changes(previous[key], b) if key in previous else []
+            found = changes(previous[key], b) if key in previous else []
             previous[key] = b
-            rows.append((b, "; ".join(diff)))
+            rows.append((b, "; ".join(found)))
         for index, (b, diff) in enumerate(reversed(rows)):
             product = b.product_line or (b.module or "")
             table.add_record({"port": safe_text(f"{b.port}/{b.transport}", one_line=True),

@@ -46,7 +46,7 @@ def refine(query: str, facet: str, value: str, exclude: bool) -> str:
 
 
 def row_of(b: Banner) -> dict[str, Text]:
-    cells = {"ip": b.ip_str, "port": f"{b.port}/{b.transport}", "org": b.org or "",
+    cells = {"ip": b.address, "port": f"{b.port}/{b.transport}", "org": b.org or "",
              "country": b.location.country_code or "", "product": b.product_line, "title": b.headline,
              "seen": b.timestamp[:10]}
     return {name: Text(fit(c, 120), no_wrap=True) for name, c in cells.items()}
@@ -218,7 +218,7 @@ class SearchPane(Pane):
                 if len(self.ips) >= MAX_ROWS:
                     break
                 table.add_record(row_of(banner), key=str(len(self.ips)))
-                self.ips.append(banner.ip_str)
+                self.ips.append(banner.address)
 
     def show_facets(self, result: SearchResponse) -> None:
         """Facet values as label, bar and count, sized to the list's width."""

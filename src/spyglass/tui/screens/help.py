@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -77,7 +77,7 @@ class HelpScreen(ModalScreen[None]):
                 classes="hint")
 
     def keys_table(self) -> Group:
-        parts = []
+        parts: list[RenderableType] = []
         for title, text, rows in self.sections:
             if not rows and not text:
                 continue
@@ -95,6 +95,3 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

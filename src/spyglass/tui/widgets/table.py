@@ -10,6 +10,7 @@ from typing import Any
 from rich.text import Text
 from textual import events, on
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 PADDING = 2  # DataTable draws one cell of padding each side of a column
@@ -120,7 +121,7 @@ class Table(DataTable):
         """The record key of the row shown at ``row`` (rows move when sorted)."""
         if not 0 <= row < self.row_count:
             return None
-        row_key, _ = self.coordinate_to_cell_key((row, 0))
+        row_key, _ = self.coordinate_to_cell_key(Coordinate(row, 0))
         return row_key.value
 
     # -- sorting ------------------------------------------------------------------------------
