@@ -333,12 +333,12 @@ class SpyglassApp(App[None]):
         """Every binding by where it works: (title, help, bindings)."""
         from spyglass.tui.widgets.table import Table
 
+        everywhere = "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it."
         sections: list[tuple[str, str, list[Binding]]] = [
-                    ("Everywhere", "Panes by key from anywhere, even from inside an input.",
-                     bindings_of(type(self))
-                     + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes]),
-                    ("Every pane", "", bindings_of(Pane)),
-                    ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table))]
+            ("Everywhere", everywhere, bindings_of(type(self))
+             + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes]),
+            ("Every pane", "", bindings_of(Pane)),
+            ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table))]
         for cls in self.panes:
             own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
             sections.append((f"{cls.TITLE} ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})", cls.HELP, own))
