@@ -313,3 +313,22 @@ def test_sort_keys_order_numbers_and_addresses_by_value():
     cells = ["198.18.10.21", "198.18.1.139", "443/tcp", "22/tcp", "nginx", "::1", "Apache"]
     assert sorted(cells, key=sort_key) == ["22/tcp", "443/tcp", "198.18.1.139", "198.18.10.21", "::1",
                                            "Apache", "nginx"]
+
+
+async def test_result_columns_follow_the_terminal_size(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await run_query(pilot, "port:22")
+        results = app.query_one("#results", DataTable)
+        rows = results.row_count
+        assert [c.key.value for c in results.ordered_columns] == ["ip", "port", "title"]
+        await pilot.resize_terminal(200, 50)
+        await settle(pilot)
+        assert [c.key.value for c in results.ordered_columns][-1] == "seen" and results.row_count == rows
+        title = next(c for c in results.ordered_columns if c.key.value == "title")
+        before = title.width
+        await pilot.resize_terminal(210, 50)  # the same columns: the flexible one takes the room
+        await settle(pilot)
+        assert title.width == before + 10 and results.row_count == rows
+        assert "Seen" in screen_text(app)

@@ -88,6 +88,9 @@ class Table(DataTable):
         shown = fit_columns(self.specs, width)
         if shown == self.shown:
             return
+        if [c for c, _ in shown] == [c for c, _ in self.shown]:
+            self._resize_columns(shown)  # the same columns: no need to add every row again
+            return
         row = self.cursor_row
         self.shown = shown
         self.clear(columns=True)
@@ -98,6 +101,15 @@ class Table(DataTable):
         self._apply_sort()
         if self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+
+    def _resize_columns(self, shown: list[tuple[Column, int]]) -> None:
+        self.shown = shown
+        for column, (_, cells) in zip(self.ordered_columns, shown):
+            column.width = cells
+        # DataTable has no public call for new widths: drop its render caches, re-measure when idle.
+        self._clear_caches()
+        self._require_update_dimensions = True
+        self.refresh()
 
     def _cells(self, record: dict[str, Any]) -> list[Any]:
         return [record.get(column.key, "") for column, _ in self.shown]
