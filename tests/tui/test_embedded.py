@@ -8,6 +8,7 @@ import pytest
 from spyglass.config import Profile
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.connection import Connection, KeyRefused, State
+from spyglass.tui.panes.base import PingTarget
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.tui.helpers import screen_text, settle
 
@@ -22,12 +23,12 @@ async def test_embedded_backend_lifecycle(tmp_path):
         assert status.state is State.CONNECTED, status.detail
         assert status.endpoint.startswith("http://127.0.0.1:")
         assert "Demo data:" in screen_text(app)  # a first run is filled with synthetic banners, and says so
-        await pilot.press("4")
+        await pilot.press("f5")
         await settle(pilot)
         assert "Local analyst" in screen_text(app)
         # Demo hosts are synthetic: the geo pane will not send packets to them.
         assert app.backend_info.get("demo") is True  # else stop here: never ping off loopback
-        app.open_pane("Geo").show_target("198.19.31.39")
+        app.post_message(PingTarget("198.19.31.39"))
         await settle(pilot)
         assert "synthetic demo address" in screen_text(app)
         process = app.connection.backend.process

@@ -46,7 +46,7 @@ def _here(monkeypatch, dns_server):
 
 async def open_geo(pilot) -> GeoPane:
     await settle(pilot)
-    await pilot.press("alt+3")
+    await pilot.press("f4")
     return pilot.app.query_one(GeoPane)
 
 

@@ -7,6 +7,7 @@ from textual.widgets import DataTable, Input, OptionList
 
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.base import OpenHost
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
 from tests.conftest import backend_with
@@ -23,7 +24,7 @@ def data_backend(tmp_path_factory):
 
 
 async def type_query(pilot, text: str) -> None:
-    await pilot.press("slash")
+    pilot.app.query_one("#query", Input).focus()
     pilot.app.query_one("#query", Input).value = text
     await pilot.press("enter")
     await settle(pilot)
@@ -33,8 +34,7 @@ async def test_query_checked_as_you_type_without_a_request(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("slash")
-        await pilot.press(*"nginx bogus:1")
+        await pilot.press(*"nginx bogus:1")  # the first screen's query box has the keyboard
         await pilot.pause()
         text = screen_text(app)
         assert "✗ unknown filter 'bogus' (at 7)" in text
@@ -96,8 +96,8 @@ async def test_lazy_pages_and_count_only(data_backend):
         await settle(pilot)
         assert results.row_count == 200 and pane.loaded_pages == 2
         assert app.clients.credits.query == 98  # a filter, then one more page
-        await pilot.press("slash")
         app.query_one("#count-only").value = True
+        app.query_one("#query").focus()
         await pilot.press("enter")
         await settle(pilot)
         assert results.row_count == 0 and "(count only)" in screen_text(app)
@@ -110,7 +110,11 @@ async def test_refresh_runs_the_query_again(data_backend):
         await settle(pilot)
         await type_query(pilot, "port:443")
         assert app.clients.credits.query == 99
-        await pilot.press("escape", "r")  # from the results, r runs the query again
+        await pilot.press("escape", "r")  # from the results, r says what running it again costs
+        await settle(pilot)
+        assert app.clients.credits.query == 99
+        assert "Refresh costs 1 query credit: press r again" in screen_text(app)
+        await pilot.press("r")  # and a second r spends it
         await settle(pilot)
         assert app.clients.credits.query == 98  # the filtered query ran again
         assert app.query_one(SearchPane).total == sum(b["port"] == 443 for b in BANNERS)
@@ -130,7 +134,7 @@ async def test_host_pane_details_history_copy(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.show_host(ip)
+        app.post_message(OpenHost(ip))
         await settle(pilot)
         host = app.query_one(HostPane)
         mine = [b for b in BANNERS if b["ip_str"] == ip]
@@ -151,7 +155,7 @@ async def test_host_errors_are_messages(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("2")
+        await pilot.press("f3")
         field = app.query_one("#host-ip", Input)
         field.value = "192.0.2.77"
         field.focus()
@@ -214,7 +218,7 @@ async def test_host_pane_shows_hostile_fields_inert(tmp_path):
         app = SpyglassApp(backend.profile(backend.key()))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            app.show_host("198.18.7.7")
+            app.post_message(OpenHost("198.18.7.7"))
             await settle(pilot)
             text = screen_text(app)
     assert "Org␛[2J" in text and "[bold]p[/]" in text and "CVE-␛]52;c;aGk=␇" in text

@@ -1,82 +1,95 @@
-"""The dashboard: one pane per job, a status bar, the command palette, help and settings."""
+"""The dashboard: the panes of the registry, a status bar, the command palette, help and settings."""
 
 from __future__ import annotations
 
-import importlib
+import os
+import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from textual import work
+from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer
+from textual.worker import WorkerState
 
-from spyglass.config import Config, Profile, active_profile
+from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui.connection import Connection, State
-from spyglass.tui.panes.base import Pane
-from spyglass.tui.themes import DEFAULT_THEME, shipped_themes
+from spyglass.tui.palette import SpyglassCommands
+from spyglass.tui.panes import load_panes, pane_ids
+from spyglass.tui.panes.base import CallEnded, Navigate, Pane, PaneFailure
+from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
-@dataclass(frozen=True)
-class PaneSpec:
-    """A pane by name: its module loads after the first frame, which keeps start-up fast."""
+if TYPE_CHECKING:
+    from spyglass.client import Clients
 
-    title: str
-    path: str  # module:Class
-
-    @property
-    def id(self) -> str:
-        return f"pane-{self.title.lower()}"
-
-    def load(self) -> type[Pane]:
-        module, _, name = self.path.partition(":")
-        return getattr(importlib.import_module(module), name)
+# Function keys and plain control keys pass through SSH, tmux and screen; alt+digit does not.
+GO_TO_PANE = "ctrl+g"
 
 
-PANES = [
-    PaneSpec("Search", "spyglass.tui.panes.search:SearchPane"),
-    PaneSpec("Host", "spyglass.tui.panes.host:HostPane"),
-    PaneSpec("Geo", "spyglass.tui.panes.geo:GeoPane"),
-    PaneSpec("Account", "spyglass.tui.panes.account:AccountPane"),
-]
+def failure_text(error: BaseException | None) -> str:
+    """A failed call in words: the client's errors are written for people; anything else is a bug."""
+    from spyglass.client import SpyglassError
+
+    if isinstance(error, (SpyglassError, PaneFailure)):
+        return str(error)
+    return f"internal error: {type(error).__name__}: {error}"
+
+
+def bindings_of(cls: type, own: bool = False) -> list[Binding]:
+    """The Binding objects a class declares (``own``: not those it inherits)."""
+    declared = cls.__dict__.get("BINDINGS", []) if own else getattr(cls, "BINDINGS", [])
+    return [b for b in declared if isinstance(b, Binding)]
 
 
 class SpyglassApp(App[None]):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {SpyglassCommands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (170, "-wide")]
     BINDINGS = [
-        Binding("question_mark", "help", "Help", id="help"),
-        Binding("f1", "help", "Help", show=False, id="help.f1"),
+        Binding("question_mark", "help", "Help", show=False, id="help"),
+        Binding("f1", "help", "Help", id="help.f1"),
+        Binding(GO_TO_PANE, "go_to_pane", "Panes", id="go_to_pane"),
         Binding("comma", "settings", "Settings", id="settings"),
         Binding("r", "refresh", "Refresh", id="refresh"),
         Binding("ctrl+r", "reconnect", "Reconnect", id="reconnect"),
+        Binding("l", "backend_log", "Backend log", show=False, id="backend_log"),
         Binding("q", "quit", "Quit", id="quit"),
-        # Digits when no input has the keyboard; alt+digit always (an input keeps plain digits).
-        *(Binding(f"{n},alt+{n}", f"show_pane({n - 1})", f"Show {pane.title}", show=False, id=f"pane.{n}")
-          for n, pane in enumerate(PANES, start=1)),
     ]
 
-    def __init__(self, profile: Profile, data: Path | None = None, *, theme: str | None = None,
-                 keymap: dict[str, str] | None = None, health_interval: float = 60.0) -> None:
-        super().__init__()
+    def __init__(self, profile: Profile, data: Path | None = None, *, config: Config | None = None,
+                 theme: str | None = None, keymap: dict[str, str] | None = None, pane: str | None = None,
+                 arg: str | None = None, health_interval: float = 60.0) -> None:
+        # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
+        super().__init__(ansi_color=True if no_color(os.environ) else None)
+        self.config = config if config is not None else Config()
         self.connection = Connection(profile, data)
-        self.clients = None
+        self.clients: Clients | None = None
         self.backend_info: dict = {}  # what a spyglass backend says it holds (demo data or not)
         self.health_interval = health_interval
-        for shipped in shipped_themes():
-            self.register_theme(shipped)
-        self.theme = theme if theme in self.available_themes else DEFAULT_THEME
-        if keymap:
-            self.set_keymap(keymap)
+        self.panes: list[type[Pane]] = []  # the registry's classes, loaded after the first frame
+        self.first_pane = pane or pane_ids()[0]
+        self.pending_arg = arg  # run in the first pane once the connection is tried
+        self.refresh_armed: str | None = None  # the pane whose costly refresh waits for a second r
+        self.theme_problems: list[str] = []
+        for each in load_themes(config_dir(), self.theme_problems):
+            self.register_theme(each)
+        chosen = theme or self.config.theme
+        self.theme = chosen if chosen in self.available_themes else DEFAULT_THEME
+        self.keymap = dict(keymap if keymap is not None else self.config.keymap)
+        if self.keymap:
+            self.set_keymap(self.keymap)
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        # Panes are mounted after the first frame: the shell and the connection state show first.
-        yield NavBar([pane.title for pane in PANES])
+        # Panes load and mount after the first frame: the shell and the connection state show first.
+        yield NavBar()
         yield ContentSwitcher(id="panes")
         yield StatusBar()
         yield Footer()
@@ -89,16 +102,22 @@ class SpyglassApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self.set_state(self.connection.opening_state)
         self._health_timer = self.set_interval(self.health_interval, self.check_health, pause=True)
-        self.call_after_refresh(self._mount_panes)
+        self.call_after_refresh(self._start)
 
-    async def _mount_panes(self) -> None:
-        switcher = self.query_one("#panes", ContentSwitcher)
-        panes = [spec.load()(id=spec.id) for spec in PANES]
-        for pane in panes[1:]:
-            pane.display = False  # the switcher hides only the children it had when it mounted
-        await switcher.mount_all(panes)
-        switcher.current = panes[0].id
-        panes[0].focus_first()
+    async def _start(self) -> None:
+        from spyglass.tui.screens.help import keymap_problems
+
+        self.panes = load_panes()
+        self.query_one(NavBar).titles = [(cls.TITLE, self.keys_of(f"pane.{cls.ID}", cls.KEYS).split()[0])
+                                          for cls in self.panes]
+        for cls in self.panes:
+            for binding in Binding.make_bindings([Binding(cls.KEYS, f"show_pane({cls.ID!r})", cls.TITLE,
+                                                          show=False, id=f"pane.{cls.ID}")]):
+                self._bindings.key_to_bindings.setdefault(binding.key, []).append(binding)
+        self.refresh_bindings()
+        for problem in [*self.theme_problems, *keymap_problems(self.keymap, self.binding_sections())]:
+            self.notify(problem, title="keymap", severity="warning", timeout=10, markup=False)
+        await self.show_pane(self.first_pane)
         self.connect()
 
     def set_state(self, state: State, detail: str = "") -> None:
@@ -111,11 +130,14 @@ class SpyglassApp(App[None]):
     async def connect(self) -> None:
         try:
             info = await self.connection.open()
-            self.backend_info = await self.connection.clients.intel.backend_info() or {}
+            clients = self.connection.clients
+            assert clients is not None  # open() made them
+            self.backend_info = await clients.intel.backend_info() or {}
         except Exception as exc:  # a failure to connect is shown, never raised into the UI
             self.set_state(State.FAILED, f"{exc} (ctrl+r to retry)")
+            self._run_pending_arg()
             return
-        self.clients = self.connection.clients
+        self.clients = clients
         self.clients.credits.listeners.append(self._credits_changed)
         self.clients.reachability.listeners.append(self._reachability_changed)
         self._credits_changed(self.clients.credits)
@@ -124,7 +146,18 @@ class SpyglassApp(App[None]):
         self.connection.watch_backend(self._backend_event)
         self._health_timer.resume()
         for pane in self.query(Pane):
-            pane.reload()
+            pane.stale = True  # each reloads when next shown; the one in view reloads now
+        current = self.current_pane()
+        if current is not None and not self.pending_arg:
+            current.reload()
+        self._run_pending_arg()
+
+    def _run_pending_arg(self) -> None:
+        arg, self.pending_arg = self.pending_arg, None
+        pane = self.current_pane()
+        if arg and pane is not None:
+            pane.stale = False
+            pane.run_arg(arg)
 
     def _backend_event(self, kind: str, message: str) -> None:
         """The embedded backend died (say so), came back (reconnect to it) or cannot (say so)."""
@@ -142,10 +175,17 @@ class SpyglassApp(App[None]):
             self.set_state(State.FAILED, f"{reach.problem} (ctrl+r to reconnect)")
 
     def _credits_changed(self, credits) -> None:
+        spent = (self.status.query_credits, self.status.scan_credits) != (credits.query, credits.scan)
         self.status.query_credits = credits.query
         self.status.scan_credits = credits.scan
         if credits.plan:
             self.status.plan = credits.plan
+        if spent:  # panes that show credits reload, now if in view, else when next shown
+            for pane in self.query(Pane):
+                if pane.FOLLOWS_CREDITS:
+                    pane.stale = True
+                    if pane is self.current_pane():
+                        pane.reload()
 
     @work(exclusive=True, group="health", exit_on_error=False)
     async def check_health(self) -> None:
@@ -176,36 +216,82 @@ class SpyglassApp(App[None]):
     async def on_unmount(self) -> None:
         await self.connection.close()
 
-    # -- actions ---------------------------------------------------------------------------
-    def action_show_pane(self, index: int) -> None:
-        if not 0 <= index < len(PANES) or not self.query(f"#{PANES[index].id}"):
-            return  # panes mount just after the first frame
-        self.query_one("#panes", ContentSwitcher).current = PANES[index].id
+    # -- every pane's calls: one place reports failures --------------------------------------
+    def on_call_ended(self, event: CallEnded) -> None:
+        worker, pane = event.worker, event.pane
+        if worker.state is WorkerState.ERROR:
+            message = failure_text(worker.error)
+            self.status.note = f"{worker.name}: {message}"
+            self.report(f"{worker.name}: {message}")
+            pane.show_error(message, source=worker.name)
+        elif worker.state is WorkerState.SUCCESS:
+            if pane.error_source == worker.name:
+                pane.show_error(None)
+            if self.status.note.startswith(f"{worker.name}:"):
+                self.status.note = ""
+
+    # -- panes -----------------------------------------------------------------------------
+    async def show_pane(self, pane_id: str) -> Pane | None:
+        """Show a pane, mounting it the first time; a stale pane reloads."""
+        index = next((i for i, cls in enumerate(self.panes) if cls.ID == pane_id), None)
+        if index is None:
+            return None  # the registry loads just after the first frame
+        switcher = self.query_one("#panes", ContentSwitcher)
+        found = switcher.query(f"#pane-{pane_id}")
+        if found:
+            pane = found.first(Pane)
+        else:
+            pane = self.panes[index](id=f"pane-{pane_id}")
+            pane.display = False  # the switcher shows it below
+            await switcher.mount(pane)
+        switcher.current = pane.id
         self.query_one(NavBar).active = index
-        self.query_one(f"#{PANES[index].id}", Pane).focus_first()
+        self.refresh_armed = None
+        pane.focus_first()
+        if pane.stale and self.clients is not None and not self.pending_arg:
+            pane.reload()
+        return pane
 
-    def open_pane(self, title: str):
-        index = next(i for i, spec in enumerate(PANES) if spec.title == title)
-        self.action_show_pane(index)
-        return self.query_one(f"#{PANES[index].id}")
+    async def action_show_pane(self, pane_id: str) -> None:
+        await self.show_pane(pane_id)
 
-    def show_host(self, ip: str) -> None:
-        self.open_pane("Host").show_ip(ip)
-
-    def show_geo(self, target: str) -> None:
-        self.open_pane("Geo").show_target(target)
+    @on(Navigate)
+    async def navigate(self, message: Navigate) -> None:
+        pane = await self.show_pane(message.PANE)
+        if pane is not None:
+            pane.run_arg(message.arg)
 
     def on_nav_bar_picked(self, event: NavBar.Picked) -> None:
-        self.action_show_pane(event.index)
+        self.run_worker(self.show_pane(self.panes[event.index].ID), exit_on_error=False)
 
     def current_pane(self) -> Pane | None:
         current = self.query_one("#panes", ContentSwitcher).visible_content
         return current if isinstance(current, Pane) else None
 
+    def action_go_to_pane(self) -> None:
+        self.search_commands([
+            (f"{cls.TITLE}  ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})",
+             lambda pane_id=cls.ID: self.run_worker(self.show_pane(pane_id), exit_on_error=False), cls.HELP)
+            for cls in self.panes], placeholder="Go to pane…")
+
     def action_refresh(self) -> None:
         pane = self.current_pane()
-        if pane is not None:
-            pane.reload()
+        if pane is None:
+            return
+        cost = pane.refresh_cost()
+        if cost and self.refresh_armed != pane.ID:
+            self.refresh_armed = pane.ID
+            self.status.note = f"Refresh costs {cost}: press r again to spend it"
+            self.set_timer(8, self._disarm_refresh)
+            return
+        self._disarm_refresh()
+        pane.refresh_pane()
+
+    def _disarm_refresh(self) -> None:
+        if self.refresh_armed:
+            self.refresh_armed = None
+            if self.status.note.startswith("Refresh costs"):
+                self.status.note = ""
 
     def action_reconnect(self) -> None:
         self.run_worker(self.reopen(), group="connection-switch", exit_on_error=False)
@@ -213,29 +299,61 @@ class SpyglassApp(App[None]):
     def action_settings(self) -> None:
         from spyglass.tui.screens.settings import SettingsScreen
 
-        self.push_screen(SettingsScreen())
+        self.push_screen(SettingsScreen(self.config))
+
+    def action_backend_log(self) -> None:
+        from spyglass.tui.screens.backendlog import BackendLogScreen
+
+        backend = self.connection.backend
+        self.push_screen(BackendLogScreen(backend.log_path if backend is not None else None))
+
+    # -- help ------------------------------------------------------------------------------
+    def keys_of(self, binding_id: str | None, keys: str) -> str:
+        """The keys of a binding as the user has them (the keymap wins), for display."""
+        chosen = self.keymap.get(binding_id or "", keys)
+        return " ".join(self.get_key_display(Binding(key.strip(), "")) for key in chosen.split(","))
+
+    def get_key_display(self, binding: Binding) -> str:
+        shown = super().get_key_display(binding)
+        return shown.upper() if shown[:1] == "f" and shown[1:].isdigit() else shown
+
+    def binding_sections(self) -> list[tuple[str, str, list[Binding]]]:
+        """Every binding by where it works: (title, help, bindings)."""
+        from spyglass.tui.widgets.table import Table
+
+        everywhere = "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it."
+        sections: list[tuple[str, str, list[Binding]]] = [
+            ("Everywhere", everywhere, bindings_of(type(self))
+             + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes]),
+            ("Every pane", "", bindings_of(Pane)),
+            ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table))]
+        for cls in self.panes:
+            own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
+            sections.append((f"{cls.TITLE} ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})", cls.HELP, own))
+        from spyglass.tui.screens.export import ExportScreen
+        from spyglass.tui.screens.help import HelpScreen
+        from spyglass.tui.screens.settings import SettingsScreen
+
+        for title, screen in (("Settings", SettingsScreen), ("Export", ExportScreen), ("Help", HelpScreen)):
+            sections.append((title, "", bindings_of(screen)))
+        return sections
 
     def action_help(self) -> None:
         from spyglass.tui.screens.help import HelpScreen
 
-        rows = []
-        seen = set()
-        for key, active in self.active_bindings.items():
-            binding = active.binding
-            if binding.action in seen and not binding.show:
-                continue
-            seen.add(binding.action)
-            rows.append((self.get_key_display(binding), binding.description or binding.action,
-                         binding.id or "-"))
-        self.push_screen(HelpScreen(rows))
+        sections = [(title, text, [(self.keys_of(b.id, b.key), b.description or b.action, b.id or "-")
+                                   for b in bindings])
+                    for title, text, bindings in self.binding_sections()]
+        self.push_screen(HelpScreen(sections))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for index, pane in enumerate(PANES):
-            yield SystemCommand(f"Go to {pane.title}", f"Show the {pane.title} pane",
-                                lambda i=index: self.action_show_pane(i))
+        for cls in self.panes:
+            yield SystemCommand(f"Go to {cls.TITLE}", cls.HELP or f"Show the {cls.TITLE} pane",
+                                lambda pane_id=cls.ID: self.run_worker(self.show_pane(pane_id), exit_on_error=False))
         yield SystemCommand("Settings", "Profiles: URLs, key, connection test", self.action_settings)
         yield SystemCommand("Reconnect", "Reconnect to the current profile", self.action_reconnect)
+        yield SystemCommand("Backend log", "The embedded backend's recent log lines", self.action_backend_log)
         yield SystemCommand("Help", "List the keys", self.action_help)
 
     def report(self, message: str, *, error: bool = True) -> None:
@@ -244,14 +362,19 @@ class SpyglassApp(App[None]):
                     markup=False)
 
     def _remember_theme(self, theme) -> None:
-        config = Config.load()
-        if config.theme != theme.name:
-            config.theme = theme.name
-            config.save()
+        if self.config.theme != theme.name:
+            self.config.theme = theme.name
+            self.config.save()
 
 
-def run_dashboard(profile_name: str | None = None, data: Path | None = None) -> int:
+def run_dashboard(profile_name: str | None = None, data: Path | None = None, pane: str | None = None,
+                  arg: str | None = None) -> int:
+    """``spyglass [--pane NAME [ARG]]``: 2 with one line on stderr for an unknown pane."""
+    if pane is not None and pane not in pane_ids():
+        print(f"spyglass: unknown pane {pane!r}; the panes are: {', '.join(pane_ids())}", file=sys.stderr)
+        return 2
     config = Config.load()
-    app = SpyglassApp(active_profile(profile_name), data, theme=config.theme, keymap=config.keymap)
+    theme = pick_theme(config.theme, os.environ)  # here, not in the app: tests choose their own
+    app = SpyglassApp(active_profile(profile_name), data, config=config, theme=theme, pane=pane, arg=arg)
     app.run()
     return 0

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import DataTable
 
 from spyglass.safetext import safe_text
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.facts import Facts, bar
+from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
@@ -30,7 +30,14 @@ def yes_no(flag: bool | None) -> str:
 
 
 class AccountPane(Pane):
+    ID = "account"
     TITLE = "Account"
+    KEYS = "f5,4"
+    SECTION = "account"
+    HOME = "#headers"
+    FOLLOWS_CREDITS = True
+    HELP = ("Plan, credits and limits (updated after every call that spends credits), the profile, "
+            "and what the server sees.")
     DEFAULT_CSS = """
     AccountPane Horizontal { height: auto; }
     AccountPane #plan { width: 2fr; }
@@ -44,12 +51,11 @@ class AccountPane(Pane):
             yield Facts("Plan and credits", id="plan")
             yield Facts("Profile", id="profile")
         yield Facts("Network", id="network")
-        table = DataTable(id="headers", cursor_type="row", zebra_stripes=True)
+        table = Table([Column("name", "Header", 18), Column("value", "Value", 20, rank=1, flex=True)], id="headers")
         table.border_title = "Headers the server saw"
         yield table
 
     def on_mount(self) -> None:
-        self.query_one("#headers", DataTable).add_columns("Header", "Value")
         for facts in self.query(Facts):
             facts.show([("", "waiting for the connection…")])
 
@@ -73,7 +79,8 @@ class AccountPane(Pane):
             ("created", (profile.created or "-")[:19].replace("T", " ")),
         ])
         self.query_one("#network", Facts).show([("my IP", ip), ("endpoint", clients.intel.transport.base_url)])
-        table = self.query_one("#headers", DataTable)
-        table.clear()
+        table = self.query_one("#headers", Table)
+        table.clear_records()
         for name, value in sorted(headers.items()):
-            table.add_row(safe_text(name, one_line=True), safe_text(value, one_line=True, max_chars=300))
+            table.add_record({"name": safe_text(name, one_line=True),
+                              "value": safe_text(value, one_line=True, max_chars=300)})

@@ -1,64 +1,143 @@
-"""What every pane shares: loading data in a worker, and showing failures in words."""
+"""What every pane shares: what it declares to the app, client calls in workers (whose failures
+the app reports in one place), staleness, and the messages that move between panes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.message import Message
+from textual.widgets import Input, Static
+from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
+    from spyglass.tui.app import SpyglassApp
+
+
+class PaneFailure(Exception):
+    """A failure a pane has already put in words (the app shows it as it is)."""
+
+
+class CallEnded(Message):
+    """A pane's call finished (any way): bubbles to the app, the one place that reports failures."""
+
+    def __init__(self, pane: Pane, worker: Worker) -> None:
+        super().__init__()
+        self.pane = pane
+        self.worker = worker
+
+
+class Navigate(Message):
+    """Ask the app to show pane ``PANE`` and run ``arg`` there; panes never call the app."""
+
+    PANE: ClassVar[str] = ""
+
+    def __init__(self, arg: str) -> None:
+        super().__init__()
+        self.arg = arg
+
+
+class OpenHost(Navigate):
+    PANE = "host"
+
+
+class RunSearch(Navigate):
+    PANE = "search"
+
+
+class PingTarget(Navigate):
+    PANE = "geo"
 
 
 class Pane(VerticalScroll):
-    """A job of the dashboard. Subclasses implement :meth:`load`; it runs in a worker."""
+    """A job of the dashboard. Subclasses declare the ClassVars below and implement :meth:`load`,
+    which runs in a worker when the pane is first shown, on refresh, and when shown stale."""
 
+    ID: ClassVar[str] = ""  # the module's name: `--pane ID`, the widget id `pane-ID`
     TITLE: ClassVar[str] = ""
+    KEYS: ClassVar[str] = ""  # the keys that show it from anywhere, e.g. "f2,1"
+    HELP: ClassVar[str] = ""
+    SECTION: ClassVar[str] = ""  # the client section it calls, e.g. "search" (client.search)
+    HOME: ClassVar[str] = ""  # the widget that takes the keyboard when Esc leaves an input
+    FOLLOWS_CREDITS: ClassVar[bool] = False  # reload when credits change (it shows them)
+    WIDGETS: ClassVar[tuple[type, ...]] = ()  # its own widgets whose bindings help lists with the pane's
+    BINDINGS = [Binding("escape", "leave_input", "Leave the input", show=False, id="pane.leave_input")]
     DEFAULT_CSS = """
     Pane { padding: 0 1; }
     Pane > .pane-error { color: $error; height: auto; display: none; }
     Pane > .pane-error.shown { display: block; }
     """
 
+    stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
+
     def focus_first(self) -> None:
-        """Put the keyboard where the pane's work starts (its first input, or table)."""
-        for widget in self.query("*"):
-            if widget.focusable:
-                widget.focus()
-                return
+        """Put the keyboard where the pane's work starts: its first input, else its first widget."""
+        for widget in self.query(Input):
+            widget.focus()
+            return
+        self.action_leave_input()
+
+    def action_leave_input(self) -> None:
+        home = self.query(self.HOME).first() if self.HOME else self
+        home.focus()
 
     def compose_error(self) -> Static:
         return Static("", classes="pane-error")
 
     @property
+    def dashboard(self) -> SpyglassApp:
+        """The app, typed: what it knows (config, backend info) is read here, never changed."""
+        return cast("SpyglassApp", self.app)
+
+    @property
     def clients(self) -> Clients | None:
         """The app's clients, or None until it is connected."""
-        return getattr(self.app, "clients", None)
+        return self.dashboard.clients
+
+    def call(self, what: str, work: Callable[..., Awaitable[object]], *args: Any, **kwargs: Any) -> Worker:
+        """Run ``work(*args, **kwargs)``, a client call, in a worker; one per ``what`` at a time (a newer
+        one cancels the older). A failure is reported by the app (status line, notification, and
+        this pane's error line)."""
+        return self.run_worker(partial(work, *args, **kwargs), name=f"{self.TITLE}: {what}", group=what,
+                               exclusive=True, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self.post_message(CallEnded(self, event.worker))  # Worker.StateChanged does not bubble
 
     def reload(self) -> None:
         clients = self.clients
         if clients is None:
             return
-        self.run_worker(self._load(clients), exclusive=True, group="load", exit_on_error=False)
-
-    async def _load(self, clients: Clients) -> None:
-        from spyglass.client import SpyglassError
-
-        try:
-            await self.load(clients)
-        except SpyglassError as exc:
-            self.show_error(str(exc))
-        else:
-            self.show_error(None)
+        self.stale = False
+        self.call("load", self.load, clients)
 
     async def load(self, clients: Clients) -> None:
-        raise NotImplementedError
+        """Fetch what the pane shows; nothing by default."""
 
-    def show_error(self, message: str | None) -> None:
+    def refresh_cost(self) -> str | None:
+        """What a refresh (r) would spend, e.g. "1 query credit"; None when it is free."""
+        return None
+
+    def refresh_pane(self) -> None:
+        """r: load again (a pane that can spend credits says so in :meth:`refresh_cost`)."""
+        self.reload()
+
+    def run_arg(self, arg: str) -> None:
+        """Fill the pane's input with ``arg`` and run it (``--pane ID ARG``, or a Navigate message)."""
+        self.app.notify(f"The {self.TITLE} pane takes no argument", severity="warning")
+
+    error_source: str | None = None  # the call whose failure is shown, cleared when it next succeeds
+
+    def show_error(self, message: str | None, source: str | None = None) -> None:
         """Show (or clear, with None) a failure above the pane's content; data shown stays."""
-        for box in self.query(".pane-error"):
+        self.error_source = source if message else None
+        for box in self.query(".pane-error").results(Static):
             box.update(safe_text(message or "", one_line=False, max_chars=500))
             box.set_class(bool(message), "shown")

@@ -12,12 +12,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Button, DataTable, Input, Select, Static
+from textual.widgets import Button, Input, Select, Static
 
-from spyglass.config import Config
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.colours import theme_style
+from spyglass.tui.widgets.table import Column, Table
 from spyglass.tui.widgets.worldmap import LEVEL_COLOUR, Marker, WorldMap, level_for
 
 if TYPE_CHECKING:  # models load with the client, after the first frame
@@ -25,7 +25,9 @@ if TYPE_CHECKING:  # models load with the client, after the first frame
     from spyglass.models import DnsResult, GeoLocation, PingResult
 
 RECORD_TYPES = ("A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT", "PTR", "SRV", "CAA")
-COLUMNS = ("Location", "Country", "Min ms", "Avg ms", "Max ms", "Loss", "Answer")
+COLUMNS = [Column("location", "Location", 22), Column("country", "CC", 2, rank=4),
+           Column("min", "Min ms", 7, rank=5), Column("avg", "Avg ms", 7, rank=2), Column("max", "Max ms", 7, rank=6),
+           Column("loss", "Loss", 5, rank=3), Column("answer", "Answer", 24, rank=1, flex=True)]
 
 
 def is_demo_address(target: str) -> bool:
@@ -40,11 +42,11 @@ def is_demo_address(target: str) -> bool:
         return False
 
 
-def this_machine() -> GeoLocation:
+def this_machine(configured: str | None) -> GeoLocation:
     """Where the dashboard runs: SPYGLASS_LOCATION or the config's ``location``, if set."""
     from spyglass.models import GeoLocation
 
-    text = os.environ.get("SPYGLASS_LOCATION") or Config.load().location
+    text = os.environ.get("SPYGLASS_LOCATION") or configured
     if text:
         parts = [p.strip() for p in text.split(",")]
         if len(parts) == 4:
@@ -67,7 +69,13 @@ def dns_cells(result: DnsResult) -> list[Any]:
 
 
 class GeoPane(Pane):
+    ID = "geo"
     TITLE = "Geo"
+    KEYS = "f4,3"
+    SECTION = "geonet"
+    HOME = "#geo-results"
+    HELP = ("Ping or look up a name from this machine and from every geonet location, on a world map. "
+            "Type an address or a name and Enter.")
     BINDINGS = [Binding("m", "toggle_map", "Map", id="geo.map")]
     DEFAULT_CSS = """
     GeoPane #geo-form { height: 1; margin: 1 0; }
@@ -88,12 +96,11 @@ class GeoPane(Pane):
             yield Select([(t, t) for t in RECORD_TYPES], value="A", allow_blank=False, id="geo-rtype",
                          compact=True)
             yield Button("Run", id="geo-run", compact=True, variant="primary")
-        yield DataTable(id="geo-results", cursor_type="row", zebra_stripes=True)
+        yield Table(COLUMNS, id="geo-results")
         yield Static(self.legend(), id="geo-legend")
         yield WorldMap()
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns(*COLUMNS)
         self.locations: dict[str, GeoLocation] = {}
         self.levels: dict[str, str] = {}
 
@@ -105,15 +112,14 @@ class GeoPane(Pane):
         text.append("(m hides the map)")
         return text
 
-    async def load(self, clients: Clients) -> None:
-        """Nothing to fetch until the user asks."""
-
     def action_toggle_map(self) -> None:
         self.query_one(WorldMap).toggle_class("hidden")
 
-    def show_target(self, target: str) -> None:
-        """Open with ``target`` filled in and measured (from the host pane, for example)."""
-        self.query_one("#geo-target", Input).value = clean(target, one_line=True, max_chars=255)
+    def run_arg(self, arg: str) -> None:
+        """Open with ``arg`` filled in and measured (from the host pane, for example)."""
+        field = self.query_one("#geo-target", Input)
+        field.value = clean(arg, one_line=True, max_chars=255)
+        field.focus()
         self.run()
 
     @on(Input.Submitted, "#geo-target")
@@ -127,29 +133,30 @@ class GeoPane(Pane):
         except ValueError:
             self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
             return
-        if self.app.backend_info.get("demo") and is_demo_address(target):
+        if self.dashboard.backend_info.get("demo") and is_demo_address(target):
             self.show_error(f"{target} is a synthetic demo address (the benchmarking range the demo data uses): "
                             "nothing real answers there, so it is not measured")
             return
         self.show_error(None)
         tool = self.query_one("#geo-tool", Select).value
         rtype = self.query_one("#geo-rtype", Select).value
-        table = self.query_one(DataTable)
-        table.clear()
+        self.query_one(Table).clear_records()
         self.locations.clear()
         self.levels.clear()
         self.query_one(WorldMap).markers = ()
-        self.run_worker(self.measure(target, str(tool), str(rtype)), exclusive=True, group="geo",
-                        exit_on_error=False)
+        self.call("measure", self.measure, target, str(tool), str(rtype))
 
     async def measure(self, target: str, tool: str, rtype: str) -> None:
-        here = this_machine()
+        here = this_machine(self.dashboard.config.location)
         self.put(here, ["…"] * 5)
         jobs = [self.measure_here(target, tool, rtype, here)]
         clients = self.clients
         if clients is not None:
             jobs.append(self.measure_everywhere(clients, target, tool, rtype))
-        await asyncio.gather(*jobs)
+        # Both run to the end; then a geonet failure is reported like any other call's.
+        for outcome in await asyncio.gather(*jobs, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def measure_here(self, target: str, tool: str, rtype: str, here: GeoLocation) -> None:
         try:
@@ -166,43 +173,39 @@ class GeoPane(Pane):
             else:
                 from spyglass.netools.dns import Resolver
 
-                result = await Resolver.from_env().query(target, rtype, here)
-                self.put(here, dns_cells(result), level="good" if result.answers else "down")
+                answer = await Resolver.from_env().query(target, rtype, here)
+                self.put(here, dns_cells(answer), level="good" if answer.answers else "down")
         except Exception as exc:  # a local tool failing is a row, not a crash
             self.put(here, ["-"] * 4 + [f"failed: {exc}"], level="down")
 
     async def measure_everywhere(self, clients: Clients, target: str, tool: str, rtype: str) -> None:
-        from spyglass.client import SpyglassError
-
-        try:
-            if tool == "ping":
-                results = await clients.geonet.geoping(target)
-                for r in results:
-                    self.put(r.from_loc, ping_cells(r), level=level_for(r.avg_rtt if r.is_alive else None))
-            else:
-                results = await clients.geonet.geodns(target, rtype)
-                for r in results:
-                    self.put(r.from_loc, dns_cells(r), level="good" if r.answers else "down")
-        except SpyglassError as exc:
-            self.show_error(f"geonet: {exc}")
-            return
+        if tool == "ping":
+            pings = await clients.geonet.geoping(target)
+            for p in pings:
+                self.put(p.from_loc, ping_cells(p), level=level_for(p.avg_rtt if p.is_alive else None))
+            missing = pings.missing
+        else:
+            answers = await clients.geonet.geodns(target, rtype)
+            for a in answers:
+                self.put(a.from_loc, dns_cells(a), level="good" if a.answers else "down")
+            missing = answers.missing
         from spyglass.models import GeoLocation
 
-        for missing in results.missing:
-            place = GeoLocation(city=missing.agent, country="", latlon="")
-            self.put(place, ["-"] * 4 + [f"no result: {missing.reason}"], level="down")
+        for absent in missing:
+            place = GeoLocation(city=absent.agent, country="", latlon="")
+            self.put(place, ["-"] * 4 + [f"no result: {absent.reason}"], level="down")
 
     def put(self, where: GeoLocation, cells: list[Any], level: str | None = None) -> None:
         """Add or update the row of one location, and its marker."""
         key = f"{where.city}|{where.country}|{where.latlon}"
-        table = self.query_one(DataTable)
-        row = [safe_text(where.city, one_line=True, max_chars=60), safe_text(where.country, one_line=True),
-               *[c if isinstance(c, Text) else safe_text(c, one_line=True) for c in cells]]
+        table = self.query_one(Table)
+        values = [safe_text(where.city, one_line=True, max_chars=60), safe_text(where.country, one_line=True),
+                  *[c if isinstance(c, Text) else safe_text(c, one_line=True) for c in cells]]
+        record = {column.key: value for column, value in zip(COLUMNS, values)}
         if key in self.locations:
-            for column, value in zip(table.columns, row):
-                table.update_cell(key, column, value)
+            table.update_record(key, record)
         else:
-            table.add_row(*row, key=key)
+            table.add_record(record, key=key)
         self.locations[key] = where
         if level:
             self.levels[key] = level

@@ -8,35 +8,49 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.panes.base import Pane
+from spyglass.tui.panes.base import Pane, PingTarget
 from spyglass.tui.widgets.facts import Facts
+from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
     from spyglass.models import Banner, HostRecord
 
 
+COLUMNS = [Column("port", "Port", 9), Column("product", "Product", 20, rank=1), Column("seen", "Seen", 16, rank=3),
+           Column("changes", "Changes", 10, rank=2, flex=True)]
+
+
 class HostPane(Pane):
+    ID = "host"
     TITLE = "Host"
+    KEYS = "f3,2"
+    SECTION = "search"
+    HOME = "#services"
+    HELP = ("An address: who holds it and where, its services in detail, and what changed between scans. "
+            "Type an IP and Enter, or open a search result.")
     BINDINGS = [
         Binding("h", "toggle_history", "History", id="host.history"),
         Binding("c", "copy_ip", "Copy IP", id="host.copy_ip"),
         Binding("y", "copy_banner", "Copy banner", id="host.copy_banner"),
-        Binding("g", "geo", "Ping from everywhere", id="host.geo"),
+        Binding("p", "geo", "Ping from everywhere", id="host.geo"),
     ]
     DEFAULT_CSS = """
     HostPane #host-ip { margin: 1 0 0 0; }
-    HostPane #host-top { height: auto; }
+    HostPane { overflow-y: hidden; }
+    HostPane #host-top { height: auto; max-height: 16; }
     HostPane #host-summary { width: 1fr; }
     HostPane #services { width: 1fr; height: auto; max-height: 14; border: round $primary 50%; }
-    HostPane #service-detail { height: auto; border: round $primary 50%; padding: 0 1; }
+    HostPane #service-box { height: 1fr; min-height: 5; border: round $primary 50%; padding: 0 1; }
+    HostPane #service-box:focus-within { border: round $primary; }
+    HostPane #service-detail { height: auto; }
     """
 
     def compose(self) -> ComposeResult:
@@ -44,22 +58,21 @@ class HostPane(Pane):
         yield self.compose_error()
         with Horizontal(id="host-top"):
             yield Facts("Host", id="host-summary")
-            services = DataTable(id="services", cursor_type="row", zebra_stripes=True)
+            services = Table(COLUMNS, id="services")
             services.border_title = "Services"
             yield services
-        detail = Static("", id="service-detail")
-        detail.border_title = "Service"
-        yield detail
+        with VerticalScroll(id="service-box") as box:  # scrolls on its own: the services stay in view
+            box.border_title = "Service"
+            yield Static("", id="service-detail")
 
     def on_mount(self) -> None:
-        self.query_one("#services", DataTable).add_columns("Port", "Product", "Seen", "Changes")
         self.record: HostRecord | None = None
         self.history = False
         self.banners: list[Banner] = []
         self.query_one("#host-summary", Facts).show([("", "open a result from Search, or type an address")])
 
     def focus_first(self) -> None:
-        # With a host shown, the services have the keyboard (h, c, y, g work); else the address box.
+        # With a host shown, the services have the keyboard (h, c, y, p work); else the address box.
         target = "#services" if self.record is not None else "#host-ip"
         self.query_one(target).focus()
 
@@ -67,8 +80,10 @@ class HostPane(Pane):
         if self.record is not None:
             await self._fetch(clients, self.record.ip_str)
 
-    def show_ip(self, ip: str) -> None:
-        self.query_one("#host-ip", Input).value = clean(ip, one_line=True, max_chars=64)  # from a server
+    def run_arg(self, arg: str) -> None:
+        field = self.query_one("#host-ip", Input)
+        field.value = clean(arg, one_line=True, max_chars=64)  # it may come from a server
+        field.focus()
         self.lookup()
 
     @on(Input.Submitted, "#host-ip")
@@ -86,51 +101,47 @@ class HostPane(Pane):
         self.show_error(None)
         self.fetch(clients, ip)
 
-    @work(exclusive=True, group="host", exit_on_error=False)
-    async def fetch(self, clients: Clients, ip: str) -> None:
-        from spyglass.client import SpyglassError
+    def fetch(self, clients: Clients, ip: str) -> None:
+        self.call("lookup", self._fetch, clients, ip, focus=True)
 
-        try:
-            await self._fetch(clients, ip)
-        except SpyglassError as exc:
-            self.show_error(str(exc))
-            return
-        self.query_one("#services", DataTable).focus()
-
-    async def _fetch(self, clients: Clients, ip: str) -> None:
+    async def _fetch(self, clients: Clients, ip: str, focus: bool = False) -> None:
         record = await clients.intel.host(ip, history=self.history)
         self.record = record
         self.show_record(record)
+        if focus:
+            self.query_one("#services", Table).focus()  # h, c, y and p work from here
 
     def show_record(self, r: HostRecord) -> None:
         where = ", ".join(x for x in (r.city, r.region_code, r.country_name) if x)
         coords = f" ({r.latitude:.2f}, {r.longitude:.2f})" if r.latitude is not None and r.longitude is not None else ""
         vulns = safe_text(", ".join(r.vulns), "bold red", one_line=True) if r.vulns else "-"
         self.query_one("#host-summary", Facts).show([
-            ("ip", Text(clean(r.ip_str, one_line=True), style="bold")), ("org", r.org or "-"), ("isp", r.isp or "-"),
-            ("asn", r.asn or "-"), ("location", (where + coords) or "-"), ("os", r.os or "-"),
-            ("hostnames", ", ".join(r.hostnames) or "-"), ("domains", ", ".join(r.domains) or "-"),
-            ("tags", ", ".join(r.tags) or "-"), ("vulns", vulns),
-            ("ports", ", ".join(map(str, r.ports))), ("last update", (r.last_update or "-")[:19].replace("T", " ")),
+            # Most useful first: a short terminal shows the top rows.
+            ("ip", Text(clean(r.ip_str, one_line=True), style="bold")), ("org", r.org or "-"),
+            ("ports", ", ".join(map(str, r.ports))), ("vulns", vulns), ("location", (where + coords) or "-"),
+            ("hostnames", ", ".join(r.hostnames) or "-"), ("asn", r.asn or "-"), ("isp", r.isp or "-"),
+            ("os", r.os or "-"), ("domains", ", ".join(r.domains) or "-"), ("tags", ", ".join(r.tags) or "-"),
+            ("last update", (r.last_update or "-")[:19].replace("T", " ")),
             ("view", "history: every scan (h for current)" if self.history else "current services (h for history)"),
         ])
         from spyglass.tui.panes.hostview import changes
 
-        table = self.query_one("#services", DataTable)
-        table.clear()
+        table = self.query_one("#services", Table)
+        table.clear_records()
         self.banners = list(r.data)
         previous: dict[tuple[int, str], Banner] = {}
         rows = []
         for b in reversed(self.banners):  # oldest first, to compare each scan with the one before
             key = (b.port, b.transport)
-            diff = changes(previous[key], b) if key in previous else []
+            found = changes(previous[key], b) if key in previous else []
             previous[key] = b
-            rows.append((b, "; ".join(diff)))
-        for b, diff in reversed(rows):
+            rows.append((b, "; ".join(found)))
+        for index, (b, diff) in enumerate(reversed(rows)):
             product = b.product_line or (b.module or "")
-            table.add_row(safe_text(f"{b.port}/{b.transport}", one_line=True), safe_text(product, one_line=True),
-                          safe_text(b.timestamp[:16].replace("T", " "), one_line=True),
-                          safe_text(diff, one_line=True, max_chars=120))
+            table.add_record({"port": safe_text(f"{b.port}/{b.transport}", one_line=True),
+                              "product": safe_text(product, one_line=True),
+                              "seen": safe_text(b.timestamp[:16].replace("T", " "), one_line=True),
+                              "changes": safe_text(diff, one_line=True, max_chars=120)}, key=str(index))
         if self.banners:
             self.show_service(0)
 
@@ -139,13 +150,20 @@ class HostPane(Pane):
 
         banner = self.banners[index]
         detail = self.query_one("#service-detail", Static)
-        detail.border_title = safe_text(f"Service {banner.port}/{banner.transport}", one_line=True)
+        self.query_one("#service-box").border_title = safe_text(f"Service {banner.port}/{banner.transport}",
+                                                                one_line=True)
         detail.update(Group(service_details(banner)))
+
+    def selected_index(self) -> int | None:
+        """The banner under the cursor (rows move when the table is sorted)."""
+        key = self.query_one("#services", Table).key_at(self.query_one("#services", Table).cursor_row)
+        return int(key) if key is not None and int(key) < len(self.banners) else None
 
     @on(DataTable.RowHighlighted, "#services")
     def highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if 0 <= event.cursor_row < len(self.banners):
-            self.show_service(event.cursor_row)
+        index = int(event.row_key.value or 0)
+        if 0 <= index < len(self.banners):
+            self.show_service(index)
 
     def action_toggle_history(self) -> None:
         self.history = not self.history
@@ -156,14 +174,14 @@ class HostPane(Pane):
     def action_copy_ip(self) -> None:
         if self.record is not None:
             self.app.copy_to_clipboard(self.record.ip_str)  # OSC 52: works over SSH and in tmux
-            self.app.report(f"Copied {self.record.ip_str}", error=False)
+            self.app.notify(f"Copied {self.record.ip_str}", markup=False)
 
     def action_copy_banner(self) -> None:
-        table = self.query_one("#services", DataTable)
-        if self.banners and 0 <= table.cursor_row < len(self.banners):
-            self.app.copy_to_clipboard(self.banners[table.cursor_row].data)
-            self.app.report("Copied the raw banner", error=False)
+        index = self.selected_index()
+        if index is not None:
+            self.app.copy_to_clipboard(self.banners[index].data)
+            self.app.notify("Copied the raw banner")
 
     def action_geo(self) -> None:
         if self.record is not None:
-            self.app.show_geo(self.record.ip_str)
+            self.post_message(PingTarget(self.record.ip_str))

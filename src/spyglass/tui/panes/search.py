@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -16,9 +16,10 @@ from textual.widgets.option_list import Option
 
 from spyglass.query import parse, parse_facets
 from spyglass.safetext import clean, fit, safe_text
-from spyglass.tui.panes.base import Pane
+from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.queryinput import QueryInput
+from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
@@ -27,7 +28,10 @@ if TYPE_CHECKING:
 DEFAULT_FACETS = "port,org,country,product,vuln"
 MAX_ROWS = 10_000  # interactive tables stay small; export for the rest
 PAGE = 100
-COLUMNS = ("IP", "Port", "Org", "Country", "Product", "Title / banner", "Seen")
+# In display order; rank says what goes first when the table is narrow (the highest rank first).
+COLUMNS = [Column("ip", "IP", 15), Column("port", "Port", 9, rank=1), Column("org", "Org", 20, rank=5),
+           Column("country", "CC", 2, rank=6), Column("product", "Product", 18, rank=3),
+           Column("title", "Title / banner", 12, rank=2, flex=True), Column("seen", "Seen", 10, rank=4)]
 
 
 def quoted(value: str) -> str:
@@ -41,17 +45,24 @@ def refine(query: str, facet: str, value: str, exclude: bool) -> str:
     return f"{query.strip()} {term}".strip()
 
 
-def row_of(b: Banner) -> list[Text]:
-    cells = [b.ip_str, f"{b.port}/{b.transport}", b.org or "", b.location.country_code or "", b.product_line,
-             b.headline, b.timestamp[:10]]
-    return [Text(fit(c, 60), no_wrap=True) for c in cells]
+def row_of(b: Banner) -> dict[str, Text]:
+    cells = {"ip": b.address, "port": f"{b.port}/{b.transport}", "org": b.org or "",
+             "country": b.location.country_code or "", "product": b.product_line, "title": b.headline,
+             "seen": b.timestamp[:10]}
+    return {name: Text(fit(c, 120), no_wrap=True) for name, c in cells.items()}
 
 
 class SearchPane(Pane):
+    ID = "search"
     TITLE = "Search"
+    KEYS = "f2,1"
+    SECTION = "search"
+    HOME = "#results"
+    WIDGETS = (QueryInput,)
+    HELP = ("Free text and filters (nginx country:DE -port:22); up/down in the box recall earlier queries. "
+            "Enter on a facet value adds it, - excludes it; Enter on a result opens the host.")
     BINDINGS = [
         Binding("slash", "focus_query", "Query", id="search.query"),
-        Binding("escape", "leave_query", "Results", show=False, id="search.results"),
         Binding("e", "export", "Export", id="search.export"),
         Binding("minus", "exclude_facet", "Exclude value", show=False, id="search.exclude"),
     ]
@@ -64,7 +75,7 @@ class SearchPane(Pane):
     SearchPane #facet-spec { width: 1fr; }
     SearchPane #facets { height: 1fr; border: round $primary 50%; }
     SearchPane #results { width: 1fr; height: 1fr; border: round $primary 50%; }
-    SearchPane #search-status { height: 1; color: $text-muted; }
+    SearchPane #search-status { height: auto; max-height: 2; color: $text-muted; }
     """
 
     def compose(self) -> ComposeResult:
@@ -79,39 +90,55 @@ class SearchPane(Pane):
                 facets = OptionList(id="facets", markup=False)
                 facets.border_title = "Facets (Enter adds, - excludes)"
                 yield facets
-            results = DataTable(id="results", cursor_type="row", zebra_stripes=True)
+            results = Table(COLUMNS, id="results")
             results.border_title = "Results (Enter opens the host)"
             yield results
 
     def on_mount(self) -> None:
-        self.query_one("#results", DataTable).add_columns(*COLUMNS)
         self.facet_items: list[tuple[str, str] | None] = []
         self.current_query = ""
+        self.count_only = False
         self.loaded_pages = 0
         self.total = 0
         self.ips: list[str] = []
+        self.generation = 0  # each query a new one: a page of an older query is dropped
+        self.facet_result: SearchResponse | None = None
 
     async def load(self, clients: Clients) -> None:
-        """On connecting: say if the data is demo data. On refresh (r): run the last query again."""
-        info = self.app.backend_info
-        if self.current_query:
-            self.run_query()
-        elif info.get("demo"):
+        """When shown (first, or after a reconnect): say whether the backend holds demo data, asked
+        again each time, so the note goes once real data is imported."""
+        info = await clients.intel.backend_info() or {}
+        if info.get("demo"):
             self.show_status(Text(f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
                                   "Load real data with: spyglass import FILE.json.gz"))
+        elif not self.current_query:
+            self.show_status("")
+
+    def refresh_cost(self) -> str | None:
+        if self.current_query and not self.count_only and parse(self.current_query).has_filters:
+            return "1 query credit"
+        return None
+
+    def refresh_pane(self) -> None:
+        """r: the last query again (its first page), else the demo-data check."""
+        if self.current_query:
+            box = self.query_one(QueryInput)
+            box.value = self.current_query
+            self.run_query()
+        else:
+            self.reload()
+
+    def run_arg(self, arg: str) -> None:
+        self.query_one(QueryInput).value = arg
+        self.query_one("#query", Input).focus()
+        self.run_query()
 
     def show_status(self, text: Text | str) -> None:
-        self.query_one("#search-status", Static).update(text if isinstance(text, Text) else safe_text(text, one_line=True))
-
-    def focus_first(self) -> None:
-        # The results have the keyboard, so single-key commands work; / moves to the query.
-        self.query_one("#results", DataTable).focus()
+        shown = text if isinstance(text, Text) else safe_text(text, one_line=True)
+        self.query_one("#search-status", Static).update(shown)
 
     def action_focus_query(self) -> None:
         self.query_one("#query", Input).focus()
-
-    def action_leave_query(self) -> None:
-        self.focus_first()
 
     @on(Checkbox.Changed, "#count-only")
     def count_mode(self, event: Checkbox.Changed) -> None:
@@ -141,29 +168,32 @@ class SearchPane(Pane):
             self.show_error("Not connected yet: the query will stay here until you run it again.")
             return
         self.show_error(None)
+        box.remember()
         spec = ",".join(f"{f.name}:{f.size}" for f in facets)
-        self.fetch(clients, box.value, spec, self.query_one("#count-only", Checkbox).value)
+        self.generation += 1
+        self.workers.cancel_group(self, "search-page")
+        self.call("search", self.fetch, clients, box.value, spec, self.query_one("#count-only", Checkbox).value,
+                  self.generation)
 
-    @work(exclusive=True, group="search", exit_on_error=False)
-    async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool) -> None:
-        from spyglass.client import SpyglassError
-
+    async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool, generation: int) -> None:
         self.show_status(f"searching: {query}")
         try:
             if count_only:
                 result = await clients.intel.count(query, facets or None)
             else:
                 result = await clients.intel.search(query, facets or None, page=1)
-        except SpyglassError as exc:
-            self.show_error(str(exc))
+        except Exception:
             self.show_status("")
-            return
+            raise
+        if generation != self.generation:
+            return  # a newer query was started while this one ran
         self.current_query = query
+        self.count_only = count_only
         self.total = result.total
         self.loaded_pages = 0 if count_only else 1
         self.show_facets(result)
-        table = self.query_one("#results", DataTable)
-        table.clear()
+        table = self.query_one("#results", Table)
+        table.clear_records()
         self.ips = []
         if not count_only:
             self.add_rows(result)
@@ -178,19 +208,27 @@ class SearchPane(Pane):
         elif shown >= MAX_ROWS:
             text = f"{self.total:,} results; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
         else:
-            text = f"{self.total:,} results, {shown:,} shown — moving past the last row loads 100 more (1 query credit)"
+            text = f"{self.total:,} results, {shown:,} shown — past the last row loads 100 more (1 query credit)"
         self.show_status(text)
 
     def add_rows(self, result: SearchResponse) -> None:
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", Table)
         with self.app.batch_update():
             for banner in result.matches:
                 if len(self.ips) >= MAX_ROWS:
                     break
-                table.add_row(*row_of(banner))
-                self.ips.append(banner.ip_str)
+                table.add_record(row_of(banner), key=str(len(self.ips)))
+                self.ips.append(banner.address)
 
     def show_facets(self, result: SearchResponse) -> None:
+        """Facet values as label, bar and count, sized to the list's width."""
+        self.facet_result = result
+        facet_list = self.query_one("#facets", OptionList)
+        room = max(16, facet_list.size.width - facet_list.styles.gutter.width - 2)  # 2: the scrollbar
+        bar_cells = 6 if room >= 30 else 0  # narrow: the count alone
+        counts = [v.count for values in (result.facets or {}).values() for v in values]
+        count_cells = len(f"{max(counts, default=0):,}")
+        label_cells = max(4, room - bar_cells - count_cells - 2)
         options: list[Option] = []
         self.facet_items = []
         for name, values in (result.facets or {}).items():
@@ -198,13 +236,16 @@ class SearchPane(Pane):
             self.facet_items.append(None)
             top = max((v.count for v in values), default=1) or 1
             for v in values:
-                label = fit(v.label, 17)
-                options.append(Option(Text.assemble(f"{label:<17} ", (bar(v.count / top, 6), "dim"),
-                                                    f" {v.count:>8,}")))
+                label = fit(v.label, label_cells)
+                options.append(Option(Text.assemble(f"{label:<{label_cells}} ", (bar(v.count / top, bar_cells), "dim"),
+                                                    f" {v.count:>{count_cells},}")))
                 self.facet_items.append((name, v.label))
-        facet_list = self.query_one("#facets", OptionList)
         facet_list.clear_options()
         facet_list.add_options(options)
+
+    def on_resize(self) -> None:
+        if self.facet_result is not None:
+            self.call_after_refresh(self.show_facets, self.facet_result)
 
     @on(DataTable.RowHighlighted, "#results")
     def maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
@@ -212,26 +253,22 @@ class SearchPane(Pane):
         if near_end and self.loaded_pages and len(self.ips) < min(self.total, MAX_ROWS):
             clients = self.clients
             if clients is not None:
-                self.next_page(clients)
+                self.call("search-page", self.next_page, clients, self.current_query, self.loaded_pages + 1,
+                          self.generation)
 
-    @work(exclusive=True, group="search-page", exit_on_error=False)
-    async def next_page(self, clients: Clients) -> None:
-        from spyglass.client import SpyglassError
-
-        page = self.loaded_pages + 1
-        try:
-            result = await clients.intel.search(self.current_query, page=page)
-        except SpyglassError as exc:
-            self.show_error(f"page {page}: {exc}")
-            return
+    async def next_page(self, clients: Clients, query: str, page: int, generation: int) -> None:
+        result = await clients.intel.search(query, page=page)
+        if generation != self.generation or page != self.loaded_pages + 1:
+            return  # the query changed (or this page arrived already) while it was on its way
         self.loaded_pages = page
         self.add_rows(result)
         self.show_progress()
 
     @on(DataTable.RowSelected, "#results")
     def open_host(self, event: DataTable.RowSelected) -> None:
-        if 0 <= event.cursor_row < len(self.ips):
-            self.app.show_host(self.ips[event.cursor_row])
+        index = int(event.row_key.value or -1)
+        if 0 <= index < len(self.ips):
+            self.post_message(OpenHost(self.ips[index]))
 
     @on(OptionList.OptionSelected, "#facets")
     def add_facet(self, event: OptionList.OptionSelected) -> None:
@@ -260,11 +297,10 @@ class SearchPane(Pane):
         def chosen(path: Path | None) -> None:
             clients = self.clients
             if path is not None and clients is not None:
-                self.export_to(clients, path)
+                self.call("export", self.export_to, clients, path)
 
         self.app.push_screen(ExportScreen(self.current_query), chosen)
 
-    @work(exclusive=True, group="export", exit_on_error=False)
     async def export_to(self, clients: Clients, path: Path) -> None:
         from spyglass.client import SpyglassError
         from spyglass.export import export
@@ -273,13 +309,8 @@ class SearchPane(Pane):
         try:
             count = await export(clients.intel, self.current_query, path)
         except (SpyglassError, OSError) as exc:
-            self.show_error(f"export stopped: {exc} — export again to resume")
-            return
-        self.app.report(f"Exported {count:,} banners to {path}", error=False)
+            # Worded here rather than by the app: it says how to resume.
+            raise PaneFailure(f"export stopped: {exc} — export again to resume") from exc
+        self.app.notify(f"Exported {count:,} banners to {path}", markup=False)
         self.show_progress()
-
-    def run_external(self, query: str) -> None:
-        """Fill the box with ``query`` and run it (from the command palette or the host pane)."""
-        self.query_one(QueryInput).value = query
-        self.run_query()
 

@@ -1,14 +1,53 @@
-"""``?``: every key that works where you are, with the binding id to remap it."""
+"""``?``: every key of the app and of every pane, grouped by where it works, as remapped by the
+keymap, with the binding id to remap it; and the check of the keymap itself."""
 
 from __future__ import annotations
 
+import unicodedata
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
+from textual.keys import Keys
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from spyglass.safetext import safe_text
+
+MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
+NAMED_KEYS = {key.value for key in Keys}
+
+Section = tuple[str, str, list[tuple[str, str, str]]]  # (title, help, [(keys, does, binding id)])
+
+
+def bad_key(key: str) -> bool:
+    """Whether ``key`` (one key, e.g. "ctrl+g", "f5", "question_mark", "j") is not a key name."""
+    *modifiers, name = key.strip().split("+")
+    if not name or any(m not in MODIFIERS for m in modifiers):
+        return True
+    if len(name) == 1 or name in NAMED_KEYS:
+        return False
+    try:
+        unicodedata.lookup(name.replace("_", " ").upper())
+    except KeyError:
+        return True
+    return False
+
+
+def keymap_problems(keymap: dict[str, str], sections: list[tuple[str, str, list[Binding]]]) -> list[str]:
+    """What is wrong in a keymap: binding ids that do not exist, and key names that are not keys."""
+    known = {b.id for _, _, bindings in sections for b in bindings if b.id}
+    problems = []
+    for binding_id, keys in keymap.items():
+        if binding_id not in known:
+            problems.append(f"keymap: there is no binding {binding_id!r} (? lists them)")
+        for key in keys.split(","):
+            if bad_key(key):
+                problems.append(f"keymap: {binding_id!r}: {key.strip()!r} is not a key name")
+    return problems
 
 
 class HelpScreen(ModalScreen[None]):
@@ -17,29 +56,42 @@ class HelpScreen(ModalScreen[None]):
     ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 84; max-width: 95%; height: auto; max-height: 90%;
+    HelpScreen > Vertical { width: 100; max-width: 100%; height: 100%; max-height: 100%;
         border: round $primary; background: $surface; padding: 0 1; }
-    HelpScreen DataTable { height: auto; max-height: 30; }
-    HelpScreen .hint { color: $text-muted; margin-top: 1; }
+    HelpScreen VerticalScroll { height: 1fr; }
+    HelpScreen .hint { color: $text-muted; height: auto; }
     """
 
-    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+    def __init__(self, sections: list[Section]) -> None:
         super().__init__()
-        self.rows = rows
+        self.sections = sections
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = "Keys"
-            yield DataTable(cursor_type="row", zebra_stripes=True)
+            box.border_title = "Keys (up/down/pgup/pgdn scroll, Esc closes)"
+            with VerticalScroll():
+                yield Static(self.keys_table(), id="keys")
             yield Static(safe_text(
-                'Remap a key in config.json: "keymap": {"<binding id>": "<keys>"}. '
-                "ctrl+p opens the command palette: panes, actions and themes."), classes="hint")
+                'Remap in config.json: "keymap": {"<binding id>": "<keys>"}. ctrl+g goes to a pane, '
+                "ctrl+p opens the palette: panes, actions, themes; type an IP to open it, or any text to search."),
+                classes="hint")
+
+    def keys_table(self) -> Group:
+        parts: list[RenderableType] = []
+        for title, text, rows in self.sections:
+            if not rows and not text:
+                continue
+            parts.append(Text(title, style="bold underline"))
+            if text:
+                parts.append(safe_text(text, "italic", max_chars=400))
+            table = Table.grid(padding=(0, 2))
+            table.add_column(no_wrap=True, min_width=14, style="bold")
+            table.add_column(ratio=1)
+            table.add_column(no_wrap=True, style="dim")
+            for keys, description, binding_id in rows:
+                table.add_row(safe_text(keys), safe_text(description), safe_text(binding_id))
+            parts += [table, Text("")]
+        return Group(*parts)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("Key", "Does", "Binding id")
-        for key, description, binding_id in self.rows:
-            table.add_row(safe_text(key), safe_text(description), safe_text(binding_id))
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)
+        self.query_one(VerticalScroll).focus()

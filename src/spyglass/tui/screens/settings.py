@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,6 +14,9 @@ from textual.widgets import Button, Footer, Input, Label, ListItem, ListView, St
 from spyglass.config import EMBEDDED, Config, ConfigError, Profile
 from spyglass.safetext import safe_text
 from spyglass.secrets import mask_key
+
+if TYPE_CHECKING:
+    from spyglass.tui.app import SpyglassApp
 
 FIELDS = [
     ("name", "Name", "a short name, e.g. work"),
@@ -35,15 +40,15 @@ class SettingsScreen(Screen[None]):
     SettingsScreen .field Input { width: 1fr; }
     SettingsScreen #key-mask { color: $text-muted; padding-left: 22; }
     SettingsScreen #buttons { height: auto; margin-top: 1; }
-    SettingsScreen #buttons Button { margin-right: 1; }
+    SettingsScreen #buttons Button { margin-right: 1; min-width: 8; width: auto; }
     SettingsScreen #result { margin-top: 1; height: auto; }
     SettingsScreen #result.error { color: $error; }
     SettingsScreen #result.ok { color: $success; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, config: Config) -> None:
         super().__init__()
-        self.config = Config.load()
+        self.config = config  # the app's, loaded once at start; saved here when changed
         self.names: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -139,7 +144,7 @@ class SettingsScreen(Screen[None]):
             return
         self.config.active = profile.name
         self.config.save()
-        self.app.use_profile(self.config.profile(profile.name))
+        cast("SpyglassApp", self.app).use_profile(self.config.profile(profile.name))
         self.dismiss(None)
 
     @on(Button.Pressed, "#delete")

@@ -1,5 +1,5 @@
-"""The one-line pane bar: number keys and clicks switch panes. Cheaper to draw than Tabs, which
-keeps the first frame fast."""
+"""The one-line pane bar: each pane with the key that shows it; a click switches too. Cheaper to draw
+than Tabs, which keeps the first frame fast."""
 
 from __future__ import annotations
 
@@ -18,28 +18,29 @@ class NavBar(Widget):
     """
 
     active: reactive[int] = reactive(0)
+    titles: reactive[list[tuple[str, str]]] = reactive(list, always_update=True)  # (title, key label)
 
     class Picked(Message):
         def __init__(self, index: int) -> None:
             super().__init__()
             self.index = index
 
-    def __init__(self, titles: list[str], **kwargs) -> None:
+    def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.titles = titles
         self._spans: list[tuple[int, int]] = []
 
     def render(self) -> Text:
-        selected = theme_background(self.app, "primary", bold=True, reverse=self.app.current_theme.ansi)
+        # Bold and underlined as well as coloured: told apart with NO_COLOR or 16 colours too.
+        selected = theme_background(self.app, "primary", bold=True, underline=True, reverse=self.app.current_theme.ansi)
         text = Text(no_wrap=True, overflow="ellipsis")
         self._spans = []
-        for index, title in enumerate(self.titles):
+        for index, (title, key) in enumerate(self.titles):
             start = len(text)
-            label = f" {index + 1} {title} "
             if index == self.active:
-                text.append(label, style=selected)
+                text.append(f" {key} {title} ", style=selected)
             else:
-                text.append(label)
+                text.append(f" {key} ", style="dim")
+                text.append(f"{title} ")
             self._spans.append((start, len(text)))
             text.append(" ")
         return text

@@ -1,12 +1,15 @@
 """The search box: checks the query with the shared parser on every keystroke, before any
-request, and says what it will cost."""
+request, and says what it will cost; up and down recall the queries run before (kept between runs)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.suggester import Suggester
+from textual.binding import Binding
 from textual.containers import Vertical
+from textual.suggester import Suggester
 from textual.widgets import Input, Static
 
 from spyglass.query import FILTERS, parse
@@ -27,7 +30,7 @@ def describe(source: str, count_only: bool = False) -> tuple[bool, Text]:
     if count_only:
         cost = "count: free"
     elif query.has_filters:
-        cost = "costs 1 query credit (it has a filter), and 1 per further page"
+        cost = "costs 1 query credit (a filter), +1 per further page"
     else:
         cost = "first page free, 1 query credit per further page"
     return True, Text(f"✓ {cost}")
@@ -50,6 +53,40 @@ class FilterSuggester(Suggester):
         return None
 
 
+HISTORY_SIZE = 500
+
+
+class History:
+    """Queries run, oldest first, one per line in a small file in the config dir, bounded."""
+
+    def __init__(self, path: Path, size: int = HISTORY_SIZE) -> None:
+        self.path = path
+        self.size = size
+        try:
+            self.entries = [line for line in path.read_text(encoding="utf-8").splitlines() if line][-size:]
+        except (OSError, UnicodeDecodeError):
+            self.entries = []
+
+    def add(self, query: str) -> None:
+        query = " ".join(query.split())  # one line per entry
+        if not query:
+            return
+        if query in self.entries:
+            self.entries.remove(query)
+        self.entries = [*self.entries, query][-self.size:]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("\n".join(self.entries) + "\n", encoding="utf-8")
+        except OSError:
+            pass  # history is a convenience: a read-only config dir must not stop a search
+
+
+def history_path() -> Path:
+    from spyglass.config import config_dir
+
+    return config_dir() / "search-history"
+
+
 class QueryInput(Vertical):
     DEFAULT_CSS = """
     QueryInput { height: auto; }
@@ -60,10 +97,18 @@ class QueryInput(Vertical):
     QueryInput #query-caret.shown { display: block; }
     """
 
+    BINDINGS = [
+        Binding("up", "history(-1)", "Earlier query", show=False, id="search.history_back"),
+        Binding("down", "history(1)", "Later query", show=False, id="search.history_forward"),
+    ]
+
     def __init__(self, placeholder: str, **kwargs) -> None:
         super().__init__(**kwargs)
         self.placeholder = placeholder
         self.count_only = False
+        self.history = History(history_path())
+        self.recalled = len(self.history.entries)  # where up/down are in the history; the end is "new"
+        self.draft = ""  # what was typed before going back in the history
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder=self.placeholder, id="query", suggester=FilterSuggester())
@@ -77,6 +122,19 @@ class QueryInput(Vertical):
     @value.setter
     def value(self, text: str) -> None:
         self.query_one("#query", Input).value = text
+
+    def remember(self) -> None:
+        self.history.add(self.value)
+        self.recalled = len(self.history.entries)
+
+    def action_history(self, step: int) -> None:
+        entries = self.history.entries
+        if self.recalled == len(entries):
+            self.draft = self.value
+        self.recalled = max(0, min(len(entries), self.recalled + step))
+        field = self.query_one("#query", Input)
+        field.value = entries[self.recalled] if self.recalled < len(entries) else self.draft
+        field.cursor_position = len(field.value)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

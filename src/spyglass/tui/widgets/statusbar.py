@@ -27,6 +27,7 @@ class StatusBar(Widget):
     endpoint: reactive[str] = reactive("")
     state: reactive[State] = reactive(State.CONNECTING)
     detail: reactive[str] = reactive("")
+    note: reactive[str] = reactive("")  # the last failed call, or what a key is about to spend
     plan: reactive[str | None] = reactive(None)
     query_credits: reactive[int | None] = reactive(None)
     scan_credits: reactive[int | None] = reactive(None)
@@ -38,16 +39,22 @@ class StatusBar(Widget):
         text.append(self.state.value, style=state_colour + Style(bold=True))
         if self.detail:
             text.append(f": {clean(self.detail, one_line=True, max_chars=160)}", style=state_colour)
-        text.append("  │  ")
-        text.append(clean(self.endpoint, one_line=True, max_chars=80), style="bold")
+        if self.note:
+            text.append(" │ ")
+            text.append(clean(self.note, one_line=True, max_chars=200), style=theme_style(self.app, "warning"))
+        text.append(" │ ")
+        endpoint = self.endpoint if self.size.width >= 100 else self.endpoint.split("://", 1)[-1]
+        text.append(clean(endpoint, one_line=True, max_chars=80), style="bold")
         if self.plan:
-            text.append("  │  plan ")
+            text.append(" │ plan ")
             text.append(clean(self.plan, one_line=True), style="bold")
+        if self.query_credits is not None or self.scan_credits is not None:
+            text.append(" │ credits:")
         if self.query_credits is not None:
-            text.append("  │  query credits ")
-            text.append(f"{self.query_credits:,}", style="bold")
+            text.append(f" {self.query_credits:,}", style="bold")
+            text.append(" query")
         if self.scan_credits is not None:
-            text.append("  scan credits ")
-            text.append(f"{self.scan_credits:,}", style="bold")
+            text.append(f" {self.scan_credits:,}", style="bold")
+            text.append(" scan")
         return text
 

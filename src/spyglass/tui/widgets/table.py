@@ -1,0 +1,165 @@
+"""The panes' table: vi keys, columns sorted by a click or a key, and columns that fit the width
+(the least useful ones go first when the table is narrow; a flexible one takes the room left)."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import events, on
+from textual.binding import Binding
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable
+
+PADDING = 2  # DataTable draws one cell of padding each side of a column
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    width: int  # the cells it wants (the least it takes, for the flexible column)
+    rank: int = 0  # 0 is kept longest; the highest rank is dropped first when room runs out
+    flex: bool = False  # takes the room the other columns leave
+
+
+def fit_columns(columns: list[Column], width: int) -> list[tuple[Column, int]]:
+    """The columns that fit in ``width`` cells, in their own order, each with its width: by rank
+    until one does not fit (a less useful narrow column never takes the place of a wider one)."""
+    kept: list[Column] = []
+    used = 0
+    for column in sorted(columns, key=lambda c: c.rank):
+        if kept and used + column.width + PADDING > width:
+            break
+        kept.append(column)
+        used += column.width + PADDING
+    spare = max(0, width - used)
+    return [(c, c.width + spare if c.flex else c.width) for c in columns if c in kept]
+
+
+def sort_key(cell: Any) -> tuple[int, float | str]:
+    """Numbers (a port in "443/tcp" too) by value, addresses in address order, the rest as text."""
+    text = cell.plain if isinstance(cell, Text) else str(cell)
+    head = text.split("/", 1)[0].strip()
+    try:
+        return 0, float(head)
+    except ValueError:
+        pass
+    try:
+        address = ipaddress.ip_address(head)
+    except ValueError:
+        return 2, text.casefold()
+    return 1, f"{address.version}{int(address):039d}"  # exact order, IPv4 before IPv6
+
+
+class Table(DataTable):
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False, id="table.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="table.up"),
+        Binding("g", "scroll_top", "First row", show=False, id="table.first"),
+        Binding("G", "scroll_bottom", "Last row", show=False, id="table.last"),
+        Binding("s", "sort_next", "Sort by the next column", show=False, id="table.sort"),
+        Binding("S", "sort_reverse", "Reverse the sort", show=False, id="table.reverse"),
+    ]
+
+    def __init__(self, columns: list[Column], **kwargs: Any) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        kwargs.setdefault("zebra_stripes", True)
+        super().__init__(**kwargs)
+        self.specs = columns
+        self.records: dict[str, dict[str, Any]] = {}  # every row, all columns, by row key
+        self.shown: list[tuple[Column, int]] = []
+        self.sorted_by: tuple[str, bool] | None = None  # (column key, reverse)
+
+    def on_mount(self) -> None:
+        self._layout(self._room())
+
+    def _room(self) -> int:
+        # The vertical scrollbar's room is kept whether it shows or not: rows come after the columns.
+        width = self.size.width - self.styles.gutter.width - self.styles.scrollbar_size_vertical
+        return max(20, width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._layout(self._room())
+
+    def _layout(self, width: int) -> None:
+        shown = fit_columns(self.specs, width)
+        if shown == self.shown:
+            return
+        if [c for c, _ in shown] == [c for c, _ in self.shown]:
+            self._resize_columns(shown)  # the same columns: no need to add every row again
+            return
+        row = self.cursor_row
+        self.shown = shown
+        self.clear(columns=True)
+        for column, cells in shown:
+            self.add_column(column.label, key=column.key, width=cells)
+        for key, record in self.records.items():
+            super().add_row(*self._cells(record), key=key)
+        self._apply_sort()
+        if self.row_count:
+            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+
+    def _resize_columns(self, shown: list[tuple[Column, int]]) -> None:
+        self.shown = shown
+        for column, (_, cells) in zip(self.ordered_columns, shown):
+            column.width = cells
+        # DataTable has no public call for new widths: drop its render caches, re-measure when idle.
+        self._clear_caches()
+        self._require_update_dimensions = True
+        self.refresh()
+
+    def _cells(self, record: dict[str, Any]) -> list[Any]:
+        return [record.get(column.key, "") for column, _ in self.shown]
+
+    def add_record(self, record: dict[str, Any], key: str | None = None) -> str:
+        key = key if key is not None else str(len(self.records))
+        self.records[key] = record
+        super().add_row(*self._cells(record), key=key)
+        return key
+
+    def update_record(self, key: str, record: dict[str, Any]) -> None:
+        self.records[key] = record
+        for column, _ in self.shown:
+            self.update_cell(key, column.key, record.get(column.key, ""))
+
+    def clear_records(self) -> None:
+        self.records.clear()
+        self.clear()
+
+    def key_at(self, row: int) -> str | None:
+        """The record key of the row shown at ``row`` (rows move when sorted)."""
+        if not 0 <= row < self.row_count:
+            return None
+        row_key, _ = self.coordinate_to_cell_key(Coordinate(row, 0))
+        return row_key.value
+
+    # -- sorting ------------------------------------------------------------------------------
+    def sort_by(self, column: str, reverse: bool = False) -> None:
+        self.sorted_by = (column, reverse)
+        self._apply_sort()
+
+    def _apply_sort(self) -> None:
+        if self.sorted_by and any(c.key == self.sorted_by[0] for c, _ in self.shown):
+            self.sort(self.sorted_by[0], key=sort_key, reverse=self.sorted_by[1])
+
+    @on(DataTable.HeaderSelected)
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        column = event.column_key.value or ""
+        current = self.sorted_by
+        self.sort_by(column, reverse=bool(current and current[0] == column and not current[1]))
+
+    def action_sort_next(self) -> None:
+        keys = [c.key for c, _ in self.shown]
+        if not keys:
+            return
+        at = keys.index(self.sorted_by[0]) + 1 if self.sorted_by and self.sorted_by[0] in keys else 0
+        self.sort_by(keys[at % len(keys)])
+        self.app.notify(f"Sorted by {self.shown[at % len(keys)][0].label}", timeout=2)
+
+    def action_sort_reverse(self) -> None:
+        if self.sorted_by:
+            self.sort_by(self.sorted_by[0], not self.sorted_by[1])

@@ -1,0 +1,334 @@
+"""The pane framework driven like a person would: panes load when shown, failures are reported in
+one place, panes talk through messages, stale pages are dropped, and the keys work from anywhere."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from spyglass.client.intel import IntelClient
+from spyglass.datagen import generate
+from spyglass.tui.app import SpyglassApp, run_dashboard
+from spyglass.tui.panes import PANES, load_panes, pane_ids
+from spyglass.tui.panes.account import AccountPane
+from spyglass.tui.panes.geo import GeoPane
+from spyglass.tui.panes.host import HostPane
+from spyglass.tui.panes.search import COLUMNS, SearchPane
+from spyglass.tui.screens.help import HelpScreen, bad_key
+from spyglass.tui.widgets.queryinput import History
+from spyglass.tui.widgets.statusbar import StatusBar
+from spyglass.tui.widgets.table import fit_columns
+from tests.conftest import backend_with
+from tests.tui.helpers import screen_text, settle
+
+BANNERS = list(generate(800, seed=5))
+
+
+@pytest.fixture(scope="module")
+def data_backend(tmp_path_factory):
+    with backend_with(tmp_path_factory.mktemp("tui-framework"), BANNERS) as backend:
+        yield backend
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The names of the IntelClient methods called, in order; the real calls still run."""
+    seen: list[str] = []
+    for name in ("profile", "http_headers", "search", "host"):
+        real = getattr(IntelClient, name)
+
+        def spy(self, *args, _real=real, _name=name, **kwargs):
+            seen.append(_name)
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(IntelClient, name, spy)
+    return seen
+
+
+async def run_query(pilot, text: str) -> None:
+    field = pilot.app.query_one("#query", Input)
+    field.focus()
+    field.value = text
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+def test_registry_ids_are_module_names():
+    classes = load_panes()
+    assert [cls.ID for cls in classes] == pane_ids() == ["search", "host", "geo", "account"]
+    assert len(classes) == len(PANES)
+    for cls in classes:
+        assert cls.TITLE and cls.KEYS and cls.HELP and cls.SECTION
+    keys = [key for cls in classes for key in cls.KEYS.split(",")]
+    assert len(keys) == len(set(keys))  # no two panes share a key
+
+
+async def test_panes_mount_and_load_when_first_shown(data_backend, calls):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert not app.query(AccountPane) and not app.query(HostPane)  # connecting loaded only the first
+        assert "profile" not in calls and "http_headers" not in calls
+        await pilot.press("f5")
+        await settle(pilot)
+        assert calls.count("profile") == 1 and app.query_one(AccountPane).display
+        await pilot.press("f2", "f5")  # shown again, not stale: no new request
+        await settle(pilot)
+        assert calls.count("profile") == 1
+        await app.reopen()  # after a reconnect every pane is stale, and reloads when shown
+        await settle(pilot)
+        assert calls.count("profile") == 2
+
+
+async def test_a_failing_call_shows_in_the_status_line_and_a_notification(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("free")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await run_query(pilot, "port:80")
+        note = app.query_one(StatusBar).note
+        assert note.startswith("Search: search: ") and "Insufficient query credits" in note
+        assert any("Insufficient query credits" in str(n.message) for n in app._notifications)
+        assert "Insufficient query credits" in screen_text(app)
+        await run_query(pilot, "nginx")  # free: the next success of the same call clears it
+        assert app.query_one(StatusBar).note == ""
+
+
+async def test_enter_on_a_result_opens_the_host_by_message(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await run_query(pilot, "port:443")
+        results = app.query_one("#results", DataTable)
+        results.focus()
+        await pilot.press("G", "s")  # the last row, then sort by the first column: keys follow the rows
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        shown_ip = results.get_row_at(results.cursor_row)[0].plain
+        await pilot.press("enter")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.display and host.record is not None and host.record.ip_str == shown_ip
+        assert shown_ip in pane.ips
+
+
+async def test_a_page_of_an_older_query_is_dropped(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await run_query(pilot, "has_ssl:false")
+        pane = app.query_one(SearchPane)
+        older = pane.generation
+        await run_query(pilot, "port:22")
+        rows = list(pane.ips)
+        # The page the older query asked for arrives after the newer query's answer.
+        await pane.next_page(app.clients, "has_ssl:false", 2, older)
+        assert pane.ips == rows and pane.loaded_pages == 1
+        expected = {b["ip_str"] for b in BANNERS if b["port"] == 22}
+        assert set(pane.ips) <= expected
+
+
+async def test_pane_option_opens_a_pane_with_its_argument_run(data_backend):
+    ip = BANNERS[0]["ip_str"]
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="host", arg=ip)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.display and host.query_one("#host-ip", Input).value == ip
+        assert host.record is not None and host.record.ip_str == ip
+        assert not app.query(SearchPane)  # the first pane was never needed
+
+
+async def test_pane_option_search_runs_the_query(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="search", arg="port:22")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        assert pane.current_query == "port:22" and pane.total == sum(b["port"] == 22 for b in BANNERS)
+        assert app.focused is app.query_one("#query", Input)
+
+
+def test_unknown_pane_is_a_usage_error(capsys):
+    assert run_dashboard(pane="nope") == 2
+    err = capsys.readouterr().err
+    assert "unknown pane 'nope'" in err and "search, host, geo, account" in err
+
+
+async def test_function_keys_switch_from_inside_an_input_and_esc_leaves_it(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        query = app.query_one("#query", Input)
+        assert app.focused is query  # typing works at once on the first screen
+        await pilot.press("q", "4")  # q and digits type in an input
+        assert query.value == "q4" and app.is_running
+        await pilot.press("f4")  # a function key switches from inside the input
+        await settle(pilot)
+        geo = app.query_one(GeoPane)
+        target = geo.query_one("#geo-target", Input)
+        assert geo.display and app.focused is target
+        await pilot.press("q")
+        assert target.value == "q" and app.is_running
+        await pilot.press("escape")  # Esc leaves the input for the pane
+        assert app.focused is geo.query_one("#geo-results")
+        await pilot.press("1")  # now digits switch
+        await settle(pilot)
+        assert app.query_one(SearchPane).display and not geo.display
+        await pilot.press("escape", "ctrl+g")  # the pane palette
+        await pilot.pause()
+        await pilot.press(*"accou", "enter")
+        await settle(pilot)
+        assert app.query_one(AccountPane).display
+
+
+async def test_help_lists_every_pane_and_the_keymap(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), keymap={"host.history": "H"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")  # F1 works from the query input, ? types there
+        assert isinstance(app.screen, HelpScreen)
+        scroll = app.screen.query_one("VerticalScroll")
+        assert scroll.max_scroll_y > 0  # longer than 80x24: it scrolls
+        text = ""
+        for _ in range(20):
+            text += screen_text(app)
+            await pilot.press("pagedown")
+            await pilot.pause()
+        for binding_id in ("pane.search", "pane.account", "go_to_pane", "search.export", "host.copy_banner",
+                           "geo.map", "table.down", "table.sort", "pane.leave_input", "help.close"):
+            assert binding_id in text, binding_id
+        for title in ("Search (F2 1)", "Host (F3 2)", "Geo (F4 3)", "Account (F5 4)", "Tables"):
+            assert title in text, title
+        assert "H               History" in text  # the remapped key, not h
+
+
+async def test_a_bad_keymap_is_reported_at_start(data_backend):
+    keymap = {"no.such.binding": "x", "help": "ctrl+nonsense_key", "quit": "ctrl+q"}
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), keymap=keymap)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        messages = [str(n.message) for n in app._notifications]
+    assert any("no binding 'no.such.binding'" in m for m in messages)
+    assert any("'ctrl+nonsense_key' is not a key name" in m for m in messages)
+    assert not any("'quit'" in m for m in messages)
+
+
+def test_key_names():
+    assert not any(bad_key(k) for k in ("j", "G", "f12", "ctrl+g", "question_mark", "shift+tab", "escape"))
+    assert all(bad_key(k) for k in ("ctrl+nonsense_key", "hyperdrive+x", "f99x", ""))
+
+
+async def test_query_history_is_kept_between_runs(data_backend):
+    for query in ("port:22", "port:443"):
+        app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            await run_query(pilot, query)
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        field = app.query_one("#query", Input)
+        await pilot.press("x", "up")
+        assert field.value == "port:443"
+        await pilot.press("up")
+        assert field.value == "port:22"
+        await pilot.press("down", "down")
+        assert field.value == "x"  # back to what was being typed
+
+
+def test_history_is_bounded(tmp_path):
+    history = History(tmp_path / "h", size=3)
+    for n in range(5):
+        history.add(f"q{n}")
+    history.add("q3")
+    assert History(tmp_path / "h", size=3).entries == ["q2", "q4", "q3"]
+
+
+async def test_account_pane_follows_credits_spent_elsewhere(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        assert "100 of 100 left" in screen_text(app)
+        await pilot.press("f2")
+        await run_query(pilot, "port:22")
+        await pilot.press("f5")
+        await settle(pilot)
+        assert "99 of 100 left" in screen_text(app)
+
+
+async def test_palette_opens_a_host_or_runs_a_search(data_backend):
+    ip = BANNERS[3]["ip_str"]
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*ip)
+        await settle(pilot)
+        assert f"Open host {ip}" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one(HostPane).record.ip_str == ip
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"port:8080")
+        await settle(pilot)
+        assert "Search port:8080" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one(SearchPane).current_query == "port:8080"
+
+
+def test_result_columns_fit_the_width():
+    def names(width: int) -> list[str]:
+        return [column.key for column, _ in fit_columns(COLUMNS, width)]
+
+    assert names(46) == ["ip", "port", "title"]
+    assert "seen" in names(80) and "org" not in names(80)
+    assert names(160) == ["ip", "port", "org", "country", "product", "title", "seen"]
+    shown = fit_columns(COLUMNS, 160)
+    assert sum(width + 2 for _, width in shown) == 160  # the flexible column takes the rest
+
+
+async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_backend):
+    records = data_backend.app.state.index.records
+    records.set_meta("demo", "1")
+    try:
+        app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            assert "Demo data:" in screen_text(app)
+            records.set_meta("demo", "0")  # as after importing real data
+            await pilot.press("escape", "r")  # no query yet: r asks the backend again
+            await settle(pilot)
+            assert "Demo data:" not in screen_text(app)
+    finally:
+        records.set_meta("demo", "0")
+
+
+def test_sort_keys_order_numbers_and_addresses_by_value():
+    from spyglass.tui.widgets.table import sort_key
+
+    cells = ["198.18.10.21", "198.18.1.139", "443/tcp", "22/tcp", "nginx", "::1", "Apache"]
+    assert sorted(cells, key=sort_key) == ["22/tcp", "443/tcp", "198.18.1.139", "198.18.10.21", "::1",
+                                           "Apache", "nginx"]
+
+
+async def test_result_columns_follow_the_terminal_size(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await run_query(pilot, "port:22")
+        results = app.query_one("#results", DataTable)
+        rows = results.row_count
+        assert [c.key.value for c in results.ordered_columns] == ["ip", "port", "title"]
+        await pilot.resize_terminal(200, 50)
+        await settle(pilot)
+        assert [c.key.value for c in results.ordered_columns][-1] == "seen" and results.row_count == rows
+        title = next(c for c in results.ordered_columns if c.key.value == "title")
+        before = title.width
+        await pilot.resize_terminal(210, 50)  # the same columns: the flexible one takes the room
+        await settle(pilot)
+        assert title.width == before + 10 and results.row_count == rows
+        assert "Seen" in screen_text(app)
