@@ -26,14 +26,15 @@ def host_facts(record: Any) -> list[Fact]:
     coords = f" ({lat:.2f}, {lon:.2f})" if lat is not None and lon is not None else ""
     vulns = r.get("vulns")
     vulns = [cve for cve, _ in head(vulns, 60)] if isinstance(vulns, Mapping) else vulns
+    # Most useful first: a short terminal shows the top rows.
     facts = [
         Fact("ip", text_of(r.get("ip_str") or r.get("ipv6") or r.get("ip")) or "-", "strong"),
-        Fact("org", text_of(r.get("org")) or "-"), Fact("isp", text_of(r.get("isp")) or "-"),
-        Fact("asn", text_of(r.get("asn")) or "-"), Fact("location", (where + coords).strip() or "-"),
-        Fact("os", text_of(r.get("os")) or "-"), Fact("hostnames", text_of(r.get("hostnames")) or "-"),
-        Fact("domains", text_of(r.get("domains")) or "-"), Fact("tags", text_of(r.get("tags")) or "-"),
+        Fact("org", text_of(r.get("org")) or "-"), Fact("ports", text_of(r.get("ports")) or "-"),
         Fact("vulns", text_of(vulns) or "-", "bad" if not empty(vulns) else ""),
-        Fact("ports", text_of(r.get("ports")) or "-"), Fact("last update", seen(r.get("last_update")) or "-"),
+        Fact("location", (where + coords).strip() or "-"), Fact("hostnames", text_of(r.get("hostnames")) or "-"),
+        Fact("asn", text_of(r.get("asn")) or "-"), Fact("isp", text_of(r.get("isp")) or "-"),
+        Fact("os", text_of(r.get("os")) or "-"), Fact("domains", text_of(r.get("domains")) or "-"),
+        Fact("tags", text_of(r.get("tags")) or "-"), Fact("last update", seen(r.get("last_update")) or "-"),
     ]
     return facts
 

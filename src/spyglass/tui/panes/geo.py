@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Select, Static
 
+from spyglass.present import geonet
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.colours import theme_style
@@ -55,17 +56,12 @@ def this_machine(configured: str | None) -> GeoLocation:
 
 
 def ping_cells(result: PingResult) -> list[Any]:
-    if result.error:
-        return ["-", "-", "-", "-", Text(clean(result.error, one_line=True, max_chars=200), style="red")]
-    if not result.is_alive:
-        return ["-", "-", "-", "100%", f"no reply from {clean(result.ip, one_line=True)}"]
-    return [f"{result.min_rtt:.2f}", f"{result.avg_rtt:.2f}", f"{result.max_rtt:.2f}",
-            f"{result.packet_loss:.0%}", clean(result.ip, one_line=True)]
+    row = geonet.ping_row(result)
+    return [*row.cells[:-1], Text(row.answer, style="red" if row.failed else "")]
 
 
 def dns_cells(result: DnsResult) -> list[Any]:
-    answer = "; ".join(f"{a.type} {a.value}" for a in result.answers) or (result.status or "no answer")
-    return ["", "", "", "", clean(answer, one_line=True, max_chars=300)]
+    return geonet.dns_row(result).cells
 
 
 class GeoPane(Pane):
@@ -201,7 +197,7 @@ class GeoPane(Pane):
         table = self.query_one(Table)
         values = [safe_text(where.city, one_line=True, max_chars=60), safe_text(where.country, one_line=True),
                   *[c if isinstance(c, Text) else safe_text(c, one_line=True) for c in cells]]
-        record = {column.key: value for column, value in zip(COLUMNS, values)}
+        record = {column.key: value for column, value in zip(COLUMNS, values, strict=True)}
         if key in self.locations:
             table.update_record(key, record)
         else:

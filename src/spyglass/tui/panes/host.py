@@ -14,6 +14,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
+from spyglass.present.host import host_facts, service_rows
+from spyglass.present.service import banner_for_clipboard
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import Pane, PingTarget
 from spyglass.tui.widgets.facts import Facts
@@ -112,36 +114,14 @@ class HostPane(Pane):
             self.query_one("#services", Table).focus()  # h, c, y and p work from here
 
     def show_record(self, r: HostRecord) -> None:
-        where = ", ".join(x for x in (r.city, r.region_code, r.country_name) if x)
-        coords = f" ({r.latitude:.2f}, {r.longitude:.2f})" if r.latitude is not None and r.longitude is not None else ""
-        vulns = safe_text(", ".join(r.vulns), "bold red", one_line=True) if r.vulns else "-"
-        self.query_one("#host-summary", Facts).show([
-            # Most useful first: a short terminal shows the top rows.
-            ("ip", Text(clean(r.ip_str, one_line=True), style="bold")), ("org", r.org or "-"),
-            ("ports", ", ".join(map(str, r.ports))), ("vulns", vulns), ("location", (where + coords) or "-"),
-            ("hostnames", ", ".join(r.hostnames) or "-"), ("asn", r.asn or "-"), ("isp", r.isp or "-"),
-            ("os", r.os or "-"), ("domains", ", ".join(r.domains) or "-"), ("tags", ", ".join(r.tags) or "-"),
-            ("last update", (r.last_update or "-")[:19].replace("T", " ")),
-            ("view", "history: every scan (h for current)" if self.history else "current services (h for history)"),
-        ])
-        from spyglass.tui.panes.hostview import changes
-
+        view = "history: every scan (h for current)" if self.history else "current services (h for history)"
+        self.query_one("#host-summary", Facts).show([*host_facts(r), ("view", view)])
         table = self.query_one("#services", Table)
         table.clear_records()
         self.banners = list(r.data)
-        previous: dict[tuple[int, str], Banner] = {}
-        rows = []
-        for b in reversed(self.banners):  # oldest first, to compare each scan with the one before
-            key = (b.port, b.transport)
-            found = changes(previous[key], b) if key in previous else []
-            previous[key] = b
-            rows.append((b, "; ".join(found)))
-        for index, (b, diff) in enumerate(reversed(rows)):
-            product = b.product_line or (b.module or "")
-            table.add_record({"port": safe_text(f"{b.port}/{b.transport}", one_line=True),
-                              "product": safe_text(product, one_line=True),
-                              "seen": safe_text(b.timestamp[:16].replace("T", " "), one_line=True),
-                              "changes": safe_text(diff, one_line=True, max_chars=120)}, key=str(index))
+        for index, cells in enumerate(service_rows(r)):
+            table.add_record({col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, cells, strict=True)},
+                             key=str(index))
         if self.banners:
             self.show_service(0)
 
@@ -179,8 +159,9 @@ class HostPane(Pane):
     def action_copy_banner(self) -> None:
         index = self.selected_index()
         if index is not None:
-            self.app.copy_to_clipboard(self.banners[index].data)
-            self.app.notify("Copied the raw banner")
+            copied = banner_for_clipboard(self.banners[index])  # no controls, bounded: see safetext
+            self.app.copy_to_clipboard(copied.text)
+            self.app.notify(copied.note("the raw banner"), markup=False)
 
     def action_geo(self) -> None:
         if self.record is not None:

@@ -14,6 +14,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from spyglass.present.search import facet_groups, result_cells
+from spyglass.present.values import pad
 from spyglass.query import parse, parse_facets
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
@@ -46,10 +48,8 @@ def refine(query: str, facet: str, value: str, exclude: bool) -> str:
 
 
 def row_of(b: Banner) -> dict[str, Text]:
-    cells = {"ip": b.address, "port": f"{b.port}/{b.transport}", "org": b.org or "",
-             "country": b.location.country_code or "", "product": b.product_line, "title": b.headline,
-             "seen": b.timestamp[:10]}
-    return {name: Text(fit(c, 120), no_wrap=True) for name, c in cells.items()}
+    """A result's cells by column name (``present.search.result_cells`` is in COLUMNS' order)."""
+    return {col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, result_cells(b), strict=True)}
 
 
 class SearchPane(Pane):
@@ -226,20 +226,20 @@ class SearchPane(Pane):
         facet_list = self.query_one("#facets", OptionList)
         room = max(16, facet_list.size.width - facet_list.styles.gutter.width - 2)  # 2: the scrollbar
         bar_cells = 6 if room >= 30 else 0  # narrow: the count alone
-        counts = [v.count for values in (result.facets or {}).values() for v in values]
+        groups = facet_groups(result.facets)
+        counts = [row.count for _, rows in groups for row in rows]
         count_cells = len(f"{max(counts, default=0):,}")
         label_cells = max(4, room - bar_cells - count_cells - 2)
         options: list[Option] = []
         self.facet_items = []
-        for name, values in (result.facets or {}).items():
-            options.append(Option(safe_text(name, "bold", one_line=True, max_chars=40), disabled=True))
+        for name, rows in groups:
+            options.append(Option(Text(name, style="bold", no_wrap=True), disabled=True))
             self.facet_items.append(None)
-            top = max((v.count for v in values), default=1) or 1
-            for v in values:
-                label = fit(v.label, label_cells)
-                options.append(Option(Text.assemble(f"{label:<{label_cells}} ", (bar(v.count / top, bar_cells), "dim"),
-                                                    f" {v.count:>{count_cells},}")))
-                self.facet_items.append((name, v.label))
+            for row in rows:
+                label = pad(fit(row.label, label_cells), label_cells)
+                options.append(Option(Text.assemble(f"{label} ", (bar(row.share, bar_cells), "dim"),
+                                                    f" {row.count:>{count_cells},}")))
+                self.facet_items.append((name, row.value))
         facet_list.clear_options()
         facet_list.add_options(options)
 
