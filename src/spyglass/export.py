@@ -188,7 +188,7 @@ async def export(intel, query: str, path: Path, fields: str | list[str] | None =
     while True:
         result = await intel.search(query, page=page, minify=False)
         total = result.total if limit is None else min(result.total, limit)
-        matches = [m.to_api(intel.namespace) for m in result.matches]
+        matches = [m.to_api() for m in result.matches]
         if limit is not None:
             matches = matches[: max(0, limit - written)]
         if not matches:

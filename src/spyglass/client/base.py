@@ -42,7 +42,7 @@ class HostClient:
 
     def parse(self, target: type[T] | Any, body: Any) -> T:
         try:
-            return _adapter(target).validate_python(body, context={"namespace": self.namespace})
+            return _adapter(target).validate_python(body)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "body"

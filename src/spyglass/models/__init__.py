@@ -5,16 +5,7 @@ The same models are the embedded backend's response models and the client's pars
 
 from spyglass.models.account import AccountProfile, ApiInfo, UsageLimits
 from spyglass.models.alert import Alert, AlertFilters, Trigger
-from spyglass.models.banner import (
-    Banner,
-    Certificate,
-    Cloud,
-    CrawlerMeta,
-    Http,
-    Ssh,
-    Ssl,
-    Vulnerability,
-)
+from spyglass.models.banner import Banner
 from spyglass.models.base import APIModel, Success
 from spyglass.models.data import Dataset, DatasetFile
 from spyglass.models.directory import QueryTags, SavedQuery, SavedQueryList, TagCount
@@ -29,7 +20,6 @@ from spyglass.models.geonet import (
     ValidationErrorItem,
 )
 from spyglass.models.host import HostRecord
-from spyglass.models.location import Location
 from spyglass.models.notifier import Notifier, NotifierCreated, NotifierList, ProviderSpec
 from spyglass.models.org import Organization, OrgUser
 from spyglass.models.scan import ScanList, ScanListItem, ScanState, ScanStatus, ScanSubmission
@@ -37,12 +27,11 @@ from spyglass.models.search import FacetValue, SearchResponse, SearchTokens
 from spyglass.models.trends import MonthCount, MonthFacet, TrendsResponse
 
 __all__ = [
-    "APIModel", "AccountProfile", "Alert", "AlertFilters", "ApiInfo", "Banner", "Certificate",
-    "Cloud", "CrawlerMeta", "Dataset", "DatasetFile", "DnsRecord", "DnsResult", "DomainInfo",
-    "DomainRecord", "FacetValue", "GeoLocation", "HTTPValidationError", "HostRecord", "Http",
-    "Location", "MissingAgent", "MonthCount", "MonthFacet", "Notifier", "NotifierCreated", "NotifierList",
+    "APIModel", "AccountProfile", "Alert", "AlertFilters", "ApiInfo", "Banner", "Dataset", "DatasetFile", "DnsRecord", "DnsResult", "DomainInfo",
+    "DomainRecord", "FacetValue", "GeoLocation", "HTTPValidationError", "HostRecord",
+    "MissingAgent", "MonthCount", "MonthFacet", "Notifier", "NotifierCreated", "NotifierList",
     "OrgUser", "Organization", "PingResult", "ProviderSpec", "QueryTags", "SavedQuery",
     "SavedQueryList", "ScanList", "ScanListItem", "ScanState", "ScanStatus", "ScanSubmission",
-    "SearchResponse", "SearchTokens", "Ssh", "Ssl", "Success", "TagCount", "Trigger",
-    "TrendsResponse", "UsageLimits", "ValidationErrorItem", "Vulnerability",
+    "SearchResponse", "SearchTokens", "Success", "TagCount", "Trigger",
+    "TrendsResponse", "UsageLimits", "ValidationErrorItem",
 ]

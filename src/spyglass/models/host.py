@@ -2,33 +2,37 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from spyglass.models.banner import Banner
+from spyglass.models.banner import Banner, Raw, member
 from spyglass.models.base import APIModel
 
 
 class HostRecord(APIModel):
-    """Everything known about one address: general information plus its banners."""
+    """Everything known about one address: general information plus its banners.
 
-    ip: int | None = None
+    Like a banner's, its members come from banners in the wild and are kept as sent; only the
+    address and the list of banners are typed.
+    """
+
+    ip: Raw = member("integer, numeric form of the IPv4 address")
     ip_str: str
-    asn: str | None = None
-    isp: str | None = None
-    org: str | None = None
-    os: str | None = None
-    hostnames: list[str] = Field(default_factory=list)
-    domains: list[str] = Field(default_factory=list)
-    ports: list[int] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    vulns: list[str] = Field(default_factory=list)
-    last_update: str | None = None
+    asn: Raw = member("string of form AS<number>")
+    isp: Raw = member("string or null")
+    org: Raw = member("string or null")
+    os: Raw = member("string or null")
+    hostnames: Raw = member("array of string")
+    domains: Raw = member("array of string")
+    ports: Raw = member("array of integer")
+    tags: Raw = member("array of string")
+    vulns: Raw = member("array of vulnerability ids")
+    last_update: Raw = member("timestamp of the newest banner")
     data: list[Banner] = Field(default_factory=list)
-    city: str | None = None
-    region_code: str | None = None
-    area_code: int | None = None
-    dma_code: int | None = None
-    postal_code: str | None = None
-    country_code: str | None = None
-    country_code3: str | None = None
-    country_name: str | None = None
-    latitude: float | None = None
-    longitude: float | None = None
+    city: Raw = member("string or null")
+    region_code: Raw = member("string or null")
+    area_code: Raw = member("integer or null")
+    dma_code: Raw = member("integer or null")
+    postal_code: Raw = member("string or null")
+    country_code: Raw = member("2-letter country code")
+    country_code3: Raw = member("string or null")
+    country_name: Raw = member("string")
+    latitude: Raw = member("number")
+    longitude: Raw = member("number")

@@ -4,17 +4,13 @@ from typing import Any
 
 from pydantic import Field
 
-from spyglass.models.banner import Banner
+from spyglass.models.banner import Banner, Raw
 from spyglass.models.base import APIModel
 
 
 class FacetValue(APIModel):
     count: int
-    value: str | int | float | bool
-
-    @property
-    def label(self) -> str:
-        return str(self.value)
+    value: Raw = Field(default=None, description="string (the seed's type); other JSON types are kept as sent")
 
 
 class SearchResponse(APIModel):
