@@ -81,8 +81,8 @@ def http_latencies(data: Path, repeat: int) -> None:
         async def run() -> None:
             async with Clients.from_profile(Profile(name="bench", url=server.url, key=key, rate=None)) as c:
                 for name, call, queries in (
-                    ("HTTP search page + 5 facets", lambda q: c.intel.search(q, FACETS5), SEARCHES),
-                    ("HTTP count", lambda q: c.intel.count(q), SEARCHES),
+                    ("HTTP search page + 5 facets", lambda q: c.search.search(q, FACETS5), SEARCHES),
+                    ("HTTP count", lambda q: c.search.count(q), SEARCHES),
                 ):
                     samples = []
                     for i in range(repeat):

@@ -14,10 +14,13 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spyglass.progress import Progress
 from spyglass.safetext import clean
+
+if TYPE_CHECKING:
+    from spyglass.client import SearchClient
 
 SUFFIXES = (".json.gz", ".json", ".csv")
 DEFAULT_CSV_FIELDS = ["ip_str", "port", "transport", "timestamp", "org", "asn", "location.country_code", "product",
@@ -174,7 +177,7 @@ class Exporter:
         self.state.unlink(missing_ok=True)
 
 
-async def export(intel, query: str, path: Path, fields: str | list[str] | None = None, limit: int | None = None) -> int:
+async def export(search: SearchClient, query: str, path: Path, fields: str | list[str] | None = None, limit: int | None = None) -> int:
     """Write every match of ``query`` (or the first ``limit``); returns how many were written.
 
     Raises :class:`BadExport` before touching any file if the path, fields or limit are wrong.
@@ -186,7 +189,7 @@ async def export(intel, query: str, path: Path, fields: str | list[str] | None =
     progress = Progress(f"export {path.name}")
     total = None
     while True:
-        result = await intel.search(query, page=page, minify=False)
+        result = await search.search(query, page=page, minify=False)
         total = result.total if limit is None else min(result.total, limit)
         matches = [m.to_api() for m in result.matches]
         if limit is not None:

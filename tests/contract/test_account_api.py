@@ -11,7 +11,7 @@ from spyglass.server.auth import Caller, caller
 
 
 async def test_api_info_reports_plan_and_limits(backend, clients):
-    info = await clients.intel.api_info()
+    info = await clients.account.api_info()
     assert info.plan == "enterprise"
     assert info.usage_limits is not None
     assert info.query_credits == info.usage_limits.query_credits > 0
@@ -22,14 +22,14 @@ async def test_api_info_reports_plan_and_limits(backend, clients):
 
 async def test_free_plan_has_no_query_credits(backend):
     async with Clients.from_profile(backend.profile(backend.key("free"))) as c:
-        info = await c.intel.api_info()
-        profile = await c.intel.profile()
+        info = await c.account.api_info()
+        profile = await c.account.profile()
     assert (info.plan, info.query_credits, info.scan_credits, info.unlocked) == ("free", 0, 0, False)
     assert profile.member is False
 
 
 async def test_profile(clients):
-    profile = await clients.intel.profile()
+    profile = await clients.account.profile()
     assert profile.member is True
     assert profile.created and profile.created[:4].isdigit()
 
@@ -41,13 +41,13 @@ async def test_credits_tracked_from_any_response(backend):
     async with Clients.from_profile(backend.profile(key)) as c:
         seen = []
         c.credits.listeners.append(lambda credits: seen.append((credits.query, credits.scan)))
-        await c.intel.my_ip()  # says nothing about credits in its body
+        await c.tools.my_ip()  # says nothing about credits in its body
     assert seen == [(42, 7)]
 
 
 async def test_myip_and_headers(clients):
-    assert await clients.intel.my_ip() == "127.0.0.1"
-    headers = await clients.intel.http_headers()
+    assert await clients.tools.my_ip() == "127.0.0.1"
+    headers = await clients.tools.http_headers()
     assert headers["User-Agent"].startswith("spyglass/")
     assert headers["Host"].startswith("127.0.0.1:")
 
@@ -56,7 +56,7 @@ async def test_myip_and_headers(clients):
 async def test_missing_or_unknown_key(backend, key, message):
     async with Clients.from_profile(backend.profile(key)) as c:
         with pytest.raises(AuthenticationError) as caught:
-            await c.intel.api_info()
+            await c.account.api_info()
     assert caught.value.status == 401
     assert message in str(caught.value)
     if key:
@@ -65,7 +65,7 @@ async def test_missing_or_unknown_key(backend, key, message):
 
 async def test_unknown_method_is_404_with_error_body(backend, clients):
     with pytest.raises(NotFound):
-        await clients.intel.transport.request("GET", "/no/such/method")
+        await clients.transport.request("GET", "/no/such/method")
     raw = httpx.get(f"{backend.url}/no/such/method")
     assert raw.status_code == 404 and raw.json() == {"error": "No such method"}
 

@@ -27,32 +27,32 @@ async def member(loaded):
 
 
 async def test_count_is_free_and_has_facets(member):
-    result = await member.intel.count("port:22", "country:3,org")
+    result = await member.search.count("port:22", "country:3,org")
     assert result.total == sum(b["port"] == 22 for b in BANNERS)
     assert result.matches == []
     assert len(result.facets["country"]) == 3 and len(result.facets["org"]) == 10
-    assert (await member.intel.api_info()).query_credits == 100
+    assert (await member.account.api_info()).query_credits == 100
 
 
 async def test_search_credits_follow_the_rules(member):
-    await member.intel.search("nginx")  # free text, first page: free
+    await member.search.search("nginx")  # free text, first page: free
     assert member.credits.query == 100
-    page = await member.intel.search("nginx port:80")  # a filter: one credit
+    page = await member.search.search("nginx port:80")  # a filter: one credit
     assert member.credits.query == 99 and len(page.matches) == 100
-    await member.intel.search("nginx", page=2)  # past the first page: one credit
+    await member.search.search("nginx", page=2)  # past the first page: one credit
     assert member.credits.query == 98
 
 
 async def test_free_plan_can_search_text_but_not_filters(loaded):
     async with Clients.from_profile(loaded.profile(loaded.key("free"))) as c:
-        assert (await c.intel.search("nginx")).total > 0
+        assert (await c.search.search("nginx")).total > 0
         with pytest.raises(NoCredits):
-            await c.intel.search("port:80")
-        assert (await c.intel.count("port:80")).total > 0
+            await c.search.search("port:80")
+        assert (await c.search.count("port:80")).total > 0
 
 
 async def test_matches_parse_as_banners_newest_first(member):
-    result = await member.intel.search("ssh", "port")
+    result = await member.search.search("ssh", "port")
     stamps = [b.timestamp for b in result.matches]
     assert stamps == sorted(stamps, reverse=True)
     assert all(b.module for b in result.matches)
@@ -60,10 +60,10 @@ async def test_matches_parse_as_banners_newest_first(member):
 
 
 async def test_minify_and_fields(member):
-    full = await member.intel.search("has_ssl:true", minify=False)
-    small = await member.intel.search("has_ssl:true")
+    full = await member.search.search("has_ssl:true", minify=False)
+    small = await member.search.search("has_ssl:true")
     assert full.matches[0].ssl["chain"] and "chain" not in small.matches[0].ssl
-    raw = await member.intel.transport.request("GET", "/intel/host/search",
+    raw = await member.transport.request("GET", "/intel/host/search",
                                                params={"query": "ssh", "fields": "ip_str,port,location.city"})
     assert set(raw["matches"][0]) == {"ip_str", "port", "location.city"}
 
@@ -77,37 +77,37 @@ async def test_minify_and_fields(member):
 ])
 async def test_bad_queries_are_400_with_the_reason(member, query, facets, message):
     with pytest.raises(BadRequest) as caught:
-        await member.intel.search(query, facets)
+        await member.search.search(query, facets)
     assert message in str(caught.value) and caught.value.status == 400
     assert member.credits.query in (None, 100)  # nothing spent on a query that never ran
 
 
 async def test_tokens_filters_and_facets_lists(member):
-    tokens = await member.intel.search_tokens("apache port:80,443 bogus:1")
+    tokens = await member.search.tokens("apache port:80,443 bogus:1")
     assert tokens.attributes == {"ports": [80, 443]} and tokens.filters == ["port"]
     assert tokens.errors == ["unknown filter 'bogus' (at 20)"]
-    assert "net" in await member.intel.search_filters()
-    assert "vuln.verified" in await member.intel.search_facets()
+    assert "net" in await member.search.filters()
+    assert "vuln.verified" in await member.search.facets()
 
 
 async def test_host(member):
     ip = BANNERS[0]["ip_str"]
     mine = [b for b in BANNERS if b["ip_str"] == ip]
-    host = await member.intel.host(ip)
+    host = await member.search.host(ip)
     assert host.ip_str == ip and host.ports == sorted({b["port"] for b in mine})
     assert len(host.data) == len({b["port"] for b in mine})  # the latest banner per service
     assert host.country_code == mine[0]["location"]["country_code"]
-    history = await member.intel.host(ip, history=True)
+    history = await member.search.host(ip, history=True)
     assert len(history.data) == len(mine)
-    minified = await member.intel.host(ip, minify=True)
+    minified = await member.search.host(ip, minify=True)
     assert minified.data == [] and minified.ports == host.ports
 
 
 async def test_host_errors(member):
     with pytest.raises(NotFound, match="No information available for that IP"):
-        await member.intel.host("192.0.2.1")
+        await member.search.host("192.0.2.1")
     with pytest.raises(BadRequest, match="Invalid IP address"):
-        await member.intel.host("not-an-ip")
+        await member.search.host("not-an-ip")
 
 
 async def test_shapes_match_the_original_service(member):
@@ -115,7 +115,7 @@ async def test_shapes_match_the_original_service(member):
     if not fixture.exists():
         pytest.skip("shared fixtures absent")
     original = json.loads(fixture.read_text())
-    raw = await member.intel.transport.request("GET", "/intel/host/search", params={"query": "ssh"})
+    raw = await member.transport.request("GET", "/intel/host/search", params={"query": "ssh"})
     assert set(original) <= set(raw)
     theirs = original["matches"][0]
     ours = raw["matches"][0]
@@ -129,7 +129,7 @@ async def test_shapes_match_the_original_service(member):
 async def test_other_namespace(tmp_path):
     with backend_with(tmp_path, BANNERS[:50], namespace="acme") as backend:
         async with Clients.from_profile(backend.profile(backend.key(), namespace="acme")) as c:
-            result = await c.intel.search("ssh")
-            raw = await c.intel.transport.request("GET", "/acme/host/search", params={"query": "ssh"})
+            result = await c.search.search("ssh")
+            raw = await c.transport.request("GET", "/acme/host/search", params={"query": "ssh"})
     assert result.matches[0].module == "ssh"
     assert "_acme" in raw["matches"][0] and "_intel" not in raw["matches"][0]

@@ -195,7 +195,7 @@ async def test_backend_rate_limit_answers_429_with_retry_after(tmp_path):
         assert "error" in limited[0].json()
         # The client waits as told and gets through.
         async with Clients.from_profile(backend.profile(key), retry=FAST) as c:
-            assert await c.intel.my_ip() == "127.0.0.1"
+            assert await c.tools.my_ip() == "127.0.0.1"
     backend.store.close()
 
 
@@ -211,8 +211,8 @@ async def test_exhausted_credits_answer_402(backend):
     key = backend.key("member")
     backend.store.set_credits(backend.store.account_for_key(key).id, query=1)
     async with Clients.from_profile(backend.profile(key)) as c:
-        assert await c.intel.transport.request("GET", "/test/spend") == {"left": 0}
+        assert await c.transport.request("GET", "/test/spend") == {"left": 0}
         assert c.credits.query == 0
         with pytest.raises(NoCredits) as caught:
-            await c.intel.transport.request("GET", "/test/spend")
+            await c.transport.request("GET", "/test/spend")
     assert "Insufficient query credits" in str(caught.value)

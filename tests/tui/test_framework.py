@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Input
 
-from spyglass.client.intel import IntelClient
+from spyglass.client import AccountClient, SearchClient, ToolsClient
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp, run_dashboard
 from spyglass.tui.panes import PANES, load_panes, pane_ids
@@ -32,16 +32,17 @@ def data_backend(tmp_path_factory):
 
 @pytest.fixture
 def calls(monkeypatch):
-    """The names of the IntelClient methods called, in order; the real calls still run."""
+    """The names of the client methods called, in order; the real calls still run."""
     seen: list[str] = []
-    for name in ("profile", "http_headers", "search", "host"):
-        real = getattr(IntelClient, name)
+    for owner, name in ((AccountClient, "profile"), (ToolsClient, "http_headers"), (SearchClient, "search"),
+                        (SearchClient, "host")):
+        real = getattr(owner, name)
 
         def spy(self, *args, _real=real, _name=name, **kwargs):
             seen.append(_name)
             return _real(self, *args, **kwargs)
 
-        monkeypatch.setattr(IntelClient, name, spy)
+        monkeypatch.setattr(owner, name, spy)
     return seen
 
 

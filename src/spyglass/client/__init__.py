@@ -3,7 +3,12 @@
 Usable on its own from a script::
 
     async with Clients.from_profile(Profile(url="http://127.0.0.1:8765", key="...")) as c:
-        print(await c.intel.api_info())
+        print(await c.account.api_info())
+        print((await c.search.count("port:22")).total)
+
+One sub-client per section of the seeds, named as the section: ``search``, ``scans``, ``alerts``,
+``notifiers``, ``directory``, ``data``, ``org``, ``account``, ``dns``, ``tools`` on the main host,
+and ``stream``, ``trends``, ``geonet`` on theirs.
 """
 
 from __future__ import annotations
@@ -26,20 +31,46 @@ from spyglass.client.errors import (
     SpyglassError,
     TransportError,
 )
+from spyglass.client.account import AccountClient
+from spyglass.client.alerts import AlertsClient
+from spyglass.client.base import HostClient
+from spyglass.client.data import DataClient
+from spyglass.client.directory import DirectoryClient
+from spyglass.client.dns import DnsClient
 from spyglass.client.geonet import GeoNetClient
-from spyglass.client.intel import IntelClient
+from spyglass.client.notifiers import NotifiersClient
+from spyglass.client.org import OrgClient
 from spyglass.client.ratelimit import RateLimiter
+from spyglass.client.scans import ScansClient
+from spyglass.client.search import SearchClient
 from spyglass.client.stream import StreamClient, StreamDebug
+from spyglass.client.tools import ToolsClient
 from spyglass.client.transport import Credits, Reachability, RetryPolicy, Transport
 from spyglass.client.trends import TrendsClient
 from spyglass.config import Profile
 
 
+MAIN_SECTIONS = {"search": SearchClient, "scans": ScansClient, "alerts": AlertsClient, "notifiers": NotifiersClient,
+                 "directory": DirectoryClient, "data": DataClient, "org": OrgClient, "account": AccountClient,
+                 "dns": DnsClient, "tools": ToolsClient}
+
+
 @dataclass
 class Clients:
-    """The four clients of one profile, sharing credits and (for main and trends) pacing."""
+    """The clients of one profile: a sub-client per section of the main host (sharing its
+    transport), and one each for the stream, trends and geonet hosts. All share the credits; the
+    main and trends hosts share the pacing."""
 
-    intel: IntelClient
+    search: SearchClient
+    scans: ScansClient
+    alerts: AlertsClient
+    notifiers: NotifiersClient
+    directory: DirectoryClient
+    data: DataClient
+    org: OrgClient
+    account: AccountClient
+    dns: DnsClient
+    tools: ToolsClient
     stream: StreamClient
     trends: TrendsClient
     geonet: GeoNetClient
@@ -58,18 +89,22 @@ class Clients:
                              reachability=reachability if host == "main" else None)
 
         ns = profile.namespace
-        return cls(
-            intel=IntelClient(transport("main", profile.key, limiter), ns),
-            stream=StreamClient(transport("stream", profile.key, None), ns),
-            trends=TrendsClient(transport("trends", profile.key, limiter), ns),
-            geonet=GeoNetClient(transport("geonet", None, None), ns),
-            credits=credits,
-            reachability=reachability,
-        )
+        main = transport("main", profile.key, limiter)
+        sections = {name: client(main, ns) for name, client in MAIN_SECTIONS.items()}
+        return cls(**sections,  # type: ignore[arg-type]
+                   stream=StreamClient(transport("stream", profile.key, None), ns),
+                   trends=TrendsClient(transport("trends", profile.key, limiter), ns),
+                   geonet=GeoNetClient(transport("geonet", None, None), ns),
+                   credits=credits, reachability=reachability)
+
+    @property
+    def transport(self) -> Transport:
+        """The main host's transport (for raw requests)."""
+        return self.search.transport
 
     async def aclose(self) -> None:
-        for client in (self.intel, self.stream, self.trends, self.geonet):
-            await client.aclose()
+        for transport in (self.transport, self.stream.transport, self.trends.transport, self.geonet.transport):
+            await transport.aclose()
 
     async def __aenter__(self) -> Clients:
         return self
@@ -79,8 +114,9 @@ class Clients:
 
 
 __all__ = [
-    "APIError", "AuthenticationError", "BadRequest", "Clients", "ConnectFailed", "ConnectionDropped",
-    "Credits", "Forbidden", "Reachability", "GeoNetClient", "IntelClient", "NoCredits", "NotFound", "RateLimited",
+    "APIError", "AccountClient", "AlertsClient", "AuthenticationError", "BadRequest", "Clients", "DataClient",
+    "DirectoryClient", "DnsClient", "NotifiersClient", "OrgClient", "ScansClient", "SearchClient", "ToolsClient", "ConnectFailed", "ConnectionDropped",
+    "Credits", "Forbidden", "Reachability", "GeoNetClient", "HostClient", "NoCredits", "NotFound", "RateLimited",
     "RateLimiter", "RequestTimeout", "ResponseFormatError", "RetryPolicy", "ServerError",
     "SpyglassError", "StreamClient", "StreamDebug", "Transport", "TransportError", "TrendsClient",
 ]

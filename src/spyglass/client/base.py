@@ -1,15 +1,28 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from pydantic import TypeAdapter, ValidationError
 
 from spyglass import DEFAULT_NAMESPACE
+from spyglass import models as m
 from spyglass.client.errors import ResponseFormatError
 from spyglass.client.transport import Transport
 
 T = TypeVar("T")
+
+
+def segment(value: object) -> str:
+    """A path segment, escaped so that user input cannot change the path."""
+    return quote(str(value), safe=":,")
+
+
+def csv(values: str | Iterable) -> str:
+    """A comma list, as the API takes several values in one parameter or segment."""
+    return values if isinstance(values, str) else ",".join(str(v) for v in values)
 
 
 @lru_cache(maxsize=None)
@@ -53,3 +66,11 @@ class HostClient:
     async def call(self, target: Any, method: str, path: str, **kwargs: Any) -> Any:
         body = await self.transport.request(method, path, **kwargs)
         return self.parse(target, body)
+
+    async def success(self, method: str, path: str, **kwargs: Any) -> bool:
+        """A call answered by ``{success}``."""
+        return (await self.call(m.Success, method, path, **kwargs)).success
+
+    def ns(self, path: str) -> str:
+        """``path`` under the namespace prefix (``/intel/...`` by default)."""
+        return f"/{self.namespace}{path}"

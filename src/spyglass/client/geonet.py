@@ -6,9 +6,9 @@ import json
 from typing import Generic, TypeVar
 
 from spyglass import models as m
-from spyglass.client.base import HostClient
+from spyglass.client.base import HostClient, segment
 from spyglass.client.errors import ResponseFormatError
-from spyglass.client.intel import _seg
+
 from spyglass.models.geonet import MISSING_HEADER
 
 R = TypeVar("R", m.PingResult, m.DnsResult)
@@ -22,16 +22,16 @@ class GeoResults(list[R], Generic[R]):
 
 class GeoNetClient(HostClient):
     async def ping(self, target: str) -> m.PingResult:
-        return await self.call(m.PingResult, "GET", f"/api/ping/{_seg(target)}")
+        return await self.call(m.PingResult, "GET", f"/api/ping/{segment(target)}")
 
     async def geoping(self, target: str) -> GeoResults[m.PingResult]:
-        return await self._geo(m.PingResult, f"/api/geoping/{_seg(target)}", {})
+        return await self._geo(m.PingResult, f"/api/geoping/{segment(target)}", {})
 
     async def dns(self, hostname: str, rtype: str = "A") -> m.DnsResult:
-        return await self.call(m.DnsResult, "GET", f"/api/dns/{_seg(hostname)}", params={"rtype": rtype})
+        return await self.call(m.DnsResult, "GET", f"/api/dns/{segment(hostname)}", params={"rtype": rtype})
 
     async def geodns(self, hostname: str, rtype: str = "A") -> GeoResults[m.DnsResult]:
-        return await self._geo(m.DnsResult, f"/api/geodns/{_seg(hostname)}", {"rtype": rtype})
+        return await self._geo(m.DnsResult, f"/api/geodns/{segment(hostname)}", {"rtype": rtype})
 
     async def _geo(self, model: type[R], path: str, params: dict) -> GeoResults[R]:
         body, headers = await self.transport.exchange("GET", path, params=params)

@@ -11,9 +11,9 @@ from httpx_sse import EventSource
 import httpx
 
 from spyglass import models as m
-from spyglass.client.base import HostClient
+from spyglass.client.base import HostClient, csv, segment
 from spyglass.client.errors import ResponseFormatError
-from spyglass.client.intel import _csv, _seg
+
 from spyglass.client.transport import error_from_response
 
 
@@ -34,16 +34,16 @@ class StreamClient(HostClient):
         return self._follow("/banners", fmt, debug)
 
     def asn(self, asns: str | Iterable[str], **kw) -> AsyncIterator[StreamItem]:
-        return self._follow(f"/asn/{_seg(_csv(asns))}", **kw)
+        return self._follow(f"/asn/{segment(csv(asns))}", **kw)
 
     def countries(self, countries: str | Iterable[str], **kw) -> AsyncIterator[StreamItem]:
-        return self._follow(f"/countries/{_seg(_csv(countries))}", **kw)
+        return self._follow(f"/countries/{segment(csv(countries))}", **kw)
 
     def ports(self, ports: str | Iterable[int], **kw) -> AsyncIterator[StreamItem]:
-        return self._follow(f"/ports/{_seg(_csv(ports))}", **kw)
+        return self._follow(f"/ports/{segment(csv(ports))}", **kw)
 
     def vulns(self, vulns: str | Iterable[str], **kw) -> AsyncIterator[StreamItem]:
-        return self._follow(f"/vulns/{_seg(_csv(vulns))}", **kw)
+        return self._follow(f"/vulns/{segment(csv(vulns))}", **kw)
 
     async def _follow(self, path: str, fmt: str = "json", debug: bool = False) -> AsyncIterator[StreamItem]:
         if fmt not in ("json", "sse"):

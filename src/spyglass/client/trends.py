@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from spyglass import models as m
 from spyglass.client.base import HostClient
-from spyglass.client.intel import _csv
+from spyglass.client.base import csv
 
 
 class TrendsClient(HostClient):
     async def search(self, query: str, facets: str | Sequence[str] | None = None) -> m.TrendsResponse:
-        params = {"query": query, "facets": _csv(facets) if facets else None}
+        params = {"query": query, "facets": csv(facets) if facets else None}
         return await self.call(m.TrendsResponse, "GET", "/api/v1/search", params=params)
 
     async def filters(self) -> list[str]:

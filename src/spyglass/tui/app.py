@@ -132,7 +132,7 @@ class SpyglassApp(App[None]):
             info = await self.connection.open()
             clients = self.connection.clients
             assert clients is not None  # open() made them
-            self.backend_info = await clients.intel.backend_info() or {}
+            self.backend_info = await clients.tools.backend_info() or {}
         except Exception as exc:  # a failure to connect is shown, never raised into the UI
             self.set_state(State.FAILED, f"{exc} (ctrl+r to retry)")
             self._run_pending_arg()
@@ -194,7 +194,7 @@ class SpyglassApp(App[None]):
         if self.clients is None:
             return
         try:
-            await self.clients.intel.api_info()  # reachability listeners follow the link itself
+            await self.clients.account.api_info()  # reachability listeners follow the link itself
         except APIError as exc:  # reached, but refused: a revoked key, an expired plan
             self.set_state(State.FAILED, str(exc))
         except SpyglassError:

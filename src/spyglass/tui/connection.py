@@ -81,7 +81,7 @@ class Connection:
         from spyglass.client.errors import AuthenticationError
 
         try:
-            return await self.clients.intel.api_info()
+            return await self.clients.account.api_info()
         except AuthenticationError as exc:
             raise KeyRefused(self.refusal(exc)) from None
 

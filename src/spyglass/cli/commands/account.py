@@ -10,7 +10,7 @@ from spyglass.cli.render import print_pairs
 
 
 async def info(clients, args):
-    result = await clients.intel.api_info()
+    result = await clients.account.api_info()
     if args.json:
         return result
     limits = result.usage_limits
@@ -24,7 +24,7 @@ async def info(clients, args):
 
 
 async def account(clients, args):
-    profile = await clients.intel.profile()
+    profile = await clients.account.profile()
     if args.json:
         return profile
     print_pairs([("name", profile.display_name or "-"), ("member", profile.member),
@@ -32,12 +32,12 @@ async def account(clients, args):
 
 
 async def myip(clients, args):
-    ip = await clients.intel.my_ip()
+    ip = await clients.tools.my_ip()
     return ip if args.json else print_pairs([("ip", ip)])
 
 
 async def headers(clients, args):
-    result = await clients.intel.http_headers()
+    result = await clients.tools.http_headers()
     return result if args.json else print_pairs(sorted(result.items()))
 
 

@@ -10,7 +10,7 @@ from spyglass.cli.common import Common, api_command, positive
 
 
 async def search(clients, args):
-    result = await clients.intel.search(args.query, args.facets, page=args.page)
+    result = await clients.search.search(args.query, args.facets, page=args.page)
     if args.json:
         return result
     render.search_rows(result.matches)
@@ -19,7 +19,7 @@ async def search(clients, args):
 
 
 async def count(clients, args):
-    result = await clients.intel.count(args.query, args.facets)
+    result = await clients.search.count(args.query, args.facets)
     if args.json:
         return result
     print(f"{result.total:,}")
@@ -27,7 +27,7 @@ async def count(clients, args):
 
 
 async def host(clients, args):
-    result = await clients.intel.host(args.ip, history=args.history)
+    result = await clients.search.host(args.ip, history=args.history)
     if args.json:
         return result
     render.host_summary(result, history=args.history)
@@ -48,7 +48,7 @@ def export_command(args):
 async def run_export(clients, args):
     from spyglass.export import export
 
-    await export(clients.intel, args.query, args.output, args.fields, args.limit)
+    await export(clients.search, args.query, args.output, args.fields, args.limit)
 
 
 def register(sub, common: Common) -> None:

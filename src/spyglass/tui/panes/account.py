@@ -61,8 +61,8 @@ class AccountPane(Pane):
 
     async def load(self, clients: Clients) -> None:
         info, profile, ip, headers = await asyncio.gather(
-            clients.intel.api_info(), clients.intel.profile(), clients.intel.my_ip(),
-            clients.intel.http_headers())
+            clients.account.api_info(), clients.account.profile(), clients.tools.my_ip(),
+            clients.tools.http_headers())
         limits = info.usage_limits
         self.query_one("#plan", Facts).show([
             ("plan", safe_text(info.plan, "bold", one_line=True)),
@@ -78,7 +78,7 @@ class AccountPane(Pane):
             ("credits", f"{profile.credits:,}"),
             ("created", (profile.created or "-")[:19].replace("T", " ")),
         ])
-        self.query_one("#network", Facts).show([("my IP", ip), ("endpoint", clients.intel.transport.base_url)])
+        self.query_one("#network", Facts).show([("my IP", ip), ("endpoint", clients.transport.base_url)])
         table = self.query_one("#headers", Table)
         table.clear_records()
         for name, value in sorted(headers.items()):

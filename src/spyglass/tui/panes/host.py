@@ -107,7 +107,7 @@ class HostPane(Pane):
         self.call("lookup", self._fetch, clients, ip, focus=True)
 
     async def _fetch(self, clients: Clients, ip: str, focus: bool = False) -> None:
-        record = await clients.intel.host(ip, history=self.history)
+        record = await clients.search.host(ip, history=self.history)
         self.record = record
         self.show_record(record)
         if focus:

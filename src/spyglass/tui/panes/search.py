@@ -107,7 +107,7 @@ class SearchPane(Pane):
     async def load(self, clients: Clients) -> None:
         """When shown (first, or after a reconnect): say whether the backend holds demo data, asked
         again each time, so the note goes once real data is imported."""
-        info = await clients.intel.backend_info() or {}
+        info = await clients.tools.backend_info() or {}
         if info.get("demo"):
             self.show_status(Text(f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
                                   "Load real data with: spyglass import FILE.json.gz"))
@@ -179,9 +179,9 @@ class SearchPane(Pane):
         self.show_status(f"searching: {query}")
         try:
             if count_only:
-                result = await clients.intel.count(query, facets or None)
+                result = await clients.search.count(query, facets or None)
             else:
-                result = await clients.intel.search(query, facets or None, page=1)
+                result = await clients.search.search(query, facets or None, page=1)
         except Exception:
             self.show_status("")
             raise
@@ -257,7 +257,7 @@ class SearchPane(Pane):
                           self.generation)
 
     async def next_page(self, clients: Clients, query: str, page: int, generation: int) -> None:
-        result = await clients.intel.search(query, page=page)
+        result = await clients.search.search(query, page=page)
         if generation != self.generation or page != self.loaded_pages + 1:
             return  # the query changed (or this page arrived already) while it was on its way
         self.loaded_pages = page
@@ -307,7 +307,7 @@ class SearchPane(Pane):
 
         self.show_status(f"exporting to {path}…")
         try:
-            count = await export(clients.intel, self.current_query, path)
+            count = await export(clients.search, self.current_query, path)
         except (SpyglassError, OSError) as exc:
             # Worded here rather than by the app: it says how to resume.
             raise PaneFailure(f"export stopped: {exc} — export again to resume") from exc

@@ -177,7 +177,7 @@ class SettingsScreen(Screen[None]):
 
         try:
             async with Clients.from_profile(profile, retry=RetryPolicy(attempts=1)) as clients:
-                info = await clients.intel.api_info()
+                info = await clients.account.api_info()
         except SpyglassError as exc:
             self.say(f"Failed: {exc}", error=True)
             return

@@ -1,0 +1,56 @@
+"""Network alerts (``/{ns}/alert...``)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+
+from spyglass import models as m
+from spyglass.client.base import HostClient, csv, segment
+
+
+class AlertsClient(HostClient):
+    """Monitored networks, their triggers, ignored services and notifiers."""
+
+    async def create(self, name: str, ips: Sequence[str], expires: int | None = None) -> m.Alert:
+        body: dict = {"name": name, "filters": {"ip": builtins.list(ips)}}
+        if expires is not None:
+            body["expires"] = expires
+        return await self.call(m.Alert, "POST", self.ns("/alert"), json=body)
+
+    async def get(self, alert_id: str) -> m.Alert:
+        return await self.call(m.Alert, "GET", self.ns(f"/alert/{segment(alert_id)}/info"))
+
+    async def update(self, alert_id: str, ips: Sequence[str]) -> m.Alert:
+        # Replaces the monitored networks: repeating it changes nothing.
+        return await self.call(m.Alert, "POST", self.ns(f"/alert/{segment(alert_id)}"),
+                               json={"filters": {"ip": builtins.list(ips)}}, idempotent=True)
+
+    async def delete(self, alert_id: str) -> bool:
+        return await self.success("DELETE", self.ns(f"/alert/{segment(alert_id)}"))
+
+    async def triggers(self) -> builtins.list[m.Trigger]:
+        return await self.call(builtins.list[m.Trigger], "GET", self.ns("/alert/triggers"))
+
+    async def enable_triggers(self, alert_id: str, triggers: str | Sequence[str]) -> bool:
+        return await self.success("PUT", self.ns(f"/alert/{segment(alert_id)}/trigger/{segment(csv(triggers))}"))
+
+    async def disable_triggers(self, alert_id: str, triggers: str | Sequence[str]) -> bool:
+        return await self.success("DELETE", self.ns(f"/alert/{segment(alert_id)}/trigger/{segment(csv(triggers))}"))
+
+    async def ignore_service(self, alert_id: str, trigger: str, service: str) -> bool:
+        path = f"/alert/{segment(alert_id)}/trigger/{segment(trigger)}/ignore/{segment(service)}"
+        return await self.success("PUT", self.ns(path))
+
+    async def unignore_service(self, alert_id: str, trigger: str, service: str) -> bool:
+        path = f"/alert/{segment(alert_id)}/trigger/{segment(trigger)}/ignore/{segment(service)}"
+        return await self.success("DELETE", self.ns(path))
+
+    async def add_notifier(self, alert_id: str, notifier_id: str) -> bool:
+        return await self.success("PUT", self.ns(f"/alert/{segment(alert_id)}/notifier/{segment(notifier_id)}"))
+
+    async def remove_notifier(self, alert_id: str, notifier_id: str) -> bool:
+        return await self.success("DELETE", self.ns(f"/alert/{segment(alert_id)}/notifier/{segment(notifier_id)}"))
+
+    async def list(self) -> builtins.list[m.Alert]:
+        return await self.call(builtins.list[m.Alert], "GET", self.ns("/alert/info"))

@@ -1,0 +1,39 @@
+"""On-demand scanning (``/{ns}/scan...``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from spyglass import models as m
+from spyglass.client.base import HostClient, csv, segment
+
+
+class ScansClient(HostClient):
+    """Ask for scans and follow them. Submissions spend scan credits and are never repeated blindly."""
+
+    async def ports(self) -> list[int]:
+        return await self.call(list[int], "GET", self.ns("/ports"))
+
+    async def protocols(self) -> dict[str, str]:
+        return await self.call(dict[str, str], "GET", self.ns("/protocols"))
+
+    async def submit(self, ips: str | Sequence[str] | Mapping[str, Sequence[tuple[int, str]]]) -> m.ScanSubmission:
+        """Scan IPs or netblocks; a mapping asks for given ``(port, protocol)`` pairs per address."""
+        if isinstance(ips, Mapping):
+            form = json.dumps({ip: [list(pair) for pair in pairs] for ip, pairs in ips.items()})
+        else:
+            form = csv(ips)
+        result = await self.call(m.ScanSubmission, "POST", self.ns("/scan"), data={"ips": form})
+        self.credits.update(scan=result.credits_left)
+        return result
+
+    async def internet(self, port: int, protocol: str) -> m.ScanSubmission:
+        return await self.call(m.ScanSubmission, "POST", self.ns("/scan/internet"),
+                               data={"port": port, "protocol": protocol})
+
+    async def status(self, scan_id: str) -> m.ScanStatus:
+        return await self.call(m.ScanStatus, "GET", self.ns(f"/scan/{segment(scan_id)}"))
+
+    async def list(self) -> m.ScanList:
+        return await self.call(m.ScanList, "GET", self.ns("/scans"))
