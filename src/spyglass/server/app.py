@@ -35,7 +35,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(account.router)
     app.include_router(tools.router)
-    app.include_router(search.build_router(settings.namespace))
+    app.include_router(search.router, prefix=f"/{settings.namespace}")
     app.include_router(status.router)
     app.add_middleware(CreditHeaders)
     app.mount("/geonet", create_geonet_app(settings.geonet))
