@@ -114,28 +114,33 @@ def prepare_lines(lines: list[bytes], name: str, first: int) -> Chunk:
 
 
 def _chunks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[list[bytes], int]]:
-    """Batches of lines with the number of the first; ImportFileError if the file fails."""
-    number = 0
+    """Batches of lines with the number of the first; if the file fails part way, the lines
+    read before it failed, then ImportFileError."""
+    batch: list[bytes] = []
+    first = number = 0
+    failure: ImportFileError | None = None
     try:
         lines, raw = open_banner_file(path)
         with raw, lines:
-            batch: list[bytes] = []
-            first = 1
             for number, line in enumerate(lines, start=1):
+                if not batch:
+                    first = number
                 batch.append(line)
                 if len(batch) >= BATCH:
                     raw_progress[0] = raw.tell()
                     yield batch, first
-                    batch, first = [], number + 1
-            if batch:
-                raw_progress[0] = raw.tell()
-                yield batch, first
+                    batch = []
+            raw_progress[0] = raw.tell()
     except gzip.BadGzipFile as exc:
-        raise ImportFileError(path, f"not a gzip file ({exc})", number) from None
+        failure = ImportFileError(path, f"not a gzip file ({exc})", number)
     except (EOFError, zlib.error) as exc:
-        raise ImportFileError(path, f"truncated or corrupt gzip data ({exc or 'ends early'})", number) from None
+        failure = ImportFileError(path, f"truncated or corrupt gzip data ({exc or 'ends early'})", number)
     except OSError as exc:
-        raise ImportFileError(path, exc.strerror or str(exc), number) from None
+        failure = ImportFileError(path, exc.strerror or str(exc), number)
+    if batch:
+        yield batch, first
+    if failure:
+        raise failure
 
 
 def import_files(index: BannerIndex, paths: list[Path],
