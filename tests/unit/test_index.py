@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import orjson
 import pytest
@@ -148,3 +149,27 @@ def test_index_catches_up_after_a_crash_between_store_and_index(tmp_path, banner
         pass
     assert again.total() == 50 and again.records.count() == 50
     again.close()
+
+
+@pytest.mark.parametrize("word, member", [
+    ("jenkins", lambda b: (b.get("http") or {}).get("title")),
+    ("orchid", lambda b: b.get("org")),
+    ("aurora", lambda b: " ".join(b.get("hostnames") or [])),
+])
+def test_free_text_matches_data_product_title_org_and_hostnames(index, current, word, member):
+    def words(b):
+        title = (b.get("http") or {}).get("title") or ""
+        text = " ".join([b["data"], b.get("product") or "", title, b.get("org") or "", *b.get("hostnames", [])])
+        return set(re.findall(r"[^\W_]+", text.lower()))
+
+    total, _, _ = search(index, word)
+    assert total == sum(word in words(b) for b in current) > 0
+    assert any(word in str(member(b)).lower() and word not in b["data"].lower() for b in current)
+
+
+def test_free_text_matches_a_product_missing_from_data(tmp_path, banners):
+    b = dict(banners[0], product="Zyxelgate", data="hello\n")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b])
+    assert search(idx, "zyxelgate")[0] == 1 and search(idx, "hello")[0] == 1
+    idx.close()
