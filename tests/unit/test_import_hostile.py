@@ -55,6 +55,7 @@ ODD_MEMBERS: list[dict] = [
     {"hash": 2**64, "data": None},
     {"screenshot": None, "mongodb": {"databases": [{"name": 3}, "x"]}, "redis": {"keys": {"data": [1, None]}},
      "rsync": {"modules": ["a"]}},
+    {"http": {"title": "x" * 100_000, "waf": "w" * 70_000}, "data": "y " * 200_000, "product": "\u202e\x1b[2J"},
     {"ip_str": None, "ipv6": "2001:db8::1"},
     {"ip": 3323068417, "ip_str": "198.18.10.1"},
 ]

@@ -1,4 +1,9 @@
-"""The query AST as a tantivy query."""
+"""The query AST as a tantivy query.
+
+Free text (words and quoted phrases) matches the ``text`` field: the banner's raw ``data``, its
+product, HTTP title, org and hostnames (see fields.document). Search, count and facets see only
+the current banner of each service (``b_current``); host lookups see every banner.
+"""
 
 from __future__ import annotations
 
