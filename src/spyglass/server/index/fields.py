@@ -89,6 +89,10 @@ def build_schema() -> tantivy.Schema:
 
 def _text(v: Any) -> str | None:
     """A scalar as text (numbers too); None for null, lists and objects."""
+    if v.__class__ is str:  # the common case first: this runs ~20 times a banner
+        return v or None
+    if v is None:
+        return None
     if isinstance(v, str):
         return v or None
     if isinstance(v, bool):
@@ -100,8 +104,12 @@ def _text(v: Any) -> str | None:
 
 def _texts(v: Any) -> list[str]:
     """Text of a scalar or of each scalar in a list."""
-    items = v if isinstance(v, list) else [v]
-    return [t for t in map(_text, items) if t is not None]
+    if v is None:
+        return []
+    if v.__class__ is list:
+        return [t for t in map(_text, v) if t is not None]
+    t = _text(v)
+    return [t] if t is not None else []
 
 
 def _i64(v: Any) -> int | None:
@@ -123,21 +131,38 @@ def _names(v: Any) -> list[str]:
     return [k for k in v if k] if isinstance(v, dict) else _texts(v)
 
 
-def _suffixes(name: str) -> list[str]:
-    parts = name.lower().rstrip(".").split(".")
-    return [".".join(parts[i:]) for i in range(len(parts))]
+def _suffixes(names: list[str]) -> list[str]:
+    """Each name and every domain it is under (``a.b.c``: ``a.b.c``, ``b.c``, ``c``)."""
+    out = set()
+    for name in names:
+        name = name.lower().rstrip(".")[:MAX_TERM]
+        out.add(name)
+        at = name.find(".")
+        while at >= 0:
+            out.add(name[at + 1:])
+            at = name.find(".", at + 1)
+    return sorted(out)
 
 
-def _prefixes(cpe: str) -> list[str]:
-    parts = cpe.lower().split(":")
-    return [":".join(parts[:i]) for i in range(3, len(parts) + 1)]
+def _prefixes(cpes: list[str]) -> list[str]:
+    """Each CPE and its leading parts from the third on (``cpe:2.3:a``, ``cpe:2.3:a:nginx``...)."""
+    out = set()
+    for cpe in cpes:
+        parts = cpe.lower()[:MAX_TERM].split(":")
+        out.update(":".join(parts[:i]) for i in range(3, len(parts) + 1))
+    return sorted(out)
 
 
 def _add_exact(doc: dict, name: str, values: list[str]) -> None:
-    shown = [v[:MAX_TERM] for v in values]
+    if not values:
+        return
+    shown = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
     if shown:
         doc["f_" + name] = shown
         doc["x_" + name] = [v.lower() for v in shown]
+
+
+_NAMED = [(n, "t_" + n, "f_" + n, n in ("org", "product")) for n in ("org", "isp", "os", "product")]
 
 
 def document(b: dict, shape: Shape) -> dict:
@@ -170,12 +195,14 @@ def document(b: dict, shape: Shape) -> dict:
     if asn:
         asn = asn.upper()
         doc["f_asn"] = (asn if asn.startswith("AS") else "AS" + asn)[:MAX_TERM]
-    for name in ("org", "isp", "os", "product"):
-        value = _text(b.get(name))
+    for name, t_name, f_name, in_text in _NAMED:
+        value = b.get(name)
+        if value.__class__ is not str:
+            value = _text(value)
         if value:
-            doc["t_" + name] = value
-            doc["f_" + name] = value[:MAX_TERM]
-            if name in ("org", "product"):
+            doc[t_name] = value
+            doc[f_name] = value[:MAX_TERM]
+            if in_text:
                 text.append(value)
     _add_exact(doc, "version", _texts(b.get("version")))
     _add_exact(doc, "tag", _texts(b.get("tags")))
@@ -188,15 +215,15 @@ def document(b: dict, shape: Shape) -> dict:
         doc["i_hash"] = hash_
     hostnames = _texts(b.get("hostnames"))
     if hostnames:
-        doc["x_hostname"] = sorted({s[:MAX_TERM] for h in hostnames for s in _suffixes(h)})
+        doc["x_hostname"] = _suffixes(hostnames)
         text.extend(hostnames)
     domains = _texts(b.get("domains"))
     if domains:
-        doc["x_domain"] = sorted({s[:MAX_TERM] for d in domains for s in _suffixes(d)})
+        doc["x_domain"] = _suffixes(domains)
         doc["f_domain"] = [d[:MAX_TERM] for d in domains]
     cpes = _texts(b.get("cpe23")) + _texts(b.get("cpe"))
     if cpes:
-        doc["x_cpe"] = sorted({p[:MAX_TERM] for c in cpes for p in _prefixes(c)})
+        doc["x_cpe"] = _prefixes(cpes)
     http = b.get("http")
     if isinstance(http, dict):
         _http_fields(doc, http, text)
@@ -209,8 +236,10 @@ def document(b: dict, shape: Shape) -> dict:
     scan = _text(_obj(_obj(b.get(shape.crawler)).get("options")).get("scan")) if shape.crawler else None
     if scan:
         doc["x_scan"] = scan.lower()[:MAX_TERM]
-    _add_exact(doc, "screenshot_label", _texts(_obj(b.get("screenshot")).get("labels")))
-    _module_fields(doc, b)
+    if "screenshot" in b:
+        _add_exact(doc, "screenshot_label", _texts(_obj(b["screenshot"]).get("labels")))
+    if "mongodb" in b or "redis" in b or "rsync" in b:
+        _module_fields(doc, b)
     doc["text"] = "\n".join(t for t in text if t)
     return doc
 

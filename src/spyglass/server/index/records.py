@@ -19,8 +19,8 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -70,8 +70,7 @@ def unpack(body: bytes) -> dict:
         return json.loads(body)
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     """A banner ready to store: its keys, time, body (the bytes as they came) and index document."""
 
     key: int

@@ -10,19 +10,18 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 FIRST_YEAR, LAST_YEAR = 1678, 2261  # the index's dates are nanoseconds in an i64
-_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{1,6})?", re.ASCII)
+_FRACTION = re.compile(r"\.[0-9]{1,6}")
 
 
 class BadBanner(ValueError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(NamedTuple):  # a tuple: built ~20k times a second on import
     ip_str: str
     port: int
     transport: str
@@ -68,18 +67,22 @@ def normalize(b: object) -> Shape:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise BadBanner("no valid port")
     stamp = b.get("timestamp")
-    match = _STAMP.match(stamp) if isinstance(stamp, str) else None
-    if match is None:
+    head = stamp[:19] if isinstance(stamp, str) else ""
+    if len(head) != 19 or head[4] != "-" or head[10] != "T" or head[13] != ":" or not head.isascii():
         raise BadBanner("no ISO 8601 timestamp")
     try:
-        when = datetime(*(int(g) for g in match.groups()[:6]))
+        when = datetime.fromisoformat(head)
     except ValueError:
         when = None
     if when is None or not FIRST_YEAR <= when.year <= LAST_YEAR:
-        raise BadBanner(f"timestamp out of range: {match.group(0)}")
+        raise BadBanner(f"timestamp out of range: {head}")
+    fraction = _FRACTION.match(stamp, 19)
     transport = b.get("transport")
     if transport is None:
         transport = "tcp"
     elif not isinstance(transport, str) or not transport:
         raise BadBanner("transport is not a name")
-    return Shape(ip_str, port, transport.lower(), match.group(0) + "Z", crawler_member(b))
+    elif not transport.islower():
+        transport = transport.lower()
+    return Shape(ip_str, port, transport, head + fraction.group() + "Z" if fraction else head + "Z",
+                 crawler_member(b))
