@@ -78,7 +78,8 @@ FACETS: tuple[str, ...] = (
     "http.component_category", "http.favicon.hash", "http.html_hash", "http.robots_hash",
     "http.status", "http.title", "http.waf", "ip", "isp", "mongodb.database.name", "org", "os",
     "port", "product", "redis.key", "region", "rsync.module", "screenshot.label",
-    "ssh.fingerprint", "ssh.hassh", "ssh.type", "ssl.alpn", "ssl.cert.expired", "ssl.cert.fingerprint", "ssl.cert.issuer.cn",
+    "ssh.fingerprint", "ssh.hassh", "ssh.type", "ssl.alpn", "ssl.cert.expired", "ssl.cert.fingerprint",
+    "ssl.cert.issuer.cn",
     "ssl.cert.serial", "ssl.cert.subject.cn", "ssl.ja3s", "ssl.jarm", "ssl.version", "state",
     "tag", "transport", "version", "vuln", "vuln.verified",
 )

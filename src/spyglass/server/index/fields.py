@@ -209,7 +209,8 @@ def document(b: dict, shape: Shape) -> dict:
     if vulns:
         _add_exact(doc, "vuln", _names(vulns))
         if isinstance(vulns, dict):
-            doc["f_vuln_verified"] = [c[:MAX_TERM] for c, v in vulns.items() if isinstance(v, dict) and v.get("verified")]
+            doc["f_vuln_verified"] = [c[:MAX_TERM] for c, v in vulns.items()
+                                      if isinstance(v, dict) and v.get("verified")]
     hash_ = _i64(b.get("hash"))
     if hash_ is not None:
         doc["i_hash"] = hash_

@@ -157,8 +157,9 @@ class RecordStore:
                 for p in banners:
                     if p.key not in known and p.key not in fresh:
                         fresh[p.key] = p
+                services = list({p.service for p in fresh.values()})
                 latest = {sv: (stamp, seq) for sv, seq, stamp in self._rows(
-                    "SELECT service, seq, stamp FROM services WHERE service IN ({})", list({p.service for p in fresh.values()}))}
+                    "SELECT service, seq, stamp FROM services WHERE service IN ({})", services)}
                 seq = self._db.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
                 first = seq + 1
                 added: list[list] = []
