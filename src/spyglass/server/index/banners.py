@@ -159,7 +159,10 @@ class BannerIndex:
             chunk = demoted[i:i + 1000]
             for seq, banner in self.records.bodies(chunk).items():
                 writer.delete_documents_by_term("i_rowid", seq)
-                add_document(writer, seq, False, document_tail(banner, normalize(banner)))
+                try:
+                    add_document(writer, seq, False, document_tail(banner, normalize(banner)))
+                except BadBanner:
+                    continue  # unreachable: a demoted banner was current, so it was readable
         return demoted
 
 
