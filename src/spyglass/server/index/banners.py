@@ -158,11 +158,12 @@ class BannerIndex:
         for i in range(0, len(demoted), 1000):
             chunk = demoted[i:i + 1000]
             for seq, banner in self.records.bodies(chunk).items():
-                writer.delete_documents_by_term("i_rowid", seq)
                 try:
-                    add_document(writer, seq, False, document_tail(banner, normalize(banner)))
+                    tail = document_tail(banner, normalize(banner))
                 except BadBanner:
                     continue  # unreachable: a demoted banner was current, so it was readable
+                writer.delete_documents_by_term("i_rowid", seq)
+                add_document(writer, seq, False, tail)
         return demoted
 
 
