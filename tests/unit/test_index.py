@@ -173,3 +173,22 @@ def test_free_text_matches_a_product_missing_from_data(tmp_path, banners):
     import_banners(idx, [b])
     assert search(idx, "zyxelgate")[0] == 1 and search(idx, "hello")[0] == 1
     idx.close()
+
+
+def test_a_newer_banner_replaces_the_current_one_across_imports_and_crashes(tmp_path, banners):
+    from spyglass.server.index.banners import prepare
+
+    old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
+    new = dict(old, timestamp="2025-06-01T00:00:00.000000", product="New")
+    newest = dict(old, timestamp="2025-09-01T00:00:00.000000", product="Newest")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [old])
+    import_banners(idx, [new])  # a later import: the old one is re-indexed as not current
+    assert search(idx, "product:old")[0] == 0 and search(idx, "product:new")[0] == 1
+    idx.records.add([prepare(newest)])  # stored, then the process dies before the index commits
+    idx.close()
+    again = BannerIndex(tmp_path)  # opening catches up: the demotion too
+    assert search(again, "product:new")[0] == 0 and search(again, "product:newest")[0] == 1
+    assert [b["product"] for b in again.host(old["ip_str"])] == ["Newest", "New", "Old"]  # history keeps all
+    assert not again.behind()
+    again.close()
