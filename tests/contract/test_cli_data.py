@@ -53,7 +53,7 @@ def test_export_resumes_after_a_failed_page(tmp_path, capsys, monkeypatch):
     from spyglass.datagen import generate
 
     out = tmp_path / "ssh.csv"
-    with backend_with(tmp_path / "backend", generate(450, seed=5)) as backend:
+    with backend_with(tmp_path / "backend", generate(1500, seed=5)) as backend:  # ~340 current services
         key = backend.key("member")
         account = backend.store.account_for_key(key)
         backend.store.set_credits(account.id, query=2)  # enough for two pages, not all five

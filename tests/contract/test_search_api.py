@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
 from spyglass.client import BadRequest, Clients, NoCredits, NotFound
 from spyglass.datagen import generate
 from tests.conftest import SHARED, backend_with
+from tests.unit.test_index import latest_of_each_service
 
 BANNERS = list(generate(3000, seed=3))
+CURRENT = latest_of_each_service(BANNERS)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ async def member(loaded):
 
 async def test_count_is_free_and_has_facets(member):
     result = await member.search.count("port:22", "country:3,org")
-    assert result.total == sum(b["port"] == 22 for b in BANNERS)
+    assert result.total == sum(b["port"] == 22 for b in CURRENT)
     assert result.matches == []
     assert len(result.facets["country"]) == 3 and len(result.facets["org"]) == 10
     assert (await member.account.api_info()).query_credits == 100
@@ -56,7 +59,7 @@ async def test_matches_parse_as_banners_newest_first(member):
     stamps = [b.timestamp for b in result.matches]
     assert stamps == sorted(stamps, reverse=True)
     assert all(b.module for b in result.matches)
-    assert str(result.facets["port"][0].value) == "22"
+    assert result.facets["port"][0].value == "22"  # facet values are strings, as the seed says
 
 
 async def test_minify_and_fields(member):
@@ -74,12 +77,33 @@ async def test_minify_and_fields(member):
     ("", None, "empty query"),
     ("nginx", "nope", "unknown facet 'nope'"),
     ("net:1.2.3.4/99", None, "not an IP address or CIDR network"),
+    ("after:9999-12-31", None, "after: '9999-12-31' is out of range"),
+    ("before:0000-00-00", None, "before: '0000-00-00' is not a date"),
+    ("port:99999999999999999999", None, "port: '99999999999999999999' is out of range"),
+    ("port:65536", None, "port: '65536' is out of range"),
+    ("hash:-9223372036854775809", None, "hash: '-9223372036854775809' is out of range"),
+    ("http.status:18446744073709551616", None, "http.status: '18446744073709551616' is out of range"),
+    ("port:²", None, "port: '²' is not a whole number"),
+    ('port:"8"0', None, "port: unexpected '0' after a quoted value"),
+    ("nginx", "port:²", "facet port: count must be 1 to 1000"),
 ])
 async def test_bad_queries_are_400_with_the_reason(member, query, facets, message):
     with pytest.raises(BadRequest) as caught:
         await member.search.search(query, facets)
     assert message in str(caught.value) and caught.value.status == 400
     assert member.credits.query in (None, 100)  # nothing spent on a query that never ran
+
+
+async def test_a_missing_query_names_the_field(loaded):
+    async with httpx.AsyncClient(base_url=loaded.url) as http:
+        for path in ("/intel/host/search", "/intel/host/count", "/intel/host/search/tokens"):
+            response = await http.get(path, params={"key": loaded.key()})
+            assert 400 <= response.status_code < 500 and "query" in response.text
+
+
+async def test_ipv6_networks_do_not_match_ipv4(member):
+    assert (await member.search.count("net:::/0")).total == sum(":" in b["ip_str"] for b in CURRENT)
+    assert (await member.search.count("net:0.0.0.0/0")).total == len(CURRENT)
 
 
 async def test_tokens_filters_and_facets_lists(member):

@@ -12,9 +12,11 @@ from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
 from tests.conftest import backend_with
 from tests.tui.helpers import screen_text, settle
+from tests.unit.test_index import latest_of_each_service
 
 SIZE = (130, 40)
 BANNERS = list(generate(1500, seed=11))
+CURRENT = latest_of_each_service(BANNERS)  # what search sees: the latest banner of each service
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +56,7 @@ async def test_search_facets_refine_and_open_host(data_backend):
         await settle(pilot)
         await type_query(pilot, "port:22")
         pane = app.query_one(SearchPane)
-        expected = sum(b["port"] == 22 for b in BANNERS)
+        expected = sum(b["port"] == 22 for b in CURRENT)
         assert pane.total == expected
         assert app.query_one("#results", DataTable).row_count == min(100, expected)
         assert f"{expected:,} results" in screen_text(app)
@@ -117,7 +119,7 @@ async def test_refresh_runs_the_query_again(data_backend):
         await pilot.press("r")  # and a second r spends it
         await settle(pilot)
         assert app.clients.credits.query == 98  # the filtered query ran again
-        assert app.query_one(SearchPane).total == sum(b["port"] == 443 for b in BANNERS)
+        assert app.query_one(SearchPane).total == sum(b["port"] == 443 for b in CURRENT)
 
 
 async def test_failed_request_keeps_the_query(data_backend):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import orjson
 import pytest
@@ -19,6 +20,21 @@ COUNT = 3000
 @pytest.fixture(scope="module")
 def banners():
     return list(generate(COUNT, seed=7))
+
+
+def latest_of_each_service(banners: list[dict]) -> list[dict]:
+    """What search sees: the newest banner of each (address, port, transport), a later one on a tie."""
+    latest: dict[tuple, dict] = {}
+    for b in banners:
+        key = (b["ip_str"], b["port"], b.get("transport", "tcp"))
+        if key not in latest or b["timestamp"] >= latest[key]["timestamp"]:
+            latest[key] = b
+    return list(latest.values())
+
+
+@pytest.fixture(scope="module")
+def current(banners):
+    return latest_of_each_service(banners)
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +71,16 @@ def search(index, q, facets=""):
     ("asn:AS64512", lambda b: b["asn"] == "AS64512"),
     ("ssh", lambda b: "ssh" in b["data"].lower().replace("-", " ").split()),
 ])
-def test_queries_find_exactly_what_they_mean(index, banners, query, predicate):
+def test_queries_find_exactly_what_they_mean(index, current, query, predicate):
     total, page, _ = search(index, query)
-    assert total == expected(banners, predicate) > 0
+    assert total == expected(current, predicate) > 0
     assert len(page) == min(100, total)
 
 
-def test_hostname_matches_the_domain_and_its_subdomains(index, banners):
-    domain = next(b["domains"][0] for b in banners if b["hostnames"])
+def test_hostname_matches_the_domain_and_its_subdomains(index, current):
+    domain = next(b["domains"][0] for b in current if b["hostnames"])
     total, _, _ = search(index, f"hostname:{domain}")
-    assert total == expected(banners, lambda b: any(h.endswith("." + domain) for h in b["hostnames"]))
+    assert total == expected(current, lambda b: any(h.endswith("." + domain) for h in b["hostnames"]))
 
 
 def test_pages_are_newest_first_and_do_not_overlap(index):
@@ -75,12 +91,12 @@ def test_pages_are_newest_first_and_do_not_overlap(index):
     assert {(b["ip_str"], b["timestamp"]) for b in first}.isdisjoint({(b["ip_str"], b["timestamp"]) for b in second})
 
 
-def test_facets_count_exactly(index, banners):
+def test_facets_count_exactly(index, current):
     total, facets = index.count(parse_strict("has_ssl:true"), parse_facets("port:3,country:100"))
-    ssl = [b for b in banners if "ssl" in b]
-    by_port: dict[int, int] = {}
+    ssl = [b for b in current if "ssl" in b]
+    by_port: dict[str, int] = {}
     for b in ssl:
-        by_port[b["port"]] = by_port.get(b["port"], 0) + 1
+        by_port[str(b["port"])] = by_port.get(str(b["port"]), 0) + 1
     assert total == len(ssl)
     assert [(f["value"], f["count"]) for f in facets["port"]] == sorted(by_port.items(), key=lambda kv: -kv[1])[:3]
     assert sum(f["count"] for f in facets["country"]) == len(ssl)
@@ -114,12 +130,12 @@ def test_import_files_plain_and_gzip_with_bad_lines(tmp_path, banners):
     idx.close()
 
 
-def test_original_namespace_member_is_normalized(tmp_path, banners):
+def test_banners_are_stored_exactly_as_given(tmp_path, banners):
     b = dict(banners[0])
     b["_shodan"] = b.pop("_intel")
     idx = BannerIndex(tmp_path)
     import_banners(idx, [b])
-    assert idx.host(b["ip_str"])[0]["_intel"]["module"] == banners[0]["_intel"]["module"]
+    assert idx.host(b["ip_str"]) == [b]
     idx.close()
 
 
@@ -132,4 +148,47 @@ def test_index_catches_up_after_a_crash_between_store_and_index(tmp_path, banner
     with again.writing():
         pass
     assert again.total() == 50 and again.records.count() == 50
+    again.close()
+
+
+@pytest.mark.parametrize("word, member", [
+    ("jenkins", lambda b: (b.get("http") or {}).get("title")),
+    ("orchid", lambda b: b.get("org")),
+    ("aurora", lambda b: " ".join(b.get("hostnames") or [])),
+])
+def test_free_text_matches_data_product_title_org_and_hostnames(index, current, word, member):
+    def words(b):
+        title = (b.get("http") or {}).get("title") or ""
+        text = " ".join([b["data"], b.get("product") or "", title, b.get("org") or "", *b.get("hostnames", [])])
+        return set(re.findall(r"[^\W_]+", text.lower()))
+
+    total, _, _ = search(index, word)
+    assert total == sum(word in words(b) for b in current) > 0
+    assert any(word in str(member(b)).lower() and word not in b["data"].lower() for b in current)
+
+
+def test_free_text_matches_a_product_missing_from_data(tmp_path, banners):
+    b = dict(banners[0], product="Zyxelgate", data="hello\n")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b])
+    assert search(idx, "zyxelgate")[0] == 1 and search(idx, "hello")[0] == 1
+    idx.close()
+
+
+def test_a_newer_banner_replaces_the_current_one_across_imports_and_crashes(tmp_path, banners):
+    from spyglass.server.index.banners import prepare
+
+    old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
+    new = dict(old, timestamp="2025-06-01T00:00:00.000000", product="New")
+    newest = dict(old, timestamp="2025-09-01T00:00:00.000000", product="Newest")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [old])
+    import_banners(idx, [new])  # a later import: the old one is re-indexed as not current
+    assert search(idx, "product:old")[0] == 0 and search(idx, "product:new")[0] == 1
+    idx.records.add([prepare(newest)])  # stored, then the process dies before the index commits
+    idx.close()
+    again = BannerIndex(tmp_path)  # opening catches up: the demotion too
+    assert search(again, "product:new")[0] == 0 and search(again, "product:newest")[0] == 1
+    assert [b["product"] for b in again.host(old["ip_str"])] == ["Newest", "New", "Old"]  # history keeps all
+    assert not again.behind()
     again.close()

@@ -83,3 +83,50 @@ def test_tokens_endpoint_shape():
         "attributes": {"ports": [80, 443], "country": ["DE"]}, "errors": [], "string": "apache",
         "filters": ["country", "port"]}
     assert tokens("x:1")["errors"] == ["unknown filter 'x' (at 1)"]
+
+
+def test_the_real_fields_are_filters_and_facets():
+    assert {"ssh.type", "ssh.hassh", "ssl.cert.expired"} <= set(FILTERS) & set(FACETS)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("after:9999-12-31", "after: '9999-12-31' is out of range"),
+    ("before:1500-01-01", "before: '1500-01-01' is out of range"),
+    ("before:0000-00-00", "before: '0000-00-00' is not a date"),
+    ("after:２０２５-01-01", "is not a date"),
+    ("port:99999999999999999999", "port: '99999999999999999999' is out of range (0 to 65535)"),
+    ("port:-1", "port: '-1' is out of range"),
+    ("hash:-9223372036854775809", "hash: '-9223372036854775809' is out of range"),
+    ("http.status:18446744073709551616", "http.status: '18446744073709551616' is out of range"),
+    ("port:²", "port: '²' is not a whole number"),
+    ("port:٨٠", "port: '٨٠' is not a whole number"),
+    ("asn:AS٨", "is not an AS number"),
+    ("asn:AS4294967296", "is not an AS number"),
+    ('port:"8"0', "port: unexpected '0' after a quoted value"),
+    ("country:ÄÖ", "is not a 2-letter country code"),
+])
+def test_values_out_of_range_or_not_ascii_are_errors_naming_filter_and_value(source, message):
+    with pytest.raises(QuerySyntaxError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_strict(source)
+
+
+def test_edge_values_that_are_fine():
+    assert parse_strict("hash:-9223372036854775808").filters[0].values == (-(2**63),)
+    assert parse_strict("port:0,65535").filters[0].values == (0, 65535)
+    assert parse_strict('port:"8",9').filters[0].values == (8, 9)
+    assert parse_strict("after:2261-12-31 before:1678-01-01").ok
+
+
+@pytest.mark.parametrize("spec", ["port:²", "port:٣", "port:0", "port:1001", "port:-5"])
+def test_facet_sizes_are_ascii_numbers_in_range(spec):
+    with pytest.raises(ValueError, match="count must be 1 to 1000"):
+        parse_facets(spec)
+
+
+def test_ipv6_networks_leave_out_the_ipv4_mapped_block():
+    from spyglass.server.index.compiler import _ip_ranges
+
+    assert [(str(a), str(b)) for a, b in _ip_ranges(ip_network("::/0"))] == [
+        ("::", "::fffe:ffff:ffff"), ("::1:0:0:0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")]
+    assert len(_ip_ranges(ip_network("2001:db8::/32"))) == 1
+    assert len(_ip_ranges(ip_network("198.18.0.0/15"))) == 1

@@ -74,6 +74,8 @@ SERVICES = [
     (1883, "tcp", "mqtt", "MQTT", [""], ["iot"], 1),
     (11211, "tcp", "memcached", "Memcached", ["1.5.6", "1.6.21"], ["database"], 1),
 ]
+ROBOTS = "User-agent: *\nDisallow: /admin/\n"
+DEMO_SCAN = "DEMOSCAN7Q2X"  # the on-demand scan some demo banners came from
 _CITY_WEIGHTS = [c[-1] for c in CITIES]
 _SERVICE_WEIGHTS = [s[-1] for s in SERVICES]
 
@@ -161,7 +163,27 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
     fill = _MODULES.get(module)
     b["data"] = fill(b, host, rng, product, version) if fill else f"{product} {version}".strip() + "\n"
     b["hash"] = _signed32(b["data"])
+    _extras(b, host, n)
     return b
+
+
+def _extras(b: dict, host: Host, n: int) -> None:
+    """Members few banners have (a scan id, a screenshot, security.txt), chosen by hashing so
+    that adding them drew nothing from the random stream: every other value stays as it was."""
+    pick = int(_hex(host.ip, b["port"], n, "extras", n=8), 16)
+    if pick % 50 == 0:
+        b["_intel"]["options"]["scan"] = DEMO_SCAN
+    if b["port"] == 3389 and pick % 3 == 0:
+        b["screenshot"] = {"mime": "image/webp", "labels": ["desktop", "login"] if pick % 2 else ["login"],
+                           "hash": _signed32(host.ip, "screenshot")}
+        b.setdefault("tags", []).append("screenshot")
+    http = b.get("http")
+    if http and pick % 7 == 0:
+        http["securitytxt"] = f"Contact: mailto:security@{b['domains'][0]}\nPreferred-Languages: en\n"
+        http["securitytxt_hash"] = _signed32(http["securitytxt"])
+    if http and pick % 5 == 1:
+        http["robots"] = ROBOTS
+        http["robots_hash"] = _signed32(ROBOTS)
 
 
 def _http(b: dict, host: Host, rng: random.Random, product: str, version: str, tls: bool = False) -> str:

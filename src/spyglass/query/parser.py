@@ -16,6 +16,11 @@ from spyglass.query.ast import Facet, Filter, Query, QueryError, Span, Text, Val
 from spyglass.query.filters import DEFAULT_FACET_SIZE, FACETS, FILTERS, MAX_FACET_SIZE, Kind
 
 _NAME = re.compile(r"-?([A-Za-z_][A-Za-z0-9_.]*):")
+_INT = re.compile(r"-?[0-9]+")  # ASCII digits only, everywhere in the language
+I64 = (-(2**63), 2**63 - 1)  # what the index holds
+INT_RANGES = {"port": (0, 65535)}  # narrower ranges of some INT filters
+# Dates the index can hold (nanoseconds in an i64), with a day to spare either side.
+FIRST_DATE, LAST_DATE = date(1678, 1, 1), date(2261, 12, 31)
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 
 
@@ -88,6 +93,13 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
                 return n
             raw_values.append((source[pos + 1:end], pos))
             pos = end + 1
+            if pos < n and not source[pos].isspace() and source[pos] != ",":
+                glued = pos
+                while pos < n and not source[pos].isspace():
+                    pos += 1
+                query.errors.append(QueryError(f"{name}: unexpected '{source[glued:pos]}' after a quoted value",
+                                               Span(glued, pos)))
+                return pos
         else:
             end = pos
             while end < n and not source[end].isspace() and source[end] != ",":
@@ -98,8 +110,6 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
             pos += 1
             continue
         break
-    while pos < n and not source[pos].isspace():  # junk glued to a quoted value
-        pos += 1
     span = Span(start, pos)
     kind = FILTERS.get(name)
     if kind is None:
@@ -111,7 +121,7 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
             query.errors.append(QueryError(f"{name}: missing value", Span(at, at + 1)))
             continue
         try:
-            values.append(convert(kind, raw.strip()))
+            values.append(convert(kind, raw.strip(), name))
         except ValueError as exc:
             query.errors.append(QueryError(f"{name}: {exc}", Span(at, at + len(raw))))
     if values and len(values) == len(raw_values):
@@ -119,13 +129,15 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
     return pos
 
 
-def convert(kind: Kind, raw: str) -> Value:
+def convert(kind: Kind, raw: str, name: str = "") -> Value:
     """A filter value in its typed form; ValueError says what was expected."""
     if kind is Kind.INT:
-        try:
-            return int(raw)
-        except ValueError:
-            raise ValueError(f"'{raw}' is not a whole number") from None
+        if not _INT.fullmatch(raw):
+            raise ValueError(f"'{raw}' is not a whole number")
+        low, high = INT_RANGES.get(name, I64)
+        if not low <= int(raw) <= high:
+            raise ValueError(f"'{raw}' is out of range ({low} to {high})")
+        return int(raw)
     if kind is Kind.BOOL:
         if raw.lower() in _TRUE:
             return True
@@ -136,16 +148,18 @@ def convert(kind: Kind, raw: str) -> Value:
         return parse_date(raw)
     if kind is Kind.CIDR:
         try:
+            if not raw.isascii():
+                raise ValueError
             return ipaddress.ip_network(raw, strict=False)
         except ValueError:
             raise ValueError(f"'{raw}' is not an IP address or CIDR network") from None
     if kind is Kind.COUNTRY:
-        if len(raw) != 2 or not raw.isalpha():
+        if len(raw) != 2 or not raw.isascii() or not raw.isalpha():
             raise ValueError(f"'{raw}' is not a 2-letter country code")
         return raw.upper()
     if kind is Kind.ASN:
         digits = raw[2:] if raw.upper().startswith("AS") else raw
-        if not digits.isdigit():
+        if not _INT.fullmatch(digits) or digits.startswith("-") or int(digits) >= 2**32:
             raise ValueError(f"'{raw}' is not an AS number")
         return f"AS{int(digits)}"
     return raw.lower()
@@ -154,9 +168,14 @@ def convert(kind: Kind, raw: str) -> Value:
 def parse_date(raw: str) -> date:
     for fmt in ("%Y-%m-%d", "%d/%m/%Y", "%Y-%m", "%Y"):
         try:
-            return datetime.strptime(raw, fmt).date()
+            day = datetime.strptime(raw, fmt).date() if raw.isascii() else None
         except ValueError:
             continue
+        if day is None:
+            break
+        if not FIRST_DATE <= day <= LAST_DATE:
+            raise ValueError(f"'{raw}' is out of range ({FIRST_DATE} to {LAST_DATE})")
+        return day
     raise ValueError(f"'{raw}' is not a date (YYYY-MM-DD)")
 
 
@@ -172,7 +191,7 @@ def parse_facets(spec: str | None) -> list[Facet]:
         if name not in FACETS:
             raise ValueError(f"unknown facet '{name}'")
         if size:
-            if not size.strip().isdigit() or not 1 <= int(size) <= MAX_FACET_SIZE:
+            if not _INT.fullmatch(size.strip()) or not 1 <= int(size) <= MAX_FACET_SIZE:
                 raise ValueError(f"facet {name}: count must be 1 to {MAX_FACET_SIZE}")
             facets.append(Facet(name, int(size)))
         else:

@@ -20,7 +20,7 @@ from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.store import Store
 
 ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = ()  # paths under /{namespace}: /intel/host/...
+NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
 UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
 
 
@@ -47,7 +47,6 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         app.include_router(section.router)
     for section in NAMESPACED_SECTIONS:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
-    app.include_router(search.build_router(settings.namespace))  # until search exports `router`
     app.add_middleware(CreditHeaders)
     hosts = {"geonet": create_geonet_app(settings.geonet)}
     for name, host in hosts.items():

@@ -13,11 +13,18 @@ import tantivy
 from spyglass.query import Facet, Query
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, document
-from spyglass.server.index.records import RecordStore, banner_key
+from spyglass.server.index.records import Prepared, RecordStore, banner_key, pack, service_key
+from spyglass.server.index.shape import BadBanner, normalize
 
-SCHEMA_VERSION = "1"
-COMMIT_EVERY = 200_000
+SCHEMA_VERSION = "2"
+# Banners stored but not yet committed to the index are invisible to search until the next
+# commit (or the catch-up when the index is next opened, after a crash): commit often enough that
+# a killed import leaves most of its work searchable, rarely enough that segments stay large.
+COMMIT_EVERY = 50_000
 PAGE_SIZE = 100
+# What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
+# every value), so that one banner can never block the index.
+CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "f_transport", "x_transport")
 
 
 class IndexBusy(RuntimeError):
@@ -31,14 +38,20 @@ class BannerIndex:
         self.records = RecordStore(self.data_dir / "banners.db")
         self.schema = build_schema()
         self.path = self.data_dir / "index"
-        if self.records.get_meta("schema_version") != SCHEMA_VERSION and self.path.exists():
-            shutil.rmtree(self.path)  # an older layout: rebuilt from the records below
+        if self.records.get_meta("schema_version") != SCHEMA_VERSION or not self.path.exists():
+            shutil.rmtree(self.path, ignore_errors=True)  # an older layout, or lost: rebuilt from the records
             self.records.set_meta("indexed_seq", "0")
         self.path.mkdir(exist_ok=True)
         self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
         self.records.set_meta("schema_version", SCHEMA_VERSION)
         self._reloaded = 0.0
         self._write_lock = threading.Lock()
+        if self.behind():
+            try:  # what the records hold is searchable from the start (e.g. after a killed import)
+                with self.writing():
+                    pass
+            except IndexBusy:
+                pass  # another process is importing: it catches up itself
 
     def close(self) -> None:
         self.records.close()
@@ -55,7 +68,12 @@ class BannerIndex:
         return self.searcher().num_docs
 
     def compile(self, query: Query) -> tantivy.Query:
-        return compile_query(self.schema, query)
+        """The query over the current banner of each service (what search, count and facets see)."""
+        return compile_query(self.schema, query, current=True)
+
+    def behind(self) -> bool:
+        """Whether the records hold banners (or demotions) the index has not committed."""
+        return self.records.last_seq() > int(self.records.get_meta("indexed_seq", "0")) or bool(self.records.demoted())
 
     def count(self, query: Query, facets: list[Facet]) -> tuple[int, dict[str, list[dict]]]:
         searcher = self.searcher()
@@ -75,7 +93,7 @@ class BannerIndex:
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
         searcher = self.searcher()
-        tq = tantivy.Query.term_query(self.schema, "f_ip", ip)
+        tq = tantivy.Query.term_query(self.schema, "f_ip", ip)  # history too: current or not
         hits = searcher.search(tq, limit=10_000, order_by_field="timestamp").hits
         return self.records.fetch(searcher.fast_field_values("i_rowid", [a for _, a in hits]))
 
@@ -113,18 +131,40 @@ class BannerIndex:
     def _catch_up(self, writer) -> None:
         """Index what the record store has that the index lost (a crash between the two)."""
         indexed = int(self.records.get_meta("indexed_seq", "0"))
-        if self.records.last_seq() <= indexed:
+        if not self.behind():
             return
         writer.delete_documents_by_query(tantivy.Query.range_query(
             self.schema, "i_rowid", tantivy.FieldType.Integer, indexed + 1, None))
         last = indexed
         for batch in self.records.since(indexed):
+            shaped = []
             for seq, banner in batch:
-                writer.add_json(index_json(seq, document_tail(banner)))
+                try:
+                    shaped.append((seq, banner, normalize(banner)))
+                except BadBanner:
+                    continue  # stored by an older layout's rules: nothing to index it by
+            current = self.records.current_seqs([service_key(shape) for _, _, shape in shaped])
+            for seq, banner, shape in shaped:
+                add_document(writer, seq, seq in current, document_tail(banner, shape))
             last = batch[-1][0]
+        demoted = self._demote(writer)
         writer.commit()
-        self.records.set_meta("indexed_seq", str(last))
+        self.records.indexed(last, demoted)
         self._reloaded = 0.0
+
+    def _demote(self, writer) -> list[int]:
+        """Re-index the banners a newer one replaced since the last commit as not current."""
+        demoted = self.records.demoted()
+        for i in range(0, len(demoted), 1000):
+            chunk = demoted[i:i + 1000]
+            for seq, banner in self.records.bodies(chunk).items():
+                try:
+                    tail = document_tail(banner, normalize(banner))
+                except BadBanner:
+                    continue  # unreachable: a demoted banner was current, so it was readable
+                writer.delete_documents_by_term("i_rowid", seq)
+                add_document(writer, seq, False, tail)
+        return demoted
 
 
 class Writer:
@@ -136,12 +176,12 @@ class Writer:
         self.pending = 0
         self.last_seq = int(owner.records.get_meta("indexed_seq", "0"))
 
-    def add(self, prepared: list[tuple[int, bytes, bytes]]) -> int:
+    def add(self, prepared: list[Prepared]) -> int:
         """Store and index the new ones of prepared banners (see :func:`prepare`); returns how
         many were new."""
         added = self.owner.records.add(prepared)
-        for seq, tail in added:
-            self.writer.add_json(index_json(seq, tail))
+        for seq, current, tail in added:
+            add_document(self.writer, seq, current, tail)
         if added:
             self.last_seq = added[-1][0]
             self.pending += len(added)
@@ -150,29 +190,46 @@ class Writer:
         return len(added)
 
     def commit(self) -> None:
-        if self.pending:
+        if self.pending or self.owner.records.demoted():
+            demoted = self.owner._demote(self.writer)
             self.writer.commit()
-            self.owner.records.set_meta("indexed_seq", str(self.last_seq))
+            self.owner.records.indexed(self.last_seq, demoted)
             self.owner._reloaded = 0.0
             self.pending = 0
 
 
-def document_tail(banner: dict) -> bytes:
-    """The banner's index document as JSON, less its opening brace and rowid (added on store)."""
-    return orjson.dumps(document(banner, 0))[len(b'{"i_rowid":0'):]
+def document_tail(banner: dict, shape) -> bytes:
+    """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
+    return orjson.dumps(document(banner, shape))[1:]
 
 
-def index_json(seq: int, tail: bytes) -> str:
-    return f'{{"i_rowid":{seq}{tail.decode()}'
+def index_json(seq: int, current: bool, tail: bytes) -> str:
+    return f'{{"i_rowid":{seq},"b_current":{"true" if current else "false"},{tail.decode()}'
 
 
-def prepare(banner: dict, body: bytes | None = None) -> tuple[int, bytes, bytes]:
-    """What the writer needs of a normalized banner: its key, its body (``body`` if the banner
-    is exactly those bytes already) and its index document."""
-    return banner_key(banner), body if body is not None else orjson.dumps(banner), document_tail(banner)
+def add_document(writer, seq: int, current: bool, tail: bytes) -> None:
+    text = index_json(seq, current, tail)
+    try:
+        writer.add_json(text)
+    except ValueError:  # never expected (fields.document types every value); keep what is sure
+        core = {k: v for k, v in orjson.loads(text).items() if k in CORE_FIELDS}
+        writer.add_json(orjson.dumps(core).decode())
 
 
-def _facet_value(bucket: dict[str, Any]) -> Any:
-    if "key_as_string" in bucket and isinstance(bucket["key"], int) and bucket["key_as_string"] in ("true", "false"):
+def prepare(banner: object, body: bytes | None = None) -> Prepared:
+    """What the writer needs of a banner: its keys, its body (``body`` if given: the bytes it
+    was read from) and its index document; BadBanner if a required member is missing."""
+    shape = normalize(banner)
+    assert isinstance(banner, dict)
+    return Prepared(banner_key(banner, shape), service_key(shape), shape.stamp,
+                    body if body is not None else pack(banner), document_tail(banner, shape))
+
+
+def _facet_value(bucket: dict[str, Any]) -> str:
+    """A facet value as the seed shows it: always a string (ports, hashes, booleans too)."""
+    key = bucket["key"]
+    if bucket.get("key_as_string") in ("true", "false"):
         return bucket["key_as_string"]
-    return bucket["key"]
+    if isinstance(key, float) and key.is_integer():
+        return str(int(key))
+    return str(key)

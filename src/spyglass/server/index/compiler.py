@@ -1,4 +1,9 @@
-"""The query AST as a tantivy query."""
+"""The query AST as a tantivy query.
+
+Free text (words and quoted phrases) matches the ``text`` field: the banner's raw ``data``, its
+product, HTTP title, org and hostnames (see fields.document). Search, count and facets see only
+the current banner of each service (``b_current``); host lookups see every banner.
+"""
 
 from __future__ import annotations
 
@@ -65,18 +70,38 @@ def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
         ranges = []
         for net in f.values:
             assert isinstance(net, (ipaddress.IPv4Network, ipaddress.IPv6Network))
-            ranges.append(TQ.range_query(schema, field, tantivy.FieldType.IpAddr,
-                                         str(net.network_address), str(net.broadcast_address)))
-        return _any(ranges)
+            for low, high in _ip_ranges(net):
+                ranges.append(TQ.range_query(schema, field, tantivy.FieldType.IpAddr, str(low), str(high)))
+        return _any(ranges) if ranges else TQ.empty_query()
     raise ValueError(f"no index for filter {f.name}")
 
 
-def compile_query(schema: tantivy.Schema, query: Query) -> TQ:
-    """A tantivy query matching what ``query`` means (it must have parsed without errors)."""
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # how the index holds IPv4 addresses
+
+
+def _ip_ranges(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> list[tuple]:
+    """Address ranges of ``net`` as the index holds them: an IPv6 network that is not itself
+    IPv4-mapped leaves out the mapped block, so ``net:::/0`` means IPv6 only."""
+    low, high = net.network_address, net.broadcast_address
+    if net.version == 4 or net.subnet_of(_MAPPED) or not net.overlaps(_MAPPED):
+        return [(low, high)]
+    ranges = []
+    if low < _MAPPED.network_address:
+        ranges.append((low, _MAPPED.network_address - 1))
+    if high > _MAPPED.broadcast_address:
+        ranges.append((_MAPPED.broadcast_address + 1, high))
+    return ranges
+
+
+def compile_query(schema: tantivy.Schema, query: Query, current: bool = False) -> TQ:
+    """A tantivy query matching what ``query`` means (it must have parsed without errors);
+    ``current``: only the latest banner of each service."""
     clauses: list[tuple[Occur, TQ]] = []
+    if current:
+        clauses.append((Occur.Must, TQ.term_query(schema, "b_current", True)))
     for term in query.terms:
         if isinstance(term, Text):
-            q = _text_query(schema, "data", term.text)
+            q = _text_query(schema, "text", term.text)
         else:
             q = filter_query(schema, term)
         clauses.append((Occur.MustNot if term.negated else Occur.Must, q))

@@ -1,5 +1,14 @@
 """How a banner becomes an index document: the fields the filters and facets read.
 
+Banners are untyped JSON: every member but the address, port, transport and timestamp (read by
+:mod:`shape`) may hold any JSON type. :func:`document` reads each one defensively and puts only
+well-typed values in the document (text as strings, integers only within i64, booleans as
+booleans): an odd type is indexed as text or skipped for that field, so no banner can make the
+index refuse a document (which would block every later import from the record store).
+
+``text`` is what free text matches: the raw ``data``, then the product, HTTP title, org and
+hostnames, in one field so that a word costs one term lookup.
+
 Field prefixes say what a field is for: ``t_`` words (tokenized, for TEXT filters), ``x_``
 lower-cased exact values (EXACT, SUFFIX and PREFIX filters), ``f_`` values as shown (facets),
 ``i_`` integers and ``b_`` booleans (both filters and facets).
@@ -10,6 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 import tantivy
+
+from spyglass.server.index.shape import Shape
+
+I64 = (-(2**63), 2**63 - 1)
+MAX_TERM = 1000  # characters kept of an exact or facet value (tantivy refuses terms over 64 KB)
 
 # filter name -> field it is matched against (TEXT filters: tokenized fields)
 FILTER_FIELDS: dict[str, str] = {
@@ -28,9 +42,9 @@ FILTER_FIELDS: dict[str, str] = {
     "ssl.ja3s": "x_ssl_ja3s", "ssl.jarm": "x_ssl_jarm", "ssl.version": "x_ssl_version",
     "state": "x_region", "tag": "x_tag", "title": "t_http_title", "transport": "x_transport",
     "version": "x_version", "vuln": "x_vuln", "before": "timestamp", "after": "timestamp",
-    "all": "data",
+    "all": "text", "ssh.type": "x_ssh_type", "ssh.hassh": "x_ssh_hassh", "ssl.cert.expired": "b_ssl_cert_expired",
 }
-ALL_TEXT_FIELDS = ("data", "t_http_title", "t_org", "t_isp", "t_product", "t_ssl")
+ALL_TEXT_FIELDS = ("text", "t_isp", "t_ssl")  # text holds data, product, title, org, hostnames
 
 # facet name -> field whose values are counted
 FACET_FIELDS: dict[str, str] = {
@@ -47,15 +61,17 @@ FACET_FIELDS: dict[str, str] = {
     "ssl.cert.subject.cn": "f_ssl_cert_subject_cn", "ssl.ja3s": "f_ssl_ja3s", "ssl.jarm": "f_ssl_jarm",
     "ssl.version": "f_ssl_version", "state": "f_region", "tag": "f_tag", "transport": "f_transport",
     "version": "f_version", "vuln": "f_vuln", "vuln.verified": "f_vuln_verified",
+    "ssh.type": "f_ssh_type", "ssh.hassh": "f_ssh_hassh", "ssl.cert.expired": "b_ssl_cert_expired",
 }
 
 
 def build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("i_rowid", indexed=True, fast=True)
+    sb.add_boolean_field("b_current", indexed=True, fast=True)
     sb.add_date_field("timestamp", indexed=True, fast=True)
     sb.add_ip_addr_field("ip", indexed=True, fast=True)
-    sb.add_text_field("data", index_option="position")
+    sb.add_text_field("text", index_option="position")
     names = set(FILTER_FIELDS.values()) | set(FACET_FIELDS.values())
     for name in sorted(names):
         if name.startswith("t_"):
@@ -71,137 +87,218 @@ def build_schema() -> tantivy.Schema:
     return sb.build()
 
 
-def _suffixes(name: str) -> list[str]:
-    parts = name.lower().rstrip(".").split(".")
-    return [".".join(parts[i:]) for i in range(len(parts))]
+def _text(v: Any) -> str | None:
+    """A scalar as text (numbers too); None for null, lists and objects."""
+    if v.__class__ is str:  # the common case first: this runs ~20 times a banner
+        return v or None
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v or None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    return None
 
 
-def _prefixes(cpe: str) -> list[str]:
-    parts = cpe.lower().split(":")
-    return [":".join(parts[:i]) for i in range(3, len(parts) + 1)]
+def _texts(v: Any) -> list[str]:
+    """Text of a scalar or of each scalar in a list."""
+    if v is None:
+        return []
+    if v.__class__ is list:
+        return [t for t in map(_text, v) if t is not None]
+    t = _text(v)
+    return [t] if t is not None else []
 
 
-def _add_exact(doc: dict, name: str, values: list) -> None:
-    shown = [str(v) for v in values]
-    doc["f_" + name] = shown
-    doc["x_" + name] = [v.lower() for v in shown]
+def _i64(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, str) and v.isascii() and v.lstrip("-").isdigit() and len(v) < 21:
+        v = int(v)
+    if isinstance(v, int) and I64[0] <= v <= I64[1]:
+        return v
+    return None
 
 
-def document(b: dict, rowid: int) -> dict:
-    """The index document of banner ``b`` (already normalized: ``_intel`` member, ip_str).
+def _obj(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _names(v: Any) -> list[str]:
+    """Names held as an object's keys or a list's strings (vulns, components)."""
+    return [k for k in v if k] if isinstance(v, dict) else _texts(v)
+
+
+def _suffixes(names: list[str]) -> list[str]:
+    """Each name and every domain it is under (``a.b.c``: ``a.b.c``, ``b.c``, ``c``)."""
+    out = set()
+    for name in names:
+        name = name.lower().rstrip(".")[:MAX_TERM]
+        out.add(name)
+        at = name.find(".")
+        while at >= 0:
+            out.add(name[at + 1:])
+            at = name.find(".", at + 1)
+    return sorted(out)
+
+
+def _prefixes(cpes: list[str]) -> list[str]:
+    """Each CPE and its leading parts from the third on (``cpe:2.3:a``, ``cpe:2.3:a:nginx``...)."""
+    out = set()
+    for cpe in cpes:
+        parts = cpe.lower()[:MAX_TERM].split(":")
+        out.update(":".join(parts[:i]) for i in range(3, len(parts) + 1))
+    return sorted(out)
+
+
+def _add_exact(doc: dict, name: str, values: list[str]) -> None:
+    if not values:
+        return
+    shown = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
+    if shown:
+        doc["f_" + name] = shown
+        doc["x_" + name] = [v.lower() for v in shown]
+
+
+_NAMED = [(n, "t_" + n, "f_" + n, n in ("org", "product")) for n in ("org", "isp", "os", "product")]
+
+
+def document(b: dict, shape: Shape) -> dict:
+    """The index document of banner ``b`` whose required members ``shape`` holds (no rowid and
+    current flag: the writer adds those).
 
     On the import's hot path: plain lookups, nothing computed that a banner does not have.
     """
-    ip_str = b["ip_str"]
-    transport = b.get("transport") or "tcp"
+    ip_str = shape.ip_str
     ssl = b.get("ssl")
     vulns = b.get("vulns")
     doc: dict[str, Any] = {
-        "i_rowid": rowid, "timestamp": b["timestamp"][:26] + "Z", "ip": ip_str, "data": b.get("data") or "",
-        "i_port": b["port"], "f_ip": ip_str, "f_transport": transport, "x_transport": transport.lower(),
+        "timestamp": shape.stamp, "ip": ip_str, "i_port": shape.port, "f_ip": ip_str,
+        "f_transport": shape.transport, "x_transport": shape.transport,
         "b_has_ipv6": ":" in ip_str, "b_has_ssl": bool(ssl), "b_has_vuln": bool(vulns),
         "b_has_screenshot": "screenshot" in b,
     }
-    loc = b.get("location")
+    text = [_text(b.get("data"))]
+    loc = _obj(b.get("location"))
     if loc:
-        if loc.get("country_code"):
-            doc["f_country"] = loc["country_code"].upper()
-        if loc.get("city"):
-            doc["f_city"] = doc["t_city"] = loc["city"]
-        if loc.get("region_code"):
-            _add_exact(doc, "region", [loc["region_code"]])
-    if b.get("asn"):
-        doc["f_asn"] = b["asn"].upper()
-    for name in ("org", "isp", "os", "product"):
+        country = _text(loc.get("country_code"))
+        if country:
+            doc["f_country"] = country.upper()[:MAX_TERM]
+        city = _text(loc.get("city"))
+        if city:
+            doc["t_city"] = city
+            doc["f_city"] = city[:MAX_TERM]
+        _add_exact(doc, "region", _texts(loc.get("region_code")))
+    asn = _text(b.get("asn"))
+    if asn:
+        asn = asn.upper()
+        doc["f_asn"] = (asn if asn.startswith("AS") else "AS" + asn)[:MAX_TERM]
+    for name, t_name, f_name, in_text in _NAMED:
         value = b.get(name)
+        if value.__class__ is not str:
+            value = _text(value)
         if value:
-            doc["f_" + name] = doc["t_" + name] = str(value)
-    if b.get("version") is not None:
-        _add_exact(doc, "version", [b["version"]])
-    if b.get("tags"):
-        _add_exact(doc, "tag", b["tags"])
+            doc[t_name] = value
+            doc[f_name] = value[:MAX_TERM]
+            if in_text:
+                text.append(value)
+    _add_exact(doc, "version", _texts(b.get("version")))
+    _add_exact(doc, "tag", _texts(b.get("tags")))
     if vulns:
-        _add_exact(doc, "vuln", list(vulns))
-        doc["f_vuln_verified"] = [cve for cve, v in vulns.items() if isinstance(v, dict) and v.get("verified")]
-    if isinstance(b.get("hash"), int):
-        doc["i_hash"] = b["hash"]
-    if b.get("hostnames"):
-        doc["x_hostname"] = sorted({s for h in b["hostnames"] for s in _suffixes(h)})
-    if b.get("domains"):
-        doc["x_domain"] = sorted({s for d in b["domains"] for s in _suffixes(d)})
-        doc["f_domain"] = b["domains"]
-    cpes = (b.get("cpe23") or []) + (b.get("cpe") or [])
+        _add_exact(doc, "vuln", _names(vulns))
+        if isinstance(vulns, dict):
+            doc["f_vuln_verified"] = [c[:MAX_TERM] for c, v in vulns.items()
+                                      if isinstance(v, dict) and v.get("verified")]
+    hash_ = _i64(b.get("hash"))
+    if hash_ is not None:
+        doc["i_hash"] = hash_
+    hostnames = _texts(b.get("hostnames"))
+    if hostnames:
+        doc["x_hostname"] = _suffixes(hostnames)
+        text.extend(hostnames)
+    domains = _texts(b.get("domains"))
+    if domains:
+        doc["x_domain"] = _suffixes(domains)
+        doc["f_domain"] = [d[:MAX_TERM] for d in domains]
+    cpes = _texts(b.get("cpe23")) + _texts(b.get("cpe"))
     if cpes:
-        doc["x_cpe"] = sorted({p for c in cpes for p in _prefixes(c)})
+        doc["x_cpe"] = _prefixes(cpes)
     http = b.get("http")
-    if http:
-        _http_fields(doc, http)
-    if ssl:
+    if isinstance(http, dict):
+        _http_fields(doc, http, text)
+    if isinstance(ssl, dict):
         _ssl_fields(doc, ssl)
     ssh = b.get("ssh")
-    if ssh and ssh.get("fingerprint"):
-        _add_exact(doc, "ssh_fingerprint", [ssh["fingerprint"]])
-    meta = b.get("_intel")
-    if meta and (meta.get("options") or {}).get("scan"):
-        doc["x_scan"] = str(meta["options"]["scan"]).lower()
-    if "screenshot" in b and (b["screenshot"] or {}).get("labels"):
-        _add_exact(doc, "screenshot_label", b["screenshot"]["labels"])
-    _module_fields(doc, b)
+    if isinstance(ssh, dict):
+        for name in ("fingerprint", "type", "hassh"):
+            _add_exact(doc, "ssh_" + name, _texts(ssh.get(name)))
+    scan = _text(_obj(_obj(b.get(shape.crawler)).get("options")).get("scan")) if shape.crawler else None
+    if scan:
+        doc["x_scan"] = scan.lower()[:MAX_TERM]
+    if "screenshot" in b:
+        _add_exact(doc, "screenshot_label", _texts(_obj(b["screenshot"]).get("labels")))
+    if "mongodb" in b or "redis" in b or "rsync" in b:
+        _module_fields(doc, b)
+    doc["text"] = "\n".join(t for t in text if t)
     return doc
 
 
-def _http_fields(doc: dict, http: dict) -> None:
-    if http.get("title"):
-        doc["f_http_title"] = doc["t_http_title"] = http["title"]
-    if http.get("securitytxt"):
-        doc["t_http_securitytxt"] = http["securitytxt"]
+def _http_fields(doc: dict, http: dict, text: list) -> None:
+    title = _text(http.get("title"))
+    if title:
+        doc["t_http_title"] = title
+        doc["f_http_title"] = title[:MAX_TERM]
+        text.append(title)
+    securitytxt = _text(http.get("securitytxt"))
+    if securitytxt:
+        doc["t_http_securitytxt"] = securitytxt
     for name in ("status", "html_hash", "robots_hash"):
-        value = http.get(name)
-        if isinstance(value, int):
+        value = _i64(http.get(name))
+        if value is not None:
             doc["i_http_" + name] = value
-    favicon = http.get("favicon")
-    if isinstance(favicon, dict) and isinstance(favicon.get("hash"), int):
-        doc["i_http_favicon_hash"] = favicon["hash"]
+    favicon_hash = _i64(_obj(http.get("favicon")).get("hash"))
+    if favicon_hash is not None:
+        doc["i_http_favicon_hash"] = favicon_hash
     components = http.get("components")
     if components:
-        _add_exact(doc, "http_component", list(components))
-        categories = sorted({c for v in components.values() for c in (v or {}).get("categories", [])})
-        if categories:
+        _add_exact(doc, "http_component", _names(components))
+        if isinstance(components, dict):
+            categories = sorted({c for v in components.values() for c in _texts(_obj(v).get("categories"))})
             _add_exact(doc, "http_component_category", categories)
-    if http.get("waf"):
-        _add_exact(doc, "http_waf", [http["waf"]])
+    _add_exact(doc, "http_waf", _texts(http.get("waf")))
 
 
 def _ssl_fields(doc: dict, ssl: dict) -> None:
-    cert = ssl.get("cert") or {}
-    subject, issuer = cert.get("subject") or {}, cert.get("issuer") or {}
-    doc["t_ssl"] = " ".join(str(v) for v in (*subject.values(), *issuer.values()) if v)
-    if subject.get("CN"):
-        doc["f_ssl_cert_subject_cn"] = doc["t_ssl_cert_subject_cn"] = str(subject["CN"])
-    if issuer.get("CN"):
-        doc["f_ssl_cert_issuer_cn"] = doc["t_ssl_cert_issuer_cn"] = str(issuer["CN"])
-    fingerprint = (cert.get("fingerprint") or {}).get("sha256")
-    if fingerprint:
-        _add_exact(doc, "ssl_cert_fingerprint", [fingerprint])
-    if cert.get("serial") is not None:
-        _add_exact(doc, "ssl_cert_serial", [cert["serial"]])
-    for name in ("versions", "alpn"):
-        if ssl.get(name):
-            _add_exact(doc, "ssl_" + name.rstrip("s"), ssl[name])
-    for name in ("jarm", "ja3s"):
-        if ssl.get(name):
-            _add_exact(doc, "ssl_" + name, [ssl[name]])
+    cert = _obj(ssl.get("cert"))
+    subject, issuer = _obj(cert.get("subject")), _obj(cert.get("issuer"))
+    words = [t for t in map(_text, (*subject.values(), *issuer.values())) if t]
+    if words:
+        doc["t_ssl"] = " ".join(words)
+    for name, part in (("subject", subject), ("issuer", issuer)):
+        cn = _text(part.get("CN"))
+        if cn:
+            doc[f"t_ssl_cert_{name}_cn"] = cn
+            doc[f"f_ssl_cert_{name}_cn"] = cn[:MAX_TERM]
+    _add_exact(doc, "ssl_cert_fingerprint", _texts(_obj(cert.get("fingerprint")).get("sha256")))
+    _add_exact(doc, "ssl_cert_serial", _texts(cert.get("serial")))
+    if isinstance(cert.get("expired"), bool):
+        doc["b_ssl_cert_expired"] = cert["expired"]
+    _add_exact(doc, "ssl_version", _texts(ssl.get("versions")))
+    for name in ("alpn", "jarm", "ja3s"):
+        _add_exact(doc, "ssl_" + name, _texts(ssl.get(name)))
 
 
 def _module_fields(doc: dict, b: dict) -> None:
-    mongodb = b.get("mongodb")
-    if isinstance(mongodb, dict):
-        names = [d["name"] for d in mongodb.get("databases") or [] if isinstance(d, dict) and d.get("name")]
+    databases = _obj(b.get("mongodb")).get("databases")
+    if isinstance(databases, list):
+        names = [n[:MAX_TERM] for n in (_text(_obj(d).get("name")) for d in databases) if n]
         if names:
             doc["f_mongodb_database_name"] = names
-    redis = b.get("redis")
-    if isinstance(redis, dict) and isinstance(redis.get("keys"), dict) and redis["keys"].get("data"):
-        doc["f_redis_key"] = [str(k) for k in redis["keys"]["data"]]
-    rsync = b.get("rsync")
-    if isinstance(rsync, dict) and isinstance(rsync.get("modules"), dict) and rsync["modules"]:
-        doc["f_rsync_module"] = list(rsync["modules"])
+    keys = _obj(_obj(b.get("redis")).get("keys")).get("data")
+    if isinstance(keys, list) and keys:
+        doc["f_redis_key"] = [k[:MAX_TERM] for k in _texts(keys)]
+    modules = _obj(b.get("rsync")).get("modules")
+    if isinstance(modules, dict) and modules:
+        doc["f_rsync_module"] = [m[:MAX_TERM] for m in modules if m]

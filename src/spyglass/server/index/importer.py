@@ -1,96 +1,96 @@
 """Loading banner files: one JSON banner per line, plain or gzip, streamed, any size.
 
-A bad line is counted and reported with its line number; the rest still loads. Re-importing a
-file adds nothing (banners are identified by address, port, transport, time and hash).
+Each line stands alone: a line that fails (not JSON, no address, port or timestamp, anything
+else) is counted and reported with its line number and the rest still loads. A file that cannot
+be read to its end (missing, a truncated or non-gzip ``.gz``) is an :class:`ImportFileError` in
+the report, with what was loaded before. Re-importing a file adds nothing (banners are identified
+by address, port, transport, time and hash), so running a killed import again completes it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gzip
-import ipaddress
 import os
-import socket
+import signal
+import sys
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import IO
 
 import orjson
 
 from spyglass.server.index.banners import BannerIndex, prepare
+from spyglass.server.index.records import Prepared
+from spyglass.server.index.shape import BadBanner
 
 BATCH = 5000
 MAX_REPORTED = 50
 
 
+class ImportFileError(Exception):
+    """A file that could not be read to its end; ``loaded`` lines of it were read before."""
+
+    def __init__(self, path: Path, message: str, loaded: int = 0) -> None:
+        super().__init__(f"{path}: {message} ({loaded:,} lines read before)")
+        self.path, self.message, self.loaded = path, message, loaded
+
+
 @dataclass
 class ImportReport:
-    read: int = 0
+    read: int = 0  # non-blank lines read
     added: int = 0
     duplicates: int = 0
     bad: int = 0
     problems: list[str] = field(default_factory=list)  # the first MAX_REPORTED bad lines, with where
+    file_errors: list[ImportFileError] = field(default_factory=list)
 
     def problem(self, where: str, why: str) -> None:
         self.bad += 1
         if len(self.problems) < MAX_REPORTED:
             self.problems.append(f"{where}: {why}")
 
+    @property
+    def loaded(self) -> int:
+        """Banners now in the index from these files (new or already there)."""
+        return self.added + self.duplicates
 
-class BadBanner(ValueError):
-    pass
+    @property
+    def exit_status(self) -> int:
+        """0 all loaded; 1 some lines bad; 2 a file unreadable, or lines read but none loaded."""
+        if self.file_errors or (self.read and not self.loaded):
+            return 2
+        return 1 if self.bad else 0
 
 
-def normalize(b: object) -> dict:
-    """A banner as stored: the crawler member under ``_intel``, ``ip_str`` and ``ip`` both set."""
-    if not isinstance(b, dict):
-        raise BadBanner("not a JSON object")
-    if "_intel" not in b:
-        for name, value in list(b.items()):  # another namespace's member, e.g. the original's
-            if name.startswith("_") and name != "_id" and isinstance(value, dict) and (
-                    "crawler" in value or "module" in value):
-                b["_intel"] = b.pop(name)
-                break
-    ip_str = b.get("ip_str")
-    try:  # inet_aton is ~10x faster than ipaddress for the common IPv4 case
-        if not isinstance(ip_str, str) or ip_str.count(".") != 3:
-            raise OSError
-        packed = socket.inet_aton(ip_str)
-        if socket.inet_ntoa(packed) != ip_str:
-            raise OSError  # not in canonical dotted form: let ipaddress judge it
-        b.setdefault("ip", int.from_bytes(packed, "big"))
-    except OSError:
-        try:
-            address = ipaddress.ip_address(ip_str if ip_str else b.get("ip"))
-        except ValueError:
-            raise BadBanner("no valid ip_str or ip") from None
-        b["ip_str"] = str(address)
-        b.setdefault("ip", int(address))
-    if not isinstance(b.get("port"), int) or not 0 <= b["port"] <= 65535:
-        raise BadBanner("no valid port")
-    stamp = b.get("timestamp")
-    if not isinstance(stamp, str) or len(stamp) < 19 or stamp[4] != "-" or stamp[10] != "T":
-        raise BadBanner("no ISO 8601 timestamp")
-    b.setdefault("transport", "tcp")
-    return b
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: a worker must not outlive the import (e.g. killed with SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def open_banner_file(path: Path) -> tuple[IO[bytes], IO[bytes]]:
-    """(lines to read, raw file whose position measures progress)."""
+    """(lines to read, raw file whose position measures progress); gzip by suffix or content."""
     raw = open(path, "rb")
     magic = raw.read(2)
     raw.seek(0)
-    return (gzip.GzipFile(fileobj=raw) if magic == b"\x1f\x8b" else raw), raw
+    gz = magic == b"\x1f\x8b" or path.suffix == ".gz"
+    return (gzip.GzipFile(fileobj=raw) if gz else raw), raw
 
 
 @dataclass
 class Chunk:
     """Lines of one file, parsed in a worker process: the prepared banners and the problems."""
 
-    prepared: list[tuple[int, bytes, bytes]]
+    prepared: list[Prepared]
     read: int
     problems: list[tuple[str, str]]
 
@@ -102,34 +102,45 @@ def prepare_lines(lines: list[bytes], name: str, first: int) -> Chunk:
             continue
         read += 1
         try:
-            banner = orjson.loads(line)
-            as_read = isinstance(banner, dict) and "_intel" in banner and "ip" in banner and "transport" in banner
-            ip_str = banner.get("ip_str") if as_read else None
-            banner = normalize(banner)
-            # Unchanged by normalize: store the line itself rather than serialize it again.
-            same = as_read and banner["ip_str"] == ip_str
-            prepared.append(prepare(banner, line.rstrip(b"\r\n") if same else None))
+            body = line.strip()
+            prepared.append(prepare(orjson.loads(body), body))
         except orjson.JSONDecodeError as exc:
             problems.append((f"{name}:{number}", f"not JSON ({exc.msg})"))
         except BadBanner as exc:
             problems.append((f"{name}:{number}", str(exc)))
+        except Exception as exc:  # a line stands alone, whatever it holds
+            problems.append((f"{name}:{number}", f"unreadable banner ({type(exc).__name__})"))
     return Chunk(prepared, read, problems)
 
 
 def _chunks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[list[bytes], int]]:
-    lines, raw = open_banner_file(path)
-    with raw, lines:
-        batch: list[bytes] = []
-        first = 1
-        for number, line in enumerate(lines, start=1):
-            batch.append(line)
-            if len(batch) >= BATCH:
-                raw_progress[0] = raw.tell()
-                yield batch, first
-                batch, first = [], number + 1
-        if batch:
+    """Batches of lines with the number of the first; if the file fails part way, the lines
+    read before it failed, then ImportFileError."""
+    batch: list[bytes] = []
+    first = number = 0
+    failure: ImportFileError | None = None
+    try:
+        lines, raw = open_banner_file(path)
+        with raw, lines:
+            for number, line in enumerate(lines, start=1):
+                if not batch:
+                    first = number
+                batch.append(line)
+                if len(batch) >= BATCH:
+                    raw_progress[0] = raw.tell()
+                    yield batch, first
+                    batch = []
             raw_progress[0] = raw.tell()
-            yield batch, first
+    except gzip.BadGzipFile as exc:
+        failure = ImportFileError(path, f"not a gzip file ({exc})", number)
+    except (EOFError, zlib.error) as exc:
+        failure = ImportFileError(path, f"truncated or corrupt gzip data ({exc or 'ends early'})", number)
+    except OSError as exc:
+        failure = ImportFileError(path, exc.strerror or str(exc), number)
+    if batch:
+        yield batch, first
+    if failure:
+        raise failure
 
 
 def import_files(index: BannerIndex, paths: list[Path],
@@ -138,23 +149,30 @@ def import_files(index: BannerIndex, paths: list[Path],
     """Load ``paths`` into ``index``; ``progress(done_bytes, total_bytes, report)`` after each batch.
 
     Parsing runs in ``workers`` processes (default: one per core beyond the first, at least one)
-    while this one stores and indexes, in file order.
+    while this one stores and indexes, in file order. A file that fails is recorded in
+    ``report.file_errors`` after what it yielded was loaded; the other files still load.
     """
     report = ImportReport()
-    total = sum(p.stat().st_size for p in paths)
+    sizes = {p: p.stat().st_size if p.is_file() else 0 for p in paths}
+    total = sum(sizes.values())
     workers = workers if workers is not None else max(1, (os.cpu_count() or 2) - 1)
     done_before = 0
-    with index.writing() as writer, ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    with index.writing() as writer, ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                                                        initializer=_die_with_parent,
+                                                        initargs=(os.getpid(),)) as pool:
         for path in paths:
             position = [0]
             pending: deque = deque()
-            for lines, first in _chunks_of(path, position):
-                pending.append((pool.submit(prepare_lines, lines, path.name, first), position[0]))
-                if len(pending) > 2 * workers:  # bounded: a huge file is never held in memory
-                    _take(pending.popleft(), writer, report, progress, done_before, total)
+            try:
+                for lines, first in _chunks_of(path, position):
+                    pending.append((pool.submit(prepare_lines, lines, path.name, first), position[0]))
+                    if len(pending) > 2 * workers:  # bounded: a huge file is never held in memory
+                        _take(pending.popleft(), writer, report, progress, done_before, total)
+            except ImportFileError as exc:
+                report.file_errors.append(exc)
             while pending:
                 _take(pending.popleft(), writer, report, progress, done_before, total)
-            done_before += path.stat().st_size
+            done_before += sizes[path]
             if progress:
                 progress(done_before, total, report)
     return report
@@ -172,13 +190,19 @@ def _take(item, writer, report: ImportReport, progress, done_before: int, total:
 
 
 def import_banners(index: BannerIndex, banners: Iterable[dict]) -> ImportReport:
-    """Load banners already in memory (demo data, scan results), in this process."""
+    """Load banners already in memory (demo data, scan results), in this process; each is
+    stored as given (never changed)."""
     report = ImportReport()
     with index.writing() as writer:
-        batch: list[tuple[int, bytes, bytes]] = []
-        for b in banners:
+        batch: list[Prepared] = []
+        for number, b in enumerate(banners, start=1):
             report.read += 1
-            batch.append(prepare(normalize(b)))
+            try:
+                batch.append(prepare(b))
+            except BadBanner as exc:
+                report.problem(f"banner {number}", str(exc))
+            except Exception as exc:
+                report.problem(f"banner {number}", f"unreadable banner ({type(exc).__name__})")
             if len(batch) >= BATCH:
                 _flush(writer, batch, report)
                 batch = []
@@ -186,7 +210,7 @@ def import_banners(index: BannerIndex, banners: Iterable[dict]) -> ImportReport:
     return report
 
 
-def _flush(writer, batch: list[tuple[int, bytes, bytes]], report: ImportReport) -> None:
+def _flush(writer, batch: list[Prepared], report: ImportReport) -> None:
     if batch:
         added = writer.add(batch)
         report.added += added

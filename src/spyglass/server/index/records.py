@@ -5,36 +5,79 @@ state) for a 1.5-1.8x saving, against an import budget of ~50 us; disk is the ch
 
 ``seq`` numbers banners in the order they arrived (the search index refers to them by it);
 ``key`` identifies a banner (address, port, transport, time, hash) so a re-import adds nothing.
+``services`` maps each service (address, port, transport) to its latest banner: search covers
+only those (the index's current flag); older ones stay for host history and trends.
+
+Bodies are the banner's bytes exactly as they came (lossless: integers past 64 bits, any member
+of any type); :func:`unpack` reads them back without loss.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
+from spyglass.server.index.shape import BadBanner, Shape, normalize
 from spyglass.server.sqlite import connect
 
+VERSION = 1  # PRAGMA user_version of banners.db; 0 is the layout before the services table
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS banners (seq INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE, body BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- the latest banner of each service (address, port, transport): the one search sees
+CREATE TABLE IF NOT EXISTS services (service INTEGER PRIMARY KEY, seq INTEGER NOT NULL, stamp TEXT NOT NULL);
+-- banners that stopped being current since the index last committed (it must re-index them)
+CREATE TABLE IF NOT EXISTS demoted (seq INTEGER PRIMARY KEY);
 """
+_HUGE_INT = re.compile(rb"[0-9]{20}")  # orjson reads integers past 64 bits as floats
 
 
-def banner_key(b: dict) -> int:
-    ident = f"{b['ip_str']}|{b['port']}|{b.get('transport', 'tcp')}|{b['timestamp']}|{b.get('hash')}"
-    return int.from_bytes(hashlib.blake2b(ident.encode(), digest_size=8).digest(), "big") >> 1
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(errors="surrogatepass"), digest_size=8).digest(), "big") >> 1
+
+
+def banner_key(b: dict, shape: Shape) -> int:
+    """What identifies a banner (a re-import adds nothing): address, port, transport, time, hash."""
+    return _digest(f"{shape.ip_str}|{shape.port}|{b.get('transport', 'tcp')}|{b['timestamp']}|{b.get('hash')}")
+
+
+def service_key(shape: Shape) -> int:
+    return _digest(f"{shape.ip_str}|{shape.port}|{shape.transport}")
 
 
 def pack(b: dict) -> bytes:
-    return orjson.dumps(b)
+    """A banner's body: orjson, or the standard library for integers past 64 bits."""
+    try:
+        return orjson.dumps(b)
+    except TypeError:
+        return json.dumps(b, allow_nan=False).encode()
 
 
 def unpack(body: bytes) -> dict:
-    return orjson.loads(body)
+    """A stored body as it came: the standard library keeps integers past 64 bits exact."""
+    if _HUGE_INT.search(body):
+        return json.loads(body)
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:  # a lone surrogate escape, from a banner given as a dict
+        return json.loads(body)
+
+
+class Prepared(NamedTuple):
+    """A banner ready to store: its keys, time, body (the bytes as they came) and index document."""
+
+    key: int
+    service: int
+    stamp: str
+    body: bytes
+    doc: bytes  # index document as JSON, less its opening brace (see banners.index_json)
 
 
 class RecordStore:
@@ -42,9 +85,44 @@ class RecordStore:
         self._lock = threading.RLock()
         # NORMAL: a committed batch survives the process crashing; an OS crash may lose the last
         # batches, which a re-import restores (bulk data, unlike accounts, can be replayed).
-        self._db = connect(path, synchronous="NORMAL", schema=SCHEMA)
+        self._db = connect(path, synchronous="NORMAL", schema="")
         # The key index takes random inserts: a bigger page cache keeps them off the disk.
         self._db.execute("PRAGMA cache_size=-262144")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > VERSION:
+            raise RuntimeError(f"banners.db is of a newer spyglass (layout {version}, this one reads {VERSION})")
+        if version == VERSION:
+            return
+        old = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'banners'").fetchone() is not None
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            if old:  # layout 0: every banner was searchable; find the latest of each service
+                self._fill_services()
+            self._db.execute(f"PRAGMA user_version={VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+
+    def _fill_services(self) -> None:
+        latest: dict[int, tuple[str, int]] = {}
+        for seq, body in self._db.execute("SELECT seq, body FROM banners ORDER BY seq"):
+            try:
+                shape = normalize(unpack(body))
+            except (BadBanner, ValueError):
+                continue
+            service = service_key(shape)
+            if service not in latest or shape.stamp >= latest[service][0]:
+                latest[service] = (shape.stamp, seq)
+        self._db.executemany("INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
+                             ((sv, seq, stamp) for sv, (stamp, seq) in latest.items()))
 
     def close(self) -> None:
         with self._lock:
@@ -67,37 +145,78 @@ class RecordStore:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
 
-    def add(self, banners: list[tuple[int, bytes, bytes]]) -> list[tuple[int, bytes]]:
-        """Store the banners whose keys are new, in one transaction.
-
-        Takes ``(key, body, extra)`` triples (the body already serialized); returns
-        ``(seq, extra)`` of those added.
-        """
+    def add(self, banners: list[Prepared]) -> list[tuple[int, bool, bytes]]:
+        """Store the banners whose keys are new, in one transaction; returns ``(seq, current,
+        doc)`` of those added. A banner newer than its service's current one replaces it (the
+        old one is recorded as demoted); an older one is stored as not current."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                fresh: dict[int, tuple[bytes, bytes]] = {}
-                keys = [k for k, _, _ in banners]
-                known: set[int] = set()
-                for i in range(0, len(keys), 900):
-                    chunk = keys[i:i + 900]
-                    known.update(r[0] for r in self._db.execute(
-                        f"SELECT key FROM banners WHERE key IN ({','.join('?' * len(chunk))})", chunk))
-                for key, body, extra in banners:
-                    if key not in known and key not in fresh:
-                        fresh[key] = (body, extra)
+                fresh: dict[int, Prepared] = {}
+                known = self._existing("SELECT key FROM banners WHERE key IN ({})", [p.key for p in banners])
+                for p in banners:
+                    if p.key not in known and p.key not in fresh:
+                        fresh[p.key] = p
+                services = list({p.service for p in fresh.values()})
+                latest = {sv: (stamp, seq) for sv, seq, stamp in self._rows(
+                    "SELECT service, seq, stamp FROM services WHERE service IN ({})", services)}
                 seq = self._db.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
-                added = []
-                for key, (body, extra) in fresh.items():
+                first = seq + 1
+                added: list[list] = []
+                demoted: list[int] = []
+                for p in fresh.values():
                     seq += 1
-                    added.append((seq, key, body, extra))
+                    old = latest.get(p.service)
+                    current = old is None or p.stamp >= old[0]
+                    if current:
+                        if old is not None:
+                            if old[1] >= first:
+                                added[old[1] - first][1] = False  # superseded within this batch
+                            else:
+                                demoted.append(old[1])
+                        latest[p.service] = (p.stamp, seq)
+                    added.append([seq, current, p])
                 self._db.executemany("INSERT INTO banners (seq, key, body) VALUES (?, ?, ?)",
-                                     ((s, k, b) for s, k, b, _ in added))
+                                     ((s, p.key, p.body) for s, _, p in added))
+                self._db.executemany("INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
+                                     ((p.service, s, p.stamp) for s, current, p in added if current))
+                self._db.executemany("INSERT OR IGNORE INTO demoted (seq) VALUES (?)", ((s,) for s in demoted))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        return [(s, e) for s, _, _, e in added]
+        return [(s, current, p.doc) for s, current, p in added]
+
+    def _rows(self, sql: str, values: list) -> list[tuple]:
+        rows: list[tuple] = []
+        for i in range(0, len(values), 900):
+            chunk = values[i:i + 900]
+            rows.extend(self._db.execute(sql.format(",".join("?" * len(chunk))), chunk))
+        return rows
+
+    def _existing(self, sql: str, values: list) -> set:
+        return {r[0] for r in self._rows(sql, values)}
+
+    def current_seqs(self, services: list[int]) -> set[int]:
+        """Of these services, the seqs of their current banners."""
+        with self._lock:
+            return self._existing("SELECT seq FROM services WHERE service IN ({})", services)
+
+    def demoted(self) -> list[int]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT seq FROM demoted ORDER BY seq")]
+
+    def indexed(self, seq: int, demoted: list[int]) -> None:
+        """The index has committed everything up to ``seq`` and re-indexed ``demoted``."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("DELETE FROM demoted WHERE seq = ?", ((s,) for s in demoted))
+                self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('indexed_seq', ?)", (str(seq),))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database file, synced (end of a bulk load)."""
@@ -108,10 +227,13 @@ class RecordStore:
         """The banners with these seqs, in the same order (missing ones are skipped)."""
         if not seqs:
             return []
+        rows = self.bodies(seqs)
+        return [rows[s] for s in seqs if s in rows]
+
+    def bodies(self, seqs: list[int]) -> dict[int, dict]:
         with self._lock:
-            rows = dict(self._db.execute(
-                f"SELECT seq, body FROM banners WHERE seq IN ({','.join('?' * len(seqs))})", seqs))
-        return [unpack(rows[s]) for s in seqs if s in rows]
+            rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
+        return {s: unpack(b) for s, b in rows}
 
     def since(self, after_seq: int, batch: int = 5000) -> Iterator[list[tuple[int, dict]]]:
         """Every banner with seq > ``after_seq``, in batches, for (re)indexing."""
