@@ -4,7 +4,6 @@ loaded or a file that cannot be read to its end (each a one-line error saying ho
 from __future__ import annotations
 
 import gzip
-import zlib
 
 import orjson
 import pytest
@@ -117,9 +116,3 @@ def test_an_unreadable_file_is_one_line(tmp_path, capsys):
     source.chmod(0)
     assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 2
     assert "locked.json: Permission denied" in errors(capsys)[0]
-
-
-def test_zlib_error_is_named_as_corrupt():
-    from spyglass.cli.commands.data import why_unreadable
-
-    assert why_unreadable(zlib.error("invalid distance")) == "its compressed data is corrupt"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import sys
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,24 +18,6 @@ from spyglass.cli import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fa
 from spyglass.cli.common import Common, positive
 
 SHOWN = 10  # bad lines listed after an import; the rest are counted
-
-# What stops a file from being read to its end, most specific first, and how to say it
-# (empty: the error's own words). A new kind of unreadable file is one more line here.
-UNREADABLE: tuple[tuple[type[BaseException], str], ...] = (
-    (EOFError, "it ends early (a truncated gzip file?)"),
-    (gzip.BadGzipFile, "it is not a gzip file"),
-    (zlib.error, "its compressed data is corrupt"),
-    (OSError, ""),
-)
-UNREADABLE_ERRORS = tuple(kind for kind, _ in UNREADABLE)
-
-
-def why_unreadable(exc: BaseException) -> str:
-    for kind, words in UNREADABLE:
-        if isinstance(exc, kind):
-            return words or (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
-    return str(exc)
-
 
 @dataclass
 class Totals:
@@ -95,21 +76,11 @@ def import_one(index, path: Path, totals: Totals, show: Callable[[int, Any], Non
     ``totals.unreadable`` saying how much of it loaded."""
     from spyglass.server.index.importer import import_files
 
-    running = None  # the importer's report so far: what loaded before an error
-
-    def progress(done: int, total: int, report) -> None:
-        nonlocal running
-        running = report
-        show(done, report)
-
-    try:
-        totals.add(import_files(index, [path], progress=progress))
-    except UNREADABLE_ERRORS as exc:
-        if running is not None:
-            totals.add(running)
-        loaded = running.added if running is not None else 0
-        totals.unreadable.append(f"import: {path}: {why_unreadable(exc)}; "
-                                 f"{loaded:,} new banners from it were loaded before that")
+    report = import_files(index, [path], progress=lambda done, total, r: show(done, r))
+    totals.add(report)
+    for error in report.file_errors:
+        totals.unreadable.append(f"import: {error.path}: {error.message}; "
+                                 f"{report.added:,} new banners from it were loaded before that")
 
 
 def summarize(totals: Totals, progress) -> int:

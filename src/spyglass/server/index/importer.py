@@ -131,10 +131,12 @@ def _chunks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[list[bytes
                     yield batch, first
                     batch = []
             raw_progress[0] = raw.tell()
-    except gzip.BadGzipFile as exc:
-        failure = ImportFileError(path, f"not a gzip file ({exc})", number)
-    except (EOFError, zlib.error) as exc:
-        failure = ImportFileError(path, f"truncated or corrupt gzip data ({exc or 'ends early'})", number)
+    except gzip.BadGzipFile:
+        failure = ImportFileError(path, "it is not a gzip file", number)
+    except EOFError:
+        failure = ImportFileError(path, "it ends early (a truncated gzip file?)", number)
+    except zlib.error:
+        failure = ImportFileError(path, "its compressed data is corrupt", number)
     except OSError as exc:
         failure = ImportFileError(path, exc.strerror or str(exc), number)
     if batch:
