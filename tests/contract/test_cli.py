@@ -151,3 +151,15 @@ def test_a_data_dir_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys, argv
     not_a_dir.write_text("{}\n")
     assert main(["--data", str(not_a_dir), *[a.format(file=not_a_dir) for a in argv]]) == 2
     assert capsys.readouterr().err == f"spyglass: cannot use {not_a_dir}: File exists\n"
+
+
+def test_filters_lists_every_filter_with_an_example(capsys):
+    from spyglass.query import FILTERS
+
+    assert main(["filters", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert set(listed["filters"]) == set(FILTERS) and "vuln.verified" in listed["facets"]
+    assert all(entry["example"] for entry in listed["filters"].values())
+    assert main(["filters"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split()[:3] == ["port", "int", "port:22"] for line in lines), lines[:5]

@@ -33,6 +33,21 @@ async def host(clients, args):
     render.host_summary(result, history=args.history)
 
 
+def filters_command(args) -> int:
+    """Every filter with the kind of value it takes and an example; then the facet names."""
+    from spyglass.query import FACETS, FILTER_EXAMPLES, FILTERS
+
+    if args.json:
+        render.print_json({"filters": {name: {"kind": kind.value, "example": FILTER_EXAMPLES.get(name)}
+                                       for name, kind in sorted(FILTERS.items())}, "facets": list(FACETS)})
+        return 0
+    width = max(map(len, FILTERS))
+    for name, kind in sorted(FILTERS.items()):
+        print(f"{name:<{width}}  {kind.value:<7}  {FILTER_EXAMPLES.get(name, '')}")
+    print(f"\nfacets: {', '.join(FACETS)}")
+    return 0
+
+
 def export_command(args):
     """Check the output, the fields and the limit before anything is opened or asked for."""
     from spyglass.cli import UsageError
@@ -62,6 +77,12 @@ def register(sub, common: Common) -> None:
         if name == "search":
             p.add_argument("--page", type=positive, default=1)
         p.set_defaults(func=api_command(handler))
+
+    p = sub.add_parser("filters", help="list every search filter with an example, and the facets",
+                       description="Every filter of the search syntax, the kind of value it takes, and an example "
+                                   "query that finds banners in the demo data; then the facet names.")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=filters_command)
 
     p = sub.add_parser("host", help="everything known about one address", parents=common.api,
                        description="Everything known about one address: the summary and a line per service.")
