@@ -23,9 +23,13 @@ from spyglass.models import GeoLocation  # noqa: E402
 from spyglass.server.geonet import GeonetSettings, create_geonet_app  # noqa: E402
 from tests.servers import ThreadedServer  # noqa: E402
 
-PLACES = [("Berlin", "DE", "52.52,13.405"), ("Tokyo", "JP", "35.6895,139.6917"),
-          ("Lima", "PE", "-12.0432,-77.0282"), ("Nairobi", "KE", "-1.2864,36.8172"),
-          ("Sydney", "AU", "-33.8688,151.2093")]
+PLACES = [
+    ("Berlin", "DE", "52.52,13.405"),
+    ("Tokyo", "JP", "35.6895,139.6917"),
+    ("Lima", "PE", "-12.0432,-77.0282"),
+    ("Nairobi", "KE", "-1.2864,36.8172"),
+    ("Sydney", "AU", "-33.8688,151.2093"),
+]
 
 
 def timed_get(url: str) -> tuple[float, httpx.Response]:
@@ -41,13 +45,23 @@ def main() -> None:
     with ExitStack() as stack:
         peers = []
         for index, (city, country, latlon) in enumerate(PLACES[1:], start=3):
-            settings = GeonetSettings(location=GeoLocation(city=city, country=country, latlon=latlon),
-                                      ping_count=8 if city == "Sydney" else 3)
+            settings = GeonetSettings(
+                location=GeoLocation(city=city, country=country, latlon=latlon), ping_count=8 if city == "Sydney" else 3
+            )
             peers.append(stack.enter_context(ThreadedServer(create_geonet_app(settings), host=f"127.0.0.{index}")))
         city, country, latlon = PLACES[0]
-        front = stack.enter_context(ThreadedServer(create_geonet_app(GeonetSettings(
-            location=GeoLocation(city=city, country=country, latlon=latlon),
-            peers=[p.url for p in peers], deadline=10.0)), host="127.0.0.2"))
+        front = stack.enter_context(
+            ThreadedServer(
+                create_geonet_app(
+                    GeonetSettings(
+                        location=GeoLocation(city=city, country=country, latlon=latlon),
+                        peers=[p.url for p in peers],
+                        deadline=10.0,
+                    )
+                ),
+                host="127.0.0.2",
+            )
+        )
         slowest, totals, overheads = [], [], []
         for _ in range(args.runs):
             singles = [timed_get(f"{agent.url}/api/ping/127.0.0.1")[0] for agent in [front, *peers]]
@@ -58,8 +72,10 @@ def main() -> None:
             overheads.append(total - max(singles))
     print(f"slowest single location  median {statistics.median(slowest) * 1000:8.1f} ms")
     print(f"geo form over 5 agents   median {statistics.median(totals) * 1000:8.1f} ms")
-    print(f"overhead over the slowest median {statistics.median(overheads) * 1000:7.1f} ms, "
-          f"max {max(overheads) * 1000:.1f} ms  (goal <= 50 ms, {args.runs} runs)")
+    print(
+        f"overhead over the slowest median {statistics.median(overheads) * 1000:7.1f} ms, "
+        f"max {max(overheads) * 1000:.1f} ms  (goal <= 50 ms, {args.runs} runs)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,11 +29,24 @@ from spyglass.query import parse_facets, parse_strict  # noqa: E402
 from spyglass.server.index import BannerIndex  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
 
-SEARCHES = ["port:22", "nginx country:US", "has_vuln:true", "product:openssh -country:CN", "tag:ics",
-            "http.title:login", "ssl.cert.issuer.cn:ets after:2026-01-01", "org:bluefin port:443"]
+SEARCHES = [
+    "port:22",
+    "nginx country:US",
+    "has_vuln:true",
+    "product:openssh -country:CN",
+    "tag:ics",
+    "http.title:login",
+    "ssl.cert.issuer.cn:ets after:2026-01-01",
+    "org:bluefin port:443",
+]
 FACETS5 = "port,org,country,product,vuln"
-FREE_TEXT = ["nginx port:443 country:DE", '"welcome to nginx" has_ssl:true', "openssh after:2026-06-01",
-             "redis -country:US", "apache has_vuln:true"]
+FREE_TEXT = [
+    "nginx port:443 country:DE",
+    '"welcome to nginx" has_ssl:true',
+    "openssh after:2026-06-01",
+    "redis -country:US",
+    "apache has_vuln:true",
+]
 
 
 def percentiles(samples: list[float]) -> str:
@@ -64,7 +77,9 @@ def dataset(work: Path, count: int) -> Path:
         with gzip.open(path, "wb", compresslevel=3) as fh:
             for b in generate(count, seed=1):
                 fh.write(orjson.dumps(b) + b"\n")
-        print(f"generated {count:,} banners in {time.perf_counter() - started:.1f} s ({path.stat().st_size / 1e6:.0f} MB gz)")
+        print(
+            f"generated {count:,} banners in {time.perf_counter() - started:.1f} s ({path.stat().st_size / 1e6:.0f} MB gz)"
+        )
     return path
 
 
@@ -78,6 +93,7 @@ def http_latencies(data: Path, repeat: int) -> None:
     store = Store(data)
     key = store.local_key()
     with ThreadedServer(create_app(Settings(data_dir=data), store)) as server:
+
         async def run() -> None:
             async with Clients.from_profile(Profile(name="bench", url=server.url, key=key, rate=None)) as c:
                 for name, call, queries in (
@@ -110,8 +126,10 @@ def main() -> None:
     report = import_files(index, [source])
     elapsed = time.perf_counter() - started
     print(f"import: {report.added:,} banners in {elapsed:.1f} s = {report.added / elapsed:,.0f} banners/s")
-    print(f"on disk: records {dir_size(data) - dir_size(data / 'index'):,} B + index {dir_size(data / 'index'):,} B"
-          f" = {dir_size(data) / report.added:,.0f} B per banner")
+    print(
+        f"on disk: records {dir_size(data) - dir_size(data / 'index'):,} B + index {dir_size(data / 'index'):,} B"
+        f" = {dir_size(data) / report.added:,.0f} B per banner"
+    )
     index.searcher()  # warm: open the segments once
     facets5 = parse_facets(FACETS5)
     wide = parse_facets("ip:1000")

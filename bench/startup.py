@@ -33,8 +33,9 @@ def time_to_marker(argv: list[str], marker: bytes, env: dict[str, str], timeout:
     master, slave = pty.openpty()
     os.set_blocking(master, False)
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True, start_new_session=True
+    )
     os.close(slave)
     seen = b""
     try:
@@ -66,8 +67,11 @@ def main() -> None:
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as home:
             env = {**base_env, "SPYGLASS_CONFIG_DIR": f"{home}/config", "SPYGLASS_DATA_DIR": f"{home}/data"}
-            env = {k: v for k, v in env.items() if not k.startswith("SPYGLASS_") or k in
-                   ("SPYGLASS_CONFIG_DIR", "SPYGLASS_DATA_DIR")}
+            env = {
+                k: v
+                for k, v in env.items()
+                if not k.startswith("SPYGLASS_") or k in ("SPYGLASS_CONFIG_DIR", "SPYGLASS_DATA_DIR")
+            }
             bare.append(time_to_marker([sys.executable, "-c", BARE_APP], b"BARE-READY", env))
             dash.append(time_to_marker([sys.executable, "-m", "spyglass"], b"starting backend", env))
     b, d = statistics.median(bare), statistics.median(dash)

@@ -172,8 +172,13 @@ class Config:
     def save(self) -> None:
         path = self.path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        body = {"active": self.active, "profiles": {n: p.to_dict() for n, p in self.profiles.items()},
-                "theme": self.theme, "keymap": self.keymap, "location": self.location}
+        body = {
+            "active": self.active,
+            "profiles": {n: p.to_dict() for n, p in self.profiles.items()},
+            "theme": self.theme,
+            "keymap": self.keymap,
+            "location": self.location,
+        }
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
@@ -193,8 +198,9 @@ class Config:
 def _member(raw: dict, name: str, kind: type, default: Any) -> Any:
     value = raw.get(name, default)
     if value is not None and not isinstance(value, kind):
-        raise ConfigError(f"{name}: {'an object' if kind is dict else kind.__name__} expected, "
-                          f"not {type(value).__name__}")
+        raise ConfigError(
+            f"{name}: {'an object' if kind is dict else kind.__name__} expected, not {type(value).__name__}"
+        )
     return value
 
 

@@ -23,12 +23,23 @@ if TYPE_CHECKING:
     from spyglass.client import SearchClient
 
 SUFFIXES = (".json.gz", ".json", ".csv")
-DEFAULT_CSV_FIELDS = ["ip_str", "port", "transport", "timestamp", "org", "asn", "location.country_code", "product",
-                      "version"]
-FIELDS_HELP = ("CSV columns, comma-separated, e.g. ip_str,port,org,location.country_code. A column is a banner "
-               "member or a dotted path into one (ssl.cert.serial, ssl.chain.0); a single name must be a known "
-               "member (ip_str, port, org, ...); a dotted path may start at any module's member (rdp.os). An "
-               "object or list is written as its JSON text.")
+DEFAULT_CSV_FIELDS = [
+    "ip_str",
+    "port",
+    "transport",
+    "timestamp",
+    "org",
+    "asn",
+    "location.country_code",
+    "product",
+    "version",
+]
+FIELDS_HELP = (
+    "CSV columns, comma-separated, e.g. ip_str,port,org,location.country_code. A column is a banner "
+    "member or a dotted path into one (ssl.cert.serial, ssl.chain.0); a single name must be a known "
+    "member (ip_str, port, org, ...); a dotted path may start at any module's member (rdp.os). An "
+    "object or list is written as its JSON text."
+)
 # Members real banners carry beyond the Banner model's own (module members are many: those are
 # accepted in dotted paths, see check_fields).
 EXTRA_MEMBERS = ("ipv6", "mac", "snmp", "ntp", "dns", "cloud", "opts", "vulns", "device", "devicetype", "platform")
@@ -177,7 +188,9 @@ class Exporter:
         self.state.unlink(missing_ok=True)
 
 
-async def export(search: SearchClient, query: str, path: Path, fields: str | list[str] | None = None, limit: int | None = None) -> int:
+async def export(
+    search: SearchClient, query: str, path: Path, fields: str | list[str] | None = None, limit: int | None = None
+) -> int:
     """Write every match of ``query`` (or the first ``limit``); returns how many were written.
 
     Raises :class:`BadExport` before touching any file if the path, fields or limit are wrong.

@@ -13,8 +13,13 @@ from spyglass.cli import main
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spyglass", *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "spyglass", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_keys_create_prints_only_a_key(tmp_path):
@@ -28,8 +33,11 @@ def test_keys_create_prints_only_a_key(tmp_path):
 
 
 def test_serve_prints_the_base_urls_that_answer(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "spyglass", "serve", "--port", "0", "--data", str(tmp_path)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spyglass", "serve", "--port", "0", "--data", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = [proc.stdout.readline().split() for _ in range(2)]
     finally:
@@ -49,10 +57,13 @@ def test_info_against_a_profile_from_the_environment(backend, capsys, monkeypatc
     assert body["plan"] == "member" and body["usage_limits"]["query_credits"] == 100
 
 
-@pytest.mark.parametrize("url_of, key, code, message", [
-    (lambda b: b.url, "nope", 3, "Invalid API key"),
-    (lambda b: "http://127.0.0.1:9", "nope", 5, "Cannot connect to http://127.0.0.1:9"),
-])
+@pytest.mark.parametrize(
+    "url_of, key, code, message",
+    [
+        (lambda b: b.url, "nope", 3, "Invalid API key"),
+        (lambda b: "http://127.0.0.1:9", "nope", 5, "Cannot connect to http://127.0.0.1:9"),
+    ],
+)
 def test_errors_are_one_line_and_an_exit_code(backend, capsys, monkeypatch, url_of, key, code, message):
     monkeypatch.setenv("SPYGLASS_URL", url_of(backend))
     monkeypatch.setenv("SPYGLASS_API_KEY", key)
@@ -65,8 +76,10 @@ def test_a_refused_key_names_the_url_and_the_profile(backend, capsys, monkeypatc
     monkeypatch.setenv("SPYGLASS_API_KEY", "nopenopenope1234")
     monkeypatch.setenv("SPYGLASS_URL", backend.url)
     assert main(["info"]) == 3
-    assert capsys.readouterr().err == (f"spyglass: Invalid API key (HTTP 401): {backend.url} refused the key "
-                                       f"••••••••1234 from SPYGLASS_API_KEY (profile 'embedded')\n")
+    assert capsys.readouterr().err == (
+        f"spyglass: Invalid API key (HTTP 401): {backend.url} refused the key "
+        f"••••••••1234 from SPYGLASS_API_KEY (profile 'embedded')\n"
+    )
     monkeypatch.delenv("SPYGLASS_API_KEY")
     monkeypatch.delenv("SPYGLASS_URL")
     assert main(["profile", "add", "work", "--url", backend.url, "--key", "wrongwrongwrong9"]) == 0
@@ -93,10 +106,12 @@ def test_the_embedded_backend_takes_the_key_and_hosts_from_the_environment(tmp_p
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["plan"] == "member"  # not the local account's enterprise plan
     out = run("--data", str(tmp_path), "info", env={"SPYGLASS_API_KEY": "unknownunknown99"})
-    assert out.returncode == 3 and "refused the key ••••••••wn99 from SPYGLASS_API_KEY (profile 'embedded')" \
-        in out.stderr
-    out = run("ping", "127.0.0.1", env={"SPYGLASS_DATA_DIR": str(tmp_path),
-                                        "SPYGLASS_GEONET_URL": "http://127.0.0.1:9"})
+    assert (
+        out.returncode == 3 and "refused the key ••••••••wn99 from SPYGLASS_API_KEY (profile 'embedded')" in out.stderr
+    )
+    out = run(
+        "ping", "127.0.0.1", env={"SPYGLASS_DATA_DIR": str(tmp_path), "SPYGLASS_GEONET_URL": "http://127.0.0.1:9"}
+    )
     assert out.returncode == 5 and "Cannot connect to http://127.0.0.1:9" in out.stderr
 
 
@@ -133,8 +148,11 @@ def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("SPYGLASS_API_KEY", key)
     totals = []
     for _ in range(2):
-        proc = subprocess.Popen([sys.executable, "-m", "spyglass", "serve", "--demo", "--port", "0",
-                                 "--data", str(tmp_path)], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "spyglass", "serve", "--demo", "--port", "0", "--data", str(tmp_path)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             monkeypatch.setenv("SPYGLASS_URL", proc.stdout.readline().split()[1])
             assert main(["count", "net:198.18.0.0/15", "--json"]) == 0

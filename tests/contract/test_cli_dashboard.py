@@ -21,16 +21,21 @@ def calls(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("argv, expected", [
-    ([], (None, None, {"pane": None, "arg": None})),
-    (["--pane", "host", "198.18.0.1"], (None, None, {"pane": "host", "arg": "198.18.0.1"})),
-    (["--pane", "search", "port:22 country:DE"], (None, None, {"pane": "search", "arg": "port:22 country:DE"})),
-    (["--pane", "geo"], (None, None, {"pane": "geo", "arg": None})),
-    (["--profile", "work", "--data", "/d", "--pane", "account"],
-     ("work", Path("/d"), {"pane": "account", "arg": None})),
-    (["dashboard", "--pane", "host", "::1", "--profile", "p"], ("p", None, {"pane": "host", "arg": "::1"})),
-    (["--data", "/d", "dashboard"], (None, Path("/d"), {"pane": None, "arg": None})),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        ([], (None, None, {"pane": None, "arg": None})),
+        (["--pane", "host", "198.18.0.1"], (None, None, {"pane": "host", "arg": "198.18.0.1"})),
+        (["--pane", "search", "port:22 country:DE"], (None, None, {"pane": "search", "arg": "port:22 country:DE"})),
+        (["--pane", "geo"], (None, None, {"pane": "geo", "arg": None})),
+        (
+            ["--profile", "work", "--data", "/d", "--pane", "account"],
+            ("work", Path("/d"), {"pane": "account", "arg": None}),
+        ),
+        (["dashboard", "--pane", "host", "::1", "--profile", "p"], ("p", None, {"pane": "host", "arg": "::1"})),
+        (["--data", "/d", "dashboard"], (None, Path("/d"), {"pane": None, "arg": None})),
+    ],
+)
 def test_the_pane_and_its_argument_reach_the_dashboard(calls, argv, expected):
     assert main(argv) == 0
     assert calls == [expected]

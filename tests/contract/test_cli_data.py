@@ -17,8 +17,9 @@ from tests.conftest import backend_with
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spyglass", *args], capture_output=True, text=True, timeout=120,
-                          env=os.environ)
+    return subprocess.run(
+        [sys.executable, "-m", "spyglass", *args], capture_output=True, text=True, timeout=120, env=os.environ
+    )
 
 
 def test_generate_is_deterministic_and_in_the_benchmark_range(tmp_path):
@@ -37,8 +38,18 @@ def test_generate_is_deterministic_and_in_the_benchmark_range(tmp_path):
 def test_import_reports_bad_lines_and_adds_no_duplicates(tmp_path):
     data = tmp_path / "data"
     source = tmp_path / "in.json"
-    good = [orjson.dumps(b) for b in [{"ip_str": "198.18.0.1", "port": 80, "timestamp": "2026-01-01T00:00:00.000000",
-                                       "data": "HTTP/1.1 200 OK", "hash": 1}]]
+    good = [
+        orjson.dumps(b)
+        for b in [
+            {
+                "ip_str": "198.18.0.1",
+                "port": 80,
+                "timestamp": "2026-01-01T00:00:00.000000",
+                "data": "HTTP/1.1 200 OK",
+                "hash": 1,
+            }
+        ]
+    ]
     source.write_bytes(good[0] + b"\n[1, 2\n" + good[0] + b"\n")
     first = run("import", "--data", str(data), str(source))
     assert first.returncode == 1, first.stderr  # some lines bad
@@ -89,10 +100,19 @@ def test_export_json_gz_round_trips_through_import(tmp_path, monkeypatch):
 
 
 def test_search_and_host_print_hostile_text_inert(tmp_path, capsys, monkeypatch):
-    hostile = {"ip_str": "198.18.9.9", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00.000000",
-               "hash": 7, "org": "Evil\x1b]52;c;cHduZWQ=\x07 Org", "product": "[bold]x[/]",
-               "data": "HTTP/1.1 200 OK\r\nServer: \x1b[2Jevil\r\n", "http": {"title": "\x9b31mtitle\u202e"},
-               "location": {"country_code": "ZZ"}, "_intel": {"module": "http"}}
+    hostile = {
+        "ip_str": "198.18.9.9",
+        "port": 80,
+        "transport": "tcp",
+        "timestamp": "2026-01-01T00:00:00.000000",
+        "hash": 7,
+        "org": "Evil\x1b]52;c;cHduZWQ=\x07 Org",
+        "product": "[bold]x[/]",
+        "data": "HTTP/1.1 200 OK\r\nServer: \x1b[2Jevil\r\n",
+        "http": {"title": "\x9b31mtitle\u202e"},
+        "location": {"country_code": "ZZ"},
+        "_intel": {"module": "http"},
+    }
     with backend_with(tmp_path, [hostile]) as backend:
         monkeypatch.setenv("SPYGLASS_URL", backend.url)
         monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
@@ -111,16 +131,23 @@ def errors_of(capsys) -> list[str]:
     return [line for line in capsys.readouterr().err.splitlines() if line.startswith("spyglass: ")]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["export", "ssh", "-o", "{tmp}/no/such/out.csv"], "export: no such folder: {tmp}/no/such"),
-    (["export", "ssh", "-o", "{tmp}/out.txt"], "export: out.txt must end in .json.gz, .json or .csv"),
-    (["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,ipstr"],
-     "export: --fields: a banner has no member 'ipstr'"),
-    (["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,,port"],
-     "export: --fields: '' is not a member name or a dotted path of names"),
-    (["generate", "--count", "5", "-o", "{tmp}/no/such/g.json.gz"], "generate: no such folder: {tmp}/no/such"),
-    (["generate", "--count", "5", "-o", "{tmp}/g.csv"], "generate: g.csv must end in .json.gz or .json"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["export", "ssh", "-o", "{tmp}/no/such/out.csv"], "export: no such folder: {tmp}/no/such"),
+        (["export", "ssh", "-o", "{tmp}/out.txt"], "export: out.txt must end in .json.gz, .json or .csv"),
+        (
+            ["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,ipstr"],
+            "export: --fields: a banner has no member 'ipstr'",
+        ),
+        (
+            ["export", "ssh", "-o", "{tmp}/out.csv", "--fields", "ip_str,,port"],
+            "export: --fields: '' is not a member name or a dotted path of names",
+        ),
+        (["generate", "--count", "5", "-o", "{tmp}/no/such/g.json.gz"], "generate: no such folder: {tmp}/no/such"),
+        (["generate", "--count", "5", "-o", "{tmp}/g.csv"], "generate: g.csv must end in .json.gz or .json"),
+    ],
+)
 def test_bad_outputs_and_fields_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
     argv = [a.format(tmp=tmp_path) for a in argv]
     assert main(argv) == 2
@@ -138,18 +165,39 @@ def test_a_limit_below_1_is_refused_and_never_truncates_a_file(tmp_path, capsys,
 
 
 def test_csv_export_is_inert_in_a_spreadsheet_and_json_stays_exact(tmp_path, monkeypatch):
-    hostile = {"ip_str": "198.18.7.7", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00.000000",
-               "hash": 9, "org": "=HYPERLINK(\"http://evil\")", "product": "@SUM(1)", "version": "-1+1",
-               "data": "HTTP/1.1 200 OK\r\nX: \x1b]52;c;AAAA\x07\r\n", "tags": ["=cmd"],
-               "location": {"country_code": "ZZ", "city": "+City"}, "_intel": {"module": "http"}}
+    hostile = {
+        "ip_str": "198.18.7.7",
+        "port": 80,
+        "transport": "tcp",
+        "timestamp": "2026-01-01T00:00:00.000000",
+        "hash": 9,
+        "org": '=HYPERLINK("http://evil")',
+        "product": "@SUM(1)",
+        "version": "-1+1",
+        "data": "HTTP/1.1 200 OK\r\nX: \x1b]52;c;AAAA\x07\r\n",
+        "tags": ["=cmd"],
+        "location": {"country_code": "ZZ", "city": "+City"},
+        "_intel": {"module": "http"},
+    }
     with backend_with(tmp_path / "b", [hostile]) as backend:
         monkeypatch.setenv("SPYGLASS_URL", backend.url)
         monkeypatch.setenv("SPYGLASS_API_KEY", backend.key("member"))
-        assert main(["export", "port:80", "-o", str(tmp_path / "out.csv"),
-                     "--fields", "ip_str,org,product,version,data,tags,location,location.city"]) == 0
+        assert (
+            main(
+                [
+                    "export",
+                    "port:80",
+                    "-o",
+                    str(tmp_path / "out.csv"),
+                    "--fields",
+                    "ip_str,org,product,version,data,tags,location,location.city",
+                ]
+            )
+            == 0
+        )
         assert main(["export", "port:80", "-o", str(tmp_path / "out.json"), "--limit", "1"]) == 0
     [row] = list(csv.DictReader((tmp_path / "out.csv").open(newline="", encoding="utf-8")))
-    assert row["org"] == "'=HYPERLINK(\"http://evil\")" and row["product"] == "'@SUM(1)"
+    assert row["org"] == '\'=HYPERLINK("http://evil")' and row["product"] == "'@SUM(1)"
     assert row["version"] == "'-1+1" and row["location.city"] == "'+City"
     assert row["data"] == "HTTP/1.1 200 OK\u240aX: \u241b]52;c;AAAA\u2407\u240a"
     assert row["tags"] == '["=cmd"]' and orjson.loads(row["location"])["city"] == "+City"

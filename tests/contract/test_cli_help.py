@@ -27,8 +27,26 @@ ALL = commands(build_parser())
 
 def test_the_walk_sees_every_family_and_nested_actions():
     top = {c[0] for c in ALL if len(c) == 1}
-    assert {"info", "account", "myip", "headers", "keys", "search", "count", "host", "export", "import",
-            "generate", "ping", "geoping", "dns", "geodns", "serve", "profile", "dashboard"} <= top
+    assert {
+        "info",
+        "account",
+        "myip",
+        "headers",
+        "keys",
+        "search",
+        "count",
+        "host",
+        "export",
+        "import",
+        "generate",
+        "ping",
+        "geoping",
+        "dns",
+        "geodns",
+        "serve",
+        "profile",
+        "dashboard",
+    } <= top
     assert {("keys", "create"), ("profile", "add"), ("profile", "remove")} <= set(ALL)
     assert len(FAMILIES) == 7
 
@@ -41,16 +59,28 @@ def test_help_of_every_command(command, capsys):
 
 
 def test_help_in_a_fresh_process_loads_neither_textual_nor_the_web_stack():
-    code = ("import sys; from spyglass.cli import main; rc = main(['search', '--help']); "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'httpx', 'fastapi', 'uvicorn', "
-            "'pydantic', 'starlette'}), rc)")
+    code = (
+        "import sys; from spyglass.cli import main; rc = main(['search', '--help']); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'httpx', 'fastapi', 'uvicorn', "
+        "'pydantic', 'starlette'}), rc)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.splitlines()[-1] == "[] 0"
 
 
-@pytest.mark.parametrize("argv", [["search"], ["nope"], ["import"], ["host", "1.1.1.1", "--bogus"],
-                                  ["generate", "--count", "0", "-o", "x.json"], ["search", "x", "--page", "0"],
-                                  ["--pane", "Bad!"], ["--pane", "host", "a", "b"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search"],
+        ["nope"],
+        ["import"],
+        ["host", "1.1.1.1", "--bogus"],
+        ["generate", "--count", "0", "-o", "x.json"],
+        ["search", "x", "--page", "0"],
+        ["--pane", "Bad!"],
+        ["--pane", "host", "a", "b"],
+    ],
+)
 def test_every_usage_error_exits_2_with_one_line(argv, capsys):
     assert main(argv) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("spyglass: ")]

@@ -13,8 +13,15 @@ from spyglass.server.index.records import RecordStore
 
 
 def banner(n: int) -> bytes:
-    return orjson.dumps({"ip_str": f"198.18.{n // 250}.{n % 250 + 1}", "port": 80, "hash": n,
-                         "timestamp": "2026-01-01T00:00:00.000000", "data": "HTTP/1.1 200 OK"})
+    return orjson.dumps(
+        {
+            "ip_str": f"198.18.{n // 250}.{n % 250 + 1}",
+            "port": 80,
+            "hash": n,
+            "timestamp": "2026-01-01T00:00:00.000000",
+            "data": "HTTP/1.1 200 OK",
+        }
+    )
 
 
 def lines(count: int, start: int = 0) -> bytes:
@@ -85,10 +92,17 @@ def test_a_truncated_gz_is_one_line_saying_how_much_loaded(tmp_path, capsys):
     assert 0 < loaded < 30_000 and loaded == stored(data)
 
 
-@pytest.mark.parametrize("body, why", [
-    (b"\x1f\x8b\x09garbage that is not deflate\n", "it is not a gzip file"),
-    (gzip.compress(lines(200))[:40] + b"\xff" * 64 + gzip.compress(lines(200))[104:], "its compressed data is corrupt"),
-], ids=["bad-header", "corrupt-deflate"])
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        (b"\x1f\x8b\x09garbage that is not deflate\n", "it is not a gzip file"),
+        (
+            gzip.compress(lines(200))[:40] + b"\xff" * 64 + gzip.compress(lines(200))[104:],
+            "its compressed data is corrupt",
+        ),
+    ],
+    ids=["bad-header", "corrupt-deflate"],
+)
 def test_a_gz_that_is_not_gzip_is_one_line(tmp_path, capsys, body, why):
     source = tmp_path / "odd.json.gz"
     source.write_bytes(body)

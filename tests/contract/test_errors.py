@@ -11,10 +11,20 @@ from spyglass.server.errors import UNEXPECTED
 from tests.conftest import start_backend
 
 
-@pytest.mark.parametrize("path", [
-    "/no/such/method", "/intel/no/such", "/intel/host/search/nope/deeper", "/spyglass/nope",
-    "/stream", "/stream/intel/banners", "/trends/api/v1/search", "/geonet/nope", "/geonet/api/nope/1.2.3.4",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/no/such/method",
+        "/intel/no/such",
+        "/intel/host/search/nope/deeper",
+        "/spyglass/nope",
+        "/stream",
+        "/stream/intel/banners",
+        "/trends/api/v1/search",
+        "/geonet/nope",
+        "/geonet/api/nope/1.2.3.4",
+    ],
+)
 def test_unknown_paths_under_every_prefix_are_json_404(backend, path):
     # follow /stream's redirect to /stream/
     raw = httpx.get(f"{backend.url}{path}", params={"key": backend.key()}, follow_redirects=True)
@@ -123,8 +133,10 @@ def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
     answers = app.openapi()["paths"]["/test/declared"]["get"]["responses"]
     app.state.store.close()
     assert sorted(answers) == ["200", "401", "402", "403", "404", "429"]  # no parameters: no 400
-    assert all(answers[s]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
-               for s in ("402", "403", "404"))
+    assert all(
+        answers[s]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+        for s in ("402", "403", "404")
+    )
 
 
 def test_the_namespace_prefixes_every_namespaced_path(tmp_path):

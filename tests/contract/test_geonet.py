@@ -27,8 +27,9 @@ def dns_server():
 
 
 def agent(location: GeoLocation, host: str, dns_server: DnsServer, **kw) -> ThreadedServer:
-    settings = GeonetSettings(location=location, nameservers=[dns_server.host], dns_port=dns_server.port,
-                              ping_count=2, **kw)
+    settings = GeonetSettings(
+        location=location, nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=2, **kw
+    )
     return ThreadedServer(create_geonet_app(settings), host=host)
 
 
@@ -51,8 +52,9 @@ def down_peer():
 @pytest.fixture(scope="module")
 def agents(dns_server, hanging_peer, down_peer):
     with agent(TOKYO, "127.0.0.3", dns_server) as tokyo, agent(LIMA, "127.0.0.4", dns_server) as lima:
-        front = agent(BERLIN, "127.0.0.2", dns_server, deadline=1.5,
-                      peers=[tokyo.url, lima.url, hanging_peer, down_peer])
+        front = agent(
+            BERLIN, "127.0.0.2", dns_server, deadline=1.5, peers=[tokyo.url, lima.url, hanging_peer, down_peer]
+        )
         with front:
             yield front
 
@@ -80,15 +82,18 @@ async def test_geoping_fans_out_and_names_what_is_missing(agents, hanging_peer, 
     assert reasons[down_peer] == "connection refused or unreachable"
 
 
-@pytest.mark.parametrize("rtype, expected", [
-    ("A", ["192.0.2.10"]),
-    ("AAAA", ["2001:db8::10"]),
-    ("NS", ["ns1.example.test"]),
-    ("MX", ["10 mail.example.test"]),
-    ("TXT", ["v=spf1 -all"]),
-    ("SOA", ["ns1.example.test. admin.example.test. 2026112201 3600 600 86400 60"]),
-    ("CAA", ['0 issue "ca.example.test"']),
-])
+@pytest.mark.parametrize(
+    "rtype, expected",
+    [
+        ("A", ["192.0.2.10"]),
+        ("AAAA", ["2001:db8::10"]),
+        ("NS", ["ns1.example.test"]),
+        ("MX", ["10 mail.example.test"]),
+        ("TXT", ["v=spf1 -all"]),
+        ("SOA", ["ns1.example.test. admin.example.test. 2026112201 3600 600 86400 60"]),
+        ("CAA", ['0 issue "ca.example.test"']),
+    ],
+)
 async def test_dns_record_types(agents, rtype, expected):
     async with geonet(agents) as client:
         result = await client.dns("example.test", rtype)
@@ -112,8 +117,9 @@ async def test_nxdomain_and_timeout_are_answers(agents, dns_server):
     assert missing.answers == [] and missing.status == "NXDOMAIN"
     silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # takes queries, never answers
     silent.bind(("127.0.0.1", 0))
-    settings = GeonetSettings(location=BERLIN, nameservers=["127.0.0.1"], dns_port=silent.getsockname()[1],
-                              dns_timeout=0.5)
+    settings = GeonetSettings(
+        location=BERLIN, nameservers=["127.0.0.1"], dns_port=silent.getsockname()[1], dns_timeout=0.5
+    )
     with ThreadedServer(create_geonet_app(settings)) as server:
         async with geonet(server) as client:
             result = await client.dns("example.test")
@@ -128,10 +134,17 @@ async def test_geodns(agents):
     assert all([a.value for a in r.answers] == ["192.0.2.10"] for r in results)
 
 
-@pytest.mark.parametrize("path", [
-    "/api/ping/bad..name", "/api/geoping/-leading-dash", "/api/dns/under score", "/api/geodns/a..b",
-    "/api/dns/example.test?rtype=BOGUS", "/api/geodns/example.test?rtype=ANY",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/ping/bad..name",
+        "/api/geoping/-leading-dash",
+        "/api/dns/under score",
+        "/api/geodns/a..b",
+        "/api/dns/example.test?rtype=BOGUS",
+        "/api/geodns/example.test?rtype=ANY",
+    ],
+)
 def test_invalid_input_is_422_with_validation_items(agents, path):
     response = httpx.get(f"{agents.url}{path}")
     assert response.status_code == 422

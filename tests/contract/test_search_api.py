@@ -66,27 +66,31 @@ async def test_minify_and_fields(member):
     full = await member.search.search("has_ssl:true", minify=False)
     small = await member.search.search("has_ssl:true")
     assert full.matches[0].ssl["chain"] and "chain" not in small.matches[0].ssl
-    raw = await member.transport.request("GET", "/intel/host/search",
-                                               params={"query": "ssh", "fields": "ip_str,port,location.city"})
+    raw = await member.transport.request(
+        "GET", "/intel/host/search", params={"query": "ssh", "fields": "ip_str,port,location.city"}
+    )
     assert set(raw["matches"][0]) == {"ip_str", "port", "location.city"}
 
 
-@pytest.mark.parametrize("query, facets, message", [
-    ("bogus:1", None, "unknown filter 'bogus'"),
-    ('title:"open', None, "unbalanced quote"),
-    ("", None, "empty query"),
-    ("nginx", "nope", "unknown facet 'nope'"),
-    ("net:1.2.3.4/99", None, "not an IP address or CIDR network"),
-    ("after:9999-12-31", None, "after: '9999-12-31' is out of range"),
-    ("before:0000-00-00", None, "before: '0000-00-00' is not a date"),
-    ("port:99999999999999999999", None, "port: '99999999999999999999' is out of range"),
-    ("port:65536", None, "port: '65536' is out of range"),
-    ("hash:-9223372036854775809", None, "hash: '-9223372036854775809' is out of range"),
-    ("http.status:18446744073709551616", None, "http.status: '18446744073709551616' is out of range"),
-    ("port:²", None, "port: '²' is not a whole number"),
-    ('port:"8"0', None, "port: unexpected '0' after a quoted value"),
-    ("nginx", "port:²", "facet port: count must be 1 to 1000"),
-])
+@pytest.mark.parametrize(
+    "query, facets, message",
+    [
+        ("bogus:1", None, "unknown filter 'bogus'"),
+        ('title:"open', None, "unbalanced quote"),
+        ("", None, "empty query"),
+        ("nginx", "nope", "unknown facet 'nope'"),
+        ("net:1.2.3.4/99", None, "not an IP address or CIDR network"),
+        ("after:9999-12-31", None, "after: '9999-12-31' is out of range"),
+        ("before:0000-00-00", None, "before: '0000-00-00' is not a date"),
+        ("port:99999999999999999999", None, "port: '99999999999999999999' is out of range"),
+        ("port:65536", None, "port: '65536' is out of range"),
+        ("hash:-9223372036854775809", None, "hash: '-9223372036854775809' is out of range"),
+        ("http.status:18446744073709551616", None, "http.status: '18446744073709551616' is out of range"),
+        ("port:²", None, "port: '²' is not a whole number"),
+        ('port:"8"0', None, "port: unexpected '0' after a quoted value"),
+        ("nginx", "port:²", "facet port: count must be 1 to 1000"),
+    ],
+)
 async def test_bad_queries_are_400_with_the_reason(member, query, facets, message):
     with pytest.raises(BadRequest) as caught:
         await member.search.search(query, facets)

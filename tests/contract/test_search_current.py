@@ -9,9 +9,9 @@ import sqlite3
 import httpx
 import pytest
 
+from spyglass.query import parse_strict
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.importer import import_files
-from spyglass.query import parse_strict
 from tests.conftest import start_backend
 from tests.unit.test_import_hostile import ODD_MEMBERS, real_banner
 
@@ -23,8 +23,11 @@ def scans() -> list[dict]:
     out = []
     for day in (3, 1, 2):
         for port in (22, 80, 443):
-            out.append(real_banner(0, ip_str=IP, port=port, timestamp=f"2025-05-0{day}T00:00:00.000000",
-                                   product=f"p{port}-{day}"))
+            out.append(
+                real_banner(
+                    0, ip_str=IP, port=port, timestamp=f"2025-05-0{day}T00:00:00.000000", product=f"p{port}-{day}"
+                )
+            )
     out.append(real_banner(0, ip_str=IP, port=53, transport="udp", timestamp="2025-05-01T00:00:00.000000"))
     out.append(real_banner(0, ip_str=IP, port=53, transport="tcp", timestamp="2025-05-01T00:00:00.000000"))
     out.append(real_banner(0, ip_str=IP, port=80, timestamp="2024-01-01T00:00:00.000000", product="ancient"))
@@ -68,7 +71,7 @@ def test_host_history_keeps_every_banner(served):
 
 def test_host_returns_every_member_as_imported(served):
     namespace, http, lines = served
-    for line in lines[len(scans()):]:
+    for line in lines[len(scans()) :]:
         original = json.loads(line)
         address = original.get("ip_str") or original["ipv6"]
         host = http.get(f"/{namespace}/host/{address}", params={"history": "true"})
@@ -85,7 +88,7 @@ def test_search_pages_return_banners_as_imported(served):
     namespace, http, lines = served
     page = http.get(f"/{namespace}/host/search", params={"query": "org:example", "minify": "false"})
     assert page.status_code == 200
-    originals = {json.loads(line)["timestamp"]: json.loads(line) for line in lines[len(scans()):]}
+    originals = {json.loads(line)["timestamp"]: json.loads(line) for line in lines[len(scans()) :]}
     for got in json.loads(page.text)["matches"]:
         if got["timestamp"] in originals and got.get("ip_str") == originals[got["timestamp"]].get("ip_str"):
             assert set(got) - {f"_{namespace}"} == set(originals[got["timestamp"]]) - {"_shodan"}

@@ -35,8 +35,11 @@ def test_a_data_dir_of_version_0_opens_with_keys_and_credits_intact(tmp_path):
     period = Store(tmp_path / "probe").clock().strftime("%Y-%m")  # this month: no reset muddles credits
     old = sqlite3.connect(tmp_path / "spyglass.db")
     old.executescript(V0_LAYOUT)
-    old.execute("INSERT INTO accounts VALUES (7, 'alice', 'a@example.test', 'Alice', '2025-06-01T10:00:00.000000',"
-                " 'member', 1, 42, 9, ?)", (period,))
+    old.execute(
+        "INSERT INTO accounts VALUES (7, 'alice', 'a@example.test', 'Alice', '2025-06-01T10:00:00.000000',"
+        " 'member', 1, 42, 9, ?)",
+        (period,),
+    )
     old.execute("INSERT INTO api_keys VALUES ('k' || hex(randomblob(15)), 7, '2025-06-01T10:00:00.000000')")
     old.commit()
     key = old.execute("SELECT key FROM api_keys").fetchone()[0]
@@ -45,8 +48,13 @@ def test_a_data_dir_of_version_0_opens_with_keys_and_credits_intact(tmp_path):
 
     store = Store(tmp_path)
     account = store.account_for_key(key)
-    assert (account.id, account.username, account.display_name, account.plan.name, account.researcher) == \
-        (7, "alice", "Alice", "member", True)
+    assert (account.id, account.username, account.display_name, account.plan.name, account.researcher) == (
+        7,
+        "alice",
+        "Alice",
+        "member",
+        True,
+    )
     assert (account.query_credits, account.scan_credits) == (42, 9)
     assert store.charge(account.id, query=2).query_credits == 40
     assert schema_version(store._db) == len(MIGRATIONS) == 1
@@ -64,9 +72,11 @@ def test_steps_run_in_order_in_one_transaction(tmp_path):
     assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
     db.close()
 
-    steps = ["CREATE TABLE a (x);\nINSERT INTO a VALUES (1);",
-             lambda db: db.execute("INSERT INTO a SELECT x + 1 FROM a"),
-             "-- a comment\nALTER TABLE a ADD COLUMN y DEFAULT 'z';"]
+    steps = [
+        "CREATE TABLE a (x);\nINSERT INTO a VALUES (1);",
+        lambda db: db.execute("INSERT INTO a SELECT x + 1 FROM a"),
+        "-- a comment\nALTER TABLE a ADD COLUMN y DEFAULT 'z';",
+    ]
     db = connect(path, synchronous="FULL", migrations=steps[:2])
     assert schema_version(db) == 2 and db.execute("SELECT x FROM a ORDER BY x").fetchall() == [(1,), (2,)]
     assert migrate(db, steps) == 3  # only the new step runs
@@ -85,8 +95,10 @@ def test_a_file_from_a_newer_spyglass_is_refused(tmp_path):
 
 def test_statements_split_on_complete_statements_only():
     script = "CREATE TRIGGER t AFTER INSERT ON a BEGIN\n  UPDATE a SET x = 1;\nEND;\nSELECT ';';\n-- end\n"
-    assert statements(script) == ["CREATE TRIGGER t AFTER INSERT ON a BEGIN\n  UPDATE a SET x = 1;\nEND;",
-                                  "SELECT ';';"]
+    assert statements(script) == [
+        "CREATE TRIGGER t AFTER INSERT ON a BEGIN\n  UPDATE a SET x = 1;\nEND;",
+        "SELECT ';';",
+    ]
     assert statements("SELECT 1") == ["SELECT 1"]
     with pytest.raises(ValueError):
         statements("SELECT 'unterminated")

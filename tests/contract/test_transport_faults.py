@@ -71,11 +71,17 @@ def faulty_app() -> Starlette:
     async def hits_of(request: Request):
         return JSONResponse(hits.get("/" + request.path_params["name"], 0))
 
-    return Starlette(routes=[
-        Route("/once429", once_429), Route("/always429", always_429),
-        Route("/gateway", gateway, methods=["GET", "POST"]), Route("/slow", slow),
-        Route("/notjson", not_json), Route("/echo-error", echo_error), Route("/hits/{name}", hits_of),
-    ])
+    return Starlette(
+        routes=[
+            Route("/once429", once_429),
+            Route("/always429", always_429),
+            Route("/gateway", gateway, methods=["GET", "POST"]),
+            Route("/slow", slow),
+            Route("/notjson", not_json),
+            Route("/echo-error", echo_error),
+            Route("/hits/{name}", hits_of),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")

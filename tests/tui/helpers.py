@@ -29,8 +29,15 @@ async def settle(pilot: Pilot, rounds: int = 100) -> None:
 def screen_text(app: App) -> str:
     """What a person sees: the plain text of the screen, as export_screenshot renders it."""
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      record=True, legacy_windows=False, safe_box=False)
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text()
 

@@ -34,8 +34,12 @@ def data_backend(tmp_path_factory):
 def calls(monkeypatch):
     """The names of the client methods called, in order; the real calls still run."""
     seen: list[str] = []
-    for owner, name in ((AccountClient, "profile"), (ToolsClient, "http_headers"), (SearchClient, "search"),
-                        (SearchClient, "host")):
+    for owner, name in (
+        (AccountClient, "profile"),
+        (ToolsClient, "http_headers"),
+        (SearchClient, "search"),
+        (SearchClient, "host"),
+    ):
         real = getattr(owner, name)
 
         def spy(self, *args, _real=real, _name=name, **kwargs):
@@ -194,8 +198,18 @@ async def test_help_lists_every_pane_and_the_keymap(data_backend):
             text += screen_text(app)
             await pilot.press("pagedown")
             await pilot.pause()
-        for binding_id in ("pane.search", "pane.account", "go_to_pane", "search.export", "host.copy_banner",
-                           "geo.map", "table.down", "table.sort", "pane.leave_input", "help.close"):
+        for binding_id in (
+            "pane.search",
+            "pane.account",
+            "go_to_pane",
+            "search.export",
+            "host.copy_banner",
+            "geo.map",
+            "table.down",
+            "table.sort",
+            "pane.leave_input",
+            "help.close",
+        ):
             assert binding_id in text, binding_id
         for title in ("Search (F2 1)", "Host (F3 2)", "Geo (F4 3)", "Account (F5 4)", "Tables"):
             assert title in text, title
@@ -312,8 +326,15 @@ def test_sort_keys_order_numbers_and_addresses_by_value():
     from spyglass.tui.widgets.table import sort_key
 
     cells = ["198.18.10.21", "198.18.1.139", "443/tcp", "22/tcp", "nginx", "::1", "Apache"]
-    assert sorted(cells, key=sort_key) == ["22/tcp", "443/tcp", "198.18.1.139", "198.18.10.21", "::1",
-                                           "Apache", "nginx"]
+    assert sorted(cells, key=sort_key) == [
+        "22/tcp",
+        "443/tcp",
+        "198.18.1.139",
+        "198.18.10.21",
+        "::1",
+        "Apache",
+        "nginx",
+    ]
 
 
 async def test_result_columns_follow_the_terminal_size(data_backend):

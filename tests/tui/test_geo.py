@@ -28,9 +28,14 @@ def dns_server():
 @pytest.fixture(scope="module")
 def geo_backend(tmp_path_factory, dns_server):
     hanging = socket.create_server(("127.0.0.9", 0))
-    geonet = GeonetSettings(location=GeoLocation(city="Tokyo", country="JP", latlon="35.6895,139.6917"),
-                            nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=2,
-                            peers=[f"http://127.0.0.9:{hanging.getsockname()[1]}"], deadline=1.0)
+    geonet = GeonetSettings(
+        location=GeoLocation(city="Tokyo", country="JP", latlon="35.6895,139.6917"),
+        nameservers=[dns_server.host],
+        dns_port=dns_server.port,
+        ping_count=2,
+        peers=[f"http://127.0.0.9:{hanging.getsockname()[1]}"],
+        deadline=1.0,
+    )
     server, backend = start_backend(tmp_path_factory.mktemp("geo-backend"), geonet=geonet)
     with server:
         yield backend

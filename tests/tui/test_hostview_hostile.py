@@ -13,12 +13,19 @@ from tests.tui.helpers import screen_text
 
 CLICK = "[@click=app.quit]"
 HOSTILE = {
-    "ip_str": "192.0.2.7", "port": 22, "transport": "tcp", "timestamp": "2026-01-02T03:04:05.000000",
-    "product": "Open[b]SSH[/b]", "data": "SSH-2.0-x\\x1b[201~\r\n\x1b]52;c;cm0gLXJmIH4=\x07[/]\r\n",
-    "ssh": {"type": "[red]ssh-rsa", "fingerprint": "\u202eaa:bb", "hassh": "h\u200bash",
-            "kex": {CLICK: ["curve25519"], "[/]": ["[/]", "[@click=app.bell]x"], "languages": 7}},
-    "vulns": {"CVE-2099-0001": {"cvss": "high", "summary": "[/]"}, "CVE-2099-0002": {"cvss": 9.8},
-              "CVE-2099-0003": {}},
+    "ip_str": "192.0.2.7",
+    "port": 22,
+    "transport": "tcp",
+    "timestamp": "2026-01-02T03:04:05.000000",
+    "product": "Open[b]SSH[/b]",
+    "data": "SSH-2.0-x\\x1b[201~\r\n\x1b]52;c;cm0gLXJmIH4=\x07[/]\r\n",
+    "ssh": {
+        "type": "[red]ssh-rsa",
+        "fingerprint": "\u202eaa:bb",
+        "hassh": "h\u200bash",
+        "kex": {CLICK: ["curve25519"], "[/]": ["[/]", "[@click=app.bell]x"], "languages": 7},
+    },
+    "vulns": {"CVE-2099-0001": {"cvss": "high", "summary": "[/]"}, "CVE-2099-0002": {"cvss": 9.8}, "CVE-2099-0003": {}},
 }
 
 
@@ -74,18 +81,39 @@ class HostApp(App):
 
 
 async def test_odd_types_and_huge_text_from_raw_json():
-    banner = dict(HOSTILE, port=443, product=["not", "text"], version=4.99e36, data="x" * 1_000_000,
-                  ssl={"cert": {"serial": 2**70, "expired": "yes", "subject": "[/]"}, "versions": "TLSv1.2"},
-                  http={"status": "[/]", "components": ["[@click=app.quit]"], "title": 123},
-                  vulns=["CVE-2099-0009"], opts={"heartbleed": "[blink]VULNERABLE"})
-    record = {"ip_str": "192.0.2.7", "org": "[@click=app.quit] \x1b[201~", "asn": 13335, "hostnames": "one",
-              "vulns": {"CVE-2099-0009": {}}, "data": [banner]}
+    banner = dict(
+        HOSTILE,
+        port=443,
+        product=["not", "text"],
+        version=4.99e36,
+        data="x" * 1_000_000,
+        ssl={"cert": {"serial": 2**70, "expired": "yes", "subject": "[/]"}, "versions": "TLSv1.2"},
+        http={"status": "[/]", "components": ["[@click=app.quit]"], "title": 123},
+        vulns=["CVE-2099-0009"],
+        opts={"heartbleed": "[blink]VULNERABLE"},
+    )
+    record = {
+        "ip_str": "192.0.2.7",
+        "org": "[@click=app.quit] \x1b[201~",
+        "asn": 13335,
+        "hostnames": "one",
+        "vulns": {"CVE-2099-0009": {}},
+        "data": [banner],
+    }
     app = HostApp(record)
     async with app.run_test(size=(120, 60)) as pilot:
         await pilot.pause()
         text = screen_text(app)
-        for literal in ("[@click=app.quit] ␛[201~", "13335", "Service 443/tcp", "not, text 4.99e+36",
-                        str(2**70), "[blink]VULNERABLE", "CVE-2099-0009", "TLSv1.2"):
+        for literal in (
+            "[@click=app.quit] ␛[201~",
+            "13335",
+            "Service 443/tcp",
+            "not, text 4.99e+36",
+            str(2**70),
+            "[blink]VULNERABLE",
+            "CVE-2099-0009",
+            "TLSv1.2",
+        ):
             assert literal in text
         x, y = where(text, CLICK)
         await pilot.click(offset=(x + 3, y))

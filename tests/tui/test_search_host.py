@@ -194,8 +194,10 @@ def test_service_details_render_everything_inert():
     assert "␛]52;c;aGk=␇[bold]pwn[/]" in text and "␛[2Jevil [link=x]title[/link]" in text
     assert "\x1b" not in text
     newer = Banner.model_validate(dict(raw, version="9.9", vulns={"CVE-2099-0001": {"verified": False}}))
-    assert changes(Banner.model_validate(raw), newer)[:2] == [f"version: {raw['version']} → 9.9",
-                                                              "new vulnerabilities: CVE-2099-0001"]
+    assert changes(Banner.model_validate(raw), newer)[:2] == [
+        f"version: {raw['version']} → 9.9",
+        "new vulnerabilities: CVE-2099-0001",
+    ]
 
 
 async def test_filter_names_complete():
@@ -213,9 +215,17 @@ def test_refine_keeps_hostile_facet_values_inert():
 
 
 async def test_host_pane_shows_hostile_fields_inert(tmp_path):
-    hostile = {"ip_str": "198.18.7.7", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00.000000",
-               "hash": 1, "org": "Org\x1b[2J", "product": "[bold]p[/]", "data": "x",
-               "vulns": {"CVE-\x1b]52;c;aGk=\x07": {"verified": True, "cvss": "9.9"}}}
+    hostile = {
+        "ip_str": "198.18.7.7",
+        "port": 80,
+        "transport": "tcp",
+        "timestamp": "2026-01-01T00:00:00.000000",
+        "hash": 1,
+        "org": "Org\x1b[2J",
+        "product": "[bold]p[/]",
+        "data": "x",
+        "vulns": {"CVE-\x1b]52;c;aGk=\x07": {"verified": True, "cvss": "9.9"}},
+    }
     with backend_with(tmp_path, [hostile]) as backend:
         app = SpyglassApp(backend.profile(backend.key()))
         async with app.run_test(size=SIZE) as pilot:

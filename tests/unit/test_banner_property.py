@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 import json
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spyglass.query import FACETS, parse_facets, parse_strict
 from spyglass.server.index import BannerIndex
@@ -15,24 +16,82 @@ from spyglass.server.routers.search import for_namespace, host_record, json_resp
 from tests.unit.test_import_hostile import real_banner
 
 MEMBERS = [
-    ("asn",), ("vulns",), ("org",), ("isp",), ("os",), ("product",), ("version",), ("hostnames",),
-    ("domains",), ("tags",), ("cpe",), ("cpe23",), ("hash",), ("data",), ("location",), ("cloud",),
-    ("screenshot",), ("ipv6",), ("ip",), ("_shodan",), ("opts",), ("opts", "vulns"), ("opts", "heartbleed"),
-    ("ssl",), ("ssl", "cert"), ("ssl", "cert", "serial"), ("ssl", "cert", "expired"), ("ssl", "cert", "subject"),
-    ("ssl", "cert", "extensions"), ("ssl", "cert", "fingerprint"), ("ssl", "alpn"), ("ssl", "versions"),
-    ("ssl", "dhparams"), ("ssl", "ja3s"), ("ssl", "jarm"), ("http",), ("http", "title"), ("http", "status"),
-    ("http", "html"), ("http", "html_hash"), ("http", "redirects"), ("http", "favicon"),
-    ("http", "favicon", "hash"), ("http", "favicon", "data"), ("http", "favicon", "location"),
-    ("http", "components"), ("http", "waf"), ("http", "securitytxt"), ("dns",), ("dns", "recursive"),
-    ("dns", "resolver_hostname"), ("snmp",), ("ssh",), ("ssh", "type"), ("ssh", "fingerprint"), ("ssh", "hassh"),
-    ("ssh", "kex"), ("ssh", "kex", "kex_algorithms"), ("mongodb", "databases"), ("redis", "keys"),
-    ("rsync", "modules"), ("location", "country_code"), ("location", "city"), ("location", "region_code"),
+    ("asn",),
+    ("vulns",),
+    ("org",),
+    ("isp",),
+    ("os",),
+    ("product",),
+    ("version",),
+    ("hostnames",),
+    ("domains",),
+    ("tags",),
+    ("cpe",),
+    ("cpe23",),
+    ("hash",),
+    ("data",),
+    ("location",),
+    ("cloud",),
+    ("screenshot",),
+    ("ipv6",),
+    ("ip",),
+    ("_shodan",),
+    ("opts",),
+    ("opts", "vulns"),
+    ("opts", "heartbleed"),
+    ("ssl",),
+    ("ssl", "cert"),
+    ("ssl", "cert", "serial"),
+    ("ssl", "cert", "expired"),
+    ("ssl", "cert", "subject"),
+    ("ssl", "cert", "extensions"),
+    ("ssl", "cert", "fingerprint"),
+    ("ssl", "alpn"),
+    ("ssl", "versions"),
+    ("ssl", "dhparams"),
+    ("ssl", "ja3s"),
+    ("ssl", "jarm"),
+    ("http",),
+    ("http", "title"),
+    ("http", "status"),
+    ("http", "html"),
+    ("http", "html_hash"),
+    ("http", "redirects"),
+    ("http", "favicon"),
+    ("http", "favicon", "hash"),
+    ("http", "favicon", "data"),
+    ("http", "favicon", "location"),
+    ("http", "components"),
+    ("http", "waf"),
+    ("http", "securitytxt"),
+    ("dns",),
+    ("dns", "recursive"),
+    ("dns", "resolver_hostname"),
+    ("snmp",),
+    ("ssh",),
+    ("ssh", "type"),
+    ("ssh", "fingerprint"),
+    ("ssh", "hassh"),
+    ("ssh", "kex"),
+    ("ssh", "kex", "kex_algorithms"),
+    ("mongodb", "databases"),
+    ("redis", "keys"),
+    ("rsync", "modules"),
+    ("location", "country_code"),
+    ("location", "city"),
+    ("location", "region_code"),
 ]
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
-SCALARS = st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80) \
-    | st.floats(allow_nan=False, allow_infinity=False) | TEXT
-JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-                    max_leaves=12)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+)
+JSON = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4), max_leaves=12
+)
 _numbers = itertools.count(1)
 _index: list[BannerIndex] = []
 

@@ -17,19 +17,22 @@ def write_config(body: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("body, why", [
-    ("{not json", "is not valid JSON: Expecting property name enclosed in double quotes at line 1"),
-    ("[1, 2]", "the file holds no JSON object"),
-    ('{"profiles": []}', "profiles: an object expected, not list"),
-    ('{"profiles": {"w": 5}}', "profile 'w': an object expected, not int"),
-    ('{"profiles": {"w": {"url": 5}}}', "profile 'w': url: a URL starts with http:// or https://"),
-    ('{"profiles": {"w": {"url": "http://x", "rate": true}}}', "profile 'w': rate: a number is needed"),
-    ('{"profiles": {"w": {"url": "http://x", "key": 123}}}', "profile 'w': key: an API key is text"),
-    ('{"active": 3}', "active: str expected, not int"),
-    ('{"theme": ["a"]}', "theme: str expected, not list"),
-    ('{"keymap": "f1"}', "keymap: an object expected, not str"),
-    ('"\\ud800"', "the file holds no JSON object"),
-])
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        ("{not json", "is not valid JSON: Expecting property name enclosed in double quotes at line 1"),
+        ("[1, 2]", "the file holds no JSON object"),
+        ('{"profiles": []}', "profiles: an object expected, not list"),
+        ('{"profiles": {"w": 5}}', "profile 'w': an object expected, not int"),
+        ('{"profiles": {"w": {"url": 5}}}', "profile 'w': url: a URL starts with http:// or https://"),
+        ('{"profiles": {"w": {"url": "http://x", "rate": true}}}', "profile 'w': rate: a number is needed"),
+        ('{"profiles": {"w": {"url": "http://x", "key": 123}}}', "profile 'w': key: an API key is text"),
+        ('{"active": 3}', "active: str expected, not int"),
+        ('{"theme": ["a"]}', "theme: str expected, not list"),
+        ('{"keymap": "f1"}', "keymap: an object expected, not str"),
+        ('"\\ud800"', "the file holds no JSON object"),
+    ],
+)
 def test_a_broken_config_file_is_one_error_naming_the_file(body, why):
     path = write_config(body)
     with pytest.raises(ConfigError) as caught:
@@ -53,8 +56,12 @@ def test_overrides_on_a_remote_profile(monkeypatch):
     monkeypatch.setenv("SPYGLASS_API_KEY", "k2")
     monkeypatch.setenv("SPYGLASS_TRENDS_URL", "https://t.example/")
     p = active_profile()
-    assert (p.url, p.key, p.trends_url, p.base("stream")) == ("https://a.example", "k2", "https://t.example",
-                                                                "https://a.example/stream")
+    assert (p.url, p.key, p.trends_url, p.base("stream")) == (
+        "https://a.example",
+        "k2",
+        "https://t.example",
+        "https://a.example/stream",
+    )
     monkeypatch.setenv("SPYGLASS_URL", "http://127.0.0.1:1")
     assert active_profile().url == "http://127.0.0.1:1"
 
@@ -63,13 +70,19 @@ def test_key_source_is_masked_and_says_where_it_came_from(monkeypatch):
     monkeypatch.setenv("SPYGLASS_API_KEY", "abcdefgh12345678")
     text = active_profile().key_source()
     assert text == "the key ••••••••5678 from SPYGLASS_API_KEY (profile 'embedded')"
-    assert Profile(name="w", url="http://x", key="abcdefgh99999999").key_source() == \
-        "the key ••••••••9999 (profile 'w')"
+    assert (
+        Profile(name="w", url="http://x", key="abcdefgh99999999").key_source() == "the key ••••••••9999 (profile 'w')"
+    )
 
 
 def test_a_saved_config_loads_back(tmp_path):
-    config = Config(profiles={"w": Profile(name="w", url="https://a.example", key="k", rate=None)}, active="w",
-                    theme="dark", keymap={"help": "f1"}, location="Berlin,DE,52.5,13.4")
+    config = Config(
+        profiles={"w": Profile(name="w", url="https://a.example", key="k", rate=None)},
+        active="w",
+        theme="dark",
+        keymap={"help": "f1"},
+        location="Berlin,DE,52.5,13.4",
+    )
     config.save()
     again = Config.load()
     assert again == config and json.loads(Config.path().read_text())["active"] == "w"

@@ -94,8 +94,12 @@ def agree(index: BannerIndex) -> None:
 @pytest.mark.parametrize("kill_at", [1, 4, 9])
 def test_an_import_killed_mid_way_leaves_searchable_data_and_no_processes(tmp_path, export, kill_at):
     data = tmp_path / "data"
-    child = subprocess.Popen([sys.executable, "-c", SCRIPT, str(data), str(export), str(kill_at)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, str(data), str(export), str(kill_at)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     for _ in range(kill_at):
         line = child.stdout.readline()
         assert line.split()[0].isdigit(), line
@@ -119,8 +123,9 @@ def test_an_import_killed_mid_way_leaves_searchable_data_and_no_processes(tmp_pa
 
 
 def test_an_import_run_to_the_end_in_a_child_says_done(tmp_path, export):
-    result = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), str(export), "0"],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path), str(export), "0"], capture_output=True, text=True, check=True
+    )
     assert result.stdout.splitlines()[-1] == "done"
     index = BannerIndex(tmp_path)
     assert index.total() == COUNT and not index.behind()

@@ -17,10 +17,17 @@ from spyglass.server.index.importer import ImportFileError, import_banners, impo
 def real_banner(n: int, **members) -> dict:
     """A banner in the original service's export shape, with ``members`` on top."""
     b = {
-        "ip_str": f"198.19.{n // 256}.{n % 256}", "port": 443, "transport": "tcp",
-        "timestamp": f"2025-03-{1 + n % 28:02d}T10:00:00.{n:06d}", "hash": -1234567 - n,
-        "data": "HTTP/1.1 200 OK\r\nServer: nginx\r\n\r\n", "org": "Example Org", "isp": "Example ISP",
-        "asn": "AS64500", "hostnames": [f"h{n}.example.net"], "domains": ["example.net"],
+        "ip_str": f"198.19.{n // 256}.{n % 256}",
+        "port": 443,
+        "transport": "tcp",
+        "timestamp": f"2025-03-{1 + n % 28:02d}T10:00:00.{n:06d}",
+        "hash": -1234567 - n,
+        "data": "HTTP/1.1 200 OK\r\nServer: nginx\r\n\r\n",
+        "org": "Example Org",
+        "isp": "Example ISP",
+        "asn": "AS64500",
+        "hostnames": [f"h{n}.example.net"],
+        "domains": ["example.net"],
         "location": {"country_code": "DE", "city": "Berlin", "latitude": 52.5, "longitude": 13.4},
         "_shodan": {"crawler": "0" * 40, "id": f"id-{n}", "module": "https", "ptr": True},
     }
@@ -35,15 +42,36 @@ ODD_MEMBERS: list[dict] = [
     {"vulns": {"CVE-2021-44228": {"verified": True, "cvss": "high", "references": None}}},
     {"ssl": "TLSv1.2"},
     {"location": "Berlin"},
-    {"http": {"title": 123, "status": None, "html": "<b>x</b>", "redirects": [{"host": "a", "data": "b"}],
-              "favicon": {"hash": -382492124, "data": "AAAA", "location": "/favicon.ico"},
-              "components": {"jQuery": {"categories": ["JavaScript libraries"]}}, "waf": "Cloudflare"}},
+    {
+        "http": {
+            "title": 123,
+            "status": None,
+            "html": "<b>x</b>",
+            "redirects": [{"host": "a", "data": "b"}],
+            "favicon": {"hash": -382492124, "data": "AAAA", "location": "/favicon.ico"},
+            "components": {"jQuery": {"categories": ["JavaScript libraries"]}},
+            "waf": "Cloudflare",
+        }
+    },
     {"http": {"title": ["a", "b"], "status": "200", "favicon": {"hash": 2**70}, "components": ["nginx"]}},
     {"http": {"status": 18446744073709551616, "html_hash": 1.5, "robots_hash": True}},
-    {"ssl": {"cert": {"serial": 4.99e36, "expired": True, "subject": {"CN": 7}, "issuer": {"CN": None},
-                      "fingerprint": {"sha256": "ab" * 32}, "extensions": [{"name": "basicConstraints"}]},
-             "alpn": ["h2", "http/1.1"], "versions": ["TLSv1.2", "-SSLv3"], "dhparams": {"bits": 2048},
-             "ja3s": "e35df3e00ca4ef31d42b34bebaa2f86e", "jarm": "2ad2ad0002ad2ad00042d42d00000000f7"}},
+    {
+        "ssl": {
+            "cert": {
+                "serial": 4.99e36,
+                "expired": True,
+                "subject": {"CN": 7},
+                "issuer": {"CN": None},
+                "fingerprint": {"sha256": "ab" * 32},
+                "extensions": [{"name": "basicConstraints"}],
+            },
+            "alpn": ["h2", "http/1.1"],
+            "versions": ["TLSv1.2", "-SSLv3"],
+            "dhparams": {"bits": 2048},
+            "ja3s": "e35df3e00ca4ef31d42b34bebaa2f86e",
+            "jarm": "2ad2ad0002ad2ad00042d42d00000000f7",
+        }
+    },
     {"ssl": {"cert": {"serial": 123456789012345678901234567890123456789, "expired": "no"}}},
     {"ssh": {"type": "ssh-rsa", "fingerprint": "aa:bb", "hassh": "c1d2", "kex": {"kex_algorithms": ["[/]"]}}},
     {"ssh": ["not", "an", "object"]},
@@ -53,8 +81,12 @@ ODD_MEMBERS: list[dict] = [
     {"hostnames": "single.example.net", "domains": [None, 3], "tags": {"a": 1}, "cpe23": 5},
     {"os": 12, "product": None, "version": 1.2, "org": {"name": "x"}, "isp": []},
     {"hash": 2**64, "data": None},
-    {"screenshot": None, "mongodb": {"databases": [{"name": 3}, "x"]}, "redis": {"keys": {"data": [1, None]}},
-     "rsync": {"modules": ["a"]}},
+    {
+        "screenshot": None,
+        "mongodb": {"databases": [{"name": 3}, "x"]},
+        "redis": {"keys": {"data": [1, None]}},
+        "rsync": {"modules": ["a"]},
+    },
     {"http": {"title": "x" * 100_000, "waf": "w" * 70_000}, "data": "y " * 200_000, "product": "\u202e\x1b[2J"},
     {"ip_str": None, "ipv6": "2001:db8::1"},
     {"ip": 3323068417, "ip_str": "198.18.10.1"},
@@ -78,7 +110,7 @@ def test_every_real_shape_imports_and_round_trips(tmp_path, odd):
     idx = BannerIndex(tmp_path / "data")
     report = import_files(idx, [path], workers=1)
     assert (report.read, report.added, report.bad, report.exit_status) == (len(banners), len(banners), 0, 0)
-    for b, line in zip(banners, lines_of(banners)):
+    for b, line in zip(banners, lines_of(banners), strict=True):
         address = b.get("ip_str") or b["ipv6"]
         stored = [s for s in idx.host(address) if s["timestamp"] == b["timestamp"]]
         assert stored == [json.loads(line)]  # every member, the same value (integers past 64 bits too)
@@ -114,19 +146,22 @@ def test_an_odd_banner_never_changes_what_later_banners_may_be(tmp_path):
     again.close()
 
 
-@pytest.mark.parametrize("line, reason", [
-    (b"{not json", "not JSON"),
-    (b"[1, 2]", "not a JSON object"),
-    (b"null", "not a JSON object"),
-    (b'{"ip_str": "198.18.0.1", "port": 80}', "no ISO 8601 timestamp"),
-    (b'{"ip_str": "198.18.0.1", "port": 80, "timestamp": "2600-01-01T00:00:00"}', "timestamp out of range"),
-    (b'{"ip_str": "198.18.0.1", "port": 80, "timestamp": "2025-02-30T00:00:00"}', "timestamp out of range"),
-    (b'{"ip_str": "nope", "port": 80, "timestamp": "2025-01-01T00:00:00"}', "no valid ip_str, ipv6 or ip"),
-    (b'{"ip_str": "198.18.0.1", "port": 70000, "timestamp": "2025-01-01T00:00:00"}', "no valid port"),
-    (b'{"ip_str": "198.18.0.1", "port": true, "timestamp": "2025-01-01T00:00:00"}', "no valid port"),
-    (b'{"ip_str": "198.18.0.1", "port": 1, "timestamp": "2025-01-01T00:00:00", "transport": 5}', "transport"),
-    (b"\xff\xfe garbage", "not JSON"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (b"{not json", "not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b"null", "not a JSON object"),
+        (b'{"ip_str": "198.18.0.1", "port": 80}', "no ISO 8601 timestamp"),
+        (b'{"ip_str": "198.18.0.1", "port": 80, "timestamp": "2600-01-01T00:00:00"}', "timestamp out of range"),
+        (b'{"ip_str": "198.18.0.1", "port": 80, "timestamp": "2025-02-30T00:00:00"}', "timestamp out of range"),
+        (b'{"ip_str": "nope", "port": 80, "timestamp": "2025-01-01T00:00:00"}', "no valid ip_str, ipv6 or ip"),
+        (b'{"ip_str": "198.18.0.1", "port": 70000, "timestamp": "2025-01-01T00:00:00"}', "no valid port"),
+        (b'{"ip_str": "198.18.0.1", "port": true, "timestamp": "2025-01-01T00:00:00"}', "no valid port"),
+        (b'{"ip_str": "198.18.0.1", "port": 1, "timestamp": "2025-01-01T00:00:00", "transport": 5}', "transport"),
+        (b"\xff\xfe garbage", "not JSON"),
+    ],
+)
 def test_a_bad_line_is_reported_and_skipped(tmp_path, line, reason):
     good = json.dumps(real_banner(1)).encode()
     path = tmp_path / "mixed.json"

@@ -53,24 +53,27 @@ def search(index, q, facets=""):
     return index.search(parse_strict(q), parse_facets(facets))
 
 
-@pytest.mark.parametrize("query, predicate", [
-    ("port:22", lambda b: b["port"] == 22),
-    ("port:80,443", lambda b: b["port"] in (80, 443)),
-    ("-port:22", lambda b: b["port"] != 22),
-    ("country:de", lambda b: b["location"]["country_code"] == "DE"),
-    ("tag:ics", lambda b: "ics" in b.get("tags", [])),
-    ("has_vuln:true", lambda b: bool(b.get("vulns"))),
-    ("has_ssl:false", lambda b: "ssl" not in b),
-    ("vuln:CVE-2021-41773", lambda b: "CVE-2021-41773" in b.get("vulns", {})),
-    ("product:openssh", lambda b: b.get("product") == "OpenSSH"),
-    ("http.status:404", lambda b: (b.get("http") or {}).get("status") == 404),
-    ("net:198.18.0.0/24", lambda b: b["ip_str"].startswith("198.18.0.")),
-    ("after:2026-06-30", lambda b: b["timestamp"] >= "2026-07-01"),
-    ("before:2025-01-01", lambda b: b["timestamp"] < "2025-01-01"),
-    ('http.title:"welcome to nginx"', lambda b: (b.get("http") or {}).get("title") == "Welcome to nginx!"),
-    ("asn:AS64512", lambda b: b["asn"] == "AS64512"),
-    ("ssh", lambda b: "ssh" in b["data"].lower().replace("-", " ").split()),
-])
+@pytest.mark.parametrize(
+    "query, predicate",
+    [
+        ("port:22", lambda b: b["port"] == 22),
+        ("port:80,443", lambda b: b["port"] in (80, 443)),
+        ("-port:22", lambda b: b["port"] != 22),
+        ("country:de", lambda b: b["location"]["country_code"] == "DE"),
+        ("tag:ics", lambda b: "ics" in b.get("tags", [])),
+        ("has_vuln:true", lambda b: bool(b.get("vulns"))),
+        ("has_ssl:false", lambda b: "ssl" not in b),
+        ("vuln:CVE-2021-41773", lambda b: "CVE-2021-41773" in b.get("vulns", {})),
+        ("product:openssh", lambda b: b.get("product") == "OpenSSH"),
+        ("http.status:404", lambda b: (b.get("http") or {}).get("status") == 404),
+        ("net:198.18.0.0/24", lambda b: b["ip_str"].startswith("198.18.0.")),
+        ("after:2026-06-30", lambda b: b["timestamp"] >= "2026-07-01"),
+        ("before:2025-01-01", lambda b: b["timestamp"] < "2025-01-01"),
+        ('http.title:"welcome to nginx"', lambda b: (b.get("http") or {}).get("title") == "Welcome to nginx!"),
+        ("asn:AS64512", lambda b: b["asn"] == "AS64512"),
+        ("ssh", lambda b: "ssh" in b["data"].lower().replace("-", " ").split()),
+    ],
+)
 def test_queries_find_exactly_what_they_mean(index, current, query, predicate):
     total, page, _ = search(index, query)
     assert total == expected(current, predicate) > 0
@@ -151,11 +154,14 @@ def test_index_catches_up_after_a_crash_between_store_and_index(tmp_path, banner
     again.close()
 
 
-@pytest.mark.parametrize("word, member", [
-    ("jenkins", lambda b: (b.get("http") or {}).get("title")),
-    ("orchid", lambda b: b.get("org")),
-    ("aurora", lambda b: " ".join(b.get("hostnames") or [])),
-])
+@pytest.mark.parametrize(
+    "word, member",
+    [
+        ("jenkins", lambda b: (b.get("http") or {}).get("title")),
+        ("orchid", lambda b: b.get("org")),
+        ("aurora", lambda b: " ".join(b.get("hostnames") or [])),
+    ],
+)
 def test_free_text_matches_data_product_title_org_and_hostnames(index, current, word, member):
     def words(b):
         title = (b.get("http") or {}).get("title") or ""

@@ -8,7 +8,6 @@ import pytest
 from pydantic import TypeAdapter
 
 from spyglass import models as m
-
 from tests.conftest import SHARED
 
 FIXTURES = SHARED / "fixtures" / "original-service"

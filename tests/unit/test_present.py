@@ -21,45 +21,82 @@ FIXTURES = SHARED / "fixtures" / "original-service"
 
 # One banner in the shapes real exports of the original service have (field names as they come).
 REAL = {
-    "ip_str": "192.0.2.10", "port": 443, "transport": "tcp", "timestamp": "2026-02-03T04:05:06.789000",
-    "product": "nginx", "version": 1.24, "asn": 13335, "os": None,
+    "ip_str": "192.0.2.10",
+    "port": 443,
+    "transport": "tcp",
+    "timestamp": "2026-02-03T04:05:06.789000",
+    "product": "nginx",
+    "version": 1.24,
+    "asn": 13335,
+    "os": None,
     "data": "HTTP/1.1 200 OK\r\nServer: nginx\r\n\r\n",
     "_shodan": {"module": "https", "crawler": "abc", "id": None, "options": {}},
     "cloud": {"provider": "Amazon", "service": "EC2", "region": "us-east-1"},
     "ssl": {
-        "versions": ["TLSv1.2", "TLSv1.3", "-TLSv1", "-SSLv3"], "alpn": ["h2", "http/1.1"],
+        "versions": ["TLSv1.2", "TLSv1.3", "-TLSv1", "-SSLv3"],
+        "alpn": ["h2", "http/1.1"],
         "cipher": {"name": "TLS_AES_128_GCM_SHA256", "bits": 128, "version": "TLSv1.3"},
         "ja3s": "15af977ce25de452b96affa2addb1036",
         "jarm": "27d40d40d29d40d1dc42d43d00041d4689ee210389f4f6b4b5b1b93f92252d",
         "dhparams": {"bits": 2048, "generator": 2, "prime": "ff" * 8},
         "chain": ["-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n"] * 2,
-        "cert": {"serial": 4.99e36, "expired": True, "issued": "20240101000000Z", "expires": "20240401000000Z",
-                 "subject": {"CN": "example.org"}, "issuer": {"C": "US", "O": "Let's Encrypt", "CN": "R3"},
-                 "extensions": [{"name": "basicConstraints", "data": "\\x30\\x00"}],
-                 "fingerprint": {"sha256": "ab" * 32, "sha1": "cd" * 20}, "sig_alg": "sha256WithRSAEncryption",
-                 "pubkey": {"type": "rsa", "bits": 2048}},
+        "cert": {
+            "serial": 4.99e36,
+            "expired": True,
+            "issued": "20240101000000Z",
+            "expires": "20240401000000Z",
+            "subject": {"CN": "example.org"},
+            "issuer": {"C": "US", "O": "Let's Encrypt", "CN": "R3"},
+            "extensions": [{"name": "basicConstraints", "data": "\\x30\\x00"}],
+            "fingerprint": {"sha256": "ab" * 32, "sha1": "cd" * 20},
+            "sig_alg": "sha256WithRSAEncryption",
+            "pubkey": {"type": "rsa", "bits": 2048},
+        },
     },
     "http": {
-        "status": None, "title": "Welcome", "server": "nginx", "html": "<html>\n  <body>Hello   there</body></html>",
+        "status": None,
+        "title": "Welcome",
+        "server": "nginx",
+        "html": "<html>\n  <body>Hello   there</body></html>",
         "redirects": [{"host": "example.org", "location": "/login", "data": "HTTP/1.1 302"}],
         "favicon": {"hash": -1234567, "data": "AAAA", "location": "/favicon.ico"},
-        "components": {"jQuery": {"categories": ["JavaScript libraries"]}, "Bootstrap": {}}, "waf": "Cloudflare",
+        "components": {"jQuery": {"categories": ["JavaScript libraries"]}, "Bootstrap": {}},
+        "waf": "Cloudflare",
     },
-    "vulns": {"CVE-2021-0001": {"cvss": "high", "verified": False, "summary": "string CVSS"},
-              "CVE-2021-0002": {"cvss": 9.8, "verified": True, "summary": "critical"},
-              "CVE-2021-0003": {"cvss": "7.5"}, "CVE-2021-0004": {}},
+    "vulns": {
+        "CVE-2021-0001": {"cvss": "high", "verified": False, "summary": "string CVSS"},
+        "CVE-2021-0002": {"cvss": 9.8, "verified": True, "summary": "critical"},
+        "CVE-2021-0003": {"cvss": "7.5"},
+        "CVE-2021-0004": {},
+    },
     "opts": {"heartbleed": "2017/01/01 192.0.2.10:443 - VULNERABLE", "vulns": ["CVE-2014-0160"]},
 }
 SSH = {
-    "ip_str": "192.0.2.10", "port": 22, "transport": "tcp", "timestamp": "2026-02-03T04:05:06",
+    "ip_str": "192.0.2.10",
+    "port": 22,
+    "transport": "tcp",
+    "timestamp": "2026-02-03T04:05:06",
     "data": "SSH-2.0-OpenSSH_9.6\r\n",
-    "ssh": {"type": "ssh-ed25519", "fingerprint": "aa:bb", "hassh": "0123abcd", "kex": {
-        "kex_algorithms": ["curve25519-sha256", "sntrup761x25519-sha512@openssh.com"],
-        "encryption_algorithms": ["aes256-gcm@openssh.com"], "kex_follows": False, "unused": 0}},
+    "ssh": {
+        "type": "ssh-ed25519",
+        "fingerprint": "aa:bb",
+        "hassh": "0123abcd",
+        "kex": {
+            "kex_algorithms": ["curve25519-sha256", "sntrup761x25519-sha512@openssh.com"],
+            "encryption_algorithms": ["aes256-gcm@openssh.com"],
+            "kex_follows": False,
+            "unused": 0,
+        },
+    },
 }
-DNS = {"ipv6": "2001:db8::1", "port": 53, "transport": "udp", "timestamp": "2026-02-03T04:05:06",
-       "dns": {"recursive": True, "resolver_hostname": "ns1.example.org", "resolver_id": None, "software": None},
-       "snmp": {"name": "core-sw", "contact": "noc", "uptime": 123456, "versions": ["1", "2c"]}}
+DNS = {
+    "ipv6": "2001:db8::1",
+    "port": 53,
+    "transport": "udp",
+    "timestamp": "2026-02-03T04:05:06",
+    "dns": {"recursive": True, "resolver_hostname": "ns1.example.org", "resolver_id": None, "software": None},
+    "snmp": {"name": "core-sw", "contact": "noc", "uptime": 123456, "versions": ["1", "2c"]},
+}
 
 
 def facts_of(banner) -> dict[str, dict[str, str]]:
@@ -106,16 +143,28 @@ def test_vulnerabilities_sorted_by_cvss_whatever_its_type():
     assert [v.cve for v in vulns] == ["CVE-2021-0002", "CVE-2021-0003", "CVE-2021-0001", "CVE-2021-0004"]
     assert [v.cvss for v in vulns] == ["9.8", "7.5", "high", ""] and vulns[0].verified == "yes"
     assert [v.cve for v in vulns_of(["CVE-1", "CVE-2"])] == ["CVE-1", "CVE-2"]  # a list of ids
-    assert [v.cve for v in vulns_of({"CVE-9": "x", "CVE-8": {"cvss": float("nan")}, "CVE-7": {"cvss": True}})] == \
-        ["CVE-7", "CVE-8", "CVE-9"]
+    assert [v.cve for v in vulns_of({"CVE-9": "x", "CVE-8": {"cvss": float("nan")}, "CVE-7": {"cvss": True}})] == [
+        "CVE-7",
+        "CVE-8",
+        "CVE-9",
+    ]
     assert vulns_of("CVE-3")[0].cve == "CVE-3" and vulns_of(7)[0].cve == "7" and vulns_of(None) == []
 
 
 def test_no_empty_section_headings():
-    bare = {"ip_str": "192.0.2.1", "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00",
-            "ssl": {"cert": {"subject": {}, "serial": None}, "versions": []},
-            "http": {"status": None, "components": {}},
-            "ssh": {"kex": {}}, "dns": {"resolver_hostname": None}, "snmp": {}, "opts": {"raw": ""}, "cloud": {}}
+    bare = {
+        "ip_str": "192.0.2.1",
+        "port": 80,
+        "transport": "tcp",
+        "timestamp": "2026-01-01T00:00:00",
+        "ssl": {"cert": {"subject": {}, "serial": None}, "versions": []},
+        "http": {"status": None, "components": {}},
+        "ssh": {"kex": {}},
+        "dns": {"resolver_hostname": None},
+        "snmp": {},
+        "opts": {"raw": ""},
+        "cloud": {},
+    }
     service = describe_service(bare)
     assert [s.title for s in service.sections] == [""]
     assert all(f.value for s in service.sections for f in s.facts)
@@ -138,9 +187,19 @@ def test_a_model_reads_like_its_json():
     from spyglass.models import Banner, HostRecord
 
     assert describe_service(Banner.model_validate(SSH)) == describe_service(SSH)
-    record = HostRecord.model_validate({"ip_str": "192.0.2.10", "org": "Example", "ports": [22, 443],
-                                        "vulns": ["CVE-2021-0002"], "data": [SSH], "city": "Oslo",
-                                        "country_name": "Norway", "latitude": 59.91, "longitude": 10.75})
+    record = HostRecord.model_validate(
+        {
+            "ip_str": "192.0.2.10",
+            "org": "Example",
+            "ports": [22, 443],
+            "vulns": ["CVE-2021-0002"],
+            "data": [SSH],
+            "city": "Oslo",
+            "country_name": "Norway",
+            "latitude": 59.91,
+            "longitude": 10.75,
+        }
+    )
     facts = {f.label: f for f in host_facts(record)}
     assert facts["ip"].value == "192.0.2.10" and facts["ip"].tone == "strong"
     assert facts["location"].value == "Oslo, Norway (59.91, 10.75)"
@@ -153,8 +212,18 @@ def test_a_model_reads_like_its_json():
 
 def test_render_host_text_shows_every_section():
     text = render_host_text({"ip_str": "192.0.2.10", "data": [REAL, SSH, DNS]})
-    for needle in ("  TLS", "  HTTP", "  SSH", "  DNS", "  SNMP", "  Findings", "  Vulnerabilities", "  Raw banner",
-                   "CVE-2021-0002  9.8    verified  critical", "    HTTP/1.1 200 OK\n    Server: nginx"):
+    for needle in (
+        "  TLS",
+        "  HTTP",
+        "  SSH",
+        "  DNS",
+        "  SNMP",
+        "  Findings",
+        "  Vulnerabilities",
+        "  Raw banner",
+        "CVE-2021-0002  9.8    verified  critical",
+        "    HTTP/1.1 200 OK\n    Server: nginx",
+    ):
         assert needle in text
     assert "␍" not in text
 
@@ -166,16 +235,27 @@ def test_changes_between_scans():
     newer["ssl"]["cert"]["fingerprint"] = "not an object"
     newer["vulns"] = ["CVE-2021-0002", "CVE-2099-0001"]
     assert changes(REAL, newer) == [
-        "version: 1.24 → 1.26", "HTTP title: Welcome → [b]new[/b]␛[2J", "TLS certificate changed",
+        "version: 1.24 → 1.26",
+        "HTTP title: Welcome → [b]new[/b]␛[2J",
+        "TLS certificate changed",
         "new vulnerabilities: CVE-2099-0001",
-        "no longer vulnerable to: CVE-2021-0001, CVE-2021-0003, CVE-2021-0004"]
+        "no longer vulnerable to: CVE-2021-0001, CVE-2021-0003, CVE-2021-0004",
+    ]
     assert changes(SSH, dict(SSH, data="other")) == ["banner text changed"]
     assert changes(SSH, SSH) == []
 
 
 # -- hostile text ------------------------------------------------------------------------------------
-HOSTILE_TEXT = ["[@click=app.quit]", "[/]", "\x1b[201~rm -rf ~\x1b[200~", "\x9b31m", "a\u202eb", "z\u200bw\u200dj",
-                "\ufeffbom", "x" * 1_000_000]
+HOSTILE_TEXT = [
+    "[@click=app.quit]",
+    "[/]",
+    "\x1b[201~rm -rf ~\x1b[200~",
+    "\x9b31m",
+    "a\u202eb",
+    "z\u200bw\u200dj",
+    "\ufeffbom",
+    "x" * 1_000_000,
+]
 CONTROL = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n"]
 INVISIBLE = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\u2060\ufeff"
 
@@ -208,20 +288,75 @@ def test_hostile_text_in_every_member_stays_inert(hostile):
 
 
 # -- any JSON value in any member ----------------------------------------------------------------------
-MEMBERS = ["product", "version", "info", "os", "cpe", "cpe23", "tags", "data", "timestamp", "port", "transport",
-           "_shodan", "_intel", "_shodan.module", "cloud", "cloud.provider", "ssl", "ssl.versions", "ssl.cipher",
-           "ssl.cipher.bits", "ssl.alpn", "ssl.dhparams", "ssl.dhparams.bits", "ssl.chain", "ssl.cert",
-           "ssl.cert.serial", "ssl.cert.expired", "ssl.cert.issued", "ssl.cert.subject", "ssl.cert.issuer",
-           "ssl.cert.fingerprint", "ssl.cert.pubkey", "http", "http.status", "http.title", "http.components",
-           "http.redirects", "http.favicon", "http.favicon.hash", "http.html", "http.waf", "ssh", "ssh.kex",
-           "ssh.kex.kex_algorithms", "ssh.type", "dns", "dns.recursive", "snmp", "ntp", "opts", "opts.vulns",
-           "vulns", "vulns.CVE-1", "vulns.CVE-1.cvss", "vulns.CVE-1.verified", "vulns.CVE-1.summary"]
+MEMBERS = [
+    "product",
+    "version",
+    "info",
+    "os",
+    "cpe",
+    "cpe23",
+    "tags",
+    "data",
+    "timestamp",
+    "port",
+    "transport",
+    "_shodan",
+    "_intel",
+    "_shodan.module",
+    "cloud",
+    "cloud.provider",
+    "ssl",
+    "ssl.versions",
+    "ssl.cipher",
+    "ssl.cipher.bits",
+    "ssl.alpn",
+    "ssl.dhparams",
+    "ssl.dhparams.bits",
+    "ssl.chain",
+    "ssl.cert",
+    "ssl.cert.serial",
+    "ssl.cert.expired",
+    "ssl.cert.issued",
+    "ssl.cert.subject",
+    "ssl.cert.issuer",
+    "ssl.cert.fingerprint",
+    "ssl.cert.pubkey",
+    "http",
+    "http.status",
+    "http.title",
+    "http.components",
+    "http.redirects",
+    "http.favicon",
+    "http.favicon.hash",
+    "http.html",
+    "http.waf",
+    "ssh",
+    "ssh.kex",
+    "ssh.kex.kex_algorithms",
+    "ssh.type",
+    "dns",
+    "dns.recursive",
+    "snmp",
+    "ntp",
+    "opts",
+    "opts.vulns",
+    "vulns",
+    "vulns.CVE-1",
+    "vulns.CVE-1.cvss",
+    "vulns.CVE-1.verified",
+    "vulns.CVE-1.summary",
+]
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**64, max_value=2**200)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=40)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**64, max_value=2**200)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=40)
     | st.sampled_from(["high", "[/]", "[@click=app.quit]", "\x1b[201~", "-TLSv1", "20240101000000Z"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 
 
 def put(banner: dict, path: str, value) -> None:
@@ -263,16 +398,35 @@ def test_readers():
     assert get_path(REAL, "ssl.cert.subject.CN") == "example.org"
     assert get_path(REAL, "ssl.cert.subject.CN.x") is None and get_path({"a": "s"}, "a.b", 1) == 1
     assert get_path({"a": None}, "a", "d") == "d"
-    assert [number(v) for v in (1, 2.5, "7.5", " 3 ", "high", True, None, float("nan"), 10**400, [1])] == \
-        [1.0, 2.5, 7.5, 3.0, None, None, None, None, None, None]
+    assert [number(v) for v in (1, 2.5, "7.5", " 3 ", "high", True, None, float("nan"), 10**400, [1])] == [
+        1.0,
+        2.5,
+        7.5,
+        3.0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
     assert text_of({"CN": "x", "O": None}) == "CN=x" and text_of([1, [2, 3], {"a": 1}]) == "1, [2 items], {…}"
     assert text_of(list(range(60))).endswith("49, … 10 more") and text_of(None) == "" and text_of(False) == "no"
 
 
 # -- ping and DNS --------------------------------------------------------------------------------------
-PING = {"ip": "192.0.2.1", "is_alive": True, "min_rtt": 0.271, "avg_rtt": 0.289, "max_rtt": 0.307, "rtts": [],
-        "packets_sent": 3, "packets_received": 3, "packet_loss": 0.0,
-        "from_loc": {"city": "Santa Clara", "country": "US", "latlon": "37.39,-121.96"}}
+PING = {
+    "ip": "192.0.2.1",
+    "is_alive": True,
+    "min_rtt": 0.271,
+    "avg_rtt": 0.289,
+    "max_rtt": 0.307,
+    "rtts": [],
+    "packets_sent": 3,
+    "packets_received": 3,
+    "packet_loss": 0.0,
+    "from_loc": {"city": "Santa Clara", "country": "US", "latlon": "37.39,-121.96"},
+}
 
 
 def test_ping_rows_and_lines():
@@ -292,8 +446,10 @@ def test_ping_rows_and_lines():
 def test_dns_rows_and_missing_locations():
     from spyglass.models import MissingAgent
 
-    answer = {"answers": [{"type": "A", "value": "192.0.2.5"}, {"type": "TXT", "value": "v=spf1\x07"}],
-              "from_loc": PING["from_loc"]}
+    answer = {
+        "answers": [{"type": "A", "value": "192.0.2.5"}, {"type": "TXT", "value": "v=spf1\x07"}],
+        "from_loc": PING["from_loc"],
+    }
     row = dns_row(answer)
     assert row.answer == "A 192.0.2.5; TXT v=spf1␇" and row.answered and row.cells[-1] == row.answer
     assert dns_row(dict(answer, answers=[], status="NXDOMAIN")).answer == "NXDOMAIN"
@@ -359,15 +515,28 @@ def test_facet_groups_and_lines():
     from spyglass.models import SearchResponse
     from spyglass.present.search import facet_groups, facet_lines
 
-    facets = SearchResponse.model_validate({"matches": [], "total": 7, "facets": {
-        "port": [{"count": 5, "value": 22}, {"count": 2, "value": "漢字\x1b[/]"}]}}).facets
+    facets = SearchResponse.model_validate(
+        {
+            "matches": [],
+            "total": 7,
+            "facets": {"port": [{"count": 5, "value": 22}, {"count": 2, "value": "漢字\x1b[/]"}]},
+        }
+    ).facets
     [(name, rows)] = facet_groups(facets)
     assert name == "port" and [(r.value, r.label, r.count, r.share) for r in rows] == [
-        ("22", "22", 5, 1.0), ("漢字\x1b[/]", "漢字␛[/]", 2, 0.4)]
-    assert facet_lines(facets) == ["", "port", f"  {'22':<40} {5:>10,}  {'#' * 24}",
-                                   f"  漢字␛[/]{' ' * 32} {2:>10,}  {'#' * 10}"]  # 8 cells: 漢字 takes 4
+        ("22", "22", 5, 1.0),
+        ("漢字\x1b[/]", "漢字␛[/]", 2, 0.4),
+    ]
+    assert facet_lines(facets) == [
+        "",
+        "port",
+        f"  {'22':<40} {5:>10,}  {'#' * 24}",
+        f"  漢字␛[/]{' ' * 32} {2:>10,}  {'#' * 10}",
+    ]  # 8 cells: 漢字 takes 4
     assert facet_groups({"x": "not a list", "y": [7, {"count": "many"}]}) == [
-        ("x", []), ("y", [facet_groups({"y": [{}]})[0][1][0]] * 2)]
+        ("x", []),
+        ("y", [facet_groups({"y": [{}]})[0][1][0]] * 2),
+    ]
     assert facet_groups(None) == []
 
 
@@ -405,9 +574,11 @@ def test_service_rows_say_what_changed_since_the_scan_before():
     record = {"ip_str": "192.0.2.10", "data": [newer, REAL, older]}  # newest first, as the service sends them
     rows = service_rows(record)
     assert all(len(row) == len(SERVICE_COLUMNS) for row in rows)
-    assert rows == [["22/tcp", "OpenSSH 9.6", "2026-02-03 04:05", "version: 8.9 → 9.6"],
-                    ["443/tcp", "nginx 1.24", "2026-02-03 04:05", ""],
-                    ["22/tcp", "OpenSSH 8.9", "2025-01-01 00:00", ""]]
+    assert rows == [
+        ["22/tcp", "OpenSSH 9.6", "2026-02-03 04:05", "version: 8.9 → 9.6"],
+        ["443/tcp", "nginx 1.24", "2026-02-03 04:05", ""],
+        ["22/tcp", "OpenSSH 8.9", "2025-01-01 00:00", ""],
+    ]
     text = render_host_text(record, history=True)
     assert "\n22/tcp    OpenSSH 9.6" in text and "\n  changed since the scan before: version: 8.9 → 9.6\n" in text
     assert text.count("changed since") == 1

@@ -44,19 +44,22 @@ def test_quoted_values_keep_commas_and_spaces():
     assert q.filters[1].values == ("it works!",)
 
 
-@pytest.mark.parametrize("source, message, position", [
-    ("", "empty query", 1),
-    ("   ", "empty query", 1),
-    ("apache foo:bar", "unknown filter 'foo'", 8),
-    ("port:eighty", "port: 'eighty' is not a whole number", 6),
-    ('title:"unterminated', "unbalanced quote", 7),
-    ('apache "half', "unbalanced quote", 8),
-    ("net:300.1.1.0/24", "net: '300.1.1.0/24' is not an IP address or CIDR network", 5),
-    ("after:yesterday", "after: 'yesterday' is not a date (YYYY-MM-DD)", 7),
-    ("country:Germany", "country: 'Germany' is not a 2-letter country code", 9),
-    ("has_ssl:maybe", "has_ssl: 'maybe' is not true or false", 9),
-    ("port:", "port: missing value", 6),
-])
+@pytest.mark.parametrize(
+    "source, message, position",
+    [
+        ("", "empty query", 1),
+        ("   ", "empty query", 1),
+        ("apache foo:bar", "unknown filter 'foo'", 8),
+        ("port:eighty", "port: 'eighty' is not a whole number", 6),
+        ('title:"unterminated', "unbalanced quote", 7),
+        ('apache "half', "unbalanced quote", 8),
+        ("net:300.1.1.0/24", "net: '300.1.1.0/24' is not an IP address or CIDR network", 5),
+        ("after:yesterday", "after: 'yesterday' is not a date (YYYY-MM-DD)", 7),
+        ("country:Germany", "country: 'Germany' is not a 2-letter country code", 9),
+        ("has_ssl:maybe", "has_ssl: 'maybe' is not true or false", 9),
+        ("port:", "port: missing value", 6),
+    ],
+)
 def test_errors_point_at_the_problem(source, message, position):
     q = parse(source)
     assert [e.message for e in q.errors] == [message]
@@ -71,17 +74,27 @@ def test_unknown_filters_are_never_dropped():
 
 
 def test_facets():
-    assert [(f.name, f.size) for f in parse_facets("port, org:20,country")] == [("port", 10), ("org", 20), ("country", 10)]
-    for bad, message in (("nope", "unknown facet 'nope'"), ("port:0", "facet port: count must be 1 to 1000"),
-                         ("port:x", "facet port: count must be 1 to 1000")):
+    assert [(f.name, f.size) for f in parse_facets("port, org:20,country")] == [
+        ("port", 10),
+        ("org", 20),
+        ("country", 10),
+    ]
+    for bad, message in (
+        ("nope", "unknown facet 'nope'"),
+        ("port:0", "facet port: count must be 1 to 1000"),
+        ("port:x", "facet port: count must be 1 to 1000"),
+    ):
         with pytest.raises(ValueError, match=message):
             parse_facets(bad)
 
 
 def test_tokens_endpoint_shape():
     assert tokens("apache port:80,443 -country:de") == {
-        "attributes": {"ports": [80, 443], "country": ["DE"]}, "errors": [], "string": "apache",
-        "filters": ["country", "port"]}
+        "attributes": {"ports": [80, 443], "country": ["DE"]},
+        "errors": [],
+        "string": "apache",
+        "filters": ["country", "port"],
+    }
     assert tokens("x:1")["errors"] == ["unknown filter 'x' (at 1)"]
 
 
@@ -89,22 +102,25 @@ def test_the_real_fields_are_filters_and_facets():
     assert {"ssh.type", "ssh.hassh", "ssl.cert.expired"} <= set(FILTERS) & set(FACETS)
 
 
-@pytest.mark.parametrize("source, message", [
-    ("after:9999-12-31", "after: '9999-12-31' is out of range"),
-    ("before:1500-01-01", "before: '1500-01-01' is out of range"),
-    ("before:0000-00-00", "before: '0000-00-00' is not a date"),
-    ("after:２０２５-01-01", "is not a date"),
-    ("port:99999999999999999999", "port: '99999999999999999999' is out of range (0 to 65535)"),
-    ("port:-1", "port: '-1' is out of range"),
-    ("hash:-9223372036854775809", "hash: '-9223372036854775809' is out of range"),
-    ("http.status:18446744073709551616", "http.status: '18446744073709551616' is out of range"),
-    ("port:²", "port: '²' is not a whole number"),
-    ("port:٨٠", "port: '٨٠' is not a whole number"),
-    ("asn:AS٨", "is not an AS number"),
-    ("asn:AS4294967296", "is not an AS number"),
-    ('port:"8"0', "port: unexpected '0' after a quoted value"),
-    ("country:ÄÖ", "is not a 2-letter country code"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("after:9999-12-31", "after: '9999-12-31' is out of range"),
+        ("before:1500-01-01", "before: '1500-01-01' is out of range"),
+        ("before:0000-00-00", "before: '0000-00-00' is not a date"),
+        ("after:２０２５-01-01", "is not a date"),
+        ("port:99999999999999999999", "port: '99999999999999999999' is out of range (0 to 65535)"),
+        ("port:-1", "port: '-1' is out of range"),
+        ("hash:-9223372036854775809", "hash: '-9223372036854775809' is out of range"),
+        ("http.status:18446744073709551616", "http.status: '18446744073709551616' is out of range"),
+        ("port:²", "port: '²' is not a whole number"),
+        ("port:٨٠", "port: '٨٠' is not a whole number"),
+        ("asn:AS٨", "is not an AS number"),
+        ("asn:AS4294967296", "is not an AS number"),
+        ('port:"8"0', "port: unexpected '0' after a quoted value"),
+        ("country:ÄÖ", "is not a 2-letter country code"),
+    ],
+)
 def test_values_out_of_range_or_not_ascii_are_errors_naming_filter_and_value(source, message):
     with pytest.raises(QuerySyntaxError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_strict(source)
@@ -127,6 +143,8 @@ def test_ipv6_networks_leave_out_the_ipv4_mapped_block():
     from spyglass.server.index.compiler import _ip_ranges
 
     assert [(str(a), str(b)) for a, b in _ip_ranges(ip_network("::/0"))] == [
-        ("::", "::fffe:ffff:ffff"), ("::1:0:0:0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")]
+        ("::", "::fffe:ffff:ffff"),
+        ("::1:0:0:0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+    ]
     assert len(_ip_ranges(ip_network("2001:db8::/32"))) == 1
     assert len(_ip_ranges(ip_network("198.18.0.0/15"))) == 1

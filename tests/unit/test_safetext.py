@@ -144,12 +144,27 @@ def test_clipboard_caps_the_size_on_a_character_boundary_and_says_so():
 
 
 # -- CSV cells ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("value, cell", [
-    ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
-    ("+1", "'+1"), ("-1+2", "'-1+2"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\r=1", "'␍=1"),
-    ("nginx", "nginx"), ("a=b", "a=b"), (-5, "-5"), (4.99e36, "4.99e+36"), (None, ""), (True, "true"),
-    (["-x", "y"], '["-x", "y"]'), ({"a": 1}, '{"a": 1}'), ("a\x1b[31mb\x00", "a␛[31mb␀"), ("x\u202ey", "x\ufffdy"),
-])
+@pytest.mark.parametrize(
+    "value, cell",
+    [
+        ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
+        ("+1", "'+1"),
+        ("-1+2", "'-1+2"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\r=1", "'␍=1"),
+        ("nginx", "nginx"),
+        ("a=b", "a=b"),
+        (-5, "-5"),
+        (4.99e36, "4.99e+36"),
+        (None, ""),
+        (True, "true"),
+        (["-x", "y"], '["-x", "y"]'),
+        ({"a": 1}, '{"a": 1}'),
+        ("a\x1b[31mb\x00", "a␛[31mb␀"),
+        ("x\u202ey", "x\ufffdy"),
+    ],
+)
 def test_csv_cells_neutralise_formulas_and_show_controls(value, cell):
     from spyglass.safetext import for_csv
 
@@ -161,7 +176,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=300) | st.text(
-    alphabet=st.sampled_from("\x1b\x9b\x07\x00\r\n\t[]/=@+-~201;\u202e\u200b\u200d\x85\x7f漢😀\ud800"), max_size=300)
+    alphabet=st.sampled_from("\x1b\x9b\x07\x00\r\n\t[]/=@+-~201;\u202e\u200b\u200d\x85\x7f漢😀\ud800"), max_size=300
+)
 
 
 def _is_control(c: str) -> bool:
@@ -169,8 +185,11 @@ def _is_control(c: str) -> bool:
 
 
 def _forbidden(text: str, allowed: str) -> list[str]:
-    return [c for c in text if (_is_control(c) and c not in allowed) or c in BIDI or c in INVISIBLE
-            or 0xD800 <= ord(c) <= 0xDFFF]
+    return [
+        c
+        for c in text
+        if (_is_control(c) and c not in allowed) or c in BIDI or c in INVISIBLE or 0xD800 <= ord(c) <= 0xDFFF
+    ]
 
 
 @settings(max_examples=300, deadline=None)

@@ -63,8 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     from spyglass.cli.common import Common
 
     common = Common()
-    parser = Parser(prog="spyglass", description="Internet intelligence in the terminal. "
-                    "With no command: the dashboard.", parents=[common.profile, common.data, common.pane])
+    parser = Parser(
+        prog="spyglass",
+        description="Internet intelligence in the terminal. With no command: the dashboard.",
+        parents=[common.profile, common.data, common.pane],
+    )
     parser.add_argument("--version", action="version", version=f"spyglass {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
     for family in FAMILIES:

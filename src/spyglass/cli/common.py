@@ -52,15 +52,24 @@ class Common:
     """Parent parsers, one per shared option, each declared here and nowhere else."""
 
     def __init__(self) -> None:
-        self.data = self._parent("--data", type=Path, metavar="DIR",
-                                 help="data directory of the embedded backend (default: $SPYGLASS_DATA_DIR "
-                                      "or the user data dir)")
-        self.profile = self._parent("--profile", metavar="NAME",
-                                    help="connection profile to use (default: the active one)")
+        self.data = self._parent(
+            "--data",
+            type=Path,
+            metavar="DIR",
+            help="data directory of the embedded backend (default: $SPYGLASS_DATA_DIR or the user data dir)",
+        )
+        self.profile = self._parent(
+            "--profile", metavar="NAME", help="connection profile to use (default: the active one)"
+        )
         self.json = self._parent("--json", action="store_true", help="print the API's JSON")
-        self.pane = self._parent("--pane", nargs="+", action=PaneAction, metavar=("NAME", "ARG"),
-                                 help="open the dashboard on pane NAME (search, host, geo, account, ...), "
-                                      "with ARG filled in and run, e.g. --pane host 198.18.0.1")
+        self.pane = self._parent(
+            "--pane",
+            nargs="+",
+            action=PaneAction,
+            metavar=("NAME", "ARG"),
+            help="open the dashboard on pane NAME (search, host, geo, account, ...), "
+            "with ARG filled in and run, e.g. --pane host 198.18.0.1",
+        )
 
     @staticmethod
     def _parent(*flags: str, **options: Any) -> argparse.ArgumentParser:

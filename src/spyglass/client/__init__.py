@@ -15,6 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spyglass.client.account import AccountClient
+from spyglass.client.alerts import AlertsClient
+from spyglass.client.base import HostClient
+from spyglass.client.data import DataClient
+from spyglass.client.directory import DirectoryClient
+from spyglass.client.dns import DnsClient
 from spyglass.client.errors import (
     APIError,
     AuthenticationError,
@@ -31,12 +37,6 @@ from spyglass.client.errors import (
     SpyglassError,
     TransportError,
 )
-from spyglass.client.account import AccountClient
-from spyglass.client.alerts import AlertsClient
-from spyglass.client.base import HostClient
-from spyglass.client.data import DataClient
-from spyglass.client.directory import DirectoryClient
-from spyglass.client.dns import DnsClient
 from spyglass.client.geonet import GeoNetClient
 from spyglass.client.notifiers import NotifiersClient
 from spyglass.client.org import OrgClient
@@ -49,10 +49,18 @@ from spyglass.client.transport import Credits, Reachability, RetryPolicy, Transp
 from spyglass.client.trends import TrendsClient
 from spyglass.config import Profile
 
-
-MAIN_SECTIONS = {"search": SearchClient, "scans": ScansClient, "alerts": AlertsClient, "notifiers": NotifiersClient,
-                 "directory": DirectoryClient, "data": DataClient, "org": OrgClient, "account": AccountClient,
-                 "dns": DnsClient, "tools": ToolsClient}
+MAIN_SECTIONS = {
+    "search": SearchClient,
+    "scans": ScansClient,
+    "alerts": AlertsClient,
+    "notifiers": NotifiersClient,
+    "directory": DirectoryClient,
+    "data": DataClient,
+    "org": OrgClient,
+    "account": AccountClient,
+    "dns": DnsClient,
+    "tools": ToolsClient,
+}
 
 
 @dataclass
@@ -84,18 +92,27 @@ class Clients:
         limiter = RateLimiter(profile.rate) if profile.rate else None
 
         def transport(host: str, key: str | None, limiter: RateLimiter | None) -> Transport:
-            return Transport(profile.base(host), key, timeout=profile.timeout, rate_limiter=limiter,
-                             retry=retry, credits=credits,
-                             reachability=reachability if host == "main" else None)
+            return Transport(
+                profile.base(host),
+                key,
+                timeout=profile.timeout,
+                rate_limiter=limiter,
+                retry=retry,
+                credits=credits,
+                reachability=reachability if host == "main" else None,
+            )
 
         ns = profile.namespace
         main = transport("main", profile.key, limiter)
         sections = {name: client(main, ns) for name, client in MAIN_SECTIONS.items()}
-        return cls(**sections,  # type: ignore[arg-type]
-                   stream=StreamClient(transport("stream", profile.key, None), ns),
-                   trends=TrendsClient(transport("trends", profile.key, limiter), ns),
-                   geonet=GeoNetClient(transport("geonet", None, None), ns),
-                   credits=credits, reachability=reachability)
+        return cls(
+            **sections,  # type: ignore[arg-type]
+            stream=StreamClient(transport("stream", profile.key, None), ns),
+            trends=TrendsClient(transport("trends", profile.key, limiter), ns),
+            geonet=GeoNetClient(transport("geonet", None, None), ns),
+            credits=credits,
+            reachability=reachability,
+        )
 
     @property
     def transport(self) -> Transport:
@@ -114,9 +131,39 @@ class Clients:
 
 
 __all__ = [
-    "APIError", "AccountClient", "AlertsClient", "AuthenticationError", "BadRequest", "Clients", "DataClient",
-    "DirectoryClient", "DnsClient", "NotifiersClient", "OrgClient", "ScansClient", "SearchClient", "ToolsClient", "ConnectFailed", "ConnectionDropped",
-    "Credits", "Forbidden", "Reachability", "GeoNetClient", "HostClient", "NoCredits", "NotFound", "RateLimited",
-    "RateLimiter", "RequestTimeout", "ResponseFormatError", "RetryPolicy", "ServerError",
-    "SpyglassError", "StreamClient", "StreamDebug", "Transport", "TransportError", "TrendsClient",
+    "APIError",
+    "AccountClient",
+    "AlertsClient",
+    "AuthenticationError",
+    "BadRequest",
+    "Clients",
+    "DataClient",
+    "DirectoryClient",
+    "DnsClient",
+    "NotifiersClient",
+    "OrgClient",
+    "ScansClient",
+    "SearchClient",
+    "ToolsClient",
+    "ConnectFailed",
+    "ConnectionDropped",
+    "Credits",
+    "Forbidden",
+    "Reachability",
+    "GeoNetClient",
+    "HostClient",
+    "NoCredits",
+    "NotFound",
+    "RateLimited",
+    "RateLimiter",
+    "RequestTimeout",
+    "ResponseFormatError",
+    "RetryPolicy",
+    "ServerError",
+    "SpyglassError",
+    "StreamClient",
+    "StreamDebug",
+    "Transport",
+    "TransportError",
+    "TrendsClient",
 ]

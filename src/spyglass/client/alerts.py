@@ -23,8 +23,13 @@ class AlertsClient(HostClient):
 
     async def update(self, alert_id: str, ips: Sequence[str]) -> m.Alert:
         # Replaces the monitored networks: repeating it changes nothing.
-        return await self.call(m.Alert, "POST", self.ns(f"/alert/{segment(alert_id)}"),
-                               json={"filters": {"ip": builtins.list(ips)}}, idempotent=True)
+        return await self.call(
+            m.Alert,
+            "POST",
+            self.ns(f"/alert/{segment(alert_id)}"),
+            json={"filters": {"ip": builtins.list(ips)}},
+            idempotent=True,
+        )
 
     async def delete(self, alert_id: str) -> bool:
         return await self.success("DELETE", self.ns(f"/alert/{segment(alert_id)}"))

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -25,7 +25,7 @@ def csv(values: str | Iterable) -> str:
     return values if isinstance(values, str) else ",".join(str(v) for v in values)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _adapter(target: Any) -> TypeAdapter:
     return TypeAdapter(target)
 

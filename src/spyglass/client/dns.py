@@ -11,10 +11,16 @@ from spyglass.client.base import HostClient, csv, segment
 class DnsClient(HostClient):
     """Domain information (spends a query credit), forward and reverse lookups."""
 
-    async def domain(self, domain: str, *, history: bool = False, type: str | None = None,
-                     page: int = 1) -> m.DomainInfo:
-        return await self.call(m.DomainInfo, "GET", f"/dns/domain/{segment(domain)}",
-                               params={"history": history, "type": type, "page": page}, idempotent=False)
+    async def domain(
+        self, domain: str, *, history: bool = False, type: str | None = None, page: int = 1
+    ) -> m.DomainInfo:
+        return await self.call(
+            m.DomainInfo,
+            "GET",
+            f"/dns/domain/{segment(domain)}",
+            params={"history": history, "type": type, "page": page},
+            idempotent=False,
+        )
 
     async def resolve(self, hostnames: str | Sequence[str]) -> dict[str, str | None]:
         return await self.call(dict[str, str | None], "GET", "/dns/resolve", params={"hostnames": csv(hostnames)})

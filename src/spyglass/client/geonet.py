@@ -8,7 +8,6 @@ from typing import Generic, TypeVar
 from spyglass import models as m
 from spyglass.client.base import HostClient, segment
 from spyglass.client.errors import ResponseFormatError
-
 from spyglass.models.geonet import MISSING_HEADER
 
 R = TypeVar("R", m.PingResult, m.DnsResult)

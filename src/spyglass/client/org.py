@@ -1,6 +1,7 @@
 """The organization (``/org...``, enterprise)."""
 
 from __future__ import annotations
+
 from spyglass import models as m
 from spyglass.client.base import HostClient, segment
 

@@ -29,8 +29,9 @@ class ScansClient(HostClient):
         return result
 
     async def internet(self, port: int, protocol: str) -> m.ScanSubmission:
-        return await self.call(m.ScanSubmission, "POST", self.ns("/scan/internet"),
-                               data={"port": port, "protocol": protocol})
+        return await self.call(
+            m.ScanSubmission, "POST", self.ns("/scan/internet"), data={"port": port, "protocol": protocol}
+        )
 
     async def status(self, scan_id: str) -> m.ScanStatus:
         return await self.call(m.ScanStatus, "GET", self.ns(f"/scan/{segment(scan_id)}"))

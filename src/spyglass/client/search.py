@@ -12,20 +12,32 @@ class SearchClient(HostClient):
     """Search the banner index and look hosts up."""
 
     async def host(self, ip: str, *, history: bool = False, minify: bool = False) -> m.HostRecord:
-        return await self.call(m.HostRecord, "GET", self.ns(f"/host/{segment(ip)}"),
-                               params={"history": history, "minify": minify})
+        return await self.call(
+            m.HostRecord, "GET", self.ns(f"/host/{segment(ip)}"), params={"history": history, "minify": minify}
+        )
 
     async def count(self, query: str, facets: str | Sequence[str] | None = None) -> m.SearchResponse:
         params = {"query": query, "facets": csv(facets) if facets else None}
         return await self.call(m.SearchResponse, "GET", self.ns("/host/count"), params=params)
 
-    async def search(self, query: str, facets: str | Sequence[str] | None = None, *, page: int = 1,
-                     minify: bool = True, fields: str | Sequence[str] | None = None) -> m.SearchResponse:
-        params = {"query": query, "facets": csv(facets) if facets else None, "page": page,
-                  "minify": minify, "fields": csv(fields) if fields else None}
+    async def search(
+        self,
+        query: str,
+        facets: str | Sequence[str] | None = None,
+        *,
+        page: int = 1,
+        minify: bool = True,
+        fields: str | Sequence[str] | None = None,
+    ) -> m.SearchResponse:
+        params = {
+            "query": query,
+            "facets": csv(facets) if facets else None,
+            "page": page,
+            "minify": minify,
+            "fields": csv(fields) if fields else None,
+        }
         # May spend a query credit: not repeated once it may have reached the server.
-        return await self.call(m.SearchResponse, "GET", self.ns("/host/search"), params=params,
-                               idempotent=False)
+        return await self.call(m.SearchResponse, "GET", self.ns("/host/search"), params=params, idempotent=False)
 
     async def facets(self) -> list[str]:
         return await self.call(list[str], "GET", self.ns("/host/search/facets"))

@@ -6,14 +6,12 @@ import json
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
-from httpx_sse import EventSource
-
 import httpx
+from httpx_sse import EventSource
 
 from spyglass import models as m
 from spyglass.client.base import HostClient, csv, segment
 from spyglass.client.errors import ResponseFormatError
-
 from spyglass.client.transport import error_from_response
 
 

@@ -1,7 +1,7 @@
 """Utility methods (``/tools/...``) and what a spyglass backend says of itself."""
 
 from __future__ import annotations
-from spyglass import models as m
+
 from spyglass.client.base import HostClient
 from spyglass.client.errors import NotFound
 

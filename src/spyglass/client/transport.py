@@ -235,8 +235,12 @@ class Transport:
         if isinstance(exc, httpx.TimeoutException):
             return errors.RequestTimeout(f"{where} did not answer within {self.timeout:g} s")
         if isinstance(exc, httpx.ConnectError):
-            return errors.ConnectFailed(f"Cannot connect to {where}: {_shorten(redact(str(exc) or 'refused', self._key))}")
-        return errors.ConnectionDropped(f"Connection to {where} dropped: {_shorten(redact(str(exc) or type(exc).__name__, self._key))}")
+            return errors.ConnectFailed(
+                f"Cannot connect to {where}: {_shorten(redact(str(exc) or 'refused', self._key))}"
+            )
+        return errors.ConnectionDropped(
+            f"Connection to {where} dropped: {_shorten(redact(str(exc) or type(exc).__name__, self._key))}"
+        )
 
     async def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """Send one call and return its decoded JSON body (see :meth:`exchange`)."""
@@ -267,9 +271,7 @@ class Transport:
             if self.rate_limiter is not None:
                 await self.rate_limiter.acquire()
             try:
-                response = await self._http.request(
-                    method, path, params=self._params(params), json=json, data=data
-                )
+                response = await self._http.request(method, path, params=self._params(params), json=json, data=data)
             except httpx.TransportError as exc:
                 error = self.transport_error(exc)
                 never_sent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spyglass import models as m
-from spyglass.client.base import HostClient
-from spyglass.client.base import csv
+from spyglass.client.base import HostClient, csv
 
 
 class TrendsClient(HostClient):

@@ -18,16 +18,32 @@ from spyglass.datagen.world import CITIES, COMPONENTS, DOMAINS, HTTP_TITLES, ORG
 NETWORK = ipaddress.ip_network("198.18.0.0/15")
 END = datetime(2026, 10, 31, 23, 59, 59)
 SPAN = timedelta(days=730)
-CRAWLERS = ["a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0", "0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6",
-            "5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d"]
+CRAWLERS = [
+    "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0",
+    "0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6",
+    "5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d",
+]
 VULNS = {
-    ("Apache httpd", "2.4.49"): [("CVE-2021-41773", "7.5", True, "Path traversal and file disclosure in Apache HTTP Server 2.4.49.")],
-    ("Apache httpd", "2.4.50"): [("CVE-2021-42013", "9.8", False, "Path traversal and remote code execution in Apache HTTP Server 2.4.49 and 2.4.50.")],
-    ("OpenSSH", "7.4"): [("CVE-2018-15473", "5.3", False, "User enumeration in OpenSSH through 7.7."),
-                         ("CVE-2016-10012", "7.8", False, "Privilege escalation via the shared memory manager.")],
+    ("Apache httpd", "2.4.49"): [
+        ("CVE-2021-41773", "7.5", True, "Path traversal and file disclosure in Apache HTTP Server 2.4.49.")
+    ],
+    ("Apache httpd", "2.4.50"): [
+        (
+            "CVE-2021-42013",
+            "9.8",
+            False,
+            "Path traversal and remote code execution in Apache HTTP Server 2.4.49 and 2.4.50.",
+        )
+    ],
+    ("OpenSSH", "7.4"): [
+        ("CVE-2018-15473", "5.3", False, "User enumeration in OpenSSH through 7.7."),
+        ("CVE-2016-10012", "7.8", False, "Privilege escalation via the shared memory manager."),
+    ],
     ("nginx", "1.16.1"): [("CVE-2019-20372", "5.3", False, "HTTP request smuggling with error_page.")],
     ("Exim smtpd", "4.87"): [("CVE-2019-10149", "9.8", True, "Remote command execution in deliver_message().")],
-    ("Redis key-value store", "4.0.9"): [("CVE-2018-11218", "9.8", False, "Memory corruption in the cmsgpack library.")],
+    ("Redis key-value store", "4.0.9"): [
+        ("CVE-2018-11218", "9.8", False, "Memory corruption in the cmsgpack library.")
+    ],
     ("ProFTPD", "1.3.5"): [("CVE-2015-3306", "10.0", True, "Unauthenticated file copy via mod_copy.")],
     ("MySQL", "5.5.62"): [("CVE-2020-14812", "4.9", False, "Denial of service in the locking component.")],
 }
@@ -95,8 +111,11 @@ class Host:
         choices = DOMAINS[self.org[3]]
         domain = choices[ORGS.index(self.org) % len(choices)] if self.org[3] != "hosting" else rng.choice(choices)
         self.domains = [domain]
-        self.hostnames = [f"{rng.choice(['www', 'mail', 'vpn', 'host', 'srv', 'edge', 'api'])}-{index % 9973}.{domain}"] \
-            if rng.random() < 0.6 else []
+        self.hostnames = (
+            [f"{rng.choice(['www', 'mail', 'vpn', 'host', 'srv', 'edge', 'api'])}-{index % 9973}.{domain}"]
+            if rng.random() < 0.6
+            else []
+        )
         self.os = rng.choice([None, None, "Linux", "Ubuntu", "Debian", "Windows Server 2019", "FreeBSD"])
         count = rng.choices([1, 2, 3, 4, 5], [30, 30, 20, 12, 8])[0]
         self.services = []
@@ -105,8 +124,11 @@ class Host:
             if service[0] not in seen:
                 seen.add(service[0])
                 self.services.append((service, rng.choice(service[4])))
-        self.cloud = {"provider": self.org[0], "region": f"{self.city[2].lower()}-1", "service": "compute"} \
-            if self.org[3] == "cloud" else None
+        self.cloud = (
+            {"provider": self.org[0], "region": f"{self.city[2].lower()}-1", "service": "compute"}
+            if self.org[3] == "cloud"
+            else None
+        )
 
 
 def generate(count: int, seed: int = 1) -> Iterator[dict]:
@@ -132,15 +154,36 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
     city, region, cc, cc3, country, lat, lon, _ = host.city
     org, isp, asn, _ = host.org
     b: dict = {
-        "ip": host.ip, "ip_str": host.ip_str, "port": port, "transport": transport,
+        "ip": host.ip,
+        "ip_str": host.ip_str,
+        "port": port,
+        "transport": transport,
         "timestamp": when.strftime("%Y-%m-%dT%H:%M:%S.%f"),
-        "hostnames": host.hostnames, "domains": host.domains, "org": org, "isp": isp,
-        "asn": f"AS{asn}", "os": host.os,
-        "location": {"city": city, "region_code": region, "area_code": None, "dma_code": None,
-                     "postal_code": None, "country_code": cc, "country_code3": cc3,
-                     "country_name": country, "latitude": lat, "longitude": lon},
-        "_intel": {"id": _hex(host.ip, port, n, n=8) + "-" + _hex(n, n=4), "module": module,
-                   "crawler": CRAWLERS[n % 3], "ptr": bool(host.hostnames), "options": {}},
+        "hostnames": host.hostnames,
+        "domains": host.domains,
+        "org": org,
+        "isp": isp,
+        "asn": f"AS{asn}",
+        "os": host.os,
+        "location": {
+            "city": city,
+            "region_code": region,
+            "area_code": None,
+            "dma_code": None,
+            "postal_code": None,
+            "country_code": cc,
+            "country_code3": cc3,
+            "country_name": country,
+            "latitude": lat,
+            "longitude": lon,
+        },
+        "_intel": {
+            "id": _hex(host.ip, port, n, n=8) + "-" + _hex(n, n=4),
+            "module": module,
+            "crawler": CRAWLERS[n % 3],
+            "ptr": bool(host.hostnames),
+            "options": {},
+        },
         "opts": {},
     }
     if product:
@@ -157,9 +200,15 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
         b.setdefault("tags", []).append("cloud")
     vulns = VULNS.get((product, version))
     if vulns:
-        b["vulns"] = {cve: {"verified": verified, "cvss": cvss, "summary": summary,
-                            "references": [f"https://nvd.nist.gov/vuln/detail/{cve}"]}
-                      for cve, cvss, verified, summary in vulns}
+        b["vulns"] = {
+            cve: {
+                "verified": verified,
+                "cvss": cvss,
+                "summary": summary,
+                "references": [f"https://nvd.nist.gov/vuln/detail/{cve}"],
+            }
+            for cve, cvss, verified, summary in vulns
+        }
     fill = _MODULES.get(module)
     b["data"] = fill(b, host, rng, product, version) if fill else f"{product} {version}".strip() + "\n"
     b["hash"] = _signed32(b["data"])
@@ -174,8 +223,11 @@ def _extras(b: dict, host: Host, n: int) -> None:
     if pick % 50 == 0:
         b["_intel"]["options"]["scan"] = DEMO_SCAN
     if b["port"] == 3389 and pick % 3 == 0:
-        b["screenshot"] = {"mime": "image/webp", "labels": ["desktop", "login"] if pick % 2 else ["login"],
-                           "hash": _signed32(host.ip, "screenshot")}
+        b["screenshot"] = {
+            "mime": "image/webp",
+            "labels": ["desktop", "login"] if pick % 2 else ["login"],
+            "hash": _signed32(host.ip, "screenshot"),
+        }
         b.setdefault("tags", []).append("screenshot")
     http = b.get("http")
     if http and pick % 7 == 0:
@@ -194,18 +246,28 @@ def _http(b: dict, host: Host, rng: random.Random, product: str, version: str, t
     html = f"<html><head><title>{title}</title></head><body><h1>{title}</h1></body></html>"
     components = dict(rng.sample(COMPONENTS, rng.choice([0, 1, 2, 3])))
     b["http"] = {
-        "status": status, "title": title, "server": server, "host": host.hostnames[0] if host.hostnames else host.ip_str,
-        "html": html, "html_hash": _signed32(html), "location": "/", "robots": None, "robots_hash": None,
-        "sitemap": None, "sitemap_hash": None, "securitytxt": None, "securitytxt_hash": None,
-        "redirects": [], "components": {name: {"categories": cats} for name, cats in components.items()},
+        "status": status,
+        "title": title,
+        "server": server,
+        "host": host.hostnames[0] if host.hostnames else host.ip_str,
+        "html": html,
+        "html_hash": _signed32(html),
+        "location": "/",
+        "robots": None,
+        "robots_hash": None,
+        "sitemap": None,
+        "sitemap_hash": None,
+        "securitytxt": None,
+        "securitytxt_hash": None,
+        "redirects": [],
+        "components": {name: {"categories": cats} for name, cats in components.items()},
         "favicon": {"hash": _signed32(product, "favicon")},
     }
     if rng.random() < 0.05:
         b["http"]["waf"] = rng.choice(["Cloudflare", "ModSecurity", "AWS WAF"])
     if tls:
         _tls(b, host, rng)
-    return (f"HTTP/1.1 {status} OK\r\nServer: {server}\r\nContent-Type: text/html\r\n"
-            f"Content-Length: {len(html)}\r\n\r\n")
+    return f"HTTP/1.1 {status} OK\r\nServer: {server}\r\nContent-Type: text/html\r\nContent-Length: {len(html)}\r\n\r\n"
 
 
 def _https(b, host, rng, product, version) -> str:
@@ -218,22 +280,38 @@ def _tls(b: dict, host: Host, rng: random.Random) -> None:
     issued = datetime.strptime(b["timestamp"][:10], "%Y-%m-%d") - timedelta(days=rng.randint(1, 400))
     expires = issued + timedelta(days=90 if not self_signed else 3650)
     expired = expires < datetime.strptime(b["timestamp"][:10], "%Y-%m-%d")
-    issuer = {"CN": cn} if self_signed else {"C": "US", "O": "Example Trust Services", "CN": rng.choice(["ETS R3", "ETS R10", "ETS E5"])}
+    issuer = (
+        {"CN": cn}
+        if self_signed
+        else {"C": "US", "O": "Example Trust Services", "CN": rng.choice(["ETS R3", "ETS R10", "ETS E5"])}
+    )
     fingerprint = _hex(cn, issued)
     b["ssl"] = {
-        "cert": {"sig_alg": "sha256WithRSAEncryption", "issued": issued.strftime("%Y%m%d%H%M%SZ"),
-                 "expires": expires.strftime("%Y%m%d%H%M%SZ"), "expired": expired, "version": 2,
-                 "extensions": [], "fingerprint": {"sha256": fingerprint, "sha1": fingerprint[:40]},
-                 "serial": int(_hex(cn, "serial", n=16), 16), "subject": {"CN": cn}, "issuer": issuer,
-                 "pubkey": {"type": "rsa", "bits": 2048}},
+        "cert": {
+            "sig_alg": "sha256WithRSAEncryption",
+            "issued": issued.strftime("%Y%m%d%H%M%SZ"),
+            "expires": expires.strftime("%Y%m%d%H%M%SZ"),
+            "expired": expired,
+            "version": 2,
+            "extensions": [],
+            "fingerprint": {"sha256": fingerprint, "sha1": fingerprint[:40]},
+            "serial": int(_hex(cn, "serial", n=16), 16),
+            "subject": {"CN": cn},
+            "issuer": issuer,
+            "pubkey": {"type": "rsa", "bits": 2048},
+        },
         "cipher": {"version": "TLSv1.3", "bits": 256, "name": "TLS_AES_256_GCM_SHA384"},
         "versions": rng.choice([["TLSv1.2", "TLSv1.3", "-TLSv1", "-SSLv3"], ["TLSv1", "TLSv1.1", "TLSv1.2", "-SSLv3"]]),
         "alpn": rng.choice([["h2", "http/1.1"], ["http/1.1"], []]),
         "jarm": _hex(b.get("product"), b.get("version"), "jarm", n=62),
         "ja3s": _hex(b.get("product"), "ja3s", n=32),
         "chain": [f"-----BEGIN CERTIFICATE-----\n{_hex(cn, 'pem')}\n-----END CERTIFICATE-----\n"],
-        "chain_sha256": [fingerprint], "dhparams": None, "tlsext": [{"id": 16, "name": "application_layer_protocol_negotiation"}],
-        "acceptable_cas": [], "trust": {"revoked": False, "browser": None}, "ocsp": {},
+        "chain_sha256": [fingerprint],
+        "dhparams": None,
+        "tlsext": [{"id": 16, "name": "application_layer_protocol_negotiation"}],
+        "acceptable_cas": [],
+        "trust": {"revoked": False, "browser": None},
+        "ocsp": {},
     }
     tags = b.setdefault("tags", [])
     if self_signed:
@@ -244,20 +322,34 @@ def _tls(b: dict, host: Host, rng: random.Random) -> None:
 
 def _ssh(b: dict, host: Host, rng: random.Random, product: str, version: str) -> str:
     key_type = rng.choice(["ssh-rsa", "ecdsa-sha2-nistp256", "ssh-ed25519"])
-    fingerprint = ":".join(_hex(host.ip, key_type, n=32)[i:i + 2] for i in range(0, 32, 2))
-    b["ssh"] = {"type": key_type, "fingerprint": fingerprint, "hassh": _hex(version, "hassh", n=32),
-                "key": _hex(host.ip, "key", n=64), "cipher": "aes128-ctr", "mac": "hmac-sha2-256",
-                "kex": {"kex_algorithms": ["curve25519-sha256", "diffie-hellman-group14-sha256"],
-                        "server_host_key_algorithms": [key_type], "encryption_algorithms": ["aes128-ctr", "aes256-gcm@openssh.com"],
-                        "mac_algorithms": ["hmac-sha2-256"], "compression_algorithms": ["none"]}}
+    fingerprint = ":".join(_hex(host.ip, key_type, n=32)[i : i + 2] for i in range(0, 32, 2))
+    b["ssh"] = {
+        "type": key_type,
+        "fingerprint": fingerprint,
+        "hassh": _hex(version, "hassh", n=32),
+        "key": _hex(host.ip, "key", n=64),
+        "cipher": "aes128-ctr",
+        "mac": "hmac-sha2-256",
+        "kex": {
+            "kex_algorithms": ["curve25519-sha256", "diffie-hellman-group14-sha256"],
+            "server_host_key_algorithms": [key_type],
+            "encryption_algorithms": ["aes128-ctr", "aes256-gcm@openssh.com"],
+            "mac_algorithms": ["hmac-sha2-256"],
+            "compression_algorithms": ["none"],
+        },
+    }
     distro = rng.choice(["Ubuntu-4ubuntu0.5", "Debian-5", ""])
-    return f"SSH-2.0-OpenSSH_{version}{' ' + distro if distro else ''}\r\nKey type: {key_type}\r\nFingerprint: {fingerprint}\r\n"
+    release = f"SSH-2.0-OpenSSH_{version}{' ' + distro if distro else ''}"
+    return f"{release}\r\nKey type: {key_type}\r\nFingerprint: {fingerprint}\r\n"
 
 
 def _mongodb(b: dict, host: Host, rng: random.Random, product: str, version: str) -> str:
     dbs = rng.sample(["admin", "local", "config", "shop", "users", "analytics", "READ_ME_TO_RECOVER_YOUR_DATA"], 3)
-    b["mongodb"] = {"authentication": rng.random() < 0.5, "databases": [{"name": d, "sizeOnDisk": rng.randint(1, 10**7)} for d in dbs]}
-    return f"MongoDB Server Information\n{{\"version\": \"{version}\", \"databases\": {dbs}}}\n"
+    b["mongodb"] = {
+        "authentication": rng.random() < 0.5,
+        "databases": [{"name": d, "sizeOnDisk": rng.randint(1, 10**7)} for d in dbs],
+    }
+    return f'MongoDB Server Information\n{{"version": "{version}", "databases": {dbs}}}\n'
 
 
 def _redis(b: dict, host: Host, rng: random.Random, product: str, version: str) -> str:
@@ -292,5 +384,15 @@ def _dns(b, host, rng, product, version) -> str:
     return f"\nRecursion: {'enabled' if b['dns']['recursive'] else 'disabled'}\nSoftware: dnsmasq-{version}\n"
 
 
-_MODULES = {"http": _http, "https": _https, "ssh": _ssh, "mongodb": _mongodb, "redis": _redis,
-            "rsync": _rsync, "smtp": _smtp, "modbus": _modbus, "ntp": _ntp, "dns-udp": _dns}
+_MODULES = {
+    "http": _http,
+    "https": _https,
+    "ssh": _ssh,
+    "mongodb": _mongodb,
+    "redis": _redis,
+    "rsync": _rsync,
+    "smtp": _smtp,
+    "modbus": _modbus,
+    "ntp": _ntp,
+    "dns-udp": _dns,
+}

@@ -101,8 +101,14 @@ DOMAINS = {
     "hosting": ["northwind-hosting.example", "cobalt-dc.example", "harbor.example", "quartzvps.example"],
     "cloud": ["bluefin-cloud.example", "stratus-compute.example"],
     "isp": ["meridian-telecom.example", "lumenfiber.example", "atlas-bb.example", "kestrel.example", "ember.example"],
-    "enterprise": ["orchid-retail.example", "polaris-energy.example", "vega-logistics.example",
-                   "tidewater.example", "aurora-tv.example", "redwood-mfg.example"],
+    "enterprise": [
+        "orchid-retail.example",
+        "polaris-energy.example",
+        "vega-logistics.example",
+        "tidewater.example",
+        "aurora-tv.example",
+        "redwood-mfg.example",
+    ],
     "university": ["granite.edu.example", "juniper-valley.example"],
     "scanner": ["sable-research.example"],
 }
@@ -118,7 +124,14 @@ HTTP_TITLES = {
 }
 
 COMPONENTS = [
-    ("jQuery", ["JavaScript libraries"]), ("Bootstrap", ["UI frameworks"]), ("PHP", ["Programming languages"]),
-    ("WordPress", ["CMS", "Blogs"]), ("React", ["JavaScript frameworks"]), ("Google Analytics", ["Analytics"]),
-    ("Font Awesome", ["Font scripts"]), ("Cloudflare", ["CDN"]), ("Drupal", ["CMS"]), ("Vue.js", ["JavaScript frameworks"]),
+    ("jQuery", ["JavaScript libraries"]),
+    ("Bootstrap", ["UI frameworks"]),
+    ("PHP", ["Programming languages"]),
+    ("WordPress", ["CMS", "Blogs"]),
+    ("React", ["JavaScript frameworks"]),
+    ("Google Analytics", ["Analytics"]),
+    ("Font Awesome", ["Font scripts"]),
+    ("Cloudflare", ["CDN"]),
+    ("Drupal", ["CMS"]),
+    ("Vue.js", ["JavaScript frameworks"]),
 ]

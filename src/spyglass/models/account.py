@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-
 from spyglass.models.base import APIModel
 
 

@@ -36,8 +36,9 @@ class PingResult(APIModel):
     packets_received: int
     packet_loss: float = Field(description="fraction of packets lost, 0..1")
     from_loc: GeoLocation
-    error: str | None = Field(default=None, description="why no packet could be sent, in words "
-                              "(spyglass extension; absent when the ping ran)")
+    error: str | None = Field(
+        default=None, description="why no packet could be sent, in words (spyglass extension; absent when the ping ran)"
+    )
 
 
 class DnsRecord(APIModel):
@@ -48,8 +49,9 @@ class DnsRecord(APIModel):
 class DnsResult(APIModel):
     answers: list[DnsRecord]
     from_loc: GeoLocation
-    status: str | None = Field(default=None, description="NOERROR, NXDOMAIN, SERVFAIL, TIMEOUT or "
-                               "ERROR (spyglass extension)")
+    status: str | None = Field(
+        default=None, description="NOERROR, NXDOMAIN, SERVFAIL, TIMEOUT or ERROR (spyglass extension)"
+    )
     error: str | None = Field(default=None, description="what went wrong, in words (spyglass extension)")
 
 

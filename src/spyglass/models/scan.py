@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import Field
 
 from spyglass.models.base import APIModel
 
 
-class ScanState(str, Enum):
+class ScanState(StrEnum):
     SUBMITTING = "SUBMITTING"
     QUEUE = "QUEUE"
     PROCESSING = "PROCESSING"

@@ -100,8 +100,9 @@ class Resolver:
         if self.system_first and rtype in _ADDRESS_FAMILIES and not is_ip(hostname):
             found = await system_addresses(hostname, _ADDRESS_FAMILIES[rtype])
             if found:
-                return DnsResult(answers=[DnsRecord(type=rtype, value=a) for a in found], from_loc=location,
-                                 status="NOERROR")
+                return DnsResult(
+                    answers=[DnsRecord(type=rtype, value=a) for a in found], from_loc=location, status="NOERROR"
+                )
         name = dns.reversename.from_address(hostname) if rtype == "PTR" and is_ip(hostname) else hostname
         try:
             answer = await self._resolver.resolve(name, rtype, search=False)

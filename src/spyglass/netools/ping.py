@@ -13,7 +13,7 @@ from spyglass.netools.targets import is_ip
 
 NOT_PERMITTED = (
     "ICMP is not permitted here: allow unprivileged ping with "
-    "`sysctl -w net.ipv4.ping_group_range=\"0 2147483647\"`, or run the agent as root "
+    '`sysctl -w net.ipv4.ping_group_range="0 2147483647"`, or run the agent as root '
     "or with CAP_NET_RAW (`setcap cap_net_raw+ep $(readlink -f $(which python3))`)"
 )
 
@@ -22,8 +22,15 @@ class PingFailed(Exception):
     """The ping could not be attempted at all; the message says why in words."""
 
 
-async def ping(target: str, location: GeoLocation, *, resolver: Resolver | None = None, count: int = 3,
-               interval: float = 0.2, timeout: float = 1.0) -> PingResult:
+async def ping(
+    target: str,
+    location: GeoLocation,
+    *,
+    resolver: Resolver | None = None,
+    count: int = 3,
+    interval: float = 0.2,
+    timeout: float = 1.0,
+) -> PingResult:
     """Ping ``target`` ``count`` times. RTTs are milliseconds; ``packet_loss`` is a fraction 0..1.
 
     A hostname is resolved first, with ``resolver`` (the agent's own DNS settings), and never
@@ -54,13 +61,30 @@ def probe(address: str, location: GeoLocation, count: int, interval: float, time
         return _failed(address, location, NOT_PERMITTED)
     rtts = [round(r, 3) for r in host.rtts]
     return PingResult(
-        ip=host.address, is_alive=host.is_alive, min_rtt=round(host.min_rtt, 3),
-        avg_rtt=round(host.avg_rtt, 3), max_rtt=round(host.max_rtt, 3), rtts=rtts,
-        packets_sent=host.packets_sent, packets_received=host.packets_received,
-        packet_loss=host.packet_loss, from_loc=location,
+        ip=host.address,
+        is_alive=host.is_alive,
+        min_rtt=round(host.min_rtt, 3),
+        avg_rtt=round(host.avg_rtt, 3),
+        max_rtt=round(host.max_rtt, 3),
+        rtts=rtts,
+        packets_sent=host.packets_sent,
+        packets_received=host.packets_received,
+        packet_loss=host.packet_loss,
+        from_loc=location,
     )
 
 
 def _failed(target: str, location: GeoLocation, why: str) -> PingResult:
-    return PingResult(ip=target, is_alive=False, min_rtt=0.0, avg_rtt=0.0, max_rtt=0.0, rtts=[],
-                      packets_sent=0, packets_received=0, packet_loss=1.0, from_loc=location, error=why)
+    return PingResult(
+        ip=target,
+        is_alive=False,
+        min_rtt=0.0,
+        avg_rtt=0.0,
+        max_rtt=0.0,
+        rtts=[],
+        packets_sent=0,
+        packets_received=0,
+        packet_loss=1.0,
+        from_loc=location,
+        error=why,
+    )

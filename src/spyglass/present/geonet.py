@@ -67,16 +67,28 @@ def ping_row(result: Any) -> PingRow:
         sent = number(r.get("packets_sent"))
         answer = f"no reply from {ip}" + (f" ({sent:.0f} sent)" if sent is not None else "")
         return PingRow(city, country, "-", "-", "-", loss_text, answer, False, False, None)
-    return PingRow(city, country, _ms(r.get("min_rtt")), _ms(r.get("avg_rtt")), _ms(r.get("max_rtt")), loss_text,
-                   ip, False, True, number(r.get("avg_rtt")))
+    return PingRow(
+        city,
+        country,
+        _ms(r.get("min_rtt")),
+        _ms(r.get("avg_rtt")),
+        _ms(r.get("max_rtt")),
+        loss_text,
+        ip,
+        False,
+        True,
+        number(r.get("avg_rtt")),
+    )
 
 
 def dns_row(result: Any) -> DnsRow:
     r = as_dict(result)
     city, country = place(r)
     answers = r.get("answers") if isinstance(r.get("answers"), list) else []
-    records = [f"{text_of(a.get('type'))} {text_of(a.get('value'))}".strip() if isinstance(a, dict) else text_of(a)
-               for a in answers[:50]]
+    records = [
+        f"{text_of(a.get('type'))} {text_of(a.get('value'))}".strip() if isinstance(a, dict) else text_of(a)
+        for a in answers[:50]
+    ]
     records = [x for x in records if x]
     answer = "; ".join(records) or text_of(r.get("status")) or "no answer"
     return DnsRow(city, country, text_of(answer, max_chars=300), bool(records))

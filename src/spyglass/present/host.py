@@ -8,8 +8,18 @@ from typing import Any
 
 from rich.cells import cell_len
 
-from spyglass.present.service import (Fact, ServiceText, Vuln, changes, describe_service, module_of,
-                                      product_line, seen, service_key, service_line)
+from spyglass.present.service import (
+    Fact,
+    ServiceText,
+    Vuln,
+    changes,
+    describe_service,
+    module_of,
+    product_line,
+    seen,
+    service_key,
+    service_line,
+)
 from spyglass.present.values import as_dict, empty, get_path, head, number, pad, text_of
 
 
@@ -29,20 +39,28 @@ def host_facts(record: Any) -> list[Fact]:
     # Most useful first: a short terminal shows the top rows.
     facts = [
         Fact("ip", text_of(r.get("ip_str") or r.get("ipv6") or r.get("ip")) or "-", "strong"),
-        Fact("org", text_of(r.get("org")) or "-"), Fact("ports", text_of(r.get("ports")) or "-"),
+        Fact("org", text_of(r.get("org")) or "-"),
+        Fact("ports", text_of(r.get("ports")) or "-"),
         Fact("vulns", text_of(vulns) or "-", "bad" if not empty(vulns) else ""),
-        Fact("location", (where + coords).strip() or "-"), Fact("hostnames", text_of(r.get("hostnames")) or "-"),
-        Fact("asn", text_of(r.get("asn")) or "-"), Fact("isp", text_of(r.get("isp")) or "-"),
-        Fact("os", text_of(r.get("os")) or "-"), Fact("domains", text_of(r.get("domains")) or "-"),
-        Fact("tags", text_of(r.get("tags")) or "-"), Fact("last update", seen(r.get("last_update")) or "-"),
+        Fact("location", (where + coords).strip() or "-"),
+        Fact("hostnames", text_of(r.get("hostnames")) or "-"),
+        Fact("asn", text_of(r.get("asn")) or "-"),
+        Fact("isp", text_of(r.get("isp")) or "-"),
+        Fact("os", text_of(r.get("os")) or "-"),
+        Fact("domains", text_of(r.get("domains")) or "-"),
+        Fact("tags", text_of(r.get("tags")) or "-"),
+        Fact("last update", seen(r.get("last_update")) or "-"),
     ]
     return facts
 
 
 def services_of(record: Any) -> list[dict]:
     data = as_dict(record).get("data")
-    return [as_dict(b) for b in data if isinstance(b, Mapping) or hasattr(b, "model_dump")] \
-        if isinstance(data, list) else []
+    return (
+        [as_dict(b) for b in data if isinstance(b, Mapping) or hasattr(b, "model_dump")]
+        if isinstance(data, list)
+        else []
+    )
 
 
 SERVICE_COLUMNS = ("Port", "Product", "Seen", "Changes")
@@ -64,8 +82,10 @@ def scan_changes(banners: list[dict]) -> list[str]:
 def service_rows(record: Any) -> list[list[str]]:
     """The services table of a host: one row of ``SERVICE_COLUMNS`` per banner of the record."""
     banners = services_of(record)
-    return [[service_key(b), product_line(b) or module_of(b), seen(b.get("timestamp"))[:16], diff]
-            for b, diff in zip(banners, scan_changes(banners))]
+    return [
+        [service_key(b), product_line(b) or module_of(b), seen(b.get("timestamp"))[:16], diff]
+        for b, diff in zip(banners, scan_changes(banners), strict=True)
+    ]
 
 
 # -- the CLI's text ------------------------------------------------------------------------------------
@@ -77,8 +97,11 @@ def fact_lines(facts: Iterable[Fact], indent: str = "") -> list[str]:
 
 def vuln_lines(vulns: list[Vuln], indent: str = "") -> list[str]:
     width = max((cell_len(v.cve) for v in vulns), default=0)
-    return [f"{indent}{pad(v.cve, width)}  {pad(v.cvss or '-', 5)}  {pad('verified' if v.verified == 'yes' else '', 8)}"
-            f"  {v.summary}".rstrip() for v in vulns]
+    return [
+        f"{indent}{pad(v.cve, width)}  {pad(v.cvss or '-', 5)}  {pad('verified' if v.verified == 'yes' else '', 8)}"
+        f"  {v.summary}".rstrip()
+        for v in vulns
+    ]
 
 
 def service_text_lines(service: ServiceText, indent: str = "  ") -> list[str]:
@@ -100,7 +123,7 @@ def render_host_text(record: Any, history: bool = False, raw_chars: int = 2000) 
     if history:
         lines.append("(every scan, newest first)")
     banners = services_of(record)
-    for banner, diff in zip(banners, scan_changes(banners)):
+    for banner, diff in zip(banners, scan_changes(banners), strict=True):
         lines += ["", service_line(banner)]
         if diff:
             lines.append(f"  changed since the scan before: {diff}")

@@ -22,8 +22,15 @@ def address(banner: Mapping) -> str:
 def result_cells(banner: Any) -> list[str]:
     """One search result as the cells of ``RESULT_COLUMNS``, each at most ``CELL_WIDTH`` terminal cells."""
     b = as_dict(banner)
-    cells = [address(b), service_key(b), text_of(b.get("org")), text_of(get_path(b, "location.country_code")),
-             product_line(b), headline(b), seen(b.get("timestamp"))[:10]]
+    cells = [
+        address(b),
+        service_key(b),
+        text_of(b.get("org")),
+        text_of(get_path(b, "location.country_code")),
+        product_line(b),
+        headline(b),
+        seen(b.get("timestamp"))[:10],
+    ]
     return [fit(c, CELL_WIDTH) for c in cells]
 
 
@@ -44,13 +51,15 @@ class FacetRow:
 def facet_groups(facets: Any) -> list[tuple[str, list[FacetRow]]]:
     """Each facet's name (inert) and its values, in the order the service sent them."""
     groups = []
-    for name, values in (facets.items() if isinstance(facets, Mapping) else []):
+    for name, values in facets.items() if isinstance(facets, Mapping) else []:
         entries = [as_dict(v) for v in values[:1000]] if isinstance(values, list) else []
         counts = [int(number(e.get("count")) or 0) for e in entries]
         top = max(counts, default=0) or 1
         raw = ["" if e.get("value") is None else str(e.get("value")) for e in entries]
-        rows = [FacetRow(value, clean(value, one_line=True, max_chars=200), count, count / top)
-                for value, count in zip(raw, counts)]
+        rows = [
+            FacetRow(value, clean(value, one_line=True, max_chars=200), count, count / top)
+            for value, count in zip(raw, counts, strict=True)
+        ]
         groups.append((clean(name, one_line=True, max_chars=40), rows))
     return groups
 

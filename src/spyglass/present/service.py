@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from spyglass.present.values import (as_dict, block, empty, first_line, get_path, head, number, pad, plain,
-                                     text_of)
+from spyglass.present.values import as_dict, block, empty, first_line, get_path, head, number, pad, plain, text_of
 from spyglass.safetext import ClipboardText, clean, for_clipboard
 
 MAX_MEMBERS = 40  # rows of a section read from a free-form member (dns, snmp, opts, ssh.kex)
@@ -63,8 +62,9 @@ def humanise(name: Any) -> str:
 
 
 def service_key(banner: Mapping) -> str:
-    return clean(f"{plain(banner.get('port', '?'))}/{plain(banner.get('transport') or 'tcp')}", one_line=True,
-                 max_chars=40)
+    return clean(
+        f"{plain(banner.get('port', '?'))}/{plain(banner.get('transport') or 'tcp')}", one_line=True, max_chars=40
+    )
 
 
 def module_of(banner: Mapping) -> str:
@@ -146,8 +146,10 @@ def _components(value: Any) -> str:
 def _redirects(value: Any) -> str:
     if not isinstance(value, list):
         return text_of(value)
-    hops = [text_of(r.get("location") or r.get("host")) if isinstance(r, Mapping) else text_of(r)
-            for r in value[:MAX_MEMBERS]]
+    hops = [
+        text_of(r.get("location") or r.get("host")) if isinstance(r, Mapping) else text_of(r)
+        for r in value[:MAX_MEMBERS]
+    ]
     hops = [h for h in hops if h]
     return f"{len(value)}" + (f": {' → '.join(hops)}" if hops else "") if value else ""
 
@@ -206,8 +208,9 @@ def _tls(s: Any) -> list[Fact]:
             facts.add("valid", "EXPIRED", "bad")
         facts.add("serial", cert.get("serial"))
         fingerprint = cert.get("fingerprint")
-        facts.add("fingerprint", fingerprint.get("sha256") or fingerprint if isinstance(fingerprint, Mapping)
-                  else fingerprint)
+        facts.add(
+            "fingerprint", fingerprint.get("sha256") or fingerprint if isinstance(fingerprint, Mapping) else fingerprint
+        )
         facts.add("signature", cert.get("sig_alg"))
         key = cert.get("pubkey")
         if isinstance(key, Mapping):
@@ -219,8 +222,10 @@ def _tls(s: Any) -> list[Fact]:
     facts.add("versions", _versions(s.get("versions")))
     cipher = s.get("cipher")
     if isinstance(cipher, Mapping):
-        about = [f"{text_of(cipher.get('bits'))} bits" if not empty(cipher.get("bits")) else "",
-                 text_of(cipher.get("version"))]
+        about = [
+            f"{text_of(cipher.get('bits'))} bits" if not empty(cipher.get("bits")) else "",
+            text_of(cipher.get("version")),
+        ]
         about = [a for a in about if a]
         name = text_of(cipher.get("name"))
         facts.add("cipher", f"{name} ({', '.join(about)})" if name and about else name or ", ".join(about))
@@ -273,8 +278,10 @@ def vulns_of(value: Any) -> list[Vuln]:
     if isinstance(value, Mapping):
         items = head(value, MAX_VULNS * 5)
     elif isinstance(value, list):
-        items = [(v, None) if not isinstance(v, Mapping) else (v.get("id") or v.get("cve") or "?", v)
-                 for v in value[:MAX_VULNS * 5]]
+        items = [
+            (v, None) if not isinstance(v, Mapping) else (v.get("id") or v.get("cve") or "?", v)
+            for v in value[: MAX_VULNS * 5]
+        ]
     else:
         items = [(value, None)] if not empty(value) else []
     vulns = []
@@ -282,9 +289,15 @@ def vulns_of(value: Any) -> list[Vuln]:
         about = about if isinstance(about, Mapping) else {}
         cvss = about.get("cvss")
         verified = about.get("verified")
-        vulns.append(Vuln(cve=text_of(cve, max_chars=60) or "?", cvss=text_of(cvss, max_chars=20),
-                          score=number(cvss), verified=plain(verified) if isinstance(verified, bool) else
-                          text_of(verified, max_chars=20), summary=text_of(about.get("summary"), max_chars=300)))
+        vulns.append(
+            Vuln(
+                cve=text_of(cve, max_chars=60) or "?",
+                cvss=text_of(cvss, max_chars=20),
+                score=number(cvss),
+                verified=plain(verified) if isinstance(verified, bool) else text_of(verified, max_chars=20),
+                summary=text_of(about.get("summary"), max_chars=300),
+            )
+        )
     return sorted(vulns, key=lambda v: (v.score is None, -(v.score or 0.0), v.cve))[:MAX_VULNS]
 
 
@@ -312,8 +325,12 @@ def changes(older: Any, newer: Any) -> list[str]:
     """What differs between two scans of one service, in words."""
     a, b = as_dict(older), as_dict(newer)
     out = []
-    for label, path in (("product", "product"), ("version", "version"), ("HTTP title", "http.title"),
-                        ("HTTP status", "http.status")):
+    for label, path in (
+        ("product", "product"),
+        ("version", "version"),
+        ("HTTP title", "http.title"),
+        ("HTTP status", "http.status"),
+    ):
         before, after = get_path(a, path), get_path(b, path)
         if before != after:
             out.append(f"{label}: {text_of(before, max_chars=60) or '-'} → {text_of(after, max_chars=60) or '-'}")

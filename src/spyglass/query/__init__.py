@@ -4,5 +4,20 @@ from spyglass.query.ast import Facet, Filter, Query, QueryError, Span, Text
 from spyglass.query.filters import FACETS, FILTER_EXAMPLES, FILTERS, Kind
 from spyglass.query.parser import QuerySyntaxError, parse, parse_facets, parse_strict, tokens
 
-__all__ = ["FACETS", "FILTER_EXAMPLES", "FILTERS", "Facet", "Filter", "Kind", "Query", "QueryError", "QuerySyntaxError",
-           "Span", "Text", "parse", "parse_facets", "parse_strict", "tokens"]
+__all__ = [
+    "FACETS",
+    "FILTER_EXAMPLES",
+    "FILTERS",
+    "Facet",
+    "Filter",
+    "Kind",
+    "Query",
+    "QueryError",
+    "QuerySyntaxError",
+    "Span",
+    "Text",
+    "parse",
+    "parse_facets",
+    "parse_strict",
+    "tokens",
+]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from ipaddress import IPv4Network, IPv6Network
-from typing import Union
 
-Value = Union[str, int, bool, date, IPv4Network, IPv6Network]
+Value = str | int | bool | date | IPv4Network | IPv6Network
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     TEXT = "text"  # words matched anywhere in the field, case-insensitive
     EXACT = "exact"  # the whole value, case-insensitive
     INT = "int"
@@ -74,14 +74,49 @@ FILTERS: dict[str, Kind] = {
 }
 
 FACETS: tuple[str, ...] = (
-    "asn", "city", "country", "domain", "has_screenshot", "hash", "http.component",
-    "http.component_category", "http.favicon.hash", "http.html_hash", "http.robots_hash",
-    "http.status", "http.title", "http.waf", "ip", "isp", "mongodb.database.name", "org", "os",
-    "port", "product", "redis.key", "region", "rsync.module", "screenshot.label",
-    "ssh.fingerprint", "ssh.hassh", "ssh.type", "ssl.alpn", "ssl.cert.expired", "ssl.cert.fingerprint",
+    "asn",
+    "city",
+    "country",
+    "domain",
+    "has_screenshot",
+    "hash",
+    "http.component",
+    "http.component_category",
+    "http.favicon.hash",
+    "http.html_hash",
+    "http.robots_hash",
+    "http.status",
+    "http.title",
+    "http.waf",
+    "ip",
+    "isp",
+    "mongodb.database.name",
+    "org",
+    "os",
+    "port",
+    "product",
+    "redis.key",
+    "region",
+    "rsync.module",
+    "screenshot.label",
+    "ssh.fingerprint",
+    "ssh.hassh",
+    "ssh.type",
+    "ssl.alpn",
+    "ssl.cert.expired",
+    "ssl.cert.fingerprint",
     "ssl.cert.issuer.cn",
-    "ssl.cert.serial", "ssl.cert.subject.cn", "ssl.ja3s", "ssl.jarm", "ssl.version", "state",
-    "tag", "transport", "version", "vuln", "vuln.verified",
+    "ssl.cert.serial",
+    "ssl.cert.subject.cn",
+    "ssl.ja3s",
+    "ssl.jarm",
+    "ssl.version",
+    "state",
+    "tag",
+    "transport",
+    "version",
+    "vuln",
+    "vuln.verified",
 )
 
 DEFAULT_FACET_SIZE = 10

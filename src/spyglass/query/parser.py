@@ -55,9 +55,11 @@ def parse(source: str) -> Query:
             if end < 0:
                 query.errors.append(QueryError("unbalanced quote", Span(body, n)))
                 return query
-            phrase = source[body + 1:end]
+            phrase = source[body + 1 : end]
             if phrase.strip():
-                query.terms.append(Text(phrase, phrase=" " in phrase.strip(), negated=negated, span=Span(start, end + 1)))
+                query.terms.append(
+                    Text(phrase, phrase=" " in phrase.strip(), negated=negated, span=Span(start, end + 1))
+                )
             pos = end + 1
             continue
         end = pos
@@ -91,14 +93,15 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
             if end < 0:
                 query.errors.append(QueryError("unbalanced quote", Span(pos, n)))
                 return n
-            raw_values.append((source[pos + 1:end], pos))
+            raw_values.append((source[pos + 1 : end], pos))
             pos = end + 1
             if pos < n and not source[pos].isspace() and source[pos] != ",":
                 glued = pos
                 while pos < n and not source[pos].isspace():
                     pos += 1
-                query.errors.append(QueryError(f"{name}: unexpected '{source[glued:pos]}' after a quoted value",
-                                               Span(glued, pos)))
+                query.errors.append(
+                    QueryError(f"{name}: unexpected '{source[glued:pos]}' after a quoted value", Span(glued, pos))
+                )
                 return pos
         else:
             end = pos

@@ -34,9 +34,12 @@ class Settings:
 
 def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     store = store or Store(settings.data_dir)
-    app = FastAPI(title="spyglass intelligence API", version=__version__,
-                  description="The internet intelligence API, served by spyglass's embedded backend. "
-                              "Errors answer a status code and a JSON body {\"error\": message}.")
+    app = FastAPI(
+        title="spyglass intelligence API",
+        version=__version__,
+        description="The internet intelligence API, served by spyglass's embedded backend. "
+        'Errors answer a status code and a JSON body {"error": message}.',
+    )
     app.state.settings = settings
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None

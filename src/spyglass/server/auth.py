@@ -15,8 +15,12 @@ from spyglass.server.store import Account, NoCreditsLeft, Store
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 # The OpenAPI document's security scheme; every route that depends on `caller` requires it.
-API_KEY = APIKeyQuery(name="key", scheme_name="key", auto_error=False,
-                      description="The account's API key (existing clients may send it in a form body instead)")
+API_KEY = APIKeyQuery(
+    name="key",
+    scheme_name="key",
+    auto_error=False,
+    description="The account's API key (existing clients may send it in a form body instead)",
+)
 
 
 class KeyRateLimiter:
@@ -61,8 +65,10 @@ class Caller:
         try:
             self.account = self.store.charge(self.account.id, query=query, scan=scan)
         except NoCreditsLeft as exc:
-            raise ApiError(402, f"Insufficient {exc.kind} credits, please upgrade your API plan "
-                                "or wait for the monthly limit to reset") from None
+            raise ApiError(
+                402,
+                f"Insufficient {exc.kind} credits, please upgrade your API plan or wait for the monthly limit to reset",
+            ) from None
         self.request.state.account = self.account
         return self.account
 
@@ -81,8 +87,11 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
     if limiter is not None:
         wait = limiter.check(key)
         if wait is not None:
-            raise ApiError(429, "Rate limit reached: too many requests for this key",
-                           headers={"Retry-After": str(max(1, math.ceil(wait)))})
+            raise ApiError(
+                429,
+                "Rate limit reached: too many requests for this key",
+                headers={"Retry-After": str(max(1, math.ceil(wait)))},
+            )
     request.state.account = account
     return Caller(key, account, state.store, request)
 

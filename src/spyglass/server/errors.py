@@ -78,10 +78,10 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = NO_SUCH_METHOD if exc.status_code == 404 else str(exc.detail)
-        return JSONResponse({"error": message}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     if validation_as_400:
+
         @app.exception_handler(RequestValidationError)
         async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
             return JSONResponse({"error": describe_validation(exc)}, status_code=400)
@@ -121,7 +121,10 @@ def _shared_errors(operation: dict[str, Any]) -> None:
     if operation.get("security"):
         shared += [401, 429]
     for status in shared:
-        answers.setdefault(str(status), {
-            "description": DESCRIPTIONS[status],
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
-        })
+        answers.setdefault(
+            str(status),
+            {
+                "description": DESCRIPTIONS[status],
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+            },
+        )

@@ -20,11 +20,35 @@ class Plan:
 PLANS: dict[str, Plan] = {
     p.name: p
     for p in (
-        Plan("free", query_credits=0, scan_credits=0, monitored_ips=0, paid=False, enterprise=False,
-             https=False, telnet=False),
-        Plan("member", query_credits=100, scan_credits=100, monitored_ips=16, paid=True, enterprise=False,
-             https=True, telnet=False),
-        Plan("enterprise", query_credits=1_000_000, scan_credits=65_536, monitored_ips=131_072, paid=True,
-             enterprise=True, https=True, telnet=True),
+        Plan(
+            "free",
+            query_credits=0,
+            scan_credits=0,
+            monitored_ips=0,
+            paid=False,
+            enterprise=False,
+            https=False,
+            telnet=False,
+        ),
+        Plan(
+            "member",
+            query_credits=100,
+            scan_credits=100,
+            monitored_ips=16,
+            paid=True,
+            enterprise=False,
+            https=True,
+            telnet=False,
+        ),
+        Plan(
+            "enterprise",
+            query_credits=1_000_000,
+            scan_credits=65_536,
+            monitored_ips=131_072,
+            paid=True,
+            enterprise=True,
+            https=True,
+            telnet=True,
+        ),
     )
 }

@@ -80,13 +80,11 @@ def serve(
     if geonet_only:
         app = create_geonet_app(geonet)
     else:
-        app = create_app(Settings(data_dir=Path(data_dir), namespace=namespace, rate_limit=rate_limit,
-                                  geonet=geonet))
+        app = create_app(Settings(data_dir=Path(data_dir), namespace=namespace, rate_limit=rate_limit, geonet=geonet))
     sock = sock or listen(host, port)
     for line in announcement(app, *sock.getsockname()[:2], geonet_only=geonet_only):
         announce(line)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                           timeout_graceful_shutdown=3))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3))
     if demo and not geonet_only:
         # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
         seed_demo_data(app.state.index)

@@ -20,8 +20,9 @@ class SchemaTooNew(RuntimeError):
     """The file was written by a newer spyglass: opening it here could lose what it holds."""
 
 
-def connect(path: Path, *, synchronous: str, schema: str | None = None,
-            migrations: Sequence[Migration] = ()) -> sqlite3.Connection:
+def connect(
+    path: Path, *, synchronous: str, schema: str | None = None, migrations: Sequence[Migration] = ()
+) -> sqlite3.Connection:
     """A connection shared across threads (callers hold a lock), in WAL mode, autocommit
     (transactions are explicit), brought to the last version of ``migrations``. ``schema`` is
     idempotent DDL run on every open, for files that have no versions yet."""
@@ -50,8 +51,10 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[Migration], *, name: st
     try:
         version = schema_version(db)
         if version > len(migrations):
-            raise SchemaTooNew(f"{name} is at schema version {version}, newer than this spyglass knows "
-                               f"({len(migrations)}): upgrade spyglass to open it")
+            raise SchemaTooNew(
+                f"{name} is at schema version {version}, newer than this spyglass knows "
+                f"({len(migrations)}): upgrade spyglass to open it"
+            )
         for step in migrations[version:]:
             if callable(step):
                 step(db)

@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.server.plans import PLANS, Plan
@@ -65,7 +65,7 @@ class Account:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def iso(dt: datetime) -> str:
@@ -101,9 +101,16 @@ class Store:
         return _Transaction(self)
 
     # -- accounts and keys -----------------------------------------------------------------
-    def create_account(self, username: str, plan: str = "free", *, researcher: bool = False,
-                       email: str | None = None, display_name: str | None = None,
-                       created: datetime | None = None) -> tuple[Account, str]:
+    def create_account(
+        self,
+        username: str,
+        plan: str = "free",
+        *,
+        researcher: bool = False,
+        email: str | None = None,
+        display_name: str | None = None,
+        created: datetime | None = None,
+    ) -> tuple[Account, str]:
         """Create an account with a fresh key; returns both."""
         chosen = PLANS[plan]
         key = new_key()
@@ -112,11 +119,19 @@ class Store:
             cur = db.execute(
                 "INSERT INTO accounts (username, email, display_name, created, plan, researcher,"
                 " query_credits, scan_credits, period) VALUES (?,?,?,?,?,?,?,?,?)",
-                (username, email, display_name, stamp, chosen.name, int(researcher),
-                 chosen.query_credits, chosen.scan_credits, self._period()),
+                (
+                    username,
+                    email,
+                    display_name,
+                    stamp,
+                    chosen.name,
+                    int(researcher),
+                    chosen.query_credits,
+                    chosen.scan_credits,
+                    self._period(),
+                ),
             )
-            db.execute("INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)",
-                       (key, cur.lastrowid, stamp))
+            db.execute("INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)", (key, cur.lastrowid, stamp))
         account = self.account_for_key(key)
         assert account is not None
         return account, key
@@ -131,11 +146,12 @@ class Store:
         with self._lock:
             row = self._db.execute(
                 "SELECT k.key FROM api_keys k JOIN accounts a ON a.id = k.account_id"
-                " WHERE a.username = ? ORDER BY k.created LIMIT 1", (LOCAL_USER,)).fetchone()
+                " WHERE a.username = ? ORDER BY k.created LIMIT 1",
+                (LOCAL_USER,),
+            ).fetchone()
             if row:
                 return row["key"]
-            _, key = self.create_account(LOCAL_USER, "enterprise", researcher=True,
-                                         display_name="Local analyst")
+            _, key = self.create_account(LOCAL_USER, "enterprise", researcher=True, display_name="Local analyst")
             return key
 
     def account_for_key(self, key: str) -> Account | None:
@@ -150,8 +166,10 @@ class Store:
             row = db.execute(*lookup).fetchone()
             if row["period"] != self._period():  # checked again: another thread may have reset it
                 plan = PLANS[row["plan"]]
-                db.execute("UPDATE accounts SET query_credits=?, scan_credits=?, period=? WHERE id=?",
-                           (plan.query_credits, plan.scan_credits, self._period(), row["id"]))
+                db.execute(
+                    "UPDATE accounts SET query_credits=?, scan_credits=?, period=? WHERE id=?",
+                    (plan.query_credits, plan.scan_credits, self._period(), row["id"]),
+                )
                 row = db.execute("SELECT * FROM accounts WHERE id = ?", (row["id"],)).fetchone()
         return _account(row)
 
@@ -175,8 +193,10 @@ class Store:
                 raise NoCreditsLeft("query")
             if scan and row["scan_credits"] < scan:
                 raise NoCreditsLeft("scan")
-            db.execute("UPDATE accounts SET query_credits = query_credits - ?,"
-                       " scan_credits = scan_credits - ? WHERE id = ?", (query, scan, account_id))
+            db.execute(
+                "UPDATE accounts SET query_credits = query_credits - ?, scan_credits = scan_credits - ? WHERE id = ?",
+                (query, scan, account_id),
+            )
             row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
         return _account(row)
 
@@ -201,7 +221,13 @@ class _Transaction:
 
 def _account(row: sqlite3.Row) -> Account:
     return Account(
-        id=row["id"], username=row["username"], email=row["email"], display_name=row["display_name"],
-        created=row["created"], plan=PLANS[row["plan"]], researcher=bool(row["researcher"]),
-        query_credits=row["query_credits"], scan_credits=row["scan_credits"],
+        id=row["id"],
+        username=row["username"],
+        email=row["email"],
+        display_name=row["display_name"],
+        created=row["created"],
+        plan=PLANS[row["plan"]],
+        researcher=bool(row["researcher"]),
+        query_credits=row["query_credits"],
+        scan_credits=row["scan_credits"],
     )

@@ -63,9 +63,18 @@ class SpyglassApp(App[None]):
         Binding("q", "quit", "Quit", id="quit"),
     ]
 
-    def __init__(self, profile: Profile, data: Path | None = None, *, config: Config | None = None,
-                 theme: str | None = None, keymap: dict[str, str] | None = None, pane: str | None = None,
-                 arg: str | None = None, health_interval: float = 60.0) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        data: Path | None = None,
+        *,
+        config: Config | None = None,
+        theme: str | None = None,
+        keymap: dict[str, str] | None = None,
+        pane: str | None = None,
+        arg: str | None = None,
+        health_interval: float = 60.0,
+    ) -> None:
         # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
         super().__init__(ansi_color=True if no_color(os.environ) else None)
         self.config = config if config is not None else Config()
@@ -108,11 +117,13 @@ class SpyglassApp(App[None]):
         from spyglass.tui.screens.help import keymap_problems
 
         self.panes = load_panes()
-        self.query_one(NavBar).titles = [(cls.TITLE, self.keys_of(f"pane.{cls.ID}", cls.KEYS).split()[0])
-                                          for cls in self.panes]
+        self.query_one(NavBar).titles = [
+            (cls.TITLE, self.keys_of(f"pane.{cls.ID}", cls.KEYS).split()[0]) for cls in self.panes
+        ]
         for cls in self.panes:
-            for binding in Binding.make_bindings([Binding(cls.KEYS, f"show_pane({cls.ID!r})", cls.TITLE,
-                                                          show=False, id=f"pane.{cls.ID}")]):
+            for binding in Binding.make_bindings(
+                [Binding(cls.KEYS, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
+            ):
                 self._bindings.key_to_bindings.setdefault(binding.key, []).append(binding)
         self.refresh_bindings()
         for problem in [*self.theme_problems, *keymap_problems(self.keymap, self.binding_sections())]:
@@ -269,10 +280,17 @@ class SpyglassApp(App[None]):
         return current if isinstance(current, Pane) else None
 
     def action_go_to_pane(self) -> None:
-        self.search_commands([
-            (f"{cls.TITLE}  ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})",
-             lambda pane_id=cls.ID: self.run_worker(self.show_pane(pane_id), exit_on_error=False), cls.HELP)
-            for cls in self.panes], placeholder="Go to pane…")
+        self.search_commands(
+            [
+                (
+                    f"{cls.TITLE}  ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})",
+                    lambda pane_id=cls.ID: self.run_worker(self.show_pane(pane_id), exit_on_error=False),
+                    cls.HELP,
+                )
+                for cls in self.panes
+            ],
+            placeholder="Go to pane…",
+        )
 
     def action_refresh(self) -> None:
         pane = self.current_pane()
@@ -323,10 +341,15 @@ class SpyglassApp(App[None]):
 
         everywhere = "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it."
         sections: list[tuple[str, str, list[Binding]]] = [
-            ("Everywhere", everywhere, bindings_of(type(self))
-             + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes]),
+            (
+                "Everywhere",
+                everywhere,
+                bindings_of(type(self))
+                + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes],
+            ),
             ("Every pane", "", bindings_of(Pane)),
-            ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table))]
+            ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table)),
+        ]
         for cls in self.panes:
             own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
             sections.append((f"{cls.TITLE} ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})", cls.HELP, own))
@@ -341,16 +364,20 @@ class SpyglassApp(App[None]):
     def action_help(self) -> None:
         from spyglass.tui.screens.help import HelpScreen
 
-        sections = [(title, text, [(self.keys_of(b.id, b.key), b.description or b.action, b.id or "-")
-                                   for b in bindings])
-                    for title, text, bindings in self.binding_sections()]
+        sections = [
+            (title, text, [(self.keys_of(b.id, b.key), b.description or b.action, b.id or "-") for b in bindings])
+            for title, text, bindings in self.binding_sections()
+        ]
         self.push_screen(HelpScreen(sections))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for cls in self.panes:
-            yield SystemCommand(f"Go to {cls.TITLE}", cls.HELP or f"Show the {cls.TITLE} pane",
-                                lambda pane_id=cls.ID: self.run_worker(self.show_pane(pane_id), exit_on_error=False))
+            yield SystemCommand(
+                f"Go to {cls.TITLE}",
+                cls.HELP or f"Show the {cls.TITLE} pane",
+                lambda pane_id=cls.ID: self.run_worker(self.show_pane(pane_id), exit_on_error=False),
+            )
         yield SystemCommand("Settings", "Profiles: URLs, key, connection test", self.action_settings)
         yield SystemCommand("Reconnect", "Reconnect to the current profile", self.action_reconnect)
         yield SystemCommand("Backend log", "The embedded backend's recent log lines", self.action_backend_log)
@@ -358,8 +385,7 @@ class SpyglassApp(App[None]):
 
     def report(self, message: str, *, error: bool = True) -> None:
         """A toast for a failure or a note; the text is untrusted and shown inert."""
-        self.notify(clean(message, max_chars=500), severity="error" if error else "information",
-                    markup=False)
+        self.notify(clean(message, max_chars=500), severity="error" if error else "information", markup=False)
 
     def _remember_theme(self, theme) -> None:
         if self.config.theme != theme.name:
@@ -367,8 +393,9 @@ class SpyglassApp(App[None]):
             self.config.save()
 
 
-def run_dashboard(profile_name: str | None = None, data: Path | None = None, pane: str | None = None,
-                  arg: str | None = None) -> int:
+def run_dashboard(
+    profile_name: str | None = None, data: Path | None = None, pane: str | None = None, arg: str | None = None
+) -> int:
     """``spyglass [--pane NAME [ARG]]``: 2 with one line on stderr for an unknown pane."""
     if pane is not None and pane not in pane_ids():
         print(f"spyglass: unknown pane {pane!r}; the panes are: {', '.join(pane_ids())}", file=sys.stderr)

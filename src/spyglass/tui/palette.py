@@ -36,7 +36,10 @@ class SpyglassCommands(Provider):
         if is_address(text):
             yield Hit(1.0, Content(f"Open host {shown}"), partial(post, OpenHost(text)), help="Host pane")
         if is_address(text) or looks_like_hostname(text):
-            yield Hit(0.95, Content(f"Ping {shown} from everywhere"), partial(post, PingTarget(text)),
-                      help="Geo pane")
-        yield Hit(0.9, Content(f"Search {shown}"), partial(post, RunSearch(text)),
-                  help="Search pane (a filter costs 1 query credit)")
+            yield Hit(0.95, Content(f"Ping {shown} from everywhere"), partial(post, PingTarget(text)), help="Geo pane")
+        yield Hit(
+            0.9,
+            Content(f"Search {shown}"),
+            partial(post, RunSearch(text)),
+            help="Search pane (a filter costs 1 query credit)",
+        )

@@ -14,21 +14,31 @@ async def info(clients, args):
     if args.json:
         return result
     limits = result.usage_limits
-    print_pairs([
-        ("plan", result.plan),
-        ("query credits", f"{result.query_credits}" + (f" of {limits.query_credits}" if limits else "")),
-        ("scan credits", f"{result.scan_credits}" + (f" of {limits.scan_credits}" if limits else "")),
-        ("monitored IPs", result.monitored_ips if result.monitored_ips is not None else "-"),
-        ("unlocked", result.unlocked), ("https", result.https), ("telnet", result.telnet),
-    ])
+    print_pairs(
+        [
+            ("plan", result.plan),
+            ("query credits", f"{result.query_credits}" + (f" of {limits.query_credits}" if limits else "")),
+            ("scan credits", f"{result.scan_credits}" + (f" of {limits.scan_credits}" if limits else "")),
+            ("monitored IPs", result.monitored_ips if result.monitored_ips is not None else "-"),
+            ("unlocked", result.unlocked),
+            ("https", result.https),
+            ("telnet", result.telnet),
+        ]
+    )
 
 
 async def account(clients, args):
     profile = await clients.account.profile()
     if args.json:
         return profile
-    print_pairs([("name", profile.display_name or "-"), ("member", profile.member),
-                 ("credits", profile.credits), ("created", profile.created or "-")])
+    print_pairs(
+        [
+            ("name", profile.display_name or "-"),
+            ("member", profile.member),
+            ("credits", profile.credits),
+            ("created", profile.created or "-"),
+        ]
+    )
 
 
 async def myip(clients, args):
@@ -62,13 +72,17 @@ def register(sub, common: Common) -> None:
     ):
         sub.add_parser(name, help=text, description=text, parents=common.api).set_defaults(func=api_command(handler))
 
-    keys = sub.add_parser("keys", help="API keys of the embedded backend",
-                          description="API keys of the embedded backend")
+    keys = sub.add_parser(
+        "keys", help="API keys of the embedded backend", description="API keys of the embedded backend"
+    )
     keys.set_defaults(func=common.usage(keys))
     actions = keys.add_subparsers(metavar="ACTION", parser_class=type(keys))
-    p = actions.add_parser("create", parents=[common.data], help="create an account and print its new key",
-                           description="Create an account in the embedded backend's data and print its key, "
-                                       "and nothing else, on stdout.")
+    p = actions.add_parser(
+        "create",
+        parents=[common.data],
+        help="create an account and print its new key",
+        description="Create an account in the embedded backend's data and print its key, and nothing else, on stdout.",
+    )
     p.add_argument("--plan", choices=["free", "member", "enterprise"], default="free")
     p.add_argument("--researcher", action="store_true", help="may scan the whole internet")
     p.set_defaults(func=keys_create)

@@ -15,8 +15,10 @@ def dashboard_command(args: argparse.Namespace) -> int:
 
 
 def register(sub, common: Common) -> None:
-    p = sub.add_parser("dashboard", parents=[common.profile, common.data, common.pane],
-                       help="open the dashboard (the default with no command)",
-                       description="Open the dashboard; --pane opens it on one pane with its input filled "
-                                   "in and run.")
+    p = sub.add_parser(
+        "dashboard",
+        parents=[common.profile, common.data, common.pane],
+        help="open the dashboard (the default with no command)",
+        description="Open the dashboard; --pane opens it on one pane with its input filled in and run.",
+    )
     p.set_defaults(func=dashboard_command)

@@ -19,6 +19,7 @@ from spyglass.cli.common import Common, positive
 
 SHOWN = 10  # bad lines listed after an import; the rest are counted
 
+
 @dataclass
 class Totals:
     """The import of several files, summed; ``unreadable`` holds a line per file that stopped early."""
@@ -61,9 +62,15 @@ def import_command(args: argparse.Namespace) -> int:
     index = BannerIndex(args.data or data_dir())
     try:
         for n, path in enumerate(args.files):
-            import_one(index, path, totals, lambda done, r, n=n: progress.update(
-                (sum(sizes[:n]) + done) / (sum(sizes) or 1),
-                f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad"))
+            import_one(
+                index,
+                path,
+                totals,
+                lambda done, r, n=n: progress.update(
+                    (sum(sizes[:n]) + done) / (sum(sizes) or 1),
+                    f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad",
+                ),
+            )
     except IndexBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
     finally:
@@ -79,15 +86,17 @@ def import_one(index, path: Path, totals: Totals, show: Callable[[int, Any], Non
     report = import_files(index, [path], progress=lambda done, total, r: show(done, r))
     totals.add(report)
     for error in report.file_errors:
-        totals.unreadable.append(f"import: {error.path}: {error.message}; "
-                                 f"{report.added:,} new banners from it were loaded before that")
+        totals.unreadable.append(
+            f"import: {error.path}: {error.message}; {report.added:,} new banners from it were loaded before that"
+        )
 
 
 def summarize(totals: Totals, progress) -> int:
     from spyglass.safetext import clean
 
-    progress.done(f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, "
-                  f"{totals.bad:,} bad")
+    progress.done(
+        f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, {totals.bad:,} bad"
+    )
     for problem in totals.problems:
         print(f"  {clean(problem, one_line=True, max_chars=200)}", file=sys.stderr)
     if totals.bad > len(totals.problems):
@@ -95,8 +104,9 @@ def summarize(totals: Totals, progress) -> int:
     for line in totals.unreadable:
         fail(line, EXIT_USAGE)
     if not totals.unreadable and totals.good == 0:
-        fail("import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"),
-             EXIT_USAGE)
+        fail(
+            "import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"), EXIT_USAGE
+        )
     return totals.exit_code()
 
 
@@ -129,20 +139,32 @@ def generate_command(args: argparse.Namespace) -> int:
 
 
 def register(sub, common: Common) -> None:
-    p = sub.add_parser("import", parents=[common.data],
-                       help="load banner files (one JSON banner per line, plain or .gz)",
-                       description="Load banner files into the embedded backend's data: one JSON banner per line, "
-                                   "plain or gzip. Bad lines are listed and skipped. Exit status: 0 every line "
-                                   "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
-                                   "to its end.")
+    p = sub.add_parser(
+        "import",
+        parents=[common.data],
+        help="load banner files (one JSON banner per line, plain or .gz)",
+        description="Load banner files into the embedded backend's data: one JSON banner per line, "
+        "plain or gzip. Bad lines are listed and skipped. Exit status: 0 every line "
+        "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
+        "to its end.",
+    )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.set_defaults(func=import_command)
 
-    p = sub.add_parser("generate", help="write a deterministic synthetic banner dataset",
-                       description="Write a deterministic synthetic banner dataset (addresses in 198.18.0.0/15, "
-                                   "two years of timestamps).")
+    p = sub.add_parser(
+        "generate",
+        help="write a deterministic synthetic banner dataset",
+        description="Write a deterministic synthetic banner dataset (addresses in 198.18.0.0/15, "
+        "two years of timestamps).",
+    )
     p.add_argument("--count", type=positive, required=True)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
-                   help="FILE.json.gz or FILE.json; its folder must exist")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="FILE.json.gz or FILE.json; its folder must exist",
+    )
     p.set_defaults(func=generate_command)

@@ -21,9 +21,15 @@ def profile_command(args: argparse.Namespace) -> int:
     if args.action == "add":
         try:
             config.profiles[args.name] = Profile(
-                name=args.name, url=args.url, stream_url=args.stream_url, trends_url=args.trends_url,
-                geonet_url=args.geonet_url, key=args.key, namespace=args.namespace,
-                rate=args.rate or None)
+                name=args.name,
+                url=args.url,
+                stream_url=args.stream_url,
+                trends_url=args.trends_url,
+                geonet_url=args.geonet_url,
+                key=args.key,
+                namespace=args.namespace,
+                rate=args.rate or None,
+            )
         except ConfigError as exc:
             return fail(f"invalid profile: {exc}", EXIT_USAGE)
     elif args.action == "use":
@@ -32,8 +38,11 @@ def profile_command(args: argparse.Namespace) -> int:
         config.active = args.name
     elif args.action == "remove":
         if config.profiles.pop(args.name, None) is None:
-            return fail(f"no profile named {args.name!r}" + (" (the embedded one cannot be removed)"
-                                                             if args.name == EMBEDDED else ""), EXIT_USAGE)
+            return fail(
+                f"no profile named {args.name!r}"
+                + (" (the embedded one cannot be removed)" if args.name == EMBEDDED else ""),
+                EXIT_USAGE,
+            )
         if config.active == args.name:
             config.active = EMBEDDED
     config.save()
@@ -41,14 +50,17 @@ def profile_command(args: argparse.Namespace) -> int:
 
 
 def register(sub, common: Common) -> None:
-    top = sub.add_parser("profile", help="named connection profiles",
-                         description="Named connection profiles, in config.json under $SPYGLASS_CONFIG_DIR "
-                                     "(mode 0600). The profile 'embedded' is the local backend.")
+    top = sub.add_parser(
+        "profile",
+        help="named connection profiles",
+        description="Named connection profiles, in config.json under $SPYGLASS_CONFIG_DIR "
+        "(mode 0600). The profile 'embedded' is the local backend.",
+    )
     top.set_defaults(func=common.usage(top))
     actions = top.add_subparsers(metavar="ACTION", parser_class=type(top))
-    actions.add_parser("list", help="list profiles; * marks the active one",
-                       description="List profiles; * marks the active one.").set_defaults(
-        func=profile_command, action="list")
+    actions.add_parser(
+        "list", help="list profiles; * marks the active one", description="List profiles; * marks the active one."
+    ).set_defaults(func=profile_command, action="list")
     p = actions.add_parser("add", help="add or replace a profile", description="Add or replace a profile.")
     p.add_argument("name")
     p.add_argument("--url", required=True, help="main API base URL")
@@ -59,8 +71,10 @@ def register(sub, common: Common) -> None:
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE)
     p.add_argument("--rate", type=float, default=1.0, help="client-side requests per second (0: unpaced)")
     p.set_defaults(func=profile_command, action="add")
-    for action, text in (("use", "make a profile the active one"),
-                         ("remove", "remove a profile (the embedded one is used if it was active)")):
+    for action, text in (
+        ("use", "make a profile the active one"),
+        ("remove", "remove a profile (the embedded one is used if it was active)"),
+    ):
         p = actions.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
         p.add_argument("name")
         p.set_defaults(func=profile_command, action=action)

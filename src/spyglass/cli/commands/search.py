@@ -38,8 +38,15 @@ def filters_command(args) -> int:
     from spyglass.query import FACETS, FILTER_EXAMPLES, FILTERS
 
     if args.json:
-        render.print_json({"filters": {name: {"kind": kind.value, "example": FILTER_EXAMPLES.get(name)}
-                                       for name, kind in sorted(FILTERS.items())}, "facets": list(FACETS)})
+        render.print_json(
+            {
+                "filters": {
+                    name: {"kind": kind.value, "example": FILTER_EXAMPLES.get(name)}
+                    for name, kind in sorted(FILTERS.items())
+                },
+                "facets": list(FACETS),
+            }
+        )
         return 0
     width = max(map(len, FILTERS))
     for name, kind in sorted(FILTERS.items()):
@@ -69,8 +76,10 @@ async def run_export(clients, args):
 def register(sub, common: Common) -> None:
     from spyglass.export import FIELDS_HELP, SUFFIXES
 
-    for name, handler, text in (("search", search, "search banners (a filter or page > 1 costs a query credit)"),
-                                ("count", count, "count matches and summarize facets (free)")):
+    for name, handler, text in (
+        ("search", search, "search banners (a filter or page > 1 costs a query credit)"),
+        ("count", count, "count matches and summarize facets (free)"),
+    ):
         p = sub.add_parser(name, help=text, description=text, parents=common.api)
         p.add_argument("query", help="free text and filter:value terms, e.g. 'nginx country:DE -port:22'")
         p.add_argument("--facets", help="e.g. port,org:20,country")
@@ -78,27 +87,43 @@ def register(sub, common: Common) -> None:
             p.add_argument("--page", type=positive, default=1)
         p.set_defaults(func=api_command(handler))
 
-    p = sub.add_parser("filters", help="list every search filter with an example, and the facets",
-                       description="Every filter of the search syntax, the kind of value it takes, and an example "
-                                   "query that finds banners in the demo data; then the facet names.")
+    p = sub.add_parser(
+        "filters",
+        help="list every search filter with an example, and the facets",
+        description="Every filter of the search syntax, the kind of value it takes, and an example "
+        "query that finds banners in the demo data; then the facet names.",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=filters_command)
 
-    p = sub.add_parser("host", help="everything known about one address", parents=common.api,
-                       description="Everything known about one address: the summary and a line per service.")
+    p = sub.add_parser(
+        "host",
+        help="everything known about one address",
+        parents=common.api,
+        description="Everything known about one address: the summary and a line per service.",
+    )
     p.add_argument("ip")
     p.add_argument("--history", action="store_true", help="every banner ever seen, not only the latest")
     p.set_defaults(func=api_command(host))
 
-    p = sub.add_parser("export", help="write every result of a query to a file (resumable)",
-                       parents=[common.profile, common.data],
-                       description="Write every result of a query to FILE, page by page; run it again after "
-                                   "a failure and it resumes at the page that failed. .json.gz and .json hold "
-                                   "the banners exactly as the server sent them, one per line (what import "
-                                   "reads); .csv holds the --fields columns, with formulas neutralised.")
+    p = sub.add_parser(
+        "export",
+        help="write every result of a query to a file (resumable)",
+        parents=[common.profile, common.data],
+        description="Write every result of a query to FILE, page by page; run it again after "
+        "a failure and it resumes at the page that failed. .json.gz and .json hold "
+        "the banners exactly as the server sent them, one per line (what import "
+        "reads); .csv holds the --fields columns, with formulas neutralised.",
+    )
     p.add_argument("query")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
-                   help=f"ends in {', '.join(SUFFIXES)}; its folder must exist")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help=f"ends in {', '.join(SUFFIXES)}; its folder must exist",
+    )
     p.add_argument("--fields", help=FIELDS_HELP)
     p.add_argument("--limit", type=positive, help="stop after this many banners (at least 1)")
     p.set_defaults(func=export_command)

@@ -30,34 +30,57 @@ def serve_command(args: argparse.Namespace) -> int:
         return fail(f"serve: {exc}", EXIT_USAGE)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
     try:
-        serve(args.data or data_dir(), host=args.host, port=args.port, namespace=args.namespace,
-              rate_limit=args.rate_limit, geonet=geonet, geonet_only=args.geonet_only, sock=sock,
-              demo=args.demo, exit_on_stdin_eof=args.exit_on_stdin_eof,
-              announce=lambda line: print(line, flush=True))
+        serve(
+            args.data or data_dir(),
+            host=args.host,
+            port=args.port,
+            namespace=args.namespace,
+            rate_limit=args.rate_limit,
+            geonet=geonet,
+            geonet_only=args.geonet_only,
+            sock=sock,
+            demo=args.demo,
+            exit_on_stdin_eof=args.exit_on_stdin_eof,
+            announce=lambda line: print(line, flush=True),
+        )
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_UNAVAILABLE)
     return EXIT_OK
 
 
 def register(sub, common: Common) -> None:
-    p = sub.add_parser("serve", parents=[common.data], help="run the embedded backend in the foreground",
-                       description="Run the embedded backend in the foreground and print the base URLs that "
-                                   "answer (main and geonet; stream and trends once they are served).")
+    p = sub.add_parser(
+        "serve",
+        parents=[common.data],
+        help="run the embedded backend in the foreground",
+        description="Run the embedded backend in the foreground and print the base URLs that "
+        "answer (main and geonet; stream and trends once they are served).",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE)
     p.add_argument("--rate-limit", type=float, help="requests per second per key (default: unlimited)")
     p.add_argument("--geonet-only", action="store_true", help="serve only the geonet API, as an agent")
-    p.add_argument("--demo", action="store_true",
-                   help="on the first start of an empty data dir, load 20,000 synthetic demo banners "
-                        "(198.18.0.0/15), as the dashboard's embedded backend does")
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="on the first start of an empty data dir, load 20,000 synthetic demo banners "
+        "(198.18.0.0/15), as the dashboard's embedded backend does",
+    )
     p.add_argument("--location", help="this agent's location: City,CC,latitude,longitude")
-    p.add_argument("--peer", action="append", default=[], metavar="URL",
-                   help="another geonet agent for the geo forms (repeatable)")
-    p.add_argument("--geonet-deadline", type=float, default=4.0, metavar="SECONDS",
-                   help="how long a geo form waits for its slowest location")
-    p.add_argument("--nameserver", action="append", metavar="HOST[:PORT]",
-                   help="DNS server for lookups (default: the system's)")
+    p.add_argument(
+        "--peer", action="append", default=[], metavar="URL", help="another geonet agent for the geo forms (repeatable)"
+    )
+    p.add_argument(
+        "--geonet-deadline",
+        type=float,
+        default=4.0,
+        metavar="SECONDS",
+        help="how long a geo form waits for its slowest location",
+    )
+    p.add_argument(
+        "--nameserver", action="append", metavar="HOST[:PORT]", help="DNS server for lookups (default: the system's)"
+    )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=serve_command)

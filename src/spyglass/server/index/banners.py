@@ -85,8 +85,9 @@ class BannerIndex:
         """One page of matches, newest first, with the total and the facet counts."""
         searcher = self.searcher()
         tq = self.compile(query)
-        result = searcher.search(tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp",
-                                 offset=(page - 1) * PAGE_SIZE)
+        result = searcher.search(
+            tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
+        )
         seqs = searcher.fast_field_values("i_rowid", [address for _, address in result.hits])
         return result.count, self.records.fetch(seqs), self._facets(searcher, tq, facets)
 
@@ -100,9 +101,10 @@ class BannerIndex:
     def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
         if not facets:
             return {}
-        spec = {f"f{i}": {"terms": {"field": FACET_FIELDS[f.name], "size": f.size,
-                                     "segment_size": max(10 * f.size, 1000)}}
-                for i, f in enumerate(facets)}
+        spec = {
+            f"f{i}": {"terms": {"field": FACET_FIELDS[f.name], "size": f.size, "segment_size": max(10 * f.size, 1000)}}
+            for i, f in enumerate(facets)
+        }
         result = searcher.aggregate(tq, spec)
         out: dict[str, list[dict]] = {}
         for i, f in enumerate(facets):
@@ -133,8 +135,9 @@ class BannerIndex:
         indexed = int(self.records.get_meta("indexed_seq", "0"))
         if not self.behind():
             return
-        writer.delete_documents_by_query(tantivy.Query.range_query(
-            self.schema, "i_rowid", tantivy.FieldType.Integer, indexed + 1, None))
+        writer.delete_documents_by_query(
+            tantivy.Query.range_query(self.schema, "i_rowid", tantivy.FieldType.Integer, indexed + 1, None)
+        )
         last = indexed
         for batch in self.records.since(indexed):
             shaped = []
@@ -156,7 +159,7 @@ class BannerIndex:
         """Re-index the banners a newer one replaced since the last commit as not current."""
         demoted = self.records.demoted()
         for i in range(0, len(demoted), 1000):
-            chunk = demoted[i:i + 1000]
+            chunk = demoted[i : i + 1000]
             for seq, banner in self.records.bodies(chunk).items():
                 try:
                     tail = document_tail(banner, normalize(banner))
@@ -221,8 +224,13 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
     was read from) and its index document; BadBanner if a required member is missing."""
     shape = normalize(banner)
     assert isinstance(banner, dict)
-    return Prepared(banner_key(banner, shape), service_key(shape), shape.stamp,
-                    body if body is not None else pack(banner), document_tail(banner, shape))
+    return Prepared(
+        banner_key(banner, shape),
+        service_key(shape),
+        shape.stamp,
+        body if body is not None else pack(banner),
+        document_tail(banner, shape),
+    )
 
 
 def _facet_value(bucket: dict[str, Any]) -> str:

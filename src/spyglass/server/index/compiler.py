@@ -12,7 +12,8 @@ import re
 from datetime import date, datetime, time, timedelta
 
 import tantivy
-from tantivy import Occur, Query as TQ
+from tantivy import Occur
+from tantivy import Query as TQ
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
 from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS

@@ -27,41 +27,106 @@ MAX_TERM = 1000  # characters kept of an exact or facet value (tantivy refuses t
 
 # filter name -> field it is matched against (TEXT filters: tokenized fields)
 FILTER_FIELDS: dict[str, str] = {
-    "asn": "f_asn", "city": "t_city", "country": "f_country", "cpe": "x_cpe", "domain": "x_domain",
-    "has_ipv6": "b_has_ipv6", "has_screenshot": "b_has_screenshot", "has_ssl": "b_has_ssl",
-    "has_vuln": "b_has_vuln", "hash": "i_hash", "hostname": "x_hostname",
-    "http.component": "x_http_component", "http.component_category": "x_http_component_category",
-    "http.favicon.hash": "i_http_favicon_hash", "http.html_hash": "i_http_html_hash",
-    "http.robots_hash": "i_http_robots_hash", "http.securitytxt": "t_http_securitytxt",
-    "http.status": "i_http_status", "http.title": "t_http_title", "http.waf": "x_http_waf",
-    "ip": "ip", "isp": "t_isp", "net": "ip", "org": "t_org", "os": "t_os", "port": "i_port",
-    "product": "t_product", "region": "x_region", "scan": "x_scan", "screenshot.label": "x_screenshot_label",
-    "ssh.fingerprint": "x_ssh_fingerprint", "ssl": "t_ssl", "ssl.alpn": "x_ssl_alpn",
-    "ssl.cert.fingerprint": "x_ssl_cert_fingerprint", "ssl.cert.issuer.cn": "t_ssl_cert_issuer_cn",
-    "ssl.cert.serial": "x_ssl_cert_serial", "ssl.cert.subject.cn": "t_ssl_cert_subject_cn",
-    "ssl.ja3s": "x_ssl_ja3s", "ssl.jarm": "x_ssl_jarm", "ssl.version": "x_ssl_version",
-    "state": "x_region", "tag": "x_tag", "title": "t_http_title", "transport": "x_transport",
-    "version": "x_version", "vuln": "x_vuln", "before": "timestamp", "after": "timestamp",
-    "all": "text", "ssh.type": "x_ssh_type", "ssh.hassh": "x_ssh_hassh", "ssl.cert.expired": "b_ssl_cert_expired",
+    "asn": "f_asn",
+    "city": "t_city",
+    "country": "f_country",
+    "cpe": "x_cpe",
+    "domain": "x_domain",
+    "has_ipv6": "b_has_ipv6",
+    "has_screenshot": "b_has_screenshot",
+    "has_ssl": "b_has_ssl",
+    "has_vuln": "b_has_vuln",
+    "hash": "i_hash",
+    "hostname": "x_hostname",
+    "http.component": "x_http_component",
+    "http.component_category": "x_http_component_category",
+    "http.favicon.hash": "i_http_favicon_hash",
+    "http.html_hash": "i_http_html_hash",
+    "http.robots_hash": "i_http_robots_hash",
+    "http.securitytxt": "t_http_securitytxt",
+    "http.status": "i_http_status",
+    "http.title": "t_http_title",
+    "http.waf": "x_http_waf",
+    "ip": "ip",
+    "isp": "t_isp",
+    "net": "ip",
+    "org": "t_org",
+    "os": "t_os",
+    "port": "i_port",
+    "product": "t_product",
+    "region": "x_region",
+    "scan": "x_scan",
+    "screenshot.label": "x_screenshot_label",
+    "ssh.fingerprint": "x_ssh_fingerprint",
+    "ssl": "t_ssl",
+    "ssl.alpn": "x_ssl_alpn",
+    "ssl.cert.fingerprint": "x_ssl_cert_fingerprint",
+    "ssl.cert.issuer.cn": "t_ssl_cert_issuer_cn",
+    "ssl.cert.serial": "x_ssl_cert_serial",
+    "ssl.cert.subject.cn": "t_ssl_cert_subject_cn",
+    "ssl.ja3s": "x_ssl_ja3s",
+    "ssl.jarm": "x_ssl_jarm",
+    "ssl.version": "x_ssl_version",
+    "state": "x_region",
+    "tag": "x_tag",
+    "title": "t_http_title",
+    "transport": "x_transport",
+    "version": "x_version",
+    "vuln": "x_vuln",
+    "before": "timestamp",
+    "after": "timestamp",
+    "all": "text",
+    "ssh.type": "x_ssh_type",
+    "ssh.hassh": "x_ssh_hassh",
+    "ssl.cert.expired": "b_ssl_cert_expired",
 }
 ALL_TEXT_FIELDS = ("text", "t_isp", "t_ssl")  # text holds data, product, title, org, hostnames
 
 # facet name -> field whose values are counted
 FACET_FIELDS: dict[str, str] = {
-    "asn": "f_asn", "city": "f_city", "country": "f_country", "domain": "f_domain",
-    "has_screenshot": "b_has_screenshot", "hash": "i_hash", "http.component": "f_http_component",
-    "http.component_category": "f_http_component_category", "http.favicon.hash": "i_http_favicon_hash",
-    "http.html_hash": "i_http_html_hash", "http.robots_hash": "i_http_robots_hash",
-    "http.status": "i_http_status", "http.title": "f_http_title", "http.waf": "f_http_waf", "ip": "f_ip",
-    "isp": "f_isp", "mongodb.database.name": "f_mongodb_database_name", "org": "f_org", "os": "f_os",
-    "port": "i_port", "product": "f_product", "redis.key": "f_redis_key", "region": "f_region",
-    "rsync.module": "f_rsync_module", "screenshot.label": "f_screenshot_label",
-    "ssh.fingerprint": "f_ssh_fingerprint", "ssl.alpn": "f_ssl_alpn", "ssl.cert.fingerprint": "f_ssl_cert_fingerprint",
-    "ssl.cert.issuer.cn": "f_ssl_cert_issuer_cn", "ssl.cert.serial": "f_ssl_cert_serial",
-    "ssl.cert.subject.cn": "f_ssl_cert_subject_cn", "ssl.ja3s": "f_ssl_ja3s", "ssl.jarm": "f_ssl_jarm",
-    "ssl.version": "f_ssl_version", "state": "f_region", "tag": "f_tag", "transport": "f_transport",
-    "version": "f_version", "vuln": "f_vuln", "vuln.verified": "f_vuln_verified",
-    "ssh.type": "f_ssh_type", "ssh.hassh": "f_ssh_hassh", "ssl.cert.expired": "b_ssl_cert_expired",
+    "asn": "f_asn",
+    "city": "f_city",
+    "country": "f_country",
+    "domain": "f_domain",
+    "has_screenshot": "b_has_screenshot",
+    "hash": "i_hash",
+    "http.component": "f_http_component",
+    "http.component_category": "f_http_component_category",
+    "http.favicon.hash": "i_http_favicon_hash",
+    "http.html_hash": "i_http_html_hash",
+    "http.robots_hash": "i_http_robots_hash",
+    "http.status": "i_http_status",
+    "http.title": "f_http_title",
+    "http.waf": "f_http_waf",
+    "ip": "f_ip",
+    "isp": "f_isp",
+    "mongodb.database.name": "f_mongodb_database_name",
+    "org": "f_org",
+    "os": "f_os",
+    "port": "i_port",
+    "product": "f_product",
+    "redis.key": "f_redis_key",
+    "region": "f_region",
+    "rsync.module": "f_rsync_module",
+    "screenshot.label": "f_screenshot_label",
+    "ssh.fingerprint": "f_ssh_fingerprint",
+    "ssl.alpn": "f_ssl_alpn",
+    "ssl.cert.fingerprint": "f_ssl_cert_fingerprint",
+    "ssl.cert.issuer.cn": "f_ssl_cert_issuer_cn",
+    "ssl.cert.serial": "f_ssl_cert_serial",
+    "ssl.cert.subject.cn": "f_ssl_cert_subject_cn",
+    "ssl.ja3s": "f_ssl_ja3s",
+    "ssl.jarm": "f_ssl_jarm",
+    "ssl.version": "f_ssl_version",
+    "state": "f_region",
+    "tag": "f_tag",
+    "transport": "f_transport",
+    "version": "f_version",
+    "vuln": "f_vuln",
+    "vuln.verified": "f_vuln_verified",
+    "ssh.type": "f_ssh_type",
+    "ssh.hassh": "f_ssh_hassh",
+    "ssl.cert.expired": "b_ssl_cert_expired",
 }
 
 
@@ -139,7 +204,7 @@ def _suffixes(names: list[str]) -> list[str]:
         out.add(name)
         at = name.find(".")
         while at >= 0:
-            out.add(name[at + 1:])
+            out.add(name[at + 1 :])
             at = name.find(".", at + 1)
     return sorted(out)
 
@@ -175,9 +240,15 @@ def document(b: dict, shape: Shape) -> dict:
     ssl = b.get("ssl")
     vulns = b.get("vulns")
     doc: dict[str, Any] = {
-        "timestamp": shape.stamp, "ip": ip_str, "i_port": shape.port, "f_ip": ip_str,
-        "f_transport": shape.transport, "x_transport": shape.transport,
-        "b_has_ipv6": ":" in ip_str, "b_has_ssl": bool(ssl), "b_has_vuln": bool(vulns),
+        "timestamp": shape.stamp,
+        "ip": ip_str,
+        "i_port": shape.port,
+        "f_ip": ip_str,
+        "f_transport": shape.transport,
+        "x_transport": shape.transport,
+        "b_has_ipv6": ":" in ip_str,
+        "b_has_ssl": bool(ssl),
+        "b_has_vuln": bool(vulns),
         "b_has_screenshot": "screenshot" in b,
     }
     text = [_text(b.get("data"))]
@@ -209,8 +280,9 @@ def document(b: dict, shape: Shape) -> dict:
     if vulns:
         _add_exact(doc, "vuln", _names(vulns))
         if isinstance(vulns, dict):
-            doc["f_vuln_verified"] = [c[:MAX_TERM] for c, v in vulns.items()
-                                      if isinstance(v, dict) and v.get("verified")]
+            doc["f_vuln_verified"] = [
+                c[:MAX_TERM] for c, v in vulns.items() if isinstance(v, dict) and v.get("verified")
+            ]
     hash_ = _i64(b.get("hash"))
     if hash_ is not None:
         doc["i_hash"] = hash_

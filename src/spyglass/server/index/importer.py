@@ -145,9 +145,12 @@ def _chunks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[list[bytes
         raise failure
 
 
-def import_files(index: BannerIndex, paths: list[Path],
-                 progress: Callable[[int, int, ImportReport], None] | None = None,
-                 workers: int | None = None) -> ImportReport:
+def import_files(
+    index: BannerIndex,
+    paths: list[Path],
+    progress: Callable[[int, int, ImportReport], None] | None = None,
+    workers: int | None = None,
+) -> ImportReport:
     """Load ``paths`` into ``index``; ``progress(done_bytes, total_bytes, report)`` after each batch.
 
     Parsing runs in ``workers`` processes (default: one per core beyond the first, at least one)
@@ -159,9 +162,12 @@ def import_files(index: BannerIndex, paths: list[Path],
     total = sum(sizes.values())
     workers = workers if workers is not None else max(1, (os.cpu_count() or 2) - 1)
     done_before = 0
-    with index.writing() as writer, ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
-                                                        initializer=_die_with_parent,
-                                                        initargs=(os.getpid(),)) as pool:
+    with (
+        index.writing() as writer,
+        ProcessPoolExecutor(
+            workers, mp_context=get_context("spawn"), initializer=_die_with_parent, initargs=(os.getpid(),)
+        ) as pool,
+    ):
         for path in paths:
             position = [0]
             pending: deque = deque()

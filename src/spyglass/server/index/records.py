@@ -121,8 +121,10 @@ class RecordStore:
             service = service_key(shape)
             if service not in latest or shape.stamp >= latest[service][0]:
                 latest[service] = (shape.stamp, seq)
-        self._db.executemany("INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
-                             ((sv, seq, stamp) for sv, (stamp, seq) in latest.items()))
+        self._db.executemany(
+            "INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
+            ((sv, seq, stamp) for sv, (stamp, seq) in latest.items()),
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -158,8 +160,12 @@ class RecordStore:
                     if p.key not in known and p.key not in fresh:
                         fresh[p.key] = p
                 services = list({p.service for p in fresh.values()})
-                latest = {sv: (stamp, seq) for sv, seq, stamp in self._rows(
-                    "SELECT service, seq, stamp FROM services WHERE service IN ({})", services)}
+                latest = {
+                    sv: (stamp, seq)
+                    for sv, seq, stamp in self._rows(
+                        "SELECT service, seq, stamp FROM services WHERE service IN ({})", services
+                    )
+                }
                 seq = self._db.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
                 first = seq + 1
                 added: list[list] = []
@@ -176,10 +182,13 @@ class RecordStore:
                                 demoted.append(old[1])
                         latest[p.service] = (p.stamp, seq)
                     added.append([seq, current, p])
-                self._db.executemany("INSERT INTO banners (seq, key, body) VALUES (?, ?, ?)",
-                                     ((s, p.key, p.body) for s, _, p in added))
-                self._db.executemany("INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
-                                     ((p.service, s, p.stamp) for s, current, p in added if current))
+                self._db.executemany(
+                    "INSERT INTO banners (seq, key, body) VALUES (?, ?, ?)", ((s, p.key, p.body) for s, _, p in added)
+                )
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
+                    ((p.service, s, p.stamp) for s, current, p in added if current),
+                )
                 self._db.executemany("INSERT OR IGNORE INTO demoted (seq) VALUES (?)", ((s,) for s in demoted))
                 self._db.execute("COMMIT")
             except BaseException:
@@ -190,7 +199,7 @@ class RecordStore:
     def _rows(self, sql: str, values: list) -> list[tuple]:
         rows: list[tuple] = []
         for i in range(0, len(values), 900):
-            chunk = values[i:i + 900]
+            chunk = values[i : i + 900]
             rows.extend(self._db.execute(sql.format(",".join("?" * len(chunk))), chunk))
         return rows
 
@@ -240,10 +249,10 @@ class RecordStore:
         last = after_seq
         while True:
             with self._lock:
-                rows = self._db.execute("SELECT seq, body FROM banners WHERE seq > ? ORDER BY seq LIMIT ?",
-                                        (last, batch)).fetchall()
+                rows = self._db.execute(
+                    "SELECT seq, body FROM banners WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch)
+                ).fetchall()
             if not rows:
                 return
             yield [(s, unpack(b)) for s, b in rows]
             last = rows[-1][0]
-

@@ -34,8 +34,12 @@ def crawler_member(b: dict) -> str | None:
     if "_intel" in b:
         return "_intel"
     for name, value in b.items():
-        if name.startswith("_") and name != "_id" and isinstance(value, dict) and (
-                "crawler" in value or "module" in value):
+        if (
+            name.startswith("_")
+            and name != "_id"
+            and isinstance(value, dict)
+            and ("crawler" in value or "module" in value)
+        ):
             return name
     return None
 
@@ -84,5 +88,4 @@ def normalize(b: object) -> Shape:
         raise BadBanner("transport is not a name")
     elif not transport.islower():
         transport = transport.lower()
-    return Shape(ip_str, port, transport, head + fraction.group() + "Z" if fraction else head + "Z",
-                 crawler_member(b))
+    return Shape(ip_str, port, transport, head + fraction.group() + "Z" if fraction else head + "Z", crawler_member(b))

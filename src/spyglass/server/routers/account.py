@@ -13,8 +13,7 @@ router = APIRouter()
 @router.get("/account/profile", response_model=AccountProfile, response_model_exclude_unset=True)
 def account_profile(who: Caller = Depends(caller)) -> AccountProfile:
     a = who.account
-    return AccountProfile(member=a.plan.paid, credits=a.query_credits, display_name=a.display_name,
-                          created=a.created)
+    return AccountProfile(member=a.plan.paid, credits=a.query_credits, display_name=a.display_name, created=a.created)
 
 
 @router.get("/api-info", response_model=ApiInfo, response_model_exclude_unset=True)
@@ -27,8 +26,9 @@ def api_info(who: Caller = Depends(caller)) -> ApiInfo:
         query_credits=a.query_credits,
         monitored_ips=plan.monitored_ips,
         unlocked_left=a.query_credits,
-        usage_limits=UsageLimits(scan_credits=plan.scan_credits, query_credits=plan.query_credits,
-                                 monitored_ips=plan.monitored_ips),
+        usage_limits=UsageLimits(
+            scan_credits=plan.scan_credits, query_credits=plan.query_credits, monitored_ips=plan.monitored_ips
+        ),
         https=plan.https,
         unlocked=plan.paid,
         telnet=plan.telnet,

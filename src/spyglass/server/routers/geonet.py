@@ -64,8 +64,7 @@ def _check_rtype(value: str) -> str:
 
 
 Target = Annotated[str, AfterValidator(check_target)]
-RecordType = Annotated[str, AfterValidator(_check_rtype),
-                       Query(description=f"record type: {', '.join(RECORD_TYPES)}")]
+RecordType = Annotated[str, AfterValidator(_check_rtype), Query(description=f"record type: {', '.join(RECORD_TYPES)}")]
 
 
 def _invalid(where: str, message: str) -> RequestValidationError:
@@ -89,8 +88,9 @@ class Agent:
     async def dns(self, hostname: str, rtype: str) -> DnsResult:
         return await self.resolver.query(hostname, rtype, self.here)
 
-    async def fan_out(self, local, peer_path: str, params: dict[str, str], model: type[BaseModel],
-                      response: Response) -> list[Any]:
+    async def fan_out(
+        self, local, peer_path: str, params: dict[str, str], model: type[BaseModel], response: Response
+    ) -> list[Any]:
         deadline = self.settings.deadline
         async with httpx.AsyncClient(timeout=deadline) as http:
             tasks = {asyncio.ensure_future(local): "this agent"}
@@ -122,41 +122,59 @@ def agent_of(request: Request) -> Agent:
 router = APIRouter()
 
 
-@router.get("/api/ping/{ip}", response_model=PingResult, response_model_exclude_none=True,
-            summary="Ping from this location")
+@router.get(
+    "/api/ping/{ip}", response_model=PingResult, response_model_exclude_none=True, summary="Ping from this location"
+)
 async def ping_one(ip: Target, agent: Agent = Depends(agent_of)) -> PingResult:
     return await agent.ping(ip)
 
 
-@router.get("/api/geoping/{ip}", response_model=list[PingResult], response_model_exclude_none=True,
-            summary="Ping from every location")
+@router.get(
+    "/api/geoping/{ip}",
+    response_model=list[PingResult],
+    response_model_exclude_none=True,
+    summary="Ping from every location",
+)
 async def ping_everywhere(ip: Target, response: Response, agent: Agent = Depends(agent_of)) -> list[PingResult]:
     return await agent.fan_out(agent.ping(ip), f"/api/ping/{ip}", {}, PingResult, response)
 
 
-@router.get("/api/dns/{hostname}", response_model=DnsResult, response_model_exclude_none=True,
-            summary="DNS lookup from this location")
+@router.get(
+    "/api/dns/{hostname}",
+    response_model=DnsResult,
+    response_model_exclude_none=True,
+    summary="DNS lookup from this location",
+)
 async def dns_one(hostname: Target, rtype: RecordType = "A", agent: Agent = Depends(agent_of)) -> DnsResult:
     return await agent.dns(hostname, rtype)
 
 
-@router.get("/api/geodns/{hostname}", response_model=list[DnsResult], response_model_exclude_none=True,
-            summary="DNS lookup from every location")
-async def dns_everywhere(hostname: Target, response: Response, rtype: RecordType = "A",
-                         agent: Agent = Depends(agent_of)) -> list[DnsResult]:
-    return await agent.fan_out(agent.dns(hostname, rtype), f"/api/dns/{hostname}", {"rtype": rtype},
-                               DnsResult, response)
+@router.get(
+    "/api/geodns/{hostname}",
+    response_model=list[DnsResult],
+    response_model_exclude_none=True,
+    summary="DNS lookup from every location",
+)
+async def dns_everywhere(
+    hostname: Target, response: Response, rtype: RecordType = "A", agent: Agent = Depends(agent_of)
+) -> list[DnsResult]:
+    return await agent.fan_out(
+        agent.dns(hostname, rtype), f"/api/dns/{hostname}", {"rtype": rtype}, DnsResult, response
+    )
 
 
 def create_geonet_app(settings: GeonetSettings) -> FastAPI:
     """The geonet host: its own app (mounted at ``/geonet``, or alone as an agent) and OpenAPI 3.1
     document; validation errors are 422 ``HTTPValidationError`` as its seed says, others ``{error}``."""
     app = FastAPI(
-        title="spyglass geonet", version="1.0.0",
-        description=(f"Ping and DNS from one location or many (spyglass {__version__}). Round-trip "
-                     "times are milliseconds; packet_loss is a fraction from 0 to 1. Geo forms list "
-                     f"locations that did not answer in the {MISSING_HEADER} header. An agent started "
-                     f"without a location answers from_loc {json.dumps(UNKNOWN_LOCATION.to_api())}."),
+        title="spyglass geonet",
+        version="1.0.0",
+        description=(
+            f"Ping and DNS from one location or many (spyglass {__version__}). Round-trip "
+            "times are milliseconds; packet_loss is a fraction from 0 to 1. Geo forms list "
+            f"locations that did not answer in the {MISSING_HEADER} header. An agent started "
+            f"without a location answers from_loc {json.dumps(UNKNOWN_LOCATION.to_api())}."
+        ),
     )
     app.state.agent = Agent(settings)
     install_error_handlers(app, validation_as_400=False)

@@ -101,14 +101,33 @@ def host_record(banners: list[dict], history: bool, minify: bool) -> dict:
 
     loc = latest.get("location") if isinstance(latest.get("location"), dict) else {}
     record: dict[str, Any] = {
-        "ip": latest.get("ip"), "ip_str": shape.ip_str, "asn": latest.get("asn"),
-        "isp": latest.get("isp"), "org": latest.get("org"),
+        "ip": latest.get("ip"),
+        "ip_str": shape.ip_str,
+        "asn": latest.get("asn"),
+        "isp": latest.get("isp"),
+        "org": latest.get("org"),
         "os": next((b["os"] for b in banners if isinstance(b.get("os"), str) and b["os"]), None),
-        "hostnames": union("hostnames"), "domains": union("domains"), "tags": union("tags"),
-        "ports": sorted({port for port, _ in current}), "vulns": union("vulns"),
+        "hostnames": union("hostnames"),
+        "domains": union("domains"),
+        "tags": union("tags"),
+        "ports": sorted({port for port, _ in current}),
+        "vulns": union("vulns"),
         "last_update": latest["timestamp"],
-        **{k: loc.get(k) for k in ("city", "region_code", "area_code", "dma_code", "postal_code",
-                                   "country_code", "country_code3", "country_name", "latitude", "longitude")},
+        **{
+            k: loc.get(k)
+            for k in (
+                "city",
+                "region_code",
+                "area_code",
+                "dma_code",
+                "postal_code",
+                "country_code",
+                "country_code3",
+                "country_name",
+                "latitude",
+                "longitude",
+            )
+        },
     }
     if not minify:
         record["data"] = shown
@@ -125,8 +144,9 @@ def out(request: Request, banners: Iterable[dict]) -> list[dict]:
 
 
 @router.get("/host/count", response_model=SearchResponse, summary="Count matches (no credits)")
-def host_count(request: Request, query: str = Query(...), facets: str | None = None,
-               who: Caller = Depends(caller)) -> Response:
+def host_count(
+    request: Request, query: str = Query(...), facets: str | None = None, who: Caller = Depends(caller)
+) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, counts = index_of(request).count(parsed, wanted)
     body: dict[str, Any] = {"matches": [], "total": total}
@@ -136,9 +156,15 @@ def host_count(request: Request, query: str = Query(...), facets: str | None = N
 
 
 @router.get("/host/search", response_model=SearchResponse, summary="Search banners")
-def host_search(request: Request, query: str = Query(...), facets: str | None = None,
-                page: int = Query(1, ge=1, le=10_000), minify: bool = True, fields: str | None = None,
-                who: Caller = Depends(caller)) -> Response:
+def host_search(
+    request: Request,
+    query: str = Query(...),
+    facets: str | None = None,
+    page: int = Query(1, ge=1, le=10_000),
+    minify: bool = True,
+    fields: str | None = None,
+    who: Caller = Depends(caller),
+) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, matches, counts = index_of(request).search(parsed, wanted, page)
     if parsed.has_filters or page > 1:
@@ -171,8 +197,9 @@ def search_tokens(query: str = Query(...), who: Caller = Depends(caller)) -> dic
 
 
 @router.get("/host/{ip}", response_model=HostRecord, summary="All services of one address")
-def host(request: Request, ip: str, history: bool = False, minify: bool = False,
-         who: Caller = Depends(caller)) -> Response:
+def host(
+    request: Request, ip: str, history: bool = False, minify: bool = False, who: Caller = Depends(caller)
+) -> Response:
     try:
         address = str(ipaddress.ip_address(ip))
     except ValueError:

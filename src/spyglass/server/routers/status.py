@@ -12,5 +12,8 @@ router = APIRouter(prefix="/spyglass")
 @router.get("/info", summary="What this backend holds")
 def backend_info(request: Request, who: Caller = Depends(caller)) -> dict:
     index = request.app.state.index
-    return {"banners": index.total(), "demo": index.records.get_meta("demo") == "1",
-            "namespace": request.app.state.settings.namespace}
+    return {
+        "banners": index.total(),
+        "demo": index.records.get_meta("demo") == "1",
+        "namespace": request.app.state.settings.namespace,
+    }

@@ -36,8 +36,10 @@ class AccountPane(Pane):
     SECTION = "account"
     HOME = "#headers"
     FOLLOWS_CREDITS = True
-    HELP = ("Plan, credits and limits (updated after every call that spends credits), the profile, "
-            "and what the server sees.")
+    HELP = (
+        "Plan, credits and limits (updated after every call that spends credits), the profile, "
+        "and what the server sees."
+    )
     DEFAULT_CSS = """
     AccountPane Horizontal { height: auto; }
     AccountPane #plan { width: 2fr; }
@@ -61,26 +63,34 @@ class AccountPane(Pane):
 
     async def load(self, clients: Clients) -> None:
         info, profile, ip, headers = await asyncio.gather(
-            clients.account.api_info(), clients.account.profile(), clients.tools.my_ip(),
-            clients.tools.http_headers())
+            clients.account.api_info(), clients.account.profile(), clients.tools.my_ip(), clients.tools.http_headers()
+        )
         limits = info.usage_limits
-        self.query_one("#plan", Facts).show([
-            ("plan", safe_text(info.plan, "bold", one_line=True)),
-            ("query credits", allowance(info.query_credits, limits.query_credits if limits else None)),
-            ("scan credits", allowance(info.scan_credits, limits.scan_credits if limits else None)),
-            ("monitored IPs", f"{info.monitored_ips:,}" if info.monitored_ips is not None else "-"),
-            ("unlocked searches left", f"{info.unlocked_left:,}"),
-            ("https / telnet / unlocked", f"{yes_no(info.https)} / {yes_no(info.telnet)} / {yes_no(info.unlocked)}"),
-        ])
-        self.query_one("#profile", Facts).show([
-            ("name", profile.display_name or "-"),
-            ("member", yes_no(profile.member)),
-            ("credits", f"{profile.credits:,}"),
-            ("created", (profile.created or "-")[:19].replace("T", " ")),
-        ])
+        self.query_one("#plan", Facts).show(
+            [
+                ("plan", safe_text(info.plan, "bold", one_line=True)),
+                ("query credits", allowance(info.query_credits, limits.query_credits if limits else None)),
+                ("scan credits", allowance(info.scan_credits, limits.scan_credits if limits else None)),
+                ("monitored IPs", f"{info.monitored_ips:,}" if info.monitored_ips is not None else "-"),
+                ("unlocked searches left", f"{info.unlocked_left:,}"),
+                (
+                    "https / telnet / unlocked",
+                    f"{yes_no(info.https)} / {yes_no(info.telnet)} / {yes_no(info.unlocked)}",
+                ),
+            ]
+        )
+        self.query_one("#profile", Facts).show(
+            [
+                ("name", profile.display_name or "-"),
+                ("member", yes_no(profile.member)),
+                ("credits", f"{profile.credits:,}"),
+                ("created", (profile.created or "-")[:19].replace("T", " ")),
+            ]
+        )
         self.query_one("#network", Facts).show([("my IP", ip), ("endpoint", clients.transport.base_url)])
         table = self.query_one("#headers", Table)
         table.clear_records()
         for name, value in sorted(headers.items()):
-            table.add_record({"name": safe_text(name, one_line=True),
-                              "value": safe_text(value, one_line=True, max_chars=300)})
+            table.add_record(
+                {"name": safe_text(name, one_line=True), "value": safe_text(value, one_line=True, max_chars=300)}
+            )

@@ -104,8 +104,13 @@ class Pane(VerticalScroll):
         """Run ``work(*args, **kwargs)``, a client call, in a worker; one per ``what`` at a time (a newer
         one cancels the older). A failure is reported by the app (status line, notification, and
         this pane's error line)."""
-        return self.run_worker(partial(work, *args, **kwargs), name=f"{self.TITLE}: {what}", group=what,
-                               exclusive=True, exit_on_error=False)
+        return self.run_worker(
+            partial(work, *args, **kwargs),
+            name=f"{self.TITLE}: {what}",
+            group=what,
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):

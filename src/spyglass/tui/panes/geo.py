@@ -26,9 +26,15 @@ if TYPE_CHECKING:  # models load with the client, after the first frame
     from spyglass.models import DnsResult, GeoLocation, PingResult
 
 RECORD_TYPES = ("A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT", "PTR", "SRV", "CAA")
-COLUMNS = [Column("location", "Location", 22), Column("country", "CC", 2, rank=4),
-           Column("min", "Min ms", 7, rank=5), Column("avg", "Avg ms", 7, rank=2), Column("max", "Max ms", 7, rank=6),
-           Column("loss", "Loss", 5, rank=3), Column("answer", "Answer", 24, rank=1, flex=True)]
+COLUMNS = [
+    Column("location", "Location", 22),
+    Column("country", "CC", 2, rank=4),
+    Column("min", "Min ms", 7, rank=5),
+    Column("avg", "Avg ms", 7, rank=2),
+    Column("max", "Max ms", 7, rank=6),
+    Column("loss", "Loss", 5, rank=3),
+    Column("answer", "Answer", 24, rank=1, flex=True),
+]
 
 
 def is_demo_address(target: str) -> bool:
@@ -70,8 +76,10 @@ class GeoPane(Pane):
     KEYS = "f4,3"
     SECTION = "geonet"
     HOME = "#geo-results"
-    HELP = ("Ping or look up a name from this machine and from every geonet location, on a world map. "
-            "Type an address or a name and Enter.")
+    HELP = (
+        "Ping or look up a name from this machine and from every geonet location, on a world map. "
+        "Type an address or a name and Enter."
+    )
     BINDINGS = [Binding("m", "toggle_map", "Map", id="geo.map")]
     DEFAULT_CSS = """
     GeoPane #geo-form { height: 1; margin: 1 0; }
@@ -87,10 +95,10 @@ class GeoPane(Pane):
         yield self.compose_error()
         with Horizontal(id="geo-form"):
             yield Input(placeholder="IP address or hostname, then Enter", id="geo-target", compact=True)
-            yield Select([("ping", "ping"), ("dns", "dns")], value="ping", allow_blank=False,
-                         id="geo-tool", compact=True)
-            yield Select([(t, t) for t in RECORD_TYPES], value="A", allow_blank=False, id="geo-rtype",
-                         compact=True)
+            yield Select(
+                [("ping", "ping"), ("dns", "dns")], value="ping", allow_blank=False, id="geo-tool", compact=True
+            )
+            yield Select([(t, t) for t in RECORD_TYPES], value="A", allow_blank=False, id="geo-rtype", compact=True)
             yield Button("Run", id="geo-run", compact=True, variant="primary")
         yield Table(COLUMNS, id="geo-results")
         yield Static(self.legend(), id="geo-legend")
@@ -130,8 +138,10 @@ class GeoPane(Pane):
             self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
             return
         if self.dashboard.backend_info.get("demo") and is_demo_address(target):
-            self.show_error(f"{target} is a synthetic demo address (the benchmarking range the demo data uses): "
-                            "nothing real answers there, so it is not measured")
+            self.show_error(
+                f"{target} is a synthetic demo address (the benchmarking range the demo data uses): "
+                "nothing real answers there, so it is not measured"
+            )
             return
         self.show_error(None)
         tool = self.query_one("#geo-tool", Select).value
@@ -195,8 +205,11 @@ class GeoPane(Pane):
         """Add or update the row of one location, and its marker."""
         key = f"{where.city}|{where.country}|{where.latlon}"
         table = self.query_one(Table)
-        values = [safe_text(where.city, one_line=True, max_chars=60), safe_text(where.country, one_line=True),
-                  *[c if isinstance(c, Text) else safe_text(c, one_line=True) for c in cells]]
+        values = [
+            safe_text(where.city, one_line=True, max_chars=60),
+            safe_text(where.country, one_line=True),
+            *[c if isinstance(c, Text) else safe_text(c, one_line=True) for c in cells],
+        ]
         record = {column.key: value for column, value in zip(COLUMNS, values, strict=True)}
         if key in self.locations:
             table.update_record(key, record)

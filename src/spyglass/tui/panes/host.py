@@ -26,8 +26,12 @@ if TYPE_CHECKING:
     from spyglass.models import Banner, HostRecord
 
 
-COLUMNS = [Column("port", "Port", 9), Column("product", "Product", 20, rank=1), Column("seen", "Seen", 16, rank=3),
-           Column("changes", "Changes", 10, rank=2, flex=True)]
+COLUMNS = [
+    Column("port", "Port", 9),
+    Column("product", "Product", 20, rank=1),
+    Column("seen", "Seen", 16, rank=3),
+    Column("changes", "Changes", 10, rank=2, flex=True),
+]
 
 
 class HostPane(Pane):
@@ -36,8 +40,10 @@ class HostPane(Pane):
     KEYS = "f3,2"
     SECTION = "search"
     HOME = "#services"
-    HELP = ("An address: who holds it and where, its services in detail, and what changed between scans. "
-            "Type an IP and Enter, or open a search result.")
+    HELP = (
+        "An address: who holds it and where, its services in detail, and what changed between scans. "
+        "Type an IP and Enter, or open a search result."
+    )
     BINDINGS = [
         Binding("h", "toggle_history", "History", id="host.history"),
         Binding("c", "copy_ip", "Copy IP", id="host.copy_ip"),
@@ -120,8 +126,9 @@ class HostPane(Pane):
         table.clear_records()
         self.banners = list(r.data)
         for index, cells in enumerate(service_rows(r)):
-            table.add_record({col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, cells, strict=True)},
-                             key=str(index))
+            table.add_record(
+                {col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, cells, strict=True)}, key=str(index)
+            )
         if self.banners:
             self.show_service(0)
 
@@ -130,8 +137,9 @@ class HostPane(Pane):
 
         banner = self.banners[index]
         detail = self.query_one("#service-detail", Static)
-        self.query_one("#service-box").border_title = safe_text(f"Service {banner.port}/{banner.transport}",
-                                                                one_line=True)
+        self.query_one("#service-box").border_title = safe_text(
+            f"Service {banner.port}/{banner.transport}", one_line=True
+        )
         detail.update(Group(service_details(banner)))
 
     def selected_index(self) -> int | None:

@@ -31,9 +31,15 @@ DEFAULT_FACETS = "port,org,country,product,vuln"
 MAX_ROWS = 10_000  # interactive tables stay small; export for the rest
 PAGE = 100
 # In display order; rank says what goes first when the table is narrow (the highest rank first).
-COLUMNS = [Column("ip", "IP", 15), Column("port", "Port", 9, rank=1), Column("org", "Org", 20, rank=5),
-           Column("country", "CC", 2, rank=6), Column("product", "Product", 18, rank=3),
-           Column("title", "Title / banner", 12, rank=2, flex=True), Column("seen", "Seen", 10, rank=4)]
+COLUMNS = [
+    Column("ip", "IP", 15),
+    Column("port", "Port", 9, rank=1),
+    Column("org", "Org", 20, rank=5),
+    Column("country", "CC", 2, rank=6),
+    Column("product", "Product", 18, rank=3),
+    Column("title", "Title / banner", 12, rank=2, flex=True),
+    Column("seen", "Seen", 10, rank=4),
+]
 
 
 def quoted(value: str) -> str:
@@ -59,8 +65,10 @@ class SearchPane(Pane):
     SECTION = "search"
     HOME = "#results"
     WIDGETS = (QueryInput,)
-    HELP = ("Free text and filters (nginx country:DE -port:22); up/down in the box recall earlier queries. "
-            "Enter on a facet value adds it, - excludes it; Enter on a result opens the host.")
+    HELP = (
+        "Free text and filters (nginx country:DE -port:22); up/down in the box recall earlier queries. "
+        "Enter on a facet value adds it, - excludes it; Enter on a result opens the host."
+    )
     BINDINGS = [
         Binding("slash", "focus_query", "Query", id="search.query"),
         Binding("e", "export", "Export", id="search.export"),
@@ -109,8 +117,12 @@ class SearchPane(Pane):
         again each time, so the note goes once real data is imported."""
         info = await clients.tools.backend_info() or {}
         if info.get("demo"):
-            self.show_status(Text(f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
-                                  "Load real data with: spyglass import FILE.json.gz"))
+            self.show_status(
+                Text(
+                    f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
+                    "Load real data with: spyglass import FILE.json.gz"
+                )
+            )
         elif not self.current_query:
             self.show_status("")
 
@@ -155,8 +167,11 @@ class SearchPane(Pane):
         """Run what is in the box, if the parser accepts it; the box keeps its text either way."""
         box = self.query_one(QueryInput)
         if not box.check():
-            self.show_error("Fix the query first: " + str(parse(box.value).errors[0]) if box.value.strip()
-                            else "Type a query first.")
+            self.show_error(
+                "Fix the query first: " + str(parse(box.value).errors[0])
+                if box.value.strip()
+                else "Type a query first."
+            )
             return
         try:
             facets = parse_facets(self.query_one("#facet-spec", Input).value)
@@ -172,8 +187,15 @@ class SearchPane(Pane):
         spec = ",".join(f"{f.name}:{f.size}" for f in facets)
         self.generation += 1
         self.workers.cancel_group(self, "search-page")
-        self.call("search", self.fetch, clients, box.value, spec, self.query_one("#count-only", Checkbox).value,
-                  self.generation)
+        self.call(
+            "search",
+            self.fetch,
+            clients,
+            box.value,
+            spec,
+            self.query_one("#count-only", Checkbox).value,
+            self.generation,
+        )
 
     async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool, generation: int) -> None:
         self.show_status(f"searching: {query}")
@@ -237,8 +259,11 @@ class SearchPane(Pane):
             self.facet_items.append(None)
             for row in rows:
                 label = pad(fit(row.label, label_cells), label_cells)
-                options.append(Option(Text.assemble(f"{label} ", (bar(row.share, bar_cells), "dim"),
-                                                    f" {row.count:>{count_cells},}")))
+                options.append(
+                    Option(
+                        Text.assemble(f"{label} ", (bar(row.share, bar_cells), "dim"), f" {row.count:>{count_cells},}")
+                    )
+                )
                 self.facet_items.append((name, row.value))
         facet_list.clear_options()
         facet_list.add_options(options)
@@ -253,8 +278,9 @@ class SearchPane(Pane):
         if near_end and self.loaded_pages and len(self.ips) < min(self.total, MAX_ROWS):
             clients = self.clients
             if clients is not None:
-                self.call("search-page", self.next_page, clients, self.current_query, self.loaded_pages + 1,
-                          self.generation)
+                self.call(
+                    "search-page", self.next_page, clients, self.current_query, self.loaded_pages + 1, self.generation
+                )
 
     async def next_page(self, clients: Clients, query: str, page: int, generation: int) -> None:
         result = await clients.search.search(query, page=page)
@@ -313,4 +339,3 @@ class SearchPane(Pane):
             raise PaneFailure(f"export stopped: {exc} — export again to resume") from exc
         self.app.notify(f"Exported {count:,} banners to {path}", markup=False)
         self.show_progress()
-

@@ -31,8 +31,12 @@ class ExportScreen(ModalScreen[Path | None]):
             box.border_title = "Export all results"
             yield Static(safe_text(f"query: {self.search}", one_line=True, max_chars=200))
             yield Input(str(Path.cwd() / "spyglass-export.json.gz"), id="export-path")
-            yield Static(safe_text(".json.gz: one banner per line (spyglass import reads it); .csv: main fields. "
-                                   "Enter starts, Esc cancels. A stopped export resumes."))
+            yield Static(
+                safe_text(
+                    ".json.gz: one banner per line (spyglass import reads it); .csv: main fields. "
+                    "Enter starts, Esc cancels. A stopped export resumes."
+                )
+            )
             yield Static("", id="export-error")
 
     @on(Input.Submitted, "#export-path")

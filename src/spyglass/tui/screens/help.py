@@ -71,10 +71,13 @@ class HelpScreen(ModalScreen[None]):
             box.border_title = "Keys (up/down/pgup/pgdn scroll, Esc closes)"
             with VerticalScroll():
                 yield Static(self.keys_table(), id="keys")
-            yield Static(safe_text(
-                'Remap in config.json: "keymap": {"<binding id>": "<keys>"}. ctrl+g goes to a pane, '
-                "ctrl+p opens the palette: panes, actions, themes; type an IP to open it, or any text to search."),
-                classes="hint")
+            yield Static(
+                safe_text(
+                    'Remap in config.json: "keymap": {"<binding id>": "<keys>"}. ctrl+g goes to a pane, '
+                    "ctrl+p opens the palette: panes, actions, themes; type an IP to open it, or any text to search."
+                ),
+                classes="hint",
+            )
 
     def keys_table(self) -> Group:
         parts: list[RenderableType] = []

@@ -181,8 +181,10 @@ class SettingsScreen(Screen[None]):
         except SpyglassError as exc:
             self.say(f"Failed: {exc}", error=True)
             return
-        self.say(f"Connected: plan {info.plan}, {info.query_credits:,} query credits, "
-                 f"{info.scan_credits:,} scan credits.", ok=True)
+        self.say(
+            f"Connected: plan {info.plan}, {info.query_credits:,} query credits, {info.scan_credits:,} scan credits.",
+            ok=True,
+        )
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -36,8 +36,11 @@ def fact_grid(rows: Iterable[Fact | tuple[str, Any]]) -> Table:
             label, value = row.label, Text(row.value, style=TONES.get(row.tone, ""))
         else:
             label, value = row
-        value_text = value if isinstance(value, Text) else Text(text_of(value) if not isinstance(value, str)
-                                                                else clean(value, one_line=True))
+        value_text = (
+            value
+            if isinstance(value, Text)
+            else Text(text_of(value) if not isinstance(value, str) else clean(value, one_line=True))
+        )
         table.add_row(Text(clean(label, one_line=True, max_chars=60)), value_text)
     return table
 

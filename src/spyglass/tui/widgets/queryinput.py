@@ -49,7 +49,7 @@ class FilterSuggester(Suggester):
             return None
         for name in self.names:
             if name.startswith(word.lower()) and name != word:
-                return value + name[len(word):] + ":"
+                return value + name[len(word) :] + ":"
         return None
 
 
@@ -73,7 +73,7 @@ class History:
             return
         if query in self.entries:
             self.entries.remove(query)
-        self.entries = [*self.entries, query][-self.size:]
+        self.entries = [*self.entries, query][-self.size :]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("\n".join(self.entries) + "\n", encoding="utf-8")

@@ -57,4 +57,3 @@ class StatusBar(Widget):
             text.append(f" {self.scan_credits:,}", style="bold")
             text.append(" scan")
         return text
-

@@ -104,7 +104,7 @@ class Table(DataTable):
 
     def _resize_columns(self, shown: list[tuple[Column, int]]) -> None:
         self.shown = shown
-        for column, (_, cells) in zip(self.ordered_columns, shown):
+        for column, (_, cells) in zip(self.ordered_columns, shown, strict=False):
             column.width = cells
         # DataTable has no public call for new widths: drop its render caches, re-measure when idle.
         self._clear_caches()

@@ -19,8 +19,7 @@ from spyglass.tui.widgets.colours import theme_style
 
 NORTH, SOUTH = 84.0, -58.0  # Antarctica and the far north cost rows and say little here
 # Braille dot bits for (column, row) within a 2 x 4 cell.
-_DOTS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (1, 0): 0x08, (1, 1): 0x10, (1, 2): 0x20,
-         (0, 3): 0x40, (1, 3): 0x80}
+_DOTS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (1, 0): 0x08, (1, 1): 0x10, (1, 2): 0x20, (0, 3): 0x40, (1, 3): 0x80}
 
 
 @lru_cache(maxsize=1)
@@ -33,7 +32,7 @@ def land_mask() -> tuple[int, int, bytes]:
     stride = (width + 7) // 8
     cells = bytearray(width * height)
     for row in range(height):
-        line = body[row * stride:(row + 1) * stride]
+        line = body[row * stride : (row + 1) * stride]
         for col in range(width):
             cells[row * width + col] = (line[col >> 3] >> (7 - (col & 7))) & 1
     return width, height, bytes(cells)
@@ -108,8 +107,9 @@ class WorldMap(Widget):
                 grid[row][col] = "●"
                 marks.append((row * (columns + 1) + col, theme_style(self.app, LEVEL_COLOUR[marker.level], bold=True)))
         # One span for the land and one per marker: cheap to render and to redraw.
-        text = Text("\n".join("".join(chars) for chars in grid), style=theme_style(self.app, "primary", dim=True),
-                    no_wrap=True)
+        text = Text(
+            "\n".join("".join(chars) for chars in grid), style=theme_style(self.app, "primary", dim=True), no_wrap=True
+        )
         for offset, style in marks:
             text.stylize(style, offset, offset + 1)
         return text
