@@ -20,8 +20,10 @@ from spyglass.tui.widgets.statusbar import StatusBar
 from spyglass.tui.widgets.table import fit_columns
 from tests.conftest import backend_with
 from tests.tui.helpers import screen_text, settle
+from tests.unit.test_index import latest_of_each_service
 
 BANNERS = list(generate(800, seed=5))
+CURRENT = latest_of_each_service(BANNERS)  # what search sees: the latest banner of each service
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +150,7 @@ async def test_pane_option_search_runs_the_query(data_backend):
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         pane = app.query_one(SearchPane)
-        assert pane.current_query == "port:22" and pane.total == sum(b["port"] == 22 for b in BANNERS)
+        assert pane.current_query == "port:22" and pane.total == sum(b["port"] == 22 for b in CURRENT)
         assert app.focused is app.query_one("#query", Input)
 
 
