@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import httpx
+
 from spyglass.client.account import AccountClient
 from spyglass.client.alerts import AlertsClient
 from spyglass.client.base import HostClient
@@ -86,7 +88,10 @@ class Clients:
     reachability: Reachability
 
     @classmethod
-    def from_profile(cls, profile: Profile, retry: RetryPolicy | None = None) -> Clients:
+    def from_profile(
+        cls, profile: Profile, retry: RetryPolicy | None = None, http_transport: httpx.AsyncBaseTransport | None = None
+    ) -> Clients:
+        """The clients of ``profile``; ``http_transport`` replaces the network (e.g. an httpx.MockTransport)."""
         credits = Credits()
         reachability = Reachability()  # of the main host: the one the status bar speaks for
         limiter = RateLimiter(profile.rate) if profile.rate else None
@@ -100,6 +105,7 @@ class Clients:
                 retry=retry,
                 credits=credits,
                 reachability=reachability if host == "main" else None,
+                http_transport=http_transport,
             )
 
         ns = profile.namespace

@@ -21,23 +21,18 @@ class SearchClient(HostClient):
         return await self.call(m.SearchResponse, "GET", self.ns("/host/count"), params=params)
 
     async def search(
-        self,
-        query: str,
-        facets: str | Sequence[str] | None = None,
-        *,
-        page: int = 1,
-        minify: bool = True,
-        fields: str | Sequence[str] | None = None,
+        self, query: str, facets: str | Sequence[str] | None = None, *, page: int = 1, minify: bool = True
     ) -> m.SearchResponse:
-        params = {
-            "query": query,
-            "facets": csv(facets) if facets else None,
-            "page": page,
-            "minify": minify,
-            "fields": csv(fields) if fields else None,
-        }
+        params = {"query": query, "facets": csv(facets) if facets else None, "page": page, "minify": minify}
         # May spend a query credit: not repeated once it may have reached the server.
         return await self.call(m.SearchResponse, "GET", self.ns("/host/search"), params=params, idempotent=False)
+
+    async def select(
+        self, query: str, fields: str | Sequence[str], facets: str | Sequence[str] | None = None, *, page: int = 1
+    ) -> m.SelectedFields:
+        """A search page with only ``fields`` of each match (partial banners, so plain objects)."""
+        params = {"query": query, "fields": csv(fields), "facets": csv(facets) if facets else None, "page": page}
+        return await self.call(m.SelectedFields, "GET", self.ns("/host/search"), params=params, idempotent=False)
 
     async def facets(self) -> list[str]:
         return await self.call(list[str], "GET", self.ns("/host/search/facets"))

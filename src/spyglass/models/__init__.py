@@ -23,7 +23,7 @@ from spyglass.models.host import HostRecord
 from spyglass.models.notifier import Notifier, NotifierCreated, NotifierList, ProviderSpec
 from spyglass.models.org import Organization, OrgUser
 from spyglass.models.scan import ScanList, ScanListItem, ScanState, ScanStatus, ScanSubmission
-from spyglass.models.search import FacetValue, SearchResponse, SearchTokens
+from spyglass.models.search import FacetValue, SearchResponse, SearchTokens, SelectedFields
 from spyglass.models.trends import MonthCount, MonthFacet, TrendsResponse
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "ScanSubmission",
     "SearchResponse",
     "SearchTokens",
+    "SelectedFields",
     "Success",
     "TagCount",
     "Trigger",

@@ -22,6 +22,14 @@ class SearchResponse(APIModel):
     scroll_id: str | None = Field(default=None, alias="_scroll_id")
 
 
+class SelectedFields(APIModel):
+    """A search page restricted to ``fields``: each match holds only those members, by dotted path."""
+
+    matches: list[dict[str, Any]] = Field(default_factory=list)
+    facets: dict[str, list[FacetValue]] | None = None
+    total: int = 0
+
+
 class SearchTokens(APIModel):
     """What the query parser understood of a query."""
 
