@@ -165,7 +165,7 @@ class Exporter:
         return 1
 
     def write_page(self, page: int, matches: list[dict]) -> None:
-        if self.csv:
+        if self.fields is not None:  # CSV
             new = not self.path.exists()
             with open(self.path, "a", newline="", encoding="utf-8") as fh:
                 writer = csv.writer(fh)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
 from pydantic import TypeAdapter, ValidationError
@@ -55,7 +55,7 @@ class HostClient:
 
     def parse(self, target: type[T] | Any, body: Any) -> T:
         try:
-            return _adapter(target).validate_python(body)
+            return _adapter(cast(Hashable, target)).validate_python(body)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "body"

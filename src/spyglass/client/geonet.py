@@ -34,7 +34,7 @@ class GeoNetClient(HostClient):
 
     async def _geo(self, model: type[R], path: str, params: dict) -> GeoResults[R]:
         body, headers = await self.transport.exchange("GET", path, params=params)
-        results = GeoResults(self.parse(list[model], body))
+        results: GeoResults[R] = GeoResults(self.parse(list.__class_getitem__(model), body))
         try:
             results.missing = self.parse(list[m.MissingAgent], json.loads(headers.get(MISSING_HEADER, "[]")))
         except (ValueError, ResponseFormatError):  # a garbled header loses only the list

@@ -285,15 +285,15 @@ class Transport:
             self.credits.from_headers(response.headers)
             if response.is_success:
                 return self._decode(response), response.headers
-            error = error_from_response(response, self._key)
+            refused = error_from_response(response, self._key)
             retryable = response.status_code == 429 or (idempotent and response.status_code in RETRY_STATUSES)
-            retry_after = getattr(error, "retry_after", None)
+            retry_after = getattr(refused, "retry_after", None)
             too_long = retry_after is not None and retry_after > self.retry.max_retry_after
             if retryable and not too_long and attempt + 1 < self.retry.attempts:
-                await self._backoff(attempt, retry_after, error)
+                await self._backoff(attempt, retry_after, refused)
                 attempt += 1
                 continue
-            raise error
+            raise refused
 
     async def _backoff(self, attempt: int, retry_after: float | None, error: Exception) -> None:
         wait = self.retry.delay(attempt, retry_after)

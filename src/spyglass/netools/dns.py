@@ -32,7 +32,7 @@ async def system_addresses(name: str, family: int = socket.AF_UNSPEC) -> list[st
         infos = await asyncio.get_running_loop().getaddrinfo(name, None, family=family, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         return []
-    found = [info[4][0] for info in infos if info[0] in (socket.AF_INET, socket.AF_INET6)]
+    found = [str(info[4][0]) for info in infos if info[0] in (socket.AF_INET, socket.AF_INET6)]
     return sorted(dict.fromkeys(found), key=lambda address: ":" in address)
 
 

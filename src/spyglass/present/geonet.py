@@ -84,7 +84,8 @@ def ping_row(result: Any) -> PingRow:
 def dns_row(result: Any) -> DnsRow:
     r = as_dict(result)
     city, country = place(r)
-    answers = r.get("answers") if isinstance(r.get("answers"), list) else []
+    answers = r.get("answers")
+    answers = answers if isinstance(answers, list) else []
     records = [
         f"{text_of(a.get('type'))} {text_of(a.get('value'))}".strip() if isinstance(a, dict) else text_of(a)
         for a in answers[:50]

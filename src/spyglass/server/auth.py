@@ -76,8 +76,9 @@ class Caller:
 async def caller(request: Request, key: str | None = Security(API_KEY)) -> Caller:
     """FastAPI dependency: the authenticated caller, or a 401/429 ``{error}``."""
     if not key and request.headers.get("content-type", "").startswith(FORM_TYPES):
-        key = (await request.form()).get("key")  # existing clients send it in the form body
-    if not key or not isinstance(key, str):
+        sent = (await request.form()).get("key")  # existing clients send it in the form body
+        key = sent if isinstance(sent, str) else None
+    if not key:
         raise ApiError(401, "No API key given: pass it as the query parameter 'key'")
     state = request.app.state
     account = state.store.account_for_key(key)

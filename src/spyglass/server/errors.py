@@ -99,7 +99,8 @@ def document_errors(app: FastAPI) -> None:
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
+        schema = app.openapi_schema
+        if schema is None:
             schema = generate()  # FastAPI's document, cached on the app: amended once, in place
             for operations in schema.get("paths", {}).values():
                 for operation in operations.values():
@@ -108,7 +109,7 @@ def document_errors(app: FastAPI) -> None:
             schemas["ErrorBody"] = ErrorBody.model_json_schema()
             for unused in ("HTTPValidationError", "ValidationError"):
                 schemas.pop(unused, None)
-        return app.openapi_schema
+        return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
 

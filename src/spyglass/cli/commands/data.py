@@ -60,17 +60,18 @@ def import_command(args: argparse.Namespace) -> int:
     progress = Progress("import")
     totals = Totals()
     index = BannerIndex(args.data or data_dir())
+    before = 0  # bytes of the files already imported
+
+    def show(done: int, r) -> None:
+        progress.update(
+            (before + done) / (sum(sizes) or 1),
+            f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad",
+        )
+
     try:
-        for n, path in enumerate(args.files):
-            import_one(
-                index,
-                path,
-                totals,
-                lambda done, r, n=n: progress.update(
-                    (sum(sizes[:n]) + done) / (sum(sizes) or 1),
-                    f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad",
-                ),
-            )
+        for size, path in zip(sizes, args.files, strict=True):
+            import_one(index, path, totals, show)
+            before += size
     except IndexBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
     finally:
@@ -78,7 +79,7 @@ def import_command(args: argparse.Namespace) -> int:
     return summarize(totals, progress)
 
 
-def import_one(index, path: Path, totals: Totals, show: Callable[[int, Any], None]) -> None:
+def import_one(index, path: Path, totals: Totals, show: Callable[[int, Any], object]) -> None:
     """Import ``path`` into ``totals``; a file that cannot be read to its end adds a line to
     ``totals.unreadable`` saying how much of it loaded."""
     from spyglass.server.index.importer import import_files

@@ -5,7 +5,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import tantivy
@@ -25,6 +25,15 @@ PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
 CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "f_transport", "x_transport")
+
+
+def hit_count(result: tantivy.SearchResult) -> int:
+    return result.count  # type: ignore[attr-defined]  # set when searched with count=True; the stub omits it
+
+
+def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
+    """The record seqs of hits (every document has an integer ``i_rowid``)."""
+    return cast(list[int], searcher.fast_field_values("i_rowid", addresses))
 
 
 class IndexBusy(RuntimeError):
@@ -73,12 +82,12 @@ class BannerIndex:
 
     def behind(self) -> bool:
         """Whether the records hold banners (or demotions) the index has not committed."""
-        return self.records.last_seq() > int(self.records.get_meta("indexed_seq", "0")) or bool(self.records.demoted())
+        return self.records.last_seq() > self.records.indexed_seq() or bool(self.records.demoted())
 
     def count(self, query: Query, facets: list[Facet]) -> tuple[int, dict[str, list[dict]]]:
         searcher = self.searcher()
         tq = self.compile(query)
-        total = searcher.search(tq, limit=1, count=True).count
+        total = hit_count(searcher.search(tq, limit=1, count=True))
         return total, self._facets(searcher, tq, facets)
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], dict]:
@@ -88,15 +97,15 @@ class BannerIndex:
         result = searcher.search(
             tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
         )
-        seqs = searcher.fast_field_values("i_rowid", [address for _, address in result.hits])
-        return result.count, self.records.fetch(seqs), self._facets(searcher, tq, facets)
+        seqs = rowids(searcher, [address for _, address in result.hits])
+        return hit_count(result), self.records.fetch(seqs), self._facets(searcher, tq, facets)
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
         searcher = self.searcher()
         tq = tantivy.Query.term_query(self.schema, "f_ip", ip)  # history too: current or not
         hits = searcher.search(tq, limit=10_000, order_by_field="timestamp").hits
-        return self.records.fetch(searcher.fast_field_values("i_rowid", [a for _, a in hits]))
+        return self.records.fetch(rowids(searcher, [a for _, a in hits]))
 
     def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
         if not facets:
@@ -132,7 +141,7 @@ class BannerIndex:
 
     def _catch_up(self, writer) -> None:
         """Index what the record store has that the index lost (a crash between the two)."""
-        indexed = int(self.records.get_meta("indexed_seq", "0"))
+        indexed = self.records.indexed_seq()
         if not self.behind():
             return
         writer.delete_documents_by_query(
@@ -177,7 +186,7 @@ class Writer:
         self.owner = owner
         self.writer = writer
         self.pending = 0
-        self.last_seq = int(owner.records.get_meta("indexed_seq", "0"))
+        self.last_seq = owner.records.indexed_seq()
 
     def add(self, prepared: list[Prepared]) -> int:
         """Store and index the new ones of prepared banners (see :func:`prepare`); returns how

@@ -31,7 +31,8 @@ def _text_query(schema: tantivy.Schema, field: str, text: str) -> TQ:
         return TQ.empty_query()
     if len(tokens) == 1:
         return TQ.term_query(schema, field, tokens[0])
-    return TQ.phrase_query(schema, field, tokens)
+    terms: list[str | tuple[int, str]] = list(tokens)
+    return TQ.phrase_query(schema, field, terms)
 
 
 def _any(queries: list[TQ]) -> TQ:
@@ -62,10 +63,11 @@ def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
     if kind is Kind.BOOL:
         return _any([TQ.term_query(schema, field, bool(v)) for v in f.values])
     if kind is Kind.DATE:
+        dates = [v for v in f.values if isinstance(v, date)]
         if f.name == "before":
-            bound = min(f.values)
+            bound = min(dates)
             return TQ.range_query(schema, field, tantivy.FieldType.Date, None, _day(bound), include_upper=False)
-        bound = max(f.values)
+        bound = max(dates)
         return TQ.range_query(schema, field, tantivy.FieldType.Date, _day(bound + timedelta(days=1)), None)
     if kind is Kind.CIDR:
         ranges = []
@@ -83,10 +85,10 @@ _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # how the index holds IPv4 add
 def _ip_ranges(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> list[tuple]:
     """Address ranges of ``net`` as the index holds them: an IPv6 network that is not itself
     IPv4-mapped leaves out the mapped block, so ``net:::/0`` means IPv6 only."""
+    if isinstance(net, ipaddress.IPv4Network) or net.subnet_of(_MAPPED) or not net.overlaps(_MAPPED):
+        return [(net.network_address, net.broadcast_address)]
     low, high = net.network_address, net.broadcast_address
-    if net.version == 4 or net.subnet_of(_MAPPED) or not net.overlaps(_MAPPED):
-        return [(low, high)]
-    ranges = []
+    ranges: list[tuple] = []
     if low < _MAPPED.network_address:
         ranges.append((low, _MAPPED.network_address - 1))
     if high > _MAPPED.broadcast_address:

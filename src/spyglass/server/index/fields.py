@@ -211,7 +211,7 @@ def _suffixes(names: list[str]) -> list[str]:
 
 def _prefixes(cpes: list[str]) -> list[str]:
     """Each CPE and its leading parts from the third on (``cpe:2.3:a``, ``cpe:2.3:a:nginx``...)."""
-    out = set()
+    out: set[str] = set()
     for cpe in cpes:
         parts = cpe.lower()[:MAX_TERM].split(":")
         out.update(":".join(parts[:i]) for i in range(3, len(parts) + 1))

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import orjson
 
@@ -83,7 +83,7 @@ def open_banner_file(path: Path) -> tuple[IO[bytes], IO[bytes]]:
     magic = raw.read(2)
     raw.seek(0)
     gz = magic == b"\x1f\x8b" or path.suffix == ".gz"
-    return (gzip.GzipFile(fileobj=raw) if gz else raw), raw
+    return cast(IO[bytes], gzip.GzipFile(fileobj=raw) if gz else raw), raw
 
 
 @dataclass
@@ -148,7 +148,7 @@ def _chunks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[list[bytes
 def import_files(
     index: BannerIndex,
     paths: list[Path],
-    progress: Callable[[int, int, ImportReport], None] | None = None,
+    progress: Callable[[int, int, ImportReport], object] | None = None,
     workers: int | None = None,
 ) -> ImportReport:
     """Load ``paths`` into ``index``; ``progress(done_bytes, total_bytes, report)`` after each batch.

@@ -143,6 +143,10 @@ class RecordStore:
             row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return row[0] if row else default
 
+    def indexed_seq(self) -> int:
+        """The last seq the search index has committed."""
+        return int(self.get_meta("indexed_seq") or 0)
+
     def set_meta(self, name: str, value: str) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))

@@ -80,6 +80,7 @@ def normalize(b: object) -> Shape:
         when = None
     if when is None or not FIRST_YEAR <= when.year <= LAST_YEAR:
         raise BadBanner(f"timestamp out of range: {head}")
+    assert isinstance(stamp, str)  # checked above, by its head
     fraction = _FRACTION.match(stamp, 19)
     transport = b.get("transport")
     if transport is None:

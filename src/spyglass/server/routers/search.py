@@ -99,7 +99,8 @@ def host_record(banners: list[dict], history: bool, minify: bool) -> dict:
     def union(member: str) -> list:
         return sorted({v for b in current.values() for v in _strings(b.get(member))})
 
-    loc = latest.get("location") if isinstance(latest.get("location"), dict) else {}
+    loc = latest.get("location")
+    loc = loc if isinstance(loc, dict) else {}
     record: dict[str, Any] = {
         "ip": latest.get("ip"),
         "ip_str": shape.ip_str,
