@@ -12,12 +12,12 @@ import gzip
 import io
 import json
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spyglass.present.values import get_path
 from spyglass.progress import Progress
-from spyglass.safetext import clean
+from spyglass.safetext import for_csv
 
 if TYPE_CHECKING:
     from spyglass.client import SearchClient
@@ -101,32 +101,9 @@ def check_request(path: Path, fields: str | list[str] | None, limit: int | None)
     return check_fields(fields)
 
 
-def member(banner: Any, path: str) -> Any:
-    """The value at a dotted ``path`` (a digit indexes a list), or None; any JSON shape is fine."""
-    value = banner
-    for part in path.split("."):
-        if isinstance(value, dict):
-            value = value.get(part)
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return None
-    return value
-
-
 def cell(banner: Any, path: str) -> str:
     """A CSV cell: text as a spreadsheet cannot run it, controls visible, objects as JSON text."""
-    value = member(banner, path)
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        text = value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = str(value)
-    else:
-        text = json.dumps(value, ensure_ascii=False)
-    neutral = "'" if text.startswith(FORMULA_START) else ""
-    return neutral + clean(text, one_line=True, max_chars=sys.maxsize)
+    return for_csv(get_path(banner, path))
 
 
 def banner_line(banner: dict) -> bytes:

@@ -130,15 +130,13 @@ def for_clipboard(value: Any, max_bytes: int = CLIPBOARD_MAX_BYTES) -> Clipboard
 
 
 def for_csv(value: Any, *, max_chars: int = CSV_MAX_CHARS) -> str:
-    """One CSV cell: controls visible, and text a spreadsheet would run as a formula (it starts
-    with =, +, -, @, tab or CR) prefixed with ``'``. Numbers stay numbers; lists and objects are
-    written as JSON."""
+    """One CSV cell on one line: controls visible, and any cell a spreadsheet could run as a formula
+    (it starts with =, +, -, @, tab or CR; a negative number too) prefixed with ``'``. Lists and
+    objects are written as JSON."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return to_str(value)
     raw = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else to_str(value)
-    text = clean(raw, max_chars=max_chars)
+    text = clean(raw, one_line=True, max_chars=max_chars)  # one line a cell: newlines show as ␊
     return "'" + text if raw.startswith(_FORMULA_START) or text.startswith(_FORMULA_START) else text

@@ -151,11 +151,11 @@ def test_clipboard_caps_the_size_on_a_character_boundary_and_says_so():
         ("+1", "'+1"),
         ("-1+2", "'-1+2"),
         ("@SUM(A1)", "'@SUM(A1)"),
-        ("\tx", "'\tx"),
+        ("\tx", "' x"),  # one line a cell: a tab shows as a space
         ("\r=1", "'␍=1"),
         ("nginx", "nginx"),
         ("a=b", "a=b"),
-        (-5, "-5"),
+        (-5, "'-5"),  # the rule is the first character, numbers too
         (4.99e36, "4.99e+36"),
         (None, ""),
         (True, "true"),

@@ -26,11 +26,15 @@ def as_dict(obj: Any) -> dict:
 
 
 def get_path(obj: Any, path: str, default: Any = None) -> Any:
-    """``obj["a"]["b"]["c"]`` for ``"a.b.c"``, or ``default`` where a step is missing or not an object."""
+    """``obj["a"]["b"]["c"]`` for ``"a.b.c"`` (a digit indexes a list: ``ssl.chain.0``), or
+    ``default`` where a step is missing or of another shape."""
     for part in path.split("."):
-        if not isinstance(obj, Mapping) or part not in obj:
+        if isinstance(obj, Mapping) and part in obj:
+            obj = obj[part]
+        elif isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        else:
             return default
-        obj = obj[part]
     return default if obj is None else obj
 
 
