@@ -3,25 +3,13 @@ from everywhere, and any text runs as a search. They go through the app as Navig
 
 from __future__ import annotations
 
-import ipaddress
 from functools import partial
 
 from textual.command import Hit, Hits, Provider
 from textual.content import Content
 
+from spyglass.netools.targets import is_hostname, is_ip
 from spyglass.safetext import clean
-
-
-def is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def looks_like_hostname(text: str) -> bool:
-    return "." in text and " " not in text and ":" not in text and len(text) <= 253
 
 
 class SpyglassCommands(Provider):
@@ -33,9 +21,9 @@ class SpyglassCommands(Provider):
             return
         shown = clean(text, one_line=True, max_chars=80)  # typed text is shown plain, never as markup
         post = self.app.post_message
-        if is_address(text):
+        if is_ip(text):
             yield Hit(1.0, Content(f"Open host {shown}"), partial(post, OpenHost(text)), help="Host pane")
-        if is_address(text) or looks_like_hostname(text):
+        if is_ip(text) or ("." in text and is_hostname(text)):  # a bare word is a search
             yield Hit(0.95, Content(f"Ping {shown} from everywhere"), partial(post, PingTarget(text)), help="Geo pane")
         yield Hit(
             0.9,
