@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from spyglass.models import HostRecord, SearchResponse, SearchTokens
+from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFields
 from spyglass.query import FACETS, FILTERS, QuerySyntaxError, parse_facets, parse_strict, tokens
 from spyglass.server.auth import Caller, caller
 from spyglass.server.errors import bad_request, not_found
@@ -156,7 +156,8 @@ def host_count(
     return json_response(body)
 
 
-@router.get("/host/search", response_model=SearchResponse, summary="Search banners")
+# With ``fields`` a match holds only those members (by dotted path): a partial banner.
+@router.get("/host/search", response_model=SearchResponse | SelectedFields, summary="Search banners")
 def host_search(
     request: Request,
     query: str = Query(...),
