@@ -9,7 +9,6 @@ import re
 import sys
 from typing import Any
 
-from spyglass.present import geonet, host, search
 from spyglass.safetext import clean
 
 # JSON escapes C0 controls itself; DEL, C1 controls (0x9b is an 8-bit CSI) and bidi overrides
@@ -36,25 +35,37 @@ def print_lines(lines: list[str], file=None) -> None:
 
 
 def ping_rows(results) -> None:
+    from spyglass.present import geonet
+
     print_lines(geonet.ping_lines(results))
 
 
 def dns_rows(results) -> None:
+    from spyglass.present import geonet
+
     print_lines(geonet.dns_lines(results))
 
 
 def missing_rows(results) -> None:
     """The locations that did not answer a geo form, on stderr."""
+    from spyglass.present import geonet
+
     print_lines(geonet.missing_lines(results), file=sys.stderr)
 
 
 def host_summary(record, history: bool = False) -> None:
+    from spyglass.present import host
+
     print(host.render_host_text(record, history=history))
 
 
 def search_rows(matches) -> None:
+    from spyglass.present import search
+
     print_lines([search.result_line(b) for b in matches])
 
 
 def facet_rows(facets) -> None:
+    from spyglass.present import search
+
     print_lines(search.facet_lines(facets))

@@ -18,7 +18,6 @@ from textual.worker import WorkerState
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui.connection import Connection, State
-from spyglass.tui.palette import SpyglassCommands
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
@@ -26,6 +25,8 @@ from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
 if TYPE_CHECKING:
+    from textual.command import Provider
+
     from spyglass.client import Clients
 
 # Function keys and plain control keys pass through SSH, tmux and screen; alt+digit does not.
@@ -47,10 +48,17 @@ def bindings_of(cls: type, own: bool = False) -> list[Binding]:
     return [b for b in declared if isinstance(b, Binding)]
 
 
+def spyglass_commands() -> type[Provider]:
+    """The palette's own entries, loaded when the palette first opens (textual.command is heavy)."""
+    from spyglass.tui.palette import SpyglassCommands
+
+    return SpyglassCommands
+
+
 class SpyglassApp(App[None]):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
-    COMMANDS = App.COMMANDS | {SpyglassCommands}
+    COMMANDS = App.COMMANDS | {spyglass_commands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (170, "-wide")]
     BINDINGS = [
         Binding("question_mark", "help", "Help", show=False, id="help"),
