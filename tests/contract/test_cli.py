@@ -181,3 +181,23 @@ def test_filters_lists_every_filter_with_an_example(capsys):
     assert main(["filters"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert any(line.split()[:3] == ["port", "int", "port:22"] for line in lines), lines[:5]
+
+
+def test_ping_refuses_demo_addresses_of_a_demo_backend(tmp_path, capsys, monkeypatch):
+    from spyglass.client import GeoNetClient
+    from tests.conftest import start_backend
+
+    async def never(*args, **kwargs):  # a guard: no packet may leave for the demo range
+        raise AssertionError("a demo address was measured")
+
+    monkeypatch.setattr(GeoNetClient, "ping", never)
+    monkeypatch.setattr(GeoNetClient, "geoping", never)
+    server, backend = start_backend(tmp_path)
+    backend.app.state.index.records.set_meta("demo", "1")
+    with server:
+        monkeypatch.setenv("SPYGLASS_URL", backend.url)
+        monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
+        for command in ("ping", "geoping"):
+            assert main([command, "198.18.0.7"]) == 2
+            assert "synthetic demo address" in capsys.readouterr().err
+    backend.store.close()

@@ -6,12 +6,24 @@ from spyglass.cli import render
 from spyglass.cli.common import Common, api_command
 
 
+async def refuse_demo_addresses(clients, target: str) -> None:
+    """While the backend holds demo data, its synthetic addresses (198.18.0.0/15) are not measured:
+    no host of the demo is really there."""
+    from spyglass.cli import UsageError
+    from spyglass.datagen import is_demo_address
+
+    if is_demo_address(target) and ((await clients.tools.backend_info()) or {}).get("demo"):
+        raise UsageError(f"{target} is a synthetic demo address (198.18.0.0/15): it is not measured")
+
+
 async def ping(clients, args):
+    await refuse_demo_addresses(clients, args.target)
     result = await clients.geonet.ping(args.target)
     return result if args.json else render.ping_rows([result])
 
 
 async def geoping(clients, args):
+    await refuse_demo_addresses(clients, args.target)
     results = await clients.geonet.geoping(args.target)
     render.missing_rows(results)
     return [r.to_api() for r in results] if args.json else render.ping_rows(results)

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Select, Static
 
+from spyglass.datagen import is_demo_address
 from spyglass.present import geonet
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import Pane
@@ -35,18 +36,6 @@ COLUMNS = [
     Column("loss", "Loss", 5, rank=3),
     Column("answer", "Answer", 24, rank=1, flex=True),
 ]
-
-
-def is_demo_address(target: str) -> bool:
-    """Whether ``target`` lies in the range the synthetic demo hosts are drawn from."""
-    import ipaddress
-
-    from spyglass.datagen import NETWORK
-
-    try:
-        return ipaddress.ip_address(target) in NETWORK
-    except ValueError:
-        return False
 
 
 def this_machine(configured: str | None) -> GeoLocation:
