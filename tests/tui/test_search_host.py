@@ -171,6 +171,24 @@ async def test_host_errors_are_messages(data_backend):
         assert field.value == "300.1.1.1"
 
 
+async def test_a_failed_lookup_never_shows_another_host_and_its_note_stays_with_its_pane(data_backend):
+    known = BANNERS[0]
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.post_message(OpenHost(known["ip_str"]))
+        await settle(pilot)
+        assert known["org"] in screen_text(app)
+        app.post_message(OpenHost("192.0.2.77"))  # nothing known there: a 404
+        await settle(pilot)
+        text = screen_text(app)
+        assert "No information available for that IP." in text and known["org"] not in text
+        assert app.query_one(HostPane).record is None
+        await pilot.press("f2")
+        await settle(pilot)
+        assert "No information available" not in str(app.status.render())
+
+
 def test_refine_quotes_values_with_spaces():
     assert refine("nginx", "org", "Northwind Hosting", False) == 'nginx org:"Northwind Hosting"'
     assert refine("", "port", "22", True) == "-port:22"

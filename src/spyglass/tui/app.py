@@ -266,6 +266,7 @@ class SpyglassApp(App[None]):
         switcher.current = pane.id
         self.query_one(NavBar).active = index
         self.refresh_armed = None
+        self.status.note = ""  # a note speaks for the pane that was in view
         pane.focus_first()
         if pane.stale and self.clients is not None and not self.pending_arg:
             pane.reload()

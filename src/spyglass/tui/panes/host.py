@@ -113,11 +113,23 @@ class HostPane(Pane):
         self.call("lookup", self._fetch, clients, ip, focus=True)
 
     async def _fetch(self, clients: Clients, ip: str, focus: bool = False) -> None:
-        record = await clients.search.host(ip, history=self.history)
+        try:
+            record = await clients.search.host(ip, history=self.history)
+        except Exception:
+            if self.record is not None and self.record.ip_str != ip:
+                self.clear_record()  # never show one host under another's address
+            raise
         self.record = record
         self.show_record(record)
         if focus:
             self.query_one("#services", Table).focus()  # h, c, y and p work from here
+
+    def clear_record(self) -> None:
+        self.record, self.banners = None, []
+        self.query_one("#host-summary", Facts).show([("", "open a result from Search, or type an address")])
+        self.query_one("#services", Table).clear_records()
+        self.query_one("#service-detail", Static).update("")
+        self.query_one("#service-box").border_title = "Service"
 
     def show_record(self, r: HostRecord) -> None:
         view = "history: every scan (h for current)" if self.history else "current services (h for history)"
