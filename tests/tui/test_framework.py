@@ -356,3 +356,18 @@ async def test_result_columns_follow_the_terminal_size(data_backend):
         await settle(pilot)
         assert title.width == before + 10 and results.row_count == rows
         assert "Seen" in screen_text(app)
+
+
+async def test_coming_back_to_a_pane_keeps_what_was_typed(data_backend):
+    """Focus that moves on its own (a pane switch) selects nothing: the next key adds, not replaces."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        field = app.query_one("#query", Input)
+        field.focus()
+        await pilot.press(*"port:22")
+        await pilot.press("escape", "f3", "f2")
+        await settle(pilot)
+        assert app.focused is field
+        await pilot.press("x")
+        assert field.value == "port:22x"

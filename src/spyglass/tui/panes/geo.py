@@ -83,7 +83,9 @@ class GeoPane(Pane):
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="geo-form"):
-            yield Input(placeholder="IP address or hostname, then Enter", id="geo-target", compact=True)
+            yield Input(
+                placeholder="IP address or hostname, then Enter", id="geo-target", compact=True, select_on_focus=False
+            )
             yield Select(
                 [("ping", "ping"), ("dns", "dns")], value="ping", allow_blank=False, id="geo-tool", compact=True
             )

@@ -62,7 +62,7 @@ class HostPane(Pane):
     """
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="IP address, then Enter", id="host-ip", compact=True)
+        yield Input(placeholder="IP address, then Enter", id="host-ip", compact=True, select_on_focus=False)
         yield self.compose_error()
         with Horizontal(id="host-top"):
             yield Facts("Host", id="host-summary")

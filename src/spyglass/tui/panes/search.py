@@ -94,7 +94,13 @@ class SearchPane(Pane):
         yield Static("", id="search-status")
         with Horizontal(id="search-body"):
             with Vertical(id="facet-side"):
-                yield Input(DEFAULT_FACETS, placeholder="facets, e.g. port,org:20", id="facet-spec", compact=True)
+                yield Input(
+                    DEFAULT_FACETS,
+                    placeholder="facets, e.g. port,org:20",
+                    id="facet-spec",
+                    compact=True,
+                    select_on_focus=False,
+                )
                 facets = OptionList(id="facets", markup=False)
                 facets.border_title = "Facets (Enter adds, - excludes)"
                 yield facets

@@ -111,7 +111,7 @@ class QueryInput(Vertical):
         self.draft = ""  # what was typed before going back in the history
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder=self.placeholder, id="query", suggester=FilterSuggester())
+        yield Input(placeholder=self.placeholder, id="query", suggester=FilterSuggester(), select_on_focus=False)
         yield Static("", id="query-caret")
         yield Static("", id="query-check")
 
