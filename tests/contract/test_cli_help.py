@@ -83,8 +83,8 @@ def test_help_in_a_fresh_process_loads_neither_textual_nor_the_web_stack():
 )
 def test_every_usage_error_exits_2_with_one_line(argv, capsys):
     assert main(argv) == 2
-    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("spyglass: ")]
-    assert len(err) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("spyglass: ") and "--help" in err[0], err
 
 
 @pytest.mark.parametrize("group", ["keys", "profile"])

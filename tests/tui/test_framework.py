@@ -371,3 +371,8 @@ async def test_coming_back_to_a_pane_keeps_what_was_typed(data_backend):
         assert app.focused is field
         await pilot.press("x")
         assert field.value == "port:22x"
+
+
+def test_the_dashboard_needs_a_terminal(capsys):
+    assert run_dashboard() == 2  # under pytest stdin is no terminal: a script gets a line, not escape codes
+    assert "needs a terminal" in capsys.readouterr().err

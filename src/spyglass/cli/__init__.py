@@ -51,12 +51,13 @@ class UsageError(ValueError):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error already; this keeps its message to our one-line form."""
+    """argparse exits 2 on a usage error already; this keeps its message to our one-line form
+    (errors are one line on stderr: the usage is one ``--help`` away)."""
 
     def error(self, message: str):
-        self.print_usage(sys.stderr)
         command = self.prog.removeprefix("spyglass").strip()
-        raise SystemExit(fail(f"{command}: {message}" if command else message, EXIT_USAGE))
+        hint = f" (spyglass {command} --help)" if command else " (spyglass --help)"
+        raise SystemExit(fail(f"{command}: {message}{hint}" if command else message + hint, EXIT_USAGE))
 
 
 def build_parser() -> argparse.ArgumentParser:

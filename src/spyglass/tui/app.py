@@ -409,6 +409,12 @@ def run_dashboard(
     if pane is not None and pane not in pane_ids():
         print(f"spyglass: unknown pane {pane!r}; the panes are: {', '.join(pane_ids())}", file=sys.stderr)
         return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "spyglass: the dashboard needs a terminal; from a script use the commands (spyglass --help)",
+            file=sys.stderr,
+        )
+        return 2
     config = Config.load()
     theme = pick_theme(config.theme, os.environ)  # here, not in the app: tests choose their own
     app = SpyglassApp(active_profile(profile_name), data, config=config, theme=theme, pane=pane, arg=arg)
