@@ -9,106 +9,70 @@ from __future__ import annotations
 import argparse
 import gzip
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from spyglass.cli import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
+from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 from spyglass.cli.common import Common, positive
 
 SHOWN = 10  # bad lines listed after an import; the rest are counted
-
-
-@dataclass
-class Totals:
-    """The import of several files, summed; ``unreadable`` holds a line per file that stopped early."""
-
-    read: int = 0
-    added: int = 0
-    duplicates: int = 0
-    bad: int = 0
-    problems: list[str] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
-
-    def add(self, report) -> None:
-        self.read += report.read
-        self.added += report.added
-        self.duplicates += report.duplicates
-        self.bad += report.bad
-        self.problems += report.problems[: SHOWN - len(self.problems)]
-
-    @property
-    def good(self) -> int:
-        return self.read - self.bad
-
-    def exit_code(self) -> int:
-        if self.unreadable or self.good == 0:
-            return EXIT_USAGE
-        return EXIT_FAILURE if self.bad else EXIT_OK
 
 
 def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
     from spyglass.server.index import BannerIndex, IndexBusy
+    from spyglass.server.index.importer import ImportReport, import_files
 
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
         return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
     sizes = [p.stat().st_size for p in args.files]
     progress = Progress("import")
-    totals = Totals()
+    totals = ImportReport()
+    unreadable: list[str] = []  # a line per file that could not be read to its end
     index = BannerIndex(args.data or data_dir())
     before = 0  # bytes of the files already imported
 
-    def show(done: int, r) -> None:
+    def show(done: int, total: int, r: ImportReport) -> None:
         progress.update(
             (before + done) / (sum(sizes) or 1),
             f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad",
         )
 
     try:
-        for size, path in zip(sizes, args.files, strict=True):
-            import_one(index, path, totals, show)
+        for size, path in zip(sizes, args.files, strict=True):  # a file at a time: what each loaded
+            report = import_files(index, [path], progress=show)
+            totals.merge(report)
+            unreadable += [
+                f"import: {e.path}: {e.message}; {report.added:,} new banners from it were loaded before that"
+                for e in report.file_errors
+            ]
             before += size
     except IndexBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
     finally:
         index.close()
-    return summarize(totals, progress)
+    return summarize(totals, unreadable, progress)
 
 
-def import_one(index, path: Path, totals: Totals, show: Callable[[int, Any], object]) -> None:
-    """Import ``path`` into ``totals``; a file that cannot be read to its end adds a line to
-    ``totals.unreadable`` saying how much of it loaded."""
-    from spyglass.server.index.importer import import_files
-
-    report = import_files(index, [path], progress=lambda done, total, r: show(done, r))
-    totals.add(report)
-    for error in report.file_errors:
-        totals.unreadable.append(
-            f"import: {error.path}: {error.message}; {report.added:,} new banners from it were loaded before that"
-        )
-
-
-def summarize(totals: Totals, progress) -> int:
+def summarize(totals, unreadable: list[str], progress) -> int:
     from spyglass.safetext import clean
 
     progress.done(
         f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, {totals.bad:,} bad"
     )
-    for problem in totals.problems:
+    shown = totals.problems[:SHOWN]
+    for problem in shown:
         print(f"  {clean(problem, one_line=True, max_chars=200)}", file=sys.stderr)
-    if totals.bad > len(totals.problems):
-        print(f"  … and {totals.bad - len(totals.problems):,} more bad lines", file=sys.stderr)
-    for line in totals.unreadable:
+    if totals.bad > len(shown):
+        print(f"  … and {totals.bad - len(shown):,} more bad lines", file=sys.stderr)
+    for line in unreadable:
         fail(line, EXIT_USAGE)
-    if not totals.unreadable and totals.good == 0:
+    if not unreadable and not totals.loaded:
         fail(
             "import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"), EXIT_USAGE
         )
-    return totals.exit_code()
+    return totals.exit_status
 
 
 GENERATE_SUFFIXES = (".json.gz", ".json")

@@ -62,10 +62,19 @@ class ImportReport:
 
     @property
     def exit_status(self) -> int:
-        """0 all loaded; 1 some lines bad; 2 a file unreadable, or lines read but none loaded."""
-        if self.file_errors or (self.read and not self.loaded):
+        """0 all loaded; 1 some lines bad; 2 a file unreadable, or nothing loaded (an empty file too)."""
+        if self.file_errors or not self.loaded:
             return 2
         return 1 if self.bad else 0
+
+    def merge(self, other: ImportReport) -> None:
+        """Add ``other`` (the import of another file) to this one."""
+        self.read += other.read
+        self.added += other.added
+        self.duplicates += other.duplicates
+        self.bad += other.bad
+        self.problems += other.problems[: MAX_REPORTED - len(self.problems)]
+        self.file_errors += other.file_errors
 
 
 def _die_with_parent(parent: int) -> None:
