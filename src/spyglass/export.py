@@ -123,9 +123,8 @@ class Exporter:
         self.path = path
         self.query = query
         name = path.name.lower()
-        self.csv = name.endswith(".csv")
         self.gzip = name.endswith(".gz")
-        self.fields = fields or (DEFAULT_CSV_FIELDS if self.csv else None)
+        self.fields = (fields or DEFAULT_CSV_FIELDS) if name.endswith(".csv") else None  # None: JSON
         self.state = path.with_name(path.name + ".resume")
 
     def resume_page(self) -> int:
@@ -142,7 +141,7 @@ class Exporter:
         return 1
 
     def write_page(self, page: int, matches: list[dict]) -> None:
-        if self.fields is not None:  # CSV
+        if self.fields is not None:
             new = not self.path.exists()
             with open(self.path, "a", newline="", encoding="utf-8") as fh:
                 writer = csv.writer(fh)

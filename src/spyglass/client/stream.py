@@ -48,7 +48,7 @@ class StreamClient(HostClient):
             raise ValueError("fmt is 'json' or 'sse'")
         params = {"t": fmt, "debug": 1 if debug else None}
         try:
-            async with self.transport.stream(f"/{self.namespace}{path}", params) as response:
+            async with self.transport.stream(self.ns(path), params) as response:
                 if not response.is_success:
                     await response.aread()
                     raise error_from_response(response, None)
