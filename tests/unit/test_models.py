@@ -162,4 +162,5 @@ def test_any_json_in_any_member_round_trips(members):
     }
     banner = m.Banner.model_validate(body)
     assert banner.to_api() == body
-    assert isinstance(banner.address, str) and banner.module is None or isinstance(banner.module, str)
+    assert isinstance(banner.address, str)
+    assert banner.module is None or isinstance(banner.module, str)
