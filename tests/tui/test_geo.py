@@ -120,3 +120,19 @@ async def test_map_toggles(geo_backend):
         assert not pane.query_one(WorldMap).display
         await pilot.press("m")
         assert pane.query_one(WorldMap).display
+
+
+async def test_an_agent_that_does_not_know_its_country_shows_no_code(tmp_path):
+    server, backend = start_backend(tmp_path, geonet=GeonetSettings(ping_count=1))  # no --location
+    with server:
+        app = SpyglassApp(backend.profile(backend.key()))
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_geo(pilot)
+            pane.query_one("#geo-target", Input).value = "127.0.0.1"
+            await pilot.click("#geo-run")
+            await settle(pilot)
+            table = pane.query_one(DataTable)
+            rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+            agent = next(row for row in rows if row[0] == "unknown location")
+            assert agent[1] == ""  # not a cut "un"
+    backend.store.close()

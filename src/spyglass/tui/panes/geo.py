@@ -198,7 +198,9 @@ class GeoPane(Pane):
         table = self.query_one(Table)
         values = [
             safe_text(where.city, one_line=True, max_chars=60),
-            safe_text(where.country, one_line=True),
+            # The column holds a code; an agent that does not know its country ("unknown") says so in
+            # the location column instead of showing a cut "un".
+            safe_text(where.country if len(where.country) <= 2 else "", one_line=True),
             *[c if isinstance(c, Text) else safe_text(c, one_line=True) for c in cells],
         ]
         record = {column.key: value for column, value in zip(COLUMNS, values, strict=True)}
