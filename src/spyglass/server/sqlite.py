@@ -20,18 +20,13 @@ class SchemaTooNew(RuntimeError):
     """The file was written by a newer spyglass: opening it here could lose what it holds."""
 
 
-def connect(
-    path: Path, *, synchronous: str, schema: str | None = None, migrations: Sequence[Migration] = ()
-) -> sqlite3.Connection:
+def connect(path: Path, *, synchronous: str, migrations: Sequence[Migration] = ()) -> sqlite3.Connection:
     """A connection shared across threads (callers hold a lock), in WAL mode, autocommit
-    (transactions are explicit), brought to the last version of ``migrations``. ``schema`` is
-    idempotent DDL run on every open, for files that have no versions yet."""
+    (transactions are explicit), brought to the last version of ``migrations``."""
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={synchronous}")
     db.execute("PRAGMA busy_timeout=10000")
-    if schema:
-        db.executescript(schema)
     if migrations:
         try:
             migrate(db, migrations, name=Path(path).name)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,9 +26,8 @@ from typing import NamedTuple
 import orjson
 
 from spyglass.server.index.shape import BadBanner, Shape, normalize
-from spyglass.server.sqlite import connect
+from spyglass.server.sqlite import connect, statements
 
-VERSION = 1  # PRAGMA user_version of banners.db; 0 is the layout before the services table
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS banners (seq INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE, body BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -36,6 +36,29 @@ CREATE TABLE IF NOT EXISTS services (service INTEGER PRIMARY KEY, seq INTEGER NO
 -- banners that stopped being current since the index last committed (it must re-index them)
 CREATE TABLE IF NOT EXISTS demoted (seq INTEGER PRIMARY KEY);
 """
+
+
+def _layout_1(db: sqlite3.Connection) -> None:
+    """The services and demoted tables. A data dir of the first release (version 0) had every
+    banner searchable: the latest of each service becomes its current one."""
+    for statement in statements(SCHEMA):
+        db.execute(statement)
+    latest: dict[int, tuple[str, int]] = {}
+    for seq, body in db.execute("SELECT seq, body FROM banners ORDER BY seq"):
+        try:
+            shape = normalize(unpack(body))
+        except (BadBanner, ValueError):
+            continue
+        service = service_key(shape)
+        if service not in latest or shape.stamp >= latest[service][0]:
+            latest[service] = (shape.stamp, seq)
+    db.executemany(
+        "INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
+        ((sv, seq, stamp) for sv, (stamp, seq) in latest.items()),
+    )
+
+
+MIGRATIONS = (_layout_1,)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
 _HUGE_INT = re.compile(rb"[0-9]{20}")  # orjson reads integers past 64 bits as floats
 
 
@@ -85,46 +108,9 @@ class RecordStore:
         self._lock = threading.RLock()
         # NORMAL: a committed batch survives the process crashing; an OS crash may lose the last
         # batches, which a re-import restores (bulk data, unlike accounts, can be replayed).
-        self._db = connect(path, synchronous="NORMAL", schema="")
+        self._db = connect(path, synchronous="NORMAL", migrations=MIGRATIONS)
         # The key index takes random inserts: a bigger page cache keeps them off the disk.
         self._db.execute("PRAGMA cache_size=-262144")
-        self._migrate()
-
-    def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version > VERSION:
-            raise RuntimeError(f"banners.db is of a newer spyglass (layout {version}, this one reads {VERSION})")
-        if version == VERSION:
-            return
-        old = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'banners'").fetchone() is not None
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
-            if old:  # layout 0: every banner was searchable; find the latest of each service
-                self._fill_services()
-            self._db.execute(f"PRAGMA user_version={VERSION}")
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
-
-    def _fill_services(self) -> None:
-        latest: dict[int, tuple[str, int]] = {}
-        for seq, body in self._db.execute("SELECT seq, body FROM banners ORDER BY seq"):
-            try:
-                shape = normalize(unpack(body))
-            except (BadBanner, ValueError):
-                continue
-            service = service_key(shape)
-            if service not in latest or shape.stamp >= latest[service][0]:
-                latest[service] = (shape.stamp, seq)
-        self._db.executemany(
-            "INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
-            ((sv, seq, stamp) for sv, (stamp, seq) in latest.items()),
-        )
 
     def close(self) -> None:
         with self._lock:
