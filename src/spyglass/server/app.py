@@ -6,13 +6,17 @@ says where each is mounted: under the namespace prefix (``/intel/...``) or at th
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from fastapi import FastAPI
 
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
+from spyglass.server.collect import Collector
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, search, status, tools
@@ -32,9 +36,31 @@ class Settings:
     geonet: GeonetSettings = field(default_factory=GeonetSettings)
 
 
+class BackgroundService(Protocol):
+    """Work the backend does beside answering requests (the collector, scans, deliveries):
+    started when the server starts, stopped in reverse order when it stops."""
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    started: list[BackgroundService] = []
+    try:
+        for service in app.state.services:
+            await service.start()
+            started.append(service)
+        yield
+    finally:
+        for service in reversed(started):
+            await service.stop()
+
+
 def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     store = store or Store(settings.data_dir)
     app = FastAPI(
+        lifespan=lifespan,
         title="spyglass intelligence API",
         version=__version__,
         description="The internet intelligence API, served by spyglass's embedded backend. "
@@ -44,6 +70,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None
     app.state.index = BannerIndex(settings.data_dir)
+    app.state.collector = Collector(app.state.index)
+    # In start order; each section that works in the background appends its service here.
+    app.state.services = [app.state.collector]
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:

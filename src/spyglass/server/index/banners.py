@@ -191,15 +191,19 @@ class Writer:
     def add(self, prepared: list[Prepared]) -> int:
         """Store and index the new ones of prepared banners (see :func:`prepare`); returns how
         many were new."""
+        return len(self.add_new(prepared))
+
+    def add_new(self, prepared: list[Prepared]) -> list[int]:
+        """As :meth:`add`; returns the keys of the banners that were new."""
         added = self.owner.records.add(prepared)
-        for seq, current, tail in added:
-            add_document(self.writer, seq, current, tail)
+        for seq, current, p in added:
+            add_document(self.writer, seq, current, p.doc)
         if added:
             self.last_seq = added[-1][0]
             self.pending += len(added)
         if self.pending >= COMMIT_EVERY:
             self.commit()
-        return len(added)
+        return [p.key for _, _, p in added]
 
     def commit(self) -> None:
         if self.pending or self.owner.records.demoted():

@@ -137,9 +137,9 @@ class RecordStore:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
 
-    def add(self, banners: list[Prepared]) -> list[tuple[int, bool, bytes]]:
+    def add(self, banners: list[Prepared]) -> list[tuple[int, bool, Prepared]]:
         """Store the banners whose keys are new, in one transaction; returns ``(seq, current,
-        doc)`` of those added. A banner newer than its service's current one replaces it (the
+        prepared)`` of those added. A banner newer than its service's current one replaces it (the
         old one is recorded as demoted); an older one is stored as not current."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
@@ -184,7 +184,7 @@ class RecordStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        return [(s, current, p.doc) for s, current, p in added]
+        return [(s, current, p) for s, current, p in added]
 
     def _rows(self, sql: str, values: list) -> list[tuple]:
         rows: list[tuple] = []
@@ -195,6 +195,11 @@ class RecordStore:
 
     def _existing(self, sql: str, values: list) -> set:
         return {r[0] for r in self._rows(sql, values)}
+
+    def known_services(self, services: list[int]) -> set[int]:
+        """Of these services, those the store holds a banner of."""
+        with self._lock:
+            return self._existing("SELECT service FROM services WHERE service IN ({})", services)
 
     def current_seqs(self, services: list[int]) -> set[int]:
         """Of these services, the seqs of their current banners."""

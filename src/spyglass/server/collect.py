@@ -1,0 +1,148 @@
+"""The one path of banners the backend newly collects (scan results, the demo collector, replays).
+
+``await app.state.collector.collect(banners, source)`` stores them in the index and then tells
+every listener (the stream hub, the alert triggers) about the ones that were new. Listeners run
+on the event loop and must not block: they queue work of their own.
+
+Writes are batched: concurrent ``collect`` calls within one flush share one index commit. While
+another process holds the index writer (``spyglass import``), batches wait and retry; nothing
+is dropped, and callers wait with them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spyglass.server.index.banners import BannerIndex, IndexBusy, prepare
+from spyglass.server.index.records import Prepared
+from spyglass.server.index.shape import BadBanner
+
+log = logging.getLogger("spyglass.collect")
+
+FLUSH_EVERY = 0.25  # seconds: how long a banner may wait for the batch it joins
+BUSY_RETRY = 1.0  # seconds between tries while another process writes the index
+
+
+@dataclass(frozen=True)
+class Collected:
+    """A banner that was new to the index, as it was stored (never changed)."""
+
+    banner: dict
+    new_service: bool  # the first banner ever of its (address, port, transport)
+    source: str  # "scan", "demo", "replay", ...
+
+
+Listener = Callable[[list[Collected]], None]
+
+
+@dataclass
+class _Pending:
+    banners: list[dict]
+    source: str
+    done: asyncio.Future[list[Collected]]
+
+
+class Collector:
+    def __init__(self, index: BannerIndex) -> None:
+        self.index = index
+        self._listeners: list[Listener] = []
+        self._pending: list[_Pending] = []
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def start(self) -> None:
+        self._wake = asyncio.Event()
+        self._task = asyncio.create_task(self._run(), name="collector")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        if self._pending:  # stop means the process is ending: store what was handed over
+            await asyncio.to_thread(self._store_pending, self._take())
+
+    async def collect(self, banners: list[dict], source: str) -> list[Collected]:
+        """Store ``banners`` and publish the new ones; returns those that were new (a banner the
+        index already holds, or one without address, port, transport and timestamp, is skipped)."""
+        if not banners:
+            return []
+        done: asyncio.Future[list[Collected]] = asyncio.get_running_loop().create_future()
+        self._pending.append(_Pending(list(banners), source, done))
+        if self._task is None:  # not started (a script or test using the app without a server)
+            self._notify_all(await asyncio.to_thread(self._store_pending, self._take()))
+        elif self._wake:
+            self._wake.set()
+        return await done
+
+    def _take(self) -> list[_Pending]:
+        taken, self._pending = self._pending, []
+        return taken
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(FLUSH_EVERY)
+            self._wake.clear()
+            batch = self._take()
+            while True:
+                try:
+                    results = await asyncio.to_thread(self._store_pending, batch)
+                    break
+                except IndexBusy:
+                    await asyncio.sleep(BUSY_RETRY)
+                except Exception as exc:  # never lose the loop: fail these callers, keep serving
+                    log.exception("storing collected banners failed")
+                    for item in batch:
+                        if not item.done.done():
+                            item.done.set_exception(exc)
+                    results = None
+                    break
+            if results is not None:
+                self._notify_all(results)
+
+    def _store_pending(self, batch: list[_Pending]) -> list[tuple[_Pending, list[Collected]]]:
+        """In a thread: one index commit for the whole batch."""
+        prepared: list[tuple[_Pending, dict, Prepared]] = []
+        for item in batch:
+            for banner in item.banners:
+                try:
+                    prepared.append((item, banner, prepare(banner)))
+                except (BadBanner, TypeError, ValueError) as exc:
+                    log.warning("collected banner skipped (%s): %s", item.source, exc)
+        known = self.index.records.known_services([p.service for _, _, p in prepared])
+        with self.index.writing() as writer:
+            added = set(writer.add_new([p for _, _, p in prepared]))
+        out: dict[int, list[Collected]] = {id(item): [] for item in batch}
+        seen: set[int] = set()
+        for item, banner, p in prepared:
+            if p.key in added and p.key not in seen:
+                seen.add(p.key)
+                new_service = p.service not in known
+                known.add(p.service)
+                out[id(item)].append(Collected(banner, new_service, item.source))
+        return [(item, out[id(item)]) for item in batch]
+
+    def _notify_all(self, results: list[tuple[_Pending, list[Collected]]]) -> None:
+        everything: list[Collected] = []
+        for item, collected in results:
+            everything.extend(collected)
+            if not item.done.done():
+                item.done.set_result(collected)
+        if not everything:
+            return
+        for listener in self._listeners:
+            try:
+                listener(everything)
+            except Exception:  # one broken listener never stops the others or the collector
+                log.exception("a listener of collected banners failed")
