@@ -126,9 +126,11 @@ class SpyglassApp(App[None]):
 
         self.panes = load_panes()
         self.query_one(NavBar).titles = [
-            (cls.TITLE, self.keys_of(f"pane.{cls.ID}", cls.KEYS).split()[0]) for cls in self.panes
+            (cls.TITLE, (self.keys_of(f"pane.{cls.ID}", cls.KEYS).split() or [""])[0]) for cls in self.panes
         ]
         for cls in self.panes:
+            if not cls.KEYS:
+                continue  # reached from the pane list (ctrl+g) and the pane bar only
             for binding in Binding.make_bindings(
                 [Binding(cls.KEYS, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
             ):
@@ -292,7 +294,7 @@ class SpyglassApp(App[None]):
         self.search_commands(
             [
                 (
-                    f"{cls.TITLE}  ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})",
+                    f"{cls.TITLE}  ({self.keys_of(f'pane.{cls.ID}', cls.KEYS) or 'ctrl+g'})",
                     lambda pane_id=cls.ID: self.run_worker(self.show_pane(pane_id), exit_on_error=False),
                     cls.HELP,
                 )
@@ -338,7 +340,7 @@ class SpyglassApp(App[None]):
     def keys_of(self, binding_id: str | None, keys: str) -> str:
         """The keys of a binding as the user has them (the keymap wins), for display."""
         chosen = self.keymap.get(binding_id or "", keys)
-        return " ".join(self.get_key_display(Binding(key.strip(), "")) for key in chosen.split(","))
+        return " ".join(self.get_key_display(Binding(key.strip(), "")) for key in chosen.split(",") if key.strip())
 
     def get_key_display(self, binding: Binding) -> str:
         shown = super().get_key_display(binding)
@@ -354,7 +356,7 @@ class SpyglassApp(App[None]):
                 "Everywhere",
                 everywhere,
                 bindings_of(type(self))
-                + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes],
+                + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes if cls.KEYS],
             ),
             ("Every pane", "", bindings_of(Pane)),
             ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table)),

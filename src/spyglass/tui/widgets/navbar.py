@@ -32,18 +32,36 @@ class NavBar(Widget):
     def render(self) -> Text:
         # Bold and underlined as well as coloured: told apart with NO_COLOR or 16 colours too.
         selected = theme_background(self.app, "primary", bold=True, underline=True, reverse=self.app.current_theme.ansi)
-        text = Text(no_wrap=True, overflow="ellipsis")
-        self._spans = []
+        labels = []
         for index, (title, key) in enumerate(self.titles):
-            start = len(text)
+            label = Text()
+            key_part = f" {key}" if key else ""
             if index == self.active:
-                text.append(f" {key} {title} ", style=selected)
+                label.append(f"{key_part} {title} ", style=selected)
             else:
-                text.append(f" {key} ", style="dim")
-                text.append(f"{title} ")
-            self._spans.append((start, len(text)))
+                label.append(f"{key_part} ", style="dim")
+                label.append(f"{title} ")
+            labels.append(label)
+        first = self._first_shown([label.cell_len + 1 for label in labels], self.size.width)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        self._spans = [(-1, -1)] * len(labels)
+        if first:
+            text.append("‹ ", style="dim")
+        for index in range(first, len(labels)):
+            start = len(text)
+            text.append_text(labels[index])
+            self._spans[index] = (start, len(text))
             text.append(" ")
         return text
+
+    def _first_shown(self, widths: list[int], room: int) -> int:
+        """The first pane shown: 0 when all fit, else far enough along that the active one does."""
+        if not widths or sum(widths) <= room or room <= 0:
+            return 0
+        first = 0
+        while first < self.active and 2 + sum(widths[first : self.active + 1]) > room:
+            first += 1
+        return first
 
     def on_click(self, event: events.Click) -> None:
         for index, (start, end) in enumerate(self._spans):
