@@ -54,6 +54,10 @@ class Backend:
     def key(self, plan: str = "enterprise", researcher: bool = False) -> str:
         return self.store.create_key(plan, researcher=researcher)
 
+    def collect(self, banners: list[dict], source: str = "test") -> list:
+        """Hand banners to the running backend's collector, as a scan would; returns the new ones."""
+        return self.app.state.collector.collect_from_thread(banners, source)
+
     def profile(self, key: str | None = None, **kw):
         from spyglass.config import Profile
 

@@ -59,3 +59,14 @@ async def test_a_broken_listener_does_not_stop_the_others(tmp_path):
     collected = await collector.collect(list(generate(10, seed=3)), "demo")  # not started: stores at once
     assert len(collected) == 10 and heard == [10]
     index.close()
+
+
+def test_a_running_backend_collects_from_another_thread(tmp_path):
+    from tests.conftest import start_backend
+
+    server, backend = start_backend(tmp_path)
+    with server:
+        first = backend.collect([banner("127.0.0.9", 25, "2026-11-01T00:00:00.000000")])
+        assert [(c.banner["port"], c.new_service, c.source) for c in first] == [(25, True, "test")]
+        assert backend.collect([banner("127.0.0.9", 25, "2026-11-01T00:00:00.000000")]) == []
+    backend.store.close()

@@ -34,6 +34,7 @@ class Settings:
     namespace: str = DEFAULT_NAMESPACE
     rate_limit: float | None = None  # requests per second per key; None: unlimited
     geonet: GeonetSettings = field(default_factory=GeonetSettings)
+    smtp_server: tuple[str, int] | None = None  # (host, port) for e-mail; None: e-mail is not sent
 
 
 class BackgroundService(Protocol):

@@ -52,11 +52,13 @@ class Collector:
         self._pending: list[_Pending] = []
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
     async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._task = asyncio.create_task(self._run(), name="collector")
 
@@ -83,6 +85,12 @@ class Collector:
         elif self._wake:
             self._wake.set()
         return await done
+
+    def collect_from_thread(self, banners: list[dict], source: str, timeout: float = 60.0) -> list[Collected]:
+        """:meth:`collect` from another thread (a test, a worker thread) while the server runs."""
+        if self._loop is None:
+            raise RuntimeError("the collector is not running")
+        return asyncio.run_coroutine_threadsafe(self.collect(banners, source), self._loop).result(timeout)
 
     def _take(self) -> list[_Pending]:
         taken, self._pending = self._pending, []

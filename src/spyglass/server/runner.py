@@ -6,9 +6,6 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from pathlib import Path
-
-from spyglass import DEFAULT_NAMESPACE
 
 
 def base_urls(host: str, port: int, hosts: Iterable[str] = ()) -> dict[str, str]:
@@ -57,30 +54,24 @@ def seed_demo_data(index) -> None:
 
 
 def serve(
-    data_dir: Path,
+    settings,
     *,
     host: str = "127.0.0.1",
     port: int = 8765,
-    namespace: str = DEFAULT_NAMESPACE,
-    rate_limit: float | None = None,
-    geonet=None,
     geonet_only: bool = False,
     sock: socket.socket | None = None,
     demo: bool = False,
     exit_on_stdin_eof: bool = False,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve until interrupted. ``sock`` is a listening socket handed over by the launcher."""
+    """Serve ``settings`` (a :class:`spyglass.server.app.Settings`) until interrupted. ``sock`` is a
+    listening socket handed over by the launcher."""
     import uvicorn
 
-    from spyglass.server.app import Settings, create_app
-    from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+    from spyglass.server.app import create_app
+    from spyglass.server.routers.geonet import create_geonet_app
 
-    geonet = geonet or GeonetSettings()
-    if geonet_only:
-        app = create_geonet_app(geonet)
-    else:
-        app = create_app(Settings(data_dir=Path(data_dir), namespace=namespace, rate_limit=rate_limit, geonet=geonet))
+    app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
     sock = sock or listen(host, port)
     for line in announcement(app, *sock.getsockname()[:2], geonet_only=geonet_only):
         announce(line)

@@ -3,40 +3,59 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 from spyglass.cli.common import Common
 
 
+def settings_from(args: argparse.Namespace):
+    """The backend's settings from ``serve``'s options (ValueError names a bad one)."""
+    from spyglass.config import data_dir
+    from spyglass.server.app import Settings
+    from spyglass.server.routers.geonet import GeonetSettings, parse_location
+
+    geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline)
+    if args.location:
+        geonet.location = parse_location(args.location)
+    if args.nameserver:
+        from spyglass.netools.dns import parse_nameserver
+
+        servers = [parse_nameserver(ns) for ns in args.nameserver]
+        geonet.nameservers = [host for host, _ in servers]
+        geonet.dns_port = servers[0][1]  # dnspython uses one port for all of them
+    return Settings(
+        data_dir=Path(args.data or data_dir()),
+        namespace=args.namespace,
+        rate_limit=args.rate_limit,
+        geonet=geonet,
+        smtp_server=parse_smtp(args.smtp) if args.smtp else None,
+    )
+
+
+def parse_smtp(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":") if text.count(":") == 1 else (text, "", "25")
+    if not host or not port.isdigit():
+        raise ValueError(f"--smtp takes HOST[:PORT], not {text!r}")
+    return host, int(port)
+
+
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
-    from spyglass.config import data_dir
-    from spyglass.server.routers.geonet import GeonetSettings, parse_location
     from spyglass.server.runner import serve
 
-    geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline)
     try:
-        if args.location:
-            geonet.location = parse_location(args.location)
-        if args.nameserver:
-            from spyglass.netools.dns import parse_nameserver
-
-            servers = [parse_nameserver(ns) for ns in args.nameserver]
-            geonet.nameservers = [host for host, _ in servers]
-            geonet.dns_port = servers[0][1]  # dnspython uses one port for all of them
+        settings = settings_from(args)
     except ValueError as exc:
         return fail(f"serve: {exc}", EXIT_USAGE)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
     try:
         serve(
-            args.data or data_dir(),
+            settings,
             host=args.host,
             port=args.port,
-            namespace=args.namespace,
-            rate_limit=args.rate_limit,
-            geonet=geonet,
             geonet_only=args.geonet_only,
             sock=sock,
             demo=args.demo,
@@ -80,6 +99,9 @@ def register(sub, common: Common) -> None:
     )
     p.add_argument(
         "--nameserver", action="append", metavar="HOST[:PORT]", help="DNS server for lookups (default: the system's)"
+    )
+    p.add_argument(
+        "--smtp", metavar="HOST[:PORT]", help="SMTP server for e-mail the backend sends (notifiers, invitations)"
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
