@@ -15,16 +15,19 @@ from typing import Protocol
 from fastapi import FastAPI
 
 from spyglass import DEFAULT_NAMESPACE, __version__
+from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, search, status, tools
+from spyglass.server.routers import account, scans, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.scanner.service import ScanService
+from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
 
 ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
+NAMESPACED_SECTIONS = (search, scans)  # paths under /{namespace}: /intel/host/...
 UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
 
 
@@ -35,6 +38,10 @@ class Settings:
     rate_limit: float | None = None  # requests per second per key; None: unlimited
     geonet: GeonetSettings = field(default_factory=GeonetSettings)
     smtp_server: tuple[str, int] | None = None  # (host, port) for e-mail; None: e-mail is not sent
+    scan_allow: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED))  # networks scans may reach
+    scan_concurrency: int = 256  # open connections at once, over all scans
+    scan_timeout: float = 5.0  # seconds per connection
+    scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows
 
 
 class BackgroundService(Protocol):
@@ -73,7 +80,15 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.index = BannerIndex(settings.data_dir)
     app.state.collector = Collector(app.state.index)
     # In start order; each section that works in the background appends its service here.
-    app.state.services = [app.state.collector]
+    app.state.scan_store = ScanStore(settings.data_dir)
+    app.state.scans = ScanService(
+        app.state.scan_store,
+        app.state.collector,
+        app.state.index,
+        concurrency=settings.scan_concurrency,
+        timeout=settings.scan_timeout,
+    )
+    app.state.services = [app.state.collector, app.state.scans]
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:

@@ -13,6 +13,7 @@ from spyglass.cli.common import Common
 def settings_from(args: argparse.Namespace):
     """The backend's settings from ``serve``'s options (ValueError names a bad one)."""
     from spyglass.config import data_dir
+    from spyglass.netools.scantargets import DEFAULT_ALLOWED
     from spyglass.server.app import Settings
     from spyglass.server.routers.geonet import GeonetSettings, parse_location
 
@@ -31,7 +32,20 @@ def settings_from(args: argparse.Namespace):
         rate_limit=args.rate_limit,
         geonet=geonet,
         smtp_server=parse_smtp(args.smtp) if args.smtp else None,
+        scan_allow=[scan_network(n) for n in args.scan_allow] if args.scan_allow else list(DEFAULT_ALLOWED),
+        scan_concurrency=args.scan_concurrency,
+        scan_timeout=args.scan_timeout,
+        scan_max_ips=args.scan_max_ips,
     )
+
+
+def scan_network(text: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_network(text, strict=False))
+    except ValueError:
+        raise ValueError(f"--scan-allow takes a CIDR netblock, not {text!r}") from None
 
 
 def parse_smtp(text: str) -> tuple[str, int]:
@@ -103,6 +117,15 @@ def register(sub, common: Common) -> None:
     p.add_argument(
         "--smtp", metavar="HOST[:PORT]", help="SMTP server for e-mail the backend sends (notifiers, invitations)"
     )
+    p.add_argument(
+        "--scan-allow",
+        action="append",
+        metavar="CIDR",
+        help="a network on-demand scans may reach (repeatable; default: loopback only, 127.0.0.0/8 and ::1)",
+    )
+    p.add_argument("--scan-concurrency", type=int, default=256, metavar="N", help="open scan connections at once")
+    p.add_argument("--scan-timeout", type=float, default=5.0, metavar="SECONDS", help="per scan connection")
+    p.add_argument("--scan-max-ips", type=int, default=65_536, metavar="N", help="addresses one scan may cover")
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=serve_command)
