@@ -67,6 +67,7 @@ class ScansPane(Pane):
     def on_mount(self) -> None:
         self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
         self.statuses: dict[str, str] = {}
+        self.following = False  # a scan is in flight: the list polls
         self._poll = self.set_interval(POLL_EVERY, self.poll, pause=True)
         self.check_form()
 
@@ -168,8 +169,8 @@ class ScansPane(Pane):
                 },
                 key=scan.id,
             )
-        running = any(in_flight(s) for s in scans.matches)
-        if running:
+        self.following = any(in_flight(s) for s in scans.matches)
+        if self.following:
             self._poll.resume()
         else:
             self._poll.pause()
