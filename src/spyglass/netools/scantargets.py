@@ -84,7 +84,7 @@ def network(text: str) -> Network:
 def _collapse(blocks: list[Network]) -> list[Network]:
     v4 = [b for b in blocks if b.version == 4]
     v6 = [b for b in blocks if b.version == 6]
-    return [*ipaddress.collapse_addresses(v4), *ipaddress.collapse_addresses(v6)]  # type: ignore[arg-type]
+    return [*ipaddress.collapse_addresses(v4), *ipaddress.collapse_addresses(v6)]
 
 
 def parse_ips(text: str, protocols: Iterable[str] | None) -> ScanSpec:
@@ -124,7 +124,7 @@ def _parse_services(text: str, protocols: set[str] | None) -> ScanSpec:
                 raise BadTargets(f"{address}: port {json.dumps(port)} is not a port number (1-65535)")
             if protocol is not None and protocols is not None and protocol not in protocols:
                 raise BadTargets(f"{address}: unknown protocol {json.dumps(protocol)} (see /intel/protocols)")
-            checked.append((port, protocol))  # type: ignore[arg-type]
+            checked.append((port, protocol))
         services.setdefault(block, []).extend(dict.fromkeys(checked))
     return ScanSpec(services=services)
 

@@ -37,9 +37,11 @@ class ScanService:
         self.timeout = timeout
         self._slots: asyncio.Semaphore | None = None
         self._tasks: dict[str, asyncio.Task] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
+        self._loop = asyncio.get_running_loop()
         for scan in self.store.unfinished():  # interrupted by a stop or a crash: carry on from the watermark
             log.info("resuming scan %s at probe %d of %d", scan.id, scan.probed, scan.probes)
             self._launch(scan)
@@ -54,8 +56,8 @@ class ScanService:
     def submit(self, scan: Scan) -> None:
         """Queue an accepted scan (its row is written and its credits spent)."""
         self.store.set_status(scan.id, QUEUE)
-        if self._slots is not None:
-            self._launch(scan)
+        if self._loop is not None:  # routes run in worker threads: the scan starts on the server's loop
+            self._loop.call_soon_threadsafe(self._launch, scan)
         # else: not serving (a script using the app without a server): the next start runs it
 
     def running(self) -> int:
@@ -109,13 +111,13 @@ class ScanRun:
         for position, target in self.probes:  # a shared iterator: each probe is taken once
             self.next_position = position + 1
             self.in_flight.add(position)
-            try:
-                async with self.service._slots:
-                    found = await self._probe(target)
-                if found is not None:
-                    self.results.append(found)
-            finally:
-                self.in_flight.discard(position)
+            async with self.service._slots:
+                found = await self._probe(target)
+            # Cancelled above (the server stopping), the probe stays in flight: the watermark stays
+            # below it and the resumed scan makes it again.
+            if found is not None:
+                self.results.append(found)
+            self.in_flight.discard(position)
 
     async def _probe(self, target: Probe) -> dict | None:
         try:
