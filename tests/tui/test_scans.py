@@ -64,7 +64,7 @@ async def test_a_scan_is_followed_to_done_and_opens_in_search(scan_backend):
                 if "DONE" in screen_text(app):
                     break
             text = screen_text(app)
-            assert "DONE" in text and "100% (1 of 1 probes), 1 found" in text
+            assert "DONE" in text and "100% of 1 probe" in text
             assert "99 left" in text  # the credit it spent, shown in the form's price line
             assert not pane.following  # nothing in flight: polling stopped
             pane.query_one("#scan-list").focus()

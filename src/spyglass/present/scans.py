@@ -32,12 +32,16 @@ def age(created: str | None, now: datetime | None = None) -> str:
 
 
 def progress(scan: ScanStatus | ScanListItem) -> str:
-    """ "37% (1,850 of 5,000 probes), 4 found", or what the server told (status only)."""
+    """How far it got, e.g. "37% of 5,000 probes"; "-" when the server does not say (the original
+    service tells only the status)."""
     fraction = scan.fraction
     if fraction is None:
-        return "done" if scan.status == ScanState.DONE else "-"
-    found = f", {scan.found:,} found" if scan.found is not None else ""
-    return f"{fraction:.0%} ({scan.probed:,} of {scan.probes:,} probes){found}"
+        return "-"
+    return f"{fraction:.0%} of {scan.probes:,} probe{'' if scan.probes == 1 else 's'}"
+
+
+def found(scan: ScanStatus | ScanListItem) -> str:
+    return f"{scan.found:,} found" if scan.found is not None else ""
 
 
 def status_line(scan: ScanStatus | ScanListItem, now: datetime | None = None) -> str:
@@ -45,5 +49,5 @@ def status_line(scan: ScanStatus | ScanListItem, now: datetime | None = None) ->
     size = scan.count if isinstance(scan, ScanStatus) else scan.size
     return (
         f"{clean(scan.id, one_line=True, max_chars=32):<16}  {clean(str(scan.status), one_line=True):<10}  "
-        f"{(size if size is not None else 0):>7,} IPs  {age(scan.created, now):>4} ago  {progress(scan)}"
+        f"{(size if size is not None else 0):>7,} IPs  {age(scan.created, now):>4} ago  {progress(scan)}  {found(scan)}"
     )

@@ -34,18 +34,18 @@ async def submit(clients, args):
     if args.json:
         return {"scan": final.to_api(), "matches": found}
     render.search_rows(found)
-    print(f"scan {result.id}: {len(found):,} services found", file=sys.stderr)
+    print(f"scan {result.id}: {len(found):,} service{'' if len(found) == 1 else 's'} found", file=sys.stderr)
     return None
 
 
 async def follow(clients, scan_id: str):
     """Poll until DONE, with a progress line on stderr (rewritten in place on a terminal)."""
-    from spyglass.present.scans import in_flight, progress
+    from spyglass.present.scans import found, in_flight, progress
 
     on_tty = sys.stderr.isatty()
     while True:
         status = await clients.scans.status(scan_id)
-        line = f"scan {scan_id}: {status.status} {progress(status)}"
+        line = f"scan {scan_id}: {status.status} {progress(status)}, {found(status)}"
         print(f"\r\x1b[K{line}" if on_tty else line, end="" if on_tty else "\n", file=sys.stderr, flush=True)
         if not in_flight(status):
             if on_tty:

@@ -50,7 +50,7 @@ class ScansPane(Pane):
     ScansPane #scan-form Button { min-width: 8; }
     ScansPane #scan-check { height: 1; margin: 0 0 1 0; color: $text-muted; }
     ScansPane #scan-check.bad { color: $error; }
-    ScansPane #scan-list { height: auto; max-height: 100%; }
+    ScansPane #scan-list { height: 1fr; border: round $primary 50%; }
     """
 
     def compose(self) -> ComposeResult:
