@@ -16,7 +16,7 @@ from .protocols import PORTS, PROTOCOLS
 __all__ = ["Found", "probe"]
 
 log = logging.getLogger(__name__)
-GREETING_WAIT = 3.0  # seconds a service that speaks first gets to say something
+GREETING_WAIT = 2.0  # at most, seconds a service that speaks first gets to say something (and half the timeout)
 SNIFF_REQUEST = b"GET / HTTP/1.0\r\n\r\n"
 
 
@@ -58,11 +58,11 @@ async def sniff(t: Target) -> tuple[str | None, bytes]:
     """(module its words call for, or None; what it said). A silent service is sent a GET."""
     conn = await Conn.open(t)
     try:
-        said = await conn.read_some(min(t.timeout, GREETING_WAIT))
+        said = await conn.read_some(min(t.timeout / 2, GREETING_WAIT))
         if said:
             return by_greeting(said), said
         await conn.send(SNIFF_REQUEST)
-        answer = await conn.read_all(wait=min(t.timeout, GREETING_WAIT))
+        answer = await conn.read_all()
     finally:
         await conn.close()
     return by_answer(answer), answer

@@ -53,10 +53,10 @@ async def grab(t: Target) -> Found | None:
             transcript.append(reply)
             return reply
 
+        feat = await ask(b"FEAT")  # before login: servers delay a refused login, some for seconds
         user = await ask(b"USER anonymous")
         login = await ask(b"PASS anonymous@") if replies.code(user) == 331 else user
         anonymous = replies.code(login) == 230
-        feat = await ask(b"FEAT")
         await ask(b"QUIT")
     finally:
         await conn.close()
