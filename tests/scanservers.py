@@ -218,7 +218,8 @@ class LoopThread:
 
 
 @contextlib.contextmanager
-def _asyncio_server(handler: Callable, facts: dict | None = None) -> Iterator[Service]:
+def asyncio_service(handler: Callable, facts: dict | None = None) -> Iterator[Service]:
+    """Any ``asyncio.start_server`` connection handler, served from a thread."""
     lt = LoopThread()
 
     async def start():
@@ -355,7 +356,7 @@ def redis_service(password: str | None = None) -> Iterator[Service]:
                 await writer.drain()
         writer.close()
 
-    with _asyncio_server(handle, {"version": "7.2.4"}) as svc:
+    with asyncio_service(handle, {"version": "7.2.4"}) as svc:
         yield svc
 
 
@@ -396,7 +397,7 @@ def hostile_service(kind: str) -> Iterator[Service]:
                 await reader.read(1 << 20)
         writer.close()
 
-    with _asyncio_server(handle) as svc:
+    with asyncio_service(handle) as svc:
         yield svc
 
 

@@ -287,3 +287,32 @@ async def test_fake_ssh_keeps_the_version():
     assert found.data.startswith("SSH-2.0-Fake_1.0\n")
     assert found.members["product"] == "Fake" and found.members["version"] == "1.0"
     assert "kex" not in found.members["ssh"]
+
+
+async def test_a_greeting_no_module_knows_is_generic():
+    async def pop3(reader, writer):
+        writer.write(b"+OK POP3 server ready <1896.697170952@dbc.test>\r\n")
+        await writer.drain()
+        await reader.read(1024)
+        writer.write(b"-ERR unknown command\r\n")
+        await writer.drain()
+        writer.close()
+
+    with ss.asyncio_service(pop3) as svc:
+        asked_redis = await probe(svc.host, svc.port, "redis", timeout=TIMEOUT)
+        found = await probe(svc.host, svc.port, timeout=TIMEOUT)
+    for f in (asked_redis, found):
+        assert f is not None and f.module == "generic"
+        assert f.data == "+OK POP3 server ready <1896.697170952@dbc.test>\r\n"
+
+
+async def test_ipv6_loopback():
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+            port = s.getsockname()[1]
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    assert await probe("::1", port, timeout=TIMEOUT) is None

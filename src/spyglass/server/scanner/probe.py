@@ -7,6 +7,7 @@ a TLS refusal of it); failing all, the generic module records what the port said
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from .modules import GRABBERS, generic
@@ -17,6 +18,9 @@ __all__ = ["Found", "probe"]
 
 log = logging.getLogger(__name__)
 GREETING_WAIT = 2.0  # at most, seconds a service that speaks first gets to say something (and half the timeout)
+# A hard cap on one probe, in connection timeouts: modules make a few connections one after the
+# other (https: handshake, version checks, page, redirects, documents) and each has the timeout.
+MAX_STEPS = 10
 SNIFF_REQUEST = b"GET / HTTP/1.0\r\n\r\n"
 
 
@@ -25,26 +29,32 @@ async def probe(ip: str, port: int, protocol: str | None = None, *, timeout: flo
     or the one its first words call for). None when closed, filtered or silent."""
     if protocol is not None and protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: one of {', '.join(sorted(PROTOCOLS))}")
-    t = Target(ip, port, timeout)
-    tried: set[str] = set()
     try:
-        first = protocol or PORTS.get(port)
-        if first is not None and first != "generic":
-            tried.add(first)
-            found = await _run(first, t)
-            if found is not None:
-                return found
-        kind, said = await sniff(t)
-        if kind is not None and kind not in tried:
-            found = await _run(kind, t)
-            if found is not None:
-                return found
-        return generic.found(said)
+        return await asyncio.wait_for(_probe(Target(ip, port, timeout), protocol), timeout * MAX_STEPS)
     except Closed:
+        return None
+    except TimeoutError:
+        log.warning("probe of %s:%s (%s) ran past %s connection timeouts", ip, port, protocol, MAX_STEPS)
         return None
     except Exception:  # a module bug must not take a scan down; it is logged for a fix
         log.exception("probe of %s:%s (%s) failed", ip, port, protocol)
         return None
+
+
+async def _probe(t: Target, protocol: str | None) -> Found | None:
+    tried: set[str] = set()
+    first = protocol or PORTS.get(t.port)
+    if first is not None and first != "generic":
+        tried.add(first)
+        found = await _run(first, t)
+        if found is not None:
+            return found
+    kind, said = await sniff(t)
+    if kind is not None and kind not in tried:
+        found = await _run(kind, t)
+        if found is not None:
+            return found
+    return generic.found(said)
 
 
 async def _run(name: str, t: Target) -> Found | None:
