@@ -161,12 +161,14 @@ class _TLSHTTPServer(ThreadingHTTPServer):
     tls: ssl.SSLContext | None = None
 
     def finish_request(self, request, client_address) -> None:
-        if self.tls is not None:  # shake hands in the request's thread, not the accepting one
-            try:
-                request = self.tls.wrap_socket(request, server_side=True)
-            except (OSError, ValueError):
-                return
-        super().finish_request(request, client_address)
+        if self.tls is None:
+            return super().finish_request(request, client_address)
+        try:  # shake hands in the request's thread, not the accepting one
+            request = self.tls.wrap_socket(request, server_side=True)
+        except (OSError, ValueError):
+            return
+        with request:  # wrapping detached the plain socket that shutdown_request closes
+            super().finish_request(request, client_address)
 
 
 @contextlib.contextmanager
@@ -232,9 +234,10 @@ def asyncio_service(handler: Callable, facts: dict | None = None) -> Iterator[Se
 
         async def close():
             server.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         with contextlib.suppress(Exception):
             lt.run(close())
@@ -338,7 +341,7 @@ def redis_service(password: str | None = None) -> Iterator[Service]:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         authed = password is None
-        with contextlib.suppress(Exception):
+        try:
             while (cmd := await _read_command(reader)) is not None:
                 name = cmd[0].upper() if cmd else b""
                 if name == b"AUTH" and password is not None:
@@ -354,7 +357,10 @@ def redis_service(password: str | None = None) -> Iterator[Service]:
                 else:
                     writer.write(b"-ERR unknown command '%s'\r\n" % name[:40])
                 await writer.drain()
-        writer.close()
+        except (OSError, ValueError, asyncio.IncompleteReadError):
+            pass  # a client that sent something else, or left
+        finally:
+            writer.close()
 
     with asyncio_service(handle, {"version": "7.2.4"}) as svc:
         yield svc
@@ -370,7 +376,7 @@ def hostile_service(kind: str) -> Iterator[Service]:
     ``fake-ssh``: an SSH version line followed by garbage instead of a key exchange."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(Exception):
+        try:
             if kind == "garbage":
                 writer.write(os.urandom(3000).replace(b"SSH-", b"xxxx"))
                 await writer.drain()
@@ -395,7 +401,10 @@ def hostile_service(kind: str) -> Iterator[Service]:
                 writer.write(b"SSH-2.0-Fake_1.0\r\n" + os.urandom(5000))
                 await writer.drain()
                 await reader.read(1 << 20)
-        writer.close()
+        except Exception:
+            pass  # the scanner went away: that is what these services are for
+        finally:
+            writer.close()
 
     with asyncio_service(handle) as svc:
         yield svc
