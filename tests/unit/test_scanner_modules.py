@@ -316,3 +316,10 @@ async def test_ipv6_loopback():
     except OSError:
         pytest.skip("no IPv6 loopback here")
     assert await probe("::1", port, timeout=TIMEOUT) is None
+
+
+async def test_generic_when_asked_records_the_greeting_only():
+    with ss.ssh_service() as svc:
+        found = await probe(svc.host, svc.port, "generic", timeout=TIMEOUT)
+    assert found is not None and found.module == "generic"
+    assert found.data == svc.facts["version"] + "\r\n" and found.members == {}

@@ -50,7 +50,7 @@ async def _probe(t: Target, protocol: str | None) -> Found | None:
         if found is not None:
             return found
     kind, said = await sniff(t)
-    if kind is not None and kind not in tried:
+    if kind is not None and kind not in tried and protocol != "generic":
         found = await _run(kind, t)
         if found is not None:
             return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from . import replies
-from .base import Conn, Found, Target, cpe_members, signed_hash
+from .base import Conn, Found, Target, cpe_members
 
 # Greeting patterns for common servers: regex -> (product, cpe vendor:product)
 KNOWN = [
@@ -62,5 +62,5 @@ async def grab(t: Target) -> Found | None:
         await conn.close()
     data = "".join(replies.text(r) for r in transcript)
     feats = features(feat)
-    ftp = {"anonymous": anonymous, "features": feats, "features_hash": signed_hash(",".join(sorted(feats)))}
+    ftp = {"anonymous": anonymous, "features": feats}
     return Found("ftp", data, {"ftp": ftp, **product(replies.text(greeting))})

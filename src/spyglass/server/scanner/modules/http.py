@@ -72,7 +72,6 @@ async def grab(t: Target, tls: ssl.SSLContext | None = None) -> Found | None:
         "html_hash": signed_hash(page),
         "location": path,
         "redirects": redirects,
-        "components": {},
     }
     extras = await asyncio.gather(
         *(_document(t, p, tls) for p in DOCUMENTS.values()), _favicon(t, page, path, tls), return_exceptions=True
