@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import logging
 import ssl
 
 import mmh3
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spyglass.server.scanner.probe import Found, probe
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
@@ -323,3 +327,62 @@ async def test_generic_when_asked_records_the_greeting_only():
         found = await probe(svc.host, svc.port, "generic", timeout=TIMEOUT)
     assert found is not None and found.module == "generic"
     assert found.data == svc.facts["version"] + "\r\n" and found.members == {}
+
+
+class _Recorder(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+# What a hostile service might send: junk, or a protocol's opening followed by junk.
+_openings = st.sampled_from(
+    [
+        b"",
+        b"SSH-2.0-X\r\n",
+        b"SSH-2.0-X\r\n\x00\x00\x01\x00\x04\x14",  # a KEXINIT packet's start
+        b"220 ",
+        b"220-x\r\n220 ok\r\n211-",
+        b"HTTP/1.1 200 OK\r\n",
+        b"HTTP/1.1 301 Moved\r\nLocation: /x\r\nTransfer-Encoding: chunked\r\n\r\n",
+        b"$100\r\n",
+        b"-ERR",
+        b"\x15\x03",
+    ]
+)
+_replies = st.tuples(_openings, st.binary(max_size=600)).map(lambda t: t[0] + t[1])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(greeting=_replies, answer=_replies, protocol=st.sampled_from([None, *sorted(PROTOCOLS)]))
+def test_any_reply_is_a_result_never_an_error(greeting, answer, protocol):
+    """A service that sends ``greeting`` on connect and ``answer`` to anything, then closes: the
+    probe returns a Found (JSON-safe) or None, and no module fails with an error it logs."""
+
+    async def handle(reader, writer):
+        try:
+            if greeting:
+                writer.write(greeting)
+                await writer.drain()
+            if await reader.read(4096):
+                writer.write(answer)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    recorder = _Recorder()
+    logging.getLogger("spyglass.server.scanner").addHandler(recorder)
+    try:
+        with ss.asyncio_service(handle) as svc:
+            found = asyncio.run(probe(svc.host, svc.port, protocol, timeout=0.3))
+    finally:
+        logging.getLogger("spyglass.server.scanner").removeHandler(recorder)
+    assert not recorder.records, [r.getMessage() for r in recorder.records]
+    if found is not None:
+        assert found.module in PROTOCOLS
+        _json_safe(found)

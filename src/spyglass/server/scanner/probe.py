@@ -26,7 +26,10 @@ SNIFF_REQUEST = b"GET / HTTP/1.0\r\n\r\n"
 
 async def probe(ip: str, port: int, protocol: str | None = None, *, timeout: float = 5.0) -> Found | None:
     """What the service at ``ip``:``port`` says, through the module for ``protocol`` (or the port's,
-    or the one its first words call for). None when closed, filtered or silent."""
+    or the one its first words call for). None when closed, filtered or silent.
+
+    ``timeout`` bounds each connection (connect and exchange); a probe makes a few, one after the
+    other, and is cut off after ``MAX_STEPS`` timeouts in all."""
     if protocol is not None and protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: one of {', '.join(sorted(PROTOCOLS))}")
     try:
