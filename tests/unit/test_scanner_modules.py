@@ -81,6 +81,11 @@ async def test_http_redirect_off_the_service_is_not_followed():
         assert http_module.same_service(t, "http://198.51.100.7/", False) is None
         assert http_module.same_service(t, f"http://{svc.host}:{svc.port}/x?y=1", False) == "/x?y=1"
         assert http_module.same_service(t, "/a/../b", False) == "/b"
+        assert http_module.same_service(t, "/a b\u00e9", False) == "/a%20b%C3%A9"
+        assert http_module.same_service(t, "http://[bad", False) is None
+        assert http_module.same_service(t, "i.png", False, "/a/b?c") == "/a/i.png"
+        assert http_module.same_service(t, f"http://{svc.host}:99999/", False) is None
+        assert http_module.same_service(t, f"https://{svc.host}:{svc.port}/", False) is None
         resp = await http_module.fetch(t, "/away", None)
     assert resp is not None and resp.status == 302
 
@@ -348,6 +353,8 @@ _openings = st.sampled_from(
         b"220-x\r\n220 ok\r\n211-",
         b"HTTP/1.1 200 OK\r\n",
         b"HTTP/1.1 301 Moved\r\nLocation: /x\r\nTransfer-Encoding: chunked\r\n\r\n",
+        b"HTTP/1.1 302 Found\r\nLocation: http://[bad\r\nContent-Length: 0\r\n\r\n",
+        b'HTTP/1.0 200 OK\r\n\r\n<link rel=icon href="http://127.0.0.1:99999/">',
         b"$100\r\n",
         b"-ERR",
         b"\x15\x03",
