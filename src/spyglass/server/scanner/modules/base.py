@@ -50,10 +50,6 @@ def favicon_hash(icon: bytes) -> int:
     return signed_hash(base64.encodebytes(icon))
 
 
-def text(raw: bytes, errors: str = "replace") -> str:
-    return raw.decode("utf-8", errors)
-
-
 class Conn:
     """One TCP (or TLS) connection with a deadline; reads are bounded and never raise."""
 

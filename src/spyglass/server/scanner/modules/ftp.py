@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from . import replies
-from .base import Conn, Found, Target, cpe_members, signed_hash
+from .base import Conn, Found, Target, cpe_members
 
 # Greeting patterns for common servers: regex -> (product, cpe vendor:product)
 KNOWN = [
@@ -53,14 +53,14 @@ async def grab(t: Target) -> Found | None:
             transcript.append(reply)
             return reply
 
+        feat = await ask(b"FEAT")  # before login: servers delay a refused login, some for seconds
         user = await ask(b"USER anonymous")
         login = await ask(b"PASS anonymous@") if replies.code(user) == 331 else user
         anonymous = replies.code(login) == 230
-        feat = await ask(b"FEAT")
         await ask(b"QUIT")
     finally:
         await conn.close()
     data = "".join(replies.text(r) for r in transcript)
     feats = features(feat)
-    ftp = {"anonymous": anonymous, "features": feats, "features_hash": signed_hash(",".join(sorted(feats)))}
+    ftp = {"anonymous": anonymous, "features": feats}
     return Found("ftp", data, {"ftp": ftp, **product(replies.text(greeting))})

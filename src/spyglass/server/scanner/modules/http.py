@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import ssl
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from . import httpparse
 from .base import Closed, Conn, Found, NotTLS, Target, cpe_members, favicon_hash, signed_hash
@@ -14,6 +14,7 @@ from .base import Closed, Conn, Found, NotTLS, Target, cpe_members, favicon_hash
 MAX_REDIRECTS = 3
 USER_AGENT = "spyglass-crawler"
 # Extra documents: banner member name -> path.
+_PATH_SAFE = "/?=&%:@!$'()*+,;~-._"  # what stays as it is in a request path; spaces, controls, non-ASCII are quoted
 DOCUMENTS = {"robots": "/robots.txt", "securitytxt": "/.well-known/security.txt", "sitemap": "/sitemap.xml"}
 
 
@@ -38,22 +39,26 @@ async def fetch(t: Target, path: str, tls: ssl.SSLContext | None) -> httpparse.R
         await conn.close()
 
 
-def same_service(t: Target, url: str, tls: bool) -> str | None:
-    """The path of a redirect target on this same service (scheme, address and port), else None:
-    a scanner only talks to the address it was asked to scan."""
-    base = f"{'https' if tls else 'http'}://{authority(t, tls)}/"
-    parts = urlsplit(urljoin(base, url))
-    here = urlsplit(base)
-    if (parts.scheme, parts.netloc.lower()) != (here.scheme, here.netloc.lower()):
+def same_service(t: Target, url: str, tls: bool, page: str = "/") -> str | None:
+    """The path of a URL (a redirect's or an icon's, relative to ``page``) on this same service (scheme,
+    address and port), else None: a scanner only talks to the address it was asked to scan."""
+    scheme = "https" if tls else "http"
+    try:
+        parts = urlsplit(urljoin(urljoin(f"{scheme}://{authority(t, tls)}/", page), url))
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # an unbalanced [ or a port out of range in what the service sent
         return None
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if parts.scheme != scheme or (parts.hostname or "") != t.ip.lower() or port != t.port:
+        return None
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return quote(path, safe=_PATH_SAFE)
 
 
 async def grab(t: Target, tls: ssl.SSLContext | None = None) -> Found | None:
     path, redirects = "/", list[dict]()
     resp = await fetch(t, path, tls)
     while resp is not None and resp.status in (301, 302, 303, 307, 308) and len(redirects) < MAX_REDIRECTS:
-        nxt = same_service(t, resp.header("location") or "", tls is not None)
+        nxt = same_service(t, resp.header("location") or "", tls is not None, path)
         if nxt is None or not resp.header("location"):
             break
         redirects.append({"host": t.ip, "data": resp.head, "location": path, "html": resp.text()})
@@ -72,7 +77,6 @@ async def grab(t: Target, tls: ssl.SSLContext | None = None) -> Found | None:
         "html_hash": signed_hash(page),
         "location": path,
         "redirects": redirects,
-        "components": {},
     }
     extras = await asyncio.gather(
         *(_document(t, p, tls) for p in DOCUMENTS.values()), _favicon(t, page, path, tls), return_exceptions=True
@@ -107,7 +111,7 @@ async def _document(t: Target, path: str, tls: ssl.SSLContext | None) -> str | N
 
 async def _favicon(t: Target, page: str, page_path: str, tls: ssl.SSLContext | None) -> dict | None:
     href = httpparse.icon_href(page)
-    path = same_service(t, urljoin(page_path, href), tls is not None) if href else None
+    path = same_service(t, href, tls is not None, page_path) if href else None
     path = path or "/favicon.ico"
     try:
         resp = await fetch(t, path, tls)

@@ -58,10 +58,10 @@ def parse(raw: bytes) -> Response | None:
     head_bytes = raw if end < 0 else raw[:end]
     head = head_bytes.decode("latin-1")
     headers = []
-    for line in head.splitlines()[1:]:
-        name, sep, value = line.partition(":")
+    for line in head.split("\n")[1:]:  # only CR LF (or LF) ends a line: not the other line breaks str knows
+        name, sep, value = line.rstrip("\r").partition(":")
         if sep and name.strip():
-            headers.append((name.strip(), value.strip()))
+            headers.append((name.strip(), value.strip(" \t")))
     resp = Response(status=int(m.group(2)), head=head, headers=headers)
     if end >= 0:
         resp.body = _body(raw[end:], resp)

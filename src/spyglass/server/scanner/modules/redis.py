@@ -60,7 +60,7 @@ async def grab(t: Target) -> Found | None:
         parsed = reply(await conn.read_until(complete, MAX_READ))
     finally:
         await conn.close()
-    if parsed is None or parsed[0] == "*":
+    if parsed is None or parsed[0] not in ("$", "-"):  # "+OK ..." is a POP3 greeting more likely than Redis
         return None
     kind, text = parsed
     if kind != "$":  # -NOAUTH, -ERR: a Redis that says no

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 import asyncssh
 from asyncssh.encryption import get_default_encryption_algs
@@ -14,6 +15,9 @@ from . import sshparse
 from .base import Conn, Found, Target, cpe_members
 
 CLIENT_VERSION = b"SSH-2.0-spyglass_crawler\r\n"
+# asyncssh logs every connection at INFO: a crawler makes thousands. Left alone if someone set a level.
+if logging.getLogger("asyncssh").level == logging.NOTSET:
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)
 
 
 async def _kexinit(t: Target) -> tuple[str | None, dict[str, list[str]] | None]:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import hashlib
 import ssl
+import warnings
 from datetime import UTC, datetime
 
 from cryptography import x509
@@ -102,7 +103,9 @@ async def accepts(t: Target, version: ssl.TLSVersion) -> bool | None:
     TLS library cannot offer that version at all (then it is not reported either way)."""
     ctx = insecure_tls()
     try:
-        ctx.minimum_version = ctx.maximum_version = version
+        with warnings.catch_warnings():  # TLS 1.0 and 1.1 are deprecated: that is why we look for them
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx.minimum_version = ctx.maximum_version = version
     except (ValueError, ssl.SSLError):
         return None
     try:
