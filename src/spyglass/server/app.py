@@ -22,10 +22,11 @@ from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.store import Store
+from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
-ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
+ROOT_SECTIONS = (account, tools, status, replay)  # paths as the seed writes them: /account/..., /tools/...
 NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
-UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
+UNBUILT_HOSTS = ("trends",)  # mounted so that every path under them answers a JSON 404
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Settings:
     rate_limit: float | None = None  # requests per second per key; None: unlimited
     geonet: GeonetSettings = field(default_factory=GeonetSettings)
     smtp_server: tuple[str, int] | None = None  # (host, port) for e-mail; None: e-mail is not sent
+    demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
 
 
 class BackgroundService(Protocol):
@@ -74,6 +76,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.collector = Collector(app.state.index)
     # In start order; each section that works in the background appends its service here.
     app.state.services = [app.state.collector]
+    app.state.hub = StreamHub(settings.namespace)
+    app.state.collector.subscribe(app.state.hub.publish)
+    app.state.services += [app.state.hub, DemoCollector(app.state.collector, app.state.index, settings.demo_rate)]
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:
@@ -81,7 +86,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     for section in NAMESPACED_SECTIONS:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
-    hosts = {"geonet": create_geonet_app(settings.geonet)}
+    hosts = {"stream": create_stream_app(app.state.hub, app), "geonet": create_geonet_app(settings.geonet)}
     for name, host in hosts.items():
         app.mount(f"/{name}", host)
     for name in UNBUILT_HOSTS:
