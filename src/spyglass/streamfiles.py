@@ -8,6 +8,7 @@ reads as one continuous file.
 from __future__ import annotations
 
 import gzip
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,20 +22,23 @@ class GzipLines:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = gzip.open(self.path, "ab")
         self._flushed = time.monotonic()
+        self._lock = threading.Lock()  # written from a worker thread, closed from another
         self.lines = 0
 
     def write(self, line: bytes) -> None:
-        self._file.write(line if line.endswith(b"\n") else line + b"\n")
-        self.lines += 1
-        if time.monotonic() - self._flushed > FLUSH_EVERY:
-            self.flush()
-
-    def flush(self) -> None:
-        self._file.flush()
-        self._flushed = time.monotonic()
+        """One banner; ignored once closed (a batch in flight when recording stopped)."""
+        with self._lock:
+            if self._file.closed:
+                return
+            self._file.write(line if line.endswith(b"\n") else line + b"\n")
+            self.lines += 1
+            if time.monotonic() - self._flushed > FLUSH_EVERY:
+                self._file.flush()
+                self._flushed = time.monotonic()
 
     def close(self) -> None:
-        self._file.close()
+        with self._lock:
+            self._file.close()
 
 
 class DailyFiles:
