@@ -45,7 +45,7 @@ BUFFER = 5000  # lines kept by default (the buffer box changes it)
 MAX_BUFFER = 200_000
 PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
 SPARK = "▁▂▃▄▅▆▇█"
-RATE_WINDOW = 30  # seconds of the rate sparkline
+RATE_WINDOW = 20  # seconds of the rate sparkline
 
 
 def sparkline(values: list[int]) -> str:
@@ -230,24 +230,26 @@ class StreamPane(Pane):
             where = f"reconnecting in {left:.0f} s (attempt {state.attempt}): {reason}"
         else:
             where = "● live" + (f" (missed {state.gap:.1f} s)" if state.gap else "")
-        parts = [
+        first = [
             where,
             f"{self.rates[-1]:,}/s {sparkline(list(self.rates))}",
             f"{self.received:,} received",
             f"{self.discarded:,} discarded",
-            f"buffer {len(tail.ring):,}/{tail.capacity:,}",
         ]
         if self.dropped:
-            parts.append(f"{self.dropped:,} dropped here")
+            first.append(f"{self.dropped:,} dropped here")
+        second = [f"buffer {len(tail.ring):,}/{tail.capacity:,}"]
         if self.paused:
-            parts.append(f"PAUSED: {len(self.pending):,} pending (p resumes)")
+            second.append(f"PAUSED: {len(self.pending):,} pending (p resumes)")
         if tail.below:
-            parts.append(f"↓ {tail.below:,} newer (End)")
+            second.append(f"↓ {tail.below:,} newer (End)")
         if self.filter_text:
-            parts.append(f"filter {self.filter_text}")
+            second.append(f"filter {self.filter_text}")
         if self.recorder is not None:
-            parts.append(f"recording {self.recorder.path.name} ({self.recorder.lines:,})")
-        self.query_one("#stream-status", Static).update(Text(" · ".join(parts), no_wrap=False))
+            second.append(f"recording {self.recorder.path.name} ({self.recorder.lines:,})")
+        status = Text(" · ".join(first), no_wrap=True, overflow="ellipsis")
+        status.append("\n" + " · ".join(second))
+        self.query_one("#stream-status", Static).update(status)
 
     # -- choosing -------------------------------------------------------------------------------
     def run_arg(self, arg: str) -> None:

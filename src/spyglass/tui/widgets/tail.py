@@ -168,10 +168,12 @@ class Tail(Widget, can_focus=True):
         if not self.ring:
             return
         height = max(1, self.size.height)
-        if self.following:
+        if self.following:  # the first move leaves the live edge on its newest line
             self.following = False
             self.top = max(self.first, self.added - height)
             self.cursor = self.added - 1
+            self._moved()
+            return
         assert self.cursor is not None
         self.cursor = min(self.added - 1, max(self.first, self.cursor + delta))
         if self.cursor < self.top:
