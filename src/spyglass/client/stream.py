@@ -1,7 +1,9 @@
 """Client of the real-time stream host (``{stream_url}``).
 
-Each method returns a :class:`Stream`: an async iterator of banners (or, with ``raw=True``, the
-bytes of each banner's JSON, unparsed) and :class:`StreamDebug` events. By default it is
+Each method returns a :class:`Stream`: an async iterator of banners (``m.Banner``; with
+``typed=False`` plain dicts, as decoded; with ``raw=True`` the bytes of each banner's JSON,
+unparsed) and :class:`StreamDebug` events. Use it as ``async with ... as stream`` (or call
+``aclose``) when leaving the loop early, so its connection closes at once. By default it is
 resilient: when the connection drops, fails, or stays silent past ``silence`` seconds (the
 server sends a keep-alive well within it), it reconnects with exponential backoff and jitter,
 and says so through :attr:`Stream.state` and the ``on_state`` callback (connected, reconnecting
@@ -19,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import re
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,7 +36,11 @@ from spyglass.client.errors import ResponseFormatError
 from spyglass.client.transport import Transport, error_from_response
 
 SILENCE = 45.0  # seconds without a byte (data or keep-alive) before the connection counts as dead
-HUGE_INT = re.compile(rb"[0-9]{20}")  # orjson reads integers past 64 bits as floats: json keeps them
+# orjson reads integers past 64 bits as floats; json keeps them exact. A line with a run of 20
+# digits takes json: found by mapping every digit to 0 and looking for twenty 0s (C speed, ~10x
+# a regex search).
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_TWENTY_DIGITS = b"0" * 20
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,10 @@ def _fast_banner(body: Any) -> m.Banner | None:
 
 
 def loads(line: bytes) -> Any:
-    return json.loads(line) if HUGE_INT.search(line) else orjson.loads(line)
+    """A JSON line, exactly (integers of any size kept)."""
+    if line.translate(_DIGITS_TO_ZERO).find(_TWENTY_DIGITS) >= 0:
+        return json.loads(line)
+    return orjson.loads(line)
 
 
 def split_lines(buffer: bytearray, chunk: bytes) -> list[bytes]:
@@ -150,6 +158,7 @@ class Stream:
         fmt: str = "json",
         debug: bool = False,
         raw: bool = False,
+        typed: bool = True,
         reconnect: bool = True,
         silence: float = SILENCE,
         backoff: Backoff | None = None,
@@ -159,7 +168,7 @@ class Stream:
             raise ValueError("fmt is 'json' or 'sse'")
         self.client = client
         self.path = path
-        self.fmt, self.debug, self.raw, self.reconnect = fmt, debug, raw, reconnect
+        self.fmt, self.debug, self.raw, self.typed, self.reconnect = fmt, debug, raw, typed, reconnect
         self.silence = silence
         self.backoff = backoff or Backoff()
         self.on_state = on_state
@@ -171,6 +180,12 @@ class Stream:
 
     def __aiter__(self) -> Stream:
         return self
+
+    async def __aenter__(self) -> Stream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def __anext__(self) -> Any:
         return await self._items.__anext__()
@@ -243,6 +258,10 @@ class Stream:
         self.received += 1
         if self.raw:
             return line
+        if not self.typed:
+            if not isinstance(body, dict):
+                raise ResponseFormatError("the stream sent a line that is not a JSON object")
+            return body
         return _fast_banner(body) or self.client.parse(m.Banner, body)
 
 
