@@ -94,6 +94,8 @@ def backend():
 
 
 async def headless(rate: float, banners: int) -> None:
+    from textual import events
+
     from spyglass.tui.app import SpyglassApp
     from spyglass.tui.panes.stream import StreamPane
     from spyglass.tui.widgets.tail import Tail
@@ -108,6 +110,15 @@ async def headless(rate: float, banners: int) -> None:
         await pilot.press("f7")
         pane = app.query_one(StreamPane)
         tail = app.query_one(Tail)
+        painted: list[float] = []
+        render_line = tail.render_line
+
+        def timed_render_line(y: int):
+            if not painted:
+                painted.append(time.perf_counter())
+            return render_line(y)
+
+        tail.render_line = timed_render_line  # type: ignore[method-assign]
         while not hose.sent:
             await pilot.pause(0.1)
         next_sample = time.monotonic() + 5
@@ -118,14 +129,15 @@ async def headless(rate: float, banners: int) -> None:
             next_sample += 5
             lags.append((hose.sent - pane.received) / rate)  # seconds of stream not yet read
             rss.append(rss_mb())
-            # A keystroke: Up leaves the live edge; the screen shows it when the tail repaints.
-            before = tail.repaints
+            # A keystroke, as the terminal driver delivers it; it is on screen when the tail next
+            # renders a line (Up leaves the live edge and repaints at once, whatever the cap).
             pressed = time.perf_counter()
-            await pilot.press("up")
-            while tail.repaints == before:
+            painted.clear()
+            app.post_message(events.Key("up", None))
+            while not painted or not pane.query_one(Tail).selected:
                 await asyncio.sleep(0.001)
-            latencies.append((time.perf_counter() - pressed) * 1000)
-            await pilot.press("end")
+            latencies.append((painted[0] - pressed) * 1000)
+            app.post_message(events.Key("end", None))
             print(
                 f"{hose.sent:>9,} sent  {pane.received:>9,} read  lag {lags[-1]:5.2f} s  "
                 f"key {latencies[-1]:5.1f} ms  rss {rss[-1]:6.1f} MB  dropped {pane.dropped:,}",
