@@ -356,3 +356,33 @@ class Lines:
             got += [line for line in complete if line]
         self.seen += got
         return got
+
+
+async def test_the_demo_collector_makes_the_stream_live_offline(tmp_path):
+    server, backend = start_backend(tmp_path / "demo", demo_rate=20)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            async with c.stream.banners() as stream:
+                got = []
+                async for b in stream:
+                    got.append(b)
+                    if len(got) == 10:
+                        break
+        assert all(b.address.startswith("198.18.") for b in got)
+        now = datetime.now(UTC).replace(tzinfo=None)
+        assert all(abs((datetime.fromisoformat(b.timestamp) - now).total_seconds()) < 60 for b in got)
+        assert backend.app.state.index.records.count() >= 10  # indexed, not only published
+    backend.store.close()
+
+
+def test_the_demo_collector_never_writes_into_real_data(tmp_path):
+    from spyglass.server.index.importer import import_banners
+    from spyglass.server.stream import DemoCollector
+
+    server, backend = start_backend(tmp_path, demo_rate=50)
+    import_banners(backend.app.state.index, [banner()])
+    with server:
+        (demo,) = [s for s in backend.app.state.services if isinstance(s, DemoCollector)]
+        assert demo._task is None
+        assert backend.app.state.index.records.count() == 1
+    backend.store.close()
