@@ -76,6 +76,20 @@ def detail_lines(banner: dict) -> list[str]:
     return lines
 
 
+def describe(raw: bytes) -> tuple[str, str]:
+    """A tail line: the banner's short inert line, and its address."""
+    from spyglass.client.stream import loads
+    from spyglass.present.search import address
+
+    try:
+        banner = loads(raw)
+    except ValueError:
+        banner = None
+    if not isinstance(banner, dict):
+        return clean(f"(not a banner) {raw[:200]!r}", one_line=True), ""
+    return clean(stream_line(banner), one_line=True), address(banner)
+
+
 class StreamPane(Pane):
     ID = "stream"
     TITLE = "Stream"
@@ -183,22 +197,23 @@ class StreamPane(Pane):
 
     @staticmethod
     def _prepare(lines: list[bytes], matches: Any, recorder: GzipLines | None) -> list[TailEntry]:
-        """In a thread: parse, filter, format (and record) a batch."""
+        """In a thread: filter (and record) a batch. Lines are formatted later, when shown."""
         from spyglass.client.stream import loads
-        from spyglass.present.search import address
 
-        entries = []
-        for raw in lines:
-            try:
-                banner = loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(banner, dict) or (matches is not None and not matches(banner)):
-                continue
-            if recorder is not None:
+        if matches is not None:
+            kept = []
+            for raw in lines:
+                try:
+                    banner = loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(banner, dict) and matches(banner):
+                    kept.append(raw)
+            lines = kept
+        if recorder is not None:
+            for raw in lines:
                 recorder.write(raw)
-            entries.append(TailEntry(raw, clean(stream_line(banner), one_line=True), address(banner)))
-        return entries
+        return [TailEntry(raw, describe) for raw in lines]
 
     def _deliver(self, entries: list[TailEntry]) -> None:
         self.shown += len(entries)

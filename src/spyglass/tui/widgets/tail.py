@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -28,11 +28,29 @@ MAX_FPS = 5.0
 MIN_FPS = 1.0
 
 
-@dataclass(frozen=True, slots=True)
 class TailEntry:
-    raw: bytes  # the banner's JSON as received (for the detail, saving, opening the host)
-    line: str  # one inert line
-    address: str
+    """One item of the tail: its raw bytes, and its text, made the first time it is shown (at the
+    firehose's rate most lines scroll past unseen: only what is drawn is ever formatted)."""
+
+    __slots__ = ("raw", "_describe", "_text")
+
+    def __init__(self, raw: bytes, describe: Callable[[bytes], tuple[str, str]]) -> None:
+        self.raw = raw  # e.g. a banner's JSON as received (for the detail, saving, opening the host)
+        self._describe = describe  # raw -> (one inert line, the address it is about)
+        self._text: tuple[str, str] | None = None
+
+    def _described(self) -> tuple[str, str]:
+        if self._text is None:
+            self._text = self._describe(self.raw)
+        return self._text
+
+    @property
+    def line(self) -> str:
+        return self._described()[0]
+
+    @property
+    def address(self) -> str:
+        return self._described()[1]
 
 
 class Tail(Widget, can_focus=True):
