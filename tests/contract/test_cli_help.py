@@ -43,6 +43,8 @@ def test_the_walk_sees_every_family_and_nested_actions():
         "geoping",
         "dns",
         "geodns",
+        "stream",
+        "replay",
         "serve",
         "profile",
         "dashboard",

@@ -19,7 +19,7 @@ from tests.conftest import start_backend
         "/intel/host/search/nope/deeper",
         "/spyglass/nope",
         "/stream",
-        "/stream/intel/banners",
+        "/stream/intel/nope",
         "/trends/api/v1/search",
         "/geonet/nope",
         "/geonet/api/nope/1.2.3.4",

@@ -25,10 +25,11 @@ from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
+from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
-ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
+ROOT_SECTIONS = (account, tools, status, replay)  # paths as the seed writes them: /account/..., /tools/...
 NAMESPACED_SECTIONS = (search, scans)  # paths under /{namespace}: /intel/host/...
-UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
+UNBUILT_HOSTS = ("trends",)  # mounted so that every path under them answers a JSON 404
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Settings:
     scan_concurrency: int = 256  # open connections at once, over all scans
     scan_timeout: float = 5.0  # seconds per connection
     scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows
+    demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
 
 
 class BackgroundService(Protocol):
@@ -89,6 +91,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         timeout=settings.scan_timeout,
     )
     app.state.services = [app.state.collector, app.state.scans]
+    app.state.hub = StreamHub(settings.namespace)
+    app.state.collector.subscribe(app.state.hub.publish)
+    app.state.services += [app.state.hub, DemoCollector(app.state.collector, app.state.index, settings.demo_rate)]
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:
@@ -96,7 +101,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     for section in NAMESPACED_SECTIONS:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
-    hosts = {"geonet": create_geonet_app(settings.geonet)}
+    hosts = {"stream": create_stream_app(app.state.hub, app), "geonet": create_geonet_app(settings.geonet)}
     for name, host in hosts.items():
         app.mount(f"/{name}", host)
     for name in UNBUILT_HOSTS:

@@ -36,6 +36,7 @@ def settings_from(args: argparse.Namespace):
         scan_concurrency=args.scan_concurrency,
         scan_timeout=args.scan_timeout,
         scan_max_ips=args.scan_max_ips,
+        demo_rate=args.demo_rate,
     )
 
 
@@ -99,6 +100,14 @@ def register(sub, common: Common) -> None:
         action="store_true",
         help="on the first start of an empty data dir, load 20,000 synthetic demo banners "
         "(198.18.0.0/15), as the dashboard's embedded backend does",
+    )
+    p.add_argument(
+        "--demo-rate",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="collect N synthetic banners per second (indexed and published on the stream), on an "
+        "empty data dir or the demo data only",
     )
     p.add_argument("--location", help="this agent's location: City,CC,latitude,longitude")
     p.add_argument(

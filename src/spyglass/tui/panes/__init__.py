@@ -16,6 +16,7 @@ PANES = [
     "spyglass.tui.panes.geo:GeoPane",
     "spyglass.tui.panes.account:AccountPane",
     "spyglass.tui.panes.scans:ScansPane",
+    "spyglass.tui.panes.stream:StreamPane",
 ]
 
 
