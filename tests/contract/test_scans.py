@@ -179,3 +179,22 @@ async def test_a_restart_mid_scan_resumes_and_loses_nothing(tmp_path):
                 found = await c.search.count(f"scan:{submitted.id}")
     assert done.probed == done.probes == 16
     assert found.total == 12  # every listening address once (12 of the 16 answer)
+
+
+async def test_scan_results_are_published_to_the_stream(scanning):
+    hub = scanning.app.state.hub
+    with Greeter(["127.0.0.1"], b"220 streamed service\r\n") as service:
+        async with Clients.from_profile(scanning.profile(scanning.key("enterprise"))) as c:
+
+            async def first_banner():
+                async for item in c.stream.ports([service.port], typed=False):
+                    return item
+
+            subscribers = len(hub.subscriptions)
+            listening = asyncio.create_task(first_banner())
+            while len(hub.subscriptions) == subscribers:  # subscribed before anything is scanned
+                await asyncio.sleep(0.02)
+            submitted = await c.scans.submit({"127.0.0.1": [service.port]})
+            banner = await asyncio.wait_for(listening, 30)
+    assert banner["port"] == service.port and "streamed service" in banner["data"]
+    assert banner["_intel"]["options"]["scan"] == submitted.id
