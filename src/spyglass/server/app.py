@@ -15,16 +15,17 @@ from typing import Protocol
 from fastapi import FastAPI
 
 from spyglass import DEFAULT_NAMESPACE, __version__
+from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, search, status, tools
+from spyglass.server.routers import account, alerts, notifiers, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.store import Store
 
-ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
+ROOT_SECTIONS = (account, tools, status, notifiers)  # paths as the seed writes them: /account/..., /tools/...
+NAMESPACED_SECTIONS = (search, alerts)  # paths under /{namespace}: /intel/host/...
 UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
 
 
@@ -35,6 +36,7 @@ class Settings:
     rate_limit: float | None = None  # requests per second per key; None: unlimited
     geonet: GeonetSettings = field(default_factory=GeonetSettings)
     smtp_server: tuple[str, int] | None = None  # (host, port) for e-mail; None: e-mail is not sent
+    notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
 
 
 class BackgroundService(Protocol):
@@ -74,6 +76,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.collector = Collector(app.state.index)
     # In start order; each section that works in the background appends its service here.
     app.state.services = [app.state.collector]
+    install_alerts(app)
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:

@@ -31,7 +31,22 @@ def settings_from(args: argparse.Namespace):
         rate_limit=args.rate_limit,
         geonet=geonet,
         smtp_server=parse_smtp(args.smtp) if args.smtp else None,
+        notifier_urls=parse_notifier_urls(args.notifier_url or []),
     )
+
+
+def parse_notifier_urls(items: list[str]) -> dict[str, str]:
+    from spyglass.server.alerts.providers import PROVIDERS
+
+    out = {}
+    for item in items:
+        provider, _, url = item.partition("=")
+        if provider not in PROVIDERS or not url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"--notifier-url takes PROVIDER=URL (PROVIDER one of {', '.join(PROVIDERS)}), not {item!r}"
+            )
+        out[provider] = url
+    return out
 
 
 def parse_smtp(text: str) -> tuple[str, int]:
@@ -102,6 +117,12 @@ def register(sub, common: Common) -> None:
     )
     p.add_argument(
         "--smtp", metavar="HOST[:PORT]", help="SMTP server for e-mail the backend sends (notifiers, invitations)"
+    )
+    p.add_argument(
+        "--notifier-url",
+        action="append",
+        metavar="PROVIDER=URL",
+        help="base URL of a notifier provider's service (slack, pagerduty, telegram, gitter; phone: an SMS gateway)",
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
