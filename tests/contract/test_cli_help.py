@@ -48,7 +48,7 @@ def test_the_walk_sees_every_family_and_nested_actions():
         "dashboard",
     } <= top
     assert {("keys", "create"), ("profile", "add"), ("profile", "remove")} <= set(ALL)
-    assert len(FAMILIES) == 7
+    assert len(FAMILIES) == 8
 
 
 @pytest.mark.parametrize("command", ALL, ids=" ".join)

@@ -26,7 +26,6 @@ PROVIDERS: dict[str, tuple[str, ...]] = {
     "telegram": ("chat_id", "token"),
     "webhook": ("url",),
 }
-SECRET_ARGS = frozenset({"token", "routing_key", "webhook_url"})  # masked wherever they are shown
 DEFAULT_URLS = {
     "gitter": "https://api.gitter.im",
     "pagerduty": "https://events.pagerduty.com",

@@ -1,0 +1,96 @@
+"""Alerts and notifiers as text, for the CLI and the dashboard alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spyglass.safetext import clean
+from spyglass.secrets import mask_key
+
+SECRET_ARGS = frozenset({"token", "routing_key", "webhook_url"})  # as the backend's providers say
+
+
+def expiry(alert: Any) -> str:
+    if alert.expired:
+        return "expired"
+    if not alert.expires:
+        return "never"
+    return (alert.expiration or "")[:19].replace("T", " ") or f"{alert.expires}s"
+
+
+def triggers(alert: Any) -> str:
+    return ", ".join(sorted(alert.triggers)) or "(none: not notifying)"
+
+
+def alert_row(alert: Any) -> tuple[str, str, str, str, str, str]:
+    """ID, name, size, expiry, enabled triggers, networks."""
+    return (
+        clean(alert.id, one_line=True),
+        clean(alert.name, one_line=True),
+        str(alert.size if alert.size is not None else "-"),
+        expiry(alert),
+        triggers(alert),
+        clean(", ".join(alert.filters.ip), one_line=True),
+    )
+
+
+def alert_lines(alert: Any) -> list[str]:
+    """An alert in detail: networks, triggers with their ignored services, notifiers."""
+    lines = [
+        f"id          {clean(alert.id, one_line=True)}",
+        f"name        {clean(alert.name, one_line=True)}",
+        f"networks    {clean(', '.join(alert.filters.ip), one_line=True)}",
+        f"size        {alert.size}",
+        f"created     {clean(alert.created or '-', one_line=True)}",
+        f"expires     {expiry(alert)}",
+        f"triggers    {triggers(alert)}",
+    ]
+    for name, options in sorted(alert.triggers.items()):
+        ignored = options.get("ignore", []) if isinstance(options, dict) else []
+        if ignored:
+            lines.append(f"  ignored for {name}: {clean(', '.join(map(str, ignored)), one_line=True)}")
+    if alert.notifiers is not None:
+        names = [notifier_label(n) for n in alert.notifiers]
+        lines.append(f"notifiers   {', '.join(names) or '(none)'}")
+    if alert.notify is not None:
+        lines.append(f"status      {clean(alert.notify.get('reason', '-'), one_line=True)}")
+    return lines
+
+
+def notifier_label(n: Any) -> str:
+    get = n.get if isinstance(n, dict) else lambda k: getattr(n, k, None)
+    return clean(f"{get('id')} ({get('provider')})", one_line=True)
+
+
+def masked_args(args: dict[str, Any]) -> str:
+    """A notifier's arguments as shown: secrets masked to their last four characters."""
+    shown = [f"{k}={mask_key(str(v)) if k in SECRET_ARGS else v}" for k, v in sorted(args.items())]
+    return clean(" ".join(shown), one_line=True)
+
+
+def notifier_row(n: Any) -> tuple[str, str, str, str]:
+    return (
+        clean(n.id, one_line=True),
+        clean(n.provider, one_line=True),
+        clean(n.description or "", one_line=True),
+        masked_args(n.args),
+    )
+
+
+def notification_row(n: Any) -> tuple[str, str, str, str, str]:
+    """When, service, notifier, outcome, detail."""
+    return (
+        clean(n.at[:19].replace("T", " "), one_line=True),
+        clean(n.service or "(test)", one_line=True),
+        clean(f"{n.notifier} ({n.provider})", one_line=True),
+        clean(n.outcome if n.attempt <= 1 else f"{n.outcome} (try {n.attempt})", one_line=True),
+        clean(n.detail, one_line=True),
+    )
+
+
+def table(rows: list[tuple[str, ...]], headers: tuple[str, ...]) -> list[str]:
+    """Rows as aligned text columns (the last column is not padded)."""
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers) - 1)]
+    return [
+        "  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in [headers, *rows]
+    ]
