@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from spyglass.safetext import clean
@@ -88,7 +89,7 @@ def notification_row(n: Any) -> tuple[str, str, str, str, str]:
     )
 
 
-def table(rows: list[tuple[str, ...]], headers: tuple[str, ...]) -> list[str]:
+def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> list[str]:
     """Rows as aligned text columns (the last column is not padded)."""
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers) - 1)]
     return [
