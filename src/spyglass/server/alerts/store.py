@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from spyglass.present.alerts import Network, network_size
 from spyglass.server.sqlite import connect
 from spyglass.server.store import iso, utcnow
 
@@ -95,38 +96,6 @@ MIGRATIONS = (V1_ALERTS,)
 DEFAULT_NOTIFIER = "default"
 PENDING, SENT, FAILED = "pending", "sent", "failed"
 _ID_CHARS = string.ascii_uppercase + string.digits
-
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-class BadNetwork(ValueError):
-    pass
-
-
-def parse_networks(values: Any) -> list[Network]:
-    """``filters.ip``: a list of IPs and CIDR ranges (a single string is taken as a list of one)."""
-    if isinstance(values, str):
-        values = [values]
-    if not isinstance(values, list) or not values:
-        raise BadNetwork("filters.ip: give a list of one or more IPs or CIDR ranges")
-    out = []
-    for value in values:
-        if not isinstance(value, str):
-            raise BadNetwork(f"filters.ip: {json.dumps(value)} is not an IP or CIDR range")
-        try:
-            out.append(ipaddress.ip_network(value.strip(), strict=False))
-        except ValueError:
-            raise BadNetwork(f"filters.ip: {value!r} is not an IP or CIDR range") from None
-    return out
-
-
-def network_size(networks: list[Network]) -> int:
-    """How many addresses the networks cover, overlaps counted once."""
-    total = 0
-    for version in (4, 6):
-        nets = [n for n in networks if n.version == version]
-        total += sum(n.num_addresses for n in ipaddress.collapse_addresses(nets))  # type: ignore[type-var,misc]
-    return total
 
 
 def new_id(length: int) -> str:
