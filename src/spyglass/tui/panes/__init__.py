@@ -15,6 +15,8 @@ PANES = [
     "spyglass.tui.panes.host:HostPane",
     "spyglass.tui.panes.geo:GeoPane",
     "spyglass.tui.panes.account:AccountPane",
+    "spyglass.tui.panes.alerts:AlertsPane",
+    "spyglass.tui.panes.notifiers:NotifiersPane",
 ]
 
 
