@@ -123,11 +123,11 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
         fields = {f.name: f for f in pane.query(".notifier-arg").results(Input)}
         assert list(fields) == ["chat_id", "token"] and fields["token"].password
         fields["chat_id"].value = "42"
-        await pilot.click("#notifier-save")
+        pane.query_one("#notifier-save", Button).press()
         await settle(pilot)
         assert "telegram needs token" in screen_text(app)
         fields["token"].value = "1234567890secret"
-        await pilot.click("#notifier-save")
+        pane.query_one("#notifier-save", Button).press()
         await settle(pilot)
         text = screen_text(app)
         assert "token=••••••••cret" in text and "1234567890secret" not in text
@@ -137,7 +137,7 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
         url = next(iter(pane.query(".notifier-arg").results(Input)))
         url.value = receiver.url + "/from-the-pane"
         pane.query_one("#notifier-description", Input).value = "pane hook"
-        await pilot.click("#notifier-save")
+        pane.query_one("#notifier-save", Button).press()
         await settle(pilot)
         table = pane.query_one("#notifiers-list", Table)
         hook = next(k for k, n in pane.notifiers.items() if n.provider == "webhook")
@@ -155,7 +155,7 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
         fields = {f.name: f for f in pane.query(".notifier-arg").results(Input)}
         assert fields["chat_id"].value == "42" and fields["token"].value == ""
         fields["chat_id"].value = "43"
-        await pilot.click("#notifier-save")
+        pane.query_one("#notifier-save", Button).press()
         await settle(pilot)
         async with Clients.from_profile(alerts_backend.profile(key)) as c:
             assert (await c.notifiers.get(telegram)).args == {"chat_id": "43", "token": "1234567890secret"}

@@ -55,7 +55,7 @@ def expiry(alert: Any) -> str:
         return "expired"
     if not alert.expires:
         return "never"
-    return (alert.expiration or "")[:19].replace("T", " ") or f"{alert.expires}s"
+    return (alert.expiration or "")[:16].replace("T", " ") or f"{alert.expires}s"
 
 
 def triggers(alert: Any) -> str:

@@ -25,7 +25,7 @@ ALERT_COLUMNS = [
     Column("id", "ID", 16, rank=3),
     Column("name", "Name", 14),
     Column("size", "Size", 6, rank=1),
-    Column("expires", "Expires", 10, rank=2),
+    Column("expires", "Expires", 16, rank=2),
     Column("triggers", "Triggers", 16, rank=1, flex=True),
     Column("networks", "Networks", 18, rank=4),
 ]
@@ -38,8 +38,8 @@ TRIGGER_COLUMNS = [
 LOG_COLUMNS = [
     Column("at", "When", 19, rank=2),
     Column("service", "Service", 21),
-    Column("notifier", "Notifier", 20, rank=3),
-    Column("outcome", "Outcome", 9),
+    Column("notifier", "Notifier", 22, rank=3),
+    Column("outcome", "Outcome", 13),
     Column("detail", "Detail", 10, rank=1, flex=True),
 ]
 
@@ -74,7 +74,7 @@ class AlertsPane(Pane):
     AlertsPane #alerts-list { height: auto; max-height: 8; }
     AlertsPane #alert-title { height: auto; margin-top: 1; text-style: bold; }
     AlertsPane #alert-triggers { height: auto; max-height: 9; }
-    AlertsPane #alert-notifier { width: 1fr; }
+    AlertsPane #alert-notifier { width: 1fr; margin-left: 1; }
     AlertsPane #alert-log { height: auto; max-height: 10; }
     AlertsPane .alerts-note { height: auto; color: $text-muted; }
     """
