@@ -223,3 +223,9 @@ async def test_every_provider_really_delivers(tmp_path):
     assert got["/telegram/bot123:abc/sendMessage"][0]["chat_id"] == "42"
     assert got["/gitter/v1/rooms/room1/chatMessages"][1]["Authorization"] == "Bearer gt"
     assert got["/phone"][0]["to"] == "+15550100"
+
+
+def test_a_wrong_method_names_every_method_of_the_path(backend):
+    response = httpx.request("PATCH", f"{backend.url}/notifier", params={"key": backend.key()})
+    assert response.status_code == 405 and response.json() == {"error": "Method Not Allowed"}
+    assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "POST"}

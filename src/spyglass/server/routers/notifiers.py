@@ -18,6 +18,18 @@ router = APIRouter()
 NOT_ARGS = ("key", "provider", "description")  # form fields that are not provider arguments
 
 
+def form_body(*, creating: bool) -> dict:
+    """The form the route reads itself (its fields depend on the provider), for the OpenAPI document."""
+    args = sorted({name for required in PROVIDERS.values() for name in required})
+    properties: dict = {name: {"type": "string"} for name in args}
+    properties["description"] = {"type": "string"}
+    if creating:
+        properties["provider"] = {"type": "string", "enum": list(PROVIDERS)}
+    schema = {"type": "object", "properties": properties, "required": ["provider"] if creating else []}
+    content = {"application/x-www-form-urlencoded": {"schema": schema}}
+    return {"requestBody": {"required": creating, "content": content}}
+
+
 def notifier_store(who: Caller) -> AlertStore:
     store: AlertStore = who.request.app.state.alerts
     store.ensure_default(who.account.id, who.account.email)
@@ -65,7 +77,9 @@ def list_providers(who: Caller = Depends(caller)) -> dict[str, ProviderSpec]:
     return {name: ProviderSpec(required=list(required)) for name, required in PROVIDERS.items()}
 
 
-@router.post("/notifier", response_model=NotifierCreated)
+@router.post(
+    "/notifier", response_model=NotifierCreated, responses=responses(400), openapi_extra=form_body(creating=True)
+)
 async def create_notifier(request: Request, who: Caller = Depends(caller)) -> NotifierCreated:
     fields = await form_fields(request)
     provider = fields.get("provider", "").strip()
@@ -83,7 +97,12 @@ def get_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Notifier:
     return as_model(owned_notifier(who, notifier_id))
 
 
-@router.put("/notifier/{notifier_id}", response_model=NotifierCreated, responses=responses(404))
+@router.put(
+    "/notifier/{notifier_id}",
+    response_model=NotifierCreated,
+    responses=responses(404),
+    openapi_extra=form_body(creating=False),
+)
 async def edit_notifier(notifier_id: str, request: Request, who: Caller = Depends(caller)) -> NotifierCreated:
     fields = await form_fields(request)
     current = await asyncio.to_thread(owned_notifier, who, notifier_id)
