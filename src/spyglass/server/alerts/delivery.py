@@ -45,9 +45,10 @@ def message_for(payload: dict) -> Message:
     ]
     for name in ("product", "org", "hostnames"):
         if banner.get(name):
-            lines.append(f"{name.capitalize()}: {clean(str(banner[name]))[:200]}")
+            lines.append(f"{name.capitalize()}: {str(banner[name])[:200]}")
     lines.append(f"Event: {payload.get('event', '')}")
-    return Message(payload.get("event", ""), clean(subject)[:250], "\n".join(lines), payload)
+    text = "\n".join(clean(line, one_line=True) for line in lines)  # banner text is untrusted
+    return Message(payload.get("event", ""), clean(subject, one_line=True)[:250], text, payload)
 
 
 @dataclass
