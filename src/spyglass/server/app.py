@@ -16,19 +16,20 @@ from fastapi import FastAPI
 
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.netools.scantargets import DEFAULT_ALLOWED
+from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, scans, search, status, tools
+from spyglass.server.routers import account, alerts, notifiers, scans, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
-ROOT_SECTIONS = (account, tools, status, replay)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = (search, scans)  # paths under /{namespace}: /intel/host/...
+ROOT_SECTIONS = (account, tools, status, replay, notifiers)  # paths as the seed writes them: /account/..., /tools/...
+NAMESPACED_SECTIONS = (search, scans, alerts)  # paths under /{namespace}: /intel/host/...
 UNBUILT_HOSTS = ("trends",)  # mounted so that every path under them answers a JSON 404
 
 
@@ -44,6 +45,7 @@ class Settings:
     scan_timeout: float = 5.0  # seconds per connection
     scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows
     demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
+    notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
 
 
 class BackgroundService(Protocol):
@@ -94,6 +96,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.hub = StreamHub(settings.namespace)
     app.state.collector.subscribe(app.state.hub.publish)
     app.state.services += [app.state.hub, DemoCollector(app.state.collector, app.state.index, settings.demo_rate)]
+    install_alerts(app)
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:

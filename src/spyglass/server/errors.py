@@ -10,6 +10,7 @@ The errors every route shares are added to the document in one place, :func:`doc
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 log = logging.getLogger("spyglass.server")
 
 NO_SUCH_METHOD = "No such method"
+HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 UNEXPECTED = "Internal error: the server failed on this request and logged why"
 
 DESCRIPTIONS = {
@@ -78,7 +80,10 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = NO_SUCH_METHOD if exc.status_code == 404 else str(exc.detail)
-        return JSONResponse({"error": message}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405 and (allowed := allowed_methods(request)):
+            headers = {**(headers or {}), "Allow": ", ".join(allowed)}
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=headers)
 
     if validation_as_400:
 
@@ -92,6 +97,18 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         # connection. Starlette re-raises after this answer is sent; uvicorn logs the traceback.
         log.error("unexpected error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
         return JSONResponse({"error": UNEXPECTED}, status_code=500)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the API document lists for the request's path: Starlette's 405 names only
+    those of the first route that matched the path (GET /notifier hid POST /notifier)."""
+    path = request.url.path.removeprefix(request.scope.get("root_path", ""))
+    found: dict[int, set[str]] = {}  # by the number of parameters: /alert/info before /alert/{id}
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if re.fullmatch(re.sub(r"\\{[^}/]+\\}", "[^/]+", re.escape(template)), path):
+            found.setdefault(template.count("{"), set()).update(m.upper() for m in operations)
+    methods = found[min(found)] & HTTP_METHODS if found else set()
+    return sorted(methods)
 
 
 def document_errors(app: FastAPI) -> None:

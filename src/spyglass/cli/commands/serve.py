@@ -37,6 +37,7 @@ def settings_from(args: argparse.Namespace):
         scan_timeout=args.scan_timeout,
         scan_max_ips=args.scan_max_ips,
         demo_rate=args.demo_rate,
+        notifier_urls=parse_notifier_urls(args.notifier_url or []),
     )
 
 
@@ -47,6 +48,20 @@ def scan_network(text: str) -> str:
         return str(ipaddress.ip_network(text, strict=False))
     except ValueError:
         raise ValueError(f"--scan-allow takes a CIDR netblock, not {text!r}") from None
+
+
+def parse_notifier_urls(items: list[str]) -> dict[str, str]:
+    from spyglass.server.alerts.providers import PROVIDERS
+
+    out = {}
+    for item in items:
+        provider, _, url = item.partition("=")
+        if provider not in PROVIDERS or not url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"--notifier-url takes PROVIDER=URL (PROVIDER one of {', '.join(PROVIDERS)}), not {item!r}"
+            )
+        out[provider] = url
+    return out
 
 
 def parse_smtp(text: str) -> tuple[str, int]:
@@ -135,6 +150,12 @@ def register(sub, common: Common) -> None:
     p.add_argument("--scan-concurrency", type=int, default=256, metavar="N", help="open scan connections at once")
     p.add_argument("--scan-timeout", type=float, default=5.0, metavar="SECONDS", help="per scan connection")
     p.add_argument("--scan-max-ips", type=int, default=65_536, metavar="N", help="addresses one scan may cover")
+    p.add_argument(
+        "--notifier-url",
+        action="append",
+        metavar="PROVIDER=URL",
+        help="base URL of a notifier provider's service (slack, pagerduty, telegram, gitter; phone: an SMS gateway)",
+    )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=serve_command)

@@ -17,6 +17,8 @@ PANES = [
     "spyglass.tui.panes.account:AccountPane",
     "spyglass.tui.panes.scans:ScansPane",
     "spyglass.tui.panes.stream:StreamPane",
+    "spyglass.tui.panes.alerts:AlertsPane",
+    "spyglass.tui.panes.notifiers:NotifiersPane",
 ]
 
 
