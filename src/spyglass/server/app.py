@@ -21,11 +21,12 @@ from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.store import Store
 
 ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
 NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
-UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
+UNBUILT_HOSTS = ("stream",)  # mounted so that every path under them answers a JSON 404
 
 
 @dataclass
@@ -81,7 +82,10 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     for section in NAMESPACED_SECTIONS:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
-    hosts = {"geonet": create_geonet_app(settings.geonet)}
+    hosts = {
+        "geonet": create_geonet_app(settings.geonet),
+        "trends": create_trends_app(app.state.index, store, app.state.rate_limiter),
+    }
     for name, host in hosts.items():
         app.mount(f"/{name}", host)
     for name in UNBUILT_HOSTS:
