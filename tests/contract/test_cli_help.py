@@ -43,12 +43,13 @@ def test_the_walk_sees_every_family_and_nested_actions():
         "geoping",
         "dns",
         "geodns",
+        "trends",
         "serve",
         "profile",
         "dashboard",
     } <= top
     assert {("keys", "create"), ("profile", "add"), ("profile", "remove")} <= set(ALL)
-    assert len(FAMILIES) == 7
+    assert len(FAMILIES) == 8
 
 
 @pytest.mark.parametrize("command", ALL, ids=" ".join)
