@@ -15,6 +15,7 @@ PANES = [
     "spyglass.tui.panes.host:HostPane",
     "spyglass.tui.panes.geo:GeoPane",
     "spyglass.tui.panes.account:AccountPane",
+    "spyglass.tui.panes.trends:TrendsPane",
 ]
 
 
