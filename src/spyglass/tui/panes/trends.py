@@ -85,6 +85,7 @@ class TrendsPane(Pane):
         self.shown_query = ""
         self.shown_compare = ""
         self.view = 0  # 0: matches; 1..: each facet in the order asked
+        self.sizes: dict[str, int] = {}
         self.kind = "bar"
         self.vocabulary: tuple[set[str], set[str]] | None = None  # the host's filters and facets
         self.query_one(QueryInput).count_only = True  # trends cost no credits: the box says "free"
@@ -159,6 +160,7 @@ class TrendsPane(Pane):
             self.show_status("")
             raise
         self.result, self.compared = result, compared
+        self.sizes = {f.name: f.size for f in parse_facets(facets)}  # the values charted per facet
         self.shown_query, self.shown_compare = query, compare
         self.view = min(self.view, len(result.facets))
         self.show()
@@ -193,8 +195,7 @@ class TrendsPane(Pane):
                 series.append(t.Series(t.label(self.shown_compare, 40), [counts.get(m, 0) for m in months][window]))
             kind = "line" if len(series) > 1 else self.kind  # compared series are never stacked
             return months[window], series, kind, "banners per month"
-        size = max((len(m.values) for m in self.result.facets[name]), default=0)  # the count asked for
-        series = t.facet_series(self.result, name, min(size, len(t.PALETTE)), window)
+        series = t.facet_series(self.result, name, min(self.sizes.get(name, 5), len(t.PALETTE)), window)
         return months[window], series, self.kind, f"{t.label(name)}: top values per month"
 
     def show(self) -> None:
@@ -206,10 +207,9 @@ class TrendsPane(Pane):
         chart.show(months, series, kind)
         self.fill_table(months, series)
         self.show_legend(series, kind)
-        total = sum(series[0].counts) if series and self.view == 0 else None
         span = f"{months[0]} to {months[-1]}" if months else "no months in that range"
         views = " · ".join(f"[{v}]" if i == self.view else v for i, v in enumerate(self.views()))
-        counted = f"{total:,} banners, " if total is not None else ""
+        counted = " vs ".join(f"{sum(s.counts):,}" for s in series) + " banners, " if self.view == 0 else ""
         self.show_status(f"{counted}{span} — view (v): {views}")
 
     def fill_table(self, months: list[str], series: list[t.Series]) -> None:
