@@ -9,6 +9,7 @@ legend covers the bars of a small chart): callers print :func:`legend` beside th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ PALETTE = (
     ("blue+", "bright_blue"),
     ("gray+", "white"),
 )
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LABEL_WIDTH = 24  # cells of a facet value in a legend or a column heading
 KINDS = ("bar", "line")
 
@@ -67,10 +69,11 @@ def facet_series(response, facet: str, top: int = 5, window: slice = slice(None)
 
 
 def x_ticks(months: Sequence[str], width: int) -> list[int]:
-    """Indexes of the months to label on an axis ``width`` cells wide (a label takes 7 + 2 gap)."""
+    """Indexes of the months to label on a chart ``width`` cells wide: a label takes 7 cells and
+    3 of gap, so no two collide (plotext moves colliding labels in a hash-seed dependent way)."""
     if not months:
         return []
-    room = max(1, (width - 8) // 9)
+    room = max(1, (width - 8) // 10)
     step = max(1, -(-len(months) // room))
     return list(range(0, len(months), step))
 
@@ -86,7 +89,9 @@ def y_ticks(top: int) -> list[int]:
 
 
 def short(value: int) -> str:
-    """A tick label in at most 5 cells: 950, 12k, 1.2M."""
+    """A tick label in at most 5 cells: 950, 12k, 1.2M, 2G."""
+    if value >= 1_000_000_000:
+        return f"{value / 1_000_000_000:.3g}G"
     if value >= 1_000_000:
         return f"{value / 1_000_000:.3g}M"
     if value >= 10_000:
@@ -94,10 +99,41 @@ def short(value: int) -> str:
     return str(value)
 
 
-def draw(fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int) -> None:
-    """Draw ``series`` over ``months`` on plotext figure ``fig``: one series as bars, several as
-    stacked bars (``bar``) or as lines (``line``), for comparisons."""
+def build(fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int) -> str:
+    """``series`` over ``months`` drawn on plotext figure ``fig``, as text with ANSI colours: one
+    series as bars, several as stacked bars (``bar``) or as lines (``line``, for comparisons)."""
+    ticks = draw(fig, months, series, kind, width, height)
+    return label_months(fig.build(), [months[i] for i in ticks])
+
+
+def label_months(chart: str, labels: Sequence[str]) -> str:
+    """``chart`` with ``labels`` written under the ticks of its x axis (one per ``┬``), left to
+    right, each centred on its tick where it fits and left out where it would touch the one before.
+
+    Plotext places the labels itself when given them, but moves labels near each other or near an
+    edge differently from one run to the next (it depends on ``PYTHONHASHSEED``); this does not."""
+    lines = chart.split("\n")
+    axis = next((i for i, line in enumerate(lines) if "└" in line), None)
+    if axis is None or axis + 1 >= len(lines):
+        return chart
+    plain = _ANSI.sub("", lines[axis])
+    row = [" "] * len(plain)
+    end = -2
+    for col, label in zip((i for i, c in enumerate(plain) if c == "┬"), labels, strict=False):
+        start = min(max(col - len(label) // 2, 0), len(row) - len(label))
+        if start <= end + 1 or start < 0:
+            continue
+        row[start : start + len(label)] = label
+        end = start + len(label) - 1
+    lines[axis + 1] = "".join(row)
+    return "\n".join(lines)
+
+
+def draw(fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int) -> list[int]:
+    """Draw on ``fig`` with unlabelled x ticks (see :func:`label_months`); returns the indexes of
+    the months ticked."""
     fig.clear_data()
+    fig._limit_size(False, False)  # the size given, not the terminal's (a pipe, or a widget's)
     fig.plotsize(width, height)
     fig.xlabel("")
     fig.title("")
@@ -105,7 +141,7 @@ def draw(fig, months: Sequence[str], series: Sequence[Series], kind: str, width:
     if not months or not series:
         fig.xticks([], [])
         fig.yticks([], [])
-        return
+        return []
     colours = [PALETTE[i % len(PALETTE)][0] for i in range(len(series))]
     if kind == "line":
         for s, colour in zip(series, colours, strict=True):
@@ -118,11 +154,12 @@ def draw(fig, months: Sequence[str], series: Sequence[Series], kind: str, width:
         fig.stacked_bar(xs, [s.counts for s in series], color=colours, width=0.8, marker="sd")
         top = max(sum(column) for column in zip(*(s.counts for s in series), strict=True))
     ticks = x_ticks(months, width)
-    fig.xticks(ticks, [months[i] for i in ticks])
+    fig.xticks(ticks, [""] * len(ticks))
     ys = y_ticks(top)
     fig.yticks(ys, [short(y) for y in ys])
     fig.ylim(0, ys[-1])
     fig.xlim(-0.6, len(months) - 0.4)
+    return ticks
 
 
 def chart_text(months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int) -> str:
@@ -131,8 +168,7 @@ def chart_text(months: Sequence[str], series: Sequence[Series], kind: str, width
 
     fig = _figure_class()
     fig.theme("clear")
-    draw(fig, months, series, kind, width, height)
-    return fig.build()
+    return build(fig, months, series, kind, width, height)
 
 
 def legend(series: Sequence[Series]) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
-from spyglass.present.trends import Series, draw
+from spyglass.present.trends import Series, build
 
 
 class TrendChart(PlotextPlot):
@@ -38,5 +38,5 @@ class TrendChart(PlotextPlot):
     def render(self) -> RenderResult:
         if not self.months or not self.series:
             return Text(self.empty, style="italic")
-        draw(self.plt, self.months, self.series, self.kind, self.size.width, self.size.height)
-        return super().render()
+        self.plt.theme("clear")
+        return Text.from_ansi(build(self.plt, self.months, self.series, self.kind, self.size.width, self.size.height))
