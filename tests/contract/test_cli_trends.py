@@ -44,7 +44,7 @@ def test_facets_chart_their_top_values_per_month_with_a_legend(as_user, capsys):
     assert main(["trends", "net:198.19.1.0/24", "--facets", "country:3", "--from", "2025-02", "--to", "2025-04"]) == 0
     out = capsys.readouterr().out
     assert "country: its top values month by month (3 charted)" in out
-    assert "stacked, bottom to top: [1] DE  [2] FR  [3] US"  # ties by value in out
+    assert "stacked, bottom to top: ██ DE  ▓▓ FR  ▒▒ US"  # ties by value in out
     table = out[out.index("Month    DE") :].splitlines()[:4]
     assert [line.split() for line in table] == [
         ["Month", "DE", "FR", "US"],

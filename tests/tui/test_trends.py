@@ -89,7 +89,7 @@ async def test_two_queries_compare_on_one_line_chart_over_a_month_range(served):
         assert chart.kind == "line" and [s.label for s in chart.series] == ["port:22", "port:80"]
         assert table_rows(pane) == [["2025-02", "1", "1"], ["2025-03", "0", "0"], ["2025-04", "0", "0"]]
         text = screen_text(app)
-        assert "■ port:22" in text and "■ port:80" in text
+        assert "━━ port:22" in text and "━━ port:80" in text
         # a new range is applied without asking again
         month = pane.query_one("#trend-to", Input)
         month.value = "2025-02"

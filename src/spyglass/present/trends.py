@@ -29,6 +29,8 @@ PALETTE = (
     ("blue+", "bright_blue"),
     ("gray+", "white"),
 )
+# The fill of each series' bars, in order: stacked bars read apart without colour too (a pipe).
+FILLS = ("█", "▓", "▒", "░", "▞", "▚", "▪")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LABEL_WIDTH = 24  # cells of a facet value in a legend or a column heading
 KINDS = ("bar", "line")
@@ -143,15 +145,16 @@ def draw(fig, months: Sequence[str], series: Sequence[Series], kind: str, width:
         fig.yticks([], [])
         return []
     colours = [PALETTE[i % len(PALETTE)][0] for i in range(len(series))]
+    fills = [FILLS[i % len(FILLS)] for i in range(len(series))]
     if kind == "line":
         for s, colour in zip(series, colours, strict=True):
             fig.plot(xs, s.counts, color=colour, marker="braille")
         top = max(max(s.counts) for s in series)
     elif len(series) == 1:
-        fig.bar(xs, series[0].counts, color=colours[0], width=0.8, marker="sd")
+        fig.bar(xs, series[0].counts, color=colours[0], width=0.8, marker=fills[0])
         top = max(series[0].counts)
     else:
-        fig.stacked_bar(xs, [s.counts for s in series], color=colours, width=0.8, marker="sd")
+        fig.stacked_bar(xs, [s.counts for s in series], color=colours, width=0.8, marker=fills)
         top = max(sum(column) for column in zip(*(s.counts for s in series), strict=True))
     ticks = x_ticks(months, width)
     fig.xticks(ticks, [""] * len(ticks))
@@ -171,9 +174,12 @@ def chart_text(months: Sequence[str], series: Sequence[Series], kind: str, width
     return build(fig, months, series, kind, width, height)
 
 
-def legend(series: Sequence[Series]) -> list[tuple[str, str]]:
-    """(Rich colour, label) of each series, in drawing order."""
-    return [(PALETTE[i % len(PALETTE)][1], s.label) for i, s in enumerate(series)]
+def legend(series: Sequence[Series], kind: str = "bar") -> list[tuple[str, str, str]]:
+    """(Rich colour, swatch, label) of each series, in drawing order: its bars' fill, or a line."""
+    return [
+        (PALETTE[i % len(PALETTE)][1], FILLS[i % len(FILLS)] if kind == "bar" else "━", s.label)
+        for i, s in enumerate(series)
+    ]
 
 
 def table(months: Sequence[str], series: Sequence[Series]) -> tuple[list[str], list[list[str]]]:

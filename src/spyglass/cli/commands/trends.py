@@ -36,7 +36,8 @@ def print_chart(months, series, kind: str = "bar") -> None:
     print(text if colour else uncolorize(text))
     if len(series) > 1:
         swatches = [
-            colorize("██", t.PALETTE[i % len(t.PALETTE)][0]) if colour else f"[{i + 1}]" for i in range(len(series))
+            colorize(swatch * 2, t.PALETTE[i % len(t.PALETTE)][0]) if colour else swatch * 2
+            for i, (_, swatch, _) in enumerate(t.legend(series, kind))
         ]
         print("stacked, bottom to top: " + "  ".join(f"{m} {s.label}" for m, s in zip(swatches, series, strict=True)))
     print()

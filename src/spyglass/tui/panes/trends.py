@@ -224,8 +224,8 @@ class TrendsPane(Pane):
         text = Text()
         order = "stacked, bottom to top: " if kind == "bar" and len(series) > 1 else ""
         text.append(order, style="dim")
-        for colour, name in t.legend(series):
-            text.append("■ ", style=colour)
+        for colour, swatch, name in t.legend(series, kind):
+            text.append(f"{swatch * 2} ", style=colour)
             text.append(name)
             text.append("   ")
         self.query_one("#trend-legend", Static).update(text)
