@@ -45,6 +45,7 @@ def test_the_walk_sees_every_family_and_nested_actions():
         "geodns",
         "stream",
         "replay",
+        "trends",
         "serve",
         "profile",
         "dashboard",

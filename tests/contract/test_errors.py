@@ -20,7 +20,7 @@ from tests.conftest import start_backend
         "/spyglass/nope",
         "/stream",
         "/stream/intel/nope",
-        "/trends/api/v1/search",
+        "/trends/api/v1/nope",
         "/geonet/nope",
         "/geonet/api/nope/1.2.3.4",
     ],

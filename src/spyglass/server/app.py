@@ -23,6 +23,7 @@ from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, alerts, notifiers, scans, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
@@ -30,7 +31,6 @@ from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, 
 
 ROOT_SECTIONS = (account, tools, status, replay, notifiers)  # paths as the seed writes them: /account/..., /tools/...
 NAMESPACED_SECTIONS = (search, scans, alerts)  # paths under /{namespace}: /intel/host/...
-UNBUILT_HOSTS = ("trends",)  # mounted so that every path under them answers a JSON 404
 
 
 @dataclass
@@ -104,17 +104,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     for section in NAMESPACED_SECTIONS:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
-    hosts = {"stream": create_stream_app(app.state.hub, app), "geonet": create_geonet_app(settings.geonet)}
+    hosts = {
+        "stream": create_stream_app(app.state.hub, app),
+        "trends": create_trends_app(app.state.index, store, app.state.rate_limiter),
+        "geonet": create_geonet_app(settings.geonet),
+    }
     for name, host in hosts.items():
         app.mount(f"/{name}", host)
-    for name in UNBUILT_HOSTS:
-        app.mount(f"/{name}", unbuilt_host(name))
     app.state.hosts = tuple(hosts)  # the mounted hosts that serve an API: what `serve` announces
     return app
-
-
-def unbuilt_host(name: str) -> FastAPI:
-    """A host that has no methods yet: every path answers 404 ``{"error": "No such method"}``."""
-    host = FastAPI(title=f"spyglass {name}", openapi_url=None, docs_url=None, redoc_url=None)
-    install_error_handlers(host)
-    return host

@@ -103,7 +103,7 @@ def register(sub, common: Common) -> None:
         parents=[common.data],
         help="run the embedded backend in the foreground",
         description="Run the embedded backend in the foreground and print the base URLs that "
-        "answer (main and geonet; stream and trends once they are served).",
+        "answer (main, geonet and trends; stream once it is served).",
     )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)

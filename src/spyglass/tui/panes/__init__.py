@@ -19,6 +19,7 @@ PANES = [
     "spyglass.tui.panes.stream:StreamPane",
     "spyglass.tui.panes.alerts:AlertsPane",
     "spyglass.tui.panes.notifiers:NotifiersPane",
+    "spyglass.tui.panes.trends:TrendsPane",
 ]
 
 
