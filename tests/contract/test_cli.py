@@ -39,7 +39,7 @@ def test_serve_prints_the_base_urls_that_answer(tmp_path):
         text=True,
     )
     try:
-        lines = [proc.stdout.readline().split() for _ in range(3)]
+        lines = [proc.stdout.readline().split() for _ in range(4)]
     finally:
         proc.terminate()
         proc.wait(10)
