@@ -19,12 +19,12 @@ from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, search, status, tools
+from spyglass.server.routers import account, directory, dns, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.store import Store
 
-ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
+ROOT_SECTIONS = (account, tools, status, dns)  # paths as the seed writes them: /account/..., /tools/...
+NAMESPACED_SECTIONS = (search, directory)  # paths under /{namespace}: /intel/host/...
 UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
 
 

@@ -30,6 +30,7 @@ DESCRIPTIONS = {
     403: "The account's plan does not include this method",
     404: "No such resource",
     429: "Too many requests for this key (see Retry-After)",
+    502: "A server the backend asks (e.g. the DNS server) did not answer",
 }
 
 
