@@ -43,12 +43,16 @@ def test_the_walk_sees_every_family_and_nested_actions():
         "geoping",
         "dns",
         "geodns",
+        "domain",
+        "resolve",
+        "reverse",
+        "directory",
         "serve",
         "profile",
         "dashboard",
     } <= top
-    assert {("keys", "create"), ("profile", "add"), ("profile", "remove")} <= set(ALL)
-    assert len(FAMILIES) == 7
+    assert {("keys", "create"), ("profile", "add"), ("profile", "remove"), ("directory", "save")} <= set(ALL)
+    assert len(FAMILIES) == 9
 
 
 @pytest.mark.parametrize("command", ALL, ids=" ".join)

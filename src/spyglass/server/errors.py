@@ -17,10 +17,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 log = logging.getLogger("spyglass.server")
 
 NO_SUCH_METHOD = "No such method"
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")  # what a 405's Allow may name
 UNEXPECTED = "Internal error: the server failed on this request and logged why"
 
 DESCRIPTIONS = {
@@ -59,6 +61,17 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorBody, "description": DESCRIPTIONS[status]} for status in statuses}
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """The methods some route of the app takes at the request's path (several routes may share
+    a path, and included routers nest theirs: each method is tried against the routing itself)."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in METHODS
+        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes)
+    ]
+
+
 def describe_validation(exc: RequestValidationError) -> str:
     """``Invalid request: query: Field required``: each failing field by name (its source dropped)."""
     parts = []
@@ -79,7 +92,10 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = NO_SUCH_METHOD if exc.status_code == 404 else str(exc.detail)
-        return JSONResponse({"error": message}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:  # Starlette names only the first matching route's methods
+            headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=headers)
 
     if validation_as_400:
 

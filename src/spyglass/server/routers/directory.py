@@ -19,6 +19,8 @@ _opening = threading.Lock()
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 MAX_QUERY = 1000
+MAX_PAGE = 1_000_000
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no query
 
 
 def directory_of(request: Request) -> Directory:
@@ -57,7 +59,7 @@ def tag_list(text: str | None) -> list[str]:
 @router.get("/query", response_model=SavedQueryList, response_model_exclude_unset=True, summary="Saved queries")
 def list_queries(
     request: Request,
-    page: int = Query(1, ge=1, description="10 a page"),
+    page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
     sort: Literal["votes", "timestamp"] = "votes",
     order: Literal["asc", "desc"] = "desc",
     who: Caller = Depends(caller),
@@ -71,7 +73,7 @@ def list_queries(
 def search_queries(
     request: Request,
     query: str = Query(..., description="words in the title, description, query or tags; tag:NAME for a tag"),
-    page: int = Query(1, ge=1, description="10 a page"),
+    page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
     who: Caller = Depends(caller),
 ) -> SavedQueryList:
     words, tags = [], []
@@ -120,7 +122,7 @@ def save_query(
 
 
 @router.post(
-    "/query/{query_id}/vote",
+    "/query/{query_id:int}/vote",
     response_model=SavedQuery,
     response_model_exclude_unset=True,
     summary="Vote a saved query up (1) or down (-1); voting again replaces the vote",
@@ -129,17 +131,19 @@ def save_query(
 def vote(
     request: Request,
     query_id: int,
-    value: Literal[1, -1] = Query(1, description="1 up, -1 down"),
+    value: int = Query(1, description="1 up, -1 down"),
     who: Caller = Depends(caller),
 ) -> SavedQuery:
-    saved = directory_of(request).vote(query_id, who.account.id, value)
+    if value not in (1, -1):
+        raise bad_request(f"Invalid request: value: 1 (up) or -1 (down), not {value}")
+    saved = directory_of(request).vote(query_id, who.account.id, value) if query_id <= MAX_ID else None
     if saved is None:
         raise not_found(f"No saved query {query_id}")
     return api(saved)
 
 
 @router.post(
-    "/query/{query_id}/tags",
+    "/query/{query_id:int}/tags",
     response_model=SavedQuery,
     response_model_exclude_unset=True,
     summary="Add tags to a query you saved",
@@ -155,7 +159,7 @@ def add_tags(
     if not wanted:
         raise bad_request("Invalid request: tags: give at least one")
     try:
-        saved = directory_of(request).add_tags(query_id, who.account.id, wanted)
+        saved = directory_of(request).add_tags(query_id, who.account.id, wanted) if query_id <= MAX_ID else None
     except NotYours:
         raise ApiError(403, "Only the account that saved a query may tag it") from None
     except ValueError as exc:
@@ -166,14 +170,14 @@ def add_tags(
 
 
 @router.delete(
-    "/query/{query_id}",
+    "/query/{query_id:int}",
     response_model=Success,
     summary="Delete a query you saved",
     responses=responses(403, 404),
 )
 def delete_query(request: Request, query_id: int, who: Caller = Depends(caller)) -> Success:
     try:
-        found = directory_of(request).delete(query_id, who.account.id)
+        found = query_id <= MAX_ID and directory_of(request).delete(query_id, who.account.id)
     except NotYours:
         raise ApiError(403, "Only the account that saved a query may delete it") from None
     if not found:
