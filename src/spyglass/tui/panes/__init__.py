@@ -15,6 +15,8 @@ PANES = [
     "spyglass.tui.panes.host:HostPane",
     "spyglass.tui.panes.geo:GeoPane",
     "spyglass.tui.panes.account:AccountPane",
+    "spyglass.tui.panes.directory:DirectoryPane",
+    "spyglass.tui.panes.dns:DnsPane",
 ]
 
 
