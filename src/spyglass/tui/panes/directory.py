@@ -28,8 +28,8 @@ PAGE = 10
 MAX_ROWS = 1_000
 COLUMNS = [
     Column("votes", "Votes", 5),
-    Column("title", "Title", 22, rank=0),
-    Column("query", "Query", 12, rank=1, flex=True),
+    Column("title", "Title", 24, rank=0),
+    Column("query", "Query", 14, rank=1, flex=True),
     Column("tags", "Tags", 18, rank=3),
     Column("date", "Saved", 10, rank=4),
 ]
