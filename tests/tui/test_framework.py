@@ -62,7 +62,7 @@ async def run_query(pilot, text: str) -> None:
 
 def test_registry_ids_are_module_names():
     classes = load_panes()
-    assert [cls.ID for cls in classes] == pane_ids() == ["search", "host", "geo", "account"]
+    assert [cls.ID for cls in classes] == pane_ids() == ["search", "host", "geo", "account", "directory", "dns"]
     assert len(classes) == len(PANES)
     for cls in classes:
         assert cls.TITLE and cls.KEYS and cls.HELP and cls.SECTION
