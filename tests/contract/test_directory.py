@@ -193,3 +193,14 @@ async def test_a_method_a_path_lacks_is_a_405_naming_every_method_of_the_path(fr
         answer = await http.put(f"{fresh.url}/intel/query", params={"key": fresh.key()})
     assert answer.status_code == 405 and answer.headers["allow"] == "GET, POST"
     assert answer.json() == {"error": "Method Not Allowed"}
+
+
+def test_hostile_titles_stay_inert_in_the_cli(fresh, capsys, monkeypatch):
+    monkeypatch.setenv("SPYGLASS_URL", fresh.url)
+    monkeypatch.setenv("SPYGLASS_API_KEY", fresh.key("member"))
+    title = "evil\x1b[2J\x1b]52;c;cGF5bG9hZA==\x07 \u202eroot\x9b31m"
+    assert main(["directory", "save", title, "ssh", "--description", "line1\nline2\x1b[31m"]) == 0
+    assert main(["directory", "search", "evil"]) == 0
+    out = capsys.readouterr().out
+    assert "evil" in out
+    assert not any(c in out for c in ("\x1b", "\x07", "\u202e", "\x9b"))
