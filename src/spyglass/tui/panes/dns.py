@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 TOOLS = (("domain", "domain"), ("resolve", "resolve"), ("reverse", "reverse"))
 RECORD_TYPES = ("any", "A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT")
 COLUMNS = [
-    Column("name", "Name", 22, flex=True),
+    Column("name", "Name", 26),
     Column("type", "Type", 4, rank=1),
-    Column("value", "Value", 15, rank=0),
+    Column("value", "Value", 15, rank=0, flex=True),
     Column("seen", "Last seen", 19, rank=2),
 ]
 
