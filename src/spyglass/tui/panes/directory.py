@@ -109,8 +109,9 @@ class DirectoryPane(Pane):
         return str(self.query_one("#dir-sort", Select).value)
 
     def run_arg(self, arg: str) -> None:
+        """Search for ``arg`` (words or tag:NAME); the tags load with it."""
         self.query_one("#dir-search", Input).value = clean(arg, one_line=True, max_chars=200)
-        self.run()
+        self.reload()
 
     def action_focus_search(self) -> None:
         self.query_one("#dir-search", Input).focus()
@@ -183,10 +184,13 @@ class DirectoryPane(Pane):
             detail.update("")
             return
         cells = query_cells(self.shown[index])
-        text = Text()
-        text.append(cells["query"], style="bold")
+        text = Text(no_wrap=False)
+        text.append(cells["title"], style="bold")
+        if cells["tags"]:
+            text.append(f"  [{cells['tags']}]", style="dim")
+        text.append("\n" + cells["query"])
         if cells["description"]:
-            text.append("\n" + cells["description"])
+            text.append("\n" + cells["description"], style="italic")
         detail.update(text)
 
     @on(DataTable.RowHighlighted, "#dir-queries")
