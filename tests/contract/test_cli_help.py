@@ -46,12 +46,22 @@ def test_the_walk_sees_every_family_and_nested_actions():
         "stream",
         "replay",
         "trends",
+        "domain",
+        "resolve",
+        "reverse",
+        "directory",
         "serve",
         "profile",
         "dashboard",
         "scan",
     } <= top
-    assert {("keys", "create"), ("profile", "add"), ("profile", "remove"), ("scan", "submit")} <= set(ALL)
+    assert {
+        ("keys", "create"),
+        ("profile", "add"),
+        ("profile", "remove"),
+        ("scan", "submit"),
+        ("directory", "save"),
+    } <= set(ALL)
     assert len(set(FAMILIES)) == len(FAMILIES)
 
 

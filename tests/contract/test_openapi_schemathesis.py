@@ -12,15 +12,20 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from spyglass.datagen import generate
+from spyglass.server.routers.geonet import GeonetSettings
 from tests.conftest import backend_with
+from tests.servers import DnsServer
 
 EXAMPLES = 25  # per operation and generation mode: about 500 requests, well under a minute
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    with backend_with(tmp_path_factory.mktemp("schemathesis"), generate(300, seed=3)) as backend:
-        yield backend
+    # /dns/resolve and /dns/reverse ask a DNS server on loopback, never the system's resolver.
+    with DnsServer() as dns:
+        geonet = GeonetSettings(nameservers=[dns.host], dns_port=dns.port, dns_timeout=1.0)
+        with backend_with(tmp_path_factory.mktemp("schemathesis"), generate(300, seed=3), geonet=geonet) as backend:
+            yield backend
 
 
 @pytest.fixture(scope="module")

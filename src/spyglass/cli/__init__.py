@@ -27,6 +27,8 @@ FAMILIES = (
     "stream",
     "alerts",
     "trends",
+    "directory",
+    "dns",
     "data",
     "geonet",
     "serve",

@@ -6,6 +6,7 @@ from spyglass.models.base import APIModel
 
 
 class SavedQuery(APIModel):
+    id: int | None = None  # this backend's handle for voting and tagging (the original sends none)
     votes: int = 0
     description: str = ""
     tags: list[str] = Field(default_factory=list)

@@ -21,7 +21,7 @@ from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, alerts, notifiers, scans, search, status, tools
+from spyglass.server.routers import account, alerts, directory, dns, notifiers, scans, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
@@ -29,8 +29,15 @@ from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
-ROOT_SECTIONS = (account, tools, status, replay, notifiers)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = (search, scans, alerts)  # paths under /{namespace}: /intel/host/...
+ROOT_SECTIONS = (
+    account,
+    tools,
+    status,
+    replay,
+    notifiers,
+    dns,
+)  # paths as the seed writes them: /account/..., /tools/...
+NAMESPACED_SECTIONS = (search, scans, alerts, directory)  # paths under /{namespace}: /intel/host/...
 
 
 @dataclass

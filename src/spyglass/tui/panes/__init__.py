@@ -20,6 +20,8 @@ PANES = [
     "spyglass.tui.panes.alerts:AlertsPane",
     "spyglass.tui.panes.notifiers:NotifiersPane",
     "spyglass.tui.panes.trends:TrendsPane",
+    "spyglass.tui.panes.directory:DirectoryPane",
+    "spyglass.tui.panes.dns:DnsPane",
 ]
 
 

@@ -72,6 +72,7 @@ class SearchPane(Pane):
     BINDINGS = [
         Binding("slash", "focus_query", "Query", id="search.query"),
         Binding("e", "export", "Export", id="search.export"),
+        Binding("ctrl+s", "save_query", "Save to directory", id="search.save"),
         Binding("minus", "exclude_facet", "Exclude value", show=False, id="search.exclude"),
     ]
     DEFAULT_CSS = """
@@ -318,6 +319,32 @@ class SearchPane(Pane):
         box = self.query_one(QueryInput)
         box.value = refine(box.value or self.current_query, item[0], item[1], exclude)
         self.run_query()
+
+    def action_save_query(self) -> None:
+        """Save the query in the box (else the last one run) in the directory, if it parses."""
+        from spyglass.tui.panes.directory import SaveQueryScreen
+
+        box = self.query_one(QueryInput)
+        if box.value.strip() and not box.check():
+            self.show_error("Fix the query first: " + str(parse(box.value).errors[0]))
+            return
+        query = box.value.strip() or self.current_query
+        if not query:
+            self.show_error("Type a query first; ctrl+s saves it in the directory.")
+            return
+
+        def chosen(answer: tuple[str, str, str] | None) -> None:
+            clients = self.clients
+            if answer is not None and clients is not None:
+                self.call("save", self.save_query, clients, query, *answer)
+
+        self.app.push_screen(SaveQueryScreen(query), chosen)
+
+    async def save_query(self, clients: Clients, query: str, title: str, tags: str, description: str) -> None:
+        saved = await clients.directory.save(title, query, description, tags)
+        for pane in self.app.query("#pane-directory").results(Pane):
+            pane.stale = True  # shows the new query when next opened
+        self.app.notify(f"Saved in the directory as #{saved.id}: {clean(title, one_line=True, max_chars=60)}")
 
     def action_export(self) -> None:
         from spyglass.tui.screens.export import ExportScreen

@@ -1,0 +1,218 @@
+"""The saved queries of the directory, in ``<data_dir>/directory.db``: the starting set (seeded by
+a migration step) and what users save, vote on and tag."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from spyglass.server.directory.seed import SEED
+from spyglass.server.sqlite import connect
+
+PAGE_SIZE = 10
+MAX_TAGS = 10
+TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}\Z")
+SORTS = {"votes": "votes", "timestamp": "timestamp"}
+
+V1_QUERIES = """
+CREATE TABLE queries (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    query TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    votes INTEGER NOT NULL DEFAULT 0,
+    owner INTEGER  -- the account that saved it; NULL for the starting set
+);
+CREATE TABLE query_tags (
+    query_id INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (query_id, tag)
+);
+CREATE INDEX query_tags_by_tag ON query_tags(tag);
+CREATE TABLE query_votes (
+    query_id INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    account INTEGER NOT NULL,
+    value INTEGER NOT NULL CHECK (value IN (-1, 1)),
+    PRIMARY KEY (query_id, account)
+);
+"""
+
+
+def _seed(db: sqlite3.Connection) -> None:
+    for title, query, description, tags, votes, stamp in SEED:
+        cur = db.execute(
+            "INSERT INTO queries (title, description, query, timestamp, votes) VALUES (?,?,?,?,?)",
+            (title, description, query, stamp, votes),
+        )
+        db.executemany("INSERT INTO query_tags VALUES (?,?)", [(cur.lastrowid, t) for t in tags.split(",")])
+
+
+MIGRATIONS = (V1_QUERIES, _seed)
+
+
+class NotYours(Exception):
+    """Only the account that saved a query may change it."""
+
+
+def check_tags(tags: list[str]) -> list[str]:
+    """Tags as stored: lower case, unique, each a short word; ValueError says which is wrong."""
+    out = list(dict.fromkeys(t.strip().lower() for t in tags if t.strip()))
+    for tag in out:
+        if not TAG.match(tag):
+            raise ValueError(f"tag {tag[:40]!r}: 1-32 letters, digits, '.', '_' or '-'")
+    if len(out) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags, not {len(out)}")
+    return out
+
+
+@dataclass
+class Saved:
+    id: int
+    title: str
+    description: str
+    query: str
+    timestamp: str
+    votes: int
+    tags: list[str]
+    owner: int | None
+
+
+class Directory:
+    """Thread-safe; every write is one transaction."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._lock = threading.Lock()
+        self._db = connect(Path(data_dir) / "directory.db", synchronous="NORMAL", migrations=MIGRATIONS)
+        self._db.execute("PRAGMA foreign_keys=ON")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _load(self, where: str, args: list, order: str = "votes DESC, id", page: int = 1) -> tuple[list[Saved], int]:
+        with self._lock:
+            total = self._db.execute(f"SELECT count(*) FROM queries q WHERE {where}", args).fetchone()[0]
+            rows = self._db.execute(
+                f"SELECT id, title, description, query, timestamp, votes, owner FROM queries q WHERE {where}"
+                f" ORDER BY {order} LIMIT ? OFFSET ?",
+                [*args, PAGE_SIZE, (page - 1) * PAGE_SIZE],
+            ).fetchall()
+            tags: dict[int, list[str]] = {}
+            ids = [r[0] for r in rows]
+            for qid, tag in self._db.execute(
+                f"SELECT query_id, tag FROM query_tags WHERE query_id IN ({','.join('?' * len(ids))}) ORDER BY rowid",
+                ids,
+            ):
+                tags.setdefault(qid, []).append(tag)
+        return [
+            Saved(
+                id=r[0],
+                title=r[1],
+                description=r[2],
+                query=r[3],
+                timestamp=r[4],
+                votes=r[5],
+                tags=tags.get(r[0], []),
+                owner=r[6],
+            )
+            for r in rows
+        ], total
+
+    def get(self, query_id: int) -> Saved | None:
+        found, _ = self._load("id = ?", [query_id])
+        return found[0] if found else None
+
+    def listing(self, page: int, sort: str, order: str) -> tuple[list[Saved], int]:
+        direction = "ASC" if order == "asc" else "DESC"
+        return self._load("1", [], f"{SORTS[sort]} {direction}, id {direction}", page)
+
+    def search(self, words: list[str], tags: list[str], page: int) -> tuple[list[Saved], int]:
+        """Queries whose title, description, query or tags hold every word, with every tag."""
+        where, args = ["1"], []
+        for word in words:
+            pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            where.append(
+                "(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\' OR query LIKE ? ESCAPE '\\'"
+                " OR EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND t.tag LIKE ? ESCAPE '\\'))"
+            )
+            args += [pattern] * 4
+        for tag in tags:
+            where.append("EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND t.tag = ?)")
+            args.append(tag.lower())
+        return self._load(" AND ".join(where), args, "votes DESC, timestamp DESC, id", page)
+
+    def tags(self, size: int) -> tuple[list[tuple[str, int]], int]:
+        """The ``size`` most used tags with their counts, and how many tags there are."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT tag, count(*) AS n FROM query_tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?", (size,)
+            ).fetchall()
+            total = self._db.execute("SELECT count(DISTINCT tag) FROM query_tags").fetchone()[0]
+        return [(t, n) for t, n in rows], total
+
+    def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO queries (title, description, query, timestamp, owner) VALUES (?,?,?,?,?)",
+                    (title, description, query, stamp, owner),
+                )
+                query_id = cur.lastrowid
+                self._db.executemany("INSERT INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        saved = self.get(int(query_id or 0))
+        assert saved is not None
+        return saved
+
+    def vote(self, query_id: int, account: int, value: int) -> Saved | None:
+        """The account's vote (+1 or -1; voting again replaces it); None if there is no such query."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._db.execute("SELECT 1 FROM queries WHERE id = ?", (query_id,)).fetchone() is None:
+                    self._db.execute("ROLLBACK")
+                    return None
+                before = self._db.execute(
+                    "SELECT value FROM query_votes WHERE query_id = ? AND account = ?", (query_id, account)
+                ).fetchone()
+                self._db.execute("INSERT OR REPLACE INTO query_votes VALUES (?,?,?)", (query_id, account, value))
+                change = value - (before[0] if before else 0)
+                self._db.execute("UPDATE queries SET votes = votes + ? WHERE id = ?", (change, query_id))
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        return self.get(query_id)
+
+    def add_tags(self, query_id: int, account: int, tags: list[str]) -> Saved | None:
+        """Tag the account's own query; None if there is no such query, NotYours if not its own."""
+        saved = self.get(query_id)
+        if saved is None:
+            return None
+        if saved.owner != account:
+            raise NotYours
+        check_tags(saved.tags + [t for t in tags if t not in saved.tags])  # the total stays within MAX_TAGS
+        with self._lock:
+            self._db.executemany("INSERT OR IGNORE INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
+        return self.get(query_id)
+
+    def delete(self, query_id: int, account: int) -> bool:
+        """Delete the account's own query; False if there is none, NotYours if not its own."""
+        saved = self.get(query_id)
+        if saved is None:
+            return False
+        if saved.owner != account:
+            raise NotYours
+        with self._lock:
+            self._db.execute("DELETE FROM queries WHERE id = ?", (query_id,))
+        return True

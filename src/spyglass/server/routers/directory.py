@@ -1,0 +1,185 @@
+"""The directory of saved queries: ``/{ns}/query...``. Browse, search and the tag counts as the
+seed writes them; saving, voting and tagging one's own queries beyond it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagCount
+from spyglass.query import QuerySyntaxError, parse_strict
+from spyglass.server.auth import Caller, caller
+from spyglass.server.directory.store import Directory, NotYours, Saved, check_tags
+from spyglass.server.errors import ApiError, bad_request, not_found, responses
+
+router = APIRouter()
+_opening = threading.Lock()
+MAX_TITLE = 100
+MAX_DESCRIPTION = 1000
+MAX_QUERY = 1000
+MAX_PAGE = 1_000_000
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no query
+
+
+def directory_of(request: Request) -> Directory:
+    """The app's directory, opened on first use (``<data_dir>/directory.db``)."""
+    state = request.app.state
+    with _opening:
+        if getattr(state, "directory", None) is None:
+            state.directory = Directory(state.settings.data_dir)
+    return state.directory
+
+
+def api(saved: Saved) -> SavedQuery:
+    return SavedQuery(
+        id=saved.id,
+        votes=saved.votes,
+        description=saved.description,
+        tags=saved.tags,
+        timestamp=saved.timestamp,
+        title=saved.title,
+        query=saved.query,
+    )
+
+
+def page_of(found: tuple[list[Saved], int]) -> SavedQueryList:
+    matches, total = found
+    return SavedQueryList(matches=[api(s) for s in matches], total=total)
+
+
+def tag_list(text: str | None) -> list[str]:
+    try:
+        return check_tags((text or "").split(","))
+    except ValueError as exc:
+        raise bad_request(f"Invalid request: tags: {exc}") from None
+
+
+@router.get("/query", response_model=SavedQueryList, response_model_exclude_unset=True, summary="Saved queries")
+def list_queries(
+    request: Request,
+    page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
+    sort: Literal["votes", "timestamp"] = "votes",
+    order: Literal["asc", "desc"] = "desc",
+    who: Caller = Depends(caller),
+) -> SavedQueryList:
+    return page_of(directory_of(request).listing(page, sort, order))
+
+
+@router.get(
+    "/query/search", response_model=SavedQueryList, response_model_exclude_unset=True, summary="Search saved queries"
+)
+def search_queries(
+    request: Request,
+    query: str = Query(..., description="words in the title, description, query or tags; tag:NAME for a tag"),
+    page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
+    who: Caller = Depends(caller),
+) -> SavedQueryList:
+    words, tags = [], []
+    for word in query.split():
+        if word.lower().startswith("tag:") and len(word) > 4:
+            tags.append(word[4:])
+        else:
+            words.append(word)
+    if not words and not tags:
+        raise bad_request("Invalid request: query: give a word or tag:NAME")
+    return page_of(directory_of(request).search(words, tags, page))
+
+
+@router.get("/query/tags", response_model=QueryTags, summary="The most used tags of saved queries")
+def popular_tags(request: Request, size: int = Query(10, ge=1, le=1000), who: Caller = Depends(caller)) -> QueryTags:
+    counts, total = directory_of(request).tags(size)
+    return QueryTags(matches=[TagCount(value=t, count=n) for t, n in counts], total=total)
+
+
+@router.post(
+    "/query",
+    response_model=SavedQuery,
+    response_model_exclude_unset=True,
+    summary="Save a search query in the directory",
+)
+def save_query(
+    request: Request,
+    title: str = Query(..., description=f"at most {MAX_TITLE} characters"),
+    query: str = Query(..., description="a search query that parses"),
+    description: str = Query("", description=f"at most {MAX_DESCRIPTION} characters"),
+    tags: str | None = Query(None, description="comma-separated tags, at most 10"),
+    who: Caller = Depends(caller),
+) -> SavedQuery:
+    title, query, description = title.strip(), query.strip(), description.strip()
+    if not title or len(title) > MAX_TITLE:
+        raise bad_request(f"Invalid request: title: 1 to {MAX_TITLE} characters")
+    if len(description) > MAX_DESCRIPTION:
+        raise bad_request(f"Invalid request: description: at most {MAX_DESCRIPTION} characters")
+    if not query or len(query) > MAX_QUERY:
+        raise bad_request(f"Invalid request: query: 1 to {MAX_QUERY} characters")
+    try:
+        parse_strict(query)
+    except QuerySyntaxError as exc:
+        raise bad_request(f"Invalid search query: {exc}") from None
+    return api(directory_of(request).save(who.account.id, title, query, description, tag_list(tags)))
+
+
+@router.post(
+    "/query/{query_id:int}/vote",
+    response_model=SavedQuery,
+    response_model_exclude_unset=True,
+    summary="Vote a saved query up (1) or down (-1); voting again replaces the vote",
+    responses=responses(404),
+)
+def vote(
+    request: Request,
+    query_id: int,
+    value: int = Query(1, description="1 up, -1 down"),
+    who: Caller = Depends(caller),
+) -> SavedQuery:
+    if value not in (1, -1):
+        raise bad_request(f"Invalid request: value: 1 (up) or -1 (down), not {value}")
+    saved = directory_of(request).vote(query_id, who.account.id, value) if query_id <= MAX_ID else None
+    if saved is None:
+        raise not_found(f"No saved query {query_id}")
+    return api(saved)
+
+
+@router.post(
+    "/query/{query_id:int}/tags",
+    response_model=SavedQuery,
+    response_model_exclude_unset=True,
+    summary="Add tags to a query you saved",
+    responses=responses(403, 404),
+)
+def add_tags(
+    request: Request,
+    query_id: int,
+    tags: str = Query(..., description="comma-separated tags; a query has at most 10"),
+    who: Caller = Depends(caller),
+) -> SavedQuery:
+    wanted = tag_list(tags)
+    if not wanted:
+        raise bad_request("Invalid request: tags: give at least one")
+    try:
+        saved = directory_of(request).add_tags(query_id, who.account.id, wanted) if query_id <= MAX_ID else None
+    except NotYours:
+        raise ApiError(403, "Only the account that saved a query may tag it") from None
+    except ValueError as exc:
+        raise bad_request(f"Invalid request: tags: {exc}") from None
+    if saved is None:
+        raise not_found(f"No saved query {query_id}")
+    return api(saved)
+
+
+@router.delete(
+    "/query/{query_id:int}",
+    response_model=Success,
+    summary="Delete a query you saved",
+    responses=responses(403, 404),
+)
+def delete_query(request: Request, query_id: int, who: Caller = Depends(caller)) -> Success:
+    try:
+        found = query_id <= MAX_ID and directory_of(request).delete(query_id, who.account.id)
+    except NotYours:
+        raise ApiError(403, "Only the account that saved a query may delete it") from None
+    if not found:
+        raise not_found(f"No saved query {query_id}")
+    return Success(success=True)

@@ -1,0 +1,289 @@
+"""The directory pane: saved search queries to browse (by votes or date), search and filter by
+tag; Enter runs one in the search pane; + and - vote. Also the dialog the search pane saves its
+query with (ctrl+s there)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from spyglass.present.directory import query_cells
+from spyglass.safetext import clean, fit, safe_text
+from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.widgets.table import Column, Table
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+    from spyglass.models import SavedQuery, SavedQueryList
+
+PAGE = 10
+MAX_ROWS = 1_000
+COLUMNS = [
+    Column("votes", "Votes", 5),
+    Column("title", "Title", 24, rank=0),
+    Column("query", "Query", 14, rank=1, flex=True),
+    Column("tags", "Tags", 18, rank=3),
+    Column("date", "Saved", 10, rank=4),
+]
+SORTS = (("most votes", "votes"), ("newest", "timestamp"))
+
+
+class DirectoryPane(Pane):
+    ID = "directory"
+    TITLE = "Directory"
+    KEYS = "f10,9"
+    SECTION = "directory"
+    HOME = "#dir-queries"
+    HELP = (
+        "Saved search queries: type words (or tag:NAME) and Enter to search, empty lists them all; "
+        "Enter on a tag filters by it; Enter on a query runs it in the search pane; + and - vote. "
+        "Save the search pane's query there with ctrl+s."
+    )
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", id="directory.search"),
+        Binding("plus", "vote(1)", "Vote up", id="directory.up"),
+        Binding("minus", "vote(-1)", "Vote down", id="directory.down"),
+        Binding("t", "focus_tags", "Tags", show=False, id="directory.tags"),
+    ]
+    DEFAULT_CSS = """
+    DirectoryPane #dir-bar { height: 1; margin: 1 0 0 0; }
+    DirectoryPane #dir-bar Input { width: 1fr; }
+    DirectoryPane #dir-bar Select { width: 16; }
+    DirectoryPane #dir-status { height: 1; color: $text-muted; }
+    DirectoryPane #dir-body { height: 1fr; }
+    DirectoryPane #dir-tags { width: 23; height: 1fr; border: round $primary 50%; }
+    DirectoryPane #dir-side { width: 1fr; }
+    DirectoryPane #dir-queries { height: 1fr; border: round $primary 50%; }
+    DirectoryPane #dir-detail { height: auto; max-height: 5; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self.compose_error()
+        with Horizontal(id="dir-bar"):
+            yield Input(
+                placeholder="search: words or tag:NAME, Enter (empty: all)",
+                id="dir-search",
+                compact=True,
+                select_on_focus=False,
+            )
+            yield Select(SORTS, value="votes", allow_blank=False, id="dir-sort", compact=True)
+        yield Static("", id="dir-status")
+        with Horizontal(id="dir-body"):
+            tags = OptionList(id="dir-tags", markup=False)
+            tags.border_title = "Tags"
+            yield tags
+            with Vertical(id="dir-side"):
+                table = Table(COLUMNS, id="dir-queries")
+                table.border_title = "Queries (Enter runs, + / - vote)"
+                yield table
+                yield Static("", id="dir-detail")
+
+    def on_mount(self) -> None:
+        self.shown: list[SavedQuery] = []
+        self.words = ""  # the search shown; "" is the listing
+        self.total = 0
+        self.pages = 0
+        self.generation = 0
+        self.tag_values: list[str] = []
+
+    async def load(self, clients: Clients) -> None:
+        """Shown first (or after a reconnect): the tags, and what the search box says."""
+        tags = await clients.directory.tags(size=30)
+        self.tag_values = [t.value for t in tags.matches]
+        box = self.query_one("#dir-tags", OptionList)
+        box.clear_options()
+        box.add_options([Option(Text(f"{fit(t.value, 13):<13} {t.count:>3}", no_wrap=True)) for t in tags.matches])
+        self.generation += 1
+        await self.fetch(clients, self.query_one("#dir-search", Input).value.strip(), self.sort, self.generation)
+
+    @property
+    def sort(self) -> str:
+        return str(self.query_one("#dir-sort", Select).value)
+
+    def run_arg(self, arg: str) -> None:
+        """Search for ``arg`` (words or tag:NAME); the tags load with it."""
+        self.query_one("#dir-search", Input).value = clean(arg, one_line=True, max_chars=200)
+        self.reload()
+
+    def action_focus_search(self) -> None:
+        self.query_one("#dir-search", Input).focus()
+
+    def action_focus_tags(self) -> None:
+        self.query_one("#dir-tags", OptionList).focus()
+
+    @on(Input.Submitted, "#dir-search")
+    @on(Select.Changed, "#dir-sort")
+    def run(self) -> None:
+        clients = self.clients
+        if clients is None:
+            return  # the first load runs what the box says once connected
+        self.show_error(None)
+        self.generation += 1
+        self.workers.cancel_group(self, "dir-page")
+        self.call(
+            "directory",
+            self.fetch,
+            clients,
+            self.query_one("#dir-search", Input).value.strip(),
+            self.sort,
+            self.generation,
+        )
+
+    @on(OptionList.OptionSelected, "#dir-tags")
+    def filter_by_tag(self, event: OptionList.OptionSelected) -> None:
+        if 0 <= event.option_index < len(self.tag_values):
+            self.query_one("#dir-search", Input).value = f"tag:{self.tag_values[event.option_index]}"
+            self.run()
+            self.query_one("#dir-queries", Table).focus()
+
+    async def page(self, clients: Clients, words: str, sort: str, page: int) -> SavedQueryList:
+        if words:
+            return await clients.directory.search(words, page=page)
+        return await clients.directory.queries(page=page, sort=sort, order="desc")
+
+    async def fetch(self, clients: Clients, words: str, sort: str, generation: int) -> None:
+        result = await self.page(clients, words, sort, 1)
+        if generation != self.generation:
+            return
+        self.words, self.total, self.pages = words, result.total, 1
+        self.shown = []
+        self.query_one("#dir-queries", Table).clear_records()
+        self.add_rows(result)
+
+    def add_rows(self, result: SavedQueryList) -> None:
+        table = self.query_one("#dir-queries", Table)
+        with self.app.batch_update():
+            for saved in result.matches:
+                if len(self.shown) >= MAX_ROWS:
+                    break
+                table.add_record(self.row(saved), key=str(len(self.shown)))
+                self.shown.append(saved)
+        what = f"matching {self.words!r}" if self.words else "in the directory"
+        self.query_one("#dir-status", Static).update(
+            safe_text(f"{self.total:,} saved queries {what}, {len(self.shown):,} shown", one_line=True)
+        )
+        if len(self.shown) == len(result.matches):
+            self.show_detail(0)
+
+    @staticmethod
+    def row(saved: SavedQuery) -> dict[str, Text]:
+        cells = query_cells(saved)
+        return {key: Text(cells[key], no_wrap=True) for key in ("votes", "title", "query", "tags", "date")}
+
+    def show_detail(self, index: int) -> None:
+        detail = self.query_one("#dir-detail", Static)
+        if not 0 <= index < len(self.shown):
+            detail.update("")
+            return
+        cells = query_cells(self.shown[index])
+        text = Text(no_wrap=False)
+        text.append(cells["title"], style="bold")
+        if cells["tags"]:
+            text.append(f"  [{cells['tags']}]", style="dim")
+        text.append("\n" + cells["query"])
+        if cells["description"]:
+            text.append("\n" + cells["description"], style="italic")
+        detail.update(text)
+
+    @on(DataTable.RowHighlighted, "#dir-queries")
+    def highlighted(self, event: DataTable.RowHighlighted) -> None:
+        index = int(event.row_key.value or 0)
+        self.show_detail(index)
+        clients = self.clients
+        near_end = event.cursor_row >= len(self.shown) - 1
+        if near_end and clients is not None and self.pages and len(self.shown) < min(self.total, MAX_ROWS):
+            self.call("dir-page", self.next_page, clients, self.words, self.sort, self.pages + 1, self.generation)
+
+    async def next_page(self, clients: Clients, words: str, sort: str, page: int, generation: int) -> None:
+        result = await self.page(clients, words, sort, page)
+        if generation != self.generation or page != self.pages + 1:
+            return
+        self.pages = page
+        self.add_rows(result)
+
+    def selected(self) -> tuple[int, SavedQuery] | None:
+        table = self.query_one("#dir-queries", Table)
+        if not self.shown or table.cursor_row < 0:
+            return None
+        index = int(table.key_at(table.cursor_row) or -1)
+        return (index, self.shown[index]) if 0 <= index < len(self.shown) else None
+
+    @on(DataTable.RowSelected, "#dir-queries")
+    def run_query(self, event: DataTable.RowSelected) -> None:
+        index = int(event.row_key.value or -1)
+        if 0 <= index < len(self.shown):
+            self.post_message(RunSearch(self.shown[index].query))
+
+    def action_vote(self, value: int) -> None:
+        chosen = self.selected()
+        clients = self.clients
+        if chosen is None or clients is None:
+            return
+        index, saved = chosen
+        if saved.id is None:
+            self.show_error("This server gives its saved queries no id to vote on.")
+            return
+        self.call("vote", self.vote, clients, index, saved.id, value)
+
+    async def vote(self, clients: Clients, index: int, query_id: int, value: int) -> None:
+        saved = await clients.directory.vote(query_id, value)
+        if index < len(self.shown) and self.shown[index].id == query_id:
+            self.shown[index] = saved
+            self.query_one("#dir-queries", Table).update_record(str(index), self.row(saved))
+        self.app.notify(f"Voted {'up' if value > 0 else 'down'}: {clean(saved.title, one_line=True, max_chars=60)}")
+
+
+class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
+    """Title, tags and description for a query the search pane saves in the directory."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="savequery.cancel")]
+    DEFAULT_CSS = """
+    SaveQueryScreen { align: center middle; }
+    SaveQueryScreen > Vertical { width: 76; height: auto; border: round $primary; background: $surface; padding: 0 1; }
+    SaveQueryScreen Input { margin: 1 0 0 0; }
+    SaveQueryScreen #save-error { color: $error; height: auto; }
+    """
+
+    def __init__(self, query: str) -> None:
+        super().__init__()
+        self.search = query
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Save to the directory"
+            yield Static(safe_text(f"query: {self.search}", one_line=True, max_chars=300))
+            yield Input(placeholder="title (required)", id="save-title", max_length=100, compact=True)
+            yield Input(placeholder="tags, comma-separated (optional)", id="save-tags", compact=True)
+            yield Input(placeholder="description (optional)", id="save-description", max_length=1000, compact=True)
+            yield Static("Enter goes to the next field and saves from the last; Esc cancels.", classes="hint")
+            yield Static("", id="save-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#save-title", Input).focus()
+
+    @on(Input.Submitted, "#save-title")
+    @on(Input.Submitted, "#save-tags")
+    def next_field(self, event: Input.Submitted) -> None:
+        following = {"save-title": "#save-tags", "save-tags": "#save-description"}
+        self.query_one(following[event.input.id or "save-title"], Input).focus()
+
+    @on(Input.Submitted, "#save-description")
+    def save(self) -> None:
+        title = self.query_one("#save-title", Input).value.strip()
+        if not title:
+            self.query_one("#save-error", Static).update("A title is needed.")
+            self.query_one("#save-title", Input).focus()
+            return
+        tags = self.query_one("#save-tags", Input).value
+        self.dismiss((title, tags, self.query_one("#save-description", Input).value.strip()))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
