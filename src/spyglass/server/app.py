@@ -29,14 +29,8 @@ from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
-ROOT_SECTIONS = (
-    account,
-    tools,
-    status,
-    replay,
-    notifiers,
-    dns,
-)  # paths as the seed writes them: /account/..., /tools/...
+# paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
+ROOT_SECTIONS = (account, tools, status, replay, notifiers, dns)
 NAMESPACED_SECTIONS = (search, scans, alerts, directory)  # paths under /{namespace}: /intel/host/...
 
 
