@@ -17,14 +17,15 @@ from fastapi import FastAPI
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
+from spyglass.server.datasets import DatasetService
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, search, status, tools
+from spyglass.server.routers import account, data, org, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.store import Store
 
-ROOT_SECTIONS = (account, tools, status)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
+ROOT_SECTIONS = (account, tools, status, org)  # paths as the seed writes them: /account/..., /tools/...
+NAMESPACED_SECTIONS = (search, data)  # paths under /{namespace}: /intel/host/...
 UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
 
 
@@ -74,6 +75,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.collector = Collector(app.state.index)
     # In start order; each section that works in the background appends its service here.
     app.state.services = [app.state.collector]
+    app.state.datasets = DatasetService(settings.data_dir, app.state.index.records)
+    app.state.collector.subscribe(lambda _: app.state.datasets.wake())
+    app.state.services.append(app.state.datasets)
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:
