@@ -13,8 +13,8 @@ import httpx
 
 from spyglass import models as m
 from spyglass.client.base import HostClient, segment
-from spyglass.client.errors import SpyglassError, TransportError
-from spyglass.client.transport import error_from_response
+from spyglass.client.errors import APIError, SpyglassError, TransportError
+from spyglass.client.transport import RETRY_STATUSES, error_from_response
 
 PART = ".part"  # a download in progress: DEST.part, renamed to DEST once its SHA-1 checks
 CHUNK = 256 * 1024
@@ -59,7 +59,8 @@ class DataClient(HostClient):
 
         Bytes go to ``dest.part`` first; an interrupted download leaves it, and the next call
         resumes from its end (``Range``, with ``If-Range`` so that a changed file starts over).
-        Connection failures are retried (resuming) as the transport's retry policy allows. The
+        Connection failures and busy answers (429, 502-504) are retried, resuming, as the
+        transport's retry policy allows. The
         finished file's SHA-1 is checked when the listing gave one: :class:`ChecksumMismatch`
         (and the partial file removed) if it differs; then ``dest.part`` is renamed to ``dest``.
         """
@@ -75,10 +76,11 @@ class DataClient(HostClient):
                     raise SpyglassError(f"{file.name}: the server cannot send the file from its start") from None
                 part.unlink(missing_ok=True)
                 started_over = True
-            except TransportError:
-                if attempt + 1 >= self.transport.retry.attempts:
+            except (TransportError, APIError) as exc:
+                status = getattr(exc, "status", None)
+                if status is not None and status not in RETRY_STATUSES or attempt + 1 >= self.transport.retry.attempts:
                     raise
-                await asyncio.sleep(self.transport.retry.delay(attempt, None))
+                await asyncio.sleep(self.transport.retry.delay(attempt, getattr(exc, "retry_after", None)))
                 attempt += 1
         if file.sha1:
             got = (await asyncio.to_thread(sha1_of, part)).hexdigest()

@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute, Match
 
 log = logging.getLogger("spyglass.server")
 
@@ -78,7 +79,10 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = NO_SUCH_METHOD if exc.status_code == 404 else str(exc.detail)
-        return JSONResponse({"error": message}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:  # Starlette names only the first route's methods; a path may have several
+            headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=headers)
 
     if validation_as_400:
 
@@ -92,6 +96,15 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         # connection. Starlette re-raises after this answer is sent; uvicorn logs the traceback.
         log.error("unexpected error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
         return JSONResponse({"error": UNEXPECTED}, status_code=500)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app answers at this request's path."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, BaseRoute) and route.matches(request.scope)[0] == Match.PARTIAL:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
 
 
 def document_errors(app: FastAPI) -> None:

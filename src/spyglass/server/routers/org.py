@@ -22,7 +22,8 @@ router = APIRouter()
 
 WHAT = "The organization"
 MAIL_ERRORS: dict[int | str, dict[str, Any]] = {
-    503: {"model": ErrorBody, "description": "The notification e-mail could not be sent (no or a failing SMTP server)"}
+    501: {"model": ErrorBody, "description": "notify: no SMTP server is configured; nothing was done"},
+    503: {"model": ErrorBody, "description": "notify: the SMTP server failed; nothing was done"},
 }
 
 
@@ -62,6 +63,24 @@ def existing_user(store: Store, user: str) -> Account:
     return account
 
 
+async def notify_member(server: tuple[str, int] | None, account: Account, org: Organization, admin: Account) -> None:
+    if not account.email:
+        raise bad_request(f"{account.username} has no e-mail address to notify: add them without notify")
+    if server is None:
+        raise ApiError(501, "No SMTP server is configured to send the notification (spyglass serve --smtp HOST[:PORT])")
+    note = mail.message(
+        account.email,
+        f"{admin.username} added you to the organization {org.name}",
+        f"{admin.username} added you ({account.username}) to the organization {org.name} on spyglass.\n",
+    )
+    try:
+        await mail.send(server, note)
+    except (OSError, smtplib.SMTPException) as exc:
+        raise ApiError(
+            503, f"The notification e-mail to {account.email} failed, so {account.username} was not added: {exc}"
+        ) from None
+
+
 @router.get("/org", response_model=m.Organization, responses=responses(403))
 def organization(who: Caller = Depends(caller)) -> m.Organization:
     who.require_enterprise(WHAT)
@@ -77,26 +96,14 @@ async def add_member(request: Request, user: str, notify: bool = False, who: Cal
         raise bad_request(
             f"{account.username} is already {'an admin' if role == 'admin' else 'a member'} of {org.name}"
         )
-    server = request.app.state.settings.smtp_server
-    if notify and not account.email:
-        raise bad_request(f"{account.username} has no e-mail address to notify: add them without notify")
-    if notify and server is None:
-        raise ApiError(503, "No SMTP server is configured to send the notification (spyglass serve --smtp HOST[:PORT])")
-    if not who.store.add_member(org.id, account.id):
+    if who.store.organization_of(account.id) is not None:
         raise bad_request(f"{account.username} already belongs to another organization")
     if notify:
-        assert account.email is not None
-        note = mail.message(
-            account.email,
-            f"You were added to the organization {org.name}",
-            f"{who.account.username} added you ({account.username}) to the organization {org.name} on spyglass.\n",
-        )
-        try:
-            await mail.send(server, note)
-        except (OSError, smtplib.SMTPException) as exc:
-            raise ApiError(
-                503, f"{account.username} was added, but the notification e-mail failed: {exc or type(exc).__name__}"
-            ) from None
+        # Sent before the member is added: a failed e-mail leaves nothing done, so the call can
+        # simply be repeated.
+        await notify_member(request.app.state.settings.smtp_server, account, org, who.account)
+    if not who.store.add_member(org.id, account.id):
+        raise bad_request(f"{account.username} already belongs to another organization")  # joined meanwhile
     return m.Success(success=True)
 
 
