@@ -116,18 +116,26 @@ class DataClient(HostClient):
                     raise _StartOver  # not the bytes we asked for
                 total = _total(response, file.size)
                 done = have if resumed else 0
-                with open(part, "ab" if resumed else "wb") as out:
+                # Disk work goes to a thread: a dashboard's event loop never waits on it.
+                out = await asyncio.to_thread(open, part, "ab" if resumed else "wb")
+                try:
                     if progress:
                         progress(done, total)
                     async for chunk in response.aiter_bytes(CHUNK):
-                        out.write(chunk)
+                        await asyncio.to_thread(out.write, chunk)
                         done += len(chunk)
                         if progress:
                             progress(done, total)
-                    out.flush()
-                    os.fsync(out.fileno())
+                    await asyncio.to_thread(_sync, out)
+                finally:
+                    await asyncio.to_thread(out.close)
         except httpx.TransportError as exc:
             raise self.transport.transport_error(exc) from None
+
+
+def _sync(out) -> None:
+    out.flush()
+    os.fsync(out.fileno())
 
 
 def _range_start(response: httpx.Response) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Protocol
 
@@ -75,7 +76,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.collector = Collector(app.state.index)
     # In start order; each section that works in the background appends its service here.
     app.state.services = [app.state.collector]
-    app.state.datasets = DatasetService(settings.data_dir, app.state.index.records)
+    app.state.datasets = DatasetService(
+        settings.data_dir, app.state.index.records, clock=lambda: store.clock().replace(tzinfo=UTC).timestamp()
+    )
     app.state.collector.subscribe(lambda _: app.state.datasets.wake())
     app.state.services.append(app.state.datasets)
     install_error_handlers(app)

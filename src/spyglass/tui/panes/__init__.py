@@ -14,7 +14,9 @@ PANES = [
     "spyglass.tui.panes.search:SearchPane",
     "spyglass.tui.panes.host:HostPane",
     "spyglass.tui.panes.geo:GeoPane",
+    "spyglass.tui.panes.data:DataPane",
     "spyglass.tui.panes.account:AccountPane",
+    "spyglass.tui.panes.org:OrgPane",
 ]
 
 
