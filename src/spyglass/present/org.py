@@ -10,7 +10,7 @@ def facts(org: Organization) -> list[tuple[str, str]]:
     return [
         ("name", clean(org.name, one_line=True)),
         ("id", clean(org.id, one_line=True)),
-        ("created", clean(org.created or "-", one_line=True)),
+        ("created", clean((org.created or "-")[:19].replace("T", " "), one_line=True)),
         ("upgrade type", clean(org.upgrade_type or "-", one_line=True)),
         ("domains", clean(", ".join(org.domains) or "-", one_line=True)),
     ]

@@ -6,6 +6,8 @@ account without loading the web stack.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import secrets
 import sqlite3
@@ -304,7 +306,10 @@ class Store:
             if row:
                 org_id = row[0]
             else:
-                org_id, stamp = secrets.token_urlsafe(8), iso(self.clock())
+                stamp = iso(self.clock())
+                # Named after its admin and its start, like the service's 11-character ids.
+                seed = hashlib.blake2b(f"{admin.id}|{admin.username}|{stamp}".encode(), digest_size=8).digest()
+                org_id = base64.urlsafe_b64encode(seed).decode().rstrip("=")
                 domain = admin.email.rpartition("@")[2].lower() if admin.email and "@" in admin.email else ""
                 db.execute(
                     "INSERT INTO organizations (id, name, created, upgrade_type, domains) VALUES (?,?,?,?,?)",

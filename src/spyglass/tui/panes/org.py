@@ -40,7 +40,7 @@ class OrgPane(Pane):
     BINDINGS = [Binding("delete", "remove", "Remove member", id="org.remove")]
     DEFAULT_CSS = """
     OrgPane #org-facts { height: auto; }
-    OrgPane #org-people { height: auto; max-height: 14; }
+    OrgPane #org-people { height: 1fr; min-height: 5; border: round $primary 50%; }
     OrgPane #org-form { height: 1; margin: 1 0; }
     OrgPane #org-form Input { width: 1fr; }
     OrgPane #org-form Checkbox { width: auto; }
