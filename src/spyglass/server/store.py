@@ -307,8 +307,8 @@ class Store:
                 org_id = row[0]
             else:
                 stamp = iso(self.clock())
-                # Named after its admin and its start, like the service's 11-character ids.
-                seed = hashlib.blake2b(f"{admin.id}|{admin.username}|{stamp}".encode(), digest_size=8).digest()
+                # From its admin's (unique) username and its start: an 11-character id like the service's.
+                seed = hashlib.blake2b(f"{admin.username}|{stamp}".encode(), digest_size=8).digest()
                 org_id = base64.urlsafe_b64encode(seed).decode().rstrip("=")
                 domain = admin.email.rpartition("@")[2].lower() if admin.email and "@" in admin.email else ""
                 db.execute(

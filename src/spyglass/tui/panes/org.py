@@ -27,6 +27,10 @@ COLUMNS = [
 ]
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
 class OrgPane(Pane):
     ID = "org"
     TITLE = "Organization"
@@ -65,7 +69,7 @@ class OrgPane(Pane):
         self.query_one("#org-facts", Facts).show(facts(org))
         self.people = people_rows(org)
         table = self.query_one("#org-people", Table)
-        table.border_title = f"{len(org.admins)} admins, {len(org.members)} members"
+        table.border_title = f"{plural(len(org.admins), 'admin')}, {plural(len(org.members), 'member')}"
         table.clear_records()
         for i, (username, email, role) in enumerate(self.people):
             table.add_record({"username": username, "email": email, "role": role}, key=str(i))
