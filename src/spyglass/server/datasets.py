@@ -1,8 +1,8 @@
 """Bulk data: daily and monthly exports of the banner index, as the original service publishes them.
 
 A file holds the banners whose timestamp falls in its day (``daily/2025-06-01.json.gz``) or month
-(``monthly/2025-06.json.gz``): one JSON banner per line, gzip, oldest first, the format
-``spyglass import`` reads. :class:`DatasetService` keeps them current in a thread of its own:
+(``monthly/2025-06.json.gz``): one JSON banner per line, each exactly as the record store holds
+it, gzip, oldest first: the format ``spyglass import`` reads. :class:`DatasetService` keeps them current in a thread of its own:
 
 - it catalogues every banner of the record store it has not seen (by ``seq``) under its day, in
   ``<data_dir>/datasets.db``, and marks that day and its month stale;
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spyglass.models import Dataset
-from spyglass.server.index.records import RecordStore, pack
+from spyglass.server.index.records import RecordStore
 from spyglass.server.index.shape import BadBanner, normalize
 from spyglass.server.sqlite import connect
 
@@ -200,10 +200,10 @@ class DatasetService:
         seqs = self._seqs(period)
         with open(temp, "wb") as raw:
             out = _Hashing(raw)
-            with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as gz:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=6, mtime=0) as gz:
                 for i in range(0, len(seqs), BATCH):
-                    bodies = self.records.bodies(seqs[i : i + BATCH])
-                    gz.write(b"".join(pack(bodies[s]) + b"\n" for s in seqs[i : i + BATCH] if s in bodies))
+                    bodies = self.records.raw_bodies(seqs[i : i + BATCH])
+                    gz.write(b"".join(bodies[s] + b"\n" for s in seqs[i : i + BATCH] if s in bodies))
             raw.flush()
             os.fsync(raw.fileno())
         sha1 = out.sha1.hexdigest()
