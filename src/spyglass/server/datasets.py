@@ -2,7 +2,8 @@
 
 A file holds the banners whose timestamp falls in its day (``daily/2025-06-01.json.gz``) or month
 (``monthly/2025-06.json.gz``): one JSON banner per line, each exactly as the record store holds
-it, gzip, oldest first: the format ``spyglass import`` reads. :class:`DatasetService` keeps them current in a thread of its own:
+it, gzip, oldest first: the format ``spyglass import`` reads. :class:`DatasetService` keeps them
+current in a thread of its own:
 
 - it catalogues every banner of the record store it has not seen (by ``seq``) under its day, in
   ``<data_dir>/datasets.db``, and marks that day and its month stale;
