@@ -185,3 +185,25 @@ def test_the_fixtures_shapes_parse():
         Dataset.model_validate(item)
     for item in json.loads((folder / "dataset_files.json").read_text()):
         DatasetFile.model_validate(item)
+
+
+def test_a_lost_file_is_rebuilt_and_leftovers_removed(tmp_path):
+    from spyglass.server.datasets import DatasetService
+    from spyglass.server.index import BannerIndex
+    from spyglass.server.index.importer import import_banners
+
+    index = BannerIndex(tmp_path)
+    import_banners(index, (dict(b) for b in BANNERS[:50]))
+    service = DatasetService(tmp_path, index.records)
+    service.catch_up()
+    lost = service.files("daily")[0]
+    before = service.path(lost).read_bytes()
+    service.path(lost).unlink()
+    leftover = service.root / "monthly" / ".2020-01.json.gz.partial"  # a build killed part way
+    leftover.write_bytes(b"half")
+    service.recover()
+    assert service.behind() and not leftover.exists()
+    service.catch_up()
+    assert service.path(lost).read_bytes() == before and service.file("daily", lost.name).sha1 == lost.sha1
+    service.close()
+    index.close()

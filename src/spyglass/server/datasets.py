@@ -122,6 +122,10 @@ class DatasetService:
         self._wake.set()
 
     def _run(self) -> None:
+        try:
+            self.recover()
+        except Exception:
+            log.exception("checking the bulk data files failed")
         while not self._stop.is_set():
             try:
                 self.catch_up()
@@ -135,6 +139,20 @@ class DatasetService:
         """Catalogue the banners not seen yet and rebuild the files they made stale (blocking)."""
         self.catalogue()
         self.build_stale()
+
+    def recover(self) -> None:
+        """After a crash or a hand-deleted file: drop temporary files, rebuild listed files that are gone."""
+        for temp in self.root.glob("*/.*.partial"):
+            temp.unlink(missing_ok=True)
+        gone = [
+            (f.dataset, f.name.removesuffix(SUFFIX))
+            for name in DATASETS
+            for f in self.files(name)
+            if not self.path(f).exists()
+        ]
+        if gone:
+            with self._lock:
+                self._db.executemany("INSERT OR IGNORE INTO stale (dataset, period) VALUES (?,?)", gone)
 
     # -- cataloguing ---------------------------------------------------------------------------
     def catalogued_seq(self) -> int:
