@@ -110,3 +110,12 @@ async def test_org_pane_adds_and_removes_members(backend):
         await pilot.press("delete")
         await settle(pilot)
         assert [row[0] for row in pane.people] == ["boss-tui"]
+
+
+async def test_pane_data_with_a_dataset_opens_its_files(backend):
+    app = SpyglassApp(backend.profile(backend.key()), pane="data", arg="monthly")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(DataPane)
+        assert pane.dataset == "monthly" and pane.files[0].name.count("-") == 1  # YYYY-MM.json.gz
+        assert "monthly: " in screen_text(app)

@@ -112,9 +112,10 @@ class DataPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         """``--pane data DATASET``: list that dataset's files."""
+        self.dataset = clean(arg, one_line=True, max_chars=64)  # what the first load lists, too
         clients = self.clients
         if clients is not None:
-            self.call("files", self.list_files, clients, clean(arg, one_line=True, max_chars=64))
+            self.call("files", self.list_files, clients, self.dataset)
 
     @on(DataTable.RowSelected, "#data-sets")
     def open_dataset(self, event: DataTable.RowSelected) -> None:
