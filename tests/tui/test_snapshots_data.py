@@ -29,3 +29,11 @@ def test_data_pane_monthly(snap_compare, enterprise_profile):
     terminal, theme = SIZES["80x24"]
     app = SpyglassApp(enterprise_profile, theme=theme)
     assert snap_compare(app, terminal_size=terminal, run_before=steps("f12", "down", "enter"))
+
+
+def test_data_pane_after_a_download(snap_compare, enterprise_profile, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default folder: the file's name alone shows where it went
+    terminal, theme = SIZES["80x24"]
+    app = SpyglassApp(enterprise_profile, theme=theme)
+    assert snap_compare(app, terminal_size=terminal, run_before=steps("f12", "tab", "enter"))
+    assert len(list(tmp_path.glob("*.json.gz"))) == 1

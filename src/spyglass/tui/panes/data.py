@@ -57,6 +57,7 @@ class DataPane(Pane):
     DataPane #data-form Button { min-width: 12; }
     DataPane #data-progress { height: 1; }
     DataPane #data-bar { width: auto; margin-right: 1; display: none; }
+    DataPane #data-bar Bar { width: 16; }
     DataPane #data-bar.shown { display: block; }
     DataPane #data-status { width: 1fr; color: $text-muted; }
     """
@@ -180,5 +181,5 @@ class DataPane(Pane):
             # Worded here rather than by the app: it says how to resume.
             raise PaneFailure(f"download of {label} stopped: {exc} — download it again to resume") from exc
         checked = "SHA-1 checked" if file.sha1 else "no SHA-1 given to check"
-        self.status(f"{label}: {size_text(file.size)}, {checked}, saved as {dest}")
+        self.status(f"{checked}, {size_text(file.size)}, saved as {dest}")  # most telling first: lines are cut
         self.app.notify(f"Downloaded {label} ({checked})", markup=False)
