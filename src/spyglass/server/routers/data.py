@@ -25,7 +25,7 @@ router = APIRouter()
 WHAT = "Bulk data"
 SETTLE = 5.0  # seconds a listing waits at most for files of banners that just arrived
 CHUNK = 256 * 1024
-_RANGE = re.compile(r"bytes=(\d*)-(\d*)\Z")
+_RANGE = re.compile(r"bytes=([0-9]*)-([0-9]*)\Z")  # ASCII digits only
 RANGE_ERRORS: dict[int | str, dict[str, Any]] = {
     **responses(403, 404),
     416: {"model": ErrorBody, "description": "The range starts past the end of the file (see Content-Range)"},
