@@ -60,9 +60,9 @@ class DataClient(HostClient):
         Bytes go to ``dest.part`` first; an interrupted download leaves it, and the next call
         resumes from its end (``Range``, with ``If-Range`` so that a changed file starts over).
         Connection failures and busy answers (429, 502-504) are retried, resuming, as the
-        transport's retry policy allows. The
-        finished file's SHA-1 is checked when the listing gave one: :class:`ChecksumMismatch`
-        (and the partial file removed) if it differs; then ``dest.part`` is renamed to ``dest``.
+        transport's retry policy allows. The finished file's SHA-1 is checked when the listing
+        gave one: :class:`ChecksumMismatch` (and the partial file removed) if it differs; then
+        ``dest.part`` is renamed to ``dest``.
         """
         dest = Path(dest)
         part = part_path(dest)

@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 
 from spyglass.models import Dataset, DatasetFile
 from spyglass.server.auth import Caller, caller
-from spyglass.server.datasets import DATASETS, BuiltFile, DatasetService
+from spyglass.server.datasets import DATASETS, DatasetService
 from spyglass.server.errors import ApiError, ErrorBody, not_found, responses
 
 router = APIRouter()
@@ -87,8 +88,16 @@ def unsatisfiable(size: int) -> ApiError:
     )
 
 
-def read(handle, first: int, count: int) -> Iterator[bytes]:
-    """The bytes of an open file (a rebuild renames a new file in; this one stays whole)."""
+def opened(path: Path) -> BinaryIO | None:
+    """The file, open (a rebuild renaming a new one in later leaves this one whole), or None if gone."""
+    try:
+        return open(path, "rb")  # noqa: SIM115 (closed by read())
+    except FileNotFoundError:
+        return None
+
+
+def read(handle: BinaryIO, first: int, count: int) -> Iterator[bytes]:
+    """``count`` bytes of an open file from ``first``; closes it."""
     try:
         handle.seek(first)
         while count > 0:
@@ -111,13 +120,9 @@ def download(request: Request, dataset: str, name: str, who: Caller = Depends(ca
     who.require_enterprise(WHAT)
     dataset_named(dataset)
     service = service_of(request)
-    built: BuiltFile | None = service.file(dataset, name)
-    path = service.path(built) if built else None
-    try:
-        handle = open(path, "rb") if path else None  # noqa: SIM115 (closed by read())
-    except FileNotFoundError:
-        handle = None
-    if built is None or handle is None or path is None:
+    built = service.file(dataset, name)  # only a listed name: never a path the caller made up
+    handle = opened(service.path(built)) if built else None
+    if built is None or handle is None:
         raise not_found(f"No such file in dataset {dataset}: {name}")
     size = os.fstat(handle.fileno()).st_size
     etag = f'"{built.sha1}"'
