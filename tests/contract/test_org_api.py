@@ -176,3 +176,11 @@ def test_the_fixture_parses():
         pytest.skip("no shared fixtures")
     org = Organization.model_validate(json.loads(path.read_text()))
     assert org.admins[0].username == "acme-admin"
+
+
+async def test_an_email_shared_by_two_accounts_asks_for_the_username(org_backend, admin):
+    account(org_backend, "twin-a", email="twins@acme.test")
+    account(org_backend, "twin-b", email="Twins@acme.test")
+    with pytest.raises(BadRequest, match="several accounts have the e-mail address twins@acme.test: give the username"):
+        await admin.org.add_member("twins@acme.test")
+    assert await admin.org.add_member("twin-b")
