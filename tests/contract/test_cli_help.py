@@ -61,6 +61,8 @@ def test_the_walk_sees_every_family_and_nested_actions():
         ("profile", "remove"),
         ("scan", "submit"),
         ("directory", "save"),
+        ("data", "download"),
+        ("org", "add"),
     } <= set(ALL)
     assert len(set(FAMILIES)) == len(FAMILIES)
 

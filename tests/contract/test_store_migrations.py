@@ -57,7 +57,7 @@ def test_a_data_dir_of_version_0_opens_with_keys_and_credits_intact(tmp_path):
     )
     assert (account.query_credits, account.scan_credits) == (42, 9)
     assert store.charge(account.id, query=2).query_credits == 40
-    assert schema_version(store._db) == len(MIGRATIONS) == 1
+    assert schema_version(store._db) == len(MIGRATIONS)
     store.close()
     assert Store(tmp_path).account(7).query_credits == 40  # reopening at the current version changes nothing
 
@@ -102,3 +102,20 @@ def test_statements_split_on_complete_statements_only():
     assert statements("SELECT 1") == ["SELECT 1"]
     with pytest.raises(ValueError):
         statements("SELECT 'unterminated")
+
+
+def test_a_data_dir_of_version_1_gains_organizations(tmp_path):
+    db = connect(tmp_path / "spyglass.db", synchronous="FULL", migrations=MIGRATIONS[:1])
+    db.execute(
+        "INSERT INTO accounts VALUES (3, 'ann', 'Ann@Example.test', NULL, '2025-06-01T10:00:00.000000',"
+        " 'enterprise', 0, 5, 5, '2025-06')"
+    )
+    db.close()
+    store = Store(tmp_path)
+    assert schema_version(store._db) == len(MIGRATIONS)
+    ann = store.find_account("ann@example.TEST")
+    assert ann is not None and ann.id == 3
+    assert store.organization_of(3) is None
+    org = store.own_organization(ann)
+    assert [a.username for a in org.admins] == ["ann"] and org.domains == ["example.test"]
+    store.close()

@@ -63,7 +63,7 @@ async def run_query(pilot, text: str) -> None:
 def test_registry_ids_are_module_names():
     classes = load_panes()
     assert [cls.ID for cls in classes] == pane_ids()
-    assert pane_ids()[:5] == ["search", "host", "geo", "account", "scans"]
+    assert pane_ids()[:4] == ["search", "host", "geo", "account"]
     assert len(classes) == len(PANES) == len(set(pane_ids()))
     for cls in classes:
         assert cls.TITLE and cls.HELP and cls.SECTION  # KEYS may be empty: ctrl+g and the pane bar reach it
@@ -158,7 +158,7 @@ async def test_pane_option_search_runs_the_query(data_backend):
 def test_unknown_pane_is_a_usage_error(capsys):
     assert run_dashboard(pane="nope") == 2
     err = capsys.readouterr().err
-    assert "unknown pane 'nope'" in err and "search, host, geo, account" in err
+    assert "unknown pane 'nope'" in err and "search, host, geo, data, account, org" in err
 
 
 async def test_function_keys_switch_from_inside_an_input_and_esc_leaves_it(data_backend):

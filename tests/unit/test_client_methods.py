@@ -4,10 +4,13 @@ whether it may be repeated after a failure, and how each error status is mapped.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -103,6 +106,7 @@ class Case:
 
 
 N = f"/{NS}"
+DOWNLOADS = Path(tempfile.mkdtemp(prefix="spyglass-downloads-"))
 CASES = [
     # search
     Case(
@@ -463,6 +467,24 @@ CASES = [
         f"{N}/data/raw-daily",
         body=[{"url": "https://x/f.json.gz", "timestamp": 1700000000, "sha1": "ab", "name": "f.json.gz", "size": 9}],
         check=lambda r: isinstance(r[0], m.DatasetFile) and r[0].size == 9,
+    ),
+    Case(  # the file's bytes here are the JSON answer '"gz"'; its SHA-1 is checked, then it is renamed
+        "data",
+        "download",
+        (
+            m.DatasetFile(
+                url=f"{URL}{N}/data/daily/f.json.gz",
+                timestamp=1,
+                sha1=hashlib.sha1(b'"gz"').hexdigest(),
+                name="f.json.gz",
+                size=4,
+            ),
+            DOWNLOADS / "f.json.gz",
+        ),
+        "GET",
+        f"{N}/data/daily/f.json.gz",
+        body="gz",
+        check=lambda r: r == DOWNLOADS / "f.json.gz" and r.read_bytes() == b'"gz"',
     ),
     # org
     Case(

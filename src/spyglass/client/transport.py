@@ -317,6 +317,19 @@ class Transport:
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0), read=read_timeout)
         return self._http.stream("GET", path, params=self._params(params), timeout=timeout)
 
+    def download_stream(self, url: str, headers: dict[str, str] | None = None, read_timeout: float | None = 60.0):
+        """An open streaming GET of a file at ``url`` (a path, or an absolute URL such as a
+        dataset file's). The key goes only to this transport's own host, never to another."""
+        target, base = httpx.URL(url), httpx.URL(self.base_url)
+        own = not target.is_absolute_url or (target.scheme, target.host, target.port) == (
+            base.scheme,
+            base.host,
+            base.port,
+        )
+        params = self._params(None) if own else {}
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0), read=read_timeout)
+        return self._http.stream("GET", url, params=params, headers=headers, timeout=timeout)
+
 
 def _param_value(value: Any) -> Any:
     if isinstance(value, bool):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Protocol
 
@@ -19,9 +20,10 @@ from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
+from spyglass.server.datasets import DatasetService
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, alerts, directory, dns, notifiers, scans, search, status, tools
+from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
@@ -30,8 +32,8 @@ from spyglass.server.store import Store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
-ROOT_SECTIONS = (account, tools, status, replay, notifiers, dns)
-NAMESPACED_SECTIONS = (search, scans, alerts, directory)  # paths under /{namespace}: /intel/host/...
+ROOT_SECTIONS = (account, tools, status, replay, notifiers, dns, org)
+NAMESPACED_SECTIONS = (search, scans, alerts, directory, data)  # paths under /{namespace}: /intel/host/...
 
 
 @dataclass
@@ -98,6 +100,11 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.collector.subscribe(app.state.hub.publish)
     app.state.services += [app.state.hub, DemoCollector(app.state.collector, app.state.index, settings.demo_rate)]
     install_alerts(app)
+    app.state.datasets = DatasetService(
+        settings.data_dir, app.state.index.records, clock=lambda: store.clock().replace(tzinfo=UTC).timestamp()
+    )
+    app.state.collector.subscribe(lambda _: app.state.datasets.wake())
+    app.state.services.append(app.state.datasets)
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:

@@ -93,7 +93,7 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = NO_SUCH_METHOD if exc.status_code == 404 else str(exc.detail)
         headers = getattr(exc, "headers", None)
-        if exc.status_code == 405:  # Starlette names only the first matching route's methods
+        if exc.status_code == 405:  # Starlette names only the first route's methods; a path may have several
             headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
         return JSONResponse({"error": message}, status_code=exc.status_code, headers=headers)
 

@@ -6,6 +6,9 @@ account without loading the web stack.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import secrets
 import sqlite3
 import threading
@@ -40,9 +43,37 @@ CREATE TABLE IF NOT EXISTS api_keys (
 );
 """
 
-MIGRATIONS = (V1_ACCOUNTS_AND_KEYS,)
+# Organizations (enterprise): an account belongs to at most one, as its admin or a member.
+V2_ORGANIZATIONS = """
+CREATE TABLE organizations (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    upgrade_type TEXT NOT NULL,
+    domains TEXT NOT NULL DEFAULT '[]',
+    logo INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE org_members (
+    account_id INTEGER PRIMARY KEY REFERENCES accounts(id),
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    role TEXT NOT NULL CHECK (role IN ('admin', 'member')),
+    added TEXT NOT NULL
+);
+CREATE INDEX org_members_by_org ON org_members(org_id);
+CREATE INDEX accounts_by_email ON accounts(email COLLATE NOCASE);
+"""
+
+MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS)
 
 LOCAL_USER = "local"
+
+
+class AccountExists(ValueError):
+    """The username is taken."""
+
+
+class AmbiguousUser(LookupError):
+    """Several accounts have that e-mail address."""
 
 
 class NoCreditsLeft(Exception):
@@ -62,6 +93,23 @@ class Account:
     researcher: bool
     query_credits: int
     scan_credits: int
+
+
+@dataclass(frozen=True)
+class Organization:
+    id: str
+    name: str
+    created: str
+    upgrade_type: str
+    domains: list[str]
+    logo: bool
+    admins: list[Account]
+    members: list[Account]
+
+    def role_of(self, account_id: int) -> str | None:
+        if any(a.id == account_id for a in self.admins):
+            return "admin"
+        return "member" if any(a.id == account_id for a in self.members) else None
 
 
 def utcnow() -> datetime:
@@ -116,6 +164,8 @@ class Store:
         key = new_key()
         stamp = iso(created or self.clock())
         with self._tx() as db:
+            if db.execute("SELECT 1 FROM accounts WHERE username = ?", (username,)).fetchone():
+                raise AccountExists(f"an account named {username!r} exists already")
             cur = db.execute(
                 "INSERT INTO accounts (username, email, display_name, created, plan, researcher,"
                 " query_credits, scan_credits, period) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -136,9 +186,13 @@ class Store:
         assert account is not None
         return account, key
 
-    def create_key(self, plan: str = "free", researcher: bool = False) -> str:
-        """A new account of ``plan`` with its key (what ``spyglass keys create`` prints)."""
-        _, key = self.create_account(f"user-{secrets.token_hex(4)}", plan, researcher=researcher)
+    def create_key(
+        self, plan: str = "free", researcher: bool = False, *, username: str | None = None, email: str | None = None
+    ) -> str:
+        """A new account of ``plan`` with its key (what ``spyglass keys create`` prints); without
+        a username it gets a random one. :class:`AccountExists` if the username is taken."""
+        name = username or f"user-{secrets.token_hex(4)}"
+        _, key = self.create_account(name, plan, researcher=researcher, email=email)
         return key
 
     def local_key(self) -> str:
@@ -199,6 +253,101 @@ class Store:
             )
             row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
         return _account(row)
+
+    # -- organizations -----------------------------------------------------------------------
+    def find_account(self, user: str) -> Account | None:
+        """The account with this username, else with this e-mail address (any case);
+        :class:`AmbiguousUser` if several accounts share that address."""
+        with self._lock:
+            row = self._db.execute("SELECT * FROM accounts WHERE username = ?", (user,)).fetchone()
+            rows = (
+                []
+                if row
+                else self._db.execute(
+                    "SELECT * FROM accounts WHERE email = ? COLLATE NOCASE LIMIT 2", (user,)
+                ).fetchall()
+            )
+        if len(rows) > 1:
+            raise AmbiguousUser(f"several accounts have the e-mail address {user}: give the username")
+        row = row or (rows[0] if rows else None)
+        return _account(row) if row else None
+
+    def organization_of(self, account_id: int) -> Organization | None:
+        with self._lock:
+            row = self._db.execute("SELECT org_id FROM org_members WHERE account_id = ?", (account_id,)).fetchone()
+        return self.organization(row[0]) if row else None
+
+    def organization(self, org_id: str) -> Organization | None:
+        with self._lock:
+            org = self._db.execute("SELECT * FROM organizations WHERE id = ?", (org_id,)).fetchone()
+            people = self._db.execute(
+                "SELECT a.*, m.role FROM org_members m JOIN accounts a ON a.id = m.account_id"
+                " WHERE m.org_id = ? ORDER BY m.added, a.id",
+                (org_id,),
+            ).fetchall()
+        if org is None:
+            return None
+        return Organization(
+            id=org["id"],
+            name=org["name"],
+            created=org["created"],
+            upgrade_type=org["upgrade_type"],
+            domains=json.loads(org["domains"]),
+            logo=bool(org["logo"]),
+            admins=[_account(p) for p in people if p["role"] == "admin"],
+            members=[_account(p) for p in people if p["role"] == "member"],
+        )
+
+    def own_organization(self, admin: Account) -> Organization:
+        """The account's organization, created with it as the admin if it has none: an enterprise
+        plan comes with one, named after the account, its domain the account's e-mail domain."""
+        with self._tx() as db:
+            row = db.execute("SELECT org_id FROM org_members WHERE account_id = ?", (admin.id,)).fetchone()
+            if row:
+                org_id = row[0]
+            else:
+                stamp = iso(self.clock())
+                # From its admin's (unique) username and its start: an 11-character id like the service's.
+                seed = hashlib.blake2b(f"{admin.username}|{stamp}".encode(), digest_size=8).digest()
+                org_id = base64.urlsafe_b64encode(seed).decode().rstrip("=")
+                domain = admin.email.rpartition("@")[2].lower() if admin.email and "@" in admin.email else ""
+                db.execute(
+                    "INSERT INTO organizations (id, name, created, upgrade_type, domains) VALUES (?,?,?,?,?)",
+                    (
+                        org_id,
+                        admin.display_name or admin.username,
+                        stamp,
+                        admin.plan.name,
+                        json.dumps([domain] if domain else []),
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO org_members (account_id, org_id, role, added) VALUES (?,?,'admin',?)",
+                    (admin.id, org_id, stamp),
+                )
+        org = self.organization(org_id)
+        assert org is not None
+        return org
+
+    def add_member(self, org_id: str, account_id: int) -> bool:
+        """Make the account a member; False if it already belongs to an organization (this one
+        or another: the caller tells which)."""
+        with self._tx() as db:
+            if db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone():
+                return False
+            db.execute(
+                "INSERT INTO org_members (account_id, org_id, role, added) VALUES (?,?,'member',?)",
+                (account_id, org_id, iso(self.clock())),
+            )
+        return True
+
+    def remove_member(self, org_id: str, account_id: int) -> bool:
+        """Remove a (non-admin) member; False if the account is no member of this organization."""
+        with self._tx() as db:
+            cur = db.execute(
+                "DELETE FROM org_members WHERE org_id = ? AND account_id = ? AND role = 'member'", (org_id, account_id)
+            )
+        return cur.rowcount > 0
 
 
 class _Transaction:

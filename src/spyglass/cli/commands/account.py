@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from spyglass.cli import EXIT_OK
 from spyglass.cli.common import Common, api_command
 from spyglass.cli.render import print_pairs
+
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")  # enough to catch a slip; the address is only ever mailed to
+USERNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def username(text: str) -> str:
+    """An argparse type: letters, digits, dot, dash and underscore (it appears in paths and mail)."""
+    if not USERNAME.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r}: use letters, digits, '.', '-' and '_' (at most 64)")
+    return text
 
 
 async def info(clients, args):
@@ -52,12 +63,17 @@ async def headers(clients, args):
 
 
 def keys_create(args: argparse.Namespace) -> int:
+    from spyglass.cli import EXIT_USAGE, fail
     from spyglass.config import data_dir
-    from spyglass.server.store import Store
+    from spyglass.server.store import AccountExists, Store
 
+    if args.email is not None and not EMAIL.fullmatch(args.email):
+        return fail(f"keys create: --email {args.email!r} is not an e-mail address", EXIT_USAGE)
     store = Store(args.data or data_dir())
     try:
-        print(store.create_key(args.plan, researcher=args.researcher))
+        print(store.create_key(args.plan, researcher=args.researcher, username=args.user, email=args.email))
+    except AccountExists as exc:
+        return fail(f"keys create: {exc}", EXIT_USAGE)
     finally:
         store.close()
     return EXIT_OK
@@ -85,4 +101,6 @@ def register(sub, common: Common) -> None:
     )
     p.add_argument("--plan", choices=["free", "member", "enterprise"], default="free")
     p.add_argument("--researcher", action="store_true", help="may scan the whole internet")
+    p.add_argument("--user", type=username, metavar="NAME", help="the account's username (default: a random one)")
+    p.add_argument("--email", metavar="E", help="the account's e-mail address (organizations, notifications)")
     p.set_defaults(func=keys_create)

@@ -1,135 +1,102 @@
-"""Banner files: import (into the embedded backend's data) and generate (a synthetic dataset).
+"""Bulk data (enterprise): data list, data files DATASET, data download DATASET NAME [-o PATH].
 
-import exits 0 when every line loaded, 1 when some lines were bad (they are listed), 2 when
-nothing loaded or a file could not be read to its end.
+A download shows a progress line on stderr, resumes a partial ``PATH.part`` left by an
+interrupted one, checks the SHA-1 the listing gives, and prints the file's path on stdout.
 """
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import sys
 from pathlib import Path
 
-from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
-from spyglass.cli.common import Common, positive
-
-SHOWN = 10  # bad lines listed after an import; the rest are counted
+from spyglass.cli.common import Common, api_command
 
 
-def import_command(args: argparse.Namespace) -> int:
-    from spyglass.config import data_dir
-    from spyglass.progress import Progress
-    from spyglass.server.index import BannerIndex, IndexBusy
-    from spyglass.server.index.importer import ImportReport, import_files
+async def list_datasets(clients, args):
+    from spyglass.cli.render import print_lines
+    from spyglass.present.data import dataset_row, table
 
-    missing = [str(p) for p in args.files if not p.is_file()]
-    if missing:
-        return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
-    sizes = [p.stat().st_size for p in args.files]
-    progress = Progress("import")
-    totals = ImportReport()
-    unreadable: list[str] = []  # a line per file that could not be read to its end
-    index = BannerIndex(args.data or data_dir())
-    before = 0  # bytes of the files already imported
-
-    def show(done: int, total: int, r: ImportReport) -> None:
-        progress.update(
-            (before + done) / (sum(sizes) or 1),
-            f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad",
-        )
-
-    try:
-        for size, path in zip(sizes, args.files, strict=True):  # a file at a time: what each loaded
-            report = import_files(index, [path], progress=show)
-            totals.merge(report)
-            unreadable += [
-                f"import: {e.path}: {e.message}; {report.added:,} new banners from it were loaded before that"
-                for e in report.file_errors
-            ]
-            before += size
-    except IndexBusy as exc:
-        return fail(str(exc), EXIT_UNAVAILABLE)
-    finally:
-        index.close()
-    return summarize(totals, unreadable, progress)
+    datasets = await clients.data.datasets()
+    if args.json:
+        return [d.to_api() for d in datasets]
+    print_lines(table([dataset_row(d) for d in datasets]))
 
 
-def summarize(totals, unreadable: list[str], progress) -> int:
-    from spyglass.safetext import clean
+async def list_files(clients, args):
+    from spyglass.cli.render import print_lines
+    from spyglass.present.data import file_row, table
 
-    progress.done(
-        f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, {totals.bad:,} bad"
-    )
-    shown = totals.problems[:SHOWN]
-    for problem in shown:
-        print(f"  {clean(problem, one_line=True, max_chars=200)}", file=sys.stderr)
-    if totals.bad > len(shown):
-        print(f"  … and {totals.bad - len(shown):,} more bad lines", file=sys.stderr)
-    for line in unreadable:
-        fail(line, EXIT_USAGE)
-    if not unreadable and not totals.loaded:
-        fail(
-            "import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"), EXIT_USAGE
-        )
-    return totals.exit_status
+    files = await clients.data.files(args.dataset)
+    if args.json:
+        return [f.to_api() for f in files]
+    print_lines(table([file_row(f) for f in files]))
 
 
-GENERATE_SUFFIXES = (".json.gz", ".json")
+def destination(output: Path | None, name: str) -> Path:
+    """``-o`` as given, or NAME inside it when it is a folder, or NAME here. The name comes from
+    the server: only its last component is used, so it cannot point elsewhere."""
+    safe = Path(name).name or "download"
+    if output is None:
+        return Path(safe)
+    return output / safe if output.is_dir() else output
 
 
-def generate_command(args: argparse.Namespace) -> int:
-    import orjson
-
-    from spyglass.datagen import generate
-    from spyglass.export import check_output
+async def download(clients, args):
+    from spyglass.cli import UsageError
+    from spyglass.client.data import part_path
+    from spyglass.client.errors import NotFound
+    from spyglass.present.data import progress_text, size_text
     from spyglass.progress import Progress
 
-    problem = check_output(args.output, GENERATE_SUFFIXES)
-    if problem:
-        return fail(f"generate: {problem}", EXIT_USAGE)
-    progress = Progress("generate")
-    gz = args.output.name.lower().endswith(".gz")
-    try:
-        fh = gzip.open(args.output, "wb", compresslevel=3) if gz else open(args.output, "wb")
-    except OSError as exc:
-        return fail(f"generate: cannot write {args.output}: {exc.strerror or exc}", EXIT_USAGE)
-    with fh:
-        for n, banner in enumerate(generate(args.count, args.seed), start=1):
-            fh.write(orjson.dumps(banner) + b"\n")
-            if n % 10_000 == 0:
-                progress.update(n / args.count, f"{n:,} banners")
-    progress.done(f"{args.count:,} banners to {args.output}")
-    return EXIT_OK
+    files = await clients.data.files(args.dataset)
+    chosen = next((f for f in files if f.name == args.name), None)
+    if chosen is None:
+        raise NotFound(f"no file {args.name} in dataset {args.dataset} (spyglass data files {args.dataset})", 404)
+    dest = destination(args.output, chosen.name)
+    if not dest.parent.is_dir():
+        raise UsageError(f"data download: no such folder: {dest.parent}")
+    part = part_path(dest)
+    resumed = part.stat().st_size if part.exists() else 0
+    progress = Progress(f"download {chosen.name}")
+
+    def show(done: int, total: int | None) -> None:
+        progress.update(done / total if total else None, progress_text(done, total))
+
+    await clients.data.download(chosen, dest, progress=show)
+    note = f", resumed at {size_text(resumed)}" if resumed else ""
+    progress.done(f"{size_text(chosen.size)}, SHA-1 {'checked' if chosen.sha1 else 'not given'}{note}")
+    if args.json:
+        return {"path": str(dest), "name": chosen.name, "size": chosen.size, "sha1": chosen.sha1}
+    print(dest)
 
 
 def register(sub, common: Common) -> None:
-    p = sub.add_parser(
-        "import",
-        parents=[common.data],
-        help="load banner files (one JSON banner per line, plain or .gz)",
-        description="Load banner files into the embedded backend's data: one JSON banner per line, "
-        "plain or gzip. Bad lines are listed and skipped. Exit status: 0 every line "
-        "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
-        "to its end.",
+    data = sub.add_parser(
+        "data",
+        help="bulk data: datasets and their files (enterprise)",
+        description="Bulk data (enterprise): the daily and monthly datasets, their files, and downloads.",
     )
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    p.set_defaults(func=import_command)
-
-    p = sub.add_parser(
-        "generate",
-        help="write a deterministic synthetic banner dataset",
-        description="Write a deterministic synthetic banner dataset (addresses in 198.18.0.0/15, "
-        "two years of timestamps).",
+    data.set_defaults(func=common.usage(data))
+    actions = data.add_subparsers(metavar="ACTION", parser_class=type(data))
+    actions.add_parser(
+        "list", parents=common.api, help="the datasets", description="The datasets: name, scope, description."
+    ).set_defaults(func=api_command(list_datasets))
+    p = actions.add_parser(
+        "files",
+        parents=common.api,
+        help="the files of a dataset",
+        description="The files of a dataset, newest first: name, size, time (UTC), SHA-1.",
     )
-    p.add_argument("--count", type=positive, required=True)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="FILE.json.gz or FILE.json; its folder must exist",
+    p.add_argument("dataset", metavar="DATASET")
+    p.set_defaults(func=api_command(list_files))
+    p = actions.add_parser(
+        "download",
+        parents=common.api,
+        help="download a file (resumes, checks SHA-1)",
+        description="Download a file of a dataset. A progress line goes to stderr; an interrupted download "
+        "leaves PATH.part, which the next run resumes; the SHA-1 is checked before the file is "
+        "renamed to PATH, which is then printed.",
     )
-    p.set_defaults(func=generate_command)
+    p.add_argument("dataset", metavar="DATASET")
+    p.add_argument("name", metavar="NAME", help="a file name from 'spyglass data files DATASET'")
+    p.add_argument("-o", "--output", type=Path, metavar="PATH", help="file or folder to write to (default: NAME here)")
+    p.set_defaults(func=api_command(download))

@@ -239,6 +239,11 @@ class RecordStore:
             rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
         return {s: unpack(b) for s, b in rows}
 
+    def raw_bodies(self, seqs: list[int]) -> dict[int, bytes]:
+        """The stored bytes of these banners, exactly as they came (for writing them out again)."""
+        with self._lock:
+            return dict(self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs))
+
     def since(self, after_seq: int, batch: int = 5000) -> Iterator[list[tuple[int, dict]]]:
         """Every banner with seq > ``after_seq``, in batches, for (re)indexing."""
         last = after_seq

@@ -15,6 +15,7 @@ PANES = [
     "spyglass.tui.panes.host:HostPane",
     "spyglass.tui.panes.geo:GeoPane",
     "spyglass.tui.panes.account:AccountPane",
+    "spyglass.tui.panes.org:OrgPane",
     "spyglass.tui.panes.scans:ScansPane",
     "spyglass.tui.panes.stream:StreamPane",
     "spyglass.tui.panes.alerts:AlertsPane",
@@ -22,6 +23,7 @@ PANES = [
     "spyglass.tui.panes.trends:TrendsPane",
     "spyglass.tui.panes.directory:DirectoryPane",
     "spyglass.tui.panes.dns:DnsPane",
+    "spyglass.tui.panes.data:DataPane",
 ]
 
 

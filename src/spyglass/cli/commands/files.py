@@ -1,0 +1,135 @@
+"""Banner files: import (into the embedded backend's data) and generate (a synthetic dataset).
+
+import exits 0 when every line loaded, 1 when some lines were bad (they are listed), 2 when
+nothing loaded or a file could not be read to its end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import sys
+from pathlib import Path
+
+from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
+from spyglass.cli.common import Common, positive
+
+SHOWN = 10  # bad lines listed after an import; the rest are counted
+
+
+def import_command(args: argparse.Namespace) -> int:
+    from spyglass.config import data_dir
+    from spyglass.progress import Progress
+    from spyglass.server.index import BannerIndex, IndexBusy
+    from spyglass.server.index.importer import ImportReport, import_files
+
+    missing = [str(p) for p in args.files if not p.is_file()]
+    if missing:
+        return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
+    sizes = [p.stat().st_size for p in args.files]
+    progress = Progress("import")
+    totals = ImportReport()
+    unreadable: list[str] = []  # a line per file that could not be read to its end
+    index = BannerIndex(args.data or data_dir())
+    before = 0  # bytes of the files already imported
+
+    def show(done: int, total: int, r: ImportReport) -> None:
+        progress.update(
+            (before + done) / (sum(sizes) or 1),
+            f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad",
+        )
+
+    try:
+        for size, path in zip(sizes, args.files, strict=True):  # a file at a time: what each loaded
+            report = import_files(index, [path], progress=show)
+            totals.merge(report)
+            unreadable += [
+                f"import: {e.path}: {e.message}; {report.added:,} new banners from it were loaded before that"
+                for e in report.file_errors
+            ]
+            before += size
+    except IndexBusy as exc:
+        return fail(str(exc), EXIT_UNAVAILABLE)
+    finally:
+        index.close()
+    return summarize(totals, unreadable, progress)
+
+
+def summarize(totals, unreadable: list[str], progress) -> int:
+    from spyglass.safetext import clean
+
+    progress.done(
+        f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, {totals.bad:,} bad"
+    )
+    shown = totals.problems[:SHOWN]
+    for problem in shown:
+        print(f"  {clean(problem, one_line=True, max_chars=200)}", file=sys.stderr)
+    if totals.bad > len(shown):
+        print(f"  … and {totals.bad - len(shown):,} more bad lines", file=sys.stderr)
+    for line in unreadable:
+        fail(line, EXIT_USAGE)
+    if not unreadable and not totals.loaded:
+        fail(
+            "import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"), EXIT_USAGE
+        )
+    return totals.exit_status
+
+
+GENERATE_SUFFIXES = (".json.gz", ".json")
+
+
+def generate_command(args: argparse.Namespace) -> int:
+    import orjson
+
+    from spyglass.datagen import generate
+    from spyglass.export import check_output
+    from spyglass.progress import Progress
+
+    problem = check_output(args.output, GENERATE_SUFFIXES)
+    if problem:
+        return fail(f"generate: {problem}", EXIT_USAGE)
+    progress = Progress("generate")
+    gz = args.output.name.lower().endswith(".gz")
+    try:
+        fh = gzip.open(args.output, "wb", compresslevel=3) if gz else open(args.output, "wb")
+    except OSError as exc:
+        return fail(f"generate: cannot write {args.output}: {exc.strerror or exc}", EXIT_USAGE)
+    with fh:
+        for n, banner in enumerate(generate(args.count, args.seed), start=1):
+            fh.write(orjson.dumps(banner) + b"\n")
+            if n % 10_000 == 0:
+                progress.update(n / args.count, f"{n:,} banners")
+    progress.done(f"{args.count:,} banners to {args.output}")
+    return EXIT_OK
+
+
+def register(sub, common: Common) -> None:
+    p = sub.add_parser(
+        "import",
+        parents=[common.data],
+        help="load banner files (one JSON banner per line, plain or .gz)",
+        description="Load banner files into the embedded backend's data: one JSON banner per line, "
+        "plain or gzip. Bad lines are listed and skipped. Exit status: 0 every line "
+        "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
+        "to its end.",
+    )
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.set_defaults(func=import_command)
+
+    p = sub.add_parser(
+        "generate",
+        help="write a deterministic synthetic banner dataset",
+        description="Write a deterministic synthetic banner dataset (addresses in 198.18.0.0/15, "
+        "two years of timestamps).",
+    )
+    p.add_argument("--count", type=positive, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="FILE.json.gz or FILE.json; its folder must exist",
+    )
+    p.set_defaults(func=generate_command)

@@ -1,0 +1,142 @@
+"""Bulk data (enterprise): ``/{ns}/data`` lists the datasets, ``/{ns}/data/{dataset}`` their files,
+and each file downloads from its ``url`` (``/{ns}/data/{dataset}/{name}``, with the key), with
+HTTP range requests so that an interrupted download resumes.
+
+The files are produced by :class:`spyglass.server.datasets.DatasetService` (see there).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+
+from spyglass.models import Dataset, DatasetFile
+from spyglass.server.auth import Caller, caller
+from spyglass.server.datasets import DATASETS, DatasetService
+from spyglass.server.errors import ApiError, ErrorBody, not_found, responses
+
+router = APIRouter()
+
+WHAT = "Bulk data"
+SETTLE = 5.0  # seconds a listing waits at most for files of banners that just arrived
+CHUNK = 256 * 1024
+_RANGE = re.compile(r"bytes=([0-9]*)-([0-9]*)\Z")  # ASCII digits only
+RANGE_ERRORS: dict[int | str, dict[str, Any]] = {
+    **responses(403, 404),
+    416: {"model": ErrorBody, "description": "The range starts past the end of the file (see Content-Range)"},
+}
+
+
+def service_of(request: Request) -> DatasetService:
+    return request.app.state.datasets
+
+
+def dataset_named(name: str) -> Dataset:
+    if name not in DATASETS:
+        raise not_found(f"No such dataset: {name} (there are {', '.join(DATASETS)})")
+    return DATASETS[name]
+
+
+@router.get("/data", response_model=list[Dataset], responses=responses(403))
+def datasets(who: Caller = Depends(caller)) -> list[Dataset]:
+    who.require_enterprise(WHAT)
+    return list(DATASETS.values())
+
+
+@router.get("/data/{dataset}", response_model=list[DatasetFile], responses=responses(403, 404))
+async def dataset_files(request: Request, dataset: str, who: Caller = Depends(caller)) -> list[DatasetFile]:
+    who.require_enterprise(WHAT)
+    dataset_named(dataset)
+    service = service_of(request)
+    await service.settled(SETTLE)  # banners that just arrived: their files, if they come quickly
+    base = f"{str(request.base_url).rstrip('/')}/{request.app.state.settings.namespace}/data/{dataset}"
+    return [
+        DatasetFile(url=f"{base}/{f.name}", timestamp=f.timestamp, sha1=f.sha1, name=f.name, size=f.size)
+        for f in service.files(dataset)
+    ]
+
+
+def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """The ``(first, last)`` bytes a ``Range`` header asks for, or None for the whole file (no
+    header, or one this server ignores as HTTP allows: several ranges, another unit, malformed).
+    A range that starts past the end answers 416."""
+    match = _RANGE.match(header.strip()) if header else None
+    if match is None or match.groups() == ("", ""):
+        return None
+    first, last = match.groups()
+    if first == "":  # the last N bytes
+        if int(last) == 0:
+            raise unsatisfiable(size)
+        return max(0, size - int(last)), size - 1
+    start, end = int(first), min(int(last), size - 1) if last else size - 1
+    if last and int(last) < start:
+        return None  # malformed: ignored
+    if start >= size:
+        raise unsatisfiable(size)
+    return start, end
+
+
+def unsatisfiable(size: int) -> ApiError:
+    return ApiError(
+        416, f"The range starts past the end of the file ({size} bytes)", headers={"Content-Range": f"bytes */{size}"}
+    )
+
+
+def opened(path: Path) -> BinaryIO | None:
+    """The file, open (a rebuild renaming a new one in later leaves this one whole), or None if gone."""
+    try:
+        return open(path, "rb")  # noqa: SIM115 (closed by read())
+    except FileNotFoundError:
+        return None
+
+
+def read(handle: BinaryIO, first: int, count: int) -> Iterator[bytes]:
+    """``count`` bytes of an open file from ``first``; closes it."""
+    try:
+        handle.seek(first)
+        while count > 0:
+            chunk = handle.read(min(CHUNK, count))
+            if not chunk:
+                return
+            count -= len(chunk)
+            yield chunk
+    finally:
+        handle.close()
+
+
+@router.get(
+    "/data/{dataset}/{name}",
+    summary="Download a dataset file (Range requests resume)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/gzip": {}}}, 206: {"description": "Part of the file"}, **RANGE_ERRORS},
+)
+def download(request: Request, dataset: str, name: str, who: Caller = Depends(caller)) -> StreamingResponse:
+    who.require_enterprise(WHAT)
+    dataset_named(dataset)
+    service = service_of(request)
+    built = service.file(dataset, name)  # only a listed name: never a path the caller made up
+    handle = opened(service.path(built)) if built else None
+    if built is None or handle is None:
+        raise not_found(f"No such file in dataset {dataset}: {name}")
+    size = os.fstat(handle.fileno()).st_size
+    etag = f'"{built.sha1}"'
+    headers = {"Accept-Ranges": "bytes", "ETag": etag, "Content-Disposition": f'attachment; filename="{name}"'}
+    if_range = request.headers.get("if-range")
+    try:
+        wanted = byte_range(request.headers.get("range"), size) if if_range in (None, etag) else None
+    except ApiError:
+        handle.close()
+        raise
+    status, first, last = (200, 0, size - 1) if wanted is None else (206, *wanted)
+    if status == 206:
+        headers["Content-Range"] = f"bytes {first}-{last}/{size}"
+    headers["Content-Length"] = str(last - first + 1)
+    return StreamingResponse(
+        read(handle, first, last - first + 1), status_code=status, headers=headers, media_type="application/gzip"
+    )

@@ -1,0 +1,186 @@
+"""The organization: the client against the backend under uvicorn, members added and removed by
+username or e-mail, and the notification e-mail delivered to a real SMTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from email import message_from_bytes
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from spyglass.client import BadRequest, Clients, Forbidden, NotFound, ServerError
+from spyglass.models import Organization
+from tests.conftest import SHARED, start_backend
+
+
+class Inbox:
+    """aiosmtpd handler: every message the server accepted."""
+
+    def __init__(self) -> None:
+        self.messages: list = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
+        self.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content)))
+        return "250 OK"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def smtp():
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    yield controller, inbox
+    controller.stop()
+
+
+@pytest.fixture(scope="module")
+def org_backend(tmp_path_factory, smtp):
+    controller, _ = smtp
+    server, backend = start_backend(
+        tmp_path_factory.mktemp("org-backend"), smtp_server=(controller.hostname, controller.port)
+    )
+    with server:
+        yield backend
+    backend.store.close()
+
+
+def account(backend, username: str, plan: str = "free", email: str | None = None) -> str:
+    _, key = backend.store.create_account(username, plan, email=email)
+    return key
+
+
+@pytest.fixture
+async def admin(org_backend, request):
+    name = f"admin-{request.node.name[:20]}"
+    key = account(org_backend, name, "enterprise", email=f"{name}@Acme.test")
+    async with Clients.from_profile(org_backend.profile(key)) as clients:
+        clients.username = name  # type: ignore[attr-defined]
+        yield clients
+
+
+async def test_an_enterprise_account_comes_with_its_organization(admin):
+    org = await admin.org.get()
+    assert [a.username for a in org.admins] == [admin.username] and org.members == []
+    assert org.domains == ["acme.test"] and org.name == admin.username and org.created
+    assert (await admin.org.get()).id == org.id  # the same one every time
+
+
+async def test_members_are_added_by_username_or_email_and_removed(org_backend, admin):
+    account(org_backend, "bob-1", email="bob-1@acme.test")
+    account(org_backend, "carol-1", email="Carol-1@Acme.test")
+    assert await admin.org.add_member("bob-1")
+    assert await admin.org.add_member("carol-1@acme.TEST")  # e-mail, any case
+    org = await admin.org.get()
+    assert [(u.username, u.email) for u in org.members] == [
+        ("bob-1", "bob-1@acme.test"),
+        ("carol-1", "Carol-1@Acme.test"),
+    ]
+    with pytest.raises(BadRequest, match="already a member"):
+        await admin.org.add_member("bob-1")
+    assert await admin.org.remove_member("bob-1@acme.test")
+    assert [u.username for u in (await admin.org.get()).members] == ["carol-1"]
+    with pytest.raises(NotFound, match="bob-1 is not a member"):
+        await admin.org.remove_member("bob-1")
+    with pytest.raises(BadRequest, match="admins cannot be removed"):
+        await admin.org.remove_member(admin.username)
+
+
+async def test_unknown_users_are_a_clear_404(admin):
+    with pytest.raises(NotFound, match="No user with the username or e-mail address nobody@nowhere.test"):
+        await admin.org.add_member("nobody@nowhere.test")
+    with pytest.raises(NotFound, match="No user"):
+        await admin.org.remove_member("nobody")
+
+
+async def test_only_admins_manage_members(org_backend, admin):
+    key = account(org_backend, "dave-1", "enterprise", email="dave@acme.test")
+    account(org_backend, "erin-1")
+    assert await admin.org.add_member("dave-1")
+    async with Clients.from_profile(org_backend.profile(key)) as dave:
+        org = await dave.org.get()  # a member sees the organization
+        assert [u.username for u in org.members] == ["dave-1"]
+        with pytest.raises(Forbidden, match="Only an admin"):
+            await dave.org.add_member("erin-1")
+        with pytest.raises(Forbidden, match="Only an admin"):
+            await dave.org.remove_member("dave-1")
+
+
+async def test_a_user_of_another_organization_cannot_be_added(org_backend, admin):
+    other = account(org_backend, "frank-1", "enterprise")
+    async with Clients.from_profile(org_backend.profile(other)) as frank:
+        await frank.org.get()  # frank now administers his own
+    with pytest.raises(BadRequest, match="another organization"):
+        await admin.org.add_member("frank-1")
+
+
+@pytest.mark.parametrize("plan", ["free", "member"])
+async def test_organization_methods_are_enterprise_only(org_backend, plan):
+    key = account(org_backend, f"plain-{plan}", plan)
+    async with Clients.from_profile(org_backend.profile(key)) as c:
+        for call in (c.org.get(), c.org.add_member("x"), c.org.remove_member("x")):
+            with pytest.raises(Forbidden, match="enterprise"):
+                await call
+
+
+async def test_notify_sends_an_email_through_the_smtp_server(org_backend, admin, smtp):
+    _, inbox = smtp
+    account(org_backend, "gina-1", email="gina@acme.test")
+    assert await admin.org.add_member("gina-1", notify=True)
+    deadline = time.monotonic() + 10
+    while not any("gina@acme.test" in to for to, _ in inbox.messages):
+        assert time.monotonic() < deadline, "no e-mail arrived"
+        time.sleep(0.05)
+    _, msg = next((to, msg) for to, msg in inbox.messages if "gina@acme.test" in to)
+    assert msg["To"] == "gina@acme.test" and admin.username in msg["Subject"]
+    assert "gina-1" in msg.get_payload() and admin.username in msg.get_payload()
+
+
+async def test_notify_needs_an_address_and_a_mail_server(org_backend, admin, backend):
+    account(org_backend, "hank-1")  # no e-mail
+    with pytest.raises(BadRequest, match="no e-mail address"):
+        await admin.org.add_member("hank-1", notify=True)
+    assert (await admin.org.get()).members == []  # nothing half done
+    # the session backend has no SMTP server configured
+    backend.store.create_account("ivy-1", "free", email="ivy@acme.test")
+    async with Clients.from_profile(backend.profile(backend.key("enterprise"))) as c:
+        with pytest.raises(ServerError, match="No SMTP server"):
+            await c.org.add_member("ivy-1", notify=True)
+        assert (await c.org.get()).members == []
+        assert await c.org.add_member("ivy-1")  # without notify it works
+
+
+async def test_a_failing_mail_server_is_reported_and_nothing_is_done(tmp_path):
+    port = free_port()  # nothing listens there
+    server, backend = start_backend(tmp_path, smtp_server=("127.0.0.1", port))
+    with server:
+        backend.store.create_account("jo-1", "free", email="jo@acme.test")
+        async with Clients.from_profile(backend.profile(backend.key("enterprise"))) as c:
+            with pytest.raises(ServerError, match="e-mail to jo@acme.test failed, so jo-1 was not added"):
+                await c.org.add_member("jo-1", notify=True)
+            assert (await c.org.get()).members == []
+    backend.store.close()
+
+
+def test_the_fixture_parses():
+    path = SHARED / "fixtures" / "original-service" / "org.json"
+    if not path.is_file():
+        pytest.skip("no shared fixtures")
+    org = Organization.model_validate(json.loads(path.read_text()))
+    assert org.admins[0].username == "acme-admin"
+
+
+async def test_an_email_shared_by_two_accounts_asks_for_the_username(org_backend, admin):
+    account(org_backend, "twin-a", email="twins@acme.test")
+    account(org_backend, "twin-b", email="Twins@acme.test")
+    with pytest.raises(BadRequest, match="several accounts have the e-mail address twins@acme.test: give the username"):
+        await admin.org.add_member("twins@acme.test")
+    assert await admin.org.add_member("twin-b")
