@@ -99,6 +99,20 @@ async def test_two_queries_compare_on_one_line_chart_over_a_month_range(served):
         assert table_rows(pane) == [["2025-02", "1", "1"]]
 
 
+async def test_refresh_asks_again_and_sees_newly_collected_scans(tmp_path):
+    with backend_with(tmp_path, BANNERS) as backend:
+        app = SpyglassApp(backend.profile(backend.key()), pane="trends")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = await run(pilot, "port:443", facets="port:1")
+            assert table_rows(pane)[3] == ["2025-04", "1"]
+            assert backend.collect([scan("198.19.1.4", 443, "2025-04", "FR", day=20)])  # a rescan: history
+            await pilot.press("escape", "r")
+            await settle(pilot)
+            assert table_rows(pane)[3] == ["2025-04", "2"]
+            assert "2 banners" in screen_text(app)
+
+
 @pytest.mark.parametrize(
     ("query", "fields", "message"),
     [
