@@ -22,8 +22,9 @@ def admin_profile(snapshot_backend, request):
 
 
 async def open_org(pilot) -> None:
+    """As a person reaches it: ctrl+g, the pane's name, Enter."""
     await settle(pilot)
-    await pilot.app.show_pane("org")
+    await pilot.press("ctrl+g", *"Organization", "enter")
     await settle(pilot)
     no_blink(pilot.app)
     await pilot.pause()

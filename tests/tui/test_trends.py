@@ -74,8 +74,8 @@ async def test_facet_views_stack_the_top_values_with_a_legend_of_inert_text(serv
         assert "Evil␛[31mRed" in text and "\x1b" not in text  # the escape shows as a symbol
         await pilot.press("v")
         assert "[port]" in screen_text(app)
-        # 22 and 80 (3 banners each, ties by value), then 443 (none that month)
-        assert table_rows(pane)[0] == ["2025-01", "1", "2", "0"]
+        # 22 and 80 (3 banners each, ties by value), then 443 (not among January's values)
+        assert table_rows(pane)[0] == ["2025-01", "1", "2", "·"]
         await pilot.press("v")
         assert "[matches]" in screen_text(app)
 
@@ -97,6 +97,20 @@ async def test_two_queries_compare_on_one_line_chart_over_a_month_range(served):
         await pilot.press("enter")
         await settle(pilot)
         assert table_rows(pane) == [["2025-02", "1", "1"]]
+
+
+async def test_refresh_asks_again_and_sees_newly_collected_scans(tmp_path):
+    with backend_with(tmp_path, BANNERS) as backend:
+        app = SpyglassApp(backend.profile(backend.key()), pane="trends")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = await run(pilot, "port:443", facets="port:1")
+            assert table_rows(pane)[3] == ["2025-04", "1"]
+            assert backend.collect([scan("198.19.1.4", 443, "2025-04", "FR", day=20)])  # a rescan: history
+            await pilot.press("escape", "r")
+            await settle(pilot)
+            assert table_rows(pane)[3] == ["2025-04", "2"]
+            assert "2 banners" in screen_text(app)
 
 
 @pytest.mark.parametrize(

@@ -40,11 +40,12 @@ def test_month_window_includes_both_ends_and_either_may_be_open():
 
 def test_facet_series_are_the_top_values_by_their_sum_with_inert_labels():
     series = t.facet_series(RESPONSE, "country", top=3)
-    assert [(s.label, s.counts) for s in series] == [
-        ("US", [3, 0, 0, 2]),
-        ("DE", [1, 0, 2, 0]),
-        ("␛[2Jx", [0, 0, 1, 0]),  # the escape shows as a symbol
+    assert [(s.label, s.counts, sorted(s.unknown)) for s in series] == [
+        ("US", [3, 0, 0, 2], [1, 2]),
+        ("DE", [1, 0, 2, 0], [1, 3]),
+        ("␛[2Jx", [0, 0, 1, 0], [0, 1, 3]),  # the escape shows as a symbol
     ]
+    assert t.table(MONTHS, series[:1])[1] == [["2025-01", "3"], ["2025-02", "·"], ["2025-03", "·"], ["2025-04", "2"]]
     window = t.month_window(MONTHS, "2025-03", None)
     assert [(s.label, s.counts) for s in t.facet_series(RESPONSE, "country", 1, window)] == [("DE", [2, 0])]
     assert t.facet_series(RESPONSE, "port") == []

@@ -40,6 +40,7 @@ KINDS = ("bar", "line")
 class Series:
     label: str  # screen text already (see :func:`label`)
     counts: list[int]
+    unknown: frozenset[int] = frozenset()  # months whose answer did not include it (charted as 0)
 
 
 def label(value: Any, width: int = LABEL_WIDTH) -> str:
@@ -60,14 +61,22 @@ def total_series(response, name: str) -> Series:
 
 def facet_series(response, facet: str, top: int = 5, window: slice = slice(None)) -> list[Series]:
     """The ``top`` values of ``facet`` over the months of ``window`` (by their sum), each as a
-    series over those months (0 where a month's top values did not include it)."""
+    series over those months; a month whose top values did not include it counts 0 and is
+    ``unknown`` (it may have had a few)."""
     per_month = [{v.value: v.count for v in month.values} for month in response.facets.get(facet, [])][window]
     sums: dict[str, int] = {}
     for counts in per_month:
         for value, count in counts.items():
             sums[value] = sums.get(value, 0) + count
     chosen = sorted(sums, key=lambda v: (-sums[v], v))[:top]
-    return [Series(label(v), [counts.get(v, 0) for counts in per_month]) for v in chosen]
+    return [
+        Series(
+            label(v),
+            [counts.get(v, 0) for counts in per_month],
+            frozenset(i for i, counts in enumerate(per_month) if v not in counts),
+        )
+        for v in chosen
+    ]
 
 
 def x_ticks(months: Sequence[str], width: int) -> list[int]:
@@ -183,9 +192,10 @@ def legend(series: Sequence[Series], kind: str = "bar") -> list[tuple[str, str, 
 
 
 def table(months: Sequence[str], series: Sequence[Series]) -> tuple[list[str], list[list[str]]]:
-    """The numbers of a chart: a row per month, a column per series."""
+    """The numbers of a chart: a row per month, a column per series (``·`` where a facet value was
+    not among that month's top values)."""
     header = ["Month", *(s.label for s in series)]
-    rows = [[month, *(f"{s.counts[i]:,}" for s in series)] for i, month in enumerate(months)]
+    rows = [[month, *("·" if i in s.unknown else f"{s.counts[i]:,}" for s in series)] for i, month in enumerate(months)]
     return header, rows
 
 

@@ -95,6 +95,19 @@ class TrendsPane(Pane):
         filters, facets = await clients.trends.filters(), await clients.trends.facets()
         self.vocabulary = (set(filters), set(facets))
 
+    def refresh_pane(self) -> None:
+        """r: the names the host serves again, and the query shown asked again (trends are free)."""
+        self.reload()
+        if self.result is not None and self.clients is not None:
+            self.call(
+                "trends",
+                self.fetch,
+                self.clients,
+                self.shown_query,
+                ",".join(f"{name}:{size}" for name, size in self.sizes.items()),
+                self.shown_compare,
+            )
+
     def run_arg(self, arg: str) -> None:
         self.query_one(QueryInput).value = arg
         self.query_one("#query", Input).focus()
