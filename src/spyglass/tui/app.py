@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import Iterable
@@ -94,6 +95,7 @@ class SpyglassApp(App[None]):
         self.first_pane = pane or pane_ids()[0]
         self.pending_arg = arg  # run in the first pane once the connection is tried
         self.refresh_armed: str | None = None  # the pane whose costly refresh waits for a second r
+        self._switching = asyncio.Lock()  # one pane switch at a time: the bar and the pane in view agree
         self.theme_problems: list[str] = []
         for each in load_themes(config_dir(), self.theme_problems):
             self.register_theme(each)
@@ -254,6 +256,10 @@ class SpyglassApp(App[None]):
     # -- panes -----------------------------------------------------------------------------
     async def show_pane(self, pane_id: str) -> Pane | None:
         """Show a pane, mounting it the first time; a stale pane reloads."""
+        async with self._switching:
+            return await self._show_pane(pane_id)
+
+    async def _show_pane(self, pane_id: str) -> Pane | None:
         index = next((i for i, cls in enumerate(self.panes) if cls.ID == pane_id), None)
         if index is None:
             return None  # the registry loads just after the first frame
