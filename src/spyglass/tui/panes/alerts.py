@@ -136,15 +136,21 @@ class AlertsPane(Pane):
         triggers = self.query_one("#alert-triggers", Table)
         log = self.query_one("#alert-log", Table)
         alert = self.alerts.get(self.selected or "")
-        triggers.clear_records()
-        log.clear_records()
         if alert is None:
+            triggers.clear_records()
+            log.clear_records()
             title.update("No alert yet: n creates one.")
             self.query_one("#alert-notifiers", Static).update("")
             return
+        # Every await comes before the tables change: another load may run meanwhile, and the
+        # last one to finish shows what it fetched whole.
         alert = await clients.alerts.get(alert.id)
         notifications = await clients.alerts.notifications(alert.id)
+        if alert.id != self.selected:
+            return  # another alert was picked meanwhile
         self.alerts[alert.id] = alert
+        triggers.clear_records()
+        log.clear_records()
         status = (alert.notify or {}).get("reason", "")
         title.update(
             Text.assemble(
