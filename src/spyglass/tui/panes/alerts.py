@@ -242,7 +242,7 @@ class AlertsPane(Pane):
         self.editing = None
         for field in ("#alert-name", "#alert-nets", "#alert-expires"):
             self.query_one(field, Input).value = ""
-        self.query_one("#alert-name", Input).disabled = False
+            self.query_one(field, Input).disabled = False
         self.query_one("#alert-save", Button).label = "Create"
         if focus:
             self.query_one("#alert-name", Input).focus()
@@ -253,7 +253,9 @@ class AlertsPane(Pane):
             return
         self.editing = alert.id
         name = self.query_one("#alert-name", Input)
-        name.value, name.disabled = clean(alert.name, one_line=True), True
+        name.value, name.disabled = clean(alert.name, one_line=True), True  # editing changes the networks only
+        expires = self.query_one("#alert-expires", Input)
+        expires.value, expires.disabled = str(alert.expires or ""), True
         self.query_one("#alert-nets", Input).value = ", ".join(alert.filters.ip)
         self.query_one("#alert-save", Button).label = "Save"
         self.query_one("#alert-nets", Input).focus()
