@@ -188,6 +188,11 @@ class AlertsPane(Pane):
             log.add_record({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()}, key=str(i))
         self.update_attach_button()
 
+    def run_arg(self, arg: str) -> None:
+        """``--pane alerts NETWORKS``: a new alert on those networks, waiting for its name."""
+        self.action_new()
+        self.query_one("#alert-nets", Input).value = clean(arg, one_line=True, max_chars=2000)
+
     # -- the form ----------------------------------------------------------------------------
     @on(Input.Changed, "#alert-nets")
     def check_networks(self, event: Input.Changed) -> None:
