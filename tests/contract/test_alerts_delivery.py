@@ -227,3 +227,21 @@ async def test_restart_between_event_and_delivery_loses_nothing_and_sends_nothin
     assert receiver.services().count("127.0.0.1:7000") == 1
     events = [body["event"] for _, body, _ in receiver.posts]
     assert len(events) == len(set(events)) == 3
+
+
+async def test_banners_collected_as_the_server_stops_still_notify_after_restart(tmp_path, receiver):
+    import asyncio
+
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            await watch(c, receiver.url, ["127.0.0.1"], "new_service")
+        collector = backend.app.state.collector
+        # handed over and not waited for: the server stops while the batch waits to be flushed
+        asyncio.run_coroutine_threadsafe(collector.collect([banner("127.0.0.1", 6000)], "test"), collector._loop)
+    backend.store.close()
+    server, backend = start_backend(tmp_path)
+    with server:
+        receiver.wait_for("127.0.0.1:6000")
+    backend.store.close()
+    assert receiver.services() == ["127.0.0.1:6000"]

@@ -65,6 +65,13 @@ def test_errors_are_one_line_and_an_exit_code(cli, argv, code, message):
     assert (got, out) == (code, "") and message in err and len(err.splitlines()) == 1
 
 
+def test_a_create_that_fails_part_way_leaves_no_alert(cli):
+    code, _, err = cli("alert", "create", "half", "127.0.0.1", "--triggers", "any,bogus")
+    assert code == 2 and "Unknown trigger bogus" in err
+    code, out, _ = cli("alert", "list", "--json")
+    assert "half" not in [a["name"] for a in json.loads(out)]
+
+
 def test_notifier_commands_mask_secrets_and_test_sends(cli):
     with Receiver() as receiver:
         code, out, _ = cli("notifier", "create", "webhook", f"url={receiver.url}/in", "--description", "ops")

@@ -164,3 +164,12 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
         await pilot.press("D")
         await settle(pilot)
         assert telegram not in pane.notifiers
+
+
+async def test_pane_argument_starts_an_alert_on_those_networks(alerts_backend):
+    app = SpyglassApp(alerts_backend.profile(alerts_backend.key()), pane="alerts", arg="127.0.0.0/31 ::1")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(AlertsPane)
+        assert pane.query_one("#alert-nets", Input).value == "127.0.0.0/31 ::1"
+        assert app.focused is pane.query_one("#alert-name", Input) and "3 addresses" in screen_text(app)

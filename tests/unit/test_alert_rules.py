@@ -115,3 +115,30 @@ def test_serve_takes_notifier_urls():
         with pytest.raises(ValueError, match="--notifier-url takes PROVIDER=URL"):
             parse_notifier_urls([bad])
     assert argparse  # the flag itself is exercised by test_cli_help's walk
+
+
+def test_the_engine_queues_one_event_per_banner_and_alert(tmp_path):
+    from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.engine import AlertEngine
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.collect import Collected
+
+    store = AlertStore(tmp_path)
+    alert = store.create_alert(1, "v6", parse_networks(["::1", "127.0.0.0/30"]), 0)
+    store.set_triggers(alert.id, ["new_service", "any"], True)
+    store.set_ignored(alert.id, "new_service", parse_service("[::1]:80"), True)
+    store.set_ignored(alert.id, "any", parse_service("[::1]:80"), True)
+    hook = store.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/"})
+    store.set_attached(alert.id, hook, True)
+    engine = AlertEngine(store, DeliveryWorker(store))
+    written_long = {"ip_str": "0:0:0:0:0:0:0:1", "port": 80, "transport": "tcp", "timestamp": "2026-11-20T10:00:00"}
+    batch = [
+        Collected(written_long, True, "test"),  # ignored for both triggers, however the address is written
+        Collected(banner(22), True, "test"),  # any and new_service: one event
+        Collected({**banner(22), "ip_str": "127.0.0.9"}, True, "test"),  # outside the networks
+    ]
+    assert engine.process(batch) == 1
+    assert engine.process(batch) == 0  # the same banners again: the same events, not queued twice
+    (queued,) = store.due(now=float("inf"))
+    assert queued.payload["service"] == "127.0.0.1:22" and queued.payload["triggers"] == ["any", "new_service"]
+    store.close()

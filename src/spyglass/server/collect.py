@@ -70,8 +70,9 @@ class Collector:
             except asyncio.CancelledError:
                 pass
             self._task = None
-        if self._pending:  # stop means the process is ending: store what was handed over
-            await asyncio.to_thread(self._store_pending, self._take())
+        if self._pending:  # stop means the process is ending: store what was handed over, tell
+            # the listeners still running (the alert engine stops after the collector) and the callers
+            self._notify_all(await asyncio.to_thread(self._store_pending, self._take()))
 
     async def collect(self, banners: list[dict], source: str) -> list[Collected]:
         """Store ``banners`` and publish the new ones; returns those that were new (a banner the

@@ -24,10 +24,14 @@ async def alert_list(clients, args):
 
 async def alert_create(clients, args):
     alert = await clients.alerts.create(args.name, args.networks, expires=args.expires)
-    if args.triggers:
-        await clients.alerts.enable_triggers(alert.id, args.triggers)
-    for notifier in args.notifier or []:
-        await clients.alerts.add_notifier(alert.id, notifier)
+    try:
+        if args.triggers:
+            await clients.alerts.enable_triggers(alert.id, args.triggers)
+        for notifier in args.notifier or []:
+            await clients.alerts.add_notifier(alert.id, notifier)
+    except Exception:  # an unknown trigger or notifier: no half-made alert is left behind
+        await clients.alerts.delete(alert.id)
+        raise
     if args.triggers or args.notifier:
         alert = await clients.alerts.get(alert.id)
     return alert if args.json else print_lines(present.alert_lines(alert))

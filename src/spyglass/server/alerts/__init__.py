@@ -7,8 +7,8 @@ from typing import Any
 
 
 def install_alerts(app: Any) -> None:
-    """Open ``alerts.db``, subscribe the trigger engine to the collector, and add the delivery
-    worker and the engine to the app's background services (the engine stops first)."""
+    """Open ``alerts.db``, subscribe the trigger engine to the collector, and add the engine and
+    the delivery worker to the app's background services."""
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.engine import AlertEngine
     from spyglass.server.alerts.store import AlertStore
@@ -19,4 +19,7 @@ def install_alerts(app: Any) -> None:
     engine = AlertEngine(alerts, delivery)
     app.state.collector.subscribe(engine.listener)
     app.state.alerts, app.state.alert_delivery, app.state.alert_engine = alerts, delivery, engine
-    app.state.services += [delivery, engine]
+    # The engine starts before the collector and so stops after it: the banners the collector
+    # stores as it stops still reach the engine, which queues their notifications durably.
+    app.state.services.insert(app.state.services.index(app.state.collector), engine)
+    app.state.services.append(delivery)

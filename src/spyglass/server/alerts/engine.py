@@ -91,7 +91,7 @@ class AlertEngine:
                 continue
             inside = [a for a, ns in nets if any(address in n for n in ns)]
             if inside:
-                candidates.append((c, shape.ip_str, shape.port, shape.transport, shape.stamp))
+                candidates.append((c, str(address), shape.port, shape.transport, shape.stamp))
                 wanted.append(inside)
         if not candidates:
             return 0

@@ -136,15 +136,21 @@ class AlertsPane(Pane):
         triggers = self.query_one("#alert-triggers", Table)
         log = self.query_one("#alert-log", Table)
         alert = self.alerts.get(self.selected or "")
-        triggers.clear_records()
-        log.clear_records()
         if alert is None:
+            triggers.clear_records()
+            log.clear_records()
             title.update("No alert yet: n creates one.")
             self.query_one("#alert-notifiers", Static).update("")
             return
+        # Every await comes before the tables change: another load may run meanwhile, and the
+        # last one to finish shows what it fetched whole.
         alert = await clients.alerts.get(alert.id)
         notifications = await clients.alerts.notifications(alert.id)
+        if alert.id != self.selected:
+            return  # another alert was picked meanwhile
         self.alerts[alert.id] = alert
+        triggers.clear_records()
+        log.clear_records()
         status = (alert.notify or {}).get("reason", "")
         title.update(
             Text.assemble(
@@ -181,6 +187,11 @@ class AlertsPane(Pane):
             record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
             log.add_record({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()}, key=str(i))
         self.update_attach_button()
+
+    def run_arg(self, arg: str) -> None:
+        """``--pane alerts NETWORKS``: a new alert on those networks, waiting for its name."""
+        self.action_new()
+        self.query_one("#alert-nets", Input).value = clean(arg, one_line=True, max_chars=2000)
 
     # -- the form ----------------------------------------------------------------------------
     @on(Input.Changed, "#alert-nets")
@@ -236,7 +247,7 @@ class AlertsPane(Pane):
         self.editing = None
         for field in ("#alert-name", "#alert-nets", "#alert-expires"):
             self.query_one(field, Input).value = ""
-        self.query_one("#alert-name", Input).disabled = False
+            self.query_one(field, Input).disabled = False
         self.query_one("#alert-save", Button).label = "Create"
         if focus:
             self.query_one("#alert-name", Input).focus()
@@ -247,7 +258,9 @@ class AlertsPane(Pane):
             return
         self.editing = alert.id
         name = self.query_one("#alert-name", Input)
-        name.value, name.disabled = clean(alert.name, one_line=True), True
+        name.value, name.disabled = clean(alert.name, one_line=True), True  # editing changes the networks only
+        expires = self.query_one("#alert-expires", Input)
+        expires.value, expires.disabled = str(alert.expires or ""), True
         self.query_one("#alert-nets", Input).value = ", ".join(alert.filters.ip)
         self.query_one("#alert-save", Button).label = "Save"
         self.query_one("#alert-nets", Input).focus()

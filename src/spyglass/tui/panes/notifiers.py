@@ -68,6 +68,10 @@ class NotifiersPane(Pane):
         yield Static("Choose a provider: its required arguments appear beside it.", id="notifier-outcome")
         yield Table(COLUMNS, id="notifiers-list")
 
+    def focus_first(self) -> None:
+        """The form starts with the provider: its arguments follow from it."""
+        self.query_one("#notifier-provider", Select).focus()
+
     def on_mount(self) -> None:
         self.providers: dict[str, list[str]] = {}
         self.notifiers: dict[str, Notifier] = {}
