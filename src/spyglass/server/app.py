@@ -24,7 +24,8 @@ from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
 from spyglass.server.store import Store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
-ROOT_SECTIONS = (account, tools, status, replay)  # paths as the seed writes them: /account/..., /tools/...
+# Paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...).
+ROOT_SECTIONS = (account, tools, status, replay)
 NAMESPACED_SECTIONS = (search,)  # paths under /{namespace}: /intel/host/...
 UNBUILT_HOSTS = ("trends",)  # mounted so that every path under them answers a JSON 404
 
