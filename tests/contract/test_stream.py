@@ -256,10 +256,17 @@ class Restartable:
 
     def restart(self) -> None:
         self.stop()
+        self.restart_stopped()
+
+    def restart_stopped(self) -> None:
         self.server, self.backend = start_backend(self.data_dir, port=self.port)
         self.server.__enter__()
+        self.running = True
 
     def stop(self) -> None:
+        if not getattr(self, "running", True):
+            return
+        self.running = False
         self.server.__exit__(None, None, None)
         self.backend.store.close()
         self.backend.app.state.index.close()

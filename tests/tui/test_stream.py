@@ -145,3 +145,40 @@ async def test_save_writes_the_buffer_and_enter_opens_the_host(live, tmp_path, m
         await pilot.press("up", "up", "enter")  # the first leaves the live edge on the newest line
         await until(pilot, lambda: bool(app.query(HostPane)) and app.query_one(HostPane).display, "the host pane")
         assert app.query_one("#host-ip", Input).value == sent[-2]["ip_str"]
+
+
+async def test_the_pane_says_when_it_reconnects_and_the_gap(tmp_path):
+    from tests.contract.test_stream import Restartable
+
+    live = Restartable(tmp_path)
+    try:
+        app = SpyglassApp(live.backend.profile(live.key))
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_stream(pilot)
+            await asyncio.to_thread(live.stop)
+            await until(pilot, lambda: "reconnecting in" in screen_text(app), "the countdown")
+            await asyncio.to_thread(live.restart_stopped)
+            await until(pilot, lambda: "missed" in screen_text(app), "the gap", timeout=30)
+            await publish(live.backend, [banner(port=6500)])
+            await until(pilot, lambda: 6500 in ports_in(app.query_one(Tail)), "a banner after the restart")
+            assert pane.state is not None and pane.state.status == "connected" and pane.state.gap > 0
+    finally:
+        live.stop()
+
+
+async def test_the_buffer_size_bounds_the_tail(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_stream(pilot)
+        tail = app.query_one(Tail)
+        box = app.query_one("#stream-buffer", Input)
+        box.focus()
+        box.value = "100"
+        await pilot.press("enter")
+        assert tail.capacity == 100
+        await publish(live, [banner(port=7100 + i) for i in range(150)])
+        await until(pilot, lambda: ports_in(tail)[-1:] == [7249], "the newest line")
+        assert ports_in(tail) == list(range(7150, 7250))
+        box.value = "5"
+        await pilot.press("enter")
+        assert tail.capacity == 100 and "buffer: between 100" in screen_text(app)

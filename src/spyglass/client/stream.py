@@ -98,20 +98,24 @@ def _fast_banner(body: Any) -> m.Banner | None:
 
 def loads(line: bytes) -> Any:
     """A JSON line, exactly (integers of any size kept)."""
-    if line.translate(_DIGITS_TO_ZERO).find(_TWENTY_DIGITS) >= 0:
-        return json.loads(line)
-    return orjson.loads(line)
+    return json.loads(line) if has_huge_int(line) else orjson.loads(line)
 
 
-def split_lines(buffer: bytearray, chunk: bytes) -> list[bytes]:
-    """The complete lines in ``buffer`` + ``chunk``; the incomplete tail stays in ``buffer``."""
+def has_huge_int(data: bytes) -> bool:
+    """Whether ``data`` holds a run of 20 digits (an integer orjson would not keep exact)."""
+    return data.translate(_DIGITS_TO_ZERO).find(_TWENTY_DIGITS) >= 0
+
+
+def split_lines(buffer: bytearray, chunk: bytes) -> tuple[list[bytes], bool]:
+    """The complete lines in ``buffer`` + ``chunk`` (the incomplete tail stays in ``buffer``), and
+    whether any of them may hold an integer past 64 bits (checked once for the whole block)."""
     buffer += chunk
     end = buffer.rfind(b"\n")
     if end < 0:
-        return []
-    lines = bytes(buffer[:end]).split(b"\n")
+        return [], False
+    block = bytes(buffer[:end])
     del buffer[: end + 1]
-    return lines
+    return block.split(b"\n"), has_huge_int(block)
 
 
 class JsonLines:
@@ -119,9 +123,11 @@ class JsonLines:
 
     def __init__(self) -> None:
         self.buffer = bytearray()
+        self.huge = False  # whether the last lines fed may hold an integer past 64 bits
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        return [line for line in split_lines(self.buffer, chunk) if line.strip()]
+        lines, self.huge = split_lines(self.buffer, chunk)
+        return [line for line in lines if line and not line.isspace()]
 
 
 class SseParser:
@@ -130,10 +136,13 @@ class SseParser:
     def __init__(self) -> None:
         self.buffer = bytearray()
         self.data: list[bytes] = []
+        self.huge = False  # as JsonLines.huge (an event split across feeds is checked per line)
 
     def feed(self, chunk: bytes) -> list[bytes]:
         out: list[bytes] = []
-        for line in split_lines(self.buffer, chunk):
+        lines, huge = split_lines(self.buffer, chunk)
+        self.huge = huge or bool(self.data)
+        for line in lines:
             if line.endswith(b"\r"):
                 line = line[:-1]
             if not line:
@@ -178,8 +187,8 @@ class Stream:
         self.reconnects = 0
         self._items = self._run()
 
-    def __aiter__(self) -> Stream:
-        return self
+    def __aiter__(self) -> AsyncGenerator[Any, None]:
+        return self._items  # the generator itself: one step less per item on the hot path
 
     async def __aenter__(self) -> Stream:
         return self
@@ -218,11 +227,13 @@ class Stream:
                         self._set(StreamState("connected", gap=gap))
                         attempt = 0
                         last_byte = time.monotonic()
-                        split = SseParser().feed if self.fmt == "sse" else JsonLines().feed
+                        parser = SseParser() if self.fmt == "sse" else JsonLines()
                         async for chunk in response.aiter_bytes():
                             last_byte = time.monotonic()
-                            for line in split(chunk):
-                                yield self._item(line)
+                            lines = parser.feed(chunk)
+                            careful = parser.huge
+                            for line in lines:
+                                yield self._item(line, careful)
                 except _Retry as retry:
                     reason = str(retry)
                 except httpx.TransportError as exc:
@@ -241,13 +252,13 @@ class Stream:
         finally:
             self._set(StreamState("closed", reason=self.state.reason))
 
-    def _item(self, line: bytes) -> Any:
+    def _item(self, line: bytes, careful: bool = True) -> Any:
         maybe_debug = len(line) < 120 and b'"debug"' in line  # a debug event is short; a banner rarely is
         if self.raw and not maybe_debug:
             self.received += 1
             return line
         try:
-            body = loads(line)
+            body = loads(line) if careful else orjson.loads(line)
         except ValueError:
             raise ResponseFormatError("the stream sent a line that is not JSON") from None
         if maybe_debug and isinstance(body, dict) and body.get("event") == "debug":

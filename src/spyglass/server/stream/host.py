@@ -1,7 +1,7 @@
 """The stream host (mounted at ``/stream``): newly collected banners as they arrive.
 
-Formats: ``t=json`` (the default, as the original service's own library asks for it) is one JSON
-object per line; ``t=sse`` is Server-Sent Events with the JSON as each event's data. When the
+Formats: ``t=json`` (the default: the original service's own library sends no ``t`` and reads
+JSON lines) is one JSON object per line; ``t=sse`` is Server-Sent Events with the JSON as each event's data. When the
 stream is quiet, a keep-alive goes out every ``hub.heartbeat`` seconds so that proxies keep the
 connection open: an empty line in json, an SSE comment line in sse (both are skipped by readers).
 """
