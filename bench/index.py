@@ -4,8 +4,10 @@
 
 Generates COUNT synthetic banners (kept in WORK for later runs), imports them into a fresh
 data dir, then times, in process and over HTTP through the embedded backend: a search page
-with 5 facets, a count, a facet with 1,000+ distinct values, and free text with filters.
-Goals: search page + 5 facets p50 <= 50 ms, count <= 10 ms, import >= 20k banners/s.
+with 5 facets, a count, a facet with 1,000+ distinct values, free text with filters, and a
+trends monthly series with 2 facets per month over every banner (history too).
+Goals: search page + 5 facets p50 <= 50 ms, count <= 10 ms, import >= 20k banners/s,
+trends months + 2 facets p50 <= 20 ms.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from spyglass.datagen import generate  # noqa: E402
 from spyglass.query import parse_facets, parse_strict  # noqa: E402
 from spyglass.server.index import BannerIndex  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
+from spyglass.server.index.trends import TrendsIndex  # noqa: E402
 
 SEARCHES = [
     "port:22",
@@ -40,6 +43,8 @@ SEARCHES = [
     "org:bluefin port:443",
 ]
 FACETS5 = "port,org,country,product,vuln"
+TRENDS = [q for q in SEARCHES if "after:" not in q]  # the trends host has no date filters
+FACETS2 = "country,port"
 FREE_TEXT = [
     "nginx port:443 country:DE",
     '"welcome to nginx" has_ssl:true',
@@ -99,6 +104,7 @@ def http_latencies(data: Path, repeat: int) -> None:
                 for name, call, queries in (
                     ("HTTP search page + 5 facets", lambda q: c.search.search(q, FACETS5), SEARCHES),
                     ("HTTP count", lambda q: c.search.count(q), SEARCHES),
+                    ("HTTP trends months + 2 facets", lambda q: c.trends.search(q, FACETS2), TRENDS),
                 ):
                     samples = []
                     for i in range(repeat):
@@ -133,12 +139,16 @@ def main() -> None:
     index.searcher()  # warm: open the segments once
     facets5 = parse_facets(FACETS5)
     wide = parse_facets("ip:1000")
+    trends, facets2 = TrendsIndex(index), parse_facets(FACETS2)
     rows = [
         ("search page + 5 facets", lambda q: index.search(parse_strict(q), facets5), SEARCHES),
         ("count", lambda q: index.count(parse_strict(q), []), SEARCHES),
         ("facet ip:1000 (1,000+ values)", lambda q: index.count(parse_strict(q), wide), SEARCHES),
         ("free text + filters, page", lambda q: index.search(parse_strict(q), []), FREE_TEXT),
+        ("trends months + 2 facets", lambda q: trends.search(parse_strict(q), facets2), TRENDS),
     ]
+    months = trends.search(parse_strict(TRENDS[0]), facets2).matches
+    print(f"(trends: {len(months)} months, {months[0]['month']} to {months[-1]['month']}, for {TRENDS[0]})")
     distinct = len(index.count(parse_strict("port:80,443,22"), wide)[1]["ip"])
     print(f"(ip:1000 returns {distinct:,} distinct values for port:80,443,22)")
     for name, fn, queries in rows:

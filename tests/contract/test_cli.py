@@ -39,14 +39,14 @@ def test_serve_prints_the_base_urls_that_answer(tmp_path):
         text=True,
     )
     try:
-        lines = [proc.stdout.readline().split() for _ in range(2)]
+        lines = [proc.stdout.readline().split() for _ in range(3)]
     finally:
         proc.terminate()
         proc.wait(10)
     names = [name for name, _ in lines]
     main_url = lines[0][1]
-    assert names == ["main", "geonet"]  # stream and trends once they are built
-    assert [url for _, url in lines] == [main_url, f"{main_url}/geonet"]
+    assert names == ["main", "stream", "trends", "geonet"]
+    assert [url for _, url in lines] == [main_url, f"{main_url}/stream", f"{main_url}/trends", f"{main_url}/geonet"]
 
 
 def test_info_against_a_profile_from_the_environment(backend, capsys, monkeypatch):

@@ -4,6 +4,8 @@ every response matches the schema the document declares for its status."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -34,6 +36,11 @@ def api_schema(served):
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@schemathesis.serializer("application/x-ndjson")
+def _ndjson(ctx, value):  # POST /spyglass/collect: each generated value is one line of JSON
+    return json.dumps(value).encode()
 
 
 @schema.parametrize()

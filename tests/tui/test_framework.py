@@ -62,11 +62,13 @@ async def run_query(pilot, text: str) -> None:
 
 def test_registry_ids_are_module_names():
     classes = load_panes()
-    assert [cls.ID for cls in classes] == pane_ids() == ["search", "host", "geo", "account", "directory", "dns"]
-    assert len(classes) == len(PANES)
+    assert [cls.ID for cls in classes] == pane_ids()
+    assert pane_ids()[:5] == ["search", "host", "geo", "account", "scans"]
+    assert {"directory", "dns"} <= set(pane_ids())
+    assert len(classes) == len(PANES) == len(set(pane_ids()))
     for cls in classes:
-        assert cls.TITLE and cls.KEYS and cls.HELP and cls.SECTION
-    keys = [key for cls in classes for key in cls.KEYS.split(",")]
+        assert cls.TITLE and cls.HELP and cls.SECTION  # KEYS may be empty: ctrl+g and the pane bar reach it
+    keys = [key for cls in classes for key in cls.KEYS.split(",") if key]
     assert len(keys) == len(set(keys))  # no two panes share a key
 
 

@@ -40,6 +40,7 @@ PANES = {
     "host": (lambda app: app.post_message(OpenHost(HOST)),),
     "geo": ("f4",),
     "account": ("f5",),
+    "scans": ("f6", *"127.0.0.0/30", "tab", *"80,443/https"),
 }
 
 

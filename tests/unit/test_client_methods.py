@@ -346,6 +346,37 @@ CASES = [
         check=lambda r: r.success,
     ),
     Case("notifiers", "delete", ("N1",), "DELETE", "/notifier/N1", body=SUCCESS, check=lambda r: r is True),
+    Case(
+        "notifiers",
+        "test",
+        ("N1",),
+        "POST",
+        "/notifier/N1/test",
+        body={"id": "N1", "success": False, "detail": "HTTP 503 Service Unavailable"},
+        repeats=False,  # a second test send is a second notification
+        check=lambda r: isinstance(r, m.NotifierTest) and not r.success and r.detail.startswith("HTTP 503"),
+    ),
+    Case(
+        "alerts",
+        "notifications",
+        ("A1",),
+        "GET",
+        f"{N}/alert/A1/notifications",
+        body=[
+            {
+                "at": "2026-11-20T10:00:00.000000",
+                "event": "A1:127.0.0.1:80/tcp:x",
+                "notifier": "N1",
+                "provider": "webhook",
+                "attempt": 2,
+                "outcome": "sent",
+                "detail": "HTTP 200",
+                "service": "127.0.0.1:80",
+                "triggers": ["new_service"],
+            }
+        ],  # fmt: skip
+        check=lambda r: isinstance(r[0], m.Notification) and r[0].outcome == "sent" and r[0].attempt == 2,
+    ),
     # directory
     Case(
         "directory",
@@ -657,7 +688,8 @@ def answer(case: Case) -> httpx.Response:
 
 
 async def invoke(clients: Clients, case: Case) -> Any:
-    result = getattr(getattr(clients, case.client), case.call)(*case.args, **case.kwargs)
+    kwargs = {**case.kwargs, "reconnect": False} if case.client in STREAMING else case.kwargs  # a mock's body ends
+    result = getattr(getattr(clients, case.client), case.call)(*case.args, **kwargs)
     if case.client in STREAMING:
         return [item async for item in result]
     return await result

@@ -20,7 +20,21 @@ from spyglass import __version__
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ACCESS, EXIT_NOT_FOUND, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4, 5
 
-FAMILIES = ("account", "search", "data", "geonet", "dns", "directory", "serve", "profile", "dashboard")
+FAMILIES = (
+    "account",
+    "search",
+    "scans",
+    "stream",
+    "alerts",
+    "trends",
+    "data",
+    "geonet",
+    "dns",
+    "directory",
+    "serve",
+    "profile",
+    "dashboard",
+)
 
 
 def exit_code_for(exc: BaseException) -> int:

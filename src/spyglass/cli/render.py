@@ -19,8 +19,12 @@ _UNSAFE_IN_JSON = re.compile("[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u20
 def print_json(value: Any) -> None:
     if hasattr(value, "to_api"):
         value = value.to_api()
-    text = json.dumps(value, indent=2, ensure_ascii=False)
-    print(_UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    print(inert_json(json.dumps(value, indent=2, ensure_ascii=False)))
+
+
+def inert_json(text: str) -> str:
+    """JSON text with the characters a terminal would act on (C1 controls, bidi overrides) escaped."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def print_pairs(pairs: list[tuple[str, Any]]) -> None:

@@ -45,7 +45,7 @@ from spyglass.client.org import OrgClient
 from spyglass.client.ratelimit import RateLimiter
 from spyglass.client.scans import ScansClient
 from spyglass.client.search import SearchClient
-from spyglass.client.stream import StreamClient, StreamDebug
+from spyglass.client.stream import Stream, StreamClient, StreamDebug, StreamState
 from spyglass.client.tools import ToolsClient
 from spyglass.client.transport import Credits, Reachability, RetryPolicy, Transport
 from spyglass.client.trends import TrendsClient
@@ -168,7 +168,9 @@ __all__ = [
     "ServerError",
     "SpyglassError",
     "StreamClient",
+    "Stream",
     "StreamDebug",
+    "StreamState",
     "Transport",
     "TransportError",
     "TrendsClient",

@@ -59,3 +59,9 @@ class AlertsClient(HostClient):
 
     async def list(self) -> builtins.list[m.Alert]:
         return await self.call(builtins.list[m.Alert], "GET", self.ns("/alert/info"))
+
+    async def notifications(self, alert_id: str) -> builtins.list[m.Notification]:
+        """The alert's recent delivery attempts, newest first (when, which notifier, outcome)."""
+        return await self.call(
+            builtins.list[m.Notification], "GET", self.ns(f"/alert/{segment(alert_id)}/notifications")
+        )

@@ -31,3 +31,7 @@ class NotifiersClient(HostClient):
 
     async def list(self) -> m.NotifierList:
         return await self.call(m.NotifierList, "GET", "/notifier")
+
+    async def test(self, notifier_id: str) -> m.NotifierTest:
+        """Send a test notification now; the answer says whether it was delivered."""
+        return await self.call(m.NotifierTest, "POST", f"/notifier/{segment(notifier_id)}/test")

@@ -18,10 +18,13 @@ class ScansClient(HostClient):
     async def protocols(self) -> dict[str, str]:
         return await self.call(dict[str, str], "GET", self.ns("/protocols"))
 
-    async def submit(self, ips: str | Sequence[str] | Mapping[str, Sequence[tuple[int, str]]]) -> m.ScanSubmission:
-        """Scan IPs or netblocks; a mapping asks for given ``(port, protocol)`` pairs per address."""
+    async def submit(
+        self, ips: str | Sequence[str] | Mapping[str, Sequence[tuple[int, str] | int]]
+    ) -> m.ScanSubmission:
+        """Scan IPs or netblocks; a mapping asks for given ``(port, protocol)`` pairs per address (a
+        bare port: any protocol, which the embedded backend accepts beyond the original service)."""
         if isinstance(ips, Mapping):
-            form = json.dumps({ip: [list(pair) for pair in pairs] for ip, pairs in ips.items()})
+            form = json.dumps({ip: [p if isinstance(p, int) else list(p) for p in pairs] for ip, pairs in ips.items()})
         else:
             form = csv(ips)
         result = await self.call(m.ScanSubmission, "POST", self.ns("/scan"), data={"ips": form})

@@ -255,6 +255,7 @@ class Transport:
         params: dict[str, Any] | None = None,
         json: Any = None,
         data: dict[str, Any] | None = None,
+        content: bytes | None = None,
         idempotent: bool | None = None,
     ) -> tuple[Any, httpx.Headers]:
         """Send one call; return its decoded JSON body and the response headers.
@@ -271,7 +272,9 @@ class Transport:
             if self.rate_limiter is not None:
                 await self.rate_limiter.acquire()
             try:
-                response = await self._http.request(method, path, params=self._params(params), json=json, data=data)
+                response = await self._http.request(
+                    method, path, params=self._params(params), json=json, data=data, content=content
+                )
             except httpx.TransportError as exc:
                 error = self.transport_error(exc)
                 never_sent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))

@@ -4,7 +4,7 @@ The same models are the embedded backend's response models and the client's pars
 """
 
 from spyglass.models.account import AccountProfile, ApiInfo, UsageLimits
-from spyglass.models.alert import Alert, AlertFilters, Trigger
+from spyglass.models.alert import Alert, AlertFilters, Notification, Trigger
 from spyglass.models.banner import Banner
 from spyglass.models.base import APIModel, Success
 from spyglass.models.data import Dataset, DatasetFile
@@ -20,7 +20,7 @@ from spyglass.models.geonet import (
     ValidationErrorItem,
 )
 from spyglass.models.host import HostRecord
-from spyglass.models.notifier import Notifier, NotifierCreated, NotifierList, ProviderSpec
+from spyglass.models.notifier import Notifier, NotifierCreated, NotifierList, NotifierTest, ProviderSpec
 from spyglass.models.org import Organization, OrgUser
 from spyglass.models.scan import ScanList, ScanListItem, ScanState, ScanStatus, ScanSubmission
 from spyglass.models.search import FacetValue, SearchResponse, SearchTokens, SelectedFields
@@ -46,9 +46,11 @@ __all__ = [
     "MissingAgent",
     "MonthCount",
     "MonthFacet",
+    "Notification",
     "Notifier",
     "NotifierCreated",
     "NotifierList",
+    "NotifierTest",
     "OrgUser",
     "Organization",
     "PingResult",

@@ -31,3 +31,17 @@ class Trigger(APIModel):
     name: str
     rule: str
     description: str = ""
+
+
+class Notification(APIModel):
+    """One delivery attempt of an alert's notification (``/alert/{id}/notifications``)."""
+
+    at: str
+    event: str
+    notifier: str
+    provider: str
+    attempt: int = 1
+    outcome: str  # "sent", "retry" (will be tried again) or "failed" (given up)
+    detail: str = ""
+    service: str | None = None
+    triggers: list[str] = Field(default_factory=list)

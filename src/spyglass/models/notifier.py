@@ -26,3 +26,11 @@ class ProviderSpec(APIModel):
 class NotifierCreated(APIModel):
     id: str
     success: bool = True
+
+
+class NotifierTest(APIModel):
+    """The outcome of a test send (``POST /notifier/{id}/test``)."""
+
+    id: str
+    success: bool
+    detail: str = ""

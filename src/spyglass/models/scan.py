@@ -20,14 +20,29 @@ class ScanSubmission(APIModel):
     credits_left: int | None = None
 
 
-class ScanStatus(APIModel):
+class ScanProgress(APIModel):
+    """Progress members the embedded backend adds to scan status and listing items (the
+    original service sends none: each is None there)."""
+
+    probes: int | None = None  # connections the scan makes in all
+    probed: int | None = None  # of those, finished
+    found: int | None = None  # services found so far
+
+    @property
+    def fraction(self) -> float | None:
+        if self.probes is None or self.probed is None:
+            return None
+        return 1.0 if not self.probes else min(1.0, self.probed / self.probes)
+
+
+class ScanStatus(ScanProgress):
     id: str
     count: int
     status: ScanState | str
     created: str | None = None
 
 
-class ScanListItem(APIModel):
+class ScanListItem(ScanProgress):
     id: str
     status: ScanState | str
     created: str | None = None

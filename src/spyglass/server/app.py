@@ -15,17 +15,29 @@ from typing import Protocol
 from fastapi import FastAPI
 
 from spyglass import DEFAULT_NAMESPACE, __version__
+from spyglass.netools.scantargets import DEFAULT_ALLOWED
+from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
 from spyglass.server.collect import Collector
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.index import BannerIndex
-from spyglass.server.routers import account, directory, dns, search, status, tools
+from spyglass.server.routers import account, alerts, directory, dns, notifiers, scans, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.routers.trends import create_trends_app
+from spyglass.server.scanner.service import ScanService
+from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
+from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
-ROOT_SECTIONS = (account, tools, status, dns)  # paths as the seed writes them: /account/..., /tools/...
-NAMESPACED_SECTIONS = (search, directory)  # paths under /{namespace}: /intel/host/...
-UNBUILT_HOSTS = ("stream", "trends")  # mounted so that every path under them answers a JSON 404
+ROOT_SECTIONS = (
+    account,
+    tools,
+    status,
+    replay,
+    notifiers,
+    dns,
+)  # paths as the seed writes them: /account/..., /tools/...
+NAMESPACED_SECTIONS = (search, scans, alerts, directory)  # paths under /{namespace}: /intel/host/...
 
 
 @dataclass
@@ -35,6 +47,12 @@ class Settings:
     rate_limit: float | None = None  # requests per second per key; None: unlimited
     geonet: GeonetSettings = field(default_factory=GeonetSettings)
     smtp_server: tuple[str, int] | None = None  # (host, port) for e-mail; None: e-mail is not sent
+    scan_allow: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED))  # networks scans may reach
+    scan_concurrency: int = 256  # open connections at once, over all scans
+    scan_timeout: float = 5.0  # seconds per connection
+    scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows
+    demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
+    notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
 
 
 class BackgroundService(Protocol):
@@ -73,7 +91,19 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.index = BannerIndex(settings.data_dir)
     app.state.collector = Collector(app.state.index)
     # In start order; each section that works in the background appends its service here.
-    app.state.services = [app.state.collector]
+    app.state.scan_store = ScanStore(settings.data_dir)
+    app.state.scans = ScanService(
+        app.state.scan_store,
+        app.state.collector,
+        app.state.index,
+        concurrency=settings.scan_concurrency,
+        timeout=settings.scan_timeout,
+    )
+    app.state.services = [app.state.collector, app.state.scans]
+    app.state.hub = StreamHub(settings.namespace)
+    app.state.collector.subscribe(app.state.hub.publish)
+    app.state.services += [app.state.hub, DemoCollector(app.state.collector, app.state.index, settings.demo_rate)]
+    install_alerts(app)
     install_error_handlers(app)
     document_errors(app)
     for section in ROOT_SECTIONS:
@@ -81,17 +111,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     for section in NAMESPACED_SECTIONS:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
-    hosts = {"geonet": create_geonet_app(settings.geonet)}
+    hosts = {
+        "stream": create_stream_app(app.state.hub, app),
+        "trends": create_trends_app(app.state.index, store, app.state.rate_limiter),
+        "geonet": create_geonet_app(settings.geonet),
+    }
     for name, host in hosts.items():
         app.mount(f"/{name}", host)
-    for name in UNBUILT_HOSTS:
-        app.mount(f"/{name}", unbuilt_host(name))
     app.state.hosts = tuple(hosts)  # the mounted hosts that serve an API: what `serve` announces
     return app
-
-
-def unbuilt_host(name: str) -> FastAPI:
-    """A host that has no methods yet: every path answers 404 ``{"error": "No such method"}``."""
-    host = FastAPI(title=f"spyglass {name}", openapi_url=None, docs_url=None, redoc_url=None)
-    install_error_handlers(host)
-    return host

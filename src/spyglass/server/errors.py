@@ -10,6 +10,7 @@ The errors every route shares are added to the document in one place, :func:`doc
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -17,12 +18,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
 
 log = logging.getLogger("spyglass.server")
 
 NO_SUCH_METHOD = "No such method"
-METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")  # what a 405's Allow may name
+HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 UNEXPECTED = "Internal error: the server failed on this request and logged why"
 
 DESCRIPTIONS = {
@@ -61,17 +61,6 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorBody, "description": DESCRIPTIONS[status]} for status in statuses}
 
 
-def allowed_methods(request: Request) -> list[str]:
-    """The methods some route of the app takes at the request's path (several routes may share
-    a path, and included routers nest theirs: each method is tried against the routing itself)."""
-    routes = request.app.router.routes
-    return [
-        method
-        for method in METHODS
-        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes)
-    ]
-
-
 def describe_validation(exc: RequestValidationError) -> str:
     """``Invalid request: query: Field required``: each failing field by name (its source dropped)."""
     parts = []
@@ -93,8 +82,8 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = NO_SUCH_METHOD if exc.status_code == 404 else str(exc.detail)
         headers = getattr(exc, "headers", None)
-        if exc.status_code == 405:  # Starlette names only the first matching route's methods
-            headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
+        if exc.status_code == 405 and (allowed := allowed_methods(request)):
+            headers = {**(headers or {}), "Allow": ", ".join(allowed)}
         return JSONResponse({"error": message}, status_code=exc.status_code, headers=headers)
 
     if validation_as_400:
@@ -109,6 +98,18 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         # connection. Starlette re-raises after this answer is sent; uvicorn logs the traceback.
         log.error("unexpected error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
         return JSONResponse({"error": UNEXPECTED}, status_code=500)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the API document lists for the request's path: Starlette's 405 names only
+    those of the first route that matched the path (GET /notifier hid POST /notifier)."""
+    path = request.url.path.removeprefix(request.scope.get("root_path", ""))
+    found: dict[int, set[str]] = {}  # by the number of parameters: /alert/info before /alert/{id}
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if re.fullmatch(re.sub(r"\\{[^}/]+\\}", "[^/]+", re.escape(template)), path):
+            found.setdefault(template.count("{"), set()).update(m.upper() for m in operations)
+    methods = found[min(found)] & HTTP_METHODS if found else set()
+    return sorted(methods)
 
 
 def document_errors(app: FastAPI) -> None:

@@ -22,6 +22,8 @@ from spyglass.config import EMBEDDED, URL_FIELDS, Profile, data_dir
 from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
 
+# The live stream of the demo data: modest, and only ever on the demo data (see server/stream/demo.py).
+DEMO_RATE = ("--demo-rate", "2")
 LOG_LIMIT = 2 * 1024 * 1024  # bytes: backend.log is rotated past this, and one older file is kept
 
 
@@ -125,7 +127,7 @@ class EmbeddedBackend:
             log = open(self.log_path, "ab")
             try:
                 self.process = subprocess.Popen(
-                    [sys.executable, "-m", "spyglass", *serve, "--exit-on-stdin-eof", "--demo"],
+                    [sys.executable, "-m", "spyglass", *serve, "--exit-on-stdin-eof", "--demo", *DEMO_RATE],
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=log,

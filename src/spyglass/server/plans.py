@@ -11,6 +11,7 @@ class Plan:
     query_credits: int
     scan_credits: int
     monitored_ips: int
+    scan_ips: int  # the most addresses one on-demand scan may cover (a /24 is 256)
     paid: bool  # on-demand scans need a paid plan
     enterprise: bool  # stream, trends, bulk data and organization methods
     https: bool
@@ -25,6 +26,7 @@ PLANS: dict[str, Plan] = {
             query_credits=0,
             scan_credits=0,
             monitored_ips=0,
+            scan_ips=0,
             paid=False,
             enterprise=False,
             https=False,
@@ -35,6 +37,7 @@ PLANS: dict[str, Plan] = {
             query_credits=100,
             scan_credits=100,
             monitored_ips=16,
+            scan_ips=256,
             paid=True,
             enterprise=False,
             https=True,
@@ -45,6 +48,7 @@ PLANS: dict[str, Plan] = {
             query_credits=1_000_000,
             scan_credits=65_536,
             monitored_ips=131_072,
+            scan_ips=65_536,
             paid=True,
             enterprise=True,
             https=True,

@@ -13,6 +13,7 @@ from spyglass.cli.common import Common
 def settings_from(args: argparse.Namespace):
     """The backend's settings from ``serve``'s options (ValueError names a bad one)."""
     from spyglass.config import data_dir
+    from spyglass.netools.scantargets import DEFAULT_ALLOWED
     from spyglass.server.app import Settings
     from spyglass.server.routers.geonet import GeonetSettings, parse_location
 
@@ -31,7 +32,36 @@ def settings_from(args: argparse.Namespace):
         rate_limit=args.rate_limit,
         geonet=geonet,
         smtp_server=parse_smtp(args.smtp) if args.smtp else None,
+        scan_allow=[scan_network(n) for n in args.scan_allow] if args.scan_allow else list(DEFAULT_ALLOWED),
+        scan_concurrency=args.scan_concurrency,
+        scan_timeout=args.scan_timeout,
+        scan_max_ips=args.scan_max_ips,
+        demo_rate=args.demo_rate,
+        notifier_urls=parse_notifier_urls(args.notifier_url or []),
     )
+
+
+def scan_network(text: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_network(text, strict=False))
+    except ValueError:
+        raise ValueError(f"--scan-allow takes a CIDR netblock, not {text!r}") from None
+
+
+def parse_notifier_urls(items: list[str]) -> dict[str, str]:
+    from spyglass.server.alerts.providers import PROVIDERS
+
+    out = {}
+    for item in items:
+        provider, _, url = item.partition("=")
+        if provider not in PROVIDERS or not url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"--notifier-url takes PROVIDER=URL (PROVIDER one of {', '.join(PROVIDERS)}), not {item!r}"
+            )
+        out[provider] = url
+    return out
 
 
 def parse_smtp(text: str) -> tuple[str, int]:
@@ -73,7 +103,7 @@ def register(sub, common: Common) -> None:
         parents=[common.data],
         help="run the embedded backend in the foreground",
         description="Run the embedded backend in the foreground and print the base URLs that "
-        "answer (main and geonet; stream and trends once they are served).",
+        "answer (main, geonet and trends; stream once it is served).",
     )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
@@ -85,6 +115,14 @@ def register(sub, common: Common) -> None:
         action="store_true",
         help="on the first start of an empty data dir, load 20,000 synthetic demo banners "
         "(198.18.0.0/15), as the dashboard's embedded backend does",
+    )
+    p.add_argument(
+        "--demo-rate",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="collect N synthetic banners per second (indexed and published on the stream), on an "
+        "empty data dir or the demo data only",
     )
     p.add_argument("--location", help="this agent's location: City,CC,latitude,longitude")
     p.add_argument(
@@ -102,6 +140,21 @@ def register(sub, common: Common) -> None:
     )
     p.add_argument(
         "--smtp", metavar="HOST[:PORT]", help="SMTP server for e-mail the backend sends (notifiers, invitations)"
+    )
+    p.add_argument(
+        "--scan-allow",
+        action="append",
+        metavar="CIDR",
+        help="a network on-demand scans may reach (repeatable; default: loopback only, 127.0.0.0/8 and ::1)",
+    )
+    p.add_argument("--scan-concurrency", type=int, default=256, metavar="N", help="open scan connections at once")
+    p.add_argument("--scan-timeout", type=float, default=5.0, metavar="SECONDS", help="per scan connection")
+    p.add_argument("--scan-max-ips", type=int, default=65_536, metavar="N", help="addresses one scan may cover")
+    p.add_argument(
+        "--notifier-url",
+        action="append",
+        metavar="PROVIDER=URL",
+        help="base URL of a notifier provider's service (slack, pagerduty, telegram, gitter; phone: an SMS gateway)",
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)

@@ -118,7 +118,7 @@ class BannerIndex:
         out: dict[str, list[dict]] = {}
         for i, f in enumerate(facets):
             buckets = result.get(f"f{i}", {}).get("buckets", [])
-            out[f.name] = [{"count": b["doc_count"], "value": _facet_value(b)} for b in buckets]
+            out[f.name] = [{"count": b["doc_count"], "value": facet_value(b)} for b in buckets]
         return out
 
     # -- writing ---------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
     )
 
 
-def _facet_value(bucket: dict[str, Any]) -> str:
+def facet_value(bucket: dict[str, Any]) -> str:
     """A facet value as the seed shows it: always a string (ports, hashes, booleans too)."""
     key = bucket["key"]
     if bucket.get("key_as_string") in ("true", "false"):

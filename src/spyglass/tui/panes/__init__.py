@@ -15,6 +15,11 @@ PANES = [
     "spyglass.tui.panes.host:HostPane",
     "spyglass.tui.panes.geo:GeoPane",
     "spyglass.tui.panes.account:AccountPane",
+    "spyglass.tui.panes.scans:ScansPane",
+    "spyglass.tui.panes.stream:StreamPane",
+    "spyglass.tui.panes.alerts:AlertsPane",
+    "spyglass.tui.panes.notifiers:NotifiersPane",
+    "spyglass.tui.panes.trends:TrendsPane",
     "spyglass.tui.panes.directory:DirectoryPane",
     "spyglass.tui.panes.dns:DnsPane",
 ]

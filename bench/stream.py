@@ -1,0 +1,160 @@
+"""Stream parse throughput: spyglass's StreamClient against the original service's official
+Python library (PyPI ``shodan``, installed in the bench environment only), both reading the same
+local stream at once. Goal: at least 3x.
+
+The backend runs as ``spyglass serve --namespace shodan`` (the library's paths); the banners are
+published through ``POST /spyglass/collect``. Each reader is its own process, and its throughput
+is banners parsed per CPU second of that process: the producer (the backend indexing every
+banner) is slower than either reader, so wall time would measure the producer. The readers stop
+at a last sentinel banner (the newest is never the one a full queue drops).
+
+    pip install shodan   # the bench environment only
+    python bench/stream.py [--banners 30000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTINEL_PORT = 65535
+# spyglass's readers: dicts (like for like with the reference, which yields dicts), typed Banner
+# models (the client's default), and raw bytes (no parse: what the CLI's --json and saving use)
+MODES = ("dict", "typed", "raw")
+
+
+def read_spyglass(url: str, key: str, mode: str) -> None:
+    import asyncio
+
+    from spyglass.client import Clients
+    from spyglass.config import Profile
+
+    async def run() -> None:
+        profile = Profile(name="bench", url=url, key=key, namespace="shodan", rate=None)
+        async with Clients.from_profile(profile) as clients:
+            ready = lambda s: print("ready", flush=True) if s.status == "connected" else None  # noqa: E731
+            count, started = 0, None
+            async with clients.stream.banners(typed=mode == "typed", raw=mode == "raw", on_state=ready) as stream:
+                async for banner in stream:
+                    if started is None:
+                        started = time.process_time()
+                    count += 1
+                    if mode == "typed":
+                        port = banner.port
+                    elif mode == "dict":
+                        port = banner["port"]
+                    else:
+                        port = SENTINEL_PORT if b'"port":65535' in banner else 0
+                    if port == SENTINEL_PORT:
+                        break
+            report(count, time.process_time() - (started or 0))
+
+    asyncio.run(run())
+
+
+def read_reference(url: str, key: str) -> None:
+    import shodan
+
+    api = shodan.Shodan(key)
+    api.stream.base_url = f"{url}/stream"
+    response = api.stream._create_stream("/shodan/banners")  # what Stream.banners() does first
+    print("ready", flush=True)
+    count, started = 0, None
+    for banner in api.stream._iter_stream(response, False):  # ...and then
+        if started is None:
+            started = time.process_time()
+        count += 1
+        if banner["port"] == SENTINEL_PORT:
+            break
+    report(count, time.process_time() - (started or 0))
+
+
+def report(count: int, cpu: float) -> None:
+    print(json.dumps({"banners": count, "cpu": cpu}), flush=True)
+
+
+def publish(url: str, key: str, total: int) -> None:
+    import httpx
+
+    from spyglass.datagen import generate
+
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    banners = [{**b, "timestamp": now} for b in generate(total, seed=int(time.time()))]
+    banners.append({**banners[0], "port": SENTINEL_PORT})
+    with httpx.Client(timeout=120) as http:
+        for start in range(0, len(banners), 2000):
+            body = b"\n".join(json.dumps(b).encode() for b in banners[start : start + 2000])
+            http.post(f"{url}/spyglass/collect", params={"key": key}, content=body).raise_for_status()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--banners", type=int, default=30_000)
+    parser.add_argument("--reader", choices=(*MODES, "reference"), help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--key", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.reader:
+        if args.reader == "reference":
+            read_reference(args.url, args.key)
+        else:
+            read_spyglass(args.url, args.key, args.reader)
+        return
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with tempfile.TemporaryDirectory() as data:
+        from spyglass.server.store import Store
+
+        store = Store(Path(data))
+        key = store.create_key("enterprise")
+        store.close()
+        server = subprocess.Popen(
+            [sys.executable, "-m", "spyglass", "serve", "--port", "0", "--namespace", "shodan", "--data", data],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert server.stdout is not None
+            url = server.stdout.readline().split()[1]
+            readers = {
+                name: subprocess.Popen(
+                    [sys.executable, __file__, "--reader", name, "--url", url, "--key", key],
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    env=env,
+                )
+                for name in (*MODES, "reference")
+            }
+            for reader in readers.values():
+                assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
+            publish(url, key, args.banners)
+            results = {}
+            for name, reader in readers.items():
+                assert reader.stdout is not None
+                results[name] = json.loads(reader.stdout.readline())
+                reader.wait(60)
+        finally:
+            server.terminate()
+            server.wait(30)
+    rates = {name: r["banners"] / max(r["cpu"], 1e-9) for name, r in results.items()}
+    for name, r in results.items():
+        print(f"{name:9} {r['banners']:,} banners in {r['cpu']:.2f} CPU s: {rates[name]:,.0f} banners/s")
+    ratio = rates["dict"] / rates["reference"]
+    print(
+        f"stream parse: spyglass {rates['dict']:,.0f} banners/s, reference {rates['reference']:,.0f} "
+        f"banners/s, ratio {ratio:.1f}x"
+    )
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT / "src"))
+    main()

@@ -1,0 +1,236 @@
+"""Network alerts and notifiers: ``spyglass alert ...`` and ``spyglass notifier ...``."""
+
+from __future__ import annotations
+
+import argparse
+
+from spyglass.cli import UsageError
+from spyglass.cli.common import Common, api_command, with_clients
+from spyglass.cli.render import print_lines
+from spyglass.present import alerts as present
+
+ALERT_HEADERS = ("ID", "NAME", "SIZE", "EXPIRES", "TRIGGERS", "NETWORKS")
+
+
+async def alert_list(clients, args):
+    alerts = await clients.alerts.list()
+    if args.json:
+        return [a.to_api() for a in alerts]
+    if not alerts:
+        print("no alerts: create one with spyglass alert create NAME NETWORK...")
+        return None
+    print_lines(present.table([present.alert_row(a) for a in alerts], ALERT_HEADERS))
+
+
+async def alert_create(clients, args):
+    alert = await clients.alerts.create(args.name, args.networks, expires=args.expires)
+    if args.triggers:
+        await clients.alerts.enable_triggers(alert.id, args.triggers)
+    for notifier in args.notifier or []:
+        await clients.alerts.add_notifier(alert.id, notifier)
+    if args.triggers or args.notifier:
+        alert = await clients.alerts.get(alert.id)
+    return alert if args.json else print_lines(present.alert_lines(alert))
+
+
+async def alert_info(clients, args):
+    alert = await clients.alerts.get(args.id)
+    return alert if args.json else print_lines(present.alert_lines(alert))
+
+
+async def alert_edit(clients, args):
+    alert = await clients.alerts.update(args.id, args.networks)
+    return alert if args.json else print_lines(present.alert_lines(alert))
+
+
+async def alert_delete(clients, args):
+    await clients.alerts.delete(args.id)
+    return {"success": True} if args.json else print(f"deleted alert {args.id}")
+
+
+async def alert_triggers(clients, args):
+    triggers = await clients.alerts.triggers()
+    if args.json:
+        return [t.to_api() for t in triggers]
+    rows = [(t.name, t.rule or "-", t.description) for t in triggers]
+    print_lines(present.table(rows, ("NAME", "RULE", "DESCRIPTION")))
+
+
+def _switch(method: str, done: str):
+    async def run(clients, args):
+        await getattr(clients.alerts, method)(args.id, args.triggers)
+        return {"success": True} if args.json else print(f"{done} {args.triggers} on alert {args.id}")
+
+    return run
+
+
+def _ignore(method: str, done: str):
+    async def run(clients, args):
+        await getattr(clients.alerts, method)(args.id, args.trigger, args.service)
+        return {"success": True} if args.json else print(f"{done} {args.service} for {args.trigger} on {args.id}")
+
+    return run
+
+
+def _attach(method: str, done: str):
+    async def run(clients, args):
+        await getattr(clients.alerts, method)(args.id, args.notifier)
+        return {"success": True} if args.json else print(f"{done} notifier {args.notifier} on alert {args.id}")
+
+    return run
+
+
+async def alert_log(clients, args):
+    log = await clients.alerts.notifications(args.id)
+    if args.json:
+        return [n.to_api() for n in log]
+    if not log:
+        print("no notifications yet")
+        return None
+    rows = [present.notification_row(n) for n in log]
+    print_lines(present.table(rows, ("WHEN", "SERVICE", "NOTIFIER", "OUTCOME", "DETAIL")))
+
+
+def provider_args(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"provider arguments are NAME=VALUE (e.g. to=ops@example.com), not {item!r}")
+        out[name] = value
+    return out
+
+
+async def notifier_list(clients, args):
+    result = await clients.notifiers.list()
+    if args.json:
+        return result
+    rows = [present.notifier_row(n) for n in result.matches]
+    print_lines(present.table(rows, ("ID", "PROVIDER", "DESCRIPTION", "ARGUMENTS")))
+
+
+async def notifier_providers(clients, args):
+    providers = await clients.notifiers.providers()
+    if args.json:
+        return {name: p.to_api() for name, p in providers.items()}
+    print_lines(present.table([(n, ", ".join(p.required)) for n, p in providers.items()], ("PROVIDER", "REQUIRED")))
+
+
+async def notifier_create(clients, args):
+    created = await clients.notifiers.create(args.provider, provider_args(args.args), description=args.description)
+    return created if args.json else print(created.id)
+
+
+async def notifier_info(clients, args):
+    n = await clients.notifiers.get(args.id)
+    if args.json:
+        return n
+    ident, provider, description, shown = present.notifier_row(n)
+    print_lines([f"id           {ident}", f"provider     {provider}", f"description  {description or '-'}"])
+    print(f"arguments    {shown}")
+
+
+async def notifier_edit(clients, args):
+    values = provider_args(args.args)
+    if args.description is not None:
+        values["description"] = args.description
+    if not values:
+        raise UsageError("give NAME=VALUE arguments or --description to change")
+    result = await clients.notifiers.update(args.id, values)
+    return result if args.json else print(f"updated notifier {args.id}")
+
+
+async def notifier_delete(clients, args):
+    await clients.notifiers.delete(args.id)
+    return {"success": True} if args.json else print(f"deleted notifier {args.id}")
+
+
+async def notifier_test(args: argparse.Namespace) -> int:
+    """Exit 0 when the test notification was delivered, 1 when it was not (the reason printed)."""
+    from spyglass.cli import EXIT_FAILURE, EXIT_OK
+    from spyglass.cli.render import print_json
+    from spyglass.safetext import clean
+
+    async def work(clients) -> int:
+        result = await clients.notifiers.test(args.id)
+        if args.json:
+            print_json(result)
+        else:
+            print(f"{'sent' if result.success else 'failed'}: {clean(result.detail, one_line=True)}")
+        return EXIT_OK if result.success else EXIT_FAILURE
+
+    return await with_clients(args, work)
+
+
+def _family(sub, common: Common, name: str, text: str):
+    parser = sub.add_parser(name, help=text, description=text)
+    parser.set_defaults(func=common.usage(parser))
+    return parser.add_subparsers(metavar="ACTION", parser_class=type(parser))
+
+
+def _action(actions, common: Common, name: str, handler, text: str) -> argparse.ArgumentParser:
+    p = actions.add_parser(name, help=text, description=text, parents=common.api)
+    p.set_defaults(func=api_command(handler))
+    return p
+
+
+def register(sub, common: Common) -> None:
+    actions = _family(sub, common, "alert", "network alerts: monitored IPs and networks, triggers, notifiers")
+    _action(actions, common, "list", alert_list, "the alerts with size, expiry and enabled triggers")
+    p = _action(actions, common, "create", alert_create, "monitor IPs or CIDR ranges")
+    p.add_argument("name")
+    p.add_argument("networks", nargs="+", metavar="NETWORK", help="an IP or a CIDR range, e.g. 192.0.2.0/24")
+    p.add_argument("--expires", type=int, metavar="SECONDS", help="stop notifying after this many seconds")
+    p.add_argument("--triggers", metavar="NAMES", help="triggers to enable, comma-separated (see alert triggers)")
+    p.add_argument("--notifier", action="append", metavar="ID", help="a notifier to attach (repeatable)")
+    p = _action(actions, common, "info", alert_info, "one alert: networks, triggers, ignored services, notifiers")
+    p.add_argument("id")
+    p = _action(actions, common, "edit", alert_edit, "replace the alert's networks")
+    p.add_argument("id")
+    p.add_argument("networks", nargs="+", metavar="NETWORK")
+    p = _action(actions, common, "delete", alert_delete, "delete an alert")
+    p.add_argument("id")
+    _action(actions, common, "triggers", alert_triggers, "the triggers an alert may enable, with their rules")
+    for name, method, done, text in (
+        ("enable", "enable_triggers", "enabled", "enable triggers (comma-separated names)"),
+        ("disable", "disable_triggers", "disabled", "disable triggers (comma-separated names)"),
+    ):
+        p = _action(actions, common, name, _switch(method, done), text)
+        p.add_argument("id")
+        p.add_argument("triggers", metavar="TRIGGERS")
+    for name, method, done, text in (
+        ("ignore", "ignore_service", "ignoring", "never notify a service (ip:port) for a trigger"),
+        ("unignore", "unignore_service", "notifying", "notify a service (ip:port) for a trigger again"),
+    ):
+        p = _action(actions, common, name, _ignore(method, done), text)
+        p.add_argument("id")
+        p.add_argument("trigger")
+        p.add_argument("service", metavar="IP:PORT")
+    for name, method, done, text in (
+        ("attach", "add_notifier", "attached", "send the alert's notifications to a notifier"),
+        ("detach", "remove_notifier", "detached", "stop sending the alert's notifications to a notifier"),
+    ):
+        p = _action(actions, common, name, _attach(method, done), text)
+        p.add_argument("id")
+        p.add_argument("notifier")
+    p = _action(actions, common, "log", alert_log, "recent notifications: when, which notifier, outcome")
+    p.add_argument("id")
+
+    actions = _family(sub, common, "notifier", "notifiers: where alerts are sent (e-mail, webhook, slack...)")
+    _action(actions, common, "list", notifier_list, "the notifiers (secrets masked)")
+    _action(actions, common, "providers", notifier_providers, "each provider's required arguments")
+    p = _action(actions, common, "create", notifier_create, "create a notifier; prints its id")
+    p.add_argument("provider")
+    p.add_argument("args", nargs="*", metavar="NAME=VALUE", help="the provider's arguments, e.g. url=https://...")
+    p.add_argument("--description")
+    p = _action(actions, common, "info", notifier_info, "one notifier (secrets masked)")
+    p.add_argument("id")
+    p = _action(actions, common, "edit", notifier_edit, "change a notifier's arguments or description")
+    p.add_argument("id")
+    p.add_argument("args", nargs="*", metavar="NAME=VALUE")
+    p.add_argument("--description")
+    p = _action(actions, common, "delete", notifier_delete, "delete a notifier")
+    p.add_argument("id")
+    p = _action(actions, common, "test", notifier_list, "send a test notification now and show the outcome")
+    p.add_argument("id")
+    p.set_defaults(func=notifier_test)

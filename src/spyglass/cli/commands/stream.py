@@ -1,0 +1,171 @@
+"""The real-time stream: ``stream`` (follow it) and ``replay`` (publish a banner file into a
+running backend)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from spyglass.cli import EXIT_OK, UsageError
+from spyglass.cli.common import Common, api_command, positive, with_clients
+
+FILTERS = ("asn", "countries", "ports", "vulns")
+REPLAY_BATCH = 1000  # banners per request when no rate is given
+REPLAY_TICK = 0.25  # seconds between requests at a given rate
+
+
+def note(message: str) -> None:
+    from spyglass.safetext import clean
+
+    print(f"spyglass stream: {clean(message, one_line=True)}", file=sys.stderr, flush=True)
+
+
+def report_state(state) -> None:
+    """What the reader of a long-running stream needs on stderr: drops, retries, and the gap."""
+    if state.status == "reconnecting":
+        note(f"connection lost ({state.reason}); reconnecting in {state.retry_in:.1f} s (attempt {state.attempt})")
+    elif state.status == "connected" and state.gap:
+        note(f"reconnected; missed {state.gap:.1f} s of the stream")
+
+
+async def follow(clients, args) -> int:
+    import json
+
+    from spyglass.cli.render import inert_json
+    from spyglass.client.errors import ResponseFormatError
+    from spyglass.client.stream import StreamDebug, loads
+    from spyglass.present.stream import stream_line
+    from spyglass.present.values import get_path
+    from spyglass.safetext import clean
+    from spyglass.streamfiles import DailyFiles
+
+    kind = next((name for name in FILTERS if getattr(args, name)), None)
+    options = {"fmt": args.format, "debug": True, "raw": True, "on_state": report_state}
+    source = clients.stream
+    stream = getattr(source, kind)(getattr(args, kind), **options) if kind else source.banners(**options)
+    fields = [f.strip() for f in args.fields.split(",") if f.strip()] if args.fields else None
+    files = DailyFiles(args.datadir) if args.datadir else None
+    shown = 0
+    out = sys.stdout
+    try:
+        async for item in stream:
+            if isinstance(item, StreamDebug):
+                note(f"the server discarded {item.discarded} banners: this reader fell behind")
+                continue
+            try:  # raw mode: the bytes are saved and printed as they came, once known to be JSON
+                banner = loads(item)
+            except ValueError:
+                raise ResponseFormatError("the stream sent a line that is not JSON") from None
+            if files is not None:
+                files.write(item)
+            if args.json and not fields:
+                out.write(inert_json(item.decode("utf-8", errors="replace")) + "\n")
+            elif args.json:
+                picked = {f: get_path(banner, f) for f in fields or ()}
+                out.write(inert_json(json.dumps(picked, ensure_ascii=False)) + "\n")
+            else:
+                out.write(clean(stream_line(banner, fields), one_line=True) + "\n")
+            out.flush()
+            shown += 1
+            if args.count and shown >= args.count:
+                break
+    finally:
+        await stream.aclose()
+        if files is not None:
+            files.close()
+    return EXIT_OK
+
+
+def stream_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    chosen = [name for name in FILTERS if getattr(args, name)]
+    if len(chosen) > 1:
+        raise UsageError(f"stream: one filter at a time, not --{' and --'.join(chosen)}")
+    return asyncio.run(with_clients(args, lambda clients: follow(clients, args), host="stream"))
+
+
+def read_banners(path):
+    """The non-empty lines of a banner file (JSON lines, gzipped when it ends in .gz)."""
+    import gzip
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        for line in fh:
+            line = line.strip()
+            if line:
+                yield line
+
+
+async def replay(clients, args):
+    from itertools import islice
+
+    from spyglass.client.stream import collect
+
+    lines = read_banners(args.file)
+    per_batch = max(1, round(args.rate * REPLAY_TICK)) if args.rate else REPLAY_BATCH
+    received = collected = 0
+    next_at = time.monotonic()
+    while batch := list(islice(lines, per_batch)):
+        if args.rate:
+            import asyncio
+
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            next_at += len(batch) / args.rate
+        result = await collect(clients.transport, batch)
+        received += result.received
+        collected += result.collected
+    if args.json:
+        return {"received": received, "collected": collected}
+    print(f"{received:,} banners sent, {collected:,} new (indexed and published)", file=sys.stderr)
+    return None
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    from spyglass.config import active_profile
+
+    if active_profile(args.profile).embedded:
+        raise UsageError(
+            "replay: it publishes into a running backend (spyglass serve): point SPYGLASS_URL "
+            "or a profile (--profile) at it"
+        )
+    try:
+        args.file.open("rb").close()
+    except OSError as exc:
+        raise UsageError(f"replay: cannot read {args.file}: {exc.strerror or exc}") from None
+    return api_command(replay)(args)
+
+
+def register(sub, common: Common) -> None:
+    from pathlib import Path
+
+    p = sub.add_parser(
+        "stream",
+        parents=[common.profile, common.data, common.json],
+        help="follow the real-time stream of newly collected banners (enterprise)",
+        description="Follow the real-time stream: one short line per banner, or one JSON object "
+        "per line with --json. Runs until interrupted (or --count), reconnecting through "
+        "backend restarts and saying on stderr how long each gap was.",
+    )
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--asn", metavar="A[,A...]", help="only banners from these ASNs")
+    group.add_argument("--countries", metavar="CC[,CC...]", help="only banners from these countries")
+    group.add_argument("--ports", metavar="P[,P...]", help="only banners on these ports")
+    group.add_argument("--vulns", metavar="CVE[,CVE...]", help="only banners with these vulnerabilities")
+    p.add_argument("--format", choices=("json", "sse"), default="json", help="wire format (default json)")
+    p.add_argument("--fields", metavar="F[,F...]", help="show these fields (e.g. ip_str,port,org)")
+    p.add_argument("--datadir", type=Path, metavar="DIR", help="also save banners to DIR/YYYY-MM-DD.json.gz (UTC)")
+    p.add_argument("--count", type=positive, metavar="N", help="stop after N banners")
+    p.set_defaults(func=stream_command)
+
+    r = sub.add_parser(
+        "replay",
+        parents=[common.profile, common.data, common.json],
+        help="publish a banner file into a running backend, as newly collected banners",
+        description="Send the banners of FILE (JSON lines, .gz too) to a running spyglass backend: "
+        "the new ones are indexed and published on its stream, as scan results are.",
+    )
+    r.add_argument("file", type=Path, metavar="FILE")
+    r.add_argument("--rate", type=float, metavar="N", help="banners per second (default: as fast as it takes them)")
+    r.set_defaults(func=replay_command)

@@ -1,0 +1,136 @@
+"""Alerts and notifiers as text, for the CLI and the dashboard alike."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from spyglass.safetext import clean
+from spyglass.secrets import mask_key
+
+SECRET_ARGS = frozenset({"token", "routing_key", "webhook_url"})  # as the backend's providers say
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class BadNetwork(ValueError):
+    pass
+
+
+def parse_networks(values: Any) -> list[Network]:
+    """``filters.ip``: a list of IPs and CIDR ranges (a single string is taken as a list of one)."""
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list) or not values:
+        raise BadNetwork("filters.ip: give a list of one or more IPs or CIDR ranges")
+    out = []
+    for value in values:
+        if not isinstance(value, str):
+            raise BadNetwork(f"filters.ip: {json.dumps(value)} is not an IP or CIDR range")
+        try:
+            out.append(ipaddress.ip_network(value.strip(), strict=False))
+        except ValueError:
+            raise BadNetwork(f"filters.ip: {value!r} is not an IP or CIDR range") from None
+    return out
+
+
+def network_size(networks: list[Network]) -> int:
+    """How many addresses the networks cover, overlaps counted once."""
+    total = 0
+    for version in (4, 6):
+        nets = [n for n in networks if n.version == version]
+        total += sum(n.num_addresses for n in ipaddress.collapse_addresses(nets))  # type: ignore[type-var,misc]
+    return total
+
+
+def networks_from_text(text: str) -> list[Network]:
+    """What a person types in a form: IPs and CIDR ranges separated by commas or spaces."""
+    return parse_networks(text.replace(",", " ").split())
+
+
+def expiry(alert: Any) -> str:
+    if alert.expired:
+        return "expired"
+    if not alert.expires:
+        return "never"
+    return (alert.expiration or "")[:16].replace("T", " ") or f"{alert.expires}s"
+
+
+def triggers(alert: Any) -> str:
+    return ", ".join(sorted(alert.triggers)) or "(none: not notifying)"
+
+
+def alert_row(alert: Any) -> tuple[str, str, str, str, str, str]:
+    """ID, name, size, expiry, enabled triggers, networks."""
+    return (
+        clean(alert.id, one_line=True),
+        clean(alert.name, one_line=True),
+        str(alert.size if alert.size is not None else "-"),
+        expiry(alert),
+        triggers(alert),
+        clean(", ".join(alert.filters.ip), one_line=True),
+    )
+
+
+def alert_lines(alert: Any) -> list[str]:
+    """An alert in detail: networks, triggers with their ignored services, notifiers."""
+    lines = [
+        f"id          {clean(alert.id, one_line=True)}",
+        f"name        {clean(alert.name, one_line=True)}",
+        f"networks    {clean(', '.join(alert.filters.ip), one_line=True)}",
+        f"size        {alert.size}",
+        f"created     {clean(alert.created or '-', one_line=True)}",
+        f"expires     {expiry(alert)}",
+        f"triggers    {triggers(alert)}",
+    ]
+    for name, options in sorted(alert.triggers.items()):
+        ignored = options.get("ignore", []) if isinstance(options, dict) else []
+        if ignored:
+            lines.append(f"  ignored for {name}: {clean(', '.join(map(str, ignored)), one_line=True)}")
+    if alert.notifiers is not None:
+        names = [notifier_label(n) for n in alert.notifiers]
+        lines.append(f"notifiers   {', '.join(names) or '(none)'}")
+    if alert.notify is not None:
+        lines.append(f"status      {clean(alert.notify.get('reason', '-'), one_line=True)}")
+    return lines
+
+
+def notifier_label(n: Any) -> str:
+    get = n.get if isinstance(n, dict) else lambda k: getattr(n, k, None)
+    return clean(f"{get('id')} ({get('provider')})", one_line=True)
+
+
+def masked_args(args: dict[str, Any]) -> str:
+    """A notifier's arguments as shown: secrets masked to their last four characters."""
+    shown = [f"{k}={mask_key(str(v)) if k in SECRET_ARGS else v}" for k, v in sorted(args.items())]
+    return clean(" ".join(shown), one_line=True)
+
+
+def notifier_row(n: Any) -> tuple[str, str, str, str]:
+    return (
+        clean(n.id, one_line=True),
+        clean(n.provider, one_line=True),
+        clean(n.description or "", one_line=True),
+        masked_args(n.args),
+    )
+
+
+def notification_row(n: Any) -> tuple[str, str, str, str, str]:
+    """When, service, notifier, outcome, detail."""
+    return (
+        clean(n.at[:19].replace("T", " "), one_line=True),
+        clean(n.service or "(test)", one_line=True),
+        clean(f"{n.notifier} ({n.provider})", one_line=True),
+        clean(n.outcome if n.attempt <= 1 else f"{n.outcome} (try {n.attempt})", one_line=True),
+        clean(n.detail, one_line=True),
+    )
+
+
+def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> list[str]:
+    """Rows as aligned text columns (the last column is not padded)."""
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers) - 1)]
+    return [
+        "  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in [headers, *rows]
+    ]

@@ -1,0 +1,148 @@
+"""Notifier providers: the arguments each requires and how each one really delivers.
+
+Base URLs of the hosted services come from ``Settings.notifier_urls`` (``spyglass serve
+--notifier-url PROVIDER=URL``), so tests and offline users point them at loopback; e-mail goes
+through ``Settings.smtp_server``. A delivery either succeeds, or raises :class:`DeliveryFailed`
+saying whether trying again later may help.
+"""
+
+from __future__ import annotations
+
+import re
+import smtplib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx
+
+from spyglass.server import mail
+
+PROVIDERS: dict[str, tuple[str, ...]] = {
+    "email": ("to",),
+    "gitter": ("room_id", "token"),
+    "pagerduty": ("routing_key",),
+    "phone": ("to",),
+    "slack": ("webhook_url",),
+    "telegram": ("chat_id", "token"),
+    "webhook": ("url",),
+}
+DEFAULT_URLS = {
+    "gitter": "https://api.gitter.im",
+    "pagerduty": "https://events.pagerduty.com",
+    "slack": "https://hooks.slack.com",
+    "telegram": "https://api.telegram.org",
+    # phone: an SMS HTTP gateway has no public default; configure one with --notifier-url phone=URL
+}
+TIMEOUT = 10.0
+_PHONE = re.compile(r"^\+?[0-9][0-9 ()-]{4,30}$")
+
+
+class DeliveryFailed(Exception):
+    def __init__(self, detail: str, retry: bool) -> None:
+        super().__init__(detail)
+        self.detail, self.retry = detail, retry
+
+
+@dataclass(frozen=True)
+class Message:
+    event: str  # the idempotency key: one per (alert, banner); receivers may drop repeats by it
+    subject: str
+    text: str
+    payload: dict  # the JSON a webhook receives
+
+
+def check_args(provider: str, args: dict[str, str], *, partial: bool = False) -> None:
+    """ValueError naming the first missing or malformed argument."""
+    if provider not in PROVIDERS:
+        raise ValueError(f"Unknown provider {provider!r}: the providers are {', '.join(PROVIDERS)}")
+    for name in PROVIDERS[provider]:
+        value = args.get(name)
+        if value is None and partial:
+            continue
+        if not value or not value.strip():
+            raise ValueError(f"Missing required argument {name!r} for provider {provider!r}")
+        if name in ("url", "webhook_url") and not _is_http_url(value):
+            raise ValueError(f"{name}: an http:// or https:// URL is needed, not {value!r}")
+        if provider == "email" and "@" not in value:
+            raise ValueError(f"to: an e-mail address is needed, not {value!r}")
+        if provider == "phone" and not _PHONE.match(value):
+            raise ValueError(f"to: a phone number is needed, not {value!r}")
+
+
+def _is_http_url(value: str) -> bool:
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def base_url(provider: str, urls: dict[str, str]) -> str:
+    base = urls.get(provider) or DEFAULT_URLS.get(provider)
+    if not base:
+        raise DeliveryFailed(
+            f"no {provider} gateway is configured (spyglass serve --notifier-url {provider}=URL)", retry=True
+        )
+    return base.rstrip("/")
+
+
+async def deliver(
+    provider: str, args: dict[str, str], msg: Message, urls: dict[str, str], smtp: tuple[str, int] | None
+) -> str:
+    """Send ``msg`` through the provider; returns a short description of the answer."""
+    if provider == "email":
+        return await _email(args, msg, smtp)
+    headers = {"Idempotency-Key": msg.event}
+    if provider == "webhook":
+        return await _post(args["url"], msg.payload, headers)
+    if provider == "slack":
+        url = args["webhook_url"]
+        if "slack" in urls:  # the configured host receives the webhook's path (tests: loopback)
+            parts = urlsplit(url)
+            url = base_url("slack", urls) + parts.path + (f"?{parts.query}" if parts.query else "")
+        return await _post(url, {"text": msg.text}, headers)
+    if provider == "pagerduty":
+        body = {
+            "routing_key": args["routing_key"],
+            "event_action": "trigger",
+            "dedup_key": msg.event,
+            "payload": {
+                "summary": msg.subject,
+                "source": msg.payload.get("service") or "spyglass",
+                "severity": "warning",
+                "custom_details": msg.payload,
+            },
+        }
+        return await _post(base_url("pagerduty", urls) + "/v2/enqueue", body, headers)
+    if provider == "telegram":
+        url = f"{base_url('telegram', urls)}/bot{args['token']}/sendMessage"
+        return await _post(url, {"chat_id": args["chat_id"], "text": msg.text}, headers)
+    if provider == "gitter":
+        url = f"{base_url('gitter', urls)}/v1/rooms/{args['room_id']}/chatMessages"
+        return await _post(url, {"text": msg.text}, {**headers, "Authorization": f"Bearer {args['token']}"})
+    if provider == "phone":
+        return await _post(base_url("phone", urls), {"to": args["to"], "text": msg.subject}, headers)
+    raise DeliveryFailed(f"unknown provider {provider!r}", retry=False)
+
+
+async def _post(url: str, body: dict, headers: dict[str, str]) -> str:
+    try:
+        async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, trust_env=False) as http:
+            answer = await http.post(url, json=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise DeliveryFailed(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, retry=True) from None
+    if answer.is_success:
+        return f"HTTP {answer.status_code}"
+    retry = answer.status_code >= 500 or answer.status_code in (408, 429)
+    raise DeliveryFailed(f"HTTP {answer.status_code} {answer.reason_phrase}".strip(), retry=retry)
+
+
+async def _email(args: dict[str, str], msg: Message, smtp: tuple[str, int] | None) -> str:
+    if not args.get("to"):
+        raise DeliveryFailed("no e-mail address: set the notifier's 'to'", retry=False)
+    try:
+        await mail.send(smtp, mail.message(args["to"], msg.subject, msg.text), timeout=TIMEOUT)
+    except mail.MailNotConfigured as exc:
+        raise DeliveryFailed(str(exc), retry=True) from None
+    except smtplib.SMTPRecipientsRefused as exc:
+        raise DeliveryFailed(f"SMTP refused the recipient: {exc}", retry=False) from None
+    except (OSError, smtplib.SMTPException) as exc:
+        raise DeliveryFailed(f"SMTP: {exc}", retry=True) from None
+    return f"mailed to {args['to']}"

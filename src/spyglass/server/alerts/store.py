@@ -1,0 +1,420 @@
+"""``<data_dir>/alerts.db``: alerts, their triggers, ignored services and notifiers, the
+account's notifiers, the delivery queue and the delivery log.
+
+Every write is one transaction under the store's lock. A delivery's outcome is written in the
+same transaction that logs it, so a restart never sends a delivered notification again.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import secrets
+import sqlite3
+import string
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from spyglass.present.alerts import Network, network_size
+from spyglass.server.sqlite import connect
+from spyglass.server.store import iso, utcnow
+
+# Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
+V1_ALERTS = """
+CREATE TABLE alerts (
+    id TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    expires INTEGER NOT NULL,
+    networks TEXT NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE INDEX alerts_account ON alerts(account_id);
+CREATE TABLE alert_triggers (
+    alert_id TEXT NOT NULL,
+    trigger TEXT NOT NULL,
+    PRIMARY KEY (alert_id, trigger)
+);
+CREATE TABLE alert_ignores (
+    alert_id TEXT NOT NULL,
+    trigger TEXT NOT NULL,
+    service TEXT NOT NULL,
+    PRIMARY KEY (alert_id, trigger, service)
+);
+CREATE TABLE notifiers (
+    account_id INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    description TEXT,
+    args TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (account_id, id)
+);
+CREATE TABLE alert_notifiers (
+    alert_id TEXT NOT NULL,
+    notifier_id TEXT NOT NULL,
+    PRIMARY KEY (alert_id, notifier_id)
+);
+CREATE TABLE deliveries (
+    id INTEGER PRIMARY KEY,
+    event TEXT NOT NULL,
+    account_id INTEGER NOT NULL,
+    alert_id TEXT NOT NULL,
+    notifier_id TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_try REAL NOT NULL,
+    state TEXT NOT NULL,
+    UNIQUE (event, notifier_id)
+);
+CREATE INDEX deliveries_due ON deliveries(state, next_try);
+CREATE TABLE delivery_log (
+    id INTEGER PRIMARY KEY,
+    delivery_id INTEGER,
+    account_id INTEGER NOT NULL,
+    alert_id TEXT,
+    notifier_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    event TEXT NOT NULL,
+    at TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE INDEX delivery_log_alert ON delivery_log(alert_id, id);
+"""
+
+MIGRATIONS = (V1_ALERTS,)
+
+DEFAULT_NOTIFIER = "default"
+PENDING, SENT, FAILED = "pending", "sent", "failed"
+_ID_CHARS = string.ascii_uppercase + string.digits
+
+
+def new_id(length: int) -> str:
+    return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
+
+
+@dataclass
+class AlertRow:
+    id: str
+    account_id: int
+    name: str
+    created: str
+    expires: int
+    networks: list[str]
+    size: int
+    triggers: list[str] = field(default_factory=list)
+    ignores: dict[str, list[str]] = field(default_factory=dict)  # trigger -> ["ip:port", ...]
+    notifiers: list[str] = field(default_factory=list)
+
+    def expiration(self) -> datetime | None:
+        if not self.expires:
+            return None
+        return datetime.fromisoformat(self.created) + timedelta(seconds=self.expires)
+
+    def expired(self, now: datetime) -> bool:
+        end = self.expiration()
+        return end is not None and now >= end
+
+    def parsed_networks(self) -> list[Network]:
+        return [ipaddress.ip_network(n, strict=False) for n in self.networks]
+
+
+@dataclass
+class NotifierRow:
+    id: str
+    account_id: int
+    provider: str
+    description: str | None
+    args: dict[str, str]
+
+
+@dataclass
+class Delivery:
+    id: int
+    event: str
+    account_id: int
+    alert_id: str
+    notifier_id: str
+    payload: dict
+    attempts: int
+
+
+class AlertStore:
+    def __init__(self, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> None:
+        self.clock = clock
+        self._lock = threading.RLock()
+        # FULL: a queued or delivered notification survives even an OS crash.
+        self._db = connect(Path(data_dir) / "alerts.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _read(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # -- alerts ----------------------------------------------------------------------------
+    def monitored(self, account_id: int, leaving_out: str | None = None) -> int:
+        rows = self._read("SELECT id, size FROM alerts WHERE account_id = ?", (account_id,))
+        return sum(r["size"] for r in rows if r["id"] != leaving_out)
+
+    def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow:
+        alert_id = new_id(16)
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
+                (alert_id, account_id, name, iso(self.clock()), expires, _nets(networks), network_size(networks)),
+            )
+        return self.alert(account_id, alert_id)  # type: ignore[return-value]
+
+    def set_networks(self, account_id: int, alert_id: str, networks: list[Network]) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE alerts SET networks = ?, size = ? WHERE id = ? AND account_id = ?",
+                (_nets(networks), network_size(networks), alert_id, account_id),
+            )
+
+    def alert(self, account_id: int, alert_id: str) -> AlertRow | None:
+        rows = self._read("SELECT * FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id))
+        return self._complete(rows)[0] if rows else None
+
+    def alerts(self, account_id: int | None = None) -> list[AlertRow]:
+        """The account's alerts (every account's with None), oldest first."""
+        if account_id is None:
+            return self._complete(self._read("SELECT * FROM alerts ORDER BY created, id"))
+        return self._complete(
+            self._read("SELECT * FROM alerts WHERE account_id = ? ORDER BY created, id", (account_id,))
+        )
+
+    def _complete(self, rows: list[sqlite3.Row]) -> list[AlertRow]:
+        alerts = {
+            r["id"]: AlertRow(
+                r["id"], r["account_id"], r["name"], r["created"], r["expires"], json.loads(r["networks"]), r["size"]
+            )
+            for r in rows
+        }
+        if not alerts:
+            return []
+        marks = ",".join("?" * len(alerts))
+        ids = tuple(alerts)
+        for r in self._read(f"SELECT * FROM alert_triggers WHERE alert_id IN ({marks}) ORDER BY trigger", ids):
+            alerts[r["alert_id"]].triggers.append(r["trigger"])
+        for r in self._read(f"SELECT * FROM alert_ignores WHERE alert_id IN ({marks}) ORDER BY service", ids):
+            alerts[r["alert_id"]].ignores.setdefault(r["trigger"], []).append(r["service"])
+        for r in self._read(f"SELECT * FROM alert_notifiers WHERE alert_id IN ({marks}) ORDER BY notifier_id", ids):
+            alerts[r["alert_id"]].notifiers.append(r["notifier_id"])
+        return list(alerts.values())
+
+    def delete_alert(self, account_id: int, alert_id: str) -> bool:
+        with self._tx() as db:
+            gone = db.execute("DELETE FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id)).rowcount
+            if gone:
+                for table in ("alert_triggers", "alert_ignores", "alert_notifiers"):
+                    db.execute(f"DELETE FROM {table} WHERE alert_id = ?", (alert_id,))
+                db.execute("DELETE FROM deliveries WHERE alert_id = ? AND state = ?", (alert_id, PENDING))
+        return bool(gone)
+
+    def set_triggers(self, alert_id: str, names: list[str], enabled: bool) -> None:
+        with self._tx() as db:
+            for name in names:
+                if enabled:
+                    db.execute("INSERT OR IGNORE INTO alert_triggers VALUES (?, ?)", (alert_id, name))
+                else:
+                    db.execute("DELETE FROM alert_triggers WHERE alert_id = ? AND trigger = ?", (alert_id, name))
+
+    def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool) -> None:
+        with self._tx() as db:
+            if ignored:
+                db.execute("INSERT OR IGNORE INTO alert_ignores VALUES (?, ?, ?)", (alert_id, trigger, service))
+            else:
+                db.execute(
+                    "DELETE FROM alert_ignores WHERE alert_id = ? AND trigger = ? AND service = ?",
+                    (alert_id, trigger, service),
+                )
+
+    def set_attached(self, alert_id: str, notifier_id: str, attached: bool) -> None:
+        with self._tx() as db:
+            if attached:
+                db.execute("INSERT OR IGNORE INTO alert_notifiers VALUES (?, ?)", (alert_id, notifier_id))
+            else:
+                db.execute(
+                    "DELETE FROM alert_notifiers WHERE alert_id = ? AND notifier_id = ?", (alert_id, notifier_id)
+                )
+
+    # -- notifiers -------------------------------------------------------------------------
+    def ensure_default(self, account_id: int, email: str | None) -> None:
+        """Every account has the e-mail notifier ``default``, to the account's address."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO notifiers VALUES (?, ?, 'email', NULL, ?, ?)",
+                (account_id, DEFAULT_NOTIFIER, json.dumps({"to": email or ""}), iso(self.clock())),
+            )
+
+    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str:
+        notifier_id = new_id(11)
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO notifiers VALUES (?, ?, ?, ?, ?, ?)",
+                (account_id, notifier_id, provider, description, json.dumps(args), iso(self.clock())),
+            )
+        return notifier_id
+
+    def update_notifier(self, account_id: int, notifier_id: str, description: str | None, args: dict[str, str]) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE notifiers SET args = ?, description = ? WHERE account_id = ? AND id = ?",
+                (json.dumps(args), description, account_id, notifier_id),
+            )
+
+    def notifier(self, account_id: int, notifier_id: str) -> NotifierRow | None:
+        rows = self._read("SELECT * FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id))
+        return _notifier(rows[0]) if rows else None
+
+    def notifiers(self, account_id: int) -> list[NotifierRow]:
+        rows = self._read(
+            "SELECT * FROM notifiers WHERE account_id = ? ORDER BY id != ?, created, id", (account_id, DEFAULT_NOTIFIER)
+        )
+        return [_notifier(r) for r in rows]
+
+    def delete_notifier(self, account_id: int, notifier_id: str) -> bool:
+        with self._tx() as db:
+            gone = db.execute(
+                "DELETE FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id)
+            ).rowcount
+            if gone:
+                mine = "SELECT id FROM alerts WHERE account_id = ?"
+                db.execute(
+                    f"DELETE FROM alert_notifiers WHERE notifier_id = ? AND alert_id IN ({mine})",
+                    (notifier_id, account_id),
+                )
+                db.execute(
+                    "DELETE FROM deliveries WHERE account_id = ? AND notifier_id = ? AND state = ?",
+                    (account_id, notifier_id, PENDING),
+                )
+        return bool(gone)
+
+    # -- the delivery queue ----------------------------------------------------------------
+    def enqueue(self, items: list[tuple[str, int, str, str, dict]], now: float) -> int:
+        """Queue (event, account, alert, notifier, payload) deliveries; an event already queued
+        for a notifier is not queued again. Returns how many were new."""
+        added = 0
+        with self._tx() as db:
+            for event, account_id, alert_id, notifier_id, payload in items:
+                added += db.execute(
+                    "INSERT OR IGNORE INTO deliveries (event, account_id, alert_id, notifier_id, payload, created,"
+                    " next_try, state) VALUES (?,?,?,?,?,?,?,?)",
+                    (event, account_id, alert_id, notifier_id, json.dumps(payload), iso(self.clock()), now, PENDING),
+                ).rowcount
+        return added
+
+    def due(self, now: float, limit: int = 20) -> list[Delivery]:
+        rows = self._read(
+            "SELECT * FROM deliveries WHERE state = ? AND next_try <= ? ORDER BY next_try, id LIMIT ?",
+            (PENDING, now, limit),
+        )
+        return [
+            Delivery(
+                r["id"],
+                r["event"],
+                r["account_id"],
+                r["alert_id"],
+                r["notifier_id"],
+                json.loads(r["payload"]),
+                r["attempts"],
+            )
+            for r in rows
+        ]
+
+    def next_due(self) -> float | None:
+        rows = self._read("SELECT MIN(next_try) AS t FROM deliveries WHERE state = ?", (PENDING,))
+        return rows[0]["t"]
+
+    def record(self, delivery: Delivery, provider: str, outcome: str, detail: str, next_try: float | None) -> None:
+        """A delivery's outcome and its log line, in one transaction: ``sent``; ``retry`` (due
+        again at ``next_try``); or ``failed`` (given up)."""
+        state = {"sent": SENT, "retry": PENDING}.get(outcome, FAILED)
+        with self._tx() as db:
+            db.execute(
+                "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_try = ? WHERE id = ?",
+                (state, next_try if next_try is not None else 0, delivery.id),
+            )
+            self._log(db, delivery.id, delivery.account_id, delivery.alert_id, delivery.notifier_id, provider,
+                      delivery.event, delivery.attempts + 1, outcome, detail)  # fmt: skip
+
+    def log_test(self, account_id: int, notifier_id: str, provider: str, event: str, outcome: str, detail: str) -> None:
+        with self._tx() as db:
+            self._log(db, None, account_id, None, notifier_id, provider, event, 1, outcome, detail)
+
+    def _log(self, db: sqlite3.Connection, *values: Any) -> None:
+        delivery_id, account_id, alert_id, notifier_id, provider, event, attempt, outcome, detail = values
+        db.execute(
+            "INSERT INTO delivery_log (delivery_id, account_id, alert_id, notifier_id, provider, event, at, attempt,"
+            " outcome, detail) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                delivery_id,
+                account_id,
+                alert_id,
+                notifier_id,
+                provider,
+                event,
+                iso(self.clock()),
+                attempt,
+                outcome,
+                detail,
+            ),
+        )
+
+    def log(self, account_id: int, alert_id: str, limit: int = 50) -> list[dict]:
+        """The alert's most recent delivery attempts, newest first."""
+        rows = self._read(
+            "SELECT l.*, d.payload FROM delivery_log l LEFT JOIN deliveries d ON d.id = l.delivery_id"
+            " WHERE l.account_id = ? AND l.alert_id = ? ORDER BY l.id DESC LIMIT ?",
+            (account_id, alert_id, limit),
+        )
+        out = []
+        for r in rows:
+            payload = json.loads(r["payload"]) if r["payload"] else {}
+            out.append(
+                {
+                    "at": r["at"],
+                    "event": r["event"],
+                    "notifier": r["notifier_id"],
+                    "provider": r["provider"],
+                    "attempt": r["attempt"],
+                    "outcome": r["outcome"],
+                    "detail": r["detail"],
+                    "service": payload.get("service"),
+                    "triggers": payload.get("triggers", []),
+                }
+            )
+        return out
+
+
+def _nets(networks: list[Network]) -> str:
+    return json.dumps([str(n) if n.num_addresses > 1 else str(n.network_address) for n in networks])
+
+
+def _notifier(r: sqlite3.Row) -> NotifierRow:
+    return NotifierRow(r["id"], r["account_id"], r["provider"], r["description"], json.loads(r["args"]))

@@ -1,0 +1,131 @@
+"""Trends: month-by-month counts over the index's whole history (every banner, current or not).
+
+One tantivy aggregation answers a request: a ``range`` bucket per calendar month on the
+``timestamp`` fast field (a ``date_histogram`` only takes fixed intervals, and months are not
+fixed), each with a ``terms`` sub-aggregation per facet. The months run from the first to the
+last month of the whole index, not of the matches, so every query of one index answers the same
+months (two queries chart on one axis) and months without matches answer 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import tantivy
+
+from spyglass.query import FACETS, FILTERS, Facet, Query
+from spyglass.server.index.banners import BannerIndex, facet_value
+from spyglass.server.index.compiler import compile_query
+from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS
+
+# The seed's trends vocabulary, less any name this index cannot serve (all of them, today).
+SEED_FILTERS = (
+    "all asn city country cpe has_ipv6 has_screenshot has_ssl has_vuln hash hostname http.component "
+    "http.component_category http.favicon.hash http.html_hash http.robots_hash http.securitytxt http.status "
+    "http.title http.waf ip isp net org os port product region screenshot.label ssh.fingerprint ssl ssl.alpn "
+    "ssl.cert.fingerprint ssl.cert.issuer.cn ssl.cert.serial ssl.cert.subject.cn ssl.ja3s ssl.jarm ssl.version "
+    "state tag title version vuln"
+).split()
+SEED_FACETS = (
+    "asn city country domain has_screenshot hash http.component http.component_category http.favicon.hash "
+    "http.html_hash http.robots_hash http.status http.title http.waf ip isp mongodb.database.name org os port "
+    "product redis.key region rsync.module screenshot.label ssh.fingerprint ssl.alpn ssl.cert.fingerprint "
+    "ssl.cert.issuer.cn ssl.cert.serial ssl.cert.subject.cn ssl.ja3s ssl.jarm ssl.version state tag version vuln "
+    "vuln.verified"
+).split()
+TRENDS_FILTERS: tuple[str, ...] = tuple(n for n in SEED_FILTERS if n in FILTERS and n in FILTER_FIELDS)
+TRENDS_FACETS: tuple[str, ...] = tuple(n for n in SEED_FACETS if n in FACETS and n in FACET_FIELDS)
+
+NS = 1_000_000_000  # tantivy's date aggregations count nanoseconds
+
+
+class NotForTrends(ValueError):
+    """A filter or facet the trends host does not serve."""
+
+
+@dataclass
+class Trends:
+    total: int
+    matches: list[dict]  # [{month: "YYYY-MM", count}]
+    facets: dict[str, list[dict]]  # name -> [{key: month, values: [{count, value}]}]
+
+
+def months(first: datetime, last: datetime) -> list[tuple[str, datetime, datetime]]:
+    """Each calendar month from ``first``'s to ``last``'s: (``YYYY-MM``, start, next month's start)."""
+    out = []
+    year, month = first.year, first.month
+    while (year, month) <= (last.year, last.month):
+        start = datetime(year, month, 1, tzinfo=UTC)
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        out.append((start.strftime("%Y-%m"), start, datetime(year, month, 1, tzinfo=UTC)))
+    return out
+
+
+def check(query: Query, facets: list[Facet]) -> None:
+    """NotForTrends names the first filter or facet the trends host does not serve."""
+    for f in query.filters:
+        if f.name not in TRENDS_FILTERS:
+            raise NotForTrends(f"unknown filter '{f.name}' for trends")
+    for facet in facets:
+        if facet.name not in TRENDS_FACETS:
+            raise NotForTrends(f"unknown facet '{facet.name}' for trends")
+
+
+class TrendsIndex:
+    """Trends over a :class:`BannerIndex` (which it only reads)."""
+
+    def __init__(self, index: BannerIndex) -> None:
+        self.index = index
+        self._span: tuple[int, tuple[datetime, datetime] | None] | None = None
+
+    def span(self, searcher: tantivy.Searcher) -> tuple[datetime, datetime] | None:
+        """The first and last banner times of the whole index; None when it is empty. Cached
+        while the document count holds (new banners change it; a demotion re-adds the same one)."""
+        docs = searcher.num_docs
+        if self._span is None or self._span[0] != docs:
+            span = None
+            if docs:
+                spec = {"first": {"min": {"field": "timestamp"}}, "last": {"max": {"field": "timestamp"}}}
+                result = searcher.aggregate(tantivy.Query.all_query(), spec)
+                first, last = result["first"]["value"], result["last"]["value"]
+                if first is not None and last is not None:
+                    span = (_time(first), _time(last))
+            self._span = (docs, span)
+        return self._span[1]
+
+    def search(self, query: Query, facets: list[Facet]) -> Trends:
+        check(query, facets)
+        searcher = self.index.searcher()
+        span = self.span(searcher)
+        if span is None:
+            return Trends(0, [], {f.name: [] for f in facets})
+        calendar = months(*span)
+        terms = {
+            f"f{i}": {"terms": {"field": FACET_FIELDS[f.name], "size": f.size, "segment_size": max(10 * f.size, 1000)}}
+            for i, f in enumerate(facets)
+        }
+        ranges = [{"key": k, "from": start.timestamp() * NS, "to": end.timestamp() * NS} for k, start, end in calendar]
+        spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}}}
+        if terms:
+            spec["months"]["aggs"] = terms
+        tq = compile_query(self.index.schema, query, current=False)
+        buckets = {b["key"]: b for b in searcher.aggregate(tq, spec)["months"]["buckets"]}
+        counts = [int(buckets[key]["doc_count"]) for key, _, _ in calendar]
+        matches = [{"month": key, "count": n} for (key, _, _), n in zip(calendar, counts, strict=True)]
+        out: dict[str, list[dict]] = {}
+        for i, f in enumerate(facets):
+            out[f.name] = [
+                {"key": key, "values": _values(buckets[key].get(f"f{i}", {}).get("buckets", []))}
+                for key, _, _ in calendar
+            ]
+        return Trends(sum(counts), matches, out)
+
+
+def _values(buckets: list[dict]) -> list[dict]:
+    pairs = sorted((-int(b["doc_count"]), facet_value(b)) for b in buckets)  # ties in one order every time
+    return [{"count": -count, "value": value} for count, value in pairs]
+
+
+def _time(nanoseconds: float) -> datetime:
+    return datetime.fromtimestamp(nanoseconds / NS, tz=UTC)

@@ -1,0 +1,211 @@
+"""Network alerts: ``/{ns}/alert...`` over ``alerts.db`` (see spyglass.server.alerts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends, Request
+
+from spyglass.models import Alert, Notification, Success, Trigger
+from spyglass.present.alerts import BadNetwork, Network, network_size, parse_networks
+from spyglass.server.alerts.engine import parse_service
+from spyglass.server.alerts.store import AlertRow, AlertStore
+from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
+from spyglass.server.auth import Caller, caller
+from spyglass.server.errors import ApiError, bad_request, not_found, responses
+from spyglass.server.store import iso
+
+router = APIRouter()
+
+
+def alert_store(request: Request) -> AlertStore:
+    return request.app.state.alerts
+
+
+def owned(who: Caller, alert_id: str) -> AlertRow:
+    """The caller's alert; 404 for an unknown id and for another account's alert alike."""
+    alert = alert_store(who.request).alert(who.account.id, alert_id)
+    if alert is None:
+        raise not_found(f"No alert with id {alert_id!r}")
+    return alert
+
+
+def networks_of(body: Any) -> list[Network]:
+    filters = body.get("filters") if isinstance(body, dict) else None
+    if not isinstance(filters, dict) or "ip" not in filters:
+        raise bad_request("filters: an object with 'ip', a list of IPs or CIDR ranges, is required")
+    try:
+        return parse_networks(filters["ip"])
+    except BadNetwork as exc:
+        raise bad_request(str(exc)) from None
+
+
+def check_limit(who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
+    plan = who.account.plan
+    size = network_size(networks)
+    in_use = alert_store(who.request).monitored(who.account.id, leaving_out)
+    if size + in_use > plan.monitored_ips:
+        raise ApiError(
+            403,
+            f"The alert would monitor {size} IPs and {in_use} are monitored already: "
+            f"the {plan.name} plan allows {plan.monitored_ips} monitored IPs",
+        )
+
+
+def alert_body(who: Caller, alert: AlertRow, info: bool = False) -> Alert:
+    now = who.store.clock()
+    end = alert.expiration()
+    body = Alert(
+        id=alert.id,
+        name=alert.name,
+        created=alert.created,
+        filters={"ip": alert.networks},  # type: ignore[arg-type]
+        size=alert.size,
+        expires=alert.expires,
+        expiration=iso(end) if end else None,
+        expired=alert.expired(now),
+        triggers={t: {"ignore": alert.ignores.get(t, [])} for t in alert.triggers},
+        has_triggers=bool(alert.triggers),
+    )
+    if info:
+        store = alert_store(who.request)
+        notifiers = [store.notifier(who.account.id, n) for n in alert.notifiers]
+        body.notifiers = [
+            {"id": n.id, "provider": n.provider, "description": n.description, "args": n.args} for n in notifiers if n
+        ]
+        reason = (
+            "expired"
+            if alert.expired(now)
+            else "no trigger enabled"
+            if not alert.triggers
+            else "no notifier attached"
+            if not body.notifiers
+            else "notifying"
+        )
+        body.notify = {"active": reason == "notifying", "reason": reason}
+    return body
+
+
+def trigger_names(text: str) -> list[str]:
+    try:
+        return parse_names(text)
+    except UnknownTrigger as exc:
+        raise bad_request(str(exc)) from None
+
+
+@router.post("/alert", response_model=Alert, response_model_exclude_unset=True, responses=responses(403))
+def create_alert(body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
+    if not isinstance(body, dict):
+        raise bad_request("a JSON object with 'name' and 'filters' is required")
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise bad_request("name: a non-empty string is required")
+    expires = body.get("expires", 0)
+    if expires is None:
+        expires = 0
+    if isinstance(expires, bool) or not isinstance(expires, int) or expires < 0:
+        raise bad_request("expires: a whole number of seconds (0: never) is required")
+    networks = networks_of(body)
+    check_limit(who, networks)
+    alert = alert_store(who.request).create_alert(who.account.id, name.strip()[:200], networks, expires)
+    return alert_body(who, alert)
+
+
+@router.get("/alert/info", response_model=list[Alert], response_model_exclude_unset=True)
+def list_alerts(who: Caller = Depends(caller)) -> list[Alert]:
+    return [alert_body(who, a, info=True) for a in alert_store(who.request).alerts(who.account.id)]
+
+
+@router.get("/alert/triggers", response_model=list[Trigger])
+def list_triggers(who: Caller = Depends(caller)) -> list[Trigger]:
+    return [Trigger(name=t.name, rule=t.rule, description=t.description) for t in TRIGGERS.values()]
+
+
+@router.get("/alert/{alert_id}/info", response_model=Alert, response_model_exclude_unset=True, responses=responses(404))
+def alert_info(alert_id: str, who: Caller = Depends(caller)) -> Alert:
+    return alert_body(who, owned(who, alert_id), info=True)
+
+
+@router.post(
+    "/alert/{alert_id}", response_model=Alert, response_model_exclude_unset=True, responses=responses(403, 404)
+)
+def edit_alert(alert_id: str, body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
+    owned(who, alert_id)
+    networks = networks_of(body)
+    check_limit(who, networks, leaving_out=alert_id)
+    alert_store(who.request).set_networks(who.account.id, alert_id, networks)
+    return alert_body(who, owned(who, alert_id))
+
+
+@router.delete("/alert/{alert_id}", response_model=Success, responses=responses(404))
+def delete_alert(alert_id: str, who: Caller = Depends(caller)) -> Success:
+    if not alert_store(who.request).delete_alert(who.account.id, alert_id):
+        raise not_found(f"No alert with id {alert_id!r}")
+    return Success(success=True)
+
+
+@router.put("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
+def enable_triggers(alert_id: str, trigger: str, who: Caller = Depends(caller)) -> Success:
+    owned(who, alert_id)
+    alert_store(who.request).set_triggers(alert_id, trigger_names(trigger), True)
+    return Success(success=True)
+
+
+@router.delete("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
+def disable_triggers(alert_id: str, trigger: str, who: Caller = Depends(caller)) -> Success:
+    owned(who, alert_id)
+    alert_store(who.request).set_triggers(alert_id, trigger_names(trigger), False)
+    return Success(success=True)
+
+
+def _ignore(who: Caller, alert_id: str, trigger: str, service: str, ignored: bool) -> Success:
+    owned(who, alert_id)
+    names = trigger_names(trigger)
+    if len(names) != 1:
+        raise bad_request("trigger: give one trigger name")
+    try:
+        written = parse_service(service)
+    except ValueError as exc:
+        raise bad_request(str(exc)) from None
+    alert_store(who.request).set_ignored(alert_id, names[0], written, ignored)
+    return Success(success=True)
+
+
+@router.put("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
+def ignore_service(alert_id: str, trigger: str, service: str, who: Caller = Depends(caller)) -> Success:
+    return _ignore(who, alert_id, trigger, service, True)
+
+
+@router.delete("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
+def unignore_service(alert_id: str, trigger: str, service: str, who: Caller = Depends(caller)) -> Success:
+    return _ignore(who, alert_id, trigger, service, False)
+
+
+def _attach(who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Success:
+    from spyglass.server.routers.notifiers import owned_notifier
+
+    owned(who, alert_id)
+    owned_notifier(who, notifier_id)
+    alert_store(who.request).set_attached(alert_id, notifier_id, attached)
+    return Success(success=True)
+
+
+@router.put("/alert/{alert_id}/notifier/{notifier_id}", response_model=Success, responses=responses(404))
+def attach_notifier(alert_id: str, notifier_id: str, who: Caller = Depends(caller)) -> Success:
+    return _attach(who, alert_id, notifier_id, True)
+
+
+@router.delete("/alert/{alert_id}/notifier/{notifier_id}", response_model=Success, responses=responses(404))
+def detach_notifier(alert_id: str, notifier_id: str, who: Caller = Depends(caller)) -> Success:
+    return _attach(who, alert_id, notifier_id, False)
+
+
+@router.get(
+    "/alert/{alert_id}/notifications",
+    response_model=list[Notification],
+    responses=responses(404),
+    summary="Recent delivery attempts of the alert's notifications (newest first)",
+)
+def alert_notifications(alert_id: str, who: Caller = Depends(caller)) -> list[dict]:
+    owned(who, alert_id)
+    return alert_store(who.request).log(who.account.id, alert_id)

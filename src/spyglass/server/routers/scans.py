@@ -1,0 +1,109 @@
+"""On-demand scanning: ``/{ns}/ports``, ``/protocols``, ``/scan``, ``/scan/internet``, ``/scans``,
+``/scan/{id}``. Every refusal happens before anything is charged or any packet leaves."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from fastapi import APIRouter, Depends, Form, Request
+
+from spyglass.models import ScanList, ScanStatus, ScanSubmission
+from spyglass.netools.scantargets import BadTargets, NotAllowed, ScanSpec, check_allowed, parse_ips
+from spyglass.server.auth import Caller, caller
+from spyglass.server.errors import ApiError, bad_request, not_found, responses
+from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
+from spyglass.server.scanner.service import ScanService
+from spyglass.server.scanner.store import Scan, ScanStore
+
+router = APIRouter()
+
+
+def scans_of(request: Request) -> tuple[ScanStore, ScanService]:
+    return request.app.state.scan_store, request.app.state.scans
+
+
+def allowed_networks(request: Request) -> list:
+    return [ipaddress.ip_network(n, strict=False) for n in request.app.state.settings.scan_allow]
+
+
+@router.get("/ports", response_model=list[int], summary="Ports the crawler looks for")
+def ports(who: Caller = Depends(caller)) -> list[int]:
+    return sorted(PORTS)
+
+
+@router.get("/protocols", response_model=dict[str, str], summary="Protocols the crawler speaks")
+def protocols(who: Caller = Depends(caller)) -> dict[str, str]:
+    return dict(sorted(PROTOCOLS.items()))
+
+
+@router.post(
+    "/scan",
+    response_model=ScanSubmission,
+    summary="Scan IPs or netblocks (1 scan credit per IP)",
+    responses=responses(402, 403),
+)
+def submit(request: Request, ips: str = Form(...), who: Caller = Depends(caller)) -> dict:
+    who.require_paid("On-demand scanning")
+    try:
+        spec = parse_ips(ips, PROTOCOLS)
+        check_allowed(spec, allowed_networks(request))
+    except BadTargets as exc:
+        raise bad_request(f"Invalid 'ips': {exc}") from None
+    except NotAllowed as exc:
+        raise ApiError(403, str(exc)) from None
+    count = spec.addresses()
+    limit = min(who.account.plan.scan_ips, request.app.state.settings.scan_max_ips)
+    if count > limit:
+        raise bad_request(f"The scan covers {count:,} addresses; at most {limit:,} may be scanned in one request")
+    account = who.charge(scan=count)  # 402 and nothing spent when short
+    scan = create(request, who, spec, count)
+    store, service = scans_of(request)
+    store.set_credits_left(scan.id, account.scan_credits)
+    service.submit(scan)
+    return {"id": scan.id, "count": count, "credits_left": account.scan_credits}
+
+
+@router.post(
+    "/scan/internet",
+    response_model=ScanSubmission,
+    summary="Scan every allowed network on one port (researchers and enterprise)",
+    responses=responses(403),
+)
+def internet(
+    request: Request, port: int = Form(..., ge=1, le=65535), protocol: str = Form(...), who: Caller = Depends(caller)
+) -> dict:
+    if not (who.account.researcher or who.account.plan.enterprise):
+        raise ApiError(403, "Internet-wide scans are for approved researchers and enterprise data licenses")
+    if protocol not in PROTOCOLS:
+        raise bad_request(f"Unknown protocol {protocol!r} (see /intel/protocols)")
+    networks = [str(n) for n in allowed_networks(request)]
+    spec = ScanSpec(services={n: [(port, protocol)] for n in networks})
+    scan = create(request, who, spec, spec.addresses(), internet=True)
+    scans_of(request)[1].submit(scan)
+    return {"id": scan.id}
+
+
+def create(request: Request, who: Caller, spec: ScanSpec, count: int, internet: bool = False) -> Scan:
+    store, _ = scans_of(request)
+    return store.create(
+        account_id=who.account.id,
+        api_key=who.key,
+        size=count,
+        spec=spec.to_json(),
+        probes=spec.probe_count(len(PORTS)),
+        internet=internet,
+    )
+
+
+@router.get("/scans", response_model=ScanList, summary="Your scans, newest first")
+def listing(request: Request, who: Caller = Depends(caller)) -> dict:
+    scans = scans_of(request)[0].of_account(who.account.id)
+    return {"matches": [s.listing_item() for s in scans], "total": len(scans)}
+
+
+@router.get("/scan/{scan_id}", response_model=ScanStatus, summary="One scan's status", responses=responses(404))
+def status(request: Request, scan_id: str, who: Caller = Depends(caller)) -> dict:
+    scan = scans_of(request)[0].get(scan_id)
+    if scan is None or scan.account_id != who.account.id:  # another account's scan is no business of this one
+        raise not_found("No scan with that id")
+    return scan.status_body()

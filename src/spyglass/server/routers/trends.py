@@ -1,0 +1,76 @@
+"""The trends host (``{trends_url}``, enterprise): month-by-month counts of historical search
+results, with the top facet values of each month. Mounted at ``/trends``; its paths carry the
+``/api/v1`` version segment as the seed writes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+
+from spyglass import __version__
+from spyglass.models import TrendsResponse
+from spyglass.server.auth import Caller, KeyRateLimiter, caller
+from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
+from spyglass.server.index import BannerIndex
+from spyglass.server.index.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, TrendsIndex
+from spyglass.server.routers.search import json_response, parse_facet_spec, parse_query
+from spyglass.server.store import Store
+
+router = APIRouter(prefix="/api/v1")
+
+
+def enterprise(who: Caller = Depends(caller)) -> Caller:
+    who.require_enterprise("Trends")
+    return who
+
+
+@router.get(
+    "/search",
+    response_model=TrendsResponse,
+    responses=responses(403),
+    summary="Monthly counts of historical matches, with the top facet values of each month",
+)
+def trends_search(
+    request: Request,
+    query: str = Query(..., description="search query over every banner the index has held"),
+    facets: str | None = Query(None, description="comma list of property or property:count"),
+    who: Caller = Depends(enterprise),
+):
+    parsed, wanted = parse_query(query), parse_facet_spec(facets)
+    trends: TrendsIndex = request.app.state.trends
+    try:
+        found = trends.search(parsed, wanted)
+    except NotForTrends as exc:
+        raise bad_request(f"Invalid search query: {exc}") from None
+    body: dict[str, Any] = {"total": found.total, "matches": found.matches}
+    if wanted:
+        body["facets"] = found.facets
+    return json_response(body)
+
+
+@router.get("/search/filters", response_model=list[str], responses=responses(403))
+def trends_filters(who: Caller = Depends(enterprise)) -> list[str]:
+    return list(TRENDS_FILTERS)
+
+
+@router.get("/search/facets", response_model=list[str], responses=responses(403))
+def trends_facets(who: Caller = Depends(enterprise)) -> list[str]:
+    return list(TRENDS_FACETS)
+
+
+def create_trends_app(index: BannerIndex, store: Store, rate_limiter: KeyRateLimiter | None) -> FastAPI:
+    """The trends host over the backend's banner index, sharing its accounts and key limits."""
+    app = FastAPI(
+        title="spyglass trends",
+        version=__version__,
+        description="Month-by-month counts of historical search results (enterprise). "
+        'Errors answer a status code and a JSON body {"error": message}.',
+    )
+    app.state.store = store
+    app.state.rate_limiter = rate_limiter
+    app.state.trends = TrendsIndex(index)
+    install_error_handlers(app)
+    document_errors(app)
+    app.include_router(router)
+    return app

@@ -1,0 +1,12 @@
+"""Generic: what a port says first (or how it answers an HTTP request), as text, bounded."""
+
+from __future__ import annotations
+
+from .base import Found
+
+
+def found(said: bytes) -> Found | None:
+    if not said:
+        return None
+    # backslashreplace keeps the bytes that are not UTF-8 visible and the text valid JSON
+    return Found("generic", said.decode("utf-8", "backslashreplace"), {})

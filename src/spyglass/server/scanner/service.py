@@ -1,0 +1,151 @@
+"""The scan worker: runs every accepted scan to DONE, in the background, bounded and durable.
+
+Each scan walks its probes in the spec's order with a pool of workers; all scans share one cap on
+open connections (``scan_concurrency``). What is found goes through the collector (indexed, then
+published to the stream and alert triggers) in batches; after each batch is stored, the scan's
+watermark is saved, so a restart resumes where the stored results end and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Iterator
+
+from spyglass.netools.scantargets import Probe, ScanSpec
+from spyglass.server.collect import Collector
+from spyglass.server.index import BannerIndex
+from spyglass.server.scanner.crawler import banner_of, is_local
+from spyglass.server.scanner.probe import probe
+from spyglass.server.scanner.protocols import PORTS
+from spyglass.server.scanner.store import DONE, PROCESSING, QUEUE, Scan, ScanStore
+
+log = logging.getLogger("spyglass.scans")
+
+FLUSH_EVERY = 0.5  # seconds between batches of results (and progress saves)
+
+
+class ScanService:
+    def __init__(
+        self, store: ScanStore, collector: Collector, index: BannerIndex, *, concurrency: int, timeout: float
+    ) -> None:
+        self.store = store
+        self.collector = collector
+        self.index = index
+        self.concurrency = max(1, concurrency)
+        self.timeout = timeout
+        self._slots: asyncio.Semaphore | None = None
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def start(self) -> None:
+        self._slots = asyncio.Semaphore(self.concurrency)
+        self._loop = asyncio.get_running_loop()
+        for scan in self.store.unfinished():  # interrupted by a stop or a crash: carry on from the watermark
+            log.info("resuming scan %s at probe %d of %d", scan.id, scan.probed, scan.probes)
+            self._launch(scan)
+
+    async def stop(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    def submit(self, scan: Scan) -> None:
+        """Queue an accepted scan (its row is written and its credits spent)."""
+        self.store.set_status(scan.id, QUEUE)
+        if self._loop is not None:  # routes run in worker threads: the scan starts on the server's loop
+            self._loop.call_soon_threadsafe(self._launch, scan)
+        # else: not serving (a script using the app without a server): the next start runs it
+
+    def running(self) -> int:
+        return len(self._tasks)
+
+    def _launch(self, scan: Scan) -> None:
+        task = asyncio.create_task(ScanRun(self, scan).run(), name=f"scan {scan.id}")
+        self._tasks[scan.id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(scan.id, None))
+
+
+class ScanRun:
+    """One scan's walk through its probes."""
+
+    def __init__(self, service: ScanService, scan: Scan) -> None:
+        self.service = service
+        self.scan = scan
+        spec = ScanSpec.from_json(scan.spec)
+        self.probes: Iterator[tuple[int, Probe]] = itertools.islice(enumerate(spec.probes(PORTS)), scan.probed, None)
+        self.next_position = scan.probed
+        self.in_flight: set[int] = set()
+        self.results: list[dict] = []
+        self.found = scan.found
+        self.saved = scan.probed
+
+    def watermark(self) -> int:
+        """Every probe before this position has finished and its banner, if any, is in results."""
+        return min(self.in_flight) if self.in_flight else self.next_position
+
+    async def run(self) -> None:
+        store = self.service.store
+        store.set_status(self.scan.id, PROCESSING)
+        workers = [asyncio.create_task(self._work()) for _ in range(min(self.service.concurrency, 512))]
+        flusher = asyncio.create_task(self._flush_every())
+        try:
+            await asyncio.gather(*workers)
+            flusher.cancel()
+            await self._flush()
+            store.progress(self.scan.id, self.scan.probes, self.found)
+            store.set_status(self.scan.id, DONE)
+            log.info("scan %s done: %d services found", self.scan.id, self.found)
+        except asyncio.CancelledError:
+            for task in [*workers, flusher]:
+                task.cancel()
+            await asyncio.gather(*workers, flusher, return_exceptions=True)
+            await self._flush()  # what was found is kept; the rest is probed again after the restart
+            raise
+
+    async def _work(self) -> None:
+        assert self.service._slots is not None
+        for position, target in self.probes:  # a shared iterator: each probe is taken once
+            self.next_position = position + 1
+            self.in_flight.add(position)
+            async with self.service._slots:
+                found = await self._probe(target)
+            # Cancelled above (the server stopping), the probe stays in flight: the watermark stays
+            # below it and the resumed scan makes it again.
+            if found is not None:
+                self.results.append(found)
+            self.in_flight.discard(position)
+
+    async def _probe(self, target: Probe) -> dict | None:
+        try:
+            found = await probe(target.ip, target.port, target.protocol, timeout=self.service.timeout)
+        except Exception:  # a module's bug must not end the scan: log it, go on
+            log.exception("probe of %s:%d failed", target.ip, target.port)
+            return None
+        if found is None:
+            return None
+        last_seen = None if is_local(target.ip) else await asyncio.to_thread(_latest, self.service.index, target.ip)
+        return banner_of(target, found, self.scan.id, last_seen)
+
+    async def _flush_every(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_EVERY)
+            await self._flush()
+
+    async def _flush(self) -> None:
+        mark = self.watermark()
+        batch, self.results = self.results, []
+        if batch:
+            collected = await self.service.collector.collect(batch, "scan")
+            self.found += len(collected)
+        if mark != self.saved or batch:
+            self.service.store.progress(self.scan.id, mark, self.found)
+            self.saved = mark
+
+
+def _latest(index: BannerIndex, ip: str) -> dict | None:
+    banners = index.host(ip)
+    return banners[0] if banners else None

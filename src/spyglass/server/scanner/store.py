@@ -1,0 +1,155 @@
+"""Scans, durably (``scans.db``): what each asked for, whose it is, where it stands.
+
+``probed`` is a watermark: every probe before that position in the spec's order has finished, so a
+backend that stops mid-scan resumes there (at most the probes in flight are made again).
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import string
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from spyglass.server.sqlite import connect
+from spyglass.server.store import iso, utcnow
+
+V1_SCANS = """
+CREATE TABLE scans (
+    id TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL,
+    api_key TEXT NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_check TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    credits_left INTEGER,
+    spec TEXT NOT NULL,
+    internet INTEGER NOT NULL DEFAULT 0,
+    probes INTEGER NOT NULL,
+    probed INTEGER NOT NULL DEFAULT 0,
+    found INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX scans_by_account ON scans (account_id, created);
+"""
+
+MIGRATIONS = (V1_SCANS,)
+
+SUBMITTING, QUEUE, PROCESSING, DONE = "SUBMITTING", "QUEUE", "PROCESSING", "DONE"
+UNFINISHED = (SUBMITTING, QUEUE, PROCESSING)
+ID_ALPHABET = string.ascii_uppercase + string.digits
+
+
+def new_scan_id() -> str:
+    return "".join(secrets.choice(ID_ALPHABET) for _ in range(16))
+
+
+@dataclass(frozen=True)
+class Scan:
+    id: str
+    account_id: int
+    api_key: str
+    created: str
+    status: str
+    status_check: str
+    size: int
+    credits_left: int | None
+    spec: str
+    internet: bool
+    probes: int
+    probed: int
+    found: int
+
+    def status_body(self) -> dict:
+        """The seed's status response, plus progress members clients may ignore."""
+        return {
+            "id": self.id,
+            "count": self.size,
+            "status": self.status,
+            "created": self.created,
+            "probes": self.probes,
+            "probed": self.probed,
+            "found": self.found,
+        }
+
+    def listing_item(self) -> dict:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "created": self.created,
+            "status_check": self.status_check,
+            "credits_left": self.credits_left,
+            "api_key": self.api_key,
+            "size": self.size,
+            "probes": self.probes,
+            "probed": self.probed,
+            "found": self.found,
+        }
+
+
+class ScanStore:
+    def __init__(self, data_dir: Path) -> None:
+        self._lock = threading.Lock()
+        self._db = connect(Path(data_dir) / "scans.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def create(
+        self, *, account_id: int, api_key: str, size: int, spec: str, probes: int, internet: bool = False
+    ) -> Scan:
+        now = iso(utcnow())
+        scan_id = new_scan_id()
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO scans (id, account_id, api_key, created, status, status_check, size, spec,"
+                " internet, probes) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (scan_id, account_id, api_key, now, SUBMITTING, now, size, spec, int(internet), probes),
+            )
+        return self.get(scan_id)  # type: ignore[return-value]
+
+    def get(self, scan_id: str) -> Scan | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM scans WHERE id = ?", (scan_id,)).fetchone()
+        return _scan(row) if row else None
+
+    def of_account(self, account_id: int) -> list[Scan]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM scans WHERE account_id = ? ORDER BY created DESC", (account_id,)
+            ).fetchall()
+        return [_scan(r) for r in rows]
+
+    def unfinished(self) -> list[Scan]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT * FROM scans WHERE status IN ({','.join('?' * len(UNFINISHED))}) ORDER BY created",
+                UNFINISHED,
+            ).fetchall()
+        return [_scan(r) for r in rows]
+
+    def set_credits_left(self, scan_id: str, credits_left: int) -> None:
+        with self._lock:
+            self._db.execute("UPDATE scans SET credits_left = ? WHERE id = ?", (credits_left, scan_id))
+
+    def delete(self, scan_id: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM scans WHERE id = ?", (scan_id,))
+
+    def set_status(self, scan_id: str, status: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE scans SET status = ?, status_check = ? WHERE id = ?", (status, iso(utcnow()), scan_id)
+            )
+
+    def progress(self, scan_id: str, probed: int, found: int) -> None:
+        with self._lock:
+            self._db.execute("UPDATE scans SET probed = ?, found = ? WHERE id = ?", (probed, found, scan_id))
+
+
+def _scan(row: sqlite3.Row) -> Scan:
+    return Scan(**{**dict(row), "internet": bool(row["internet"])})

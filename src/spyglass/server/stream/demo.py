@@ -1,0 +1,69 @@
+"""The demo collector: synthetic banners (``spyglass.datagen``, 198.18.0.0/15) stamped with the
+current time and handed to the collector at a steady rate, so the stream is live offline.
+
+It never mixes synthetic banners into real data: it runs on an empty data dir or one holding
+the demo data, and otherwise logs why it does not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import UTC, datetime
+
+from spyglass.server.collect import Collector
+from spyglass.server.index import BannerIndex
+
+log = logging.getLogger("spyglass.demo")
+
+BURST = 2.0  # seconds of banners at most in one batch, after a stall (a slow index commit)
+
+
+class DemoCollector:
+    def __init__(self, collector: Collector, index: BannerIndex, rate: float) -> None:
+        self.collector = collector
+        self.index = index
+        self.rate = rate  # banners per second
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        if self.rate <= 0:
+            return
+        records = self.index.records
+        if records.count() and not records.get_meta("demo"):
+            log.warning("the demo collector does not run: this data dir holds real data, not the demo's")
+            return
+        records.set_meta("demo", "1")
+        self._task = asyncio.create_task(self._run(), name="demo-collector")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def _run(self) -> None:
+        from spyglass.datagen import generate
+
+        source = generate(2**62, seed=int(time.time()))
+        started, produced = time.monotonic(), 0
+        while True:
+            due = int((time.monotonic() - started) * self.rate) - produced
+            if due > self.rate * BURST:  # fell behind: skip ahead rather than flood
+                produced += due - int(self.rate * BURST)
+                due = int(self.rate * BURST)
+            if due <= 0:
+                await asyncio.sleep(max(0.01, 1 / self.rate))
+                continue
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+            batch = [{**next(source), "timestamp": now} for _ in range(due)]
+            produced += due
+            try:
+                await self.collector.collect(batch, "demo")
+            except Exception:  # e.g. the index failed once: the next batch tries again
+                log.exception("the demo collector's batch failed")
+                await asyncio.sleep(1.0)

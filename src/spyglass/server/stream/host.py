@@ -1,0 +1,160 @@
+"""The stream host (mounted at ``/stream``): newly collected banners as they arrive.
+
+Formats: ``t=json`` (the default, as the original service's own library asks for it) is one JSON
+object per line; ``t=sse`` is Server-Sent Events with the JSON as each event's data. When the
+stream is quiet, a keep-alive goes out every ``hub.heartbeat`` seconds so that proxies keep the
+connection open: an empty line in json, an SSE comment line in sse (both are skipped by readers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Literal
+
+import orjson
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.responses import StreamingResponse
+
+from spyglass import __version__
+from spyglass.server.auth import Caller, caller
+from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
+from spyglass.server.stream.hub import (
+    Match,
+    StreamHub,
+    Subscription,
+    match_all,
+    match_asn,
+    match_countries,
+    match_ports,
+    match_vulns,
+)
+
+MEDIA = {"json": "application/x-ndjson", "sse": "text/event-stream"}
+KEEPALIVE = {"json": b"\n", "sse": b": keep-alive\n\n"}
+STREAM_DOC = {
+    200: {
+        "description": "Banner records as they are collected, until the client disconnects",
+        "content": {MEDIA["json"]: {}, MEDIA["sse"]: {}},
+    },
+    **responses(403),
+}
+
+router = APIRouter()
+
+Format = Query("json", description="json: one JSON object per line (default); sse: Server-Sent Events")
+Debug = Query(0, ge=0, le=1, description='1: add {"event": "debug", "discarded": N} when banners were discarded')
+
+
+def frame(line: bytes, fmt: str) -> bytes:
+    return b"data: " + line + b"\n\n" if fmt == "sse" else line + b"\n"
+
+
+async def follow(hub: StreamHub, sub: Subscription, fmt: str, debug: bool) -> AsyncIterator[bytes]:
+    """The response body: what the subscription queued since the last write, in one chunk."""
+    try:
+        while not sub.closed:
+            try:
+                await asyncio.wait_for(sub.wake.wait(), hub.heartbeat)
+            except TimeoutError:
+                yield KEEPALIVE[fmt]
+                continue
+            items, discarded = sub.take()
+            chunks = []
+            if debug and discarded:
+                chunks.append(frame(orjson.dumps({"event": "debug", "discarded": discarded}), fmt))
+            chunks.extend(frame(line, fmt) for line in items)
+            if chunks:
+                yield b"".join(chunks)
+    finally:
+        hub.unsubscribe(sub)
+
+
+def open_stream(request: Request, who: Caller, match: Match, fmt: str, debug: int) -> StreamingResponse:
+    who.require_enterprise("The real-time stream")
+    hub: StreamHub = request.app.state.hub
+    sub = hub.subscribe(match)  # before the answer starts: nothing collected after it is missed
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(follow(hub, sub, fmt, bool(debug)), media_type=MEDIA[fmt], headers=headers)
+
+
+def comma_list(text: str, what: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        raise bad_request(f"Invalid {what}: give one or more, separated by commas")
+    return values
+
+
+@router.get("/banners", response_class=StreamingResponse, responses=STREAM_DOC)
+async def banners(
+    request: Request, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+) -> StreamingResponse:
+    """Every banner the service collects."""
+    return open_stream(request, who, match_all, t, debug)
+
+
+@router.get("/asn/{asn}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+async def asn(
+    request: Request, asn: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+) -> StreamingResponse:
+    """Banners from the given comma-separated ASNs (``AS15169`` or ``15169``)."""
+    asns = comma_list(asn, "asn")
+    for a in asns:
+        if not a.upper().removeprefix("AS").isdigit():
+            raise bad_request(f"Invalid asn: {a!r} is not AS<number>")
+    return open_stream(request, who, match_asn(asns), t, debug)
+
+
+@router.get("/countries/{countries}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+async def countries(
+    request: Request,
+    countries: str,
+    who: Caller = Depends(caller),
+    t: Literal["json", "sse"] = Format,
+    debug: int = Debug,
+) -> StreamingResponse:
+    """Banners from the given comma-separated 2-letter country codes."""
+    codes = comma_list(countries, "countries")
+    for c in codes:
+        if len(c) != 2 or not c.isalpha() or not c.isascii():
+            raise bad_request(f"Invalid countries: {c!r} is not a 2-letter country code")
+    return open_stream(request, who, match_countries(codes), t, debug)
+
+
+@router.get("/ports/{ports}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+async def ports(
+    request: Request, ports: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+) -> StreamingResponse:
+    """Banners for the given comma-separated ports."""
+    numbers = []
+    for p in comma_list(ports, "ports"):
+        if not p.isdigit() or not 0 <= int(p) <= 65535:
+            raise bad_request(f"Invalid ports: {p!r} is not a port number")
+        numbers.append(int(p))
+    return open_stream(request, who, match_ports(numbers), t, debug)
+
+
+@router.get("/vulns/{vulns}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+async def vulns(
+    request: Request, vulns: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+) -> StreamingResponse:
+    """Banners with any of the given comma-separated vulnerability ids (case-insensitive)."""
+    return open_stream(request, who, match_vulns(comma_list(vulns, "vulns")), t, debug)
+
+
+def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
+    """The stream host: its own app and OpenAPI document, sharing ``parent``'s accounts and rate
+    limit (the key is checked as on the main API)."""
+    app = FastAPI(
+        title="spyglass stream",
+        version=__version__,
+        description="The real-time stream of newly collected banners (enterprise plans). "
+        + (__doc__ or "").split("\n\n", 1)[1].replace("\n", " ").strip(),
+    )
+    app.state.hub = hub
+    app.state.store = parent.state.store
+    app.state.rate_limiter = parent.state.rate_limiter
+    install_error_handlers(app)
+    document_errors(app)
+    app.include_router(router, prefix=f"/{parent.state.settings.namespace}")
+    return app

@@ -1,0 +1,166 @@
+"""The stream hub: every newly collected banner, fanned out to the subscribers whose filter it
+matches.
+
+Each banner is serialized once and the same bytes go to every subscriber. A subscriber has a
+bounded queue: when its reader falls behind (the socket stops taking data, so its response
+waits), the oldest queued banners are dropped and counted instead of slowing the collector,
+the other subscribers, or growing memory. Nothing here ever waits on a subscriber.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import orjson
+
+from spyglass.server.collect import Collected
+from spyglass.server.routers.search import for_namespace
+
+log = logging.getLogger("spyglass.stream")
+
+QUEUE_LIMIT = 2000  # banners a subscriber may have waiting; past it the oldest are discarded
+HEARTBEAT = 15.0  # seconds of silence after which a subscriber gets a keep-alive
+
+
+@dataclass(frozen=True)
+class Published:
+    """One banner as the stream sends it, with what the filters look at, taken out once."""
+
+    line: bytes  # the banner's JSON, no newline
+    asn: str | None
+    country: str | None
+    port: int | None
+    vulns: frozenset[str]
+
+    @classmethod
+    def of(cls, banner: dict) -> Published:
+        try:
+            line = orjson.dumps(banner)
+        except TypeError:  # an integer past 64 bits (a certificate serial): kept exact
+            line = json.dumps(banner, separators=(",", ":")).encode()
+        asn = banner.get("asn")
+        location = banner.get("location")
+        country = location.get("country_code") if isinstance(location, dict) else None
+        port = banner.get("port")
+        vulns = banner.get("vulns")
+        ids: Iterable = vulns.keys() if isinstance(vulns, dict) else vulns if isinstance(vulns, list) else ()
+        return cls(
+            line=line,
+            asn=normal_asn(asn) if isinstance(asn, str) else None,
+            country=country.upper() if isinstance(country, str) else None,
+            port=port if isinstance(port, int) and not isinstance(port, bool) else None,
+            vulns=frozenset(v.upper() for v in ids if isinstance(v, str)),
+        )
+
+
+def normal_asn(text: str) -> str:
+    """``AS15169`` for ``as15169`` or ``15169``."""
+    text = text.strip().upper()
+    return text if text.startswith("AS") else f"AS{text}"
+
+
+Match = Callable[[Published], bool]
+
+
+def match_all(p: Published) -> bool:
+    return True
+
+
+def match_asn(asns: Iterable[str]) -> Match:
+    wanted = frozenset(normal_asn(a) for a in asns)
+    return lambda p: p.asn in wanted
+
+
+def match_countries(countries: Iterable[str]) -> Match:
+    wanted = frozenset(c.strip().upper() for c in countries)
+    return lambda p: p.country in wanted
+
+
+def match_ports(ports: Iterable[int]) -> Match:
+    wanted = frozenset(ports)
+    return lambda p: p.port in wanted
+
+
+def match_vulns(vulns: Iterable[str]) -> Match:
+    wanted = frozenset(v.strip().upper() for v in vulns)
+    return lambda p: not wanted.isdisjoint(p.vulns)
+
+
+class Subscription:
+    def __init__(self, match: Match, limit: int) -> None:
+        self.match = match
+        self.limit = limit
+        self.queue: deque[bytes] = deque()
+        self.discarded = 0  # since the reader last took its queue
+        self.discarded_total = 0
+        self.closed = False
+        self.wake = asyncio.Event()
+
+    def offer(self, line: bytes) -> None:
+        if len(self.queue) >= self.limit:
+            self.queue.popleft()
+            self.discarded += 1
+            self.discarded_total += 1
+        self.queue.append(line)
+        self.wake.set()
+
+    def take(self) -> tuple[list[bytes], int]:
+        """Everything queued, and how many were discarded since the last take."""
+        items, discarded = list(self.queue), self.discarded
+        self.queue.clear()
+        self.discarded = 0
+        self.wake.clear()
+        return items, discarded
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+
+class StreamHub:
+    """Subscribed to the collector; also a background service (stopping it ends every stream)."""
+
+    def __init__(self, namespace: str, queue_limit: int = QUEUE_LIMIT, heartbeat: float = HEARTBEAT) -> None:
+        self.namespace = namespace
+        self.queue_limit = queue_limit
+        self.heartbeat = heartbeat
+        self.subscriptions: set[Subscription] = set()
+        self.published = 0
+
+    def subscribe(self, match: Match = match_all) -> Subscription:
+        sub = Subscription(match, self.queue_limit)
+        self.subscriptions.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self.subscriptions.discard(sub)
+
+    def publish(self, collected: list[Collected]) -> None:
+        """The collector's listener: runs on the event loop, never waits."""
+        for item in collected:
+            self.publish_banner(item.banner)
+
+    def publish_banner(self, banner: dict) -> None:
+        self.published += 1
+        if not self.subscriptions:
+            return
+        # As search serves it, plus the ``_id`` the seed says every stream item carries.
+        banner = for_namespace(dict(banner), self.namespace)
+        banner.setdefault("_id", str(uuid.uuid4()))
+        p = Published.of(banner)
+        for sub in self.subscriptions:
+            if sub.match(p):
+                sub.offer(p.line)
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        for sub in list(self.subscriptions):
+            sub.close()

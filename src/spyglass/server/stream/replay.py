@@ -1,0 +1,67 @@
+"""``POST /spyglass/collect``: banners handed to a running backend (``spyglass replay``), through
+the same path as scan results: indexed, then published on the stream. Outside the seed's paths:
+it is spyglass's own method, for enterprise keys."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import orjson
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel
+
+from spyglass.server.auth import Caller, caller
+from spyglass.server.errors import ApiError, bad_request, responses
+
+HUGE_INT = re.compile(rb"[0-9]{20}")  # orjson reads integers past 64 bits as floats: json keeps them exact
+MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in several
+
+router = APIRouter()
+
+
+class CollectResult(BaseModel):
+    received: int  # banners in the body
+    collected: int  # of those, new to the index (and so published)
+
+
+BODY_DOC = {
+    "requestBody": {
+        "required": True,
+        "description": "Banner records, one JSON object per line (at most 16 MiB)",
+        "content": {"application/x-ndjson": {"schema": {"type": "object", "description": "one banner per line"}}},
+    }
+}
+
+
+@router.post(
+    "/spyglass/collect",
+    response_model=CollectResult,
+    responses={**responses(400, 403), 413: {"description": "The body is over 16 MiB: send it in parts"}},
+    openapi_extra=BODY_DOC,
+)
+async def collect(request: Request, who: Caller = Depends(caller)) -> CollectResult:
+    """Collect banners as the backend's crawlers would: the new ones are indexed and published on
+    the real-time stream; one already in the index, or without ip, port, transport and
+    timestamp, is skipped."""
+    who.require_enterprise("Collecting banners")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise ApiError(413, "The body is over 16 MiB: send the banners in several requests")
+    banners = []
+    for number, line in enumerate(bytes(body).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            banner = json.loads(line) if HUGE_INT.search(line) else orjson.loads(line)
+        except ValueError:
+            raise bad_request(f"Invalid body: line {number} is not JSON") from None
+        if not isinstance(banner, dict):
+            raise bad_request(f"Invalid body: line {number} is not a JSON object")
+        banners.append(banner)
+    if not banners:
+        raise bad_request("Invalid body: no banners (send one JSON object per line)")
+    new = await request.app.state.collector.collect(banners, "replay")
+    return CollectResult(received=len(banners), collected=len(new))

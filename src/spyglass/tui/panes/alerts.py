@@ -1,0 +1,345 @@
+"""The alerts pane: monitored networks, their triggers, ignored services, notifiers and the
+notifications sent; a form that checks IPs and CIDR ranges as they are typed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Button, DataTable, Input, Select, Static
+
+from spyglass.present import alerts as present
+from spyglass.safetext import clean, safe_text
+from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.widgets.table import Column, Table
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+    from spyglass.models import Alert
+
+ALERT_COLUMNS = [
+    Column("id", "ID", 16, rank=3),
+    Column("name", "Name", 14),
+    Column("size", "Size", 6, rank=1),
+    Column("expires", "Expires", 16, rank=2),
+    Column("triggers", "Triggers", 16, rank=1, flex=True),
+    Column("networks", "Networks", 18, rank=4),
+]
+TRIGGER_COLUMNS = [
+    Column("on", "On", 3),
+    Column("name", "Trigger", 25),
+    Column("ignored", "Ignored", 7, rank=2),
+    Column("description", "Description", 20, rank=1, flex=True),
+]
+LOG_COLUMNS = [
+    Column("at", "When", 19, rank=2),
+    Column("service", "Service", 21),
+    Column("notifier", "Notifier", 22, rank=3),
+    Column("outcome", "Outcome", 13),
+    Column("detail", "Detail", 10, rank=1, flex=True),
+]
+
+
+class AlertsPane(Pane):
+    ID = "alerts"
+    TITLE = "Alerts"
+    KEYS = "f8,7"
+    SECTION = "alerts"
+    HOME = "#alerts-list"
+    HELP = (
+        "Network alerts: n new, e edit the selected alert's networks, D delete it, Enter on a trigger "
+        "turns it on or off, u un-ignores the selected trigger's services, b opens the alert's "
+        "banners in the search pane (net: query). Notifications go out when a trigger is on and a "
+        "notifier is attached; the last ones are listed with their outcome."
+    )
+    BINDINGS = [
+        Binding("n", "new", "New alert", id="alerts.new"),
+        Binding("e", "edit", "Edit networks", id="alerts.edit"),
+        Binding("D", "delete", "Delete alert", id="alerts.delete"),
+        Binding("b", "banners", "Banners (search)", id="alerts.banners"),
+        Binding("u", "unignore", "Un-ignore", show=False, id="alerts.unignore"),
+    ]
+    DEFAULT_CSS = """
+    AlertsPane .alerts-row { height: 1; margin-top: 1; }
+    AlertsPane .alerts-row Input { width: 1fr; }
+    AlertsPane #alert-name { max-width: 24; }
+    AlertsPane #alert-expires { max-width: 14; }
+    AlertsPane .alerts-row Button { min-width: 8; }
+    AlertsPane #alert-hint { height: 1; color: $text-muted; }
+    AlertsPane #alert-hint.invalid { color: $error; }
+    AlertsPane #alerts-list { height: auto; max-height: 8; }
+    AlertsPane #alert-title { height: auto; margin-top: 1; text-style: bold; }
+    AlertsPane #alert-triggers { height: auto; max-height: 9; }
+    AlertsPane #alert-notifier { width: 1fr; margin-left: 1; }
+    AlertsPane #alert-log { height: auto; max-height: 10; }
+    AlertsPane .alerts-note { height: auto; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self.compose_error()
+        with Horizontal(classes="alerts-row"):
+            yield Input(placeholder="name", id="alert-name", compact=True)
+            yield Input(placeholder="IPs or CIDR ranges, e.g. 192.0.2.0/24", id="alert-nets", compact=True)
+            yield Input(placeholder="expires (s)", id="alert-expires", compact=True, type="integer")
+            yield Button("Create", id="alert-save", compact=True, variant="primary")
+        yield Static("Type a name and the networks to watch, then Enter.", id="alert-hint")
+        yield Table(ALERT_COLUMNS, id="alerts-list")
+        yield Static("", id="alert-title")
+        yield Table(TRIGGER_COLUMNS, id="alert-triggers")
+        with Horizontal(classes="alerts-row"):
+            yield Input(placeholder="ignore: TRIGGER IP:PORT, then Enter", id="alert-ignore", compact=True)
+            yield Select([], prompt="notifier", id="alert-notifier", compact=True)
+            yield Button("Attach", id="alert-attach", compact=True)
+        yield Static("", id="alert-notifiers", classes="alerts-note")
+        log = Table(LOG_COLUMNS, id="alert-log")
+        log.border_title = "Notifications"
+        yield log
+
+    def on_mount(self) -> None:
+        self.alerts: dict[str, Alert] = {}
+        self.selected: str | None = None
+        self.editing: str | None = None  # the alert the form edits; None: the form creates
+        self.trigger_info: dict[str, str] = {}
+
+    # -- loading -----------------------------------------------------------------------------
+    async def load(self, clients: Clients) -> None:
+        if not self.trigger_info:
+            self.trigger_info = {t.name: t.description for t in await clients.alerts.triggers()}
+        alerts = await clients.alerts.list()
+        notifiers = (await clients.notifiers.list()).matches
+        self.alerts = {a.id: a for a in alerts}
+        table = self.query_one("#alerts-list", Table)
+        table.clear_records()
+        for a in alerts:
+            row = present.alert_row(a)
+            cells = dict(zip(("id", "name", "size", "expires", "triggers", "networks"), row, strict=True))
+            table.add_record({k: Text(v) for k, v in cells.items()}, key=a.id)
+        self.query_one("#alert-notifier", Select).set_options(
+            [
+                (present.notifier_label(n) + (f" {clean(n.description, one_line=True)}" if n.description else ""), n.id)
+                for n in notifiers
+            ]
+        )
+        if self.selected not in self.alerts:
+            self.selected = alerts[0].id if alerts else None
+        if self.selected:
+            table.move_cursor(row=table.get_row_index(self.selected))
+        await self.show_alert(clients)
+
+    async def show_alert(self, clients: Clients) -> None:
+        """The selected alert in detail: triggers, notifiers, notifications."""
+        title = self.query_one("#alert-title", Static)
+        triggers = self.query_one("#alert-triggers", Table)
+        log = self.query_one("#alert-log", Table)
+        alert = self.alerts.get(self.selected or "")
+        triggers.clear_records()
+        log.clear_records()
+        if alert is None:
+            title.update("No alert yet: n creates one.")
+            self.query_one("#alert-notifiers", Static).update("")
+            return
+        alert = await clients.alerts.get(alert.id)
+        notifications = await clients.alerts.notifications(alert.id)
+        self.alerts[alert.id] = alert
+        status = (alert.notify or {}).get("reason", "")
+        title.update(
+            Text.assemble(
+                (clean(alert.name, one_line=True), "bold"),
+                f"  {clean(', '.join(alert.filters.ip), one_line=True, max_chars=200)}",
+                ("  " + clean(status, one_line=True), "italic"),
+            )
+        )
+        for name, description in self.trigger_info.items():
+            options = alert.triggers.get(name)
+            ignored = options.get("ignore", []) if isinstance(options, dict) else []
+            triggers.add_record(
+                {
+                    "on": Text(
+                        "[x]" if name in alert.triggers else "[ ]", style="bold" if name in alert.triggers else ""
+                    ),
+                    "name": Text(name),
+                    "ignored": Text(str(len(ignored)) if ignored else ""),
+                    "description": safe_text(description, one_line=True),
+                },
+                key=name,
+            )
+        ignored_lines = [
+            f"{name}: {', '.join(map(str, opts.get('ignore', [])))}"
+            for name, opts in sorted(alert.triggers.items())
+            if isinstance(opts, dict) and opts.get("ignore")
+        ]
+        attached = ", ".join(present.notifier_label(n) for n in alert.notifiers or []) or "none"
+        note = f"notifiers: {attached}" + (f"\nignored: {'; '.join(ignored_lines)}" if ignored_lines else "")
+        self.query_one("#alert-notifiers", Static).update(safe_text(note, one_line=False, max_chars=600))
+        for i, n in enumerate(notifications):
+            cells = present.notification_row(n)
+            style = "" if n.outcome == "sent" else "red" if n.outcome == "failed" else "yellow"
+            record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
+            log.add_record({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()}, key=str(i))
+        self.update_attach_button()
+
+    # -- the form ----------------------------------------------------------------------------
+    @on(Input.Changed, "#alert-nets")
+    def check_networks(self, event: Input.Changed) -> None:
+        hint = self.query_one("#alert-hint", Static)
+        if not event.value.strip():
+            hint.update("Type a name and the networks to watch, then Enter.")
+            hint.remove_class("invalid")
+            return
+        try:
+            size = present.network_size(present.networks_from_text(event.value))
+        except present.BadNetwork as exc:
+            hint.update(safe_text(str(exc).removeprefix("filters.ip: "), one_line=True))
+            hint.add_class("invalid")
+            return
+        hint.update(f"{size:,} address{'es' if size != 1 else ''}")
+        hint.remove_class("invalid")
+
+    @on(Input.Submitted, "#alert-name, #alert-nets, #alert-expires")
+    @on(Button.Pressed, "#alert-save")
+    def save(self) -> None:
+        clients = self.clients
+        name = self.query_one("#alert-name", Input).value.strip()
+        nets_text = self.query_one("#alert-nets", Input).value
+        expires_text = self.query_one("#alert-expires", Input).value.strip()
+        try:
+            networks = [str(n) for n in present.networks_from_text(nets_text)]
+        except present.BadNetwork as exc:
+            self.show_error(
+                str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
+            )
+            return
+        if not name and not self.editing:
+            self.show_error("give the alert a name")
+            return
+        if clients is None:
+            return
+        self.show_error(None)
+        expires = int(expires_text) if expires_text.isdigit() else None
+        self.call("save", self.write, clients, name, networks, expires)
+
+    async def write(self, clients: Clients, name: str, networks: list[str], expires: int | None) -> None:
+        if self.editing:
+            alert = await clients.alerts.update(self.editing, networks)
+        else:
+            alert = await clients.alerts.create(name, networks, expires=expires)
+        self.selected = alert.id
+        self.action_new(focus=False)
+        self.app.notify(f"Saved alert {clean(alert.name, one_line=True)}", timeout=3)
+        await self.load(clients)
+
+    def action_new(self, focus: bool = True) -> None:
+        self.editing = None
+        for field in ("#alert-name", "#alert-nets", "#alert-expires"):
+            self.query_one(field, Input).value = ""
+        self.query_one("#alert-name", Input).disabled = False
+        self.query_one("#alert-save", Button).label = "Create"
+        if focus:
+            self.query_one("#alert-name", Input).focus()
+
+    def action_edit(self) -> None:
+        alert = self.alerts.get(self.selected or "")
+        if alert is None:
+            return
+        self.editing = alert.id
+        name = self.query_one("#alert-name", Input)
+        name.value, name.disabled = clean(alert.name, one_line=True), True
+        self.query_one("#alert-nets", Input).value = ", ".join(alert.filters.ip)
+        self.query_one("#alert-save", Button).label = "Save"
+        self.query_one("#alert-nets", Input).focus()
+
+    def action_delete(self) -> None:
+        clients, alert_id = self.clients, self.selected
+        if clients is None or alert_id is None:
+            return
+
+        async def delete() -> None:
+            await clients.alerts.delete(alert_id)
+            self.selected = None
+            self.app.notify("Alert deleted", timeout=3)
+            await self.load(clients)
+
+        self.call("delete", delete)
+
+    def action_banners(self) -> None:
+        alert = self.alerts.get(self.selected or "")
+        if alert is not None:
+            self.post_message(RunSearch("net:" + ",".join(alert.filters.ip)))
+
+    # -- the selected alert ----------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#alerts-list")
+    def pick(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        clients = self.clients
+        if key and key != self.selected and clients is not None:
+            self.selected = key
+            self.call("detail", self.show_alert, clients)
+
+    @on(DataTable.RowSelected, "#alert-triggers")
+    def toggle_trigger(self, event: DataTable.RowSelected) -> None:
+        clients, alert = self.clients, self.alerts.get(self.selected or "")
+        name = event.row_key.value
+        if clients is None or alert is None or not name:
+            return
+        on_now = name in alert.triggers
+        method = clients.alerts.disable_triggers if on_now else clients.alerts.enable_triggers
+        self.call("trigger", self.change, clients, method, alert.id, name)
+
+    async def change(self, clients: Clients, method: Any, *args: str) -> None:
+        await method(*args)
+        await self.load(clients)
+
+    @on(Input.Submitted, "#alert-ignore")
+    def ignore(self, event: Input.Submitted) -> None:
+        clients, alert = self.clients, self.alerts.get(self.selected or "")
+        parts = event.value.split()
+        if clients is None or alert is None:
+            return
+        if len(parts) != 2:
+            self.show_error("ignore: type a trigger and a service, e.g. new_service 192.0.2.1:80")
+            return
+        self.show_error(None)
+        event.input.value = ""
+        self.call("ignore", self.change, clients, clients.alerts.ignore_service, alert.id, parts[0], parts[1])
+
+    def action_unignore(self) -> None:
+        """Un-ignore every service of the trigger under the cursor."""
+        clients, alert = self.clients, self.alerts.get(self.selected or "")
+        triggers = self.query_one("#alert-triggers", Table)
+        name = triggers.key_at(triggers.cursor_row)
+        if clients is None or alert is None or not name:
+            return
+        options = alert.triggers.get(name)
+        services = options.get("ignore", []) if isinstance(options, dict) else []
+
+        async def unignore() -> None:
+            for service in services:
+                await clients.alerts.unignore_service(alert.id, name, str(service))
+            await self.load(clients)
+
+        if services:
+            self.call("unignore", unignore)
+
+    def update_attach_button(self) -> None:
+        alert = self.alerts.get(self.selected or "")
+        chosen = self.query_one("#alert-notifier", Select).value
+        attached = {n.get("id") for n in (alert.notifiers or [])} if alert else set()
+        self.query_one("#alert-attach", Button).label = "Detach" if chosen in attached else "Attach"
+
+    @on(Select.Changed, "#alert-notifier")
+    def notifier_chosen(self) -> None:
+        self.update_attach_button()
+
+    @on(Button.Pressed, "#alert-attach")
+    def attach(self) -> None:
+        clients, alert = self.clients, self.alerts.get(self.selected or "")
+        chosen = self.query_one("#alert-notifier", Select).value
+        if clients is None or alert is None or not isinstance(chosen, str):
+            return
+        attached = {n.get("id") for n in (alert.notifiers or [])}
+        method = clients.alerts.remove_notifier if chosen in attached else clients.alerts.add_notifier
+        self.call("attach", self.change, clients, method, alert.id, chosen)

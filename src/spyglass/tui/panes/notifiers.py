@@ -1,0 +1,217 @@
+"""The notifiers pane: where alerts are sent. A form built from the provider's required
+arguments (secrets typed masked and shown masked), delete, and a test send with its outcome."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Button, Input, Select, Static
+
+from spyglass.present import alerts as present
+from spyglass.safetext import clean, safe_text
+from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.table import Column, Table
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+    from spyglass.models import Notifier
+
+COLUMNS = [
+    Column("id", "ID", 11),
+    Column("provider", "Provider", 9),
+    Column("description", "Description", 14, rank=2),
+    Column("args", "Arguments", 20, rank=1, flex=True),
+]
+
+
+class NotifiersPane(Pane):
+    ID = "notifiers"
+    TITLE = "Notifiers"
+    KEYS = ""  # reached from ctrl+g and the pane bar
+    SECTION = "notifiers"
+    HOME = "#notifiers-list"
+    HELP = (
+        "Where alerts are sent: e-mail, webhook, Slack, PagerDuty, Telegram, Gitter, phone. "
+        "n new, e edit the selected notifier, D delete it, t send it a test notification. "
+        "Secret arguments are masked; left empty when editing, they stay as they are."
+    )
+    BINDINGS = [
+        Binding("n", "new", "New notifier", id="notifiers.new"),
+        Binding("e", "edit", "Edit", id="notifiers.edit"),
+        Binding("D", "delete", "Delete", id="notifiers.delete"),
+        Binding("t", "test", "Test send", id="notifiers.test"),
+    ]
+    DEFAULT_CSS = """
+    NotifiersPane .notifiers-row { height: 1; margin-top: 1; }
+    NotifiersPane #notifier-provider { width: 16; }
+    NotifiersPane #notifier-args { height: 1; width: 1fr; }
+    NotifiersPane #notifier-args Input, NotifiersPane #notifier-description { width: 1fr; }
+    NotifiersPane .notifiers-row Button { min-width: 8; }
+    NotifiersPane #notifier-outcome { height: auto; margin-top: 1; }
+    NotifiersPane #notifiers-list { height: auto; max-height: 14; margin-top: 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self.compose_error()
+        with Horizontal(classes="notifiers-row"):
+            yield Select([], prompt="provider", id="notifier-provider", compact=True)
+            yield Horizontal(id="notifier-args")
+        with Horizontal(classes="notifiers-row"):
+            yield Input(placeholder="description (optional)", id="notifier-description", compact=True)
+            yield Button("Create", id="notifier-save", compact=True, variant="primary")
+            yield Button("Test", id="notifier-test", compact=True)
+        yield Static("Choose a provider: its required arguments appear beside it.", id="notifier-outcome")
+        yield Table(COLUMNS, id="notifiers-list")
+
+    def on_mount(self) -> None:
+        self.providers: dict[str, list[str]] = {}
+        self.notifiers: dict[str, Notifier] = {}
+        self.editing: str | None = None
+
+    async def load(self, clients: Clients) -> None:
+        if not self.providers:
+            self.providers = {name: spec.required for name, spec in (await clients.notifiers.providers()).items()}
+            self.query_one("#notifier-provider", Select).set_options([(p, p) for p in self.providers])
+        listed = await clients.notifiers.list()
+        self.notifiers = {n.id: n for n in listed.matches}
+        table = self.query_one("#notifiers-list", Table)
+        table.clear_records()
+        for n in listed.matches:
+            cells = dict(zip(("id", "provider", "description", "args"), present.notifier_row(n), strict=True))
+            table.add_record({k: Text(v) for k, v in cells.items()}, key=n.id)
+
+    # -- the form ----------------------------------------------------------------------------
+    @on(Select.Changed, "#notifier-provider")
+    async def provider_chosen(self, event: Select.Changed) -> None:
+        await self.build_args(str(event.value) if isinstance(event.value, str) else None)
+
+    async def build_args(self, provider: str | None, values: dict[str, str] | None = None) -> None:
+        box = self.query_one("#notifier-args", Horizontal)
+        await box.remove_children()
+        if provider is None:
+            return
+        fields = []
+        for name in self.providers.get(provider, []):
+            secret = name in present.SECRET_ARGS
+            value = (values or {}).get(name, "")
+            placeholder = name + (" (unchanged if empty)" if secret and self.editing else "")
+            fields.append(
+                Input(
+                    "" if secret else clean(value, one_line=True),
+                    placeholder=placeholder,
+                    password=secret,
+                    name=name,
+                    compact=True,
+                    classes="notifier-arg",
+                )
+            )
+        await box.mount_all(fields)
+        self.query_one("#notifier-outcome", Static).update(
+            f"{provider}: {', '.join(self.providers.get(provider, []))} required"
+        )
+
+    def form_args(self) -> dict[str, str]:
+        return {field.name or "": field.value.strip() for field in self.query(".notifier-arg").results(Input)}
+
+    @on(Input.Submitted, ".notifier-arg, #notifier-description")
+    @on(Button.Pressed, "#notifier-save")
+    def save(self) -> None:
+        clients = self.clients
+        provider = self.query_one("#notifier-provider", Select).value
+        if clients is None:
+            return
+        if not isinstance(provider, str):
+            self.show_error("choose a provider")
+            return
+        args = self.form_args()
+        description = self.query_one("#notifier-description", Input).value.strip()
+        if self.editing:
+            args = {k: v for k, v in args.items() if v}  # an empty field leaves the argument as it is
+        else:
+            missing = [k for k, v in args.items() if not v]
+            if missing:
+                self.show_error(f"{provider} needs {', '.join(missing)}")
+                return
+        self.show_error(None)
+        self.call("save", self.write, clients, provider, args, description)
+
+    async def write(self, clients: Clients, provider: str, args: dict[str, str], description: str) -> None:
+        if self.editing:
+            await clients.notifiers.update(self.editing, {**args, "description": description})
+            saved = self.editing
+        else:
+            saved = (await clients.notifiers.create(provider, args, description=description or None)).id
+        self.query_one("#notifier-outcome", Static).update(f"Saved notifier {saved}.")
+        await self.reset()
+        await self.load(clients)
+
+    async def reset(self) -> None:
+        self.editing = None
+        self.query_one("#notifier-description", Input).value = ""
+        self.query_one("#notifier-provider", Select).disabled = False
+        self.query_one("#notifier-save", Button).label = "Create"
+        await self.build_args(None)
+        self.query_one("#notifier-provider", Select).clear()
+
+    async def action_new(self) -> None:
+        await self.reset()
+        self.query_one("#notifier-provider", Select).focus()
+
+    def selected(self) -> Notifier | None:
+        table = self.query_one("#notifiers-list", Table)
+        return self.notifiers.get(table.key_at(table.cursor_row) or "")
+
+    async def action_edit(self) -> None:
+        n = self.selected()
+        if n is None:
+            return
+        self.editing = n.id
+        provider = self.query_one("#notifier-provider", Select)
+        with provider.prevent(Select.Changed):
+            provider.value = n.provider
+        provider.disabled = True
+        await self.build_args(n.provider, {k: str(v) for k, v in n.args.items()})
+        self.query_one("#notifier-description", Input).value = clean(n.description or "", one_line=True)
+        self.query_one("#notifier-save", Button).label = "Save"
+        for field in self.query(".notifier-arg").results(Input):
+            field.focus()
+            break
+
+    def action_delete(self) -> None:
+        clients, n = self.clients, self.selected()
+        if clients is None or n is None:
+            return
+
+        async def delete() -> None:
+            await clients.notifiers.delete(n.id)
+            self.query_one("#notifier-outcome", Static).update(f"Deleted notifier {n.id}.")
+            await self.load(clients)
+
+        self.call("delete", delete)
+
+    @on(Button.Pressed, "#notifier-test")
+    def action_test(self) -> None:
+        clients = self.clients
+        n = self.notifiers.get(self.editing or "") or self.selected()
+        if clients is None or n is None:
+            return
+        outcome = self.query_one("#notifier-outcome", Static)
+        outcome.update(f"Sending a test to {n.id}…")
+
+        async def test() -> None:
+            result = await clients.notifiers.test(n.id)
+            style = "green" if result.success else "red"
+            outcome.update(
+                Text.assemble(
+                    (f"Test to {n.id} ({n.provider}): {'sent' if result.success else 'failed'}", f"bold {style}"),
+                    " ",
+                    safe_text(result.detail, one_line=True, max_chars=300),
+                )
+            )
+
+        self.call("test", test)

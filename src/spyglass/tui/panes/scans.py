@@ -1,0 +1,186 @@
+"""The scan monitor: submit a scan (checked and priced as you type), follow your scans while any
+is in flight, and open a finished one's results in the search pane."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Button, DataTable, Input, Static
+
+from spyglass.safetext import safe_text
+from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.widgets.table import Column, Table
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+    from spyglass.models import ScanList
+
+POLL_EVERY = 1.0  # seconds between listings while a scan is in flight
+COLUMNS = [
+    Column("id", "Scan", 16),
+    Column("status", "Status", 10),
+    Column("size", "IPs", 7, rank=2),
+    Column("age", "Age", 4, rank=3),
+    Column("found", "Found", 6, rank=1),
+    Column("progress", "Progress", 12, rank=4, flex=True),
+]
+
+
+class ScansPane(Pane):
+    ID = "scans"
+    TITLE = "Scans"
+    KEYS = "f6,5"
+    SECTION = "scans"
+    HOME = "#scan-list"
+    HELP = (
+        "Scan addresses and netblocks (1 scan credit per IP): targets like 127.0.0.1, 127.0.0.0/28 and "
+        "optionally ports like 80,443/https. The list follows scans in flight; Enter on a finished "
+        "scan opens what it found in the search pane."
+    )
+    BINDINGS = [Binding("n", "new_scan", "New scan", id="scans.new")]
+    DEFAULT_CSS = """
+    ScansPane #scan-form { height: 1; margin: 1 0 0 0; }
+    ScansPane #scan-targets { width: 2fr; }
+    ScansPane #scan-ports { width: 1fr; }
+    ScansPane #scan-form Button { min-width: 8; }
+    ScansPane #scan-check { height: 1; margin: 0 0 1 0; color: $text-muted; }
+    ScansPane #scan-check.bad { color: $error; }
+    ScansPane #scan-list { height: 1fr; border: round $primary 50%; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self.compose_error()
+        with Horizontal(id="scan-form"):
+            yield Input(placeholder="targets: 127.0.0.1, 127.0.0.0/28", id="scan-targets", compact=True)
+            yield Input(placeholder="ports: crawler's, or 80,443/https", id="scan-ports", compact=True)
+            yield Button("Scan", id="scan-submit", compact=True, variant="primary")
+        yield Static("", id="scan-check")
+        table = Table(COLUMNS, id="scan-list")
+        table.border_title = "Your scans (Enter on a finished one opens its results)"
+        yield table
+
+    def on_mount(self) -> None:
+        self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
+        self.statuses: dict[str, str] = {}
+        self.following = False  # a scan is in flight: the list polls
+        self._poll = self.set_interval(POLL_EVERY, self.poll, pause=True)
+        self.check_form()
+
+    # -- the form ------------------------------------------------------------------------------
+    def action_new_scan(self) -> None:
+        self.query_one("#scan-targets", Input).focus()
+
+    def run_arg(self, arg: str) -> None:
+        """``--pane scans 127.0.0.1/30``: the targets filled in and checked, not submitted (it spends credits)."""
+        field = self.query_one("#scan-targets", Input)
+        field.value = arg
+        field.focus()
+
+    def request(self):
+        """The form as a request and its spec; ValueError says what is wrong."""
+        from spyglass.netools.scantargets import request_spec, scan_request
+
+        targets = self.query_one("#scan-targets", Input).value.replace(" ", ",").split(",")
+        request = scan_request(targets, self.query_one("#scan-ports", Input).value)
+        return request, request_spec(request, self.protocols)
+
+    @on(Input.Changed, "#scan-targets")
+    @on(Input.Changed, "#scan-ports")
+    def check_form(self) -> None:
+        line = self.query_one("#scan-check", Static)
+        if not self.query_one("#scan-targets", Input).value.strip():
+            line.update("Type targets, then Enter: each IP costs one scan credit")
+            line.remove_class("bad")
+            return
+        try:
+            _, spec = self.request()
+        except ValueError as exc:
+            line.update(safe_text(str(exc), one_line=True, max_chars=300))
+            line.add_class("bad")
+            return
+        count = spec.addresses()
+        clients = self.clients
+        left = clients.credits.scan if clients is not None else None
+        cost = f"{count:,} IP{'s' if count != 1 else ''}: costs {count:,} scan credit{'s' if count != 1 else ''}"
+        if left is not None:
+            cost += f" ({left:,} left)" if left >= count else f", but only {left:,} are left"
+        line.update(cost)
+        line.set_class(left is not None and left < count, "bad")
+
+    @on(Input.Submitted, "#scan-targets")
+    @on(Input.Submitted, "#scan-ports")
+    @on(Button.Pressed, "#scan-submit")
+    def submit(self) -> None:
+        clients = self.clients
+        if clients is None:
+            self.show_error("Not connected yet: the scan was not submitted")
+            return
+        try:
+            request, _ = self.request()
+        except ValueError as exc:
+            self.show_error(f"Not submitted: {exc}")
+            return
+        self.show_error(None)
+        self.call("submit", self.send, clients, request)
+
+    async def send(self, clients: Clients, request) -> None:
+        result = await clients.scans.submit(request)
+        self.app.notify(f"Scan {result.id}: {result.count or 0:,} IPs queued", title="Scans")
+        self.check_form()
+        await self.load(clients)
+
+    # -- the list ------------------------------------------------------------------------------
+    async def load(self, clients: Clients) -> None:
+        if self.protocols is None:
+            self.protocols = list(await clients.scans.protocols())
+        self.show_list(await clients.scans.list())
+
+    def poll(self) -> None:
+        """Each tick while a scan is in flight; a poll still on its way is never doubled."""
+        clients = self.clients
+        if clients is None or any(w.name.endswith(": poll") and w.is_running for w in self.workers):
+            return
+        self.call("poll", self.refresh_list, clients)
+
+    async def refresh_list(self, clients: Clients) -> None:
+        self.show_list(await clients.scans.list())
+
+    def show_list(self, scans: ScanList) -> None:
+        from spyglass.present.scans import age, in_flight, progress
+
+        table = self.query_one("#scan-list", Table)
+        table.clear_records()
+        self.statuses = {}
+        for scan in scans.matches:
+            self.statuses[scan.id] = str(scan.status)
+            table.add_record(
+                {
+                    "id": safe_text(scan.id, one_line=True, max_chars=32),
+                    "status": Text(str(scan.status), style="bold" if in_flight(scan) else ""),
+                    "size": f"{scan.size or 0:,}",
+                    "age": age(scan.created),
+                    "found": f"{scan.found:,}" if scan.found is not None else "-",
+                    "progress": progress(scan),
+                },
+                key=scan.id,
+            )
+        self.following = any(in_flight(s) for s in scans.matches)
+        if self.following:
+            self._poll.resume()
+        else:
+            self._poll.pause()
+        self.check_form()  # the credits left may have changed
+
+    @on(DataTable.RowSelected, "#scan-list")
+    def open_results(self, event: DataTable.RowSelected) -> None:
+        scan_id = str(event.row_key.value)
+        status = self.statuses.get(scan_id)
+        if status == "DONE":
+            self.post_message(RunSearch(f"scan:{scan_id}"))
+        elif status:
+            self.app.notify(f"Scan {scan_id} is {status}: its results open once it is DONE", title="Scans")

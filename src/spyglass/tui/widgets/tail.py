@@ -1,0 +1,222 @@
+"""A live tail: the newest lines of a bounded ring buffer, drawn with the Line API.
+
+Only the visible lines are rendered, and new lines never repaint at once: they mark the view
+dirty and a timer repaints at a capped rate, lower on a bigger screen, so that the bytes sent
+to the terminal stay within a budget however fast lines arrive (over SSH the screen, not the
+data, is the bottleneck). Keys repaint at once: the person at the keyboard never waits.
+
+Scrolling up leaves the live edge: the view stays on the same lines while new ones arrive below
+(and old ones fall off the top of the ring); End goes back to following.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+BYTES_PER_SECOND = 40_000  # the repaint budget: under the 50 KB/s a slow link is given
+BYTES_PER_CELL = 2.0  # measured: a repainted cell costs ~1.5 bytes on the wire (text, cursor moves, styles)
+MAX_FPS = 5.0
+MIN_FPS = 1.0
+
+
+class TailEntry:
+    """One item of the tail: its raw bytes, and its text, made the first time it is shown (at the
+    firehose's rate most lines scroll past unseen: only what is drawn is ever formatted)."""
+
+    __slots__ = ("raw", "_describe", "_text")
+
+    def __init__(self, raw: bytes, describe: Callable[[bytes], tuple[str, str]]) -> None:
+        self.raw = raw  # e.g. a banner's JSON as received (for the detail, saving, opening the host)
+        self._describe = describe  # raw -> (one inert line, the address it is about)
+        self._text: tuple[str, str] | None = None
+
+    def _described(self) -> tuple[str, str]:
+        if self._text is None:
+            self._text = self._describe(self.raw)
+        return self._text
+
+    @property
+    def line(self) -> str:
+        return self._described()[0]
+
+    @property
+    def address(self) -> str:
+        return self._described()[1]
+
+
+class Tail(Widget, can_focus=True):
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "move(-20)", "Page up", show=False),
+        Binding("pagedown", "move(20)", "Page down", show=False),
+        Binding("home,g", "oldest", "Oldest", show=False),
+        Binding("end,G", "live", "Live", id="tail.live"),
+        Binding("enter", "open", "Open host", id="tail.open"),
+    ]
+    DEFAULT_CSS = """
+    Tail { height: 1fr; }
+    """
+
+    class Selected(Message):
+        """The cursor moved to ``entry`` (None: following the live edge, nothing selected)."""
+
+        def __init__(self, entry: TailEntry | None) -> None:
+            super().__init__()
+            self.entry = entry
+
+    class Opened(Message):
+        def __init__(self, entry: TailEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    def __init__(self, capacity: int = 5000, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ring: deque[TailEntry] = deque(maxlen=capacity)
+        self.added = 0  # entries ever added: entry n (0-based) is at ring[n - first]
+        self.following = True
+        self.cursor: int | None = None  # the selected entry's number, when not following
+        self.top = 0  # the number of the first visible entry, when not following
+        self.dirty = False
+        self.repaints = 0
+        self._painted = 0.0
+
+    # -- the buffer ---------------------------------------------------------------------------
+    @property
+    def capacity(self) -> int:
+        return self.ring.maxlen or 0
+
+    @property
+    def first(self) -> int:
+        return self.added - len(self.ring)
+
+    def resize_ring(self, capacity: int) -> None:
+        self.ring = deque(self.ring, maxlen=capacity)
+        self._clamp()
+        self.refresh()
+
+    def add(self, entries: list[TailEntry]) -> None:
+        """New lines (from the UI thread); drawn at the next capped repaint."""
+        self.ring.extend(entries)
+        self.added += len(entries)
+        if not self.following:
+            self._clamp()
+        self.dirty = True
+
+    def clear(self) -> None:
+        self.ring.clear()
+        self.added = 0
+        self.action_live()
+
+    def entry(self, number: int | None) -> TailEntry | None:
+        if number is None or not self.first <= number < self.added:
+            return None
+        return self.ring[number - self.first]
+
+    @property
+    def selected(self) -> TailEntry | None:
+        return None if self.following else self.entry(self.cursor)
+
+    @property
+    def below(self) -> int:
+        """Lines that arrived below the view while scrolled back."""
+        if self.following:
+            return 0
+        return max(0, self.added - (self._view_top() + self.size.height))
+
+    def _clamp(self) -> None:
+        first = self.first
+        if self.cursor is not None and self.cursor < first:
+            self.cursor = first if self.ring else None
+        self.top = max(self.top, first)
+
+    # -- drawing ------------------------------------------------------------------------------
+    def fps(self) -> float:
+        """Repaints per second this size may have within the byte budget."""
+        cells = max(1, self.size.width * self.size.height)
+        return max(MIN_FPS, min(MAX_FPS, BYTES_PER_SECOND / (cells * BYTES_PER_CELL)))
+
+    def on_mount(self) -> None:
+        self.set_interval(0.1, self._tick)
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        if self.dirty and now - self._painted >= 1 / self.fps():
+            self._repaint(now)
+
+    def _repaint(self, now: float | None = None) -> None:
+        self.dirty = False
+        self._painted = now or time.monotonic()
+        self.repaints += 1
+        self.refresh()
+
+    def _view_top(self) -> int:
+        if self.following:
+            return max(self.first, self.added - self.size.height)
+        return self.top
+
+    def on_resize(self) -> None:
+        """Keep the selected line in view when the view changes height (the detail panel opens)."""
+        if not self.following and self.cursor is not None:
+            height = max(1, self.size.height)
+            self.top = min(max(self.top, self.cursor - height + 1), self.cursor)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        number = self._view_top() + y
+        entry = self.entry(number)
+        if entry is None:
+            return Strip.blank(width)
+        style = self.rich_style
+        if not self.following and number == self.cursor:
+            style += Style(reverse=True)
+        return Strip([Segment(entry.line, style)]).crop_extend(0, width, style)
+
+    # -- keys ---------------------------------------------------------------------------------
+    def action_move(self, delta: int) -> None:
+        if not self.ring:
+            return
+        height = max(1, self.size.height)
+        if self.following:  # the first move leaves the live edge on its newest line
+            self.following = False
+            self.top = max(self.first, self.added - height)
+            self.cursor = self.added - 1
+            self._moved()
+            return
+        assert self.cursor is not None
+        self.cursor = min(self.added - 1, max(self.first, self.cursor + delta))
+        if self.cursor < self.top:
+            self.top = self.cursor
+        elif self.cursor >= self.top + height:
+            self.top = self.cursor - height + 1
+        self._moved()
+
+    def action_oldest(self) -> None:
+        if not self.ring:
+            return
+        self.following = False
+        self.cursor = self.top = self.first
+        self._moved()
+
+    def action_live(self) -> None:
+        self.following = True
+        self.cursor = None
+        self._moved()
+
+    def action_open(self) -> None:
+        entry = self.selected or (self.ring[-1] if self.ring else None)
+        if entry is not None:
+            self.post_message(self.Opened(entry))
+
+    def _moved(self) -> None:
+        self.post_message(self.Selected(self.selected))
+        self._repaint()

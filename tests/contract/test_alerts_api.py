@@ -1,0 +1,231 @@
+"""The alert and notifier methods against the embedded backend: the seed's tables, the plan's
+monitored-IP limit, clear errors, isolation between accounts, and a real delivery by every
+provider to a receiver on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from spyglass.client import APIError, Clients, NotFound
+from tests.conftest import SHARED, start_backend
+from tests.contract.test_alerts_delivery import Receiver
+
+FIXTURES = SHARED / "fixtures" / "original-service"
+
+
+def fixture(name: str):
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    return json.loads(path.read_text())
+
+
+async def test_alert_lifecycle(clients):
+    created = await clients.alerts.create("office", ["127.0.0.0/24", "127.0.0.7", "::1"], expires=100)
+    assert created.size == 257  # overlaps counted once
+    assert created.filters.ip == ["127.0.0.0/24", "127.0.0.7", "::1"]
+    assert (created.expires, created.expired, created.has_triggers) == (100, False, False)
+    assert created.expiration and created.expiration > created.created
+    assert set(fixture("alert/create_alert.json")) <= set(created.to_api()) | {"expiration"}
+
+    info = await clients.alerts.get(created.id)
+    assert info.notifiers == [] and info.notify == {"active": False, "reason": "no trigger enabled"}
+    assert await clients.alerts.enable_triggers(created.id, "new_service,malware")
+    assert await clients.alerts.ignore_service(created.id, "malware", "127.0.0.5:443")
+    assert await clients.alerts.add_notifier(created.id, "default")
+    info = await clients.alerts.get(created.id)
+    assert info.triggers == {"malware": {"ignore": ["127.0.0.5:443"]}, "new_service": {"ignore": []}}
+    assert info.has_triggers and [n["id"] for n in info.notifiers or []] == ["default"]
+    assert info.notify == {"active": True, "reason": "notifying"}
+
+    edited = await clients.alerts.update(created.id, ["127.0.0.8/30"])
+    assert (edited.size, edited.filters.ip) == (4, ["127.0.0.8/30"])
+    assert await clients.alerts.unignore_service(created.id, "malware", "127.0.0.5:443")
+    assert await clients.alerts.disable_triggers(created.id, ["malware"])
+    assert await clients.alerts.remove_notifier(created.id, "default")
+    info = await clients.alerts.get(created.id)
+    assert info.triggers == {"new_service": {"ignore": []}} and info.notifiers == []
+    assert created.id in [a.id for a in await clients.alerts.list()]
+    assert await clients.alerts.delete(created.id)
+    assert created.id not in [a.id for a in await clients.alerts.list()]
+    with pytest.raises(NotFound, match="No alert"):
+        await clients.alerts.get(created.id)
+
+
+async def test_triggers_have_rules_and_descriptions(clients):
+    triggers = {t.name: t for t in await clients.alerts.triggers()}
+    assert list(triggers) == [
+        "any",
+        "industrial_control_system",
+        "malware",
+        "uncommon",
+        "internet_scanner",
+        "new_service",
+        "vulnerable",
+    ]
+    for seen in fixture("alert/triggers.json"):
+        assert triggers[seen["name"]].rule == seen["rule"]
+    assert all(t.description for t in triggers.values())
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"name": "x", "filters": {"ip": ["300.1.1.1"]}}, "'300.1.1.1' is not an IP or CIDR range"),
+        ({"name": "x", "filters": {"ip": []}}, "filters.ip"),
+        ({"name": "x", "filters": {}}, "filters"),
+        ({"name": "", "filters": {"ip": ["127.0.0.1"]}}, "name"),
+        ({"name": "x", "filters": {"ip": ["127.0.0.1"]}, "expires": -1}, "expires"),
+        ([1, 2], "JSON object"),
+    ],
+)
+async def test_invalid_alerts_are_refused(backend, body, message):
+    response = httpx.post(f"{backend.url}/intel/alert", params={"key": backend.key()}, json=body)
+    assert response.status_code == 400 and message in response.json()["error"]
+
+
+async def test_unknown_triggers_services_and_ids(clients):
+    alert = await clients.alerts.create("x", ["127.0.0.1"])
+    with pytest.raises(APIError, match="Unknown trigger nope") as caught:
+        await clients.alerts.enable_triggers(alert.id, "any,nope")
+    assert caught.value.status == 400
+    assert (await clients.alerts.get(alert.id)).triggers == {}  # nothing enabled by a refused call
+    with pytest.raises(APIError, match="not a service"):
+        await clients.alerts.ignore_service(alert.id, "any", "127.0.0.1")
+    with pytest.raises(NotFound, match="No notifier"):
+        await clients.alerts.add_notifier(alert.id, "NOPE")
+    for call in (clients.alerts.delete("NOPE"), clients.alerts.enable_triggers("NOPE", "any")):
+        with pytest.raises(NotFound, match="No alert with id 'NOPE'"):
+            await call
+
+
+async def test_monitored_ips_limit_of_the_plan(backend):
+    async with Clients.from_profile(backend.profile(backend.key("member"))) as member:
+        alert = await member.alerts.create("small", ["127.0.0.0/29"])  # 8 of the 16 allowed
+        with pytest.raises(APIError, match="allows 16 monitored IPs") as caught:
+            await member.alerts.create("big", ["127.0.1.0/29", "127.0.2.0/31"])  # 8 + 10 > 16
+        assert caught.value.status == 403
+        await member.alerts.create("fits", ["127.0.1.0/29"])
+        with pytest.raises(APIError, match="allows 16"):
+            await member.alerts.update(alert.id, ["127.0.0.0/28"])
+        assert (await member.alerts.update(alert.id, ["127.0.0.0/30"])).size == 4
+    async with Clients.from_profile(backend.profile(backend.key("free"))) as free:
+        with pytest.raises(APIError, match="free plan allows 0"):
+            await free.alerts.create("none", ["127.0.0.1"])
+
+
+async def test_notifiers_crud_providers_and_default(clients):
+    providers = await clients.notifiers.providers()
+    assert {name: p.required for name, p in providers.items()} == {
+        "email": ["to"],
+        "gitter": ["room_id", "token"],
+        "pagerduty": ["routing_key"],
+        "phone": ["to"],
+        "slack": ["webhook_url"],
+        "telegram": ["chat_id", "token"],
+        "webhook": ["url"],
+    }
+    for name, spec in fixture("notifiers/providers.json").items():
+        assert providers[name].required == spec["required"]
+    listed = await clients.notifiers.list()
+    assert listed.matches[0].id == "default" and listed.matches[0].provider == "email"
+
+    created = await clients.notifiers.create("telegram", {"chat_id": "42", "token": "t0k"}, description="ops")
+    got = await clients.notifiers.get(created.id)
+    assert (got.provider, got.description, got.args) == ("telegram", "ops", {"chat_id": "42", "token": "t0k"})
+    await clients.notifiers.update(created.id, {"chat_id": "43"})
+    assert (await clients.notifiers.get(created.id)).args == {"chat_id": "43", "token": "t0k"}
+    assert created.id in [n.id for n in (await clients.notifiers.list()).matches]
+    assert await clients.notifiers.delete(created.id)
+    with pytest.raises(NotFound):
+        await clients.notifiers.get(created.id)
+    with pytest.raises(APIError, match="default notifier cannot be deleted"):
+        await clients.notifiers.delete("default")
+
+
+@pytest.mark.parametrize(
+    ("provider", "args", "message"),
+    [
+        ("gitter", {"room_id": "r"}, "Missing required argument 'token' for provider 'gitter'"),
+        ("webhook", {}, "Missing required argument 'url'"),
+        ("webhook", {"url": "ftp://x"}, "url: an http:// or https:// URL"),
+        ("email", {"to": "nobody"}, "e-mail address"),
+        ("email", {"to": "a@b.test", "cc": "x"}, "Unknown argument 'cc'"),
+        ("carrier_pigeon", {"to": "x"}, "Unknown provider 'carrier_pigeon'"),
+    ],
+)
+async def test_bad_notifiers_are_refused_naming_the_argument(clients, provider, args, message):
+    with pytest.raises(APIError, match=message) as caught:
+        await clients.notifiers.create(provider, args)
+    assert caught.value.status == 400
+
+
+async def test_accounts_never_see_or_change_each_others(backend, clients):
+    mine = await clients.alerts.create("mine", ["127.0.0.1"])
+    my_notifier = await clients.notifiers.create("webhook", {"url": "http://127.0.0.1:9/"})
+    async with Clients.from_profile(backend.profile(backend.key())) as other:
+        theirs = await other.alerts.create("theirs", ["127.0.0.2"])
+        assert mine.id not in [a.id for a in await other.alerts.list()]
+        assert my_notifier.id not in [n.id for n in (await other.notifiers.list()).matches]
+        for call in (
+            other.alerts.get(mine.id),
+            other.alerts.update(mine.id, ["127.0.0.3"]),
+            other.alerts.delete(mine.id),
+            other.alerts.enable_triggers(mine.id, "any"),
+            other.alerts.ignore_service(mine.id, "any", "127.0.0.1:80"),
+            other.alerts.add_notifier(theirs.id, my_notifier.id),
+            other.notifiers.get(my_notifier.id),
+            other.notifiers.update(my_notifier.id, {"url": "http://127.0.0.1:10/"}),
+            other.notifiers.delete(my_notifier.id),
+            other.alerts.notifications(mine.id),
+        ):
+            with pytest.raises(NotFound):
+                await call
+    info = await clients.alerts.get(mine.id)
+    assert (info.filters.ip, info.triggers) == (["127.0.0.1"], {})
+    assert (await clients.notifiers.get(my_notifier.id)).args == {"url": "http://127.0.0.1:9/"}
+
+
+async def test_every_provider_really_delivers(tmp_path):
+    """A test send through each HTTP provider reaches the receiver as that provider's API expects."""
+    with Receiver() as receiver:
+        urls = {p: f"{receiver.url}/{p}" for p in ("slack", "pagerduty", "telegram", "gitter", "phone")}
+        server, backend = start_backend(tmp_path, notifier_urls=urls)
+        with server:
+            async with Clients.from_profile(backend.profile(backend.key())) as c:
+                cases = {
+                    "webhook": {"url": f"{receiver.url}/webhook/in"},
+                    "slack": {"webhook_url": "https://hooks.slack.com/services/T1/B2/x3"},
+                    "pagerduty": {"routing_key": "rk"},
+                    "telegram": {"chat_id": "42", "token": "123:abc"},
+                    "gitter": {"room_id": "room1", "token": "gt"},
+                    "phone": {"to": "+15550100"},
+                }
+                for provider, args in cases.items():
+                    created = await c.notifiers.create(provider, args)
+                    outcome = await c.notifiers.test(created.id)
+                    assert outcome.success, (provider, outcome.detail)
+                    assert outcome.detail == "HTTP 200"
+                failing = await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/"})  # nothing listens
+                outcome = await c.notifiers.test(failing.id)
+                assert not outcome.success and "Connect" in outcome.detail
+                mail = await c.notifiers.test("default")  # no SMTP server configured
+                assert not mail.success
+        backend.store.close()
+    got = {path: (body, headers) for path, body, headers in receiver.posts}
+    assert got["/webhook/in"][0]["test"] is True
+    assert "test notification" in got["/slack/services/T1/B2/x3"][0]["text"]
+    pd = got["/pagerduty/v2/enqueue"][0]
+    assert (pd["routing_key"], pd["event_action"]) == ("rk", "trigger") and pd["dedup_key"].startswith("test:")
+    assert got["/telegram/bot123:abc/sendMessage"][0]["chat_id"] == "42"
+    assert got["/gitter/v1/rooms/room1/chatMessages"][1]["Authorization"] == "Bearer gt"
+    assert got["/phone"][0]["to"] == "+15550100"
+
+
+def test_a_wrong_method_names_every_method_of_the_path(backend):
+    response = httpx.request("PATCH", f"{backend.url}/notifier", params={"key": backend.key()})
+    assert response.status_code == 405 and response.json() == {"error": "Method Not Allowed"}
+    assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "POST"}

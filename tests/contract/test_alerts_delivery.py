@@ -1,0 +1,229 @@
+"""Alerts end to end: banners the running backend collects become notifications that real
+receivers on loopback get (an HTTP webhook receiver, an aiosmtpd SMTP server), once, durably.
+
+Absence is proved without sleeping: after the banner that must not notify, a control banner
+(on a second alert with the ``any`` trigger) is collected; deliveries go out in the order they
+were queued, so when the control arrives, anything queued before it would have arrived too.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from spyglass.client import Clients
+from spyglass.server.alerts import delivery
+from tests.conftest import start_backend
+
+STAMP = "2026-11-20T10:00:00.000000"
+
+
+class Receiver:
+    """An HTTP server on loopback that records every POST (JSON body, headers)."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str, dict, dict]] = []
+        self.status = 200
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                with outer.lock:
+                    status = outer.status
+                    if status == 200:
+                        outer.posts.append((self.path, json.loads(body), dict(self.headers)))
+                self.send_response(status)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def services(self) -> list[str]:
+        with self.lock:
+            return [body.get("service") for _, body, _ in self.posts]
+
+    def wait_for(self, service: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while service not in self.services():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no notification for {service}; got {self.services()}")
+            time.sleep(0.02)
+
+
+def banner(ip: str, port: int, stamp: str = STAMP, **extra) -> dict:
+    return {"ip_str": ip, "port": port, "transport": "tcp", "timestamp": stamp, "data": "hello\r\n", **extra}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 20, 12, 0, 0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def receiver():
+    with Receiver() as r:
+        yield r
+
+
+@pytest.fixture
+def fast_retries(monkeypatch):
+    monkeypatch.setattr(delivery, "RETRY_BASE", 0.05)
+
+
+async def watch(c: Clients, url: str, networks: list[str], triggers: str, expires: int | None = None) -> str:
+    """An alert on ``networks`` with ``triggers`` enabled and a webhook notifier to ``url``."""
+    alert = await c.alerts.create("watch", networks, expires=expires)
+    created = await c.notifiers.create("webhook", {"url": url}, description="test receiver")
+    assert await c.alerts.enable_triggers(alert.id, triggers)
+    assert await c.alerts.add_notifier(alert.id, created.id)
+    return alert.id
+
+
+async def test_new_service_notifies_once_and_never_when_ignored_disabled_or_expired(tmp_path, receiver):
+    clock = Clock()
+    server, backend = start_backend(tmp_path, clock=clock)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            watched = await watch(c, receiver.url + "/hook", ["127.0.0.0/30"], "new_service", expires=3600)
+            await watch(c, receiver.url + "/hook", ["127.0.1.1"], "any")  # the control alert
+            control = iter(range(1000, 2000))
+
+            def proved_silent(*services: str) -> None:
+                port = next(control)
+                backend.collect([banner("127.0.1.1", port)])
+                receiver.wait_for(f"127.0.1.1:{port}")
+                for service in services:
+                    assert service not in receiver.services()
+
+            # a new service: exactly one notification naming it, with the alert and the banner
+            backend.collect([banner("127.0.0.1", 8080), banner("127.0.0.9", 8080)])  # .9: outside the alert
+            receiver.wait_for("127.0.0.1:8080")
+            path, body, headers = receiver.posts[0]
+            assert path == "/hook"
+            assert body["alert"] == {"id": watched, "name": "watch"}
+            assert body["triggers"] == ["new_service"] and body["banner"]["port"] == 8080
+            assert headers["Idempotency-Key"] == body["event"]
+            # the same service again (a later banner) is not new: silence
+            backend.collect([banner("127.0.0.1", 8080, "2026-11-20T11:00:00.000000")])
+            proved_silent("127.0.0.9:8080")
+            assert receiver.services().count("127.0.0.1:8080") == 1
+            # an ignored service is not notified; un-ignored, the next new one is
+            assert await c.alerts.ignore_service(watched, "new_service", "127.0.0.2:22")
+            backend.collect([banner("127.0.0.2", 22)])
+            proved_silent("127.0.0.2:22")
+            assert await c.alerts.unignore_service(watched, "new_service", "127.0.0.2:22")
+            backend.collect([banner("127.0.0.2", 23)])
+            receiver.wait_for("127.0.0.2:23")
+            # no trigger enabled: no notification
+            assert await c.alerts.disable_triggers(watched, "new_service")
+            backend.collect([banner("127.0.0.2", 24)])
+            proved_silent("127.0.0.2:24")
+            # expired: no notification
+            assert await c.alerts.enable_triggers(watched, "new_service")
+            clock.now += timedelta(seconds=3601)
+            assert (await c.alerts.get(watched)).expired is True
+            backend.collect([banner("127.0.0.2", 25)])
+            proved_silent("127.0.0.2:25")
+            # the log says when, which notifier, and the outcome
+            log = await c.alerts.notifications(watched)
+            assert [(n.service, n.outcome) for n in log] == [("127.0.0.2:23", "sent"), ("127.0.0.1:8080", "sent")]
+            assert all(n.provider == "webhook" and n.attempt == 1 and n.at for n in log)
+    backend.store.close()
+
+
+async def test_email_notification_through_aiosmtpd(tmp_path):
+    from aiosmtpd.controller import Controller
+
+    received: list = []
+
+    class Handler:
+        async def handle_DATA(self, server, session, envelope):
+            received.append((envelope.rcpt_tos, envelope.content.decode()))
+            return "250 OK"
+
+    with socket.socket() as probe:  # aiosmtpd's Controller cannot listen on port 0
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    smtp = Controller(Handler(), hostname="127.0.0.1", port=port)
+    smtp.start()
+    try:
+        server, backend = start_backend(tmp_path, smtp_server=("127.0.0.1", port))
+        with server:
+            async with Clients.from_profile(backend.profile(backend.key())) as c:
+                alert = await c.alerts.create("mail", ["127.0.0.1"])
+                notifier = await c.notifiers.create("email", {"to": "ops@example.test"})
+                await c.alerts.enable_triggers(alert.id, "new_service")
+                await c.alerts.add_notifier(alert.id, notifier.id)
+                backend.collect([banner("127.0.0.1", 2525)])
+                deadline = time.monotonic() + 20
+                while not received and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                backend.collect([banner("127.0.0.1", 2525, "2026-11-20T11:00:00.000000")])  # not new
+                backend.collect([banner("127.0.0.1", 2526)])
+                while len(received) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+        backend.store.close()
+    finally:
+        smtp.stop()
+    assert [to for to, _ in received] == [["ops@example.test"], ["ops@example.test"]]
+    assert (
+        "127.0.0.1:2525" in received[0][1]
+        and "Subject: [spyglass] mail: new_service on 127.0.0.1:2525" in received[0][1]
+    )
+    assert "127.0.0.1:2526" in received[1][1]
+
+
+async def test_restart_between_event_and_delivery_loses_nothing_and_sends_nothing_twice(
+    tmp_path, receiver, fast_retries
+):
+    receiver.status = 503  # the receiver is failing when the event happens
+    server, backend = start_backend(tmp_path)
+    with server:
+        key = backend.key()
+        async with Clients.from_profile(backend.profile(key)) as c:
+            watched = await watch(c, receiver.url, ["127.0.0.1"], "new_service")
+            await watch(c, receiver.url, ["127.0.1.1"], "any")
+            backend.collect([banner("127.0.0.1", 7000)])
+            deadline = time.monotonic() + 20
+            while not [n for n in await c.alerts.notifications(watched) if n.outcome == "retry"]:
+                assert time.monotonic() < deadline, "the failing delivery was never tried"
+                time.sleep(0.02)
+    backend.store.close()
+    assert receiver.posts == []
+
+    receiver.status = 200
+    for _ in range(2):  # after the first restart it is delivered; after the second, not again
+        server, backend = start_backend(tmp_path)
+        with server:
+            receiver.wait_for("127.0.0.1:7000")
+            port = 7100 + len(receiver.posts)
+            backend.collect([banner("127.0.1.1", port)])
+            receiver.wait_for(f"127.0.1.1:{port}")
+        backend.store.close()
+    assert receiver.services().count("127.0.0.1:7000") == 1
+    events = [body["event"] for _, body, _ in receiver.posts]
+    assert len(events) == len(set(events)) == 3

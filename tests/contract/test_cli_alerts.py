@@ -1,0 +1,87 @@
+"""``spyglass alert ...`` and ``spyglass notifier ...`` against the embedded backend."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spyglass.cli import main
+from tests.contract.test_alerts_delivery import Receiver
+
+
+@pytest.fixture
+def cli(backend, monkeypatch, capsys):
+    monkeypatch.setenv("SPYGLASS_URL", backend.url)
+    monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
+def test_alert_commands_as_json_and_text(cli):
+    code, out, _ = cli("alert", "create", "office", "127.0.0.0/30", "::1", "--triggers", "new_service", "--json")
+    assert code == 0
+    alert = json.loads(out)
+    assert (alert["size"], alert["filters"]["ip"], list(alert["triggers"])) == (
+        5,
+        ["127.0.0.0/30", "::1"],
+        ["new_service"],
+    )
+    code, out, _ = cli("alert", "list")
+    assert code == 0 and alert["id"] in out and "new_service" in out and "SIZE" in out
+    assert cli("alert", "enable", alert["id"], "malware,vulnerable")[0] == 0
+    assert cli("alert", "ignore", alert["id"], "malware", "127.0.0.1:80")[0] == 0
+    assert cli("alert", "attach", alert["id"], "default")[0] == 0
+    code, out, _ = cli("alert", "info", alert["id"])
+    assert "malware, new_service, vulnerable" in out and "ignored for malware: 127.0.0.1:80" in out
+    assert "default (email)" in out
+    code, out, _ = cli("alert", "edit", alert["id"], "127.0.0.8/29", "--json")
+    assert json.loads(out)["size"] == 8
+    code, out, _ = cli("alert", "log", alert["id"], "--json")
+    assert (code, json.loads(out)) == (0, [])
+    code, out, _ = cli("alert", "triggers", "--json")
+    assert {t["name"] for t in json.loads(out)} >= {"any", "new_service", "vulnerable"}
+    assert cli("alert", "delete", alert["id"])[0] == 0
+    code, _, err = cli("alert", "info", alert["id"])
+    assert code == 4 and "No alert with id" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (("alert", "create", "x", "10.0.0.300"), 2, "'10.0.0.300' is not an IP or CIDR range"),
+        (("alert", "enable", "NOPE", "any"), 4, "No alert with id 'NOPE'"),
+        (("notifier", "create", "gitter", "room_id=1"), 2, "Missing required argument 'token'"),
+        (("notifier", "create", "webhook", "url"), 2, "NAME=VALUE"),
+    ],
+)
+def test_errors_are_one_line_and_an_exit_code(cli, argv, code, message):
+    got, out, err = cli(*argv)
+    assert (got, out) == (code, "") and message in err and len(err.splitlines()) == 1
+
+
+def test_notifier_commands_mask_secrets_and_test_sends(cli):
+    with Receiver() as receiver:
+        code, out, _ = cli("notifier", "create", "webhook", f"url={receiver.url}/in", "--description", "ops")
+        hook = out.strip()
+        assert code == 0 and hook.isalnum()
+        code, out, _ = cli("notifier", "create", "telegram", "chat_id=42", "token=1234567890secret")
+        telegram = out.strip()
+        code, out, _ = cli("notifier", "list")
+        assert "1234567890secret" not in out and "token=••••••••cret" in out and hook in out
+        code, out, _ = cli("notifier", "test", hook)
+        assert (code, out.strip()) == (0, "sent: HTTP 200")
+        assert receiver.posts and receiver.posts[0][1]["test"] is True
+    assert cli("notifier", "edit", telegram, "chat_id=43")[0] == 0
+    code, out, _ = cli("notifier", "info", telegram, "--json")
+    assert json.loads(out)["args"] == {"chat_id": "43", "token": "1234567890secret"}
+    code, out, _ = cli("notifier", "test", hook)  # the receiver has gone
+    assert code == 1 and out.startswith("failed: ")
+    assert cli("notifier", "delete", hook)[0] == 0
+    code, out, _ = cli("notifier", "providers", "--json")
+    assert json.loads(out)["webhook"] == {"required": ["url"]}

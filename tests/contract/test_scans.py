@@ -1,0 +1,200 @@
+"""On-demand scans against the embedded backend under uvicorn, scanning real services that the
+tests start on loopback: the API's rules, results in search and host, and a restart mid-scan."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import socketserver
+import threading
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from spyglass.client import BadRequest, Clients, Forbidden, NoCredits, NotFound
+from tests.conftest import start_backend
+
+
+class Greeter:
+    """A line-speaking service on one port of several loopback addresses: it waits ``delay``
+    seconds, says ``greeting`` and hangs up (what the generic module records)."""
+
+    def __init__(self, addresses: list[str], greeting: bytes, delay: float = 0.0) -> None:
+        self.port = free_port()
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                time.sleep(outer.delay)
+                self.request.sendall(outer.greeting)
+
+        self.greeting, self.delay = greeting, delay
+        self.servers = []
+        for address in addresses:
+            server = socketserver.ThreadingTCPServer((address, self.port), Handler, bind_and_activate=False)
+            server.daemon_threads = True
+            server.allow_reuse_address = True
+            server.server_bind()
+            server.server_activate()
+            self.servers.append(server)
+
+    def __enter__(self) -> Greeter:
+        for server in self.servers:
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running(data_dir, **settings):
+    server, backend = start_backend(data_dir, **settings)
+    with server:
+        yield backend
+    backend.app.state.scan_store.close()
+    backend.store.close()
+
+
+@pytest.fixture(scope="module")
+def scanning(tmp_path_factory):
+    with running(tmp_path_factory.mktemp("scans"), scan_timeout=2.0) as backend:
+        yield backend
+
+
+async def wait_done(c: Clients, scan_id: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        status = await c.scans.status(scan_id)
+        if status.status == "DONE":
+            return status
+        assert time.monotonic() < deadline, f"scan stuck in {status.status}"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_scan_finds_a_service_and_its_results_are_searchable(scanning):
+    key = scanning.key("member")
+    closed = free_port()
+    with Greeter(["127.0.0.1"], b"220 hello from the test service\r\n") as service:
+        async with Clients.from_profile(scanning.profile(key)) as c:
+            before = (await c.account.api_info()).scan_credits
+            submitted = await c.scans.submit({"127.0.0.1": [service.port, closed]})
+            assert submitted.count == 1 and submitted.credits_left == before - 1
+            done = await wait_done(c, submitted.id)
+            assert (done.count, done.found, done.probed, done.probes) == (1, 1, 2, 2)
+            found = await c.search.search(f"scan:{submitted.id}")
+            listing = await c.scans.list()
+            host = await c.search.host("127.0.0.1")
+    assert found.total == 1
+    banner = found.matches[0].to_api()
+    assert banner["port"] == service.port and "hello from the test service" in banner["data"]
+    assert banner["_intel"]["options"]["scan"] == submitted.id
+    assert banner["location"]["country_name"] == "Local network"
+    assert isinstance(banner["hash"], int)
+    assert service.port in host.ports
+    item = next(s for s in listing.matches if s.id == submitted.id)
+    assert (item.status, item.size, item.api_key, item.credits_left) == ("DONE", 1, key, before - 1)
+
+
+async def test_refusals_charge_nothing(scanning):
+    member = scanning.key("member")
+    account = scanning.store.account_for_key(member)
+    cases = [
+        ("10.0.0.1", Forbidden, "--scan-allow"),
+        ("127.0.0.0/23", BadRequest, "at most 256"),
+        ("127.0.0.1,,", BadRequest, "empty item"),
+        ("not-an-ip", BadRequest, "not an IP address"),
+        ('{"127.0.0.1": [[80, "gopher"]]}', BadRequest, "unknown protocol"),
+    ]
+    async with Clients.from_profile(scanning.profile(member)) as c:
+        for ips, error, message in cases:
+            with pytest.raises(error, match=message):
+                await c.scans.submit(ips if not ips.startswith("{") else json.loads(ips))
+        scanning.store.set_credits(account.id, scan=3)
+        with pytest.raises(NoCredits):
+            await c.scans.submit("127.0.0.0/30")  # 4 addresses, 3 credits
+        assert (await c.account.api_info()).scan_credits == 3
+        assert (await c.scans.list()).total == 0
+    async with Clients.from_profile(scanning.profile(scanning.key("free"))) as c:
+        with pytest.raises(Forbidden, match="paid"):
+            await c.scans.submit("127.0.0.1")
+
+
+async def test_scans_are_private_to_their_account(scanning):
+    async with Clients.from_profile(scanning.profile(scanning.key("member"))) as mine:
+        submitted = await mine.scans.submit({"127.0.0.1": [free_port()]})
+        await wait_done(mine, submitted.id)
+    async with Clients.from_profile(scanning.profile(scanning.key("member"))) as theirs:
+        with pytest.raises(NotFound):
+            await theirs.scans.status(submitted.id)
+        assert all(s.id != submitted.id for s in (await theirs.scans.list()).matches)
+
+
+async def test_ports_and_protocols_are_what_the_crawler_does(scanning):
+    from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
+
+    async with Clients.from_profile(scanning.profile(scanning.key("member"))) as c:
+        assert await c.scans.ports() == sorted(PORTS)
+        protocols = await c.scans.protocols()
+    assert set(protocols) == set(PROTOCOLS) and all(protocols.values())
+
+
+async def test_internet_scans_are_for_researchers_and_enterprise(tmp_path):
+    with Greeter(["127.0.0.1"], b"hi\r\n") as service, running(tmp_path, scan_allow=["127.0.0.1/32"]) as backend:
+        async with Clients.from_profile(backend.profile(backend.key("member"))) as c:
+            with pytest.raises(Forbidden, match="researchers"):
+                await c.scans.internet(service.port, "generic")
+        async with Clients.from_profile(backend.profile(backend.key("member", researcher=True))) as c:
+            with pytest.raises(BadRequest, match="protocol"):
+                await c.scans.internet(service.port, "gopher")
+            submitted = await c.scans.internet(service.port, "generic")
+            done = await wait_done(c, submitted.id)
+            assert (done.count, done.found) == (1, 1)
+
+
+async def test_a_restart_mid_scan_resumes_and_loses_nothing(tmp_path):
+    addresses = [f"127.0.3.{i}" for i in range(1, 13)]
+    with Greeter(addresses, b"SLOW-SERVICE 1.0\r\n", delay=0.3) as service:
+        with running(tmp_path, scan_concurrency=1) as backend:
+            key = backend.key("member")
+            async with Clients.from_profile(backend.profile(key)) as c:
+                submitted = await c.scans.submit({"127.0.3.0/28": [service.port]})
+                assert submitted.count == 16
+                while (await c.scans.status(submitted.id)).probed < 3:
+                    await asyncio.sleep(0.05)
+        # stopped mid-scan: it is not DONE, and it picks up where its stored results end
+        with running(tmp_path, scan_concurrency=4) as backend:
+            async with Clients.from_profile(backend.profile(key)) as c:
+                done = await wait_done(c, submitted.id)
+                found = await c.search.count(f"scan:{submitted.id}")
+    assert done.probed == done.probes == 16
+    assert found.total == 12  # every listening address once (12 of the 16 answer)
+
+
+async def test_scan_results_are_published_to_the_stream(scanning):
+    hub = scanning.app.state.hub
+    with Greeter(["127.0.0.1"], b"220 streamed service\r\n") as service:
+        async with Clients.from_profile(scanning.profile(scanning.key("enterprise"))) as c:
+
+            async def first_banner():
+                async for item in c.stream.ports([service.port], typed=False):
+                    return item
+
+            subscribers = len(hub.subscriptions)
+            listening = asyncio.create_task(first_banner())
+            while len(hub.subscriptions) == subscribers:  # subscribed before anything is scanned
+                await asyncio.sleep(0.02)
+            submitted = await c.scans.submit({"127.0.0.1": [service.port]})
+            banner = await asyncio.wait_for(listening, 30)
+    assert banner["port"] == service.port and "streamed service" in banner["data"]
+    assert banner["_intel"]["options"]["scan"] == submitted.id

@@ -1,0 +1,388 @@
+"""The real-time stream against the real backend under uvicorn: each filter in both formats,
+the enterprise rule, debug events for a slow reader, keep-alives, the replay method, and the
+client and the CLI reconnecting through backend restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import itertools
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+
+from spyglass.client import Clients, StreamDebug
+from spyglass.client.errors import AuthenticationError, BadRequest, Forbidden
+from spyglass.client.stream import Backoff
+from tests.conftest import start_backend
+
+_serial = itertools.count(1)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def banner(port: int = 80, asn: str = "AS100", cc: str = "NL", vulns: list[str] | None = None) -> dict:
+    """A banner the index has never seen (its own address and timestamp)."""
+    n = next(_serial)
+    b = {
+        "ip_str": f"198.18.{n // 250}.{n % 250 + 1}",
+        "port": port,
+        "transport": "tcp",
+        "timestamp": (T0 + timedelta(seconds=n)).strftime("%Y-%m-%dT%H:%M:%S.%f"),
+        "asn": asn,
+        "org": f"Org {n}",
+        "location": {"country_code": cc},
+        "data": "hello\n",
+    }
+    if vulns:
+        b["vulns"] = {v: {"verified": False, "cvss": "5.0", "summary": "s", "references": []} for v in vulns}
+    return b
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    server, backend = start_backend(tmp_path_factory.mktemp("stream"))
+    with server:
+        yield backend
+    backend.store.close()
+
+
+@pytest.fixture
+async def clients(served):
+    async with Clients.from_profile(served.profile(served.key())) as c:
+        yield c
+
+
+async def connected(stream, timeout: float = 10.0) -> asyncio.Task:
+    """Start reading ``stream`` in a task; return once the server has subscribed it."""
+    items: list = []
+
+    async def read() -> list:
+        async for item in stream:
+            items.append(item)
+        return items
+
+    task = asyncio.create_task(read())
+    task.items = items  # type: ignore[attr-defined]
+    deadline = time.monotonic() + timeout
+    while stream.state.status != "connected":
+        if task.done():
+            task.result()  # raises what the stream raised
+        assert time.monotonic() < deadline, f"stream not connected: {stream.state}"
+        await asyncio.sleep(0.02)
+    return task
+
+
+async def wait_for(task: asyncio.Task, count: int, timeout: float = 15.0) -> list:
+    deadline = time.monotonic() + timeout
+    while len(task.items) < count:  # type: ignore[attr-defined]
+        if task.done():
+            task.result()
+        assert time.monotonic() < deadline, f"got {len(task.items)} of {count}"  # type: ignore[attr-defined]
+        await asyncio.sleep(0.02)
+    return task.items  # type: ignore[attr-defined]
+
+
+FILTERS = [
+    ("banners", (), lambda b: True),
+    ("asn", (["AS200", "300"],), lambda b: b["asn"] in ("AS200", "AS300")),
+    ("countries", ("de,JP",), lambda b: b["location"]["country_code"] in ("DE", "JP")),
+    ("ports", ([22, 8080],), lambda b: b["port"] in (22, 8080)),
+    ("vulns", ("cve-2021-41773",), lambda b: "CVE-2021-41773" in b.get("vulns", {})),
+]
+
+
+@pytest.mark.parametrize("fmt", ["json", "sse"])
+@pytest.mark.parametrize(("method", "args", "wanted"), FILTERS, ids=[f[0] for f in FILTERS])
+async def test_each_filter_delivers_exactly_its_banners(served, clients, fmt, method, args, wanted):
+    stream = getattr(clients.stream, method)(*args, fmt=fmt, reconnect=False)
+    task = await connected(stream)
+    mixed = [
+        banner(),
+        banner(port=22, asn="AS200", cc="DE"),
+        banner(port=443, asn="AS300", cc="US", vulns=["CVE-2021-41773"]),
+        banner(port=8080, cc="JP"),
+        banner(asn="AS999", cc="FR", vulns=["CVE-2014-0160"]),
+        banner(port=22, asn="AS300", cc="JP", vulns=["CVE-2021-41773"]),  # matches every filter: last
+    ]
+    await asyncio.to_thread(served.collect, mixed)
+    expected = [b for b in mixed if wanted(b)]
+    got = await wait_for(task, len(expected))
+    task.cancel()
+    assert [(b.address, b.port) for b in got] == [(b["ip_str"], b["port"]) for b in expected]
+    assert all(b.id_ for b in got)  # every stream item carries _id
+
+
+async def test_raw_mode_gives_the_json_bytes(served, clients):
+    stream = clients.stream.banners(raw=True, reconnect=False)
+    task = await connected(stream)
+    sent = banner(port=2222)
+    await asyncio.to_thread(served.collect, [sent])
+    (line,) = await wait_for(task, 1)
+    task.cancel()
+    assert isinstance(line, bytes) and json.loads(line)["port"] == 2222
+
+
+async def test_a_plan_without_the_stream_gets_403_and_no_key_401(served):
+    for plan in ("free", "member"):
+        async with Clients.from_profile(served.profile(served.key(plan))) as c:
+            with pytest.raises(Forbidden, match="enterprise"):
+                async for _ in c.stream.banners():  # reconnecting cannot help: raised at once
+                    pass
+    raw = httpx.get(f"{served.url}/stream/intel/banners", params={"key": served.key("free")})
+    assert raw.status_code == 403 and set(raw.json()) == {"error"}
+    async with Clients.from_profile(served.profile(None)) as c:
+        with pytest.raises(AuthenticationError):
+            async for _ in c.stream.banners():
+                pass
+
+
+async def test_a_bad_filter_is_400(served, clients):
+    with pytest.raises(BadRequest, match="ports"):
+        async for _ in clients.stream.ports("http"):
+            pass
+    with pytest.raises(BadRequest, match="countries"):
+        async for _ in clients.stream.countries("NLD"):
+            pass
+
+
+async def test_a_slow_reader_loses_banners_and_is_told_how_many(served, clients):
+    hub = served.app.state.hub
+    hub.queue_limit = 5
+    try:
+        stream = clients.stream.banners(debug=True, reconnect=False)
+        task = await connected(stream)
+    finally:
+        hub.queue_limit = 2000  # this subscription keeps its 5; the others are not affected
+    # One batch of 40 is published at once, before the reader can take any: 35 are dropped.
+    burst = [banner(port=9000 + i) for i in range(40)]
+    await asyncio.to_thread(served.collect, burst)
+    got = await wait_for(task, 6)
+    task.cancel()
+    assert got[0] == StreamDebug(35)
+    assert [b.port for b in got[1:]] == [9035, 9036, 9037, 9038, 9039]  # the newest are kept
+    assert stream.discarded == 35
+
+
+async def test_no_debug_events_unless_asked(served, clients):
+    hub = served.app.state.hub
+    hub.queue_limit = 2
+    try:
+        stream = clients.stream.banners(reconnect=False)
+        task = await connected(stream)
+    finally:
+        hub.queue_limit = 2000
+    await asyncio.to_thread(served.collect, [banner(port=7000 + i) for i in range(10)])
+    got = await wait_for(task, 2)
+    await asyncio.sleep(0.3)
+    task.cancel()
+    assert [b.port for b in got] == [7008, 7009]
+
+
+async def test_keep_alives_hold_a_quiet_stream_open(served, clients):
+    hub = served.app.state.hub
+    hub.heartbeat = 0.1
+    try:
+        states = []
+        for fmt in ("json", "sse"):
+            stream = clients.stream.ports([1], fmt=fmt, silence=1.0, on_state=states.append)
+            task = await connected(stream)
+            await asyncio.sleep(2.5)  # no banner: only keep-alives, well within the silence limit
+            await asyncio.to_thread(served.collect, [banner(port=1)])
+            (got,) = await wait_for(task, 1)
+            task.cancel()
+            assert got.port == 1
+        assert [s.status for s in states if s.status != "closed"] == ["connected", "connected"]
+    finally:
+        hub.heartbeat = 15.0
+
+
+async def test_silence_past_the_limit_counts_as_a_drop(served, clients):
+    hub = served.app.state.hub
+    hub.heartbeat = 60.0
+    states = []
+    try:
+        stream = clients.stream.banners(silence=0.5, backoff=Backoff(base=0.05), on_state=states.append)
+        task = await connected(stream)
+        deadline = time.monotonic() + 10
+        while not any(s.status == "reconnecting" for s in states):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        task.cancel()
+    finally:
+        hub.heartbeat = 15.0
+    dropped = next(s for s in states if s.status == "reconnecting")
+    assert "did not answer" in dropped.reason and dropped.retry_in <= 0.05
+
+
+async def test_replay_method_publishes_through_the_collector(served, clients):
+    stream = clients.stream.ports([4444], reconnect=False)
+    task = await connected(stream)
+    lines = [json.dumps(banner(port=4444)).encode() for _ in range(3)]
+    from spyglass.client.stream import collect
+
+    result = await collect(clients.transport, lines)
+    assert (result.received, result.collected) == (3, 3)
+    again = await collect(clients.transport, lines)  # already collected: nothing new, nothing published
+    assert (again.received, again.collected) == (3, 0)
+    got = await wait_for(task, 3)
+    task.cancel()
+    assert [b.port for b in got] == [4444] * 3
+    raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key()}, content=b"[1]\n")
+    assert raw.status_code == 400 and "line 1" in raw.json()["error"]
+    raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key("member")}, content=lines[0])
+    assert raw.status_code == 403
+
+
+# -- through restarts --------------------------------------------------------------------------
+
+
+class Restartable:
+    """The backend on a fixed port and data dir, killed and started again as a user would."""
+
+    def __init__(self, data_dir) -> None:
+        self.data_dir = data_dir
+        self.server, self.backend = start_backend(data_dir)
+        self.port = self.server.port
+        self.key = self.backend.key()
+        self.server.__enter__()
+
+    def restart(self) -> None:
+        self.stop()
+        self.server, self.backend = start_backend(self.data_dir, port=self.port)
+        self.server.__enter__()
+
+    def stop(self) -> None:
+        self.server.__exit__(None, None, None)
+        self.backend.store.close()
+        self.backend.app.state.index.close()
+
+
+async def test_the_client_reconnects_through_several_restarts(tmp_path):
+    live = Restartable(tmp_path)
+    states = []
+    try:
+        async with Clients.from_profile(live.backend.profile(live.key)) as c:
+            stream = c.stream.banners(backoff=Backoff(base=0.05, cap=0.5), on_state=states.append)
+            task = await connected(stream)
+            for round_ in range(3):
+                await asyncio.to_thread(live.backend.collect, [banner(port=100 + round_)])
+                await wait_for(task, round_ + 1)
+                await asyncio.to_thread(live.restart)
+                deadline = time.monotonic() + 20
+                while sum(s.status == "connected" for s in states) < round_ + 2:
+                    assert time.monotonic() < deadline, states
+                    await asyncio.sleep(0.05)
+            await asyncio.to_thread(live.backend.collect, [banner(port=200)])
+            got = await wait_for(task, 4)
+            task.cancel()
+    finally:
+        live.stop()
+    assert [b.port for b in got] == [100, 101, 102, 200]
+    reconnected = [s for s in states if s.status == "connected"][1:]
+    assert len(reconnected) == 3 and all(s.gap > 0 for s in reconnected)
+    retries = [s for s in states if s.status == "reconnecting"]
+    assert retries and all(s.reason for s in retries)
+
+
+def test_the_cli_follows_the_stream_through_restarts(tmp_path):
+    live = Restartable(tmp_path / "data")
+    env = {**os.environ, "SPYGLASS_URL": live.backend.url, "SPYGLASS_API_KEY": live.key}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spyglass", "stream", "--ports", "6000,6001,6002,6003", "--json"]
+        + ["--datadir", str(tmp_path / "saved")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    lines = Lines(proc)
+    try:
+        for round_ in range(4):
+            port = 6000 + round_
+            deadline = time.monotonic() + 30
+            # Until the CLI has (re)subscribed a banner reaches nobody: send fresh ones until one shows.
+            while port not in [json.loads(line)["port"] for line in lines.read(0.3)]:
+                assert time.monotonic() < deadline and proc.poll() is None, lines.seen
+                live.backend.collect([banner(port=port)])
+            if round_ < 3:
+                live.restart()
+        time.sleep(1.5)  # the saved file is flushed at least once a second
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        live.stop()
+    err_text = err.decode()
+    assert err_text.count("reconnected; missed") == 3, err_text
+    assert "reconnecting in" in err_text
+    (saved,) = (tmp_path / "saved").iterdir()
+    assert saved.name == f"{datetime.now(UTC):%Y-%m-%d}.json.gz"
+    ports = [json.loads(line)["port"] for line in gzip.open(saved).read().splitlines()]
+    assert set(ports) == {6000, 6001, 6002, 6003}
+    assert sorted(ports) == [json.loads(line)["port"] for line in lines.seen]
+
+
+class Lines:
+    """A child's stdout, line by line, without blocking past a timeout."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        assert proc.stdout is not None
+        self.fd = proc.stdout.fileno()
+        self.buffer = b""
+        self.seen: list[bytes] = []
+
+    def read(self, timeout: float) -> list[bytes]:
+        """The lines that arrive within ``timeout``."""
+        got: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if not ready:
+                break
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                break
+            self.buffer += chunk
+            *complete, self.buffer = self.buffer.split(b"\n")
+            got += [line for line in complete if line]
+        self.seen += got
+        return got
+
+
+async def test_the_demo_collector_makes_the_stream_live_offline(tmp_path):
+    server, backend = start_backend(tmp_path / "demo", demo_rate=20)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            async with c.stream.banners() as stream:
+                got = []
+                async for b in stream:
+                    got.append(b)
+                    if len(got) == 10:
+                        break
+        assert all(b.address.startswith("198.18.") for b in got)
+        now = datetime.now(UTC).replace(tzinfo=None)
+        assert all(abs((datetime.fromisoformat(b.timestamp) - now).total_seconds()) < 60 for b in got)
+        assert backend.app.state.index.records.count() >= 10  # indexed, not only published
+    backend.store.close()
+
+
+def test_the_demo_collector_never_writes_into_real_data(tmp_path):
+    from spyglass.server.index.importer import import_banners
+    from spyglass.server.stream import DemoCollector
+
+    server, backend = start_backend(tmp_path, demo_rate=50)
+    import_banners(backend.app.state.index, [banner()])
+    with server:
+        (demo,) = [s for s in backend.app.state.services if isinstance(s, DemoCollector)]
+        assert demo._task is None
+        assert backend.app.state.index.records.count() == 1
+    backend.store.close()

@@ -1,0 +1,166 @@
+"""The alerts and notifiers panes driven like a person would, against the real backend, with a
+real webhook receiver on loopback."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Button, Input, Select
+
+from spyglass.client import Clients
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.alerts import AlertsPane
+from spyglass.tui.panes.notifiers import NotifiersPane
+from spyglass.tui.widgets.table import Table
+from tests.conftest import start_backend
+from tests.contract.test_alerts_delivery import Receiver, banner
+from tests.tui.helpers import screen_text, settle
+
+SIZE = (120, 50)
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    with Receiver() as r:
+        yield r
+
+
+@pytest.fixture(scope="module")
+def alerts_backend(tmp_path_factory):
+    server, backend = start_backend(tmp_path_factory.mktemp("alerts-backend"))
+    with server:
+        yield backend
+    backend.store.close()
+
+
+async def test_create_watch_and_see_notifications(alerts_backend, receiver):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        hook = (await c.notifiers.create("webhook", {"url": receiver.url}, description="ops hook")).id
+    app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(AlertsPane)
+        assert "No alert yet" in screen_text(app)
+        # the networks are checked as they are typed
+        nets = pane.query_one("#alert-nets", Input)
+        nets.value = "127.0.0.0/30, 127.0.0.300"
+        await settle(pilot)
+        assert "'127.0.0.300' is not an IP or CIDR range" in screen_text(app)
+        nets.value = "127.0.0.0/30, ::1"
+        await settle(pilot)
+        assert "5 addresses" in screen_text(app)
+        pane.query_one("#alert-name", Input).value = "lab"
+        await pilot.click("#alert-save")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "lab" in text and "never" in text and "no trigger enabled" in text
+        # turn new_service on from its row, attach the webhook notifier
+        triggers = pane.query_one("#alert-triggers", Table)
+        triggers.focus()
+        triggers.move_cursor(row=triggers.get_row_index("new_service"))
+        await pilot.press("enter")
+        await settle(pilot)
+        pane.query_one("#alert-notifier", Select).value = hook
+        await settle(pilot)
+        assert str(pane.query_one("#alert-attach", Button).label) == "Attach"
+        await pilot.click("#alert-attach")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "[x]  new_service" in text and f"notifiers: {hook} (webhook)" in text and "notifying" in text
+        # ignore a service for new_service
+        field = pane.query_one("#alert-ignore", Input)
+        field.value = "new_service 127.0.0.2:22"
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "ignored: new_service: 127.0.0.2:22" in screen_text(app)
+        # a new service is collected: a notification, then its line in the log after a refresh
+        alerts_backend.collect([banner("127.0.0.1", 4444)])
+        receiver.wait_for("127.0.0.1:4444")
+        await pilot.press("escape")
+        pane.reload()
+        await settle(pilot)
+        text = screen_text(app)
+        assert "127.0.0.1:4444" in text and "sent" in text and "HTTP 200" in text
+        # b: the alert's banners in the search pane
+        pane.query_one("#alerts-list", Table).focus()
+        await pilot.press("b")
+        await settle(pilot)
+        assert app.query_one("#query", Input).value == "net:127.0.0.0/30,::1"
+
+
+async def test_edit_and_delete_an_alert(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        made = await c.alerts.create("edit me", ["127.0.0.1"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("e")
+            nets = pane.query_one("#alert-nets", Input)
+            assert nets.value == "127.0.0.1" and str(pane.query_one("#alert-save", Button).label) == "Save"
+            nets.value = "127.0.0.0/29"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert (await c.alerts.get(made.id)).size == 8
+            pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("D")
+            await settle(pilot)
+            assert await c.alerts.list() == [] and "No alert yet" in screen_text(app)
+
+
+async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(alerts_backend, receiver):
+    key = alerts_backend.key()
+    app = SpyglassApp(alerts_backend.profile(key), pane="notifiers")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(NotifiersPane)
+        assert "default" in screen_text(app)
+        pane.query_one("#notifier-provider", Select).value = "telegram"
+        await settle(pilot)
+        fields = {f.name: f for f in pane.query(".notifier-arg").results(Input)}
+        assert list(fields) == ["chat_id", "token"] and fields["token"].password
+        fields["chat_id"].value = "42"
+        pane.query_one("#notifier-save", Button).press()
+        await settle(pilot)
+        assert "telegram needs token" in screen_text(app)
+        fields["token"].value = "1234567890secret"
+        pane.query_one("#notifier-save", Button).press()
+        await settle(pilot)
+        text = screen_text(app)
+        assert "token=••••••••cret" in text and "1234567890secret" not in text
+        # a webhook, sent a test from the list
+        pane.query_one("#notifier-provider", Select).value = "webhook"
+        await settle(pilot)
+        url = next(iter(pane.query(".notifier-arg").results(Input)))
+        url.value = receiver.url + "/from-the-pane"
+        pane.query_one("#notifier-description", Input).value = "pane hook"
+        pane.query_one("#notifier-save", Button).press()
+        await settle(pilot)
+        table = pane.query_one("#notifiers-list", Table)
+        hook = next(k for k, n in pane.notifiers.items() if n.provider == "webhook")
+        table.focus()
+        table.move_cursor(row=table.get_row_index(hook))
+        await pilot.press("t")
+        await settle(pilot)
+        assert f"Test to {hook} (webhook): sent HTTP 200" in screen_text(app)
+        assert "/from-the-pane" in [path for path, _, _ in receiver.posts]
+        # edit: secrets left empty stay as they are
+        telegram = next(k for k, n in pane.notifiers.items() if n.provider == "telegram")
+        table.move_cursor(row=table.get_row_index(telegram))
+        await pilot.press("e")
+        await settle(pilot)
+        fields = {f.name: f for f in pane.query(".notifier-arg").results(Input)}
+        assert fields["chat_id"].value == "42" and fields["token"].value == ""
+        fields["chat_id"].value = "43"
+        pane.query_one("#notifier-save", Button).press()
+        await settle(pilot)
+        async with Clients.from_profile(alerts_backend.profile(key)) as c:
+            assert (await c.notifiers.get(telegram)).args == {"chat_id": "43", "token": "1234567890secret"}
+        table.focus()
+        table.move_cursor(row=table.get_row_index(telegram))
+        await pilot.press("D")
+        await settle(pilot)
+        assert telegram not in pane.notifiers

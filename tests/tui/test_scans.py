@@ -1,0 +1,75 @@
+"""The scan monitor driven like a person would: targets checked and priced as typed, a scan
+submitted and followed to DONE, its results opened in the search pane."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, Static
+
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.scans import ScansPane
+from spyglass.tui.panes.search import SearchPane
+from tests.conftest import start_backend
+from tests.contract.test_scans import Greeter
+from tests.tui.helpers import screen_text, settle
+
+SIZE = (100, 30)
+
+
+@pytest.fixture(scope="module")
+def scan_backend(tmp_path_factory):
+    server, backend = start_backend(tmp_path_factory.mktemp("scan-pane"), scan_timeout=2.0)
+    with server:
+        yield backend
+    backend.store.close()
+
+
+async def open_scans(pilot) -> ScansPane:
+    await settle(pilot)
+    await pilot.press("f6")
+    await settle(pilot)
+    return pilot.app.query_one(ScansPane)
+
+
+async def test_the_form_checks_and_prices_targets_as_typed(scan_backend):
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_scans(pilot)
+        check = pane.query_one("#scan-check", Static)
+        assert app.focused is pane.query_one("#scan-targets", Input)
+        await pilot.press(*"127.0.0.0/30")
+        assert "4 IPs: costs 4 scan credits (100 left)" in str(check.render())
+        await pilot.press(*",nope")
+        assert "'nope' is not an IP address" in str(check.render()) and check.has_class("bad")
+        await pilot.press("enter")  # refused in words; nothing typed is lost, nothing submitted
+        await settle(pilot)
+        assert "Not submitted" in screen_text(app)
+        assert pane.query_one("#scan-targets", Input).value == "127.0.0.0/30,nope"
+        pane.query_one("#scan-targets", Input).value = "10.0.0.1"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "--scan-allow" in screen_text(app)  # the server's refusal, shown as it said it
+
+
+async def test_a_scan_is_followed_to_done_and_opens_in_search(scan_backend):
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    with Greeter(["127.0.0.1"], b"220 pane test service\r\n", delay=0.2) as service:
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_scans(pilot)
+            pane.query_one("#scan-targets", Input).value = "127.0.0.1"
+            pane.query_one("#scan-ports", Input).value = str(service.port)
+            await pilot.press("enter")
+            for _ in range(200):  # the pane polls on its own until the scan is DONE
+                await pilot.pause(0.05)
+                if "DONE" in screen_text(app):
+                    break
+            text = screen_text(app)
+            assert "DONE" in text and "100% of 1 probe" in text
+            assert "99 left" in text  # the credit it spent, shown in the form's price line
+            assert not pane.following  # nothing in flight: polling stopped
+            pane.query_one("#scan-list").focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            search = app.query_one(SearchPane)
+            assert search.current_query.startswith("scan:")
+            assert "pane test service" in screen_text(app)

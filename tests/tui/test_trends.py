@@ -1,0 +1,128 @@
+"""The trends pane driven like a person would: a query charted month by month, the facet views,
+the table, a comparison, a month range, and errors that keep what was typed."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.trends import TrendsPane
+from spyglass.tui.widgets.trendchart import TrendChart
+from tests.conftest import backend_with
+from tests.contract.test_trends import BANNERS, scan
+from tests.tui.helpers import screen_text, settle
+
+SIZE = (100, 40)
+HOSTILE = scan("198.19.1.9", 8080, "2025-05", "US") | {"org": "Evil\x1b[31mRed\x1b]52;c;QQ==\x07"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with backend_with(tmp_path_factory.mktemp("trends-pane"), [*BANNERS, HOSTILE]) as backend:
+        yield backend
+
+
+async def run(pilot, query: str, **fields: str) -> TrendsPane:
+    pane = pilot.app.query_one(TrendsPane)
+    for name, value in fields.items():
+        pane.query_one(f"#trend-{name}", Input).value = value
+    box = pane.query_one("#query", Input)
+    box.value = query
+    box.focus()
+    await pilot.press("enter")
+    await settle(pilot)
+    return pane
+
+
+def table_rows(pane: TrendsPane) -> list[list[str]]:
+    table = pane.query_one("#trend-table", DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_a_query_is_charted_with_its_zero_months_and_tabled(served):
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.focused is not None and app.focused.id == "query"  # the query box takes the keys
+        pane = await run(pilot, "net:198.19.1.0/24")
+        text = screen_text(app)
+        assert "8 banners, 2025-01 to 2025-06" in text
+        assert "2025-01" in text and "█" in text  # a month tick and bars
+        assert table_rows(pane) == [
+            ["2025-01", "3"],
+            ["2025-02", "2"],
+            ["2025-03", "0"],
+            ["2025-04", "1"],
+            ["2025-05", "1"],
+            ["2025-06", "1"],
+        ]
+        await pilot.press("escape", "t")
+        assert pane.has_class("tabled") and not pane.query_one(TrendChart).display
+        text = screen_text(app)
+        assert "Month" in text and "┌" not in text  # the table in the chart's place
+
+
+async def test_facet_views_stack_the_top_values_with_a_legend_of_inert_text(served):
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "net:198.19.1.0/24", facets="org:2,port:3")
+        await pilot.press("escape", "v")
+        text = screen_text(app)
+        assert "[org]" in text and "stacked, bottom to top:" in text
+        assert "Evil␛[31mRed" in text and "\x1b" not in text  # the escape shows as a symbol
+        await pilot.press("v")
+        assert "[port]" in screen_text(app)
+        # 22 and 80 (3 banners each, ties by value), then 443 (none that month)
+        assert table_rows(pane)[0] == ["2025-01", "1", "2", "0"]
+        await pilot.press("v")
+        assert "[matches]" in screen_text(app)
+
+
+async def test_two_queries_compare_on_one_line_chart_over_a_month_range(served):
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "port:22", compare="port:80", **{"from": "2025-02", "to": "2025-04"})
+        chart = pane.query_one(TrendChart)
+        assert chart.kind == "line" and [s.label for s in chart.series] == ["port:22", "port:80"]
+        assert table_rows(pane) == [["2025-02", "1", "1"], ["2025-03", "0", "0"], ["2025-04", "0", "0"]]
+        text = screen_text(app)
+        assert "━━ port:22" in text and "━━ port:80" in text
+        # a new range is applied without asking again
+        month = pane.query_one("#trend-to", Input)
+        month.value = "2025-02"
+        month.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert table_rows(pane) == [["2025-02", "1", "1"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "fields", "message"),
+    [
+        ("after:2025-01-01", {}, "trends have no filter 'after'"),
+        ("port:22", {"facets": "transport"}, "trends have no facet 'transport'"),
+        ("port:22", {"compare": "port:"}, "Compared query"),
+        ("port:22", {"from": "2025-13"}, "Months are YYYY-MM"),
+        ("", {}, "Type a query first"),
+    ],
+)
+async def test_what_cannot_run_is_said_and_kept(served, query, fields, message):
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, query, **fields)
+        assert message in screen_text(app)
+        assert pane.query_one("#query", Input).value == query
+        assert pane.result is None
+
+
+async def test_a_plan_without_trends_is_told_so(served):
+    app = SpyglassApp(served.profile(served.key("member")), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "port:22")
+        assert "Trends requires an enterprise plan" in screen_text(app)
+        assert pane.query_one("#query", Input).value == "port:22"

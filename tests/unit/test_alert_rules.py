@@ -1,0 +1,117 @@
+"""The alert triggers' rules over banners, the parsers of networks and services, the delivery
+backoff, and serve's --notifier-url."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spyglass.present.alerts import BadNetwork, network_size, networks_from_text, parse_networks
+from spyglass.server.alerts.delivery import RETRY_MAX, backoff, message_for
+from spyglass.server.alerts.engine import parse_service
+from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, matching, parse_names
+
+
+def banner(port: int = 9999, **extra) -> dict:
+    return {"ip_str": "127.0.0.1", "port": port, "transport": "tcp", "timestamp": "2026-11-20T10:00:00", **extra}
+
+
+@pytest.mark.parametrize(
+    ("seen", "new", "fires"),
+    [
+        (banner(), False, {"any", "uncommon"}),
+        (banner(), True, {"any", "uncommon", "new_service"}),
+        (banner(443), False, {"any"}),
+        (banner(502, tags=["ics"]), False, {"any", "uncommon", "industrial_control_system"}),
+        (banner(80, tags=["compromised"]), False, {"any", "malware"}),
+        (banner(22, tags=["scanner"]), False, {"any", "internet_scanner"}),
+        (banner(443, vulns={"CVE-2014-0160": {"verified": True}}), False, {"any", "vulnerable"}),
+        (banner(443, tags="ics"), False, {"any", "industrial_control_system"}),  # read as search reads it
+        (banner(443, tags={"ics": 1}), False, {"any"}),  # odd types never match nor break the batch
+    ],
+)
+def test_each_trigger_means_what_its_rule_says(seen, new, fires):
+    assert matching([(seen, new)], set(TRIGGERS)) == [fires]
+
+
+def test_a_batch_matches_each_banner_on_its_own():
+    batch = [(banner(80), False), (banner(502, tags=["ics"]), True), (banner(22), False)]
+    assert matching(batch, {"industrial_control_system", "new_service"}) == [
+        set(),
+        {"industrial_control_system", "new_service"},
+        set(),
+    ]
+
+
+def test_trigger_names():
+    assert parse_names("any, new_service,any") == ["any", "new_service"]
+    with pytest.raises(UnknownTrigger, match="Unknown trigger bogus, nope"):
+        parse_names("any,bogus,nope")
+    with pytest.raises(UnknownTrigger):
+        parse_names(" , ")
+
+
+@given(st.ip_addresses(), st.integers(0, 65535))
+def test_a_service_has_one_written_form(address, port):
+    written = f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}"
+    assert parse_service(written) == f"{address}:{port}"
+    assert parse_service(parse_service(written)) == parse_service(written)
+
+
+@pytest.mark.parametrize("text", ["127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "host:80", ":80", "1.2.3.4:-1"])
+def test_not_a_service(text):
+    with pytest.raises(ValueError, match="not a service"):
+        parse_service(text)
+
+
+@given(st.lists(st.tuples(st.ip_addresses(v=4), st.integers(24, 32)), min_size=1, max_size=6))
+def test_network_size_counts_every_address_once(parts):
+    networks = [ipaddress.ip_network((address, bits), strict=False) for address, bits in parts]
+    covered = set()
+    for n in networks:
+        covered.update(range(int(n.network_address), int(n.broadcast_address) + 1))
+    assert network_size(networks) == len(covered)
+    assert networks_from_text(", ".join(map(str, networks))) == networks
+
+
+@pytest.mark.parametrize("value", [[], "", ["10.0.0.300"], ["10.0.0.0/33"], [7], None, {"ip": "x"}])
+def test_bad_networks_are_named(value):
+    with pytest.raises(BadNetwork, match="filters.ip"):
+        parse_networks(value)
+
+
+def test_backoff_doubles_up_to_a_ceiling():
+    waits = [backoff(n) for n in range(1, 20)]
+    assert waits[1] == 2 * waits[0] and waits == sorted(waits) and waits[-1] == RETRY_MAX
+
+
+def test_the_message_names_the_service_and_stays_inert():
+    msg = message_for(
+        {
+            "event": "E1",
+            "alert": {"id": "A1", "name": "lab\x1b[31m"},
+            "triggers": ["new_service"],
+            "service": "127.0.0.1:80",
+            "transport": "tcp",
+            "banner": {"product": "nginx\x1b]0;pwned\x07"},
+        }
+    )
+    assert msg.event == "E1" and "new_service on 127.0.0.1:80" in msg.subject
+    assert "\x1b" not in msg.subject + msg.text and "Product: nginx" in msg.text
+
+
+def test_serve_takes_notifier_urls():
+    from spyglass.cli.commands.serve import parse_notifier_urls
+
+    assert parse_notifier_urls(["slack=http://127.0.0.1:9", "phone=https://sms.example/send"]) == {
+        "slack": "http://127.0.0.1:9",
+        "phone": "https://sms.example/send",
+    }
+    for bad in ("pigeon=http://x", "slack", "slack=ftp://x"):
+        with pytest.raises(ValueError, match="--notifier-url takes PROVIDER=URL"):
+            parse_notifier_urls([bad])
+    assert argparse  # the flag itself is exercised by test_cli_help's walk

@@ -1,0 +1,101 @@
+"""Reading what a scan asks for: the ``ips`` field, the form's request, the allowed networks."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spyglass.netools.scantargets import (
+    BadTargets,
+    NotAllowed,
+    ScanSpec,
+    check_allowed,
+    parse_ips,
+    request_spec,
+    scan_request,
+)
+
+LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
+
+
+def test_a_comma_list_collapses_overlaps_and_counts_addresses():
+    spec = parse_ips("127.0.0.1, 127.0.0.0/30,127.0.0.1", ["http"])
+    assert spec.networks == ["127.0.0.0/30"]
+    assert spec.addresses() == 4
+    assert spec.probe_count(3) == 12
+    assert [(p.ip, p.port, p.protocol) for p in spec.probes([443, 80])][:3] == [
+        ("127.0.0.0", 80, None),
+        ("127.0.0.0", 443, None),
+        ("127.0.0.1", 80, None),
+    ]
+
+
+def test_a_json_mapping_takes_pairs_and_bare_ports():
+    spec = parse_ips(json.dumps({"127.0.0.1": [[80, "http"], 22], "::1": [[6379, "redis"]]}), ["http", "redis"])
+    assert spec.services == {"127.0.0.1/32": [(80, "http"), (22, None)], "::1/128": [(6379, "redis")]}
+    assert spec.addresses() == 2
+    assert ScanSpec.from_json(spec.to_json()) == spec
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "no IPs given"),
+        ("127.0.0.1,,127.0.0.2", "empty item"),
+        ("127.0.0.300", "not an IP address"),
+        ("{not json", "not: "),
+        ('{"127.0.0.1": [[80, "gopher"]]}', "unknown protocol"),
+        ('{"127.0.0.1": [[0, "http"]]}', "not a port"),
+        ('{"127.0.0.1": [["80", "http"]]}', "not a port"),
+        ('{"127.0.0.1": []}', "pairs"),
+        ("[1, 2]", "not an IP address"),
+    ],
+)
+def test_bad_fields_say_what_is_wrong(text, message):
+    with pytest.raises(BadTargets, match=message):
+        parse_ips(text, ["http"])
+
+
+def test_targets_outside_the_allowed_networks_are_refused_naming_the_setting():
+    check_allowed(parse_ips("127.1.0.0/16,::1", None), LOOPBACK)
+    for outside in ("10.0.0.1", "127.0.0.0/7", "::2"):
+        with pytest.raises(NotAllowed, match="--scan-allow"):
+            check_allowed(parse_ips(outside, None), LOOPBACK)
+
+
+def test_the_forms_request_is_what_the_server_reads():
+    request = scan_request(["127.0.0.1", "127.0.0.0/30"], "80, 443/https")
+    assert request == {"127.0.0.1/32": [80, [443, "https"]], "127.0.0.0/30": [80, [443, "https"]]}
+    assert request_spec(request, ["https"]).addresses() == 4
+    assert scan_request(["127.0.0.1", " "], "") == "127.0.0.1/32"
+    for targets, ports in ((["nope"], ""), ([], ""), (["127.0.0.1"], "99999"), (["127.0.0.1"], "443/")):
+        with pytest.raises(ValueError):
+            scan_request(targets, ports)
+
+
+@given(st.text(max_size=200))
+def test_any_text_is_read_or_refused_in_words(text):
+    try:
+        spec = parse_ips(text, ["http"])
+    except BadTargets as exc:
+        assert str(exc)
+    else:
+        assert spec.addresses() >= 1
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=20), c, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_any_json_is_read_or_refused_in_words(value):
+    try:
+        parse_ips(json.dumps({"127.0.0.1": value}), ["http"])
+    except BadTargets as exc:
+        assert str(exc)
