@@ -64,6 +64,7 @@ def test_registry_ids_are_module_names():
     classes = load_panes()
     assert [cls.ID for cls in classes] == pane_ids()
     assert pane_ids()[:4] == ["search", "host", "geo", "account"]
+    assert {"directory", "dns"} <= set(pane_ids())
     assert len(classes) == len(PANES) == len(set(pane_ids()))
     for cls in classes:
         assert cls.TITLE and cls.HELP and cls.SECTION  # KEYS may be empty: ctrl+g and the pane bar reach it

@@ -18,7 +18,7 @@ from tests.conftest import backend_with
 from tests.tui.conftest import FROZEN
 from tests.tui.test_snapshots import SIZES, SMALL, steps
 
-DIRECTORY_SNAPSHOT_PORT = 47853  # its own fixed port: the status bar shows the endpoint
+DIRECTORY_SNAPSHOT_PORT = 28453  # fixed (the status bar shows it), below the ephemeral range (32768-60999)
 _accounts = itertools.count()
 
 

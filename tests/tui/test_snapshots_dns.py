@@ -20,7 +20,7 @@ from tests.servers import DnsServer
 from tests.tui.conftest import FROZEN
 from tests.tui.test_snapshots import SIZES, SMALL, steps
 
-DNS_SNAPSHOT_PORT = 47852  # its own fixed port: the status bar shows the endpoint
+DNS_SNAPSHOT_PORT = 28452  # fixed (the status bar shows it), below the ephemeral range (32768-60999)
 _accounts = itertools.count()
 
 

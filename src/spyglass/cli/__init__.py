@@ -33,6 +33,8 @@ FAMILIES = (
     "data",
     "org",
     "geonet",
+    "dns",
+    "directory",
     "serve",
     "profile",
     "dashboard",
