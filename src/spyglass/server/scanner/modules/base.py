@@ -56,6 +56,7 @@ class Conn:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float) -> None:
         self.reader, self.writer = reader, writer
         self.deadline = time.monotonic() + timeout
+        self.pending = b""  # read past the end of one reply: the start of the next
 
     @classmethod
     async def open(cls, t: Target, tls: ssl.SSLContext | None = None) -> Conn:
@@ -70,6 +71,7 @@ class Conn:
         return conn
 
     async def start_tls(self, tls: ssl.SSLContext) -> None:
+        self.pending = b""  # nothing sent in the clear may pass for what is said inside TLS
         try:
             await asyncio.wait_for(self.writer.start_tls(tls, server_hostname=None), self.left())
         except (OSError, TimeoutError, ValueError, RuntimeError) as exc:  # SSLError is an OSError
@@ -97,7 +99,7 @@ class Conn:
         """Bytes read until ``done(buffer)``, EOF, a reset, ``limit`` bytes or the deadline
         (or ``wait`` seconds, if shorter), whichever comes first."""
         end = self.deadline if wait is None else min(self.deadline, time.monotonic() + wait)
-        buf = b""
+        buf, self.pending = self.pending, b""
         while len(buf) < limit and not done(buf):
             left = end - time.monotonic()
             if left <= 0:
