@@ -68,7 +68,12 @@ class Cert:
     def sha1(self) -> str:
         return hashlib.sha1(self.der).hexdigest()
 
-    def context(self, minimum: ssl.TLSVersion | None = None, maximum: ssl.TLSVersion | None = None) -> ssl.SSLContext:
+    def context(
+        self,
+        minimum: ssl.TLSVersion | None = None,
+        maximum: ssl.TLSVersion | None = None,
+        alpn: list[str] | None = None,
+    ) -> ssl.SSLContext:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         with tempfile.TemporaryDirectory() as tmp:
             cert, key = Path(tmp, "cert.pem"), Path(tmp, "key.pem")
@@ -79,6 +84,8 @@ class Cert:
             ctx.minimum_version = minimum
         if maximum:
             ctx.maximum_version = maximum
+        if alpn:
+            ctx.set_alpn_protocols(alpn)
         return ctx
 
 
@@ -192,7 +199,7 @@ def http_service(
 @contextlib.contextmanager
 def https_service(cert: Cert | None = None, **versions) -> Iterator[Service]:
     """The HTTP service over TLS with ``cert`` (a fresh one by default); ``minimum``/``maximum``
-    TLS versions as in :meth:`Cert.context`."""
+    TLS versions and ``alpn`` protocols as in :meth:`Cert.context`."""
     cert = cert or make_cert()
     with http_service(cert.context(**versions)) as svc:
         svc.facts["cert"] = cert

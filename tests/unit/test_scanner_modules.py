@@ -128,11 +128,12 @@ async def test_https_certificate_and_versions():
 
 async def test_https_chain_and_expired():
     cert = ss.make_cert("old.scan.test", expired=True)
-    with ss.https_service(cert) as svc:
+    with ss.https_service(cert, alpn=["http/1.1", "h2"]) as svc:
         found = await probe(svc.host, svc.port, timeout=TIMEOUT)  # sniffed: a GET gets no HTTP answer
     assert found is not None and found.module == "https"
     tls = found.members["ssl"]
     assert tls["cert"]["expired"] is True
+    assert tls["alpn"] == ["h2", "http/1.1"]  # both, though a handshake offering both learns one
     assert "TLSv1.3" in tls["versions"] and "TLSv1.2" in tls["versions"]
     assert tls["cipher"]["version"] == "TLSv1.3"
     if len(tls["chain"]) > 1:  # the whole chain where this Python exposes it

@@ -141,4 +141,23 @@ async def grab_ssl(t: Target) -> dict | None:
         await conn.close()
     accepted = await asyncio.gather(*(accepts(t, v) for v in VERSIONS.values()))
     member["versions"] = [n if ok else f"-{n}" for n, ok in zip(VERSIONS, accepted, strict=True) if ok is not None]
+    # A handshake offers several protocols and learns one: ask for each alone to learn them all.
+    # (A service that chose none of them when offered all takes none.)
+    chosen = member.get("alpn") or []
+    if chosen:
+        others = [p for p in ALPN if p not in chosen]
+        agreed = dict(zip(others, await asyncio.gather(*(selects(t, p) for p in others)), strict=True))
+        member["alpn"] = [p for p in ALPN if p in chosen or agreed.get(p)]
     return member
+
+
+async def selects(t: Target, protocol: str) -> bool:
+    """Whether the service agrees to ``protocol`` when it is the only one offered."""
+    try:
+        conn = await Conn.open(t, insecure_tls([protocol]))
+    except (Closed, NotTLS):
+        return False
+    try:
+        return conn.ssl_object is not None and conn.ssl_object.selected_alpn_protocol() == protocol
+    finally:
+        await conn.close()
