@@ -228,11 +228,17 @@ class LoopThread:
 
 @contextlib.contextmanager
 def asyncio_service(handler: Callable, facts: dict | None = None) -> Iterator[Service]:
-    """Any ``asyncio.start_server`` connection handler, served from a thread."""
+    """Any ``asyncio.start_server`` connection handler, served from a thread. On exit every
+    connection is dropped, so a handler waiting on its peer ends."""
     lt = LoopThread()
+    writers: list[asyncio.StreamWriter] = []
+
+    async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        await handler(reader, writer)
 
     async def start():
-        return await asyncio.start_server(handler, HOST, 0)
+        return await asyncio.start_server(tracked, HOST, 0)
 
     server = lt.run(start())
     try:
@@ -241,10 +247,12 @@ def asyncio_service(handler: Callable, facts: dict | None = None) -> Iterator[Se
 
         async def close():
             server.close()
+            await asyncio.sleep(0.01)  # handlers of connections accepted just now start and are tracked
+            for writer in writers:
+                writer.transport.abort()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 2)
 
         with contextlib.suppress(Exception):
             lt.run(close())
@@ -259,9 +267,14 @@ def ssh_service(key_type: str = "ssh-ed25519") -> Iterator[Service]:
 
     key = asyncssh.generate_private_key(key_type)
     lt = LoopThread()
+    connections: list = []  # closing the listener leaves them open: they are closed one by one
+
+    class Server(asyncssh.SSHServer):
+        def connection_made(self, conn) -> None:
+            connections.append(conn)
 
     async def start():
-        return await asyncssh.listen(HOST, 0, server_host_keys=[key], reuse_address=True)
+        return await asyncssh.listen(HOST, 0, server_host_keys=[key], server_factory=Server, reuse_address=True)
 
     server = lt.run(start())
     try:
@@ -276,6 +289,9 @@ def ssh_service(key_type: str = "ssh-ed25519") -> Iterator[Service]:
         async def close():
             server.close()
             await server.wait_closed()
+            for conn in connections:
+                conn.abort()
+            await asyncio.sleep(0)  # let the aborted transports go
 
         with contextlib.suppress(Exception):
             lt.run(close())

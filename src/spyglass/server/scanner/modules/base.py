@@ -75,7 +75,7 @@ class Conn:
         try:
             await asyncio.wait_for(self.writer.start_tls(tls, server_hostname=None), self.left())
         except (OSError, TimeoutError, ValueError, RuntimeError) as exc:  # SSLError is an OSError
-            await self.close()
+            self.writer.transport.abort()  # no goodbye to wait for from a handshake that failed
             raise NotTLS(str(exc)) from exc
 
     @property
@@ -124,9 +124,13 @@ class Conn:
         return first + await self.read_until(lambda _b: False, limit - len(first), settle)
 
     async def close(self) -> None:
-        with contextlib.suppress(Exception):
+        """Close politely, but drop the connection if the peer does not finish a TLS goodbye within
+        a second (asyncio would otherwise keep it for its 30 s shutdown timeout)."""
+        try:
             self.writer.close()
             await asyncio.wait_for(self.writer.wait_closed(), 1.0)
+        except Exception:
+            self.writer.transport.abort()
 
 
 class NotTLS(Exception):
