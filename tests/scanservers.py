@@ -306,18 +306,29 @@ def smtp_service(cert: Cert | None = None) -> Iterator[Service]:
 
     lt = LoopThread()
     tls = cert.context() if cert else None
+    sessions: list[SMTP] = []
+
+    def session() -> SMTP:
+        sessions.append(SMTP(Sink(), hostname="mail.scan.test", tls_context=tls))
+        return sessions[-1]
 
     async def start():
-        return await asyncio.get_running_loop().create_server(
-            lambda: SMTP(Sink(), hostname="mail.scan.test", tls_context=tls), HOST, 0
-        )
+        return await asyncio.get_running_loop().create_server(session, HOST, 0)
 
     server = lt.run(start())
     try:
         yield Service(HOST, server.sockets[0].getsockname()[1], {"cert": cert, "hostname": "mail.scan.test"})
     finally:
+
+        async def close():
+            server.close()
+            for smtp in sessions:
+                if smtp.transport is not None:
+                    smtp.transport.abort()
+            await asyncio.sleep(0.01)
+
         with contextlib.suppress(Exception):
-            lt.loop.call_soon_threadsafe(server.close)
+            lt.run(close())
         lt.stop()
 
 
