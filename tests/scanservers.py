@@ -68,7 +68,12 @@ class Cert:
     def sha1(self) -> str:
         return hashlib.sha1(self.der).hexdigest()
 
-    def context(self, minimum: ssl.TLSVersion | None = None, maximum: ssl.TLSVersion | None = None) -> ssl.SSLContext:
+    def context(
+        self,
+        minimum: ssl.TLSVersion | None = None,
+        maximum: ssl.TLSVersion | None = None,
+        alpn: list[str] | None = None,
+    ) -> ssl.SSLContext:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         with tempfile.TemporaryDirectory() as tmp:
             cert, key = Path(tmp, "cert.pem"), Path(tmp, "key.pem")
@@ -79,6 +84,8 @@ class Cert:
             ctx.minimum_version = minimum
         if maximum:
             ctx.maximum_version = maximum
+        if alpn:
+            ctx.set_alpn_protocols(alpn)
         return ctx
 
 
@@ -192,7 +199,7 @@ def http_service(
 @contextlib.contextmanager
 def https_service(cert: Cert | None = None, **versions) -> Iterator[Service]:
     """The HTTP service over TLS with ``cert`` (a fresh one by default); ``minimum``/``maximum``
-    TLS versions as in :meth:`Cert.context`."""
+    TLS versions and ``alpn`` protocols as in :meth:`Cert.context`."""
     cert = cert or make_cert()
     with http_service(cert.context(**versions)) as svc:
         svc.facts["cert"] = cert
@@ -221,11 +228,17 @@ class LoopThread:
 
 @contextlib.contextmanager
 def asyncio_service(handler: Callable, facts: dict | None = None) -> Iterator[Service]:
-    """Any ``asyncio.start_server`` connection handler, served from a thread."""
+    """Any ``asyncio.start_server`` connection handler, served from a thread. On exit every
+    connection is dropped, so a handler waiting on its peer ends."""
     lt = LoopThread()
+    writers: list[asyncio.StreamWriter] = []
+
+    async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        await handler(reader, writer)
 
     async def start():
-        return await asyncio.start_server(handler, HOST, 0)
+        return await asyncio.start_server(tracked, HOST, 0)
 
     server = lt.run(start())
     try:
@@ -234,10 +247,12 @@ def asyncio_service(handler: Callable, facts: dict | None = None) -> Iterator[Se
 
         async def close():
             server.close()
+            await asyncio.sleep(0.01)  # handlers of connections accepted just now start and are tracked
+            for writer in writers:
+                writer.transport.abort()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 2)
 
         with contextlib.suppress(Exception):
             lt.run(close())
@@ -252,9 +267,14 @@ def ssh_service(key_type: str = "ssh-ed25519") -> Iterator[Service]:
 
     key = asyncssh.generate_private_key(key_type)
     lt = LoopThread()
+    connections: list = []  # closing the listener leaves them open: they are closed one by one
+
+    class Server(asyncssh.SSHServer):
+        def connection_made(self, conn) -> None:
+            connections.append(conn)
 
     async def start():
-        return await asyncssh.listen(HOST, 0, server_host_keys=[key], reuse_address=True)
+        return await asyncssh.listen(HOST, 0, server_host_keys=[key], server_factory=Server, reuse_address=True)
 
     server = lt.run(start())
     try:
@@ -269,6 +289,9 @@ def ssh_service(key_type: str = "ssh-ed25519") -> Iterator[Service]:
         async def close():
             server.close()
             await server.wait_closed()
+            for conn in connections:
+                conn.abort()
+            await asyncio.sleep(0)  # let the aborted transports go
 
         with contextlib.suppress(Exception):
             lt.run(close())
@@ -283,18 +306,29 @@ def smtp_service(cert: Cert | None = None) -> Iterator[Service]:
 
     lt = LoopThread()
     tls = cert.context() if cert else None
+    sessions: list[SMTP] = []
+
+    def session() -> SMTP:
+        sessions.append(SMTP(Sink(), hostname="mail.scan.test", tls_context=tls))
+        return sessions[-1]
 
     async def start():
-        return await asyncio.get_running_loop().create_server(
-            lambda: SMTP(Sink(), hostname="mail.scan.test", tls_context=tls), HOST, 0
-        )
+        return await asyncio.get_running_loop().create_server(session, HOST, 0)
 
     server = lt.run(start())
     try:
         yield Service(HOST, server.sockets[0].getsockname()[1], {"cert": cert, "hostname": "mail.scan.test"})
     finally:
+
+        async def close():
+            server.close()
+            for smtp in sessions:
+                if smtp.transport is not None:
+                    smtp.transport.abort()
+            await asyncio.sleep(0.01)
+
         with contextlib.suppress(Exception):
-            lt.loop.call_soon_threadsafe(server.close)
+            lt.run(close())
         lt.stop()
 
 

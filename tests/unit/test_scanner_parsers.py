@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import struct
 
 from hypothesis import given
@@ -153,3 +154,19 @@ def test_redis_bulk_round_trip(info):
 def test_sniff_classifiers_never_raise(raw):
     assert by_greeting(raw) in (None, "ssh", "ftp", "smtp")
     assert by_answer(raw) in (None, "http", "redis", "https")
+
+
+@given(st.lists(st.tuples(st.integers(100, 599), st.lists(st.from_regex(r"[ -~]{0,20}", fullmatch=True), max_size=3))))
+async def test_replies_read_one_at_a_time(items):
+    """Replies that arrive together (pipelined, or in one packet) are still read one by one."""
+    from spyglass.server.scanner.modules.base import Conn
+
+    wire = [
+        b"".join(b"%d-%s\r\n" % (code, line.encode()) for line in more) + b"%d last\r\n" % code for code, more in items
+    ]
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"".join(wire))
+    reader.feed_eof()
+    conn = Conn(reader, None, 5.0)  # type: ignore[arg-type]  # only read here
+    assert [await replies.read(conn) for _ in wire] == wire
+    assert await replies.read(conn) == b""

@@ -11,10 +11,11 @@ import asyncio
 import logging
 
 from .modules import GRABBERS, generic
-from .modules.base import Closed, Conn, Found, NotTLS, Target
+from .modules.base import Closed, Conn, Found, NotTLS, Target, signed_hash
 from .protocols import PORTS, PROTOCOLS
 
-__all__ = ["Found", "probe"]
+# signed_hash is the original service's hash of a text: a banner's "hash" is signed_hash(data).
+__all__ = ["Found", "probe", "signed_hash"]
 
 log = logging.getLogger(__name__)
 GREETING_WAIT = 2.0  # at most, seconds a service that speaks first gets to say something (and half the timeout)

@@ -56,6 +56,7 @@ class Conn:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float) -> None:
         self.reader, self.writer = reader, writer
         self.deadline = time.monotonic() + timeout
+        self.pending = b""  # read past the end of one reply: the start of the next
 
     @classmethod
     async def open(cls, t: Target, tls: ssl.SSLContext | None = None) -> Conn:
@@ -70,10 +71,11 @@ class Conn:
         return conn
 
     async def start_tls(self, tls: ssl.SSLContext) -> None:
+        self.pending = b""  # nothing sent in the clear may pass for what is said inside TLS
         try:
             await asyncio.wait_for(self.writer.start_tls(tls, server_hostname=None), self.left())
         except (OSError, TimeoutError, ValueError, RuntimeError) as exc:  # SSLError is an OSError
-            await self.close()
+            self.writer.transport.abort()  # no goodbye to wait for from a handshake that failed
             raise NotTLS(str(exc)) from exc
 
     @property
@@ -97,7 +99,7 @@ class Conn:
         """Bytes read until ``done(buffer)``, EOF, a reset, ``limit`` bytes or the deadline
         (or ``wait`` seconds, if shorter), whichever comes first."""
         end = self.deadline if wait is None else min(self.deadline, time.monotonic() + wait)
-        buf = b""
+        buf, self.pending = self.pending, b""
         while len(buf) < limit and not done(buf):
             left = end - time.monotonic()
             if left <= 0:
@@ -122,9 +124,13 @@ class Conn:
         return first + await self.read_until(lambda _b: False, limit - len(first), settle)
 
     async def close(self) -> None:
-        with contextlib.suppress(Exception):
+        """Close politely, but drop the connection if the peer does not finish a TLS goodbye within
+        a second (asyncio would otherwise keep it for its 30 s shutdown timeout)."""
+        try:
             self.writer.close()
             await asyncio.wait_for(self.writer.wait_closed(), 1.0)
+        except Exception:
+            self.writer.transport.abort()
 
 
 class NotTLS(Exception):

@@ -41,7 +41,7 @@ def features(feat_reply: bytes) -> dict:
 async def grab(t: Target) -> Found | None:
     conn = await Conn.open(t)
     try:
-        greeting = replies.first_reply(await conn.read_until(replies.done))
+        greeting = await replies.read(conn)
         if replies.code(greeting) not in (220, 120):
             return None
         transcript = [greeting]
@@ -49,7 +49,7 @@ async def grab(t: Target) -> Found | None:
         async def ask(command: bytes) -> bytes:
             if not await conn.send(command + b"\r\n"):
                 return b""
-            reply = replies.first_reply(await conn.read_until(replies.done))
+            reply = await replies.read(conn)
             transcript.append(reply)
             return reply
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .base import Conn
 
 _FINAL = re.compile(rb"(?:^|\n)(\d{3})(?: [^\n]*)?\r?\n", re.S)
 
@@ -33,3 +37,11 @@ def lines(reply: bytes) -> list[str]:
 
 def text(reply: bytes) -> str:
     return reply.decode("utf-8", "replace")
+
+
+async def read(conn: Conn) -> bytes:
+    """The next whole reply on ``conn`` (what came after it waits for the next read)."""
+    raw = await conn.read_until(done)
+    reply = first_reply(raw)
+    conn.pending = raw[len(reply) :]
+    return reply

@@ -37,7 +37,7 @@ async def grab(t: Target) -> Found | None:
     conn = await Conn.open(t)
     members: dict = {}
     try:
-        greeting = replies.first_reply(await conn.read_until(replies.done))
+        greeting = await replies.read(conn)
         if replies.code(greeting) != 220:
             return None
         transcript = [greeting]
@@ -45,7 +45,7 @@ async def grab(t: Target) -> Found | None:
         async def ask(command: bytes) -> bytes:
             if not await conn.send(command + b"\r\n"):
                 return b""
-            reply = replies.first_reply(await conn.read_until(replies.done))
+            reply = await replies.read(conn)
             transcript.append(reply)
             return reply
 

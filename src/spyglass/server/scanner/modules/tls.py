@@ -30,7 +30,7 @@ def session_member(sslobj: ssl.SSLObject) -> dict:
     out: dict = {}
     ders = chain_der(sslobj)
     if ders:
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError):  # not a certificate cryptography can parse at all
             out["cert"] = cert_member(x509.load_der_x509_certificate(ders[0]))
         out["chain"] = [ssl.DER_cert_to_PEM_cert(d) for d in ders]
         out["chain_sha256"] = [hashlib.sha256(d).hexdigest() for d in ders]
@@ -77,12 +77,24 @@ def cert_member(cert: x509.Certificate) -> dict:
         "subject": name_member(cert.subject),
         "issuer": name_member(cert.issuer),
         "fingerprint": {"sha1": hashlib.sha1(der).hexdigest(), "sha256": hashlib.sha256(der).hexdigest()},
-        "pubkey": pubkey_member(cert),
-        "extensions": [
-            {"name": getattr(e.oid, "_name", None) or e.oid.dotted_string, "critical": e.critical}
-            for e in cert.extensions
-        ],
+        "pubkey": _or_none(pubkey_member, cert),
+        "extensions": _or_none(extensions_member, cert),
     }
+
+
+def extensions_member(cert: x509.Certificate) -> list[dict]:
+    return [
+        {"name": getattr(e.oid, "_name", None) or e.oid.dotted_string, "critical": e.critical} for e in cert.extensions
+    ]
+
+
+def _or_none(part, cert: x509.Certificate):
+    """A part of a certificate that cryptography refuses to read (a malformed extension, an unknown
+    key type) is None; the rest of the certificate still counts."""
+    try:
+        return part(cert)
+    except Exception:
+        return None
 
 
 def pubkey_member(cert: x509.Certificate) -> dict:
@@ -129,4 +141,23 @@ async def grab_ssl(t: Target) -> dict | None:
         await conn.close()
     accepted = await asyncio.gather(*(accepts(t, v) for v in VERSIONS.values()))
     member["versions"] = [n if ok else f"-{n}" for n, ok in zip(VERSIONS, accepted, strict=True) if ok is not None]
+    # A handshake offers several protocols and learns one: ask for each alone to learn them all.
+    # (A service that chose none of them when offered all takes none.)
+    chosen = member.get("alpn") or []
+    if chosen:
+        others = [p for p in ALPN if p not in chosen]
+        agreed = dict(zip(others, await asyncio.gather(*(selects(t, p) for p in others)), strict=True))
+        member["alpn"] = [p for p in ALPN if p in chosen or agreed.get(p)]
     return member
+
+
+async def selects(t: Target, protocol: str) -> bool:
+    """Whether the service agrees to ``protocol`` when it is the only one offered."""
+    try:
+        conn = await Conn.open(t, insecure_tls([protocol]))
+    except (Closed, NotTLS):
+        return False
+    try:
+        return conn.ssl_object is not None and conn.ssl_object.selected_alpn_protocol() == protocol
+    finally:
+        await conn.close()
