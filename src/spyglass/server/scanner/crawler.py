@@ -9,11 +9,9 @@ import socket
 import uuid
 from datetime import UTC, datetime
 
-import mmh3
-
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.netools.scantargets import Probe
-from spyglass.server.scanner.probe import Found
+from spyglass.server.scanner.probe import Found, signed_hash
 
 CRAWLER = f"spyglass-{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname()).hex[:12]}"  # stable per machine
 
@@ -30,11 +28,6 @@ LOCAL_NETWORK = {
     "longitude": None,
 }
 KNOWN_MEMBERS = ("location", "org", "isp", "asn", "hostnames", "domains")
-
-
-def data_hash(data: str) -> int:
-    """The banner's ``hash``: MurmurHash3 (32-bit, signed) of its data, as the original service."""
-    return mmh3.hash(data.encode("utf-8", "surrogateescape"))
 
 
 def is_local(address: str) -> bool:
@@ -64,7 +57,7 @@ def banner_of(
             "transport": "tcp",
             "timestamp": stamp,
             "data": found.data,
-            "hash": data_hash(found.data),
+            "hash": signed_hash(found.data),
             f"_{DEFAULT_NAMESPACE}": {
                 "id": str(uuid.uuid4()),
                 "module": found.module,
