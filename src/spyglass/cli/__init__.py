@@ -33,8 +33,6 @@ FAMILIES = (
     "data",
     "org",
     "geonet",
-    "dns",
-    "directory",
     "serve",
     "profile",
     "dashboard",

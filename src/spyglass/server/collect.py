@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from spyglass.server.index.banners import BannerIndex, IndexBusy, prepare
 from spyglass.server.index.records import Prepared
 from spyglass.server.index.shape import BadBanner
+from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.collect")
 
@@ -63,13 +64,8 @@ class Collector:
         self._task = asyncio.create_task(self._run(), name="collector")
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel(self._task)
+        self._task = None
         if self._pending:  # stop means the process is ending: store what was handed over, tell
             # the listeners still running (the alert engine stops after the collector) and the callers
             self._notify_all(await asyncio.to_thread(self._store_pending, self._take()))

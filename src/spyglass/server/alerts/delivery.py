@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from spyglass.safetext import clean
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
 from spyglass.server.alerts.store import AlertStore, Delivery, NotifierRow
+from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
 
@@ -79,11 +80,7 @@ class DeliveryWorker:
         try:
             await asyncio.wait_for(asyncio.shield(self._task), STOP_GRACE)
         except TimeoutError:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await cancel(self._task)
         self._task = None
 
     async def _run(self) -> None:

@@ -19,6 +19,7 @@ from spyglass.server.alerts.store import AlertRow, AlertStore
 from spyglass.server.alerts.triggers import matching
 from spyglass.server.collect import Collected
 from spyglass.server.index.shape import BadBanner, normalize
+from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
 
@@ -53,13 +54,8 @@ class AlertEngine:
         self._task = asyncio.create_task(self._run(), name="alert triggers")
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel(self._task)
+        self._task = None
         while not self._queue.empty():  # what was collected before stop still notifies after restart
             await asyncio.to_thread(self.process, self._queue.get_nowait())
 

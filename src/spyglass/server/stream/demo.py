@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from spyglass.server.collect import Collector
 from spyglass.server.index import BannerIndex
+from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.demo")
 
@@ -38,13 +39,8 @@ class DemoCollector:
         self._task = asyncio.create_task(self._run(), name="demo-collector")
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         from spyglass.datagen import generate
