@@ -106,6 +106,18 @@ async def test_a_scan_finds_a_service_and_its_results_are_searchable(scanning):
     assert (item.status, item.size, item.api_key, item.credits_left) == ("DONE", 1, key, before - 1)
 
 
+async def test_every_service_found_is_counted(scanning):
+    """Many results in flight at once: each is stored and counted once (a batch being stored when
+    the probes ended was once stored but not counted)."""
+    addresses = [f"127.0.7.{i}" for i in range(1, 61)]
+    with Greeter(addresses, b"220 one of many\r\n") as service:
+        async with Clients.from_profile(scanning.profile(scanning.key("enterprise"))) as c:
+            submitted = await c.scans.submit({"127.0.7.0/26": [service.port]})
+            done = await wait_done(c, submitted.id)
+            found = await c.search.count(f"scan:{submitted.id}")
+    assert (done.count, done.probes, done.found, found.total) == (64, 64, 60, 60)
+
+
 async def test_refusals_charge_nothing(scanning):
     member = scanning.key("member")
     account = scanning.store.account_for_key(member)
@@ -178,7 +190,7 @@ async def test_a_restart_mid_scan_resumes_and_loses_nothing(tmp_path):
                 done = await wait_done(c, submitted.id)
                 found = await c.search.count(f"scan:{submitted.id}")
     assert done.probed == done.probes == 16
-    assert found.total == 12  # every listening address once (12 of the 16 answer)
+    assert found.total == done.found == 12  # every listening address once (12 of the 16 answer)
 
 
 async def test_scan_results_are_published_to_the_stream(scanning):

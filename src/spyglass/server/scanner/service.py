@@ -9,6 +9,7 @@ watermark is saved, so a restart resumes where the stored results end and nothin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections.abc import Iterator
@@ -82,6 +83,7 @@ class ScanRun:
         self.results: list[dict] = []
         self.found = scan.found
         self.saved = scan.probed
+        self.finished = asyncio.Event()  # every probe has ended (or been cut off by a stop)
 
     def watermark(self) -> int:
         """Every probe before this position has finished and its banner, if any, is in results."""
@@ -94,17 +96,18 @@ class ScanRun:
         flusher = asyncio.create_task(self._flush_every())
         try:
             await asyncio.gather(*workers)
-            flusher.cancel()
-            await self._flush()
-            store.progress(self.scan.id, self.scan.probes, self.found)
-            store.set_status(self.scan.id, DONE)
-            log.info("scan %s done: %d services found", self.scan.id, self.found)
-        except asyncio.CancelledError:
-            for task in [*workers, flusher]:
+        except asyncio.CancelledError:  # the server is stopping: probes end, what they found is kept
+            for task in workers:
                 task.cancel()
-            await asyncio.gather(*workers, flusher, return_exceptions=True)
-            await self._flush()  # what was found is kept; the rest is probed again after the restart
+            await asyncio.gather(*workers, return_exceptions=True)
+            self.finished.set()
+            await flusher  # never cut off mid-batch: its last flush stores and counts what was found
             raise
+        self.finished.set()
+        await flusher
+        store.progress(self.scan.id, self.scan.probes, self.found)
+        store.set_status(self.scan.id, DONE)
+        log.info("scan %s done: %d services found", self.scan.id, self.found)
 
     async def _work(self) -> None:
         assert self.service._slots is not None
@@ -131,9 +134,15 @@ class ScanRun:
         return banner_of(target, found, self.scan.id, last_seen)
 
     async def _flush_every(self) -> None:
+        """Flush every FLUSH_EVERY seconds, and a last time once the probes are over."""
         while True:
-            await asyncio.sleep(FLUSH_EVERY)
+            last = self.finished.is_set()  # read first: a flush under way when it is set is not the last
+            if not last:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.finished.wait(), FLUSH_EVERY)
             await self._flush()
+            if last:
+                return
 
     async def _flush(self) -> None:
         mark = self.watermark()
