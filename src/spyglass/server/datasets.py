@@ -43,6 +43,10 @@ SUFFIX = ".json.gz"
 POLL = 30.0  # seconds between looks at the record store (another process may import into it)
 PAUSE = 2.0  # seconds at least between passes: a busy collector does not rebuild a month per batch
 BATCH = 2000  # banners read from the record store at a time
+# After each batch or file the thread rests this many times as long as it worked: building the
+# files of a large data dir takes longer, and searches answer meanwhile as if it were not there
+# (the thread shares the interpreter with the requests).
+REST = 3.0
 
 MIGRATIONS = (
     """
@@ -167,7 +171,11 @@ class DatasetService:
         with self._lock:
             return self._db.execute("SELECT 1 FROM stale LIMIT 1").fetchone() is not None
 
+    def _rest(self, since: float) -> None:
+        self._stop.wait(min(1.0, (time.monotonic() - since) * REST))
+
     def catalogue(self) -> None:
+        started = time.monotonic()
         for batch in self.records.since(self.catalogued_seq(), BATCH):
             rows: list[tuple[str, str, int]] = []
             stale: set[tuple[str, str]] = set()
@@ -192,6 +200,8 @@ class DatasetService:
                     raise
             if self._stop.is_set():
                 return
+            self._rest(started)
+            started = time.monotonic()
 
     # -- building ------------------------------------------------------------------------------
     def build_stale(self) -> None:
@@ -200,7 +210,9 @@ class DatasetService:
         for dataset, period in stale:
             if self._stop.is_set():
                 return
+            started = time.monotonic()
             self.build(dataset, period)
+            self._rest(started)
 
     def _seqs(self, period: str) -> list[int]:
         """The period's banners, oldest first (a day, or every day of a month)."""
