@@ -240,7 +240,7 @@ class AlertsPane(Pane):
             alert = await clients.alerts.create(name, networks, expires=expires)
         self.selected = alert.id
         self.action_new(focus=False)
-        self.app.notify(f"Saved alert {clean(alert.name, one_line=True)}", timeout=3)
+        self.app.notify(f"Saved alert {clean(alert.name, one_line=True)}", timeout=3, markup=False)
         await self.load(clients)
 
     def action_new(self, focus: bool = True) -> None:
@@ -273,7 +273,7 @@ class AlertsPane(Pane):
         async def delete() -> None:
             await clients.alerts.delete(alert_id)
             self.selected = None
-            self.app.notify("Alert deleted", timeout=3)
+            self.app.notify("Alert deleted", timeout=3, markup=False)
             await self.load(clients)
 
         self.call("delete", delete)

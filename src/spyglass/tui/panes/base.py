@@ -136,7 +136,7 @@ class Pane(VerticalScroll):
 
     def run_arg(self, arg: str) -> None:
         """Fill the pane's input with ``arg`` and run it (``--pane ID ARG``, or a Navigate message)."""
-        self.app.notify(f"The {self.TITLE} pane takes no argument", severity="warning")
+        self.app.notify(f"The {self.TITLE} pane takes no argument", severity="warning", markup=False)
 
     error_source: str | None = None  # the call whose failure is shown, cleared when it next succeeds
 

@@ -238,7 +238,9 @@ class DirectoryPane(Pane):
         if index < len(self.shown) and self.shown[index].id == query_id:
             self.shown[index] = saved
             self.query_one("#dir-queries", Table).update_record(str(index), self.row(saved))
-        self.app.notify(f"Voted {'up' if value > 0 else 'down'}: {clean(saved.title, one_line=True, max_chars=60)}")
+        self.app.notify(
+            f"Voted {'up' if value > 0 else 'down'}: {clean(saved.title, one_line=True, max_chars=60)}", markup=False
+        )
 
 
 class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):

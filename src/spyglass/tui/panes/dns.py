@@ -224,4 +224,4 @@ class DnsPane(Pane):
         if 0 <= index < len(self.ips) and self.ips[index]:
             self.post_message(OpenHost(self.ips[index]))
         elif 0 <= index < len(self.ips):
-            self.app.notify("This row has no IP address to open", severity="warning")
+            self.app.notify("This row has no IP address to open", severity="warning", markup=False)

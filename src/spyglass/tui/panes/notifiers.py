@@ -150,7 +150,7 @@ class NotifiersPane(Pane):
             saved = self.editing
         else:
             saved = (await clients.notifiers.create(provider, args, description=description or None)).id
-        self.query_one("#notifier-outcome", Static).update(f"Saved notifier {saved}.")
+        self.query_one("#notifier-outcome", Static).update(safe_text(f"Saved notifier {saved}.", one_line=True))
         await self.reset()
         await self.load(clients)
 
@@ -193,7 +193,7 @@ class NotifiersPane(Pane):
 
         async def delete() -> None:
             await clients.notifiers.delete(n.id)
-            self.query_one("#notifier-outcome", Static).update(f"Deleted notifier {n.id}.")
+            self.query_one("#notifier-outcome", Static).update(safe_text(f"Deleted notifier {n.id}.", one_line=True))
             await self.load(clients)
 
         self.call("delete", delete)
@@ -205,14 +205,19 @@ class NotifiersPane(Pane):
         if clients is None or n is None:
             return
         outcome = self.query_one("#notifier-outcome", Static)
-        outcome.update(f"Sending a test to {n.id}…")
+        outcome.update(safe_text(f"Sending a test to {n.id}…", one_line=True))
 
         async def test() -> None:
             result = await clients.notifiers.test(n.id)
             style = "green" if result.success else "red"
             outcome.update(
                 Text.assemble(
-                    (f"Test to {n.id} ({n.provider}): {'sent' if result.success else 'failed'}", f"bold {style}"),
+                    (
+                        clean(
+                            f"Test to {n.id} ({n.provider}): {'sent' if result.success else 'failed'}", one_line=True
+                        ),
+                        f"bold {style}",
+                    ),
                     " ",
                     safe_text(result.detail, one_line=True, max_chars=300),
                 )

@@ -130,7 +130,7 @@ class ScansPane(Pane):
 
     async def send(self, clients: Clients, request) -> None:
         result = await clients.scans.submit(request)
-        self.app.notify(f"Scan {result.id}: {result.count or 0:,} IPs queued", title="Scans")
+        self.app.notify(f"Scan {result.id}: {result.count or 0:,} IPs queued", title="Scans", markup=False)
         self.check_form()
         await self.load(clients)
 
@@ -183,4 +183,6 @@ class ScansPane(Pane):
         if status == "DONE":
             self.post_message(RunSearch(f"scan:{scan_id}"))
         elif status:
-            self.app.notify(f"Scan {scan_id} is {status}: its results open once it is DONE", title="Scans")
+            self.app.notify(
+                f"Scan {scan_id} is {status}: its results open once it is DONE", title="Scans", markup=False
+            )

@@ -344,7 +344,9 @@ class SearchPane(Pane):
         saved = await clients.directory.save(title, query, description, tags)
         for pane in self.app.query("#pane-directory").results(Pane):
             pane.stale = True  # shows the new query when next opened
-        self.app.notify(f"Saved in the directory as #{saved.id}: {clean(title, one_line=True, max_chars=60)}")
+        self.app.notify(
+            f"Saved in the directory as #{saved.id}: {clean(title, one_line=True, max_chars=60)}", markup=False
+        )
 
     def action_export(self) -> None:
         from spyglass.tui.screens.export import ExportScreen

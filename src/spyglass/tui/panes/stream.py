@@ -271,7 +271,10 @@ class StreamPane(Pane):
         """``banners``, or a kind and its values: ``ports 22,443``."""
         kind, _, values = arg.strip().partition(" ")
         if kind not in dict((v, k) for k, v in KINDS):
-            self.app.notify(f"stream: no stream {clean(kind, one_line=True)!r} (banners, asn, countries, ports, vulns)")
+            self.app.notify(
+                f"stream: no stream {clean(kind, one_line=True)!r} (banners, asn, countries, ports, vulns)",
+                markup=False,
+            )
             return
         self.query_one("#stream-kind", Select).value = kind
         self.query_one("#stream-values", Input).value = values.strip()
@@ -341,7 +344,7 @@ class StreamPane(Pane):
 
         lines = [entry.raw for entry in self.query_one(Tail).ring]
         if not lines:
-            self.app.notify("Nothing to save yet")
+            self.app.notify("Nothing to save yet", markup=False)
             return
         path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}.json.gz"
 
@@ -353,7 +356,7 @@ class StreamPane(Pane):
                 out.close()
 
             await asyncio.to_thread(write)
-            self.app.notify(f"Saved {len(lines):,} banners to {safe_text(str(path), one_line=True)}")
+            self.app.notify(f"Saved {len(lines):,} banners to {clean(str(path), one_line=True)}", markup=False)
 
         self.call("save", save)
 
@@ -363,7 +366,9 @@ class StreamPane(Pane):
         recorder, self.recorder = self.recorder, None
         if recorder is not None:
             await asyncio.to_thread(recorder.close)
-            self.app.notify(f"Recorded {recorder.lines:,} banners to {safe_text(str(recorder.path), one_line=True)}")
+            self.app.notify(
+                f"Recorded {recorder.lines:,} banners to {clean(str(recorder.path), one_line=True)}", markup=False
+            )
         else:
             path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}-live.json.gz"
             self.recorder = await asyncio.to_thread(GzipLines, path)

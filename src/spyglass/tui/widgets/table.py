@@ -158,7 +158,7 @@ class Table(DataTable):
             return
         at = keys.index(self.sorted_by[0]) + 1 if self.sorted_by and self.sorted_by[0] in keys else 0
         self.sort_by(keys[at % len(keys)])
-        self.app.notify(f"Sorted by {self.shown[at % len(keys)][0].label}", timeout=2)
+        self.app.notify(f"Sorted by {self.shown[at % len(keys)][0].label}", timeout=2, markup=False)
 
     def action_sort_reverse(self) -> None:
         if self.sorted_by:
