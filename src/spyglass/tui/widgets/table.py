@@ -54,6 +54,17 @@ def sort_key(cell: Any) -> tuple[int, float | str]:
     return 1, f"{address.version}{int(address):039d}"  # exact order, IPv4 before IPv6
 
 
+def inert_cell(value: Any) -> Any:
+    """A cell as the table shows it: text is never read as markup (DataTable would parse a str), and
+    text wider than its column ends in "…" instead of being cut mid-word without a sign."""
+    if isinstance(value, str):
+        return Text(value, no_wrap=True, overflow="ellipsis", end="")
+    if isinstance(value, Text):
+        value = value.copy()
+        value.no_wrap, value.overflow = True, "ellipsis"
+    return value
+
+
 class Table(DataTable):
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False, id="table.down"),
@@ -112,7 +123,7 @@ class Table(DataTable):
         self.refresh()
 
     def _cells(self, record: dict[str, Any]) -> list[Any]:
-        return [record.get(column.key, "") for column, _ in self.shown]
+        return [inert_cell(record.get(column.key, "")) for column, _ in self.shown]
 
     def add_record(self, record: dict[str, Any], key: str | None = None) -> str:
         key = key if key is not None else str(len(self.records))
@@ -123,7 +134,7 @@ class Table(DataTable):
     def update_record(self, key: str, record: dict[str, Any]) -> None:
         self.records[key] = record
         for column, _ in self.shown:
-            self.update_cell(key, column.key, record.get(column.key, ""))
+            self.update_cell(key, column.key, inert_cell(record.get(column.key, "")))
 
     def clear_records(self) -> None:
         self.records.clear()
