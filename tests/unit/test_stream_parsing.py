@@ -80,3 +80,13 @@ def test_backoff_grows_with_jitter_within_bounds():
         delays = [backoff.delay(attempt) for _ in range(50)]
         assert all(ceiling / 2 <= d <= ceiling for d in delays)
         assert len(set(delays)) > 1  # jitter: reconnecting clients spread out
+
+
+def test_the_asn_stream_matches_an_asn_sent_as_a_string_or_an_int():
+    from spyglass.server.stream.hub import Published, match_asn
+
+    wanted = match_asn(["3356"])
+    for asn in ("AS3356", "as3356", 3356):
+        assert wanted(Published.of({"ip_str": "127.0.0.1", "port": 1, "asn": asn}))
+    for odd in (True, 3356.5, ["AS3356"], None):
+        assert not wanted(Published.of({"ip_str": "127.0.0.1", "port": 1, "asn": odd}))

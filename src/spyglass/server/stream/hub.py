@@ -52,7 +52,8 @@ class Published:
         ids: Iterable = vulns.keys() if isinstance(vulns, dict) else vulns if isinstance(vulns, list) else ()
         return cls(
             line=line,
-            asn=normal_asn(asn) if isinstance(asn, str) else None,
+            # real exports carry the ASN as "AS3356" or as 3356
+            asn=normal_asn(str(asn)) if isinstance(asn, str | int) and not isinstance(asn, bool) else None,
             country=country.upper() if isinstance(country, str) else None,
             port=port if isinstance(port, int) and not isinstance(port, bool) else None,
             vulns=frozenset(v.upper() for v in ids if isinstance(v, str)),
