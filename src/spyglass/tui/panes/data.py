@@ -105,7 +105,7 @@ class DataPane(Pane):
         self.files = await clients.data.files(dataset)
         self.dataset = dataset
         table = self.query_one("#data-files", Table)
-        table.border_title = clean(f"{dataset}: {len(self.files):,} files", one_line=True)
+        table.border_title = safe_text(f"{dataset}: {len(self.files):,} files", one_line=True)  # a str is markup
         table.clear_records()
         for i, f in enumerate(self.files):
             name, size, built, sha1 = file_row(f)
