@@ -24,6 +24,7 @@ from spyglass.server.scanner.store import DONE, PROCESSING, QUEUE, Scan, ScanSto
 
 log = logging.getLogger("spyglass.scans")
 
+KNOWN_ADDRESSES = 1024  # addresses whose latest banner is remembered during a scan
 FLUSH_EVERY = 0.5  # seconds between batches of results (and progress saves)
 
 
@@ -83,6 +84,7 @@ class ScanRun:
         self.results: list[dict] = []
         self.found = scan.found
         self.saved = scan.probed
+        self.known: dict[str, dict | None] = {}  # address -> its latest banner, for the banners' org and location
         self.finished = asyncio.Event()  # every probe has ended (or been cut off by a stop)
 
     def watermark(self) -> int:
@@ -130,8 +132,18 @@ class ScanRun:
             return None
         if found is None:
             return None
-        last_seen = None if is_local(target.ip) else await asyncio.to_thread(_latest, self.service.index, target.ip)
-        return banner_of(target, found, self.scan.id, last_seen)
+        return banner_of(target, found, self.scan.id, await self._last_seen(target.ip))
+
+    async def _last_seen(self, ip: str) -> dict | None:
+        """The address's latest banner in the index, asked once per address of the scan (its
+        probes come one port after another), never for a local address."""
+        if is_local(ip):
+            return None
+        if ip not in self.known:
+            if len(self.known) >= KNOWN_ADDRESSES:
+                self.known.pop(next(iter(self.known)))  # the oldest: probes move on through the spec
+            self.known[ip] = await asyncio.to_thread(_latest, self.service.index, ip)
+        return self.known[ip]
 
     async def _flush_every(self) -> None:
         """Flush every FLUSH_EVERY seconds, and a last time once the probes are over."""
