@@ -199,7 +199,7 @@ async def test_scan_results_are_published_to_the_stream(scanning):
         async with Clients.from_profile(scanning.profile(scanning.key("enterprise"))) as c:
 
             async def first_banner():
-                async for item in c.stream.ports([service.port], typed=False):
+                async for item in c.stream.ports([service.port]):
                     return item
 
             subscribers = len(hub.subscriptions)

@@ -117,7 +117,8 @@ async def test_each_filter_delivers_exactly_its_banners(served, clients, fmt, me
     got = await wait_for(task, len(expected))
     task.cancel()
     assert [(b.address, b.port) for b in got] == [(b["ip_str"], b["port"]) for b in expected]
-    assert all(b.id_ for b in got)  # every stream item carries _id
+    assert all(b["_id"] for b in got)  # every stream item carries _id
+    assert [b.model().port for b in got] == [b["port"] for b in expected]
 
 
 async def test_raw_mode_gives_the_json_bytes(served, clients):

@@ -1,5 +1,5 @@
 """The stream client's hot path: lines split from chunks cut anywhere, SSE events, exact
-integers, the unvalidated fast path building what validation would, and the backoff's bounds."""
+integers, a StreamBanner reading as the JSON it holds whatever that is, and the backoff's bounds."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
+
 from spyglass import models as m
-from spyglass.client.stream import Backoff, JsonLines, SseParser, _fast_banner, loads
+from spyglass.client.errors import ResponseFormatError
+from spyglass.client.stream import Backoff
+from spyglass.client.streamparse import JsonLines, SseParser, StreamBanner
+from spyglass.exactjson import loads
 from spyglass.datagen import generate
 
 BANNERS = list(generate(200, seed=5))
@@ -57,20 +62,59 @@ def test_integers_past_64_bits_stay_exact():
     assert loads(b'{"port": 443, "hash": -1234567}') == {"port": 443, "hash": -1234567}
 
 
-def test_the_fast_path_builds_what_validation_builds():
+CORE = ["ip_str", "ipv6", "port", "transport", "timestamp"]
+
+
+@given(st.dictionaries(st.sampled_from([*CORE, "_id", "org", "ip", "ssl"]) | st.text(max_size=5), json_values))
+def test_a_stream_banner_reads_as_the_json_it_holds(body):
+    raw = json.dumps(body).encode()
+    banner = StreamBanner(raw)
+    assert banner.raw is raw  # kept as it came
+    for name in CORE:  # the members decoded on arrival, as sent, whatever their type
+        assert (name in banner) == (name in body)
+        assert banner.get(name, "absent") == body.get(name, "absent")
+    assert getattr(banner, "port") == body.get("port")
+    assert dict(banner) == body and banner == body and len(banner) == len(body)
+
+
+def test_stream_banners_of_real_shape_read_as_they_came():
     for b in BANNERS:
-        fast = _fast_banner(b)
-        assert fast is not None
-        assert fast == m.Banner.model_validate(b) and fast.to_api() == b
+        banner = StreamBanner(json.dumps(b).encode())
+        assert (banner.address, banner.port, banner.transport, banner.timestamp) == (
+            b["ip_str"],
+            b["port"],
+            b["transport"],
+            b["timestamp"],
+        )
+        assert banner.model() == m.Banner.model_validate(b)
+        assert banner["location"] == b["location"]
 
 
-@given(
-    st.dictionaries(st.sampled_from(["ip_str", "ipv6", "port", "transport", "timestamp", "_id", "org"]), json_values)
-)
-def test_the_fast_path_never_takes_what_validation_would_change(body):
-    fast = _fast_banner(body)
-    if fast is not None:
-        assert fast == m.Banner.model_validate(body)
+def test_a_stream_banner_keeps_integers_past_64_bits_and_odd_addresses():
+    serial = 123456789012345678901234567890
+    banner = StreamBanner(b'{"port": %d, "ssl": {"cert": {"serial": %d}}, "ip": 2130706433}' % (serial, serial))
+    assert banner["port"] == serial and banner["ssl"]["cert"]["serial"] == serial
+    assert banner.address == "2130706433"  # no ip_str or ipv6: the numeric ip
+    assert StreamBanner(b'{"ip_str": ["x"], "ipv6": "::1"}').address == "::1"
+    assert StreamBanner(b"{}").address == "" and StreamBanner(b"{}").port is None
+
+
+@pytest.mark.parametrize("line", [b"not json", b'{"port": 1', b"[1, 2]", b'"text"', b"  "])
+def test_a_line_that_is_not_a_json_object_is_a_format_error(line):
+    with pytest.raises(ResponseFormatError):
+        StreamBanner(line)
+
+
+def test_a_member_that_cannot_be_decoded_is_a_format_error_when_first_read():
+    banner = StreamBanner(b'{"port": 1, "data": "\xff"}')  # a byte that is not UTF-8
+    assert banner.port == 1  # the members decoded on arrival are read
+    with pytest.raises(ResponseFormatError):
+        banner["data"]
+
+
+def test_a_model_that_does_not_fit_is_a_format_error():
+    with pytest.raises(ResponseFormatError):
+        StreamBanner(b'{"port": "eighty", "timestamp": 1}').model()
 
 
 def test_backoff_grows_with_jitter_within_bounds():

@@ -46,6 +46,7 @@ from spyglass.client.ratelimit import RateLimiter
 from spyglass.client.scans import ScansClient
 from spyglass.client.search import SearchClient
 from spyglass.client.stream import Stream, StreamClient, StreamDebug, StreamState
+from spyglass.client.streamparse import StreamBanner
 from spyglass.client.tools import ToolsClient
 from spyglass.client.transport import Credits, Reachability, RetryPolicy, Transport
 from spyglass.client.trends import TrendsClient
@@ -169,6 +170,7 @@ __all__ = [
     "SpyglassError",
     "StreamClient",
     "Stream",
+    "StreamBanner",
     "StreamDebug",
     "StreamState",
     "Transport",

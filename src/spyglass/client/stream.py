@@ -1,8 +1,8 @@
 """Client of the real-time stream host (``{stream_url}``).
 
-Each method returns a :class:`Stream`: an async iterator of banners (``m.Banner``; with
-``typed=False`` plain dicts, as decoded; with ``raw=True`` the bytes of each banner's JSON,
-unparsed) and :class:`StreamDebug` events. Use it as ``async with ... as stream`` (or call
+Each method returns a :class:`Stream`: an async iterator of banners (each a
+:class:`StreamBanner`, a read-only mapping decoded as it is read; with ``raw=True`` the bytes of
+each banner's JSON, unparsed) and :class:`StreamDebug` events. Use it as ``async with ... as stream`` (or call
 ``aclose``) when leaving the loop early, so its connection closes at once. By default it is
 resilient: when the connection drops, fails, or stays silent past ``silence`` seconds (the
 server sends a keep-alive well within it), it reconnects with exponential backoff and jitter,
@@ -10,16 +10,13 @@ and says so through :attr:`Stream.state` and the ``on_state`` callback (connecte
 in N s, the gap of time it missed). Errors the server answers on purpose (a 4xx other than 429:
 no key, not an enterprise plan, a bad filter) are raised: retrying cannot fix them.
 
-Parsing is the hot path (the firehose is thousands of banners a second): lines are split from
-the raw bytes, decoded with orjson, and a banner whose typed members already have their types is
-built without a second validation pass (it equals what validation would build; anything else
-takes the validating path).
+Parsing is the hot path (the firehose is thousands of banners a second): see
+:mod:`spyglass.client.streamparse`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable
@@ -27,20 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import orjson
 
-from spyglass import models as m
 from spyglass.client import errors
 from spyglass.client.base import HostClient, csv, segment
 from spyglass.client.errors import ResponseFormatError
+from spyglass.client.streamparse import JsonLines, SseParser, StreamBanner, loads
 from spyglass.client.transport import Transport, error_from_response
 
 SILENCE = 45.0  # seconds without a byte (data or keep-alive) before the connection counts as dead
-# orjson reads integers past 64 bits as floats; json keeps them exact. A line with a run of 20
-# digits takes json: found by mapping every digit to 0 and looking for twenty 0s (C speed, ~10x
-# a regex search).
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_TWENTY_DIGITS = b"0" * 20
 
 
 @dataclass(frozen=True)
@@ -62,7 +53,7 @@ class StreamState:
     reason: str = ""  # reconnecting or closed: why
 
 
-StreamItem = m.Banner | StreamDebug
+StreamItem = StreamBanner | StreamDebug
 RawItem = bytes | StreamDebug
 
 
@@ -80,82 +71,6 @@ class Backoff:
         return ceiling * self.rng.uniform(0.5, 1.0)
 
 
-def _fast_banner(body: Any) -> m.Banner | None:
-    """The banner, built without validation when its typed members already have their types."""
-    if type(body) is not dict:
-        return None
-    port, ts = body.get("port"), body.get("timestamp")
-    if type(port) is not int or type(ts) is not str:
-        return None
-    for name in ("ip_str", "ipv6", "_id"):
-        value = body.get(name)
-        if value is not None and type(value) is not str:
-            return None
-    if "transport" in body and type(body["transport"]) is not str:
-        return None
-    return m.Banner.model_construct(**body)
-
-
-def loads(line: bytes) -> Any:
-    """A JSON line, exactly (integers of any size kept)."""
-    return json.loads(line) if has_huge_int(line) else orjson.loads(line)
-
-
-def has_huge_int(data: bytes) -> bool:
-    """Whether ``data`` holds a run of 20 digits (an integer orjson would not keep exact)."""
-    return data.translate(_DIGITS_TO_ZERO).find(_TWENTY_DIGITS) >= 0
-
-
-def split_lines(buffer: bytearray, chunk: bytes) -> tuple[list[bytes], bool]:
-    """The complete lines in ``buffer`` + ``chunk`` (the incomplete tail stays in ``buffer``), and
-    whether any of them may hold an integer past 64 bits (checked once for the whole block)."""
-    buffer += chunk
-    end = buffer.rfind(b"\n")
-    if end < 0:
-        return [], False
-    block = bytes(buffer[:end])
-    del buffer[: end + 1]
-    return block.split(b"\n"), has_huge_int(block)
-
-
-class JsonLines:
-    """``t=json``: one JSON object per line (empty lines are keep-alives)."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.huge = False  # whether the last lines fed may hold an integer past 64 bits
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        lines, self.huge = split_lines(self.buffer, chunk)
-        return [line for line in lines if line and not line.isspace()]
-
-
-class SseParser:
-    """Server-Sent Events: the data of each event (comments, such as keep-alives, are skipped)."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.data: list[bytes] = []
-        self.huge = False  # as JsonLines.huge (an event split across feeds is checked per line)
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        out: list[bytes] = []
-        lines, huge = split_lines(self.buffer, chunk)
-        self.huge = huge or bool(self.data)
-        for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if not line:
-                if self.data:
-                    out.append(b"\n".join(self.data))
-                    self.data = []
-            elif line.startswith(b"data:"):
-                value = line[5:]
-                self.data.append(value[1:] if value.startswith(b" ") else value)
-            # other fields (event:, id:, retry:) and comments (":") carry nothing for us
-        return out
-
-
 class Stream:
     """One followed stream: ``async for item in stream``; :attr:`state` says how its connection is."""
 
@@ -167,7 +82,6 @@ class Stream:
         fmt: str = "json",
         debug: bool = False,
         raw: bool = False,
-        typed: bool = True,
         reconnect: bool = True,
         silence: float = SILENCE,
         backoff: Backoff | None = None,
@@ -177,7 +91,7 @@ class Stream:
             raise ValueError("fmt is 'json' or 'sse'")
         self.client = client
         self.path = path
-        self.fmt, self.debug, self.raw, self.typed, self.reconnect = fmt, debug, raw, typed, reconnect
+        self.fmt, self.debug, self.raw, self.reconnect = fmt, debug, raw, reconnect
         self.silence = silence
         self.backoff = backoff or Backoff()
         self.on_state = on_state
@@ -230,10 +144,8 @@ class Stream:
                         parser = SseParser() if self.fmt == "sse" else JsonLines()
                         async for chunk in response.aiter_bytes():
                             last_byte = time.monotonic()
-                            lines = parser.feed(chunk)
-                            careful = parser.huge
-                            for line in lines:
-                                yield self._item(line, careful)
+                            for line in parser.feed(chunk):
+                                yield self._item(line)
                 except _Retry as retry:
                     reason = str(retry)
                 except httpx.TransportError as exc:
@@ -252,28 +164,26 @@ class Stream:
         finally:
             self._set(StreamState("closed", reason=self.state.reason))
 
-    def _item(self, line: bytes, careful: bool = True) -> Any:
-        maybe_debug = len(line) < 120 and b'"debug"' in line  # a debug event is short; a banner rarely is
-        if self.raw and not maybe_debug:
-            self.received += 1
-            return line
-        try:
-            body = loads(line) if careful else orjson.loads(line)
-        except ValueError:
-            raise ResponseFormatError("the stream sent a line that is not JSON") from None
-        if maybe_debug and isinstance(body, dict) and body.get("event") == "debug":
-            discarded = body.get("discarded")
-            event = StreamDebug(discarded if type(discarded) is int else 0)
-            self.discarded += event.discarded
-            return event
+    def _item(self, line: bytes) -> Any:
+        if len(line) < 120 and b'"debug"' in line:  # a debug event is short; a banner rarely is
+            event = debug_event(line)
+            if event is not None:
+                self.discarded += event.discarded
+                return event
         self.received += 1
-        if self.raw:
-            return line
-        if not self.typed:
-            if not isinstance(body, dict):
-                raise ResponseFormatError("the stream sent a line that is not a JSON object")
-            return body
-        return _fast_banner(body) or self.client.parse(m.Banner, body)
+        return line if self.raw else StreamBanner(line)
+
+
+def debug_event(line: bytes) -> StreamDebug | None:
+    """The server's ``{"event": "debug", "discarded": N}``, or None for any other line."""
+    try:
+        body = loads(line)
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or body.get("event") != "debug":
+        return None
+    discarded = body.get("discarded")
+    return StreamDebug(discarded if type(discarded) is int else 0)
 
 
 class _Retry(Exception):

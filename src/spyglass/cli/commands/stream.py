@@ -34,7 +34,8 @@ async def follow(clients, args) -> int:
 
     from spyglass.cli.render import inert_json
     from spyglass.client.errors import ResponseFormatError
-    from spyglass.client.stream import StreamDebug, loads
+    from spyglass.client.stream import StreamDebug
+    from spyglass.client.streamparse import loads
     from spyglass.present.stream import stream_line
     from spyglass.present.values import get_path
     from spyglass.safetext import clean

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from typing import NamedTuple
 
 import orjson
 
+from spyglass.exactjson import loads
 from spyglass.server.index.shape import BadBanner, Shape, normalize
 from spyglass.server.sqlite import connect, statements
 
@@ -59,7 +59,6 @@ def _layout_1(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS = (_layout_1,)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
-_HUGE_INT = re.compile(rb"[0-9]{20}")  # orjson reads integers past 64 bits as floats
 
 
 def _digest(text: str) -> int:
@@ -84,13 +83,8 @@ def pack(b: dict) -> bytes:
 
 
 def unpack(body: bytes) -> dict:
-    """A stored body as it came: the standard library keeps integers past 64 bits exact."""
-    if _HUGE_INT.search(body):
-        return json.loads(body)
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:  # a lone surrogate escape, from a banner given as a dict
-        return json.loads(body)
+    """A stored body as it came (integers past 64 bits exact)."""
+    return loads(body)
 
 
 class Prepared(NamedTuple):

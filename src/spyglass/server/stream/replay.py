@@ -4,17 +4,13 @@ it is spyglass's own method, for enterprise keys."""
 
 from __future__ import annotations
 
-import json
-import re
-
-import orjson
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel
 
+from spyglass.exactjson import loads
 from spyglass.server.auth import Caller, caller
 from spyglass.server.errors import ApiError, bad_request, responses
 
-HUGE_INT = re.compile(rb"[0-9]{20}")  # orjson reads integers past 64 bits as floats: json keeps them exact
 MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in several
 
 router = APIRouter()
@@ -55,7 +51,7 @@ async def collect(request: Request, who: Caller = Depends(caller)) -> CollectRes
         if not line.strip():
             continue
         try:
-            banner = json.loads(line) if HUGE_INT.search(line) else orjson.loads(line)
+            banner = loads(line)
         except ValueError:
             raise bad_request(f"Invalid body: line {number} is not JSON") from None
         if not isinstance(banner, dict):

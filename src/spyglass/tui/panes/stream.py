@@ -78,7 +78,7 @@ def detail_lines(banner: dict) -> list[str]:
 
 def describe(raw: bytes) -> tuple[str, str]:
     """A tail line: the banner's short inert line, and its address."""
-    from spyglass.client.stream import loads
+    from spyglass.client.streamparse import loads
     from spyglass.present.search import address
 
     try:
@@ -198,7 +198,7 @@ class StreamPane(Pane):
     @staticmethod
     def _prepare(lines: list[bytes], matches: Any, recorder: GzipLines | None) -> list[TailEntry]:
         """In a thread: filter (and record) a batch. Lines are formatted later, when shown."""
-        from spyglass.client.stream import loads
+        from spyglass.client.streamparse import loads
 
         if matches is not None:
             kept = []
@@ -386,7 +386,7 @@ class StreamPane(Pane):
             detail.update("")
             self._show_status()
             return
-        from spyglass.client.stream import loads
+        from spyglass.client.streamparse import loads
 
         banner = loads(event.entry.raw)
         detail.update(safe_text("\n".join(detail_lines(banner)), one_line=False, max_chars=4000))

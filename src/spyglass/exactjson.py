@@ -1,0 +1,24 @@
+"""JSON read exactly as it was sent: the one decoder for banner bytes (stored, replayed, streamed).
+
+orjson reads integers past 64 bits as floats, and real banners hold such integers (certificate
+serials). msgspec keeps them exact at orjson's speed; the standard library takes what msgspec
+refuses but json reads (the escape of a lone surrogate, which wild banners hold), so nothing a
+banner carried is changed or lost.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+_decode = msgspec.json.Decoder().decode
+
+
+def loads(data: bytes) -> Any:
+    """The JSON document in ``data`` (ValueError when it is not JSON)."""
+    try:
+        return _decode(data)
+    except msgspec.DecodeError:
+        return json.loads(data)
