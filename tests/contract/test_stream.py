@@ -379,6 +379,8 @@ async def test_the_demo_collector_makes_the_stream_live_offline(tmp_path):
         assert all(b.address.startswith("198.18.") for b in got)
         now = datetime.now(UTC).replace(tzinfo=None)
         assert all(abs((datetime.fromisoformat(b.timestamp) - now).total_seconds()) < 60 for b in got)
+        services = [(b.address, b.port) for b in got]
+        assert all(a != b for a, b in zip(services, services[1:], strict=False))  # no history replayed as now
         assert backend.app.state.index.records.count() >= 10  # indexed, not only published
     backend.store.close()
 

@@ -6,17 +6,16 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pytest
 
 from spyglass import models as m
 from spyglass.client.errors import ResponseFormatError
 from spyglass.client.stream import Backoff
 from spyglass.client.streamparse import JsonLines, SseParser, StreamBanner
-from spyglass.exactjson import loads
 from spyglass.datagen import generate
+from spyglass.exactjson import loads
 
 BANNERS = list(generate(200, seed=5))
 json_values = st.recursive(
@@ -73,7 +72,7 @@ def test_a_stream_banner_reads_as_the_json_it_holds(body):
     for name in CORE:  # the members decoded on arrival, as sent, whatever their type
         assert (name in banner) == (name in body)
         assert banner.get(name, "absent") == body.get(name, "absent")
-    assert getattr(banner, "port") == body.get("port")
+    assert banner.port == body.get("port")
     assert dict(banner) == body and banner == body and len(banner) == len(body)
 
 

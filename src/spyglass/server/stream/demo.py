@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from spyglass.server.collect import Collector
@@ -19,6 +20,17 @@ from spyglass.server.tasks import cancel
 log = logging.getLogger("spyglass.demo")
 
 BURST = 2.0  # seconds of banners at most in one batch, after a stall (a slow index commit)
+
+
+def each_service_once(banners: Iterator[dict]) -> Iterator[dict]:
+    """The generator gives each service's history in a row; a crawler pass sees a service once
+    (stamped with the same time, the history would read as one service collected several times)."""
+    last = None
+    for banner in banners:
+        service = (banner.get("ip_str"), banner.get("port"), banner.get("transport"))
+        if service != last:
+            yield banner
+        last = service
 
 
 class DemoCollector:
@@ -45,7 +57,7 @@ class DemoCollector:
     async def _run(self) -> None:
         from spyglass.datagen import generate
 
-        source = generate(2**62, seed=int(time.time()))
+        source = each_service_once(generate(2**62, seed=int(time.time())))
         started, produced = time.monotonic(), 0
         while True:
             due = int((time.monotonic() - started) * self.rate) - produced
