@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer
+from textual.widgets import ContentSwitcher
 from textual.worker import WorkerState
 
 from spyglass.config import Config, Profile, active_profile, config_dir
@@ -22,6 +22,7 @@ from spyglass.tui.connection import Connection, State
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
+from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
 
@@ -111,7 +112,7 @@ class SpyglassApp(App[None]):
         yield NavBar()
         yield ContentSwitcher(id="panes")
         yield StatusBar()
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def status(self) -> StatusBar:

@@ -83,7 +83,7 @@ class AlertsPane(Pane):
         yield self.compose_error()
         with Horizontal(classes="alerts-row"):
             yield Input(placeholder="name", id="alert-name", compact=True)
-            yield Input(placeholder="IPs or CIDR ranges, e.g. 192.0.2.0/24", id="alert-nets", compact=True)
+            yield Input(placeholder="networks: 192.0.2.0/24", id="alert-nets", compact=True)
             yield Input(placeholder="expires (s)", id="alert-expires", compact=True, type="integer")
             yield Button("Create", id="alert-save", compact=True, variant="primary")
         yield Static("Type a name and the networks to watch, then Enter.", id="alert-hint")
@@ -91,7 +91,7 @@ class AlertsPane(Pane):
         yield Static("", id="alert-title")
         yield Table(TRIGGER_COLUMNS, id="alert-triggers")
         with Horizontal(classes="alerts-row"):
-            yield Input(placeholder="ignore: TRIGGER IP:PORT, then Enter", id="alert-ignore", compact=True)
+            yield Input(placeholder="ignore: TRIGGER IP:PORT, Enter", id="alert-ignore", compact=True)
             yield Select([], prompt="notifier", id="alert-notifier", compact=True)
             yield Button("Attach", id="alert-attach", compact=True)
         yield Static("", id="alert-notifiers", classes="alerts-note")

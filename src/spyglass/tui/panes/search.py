@@ -72,7 +72,7 @@ class SearchPane(Pane):
     BINDINGS = [
         Binding("slash", "focus_query", "Query", id="search.query"),
         Binding("e", "export", "Export", id="search.export"),
-        Binding("ctrl+s", "save_query", "Save to directory", id="search.save"),
+        Binding("ctrl+s", "save_query", "Save query", id="search.save"),
         Binding("minus", "exclude_facet", "Exclude value", show=False, id="search.exclude"),
     ]
     DEFAULT_CSS = """

@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, ListItem, ListView, Static
+from textual.widgets import Button, Input, Label, ListItem, ListView, Static
 
 from spyglass.config import EMBEDDED, Config, ConfigError, Profile
 from spyglass.safetext import safe_text
 from spyglass.secrets import mask_key
+from spyglass.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from spyglass.tui.app import SpyglassApp
@@ -68,7 +69,7 @@ class SettingsScreen(Screen[None]):
                     yield Button("Use", id="use", variant="success")
                     yield Button("Delete", id="delete", variant="error")
                 yield Static("", id="result")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.refresh_list(select=self.config.active)
