@@ -131,6 +131,41 @@ async def test_raw_mode_gives_the_json_bytes(served, clients):
     assert isinstance(line, bytes) and json.loads(line)["port"] == 2222
 
 
+async def test_leaving_a_loop_without_closing_the_stream_is_clean(served):
+    """``break`` out of ``async for`` without ``async with``: the abandoned stream is closed by the
+    garbage collector, quietly, and its connection ends."""
+    import gc
+
+    loop = asyncio.get_running_loop()
+    problems: list[dict] = []
+    loop.set_exception_handler(lambda _loop, context: problems.append(context))
+    hub = served.app.state.hub
+    before = len(hub.subscriptions)
+    async with Clients.from_profile(served.profile(served.key())) as c:
+        openers = [
+            c.stream.banners,
+            c.stream.banners,
+            lambda: c.stream.ports([2223]),
+            lambda: c.stream.banners(raw=True),
+        ]
+        for opener in openers:
+            follow = opener()
+            reading = asyncio.create_task(anext(aiter(follow)))
+            while len(hub.subscriptions) == before:  # subscribed: now publish what it waits for
+                await asyncio.sleep(0.02)
+            await asyncio.to_thread(served.collect, [banner(port=2223)])
+            await asyncio.wait_for(reading, 15)
+            del follow, reading
+            gc.collect()
+            deadline = time.monotonic() + 10
+            while len(hub.subscriptions) != before:  # the abandoned stream's connection ended
+                assert time.monotonic() < deadline, "the abandoned stream stayed subscribed"
+                await asyncio.sleep(0.02)
+    gc.collect()
+    await asyncio.sleep(0.2)
+    assert problems == []
+
+
 async def test_a_plan_without_the_stream_gets_403_and_no_key_401(served):
     for plan in ("free", "member"):
         async with Clients.from_profile(served.profile(served.key(plan))) as c:

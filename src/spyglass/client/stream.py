@@ -21,7 +21,7 @@ import random
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -130,7 +130,9 @@ class Stream:
             while True:
                 reason = "the server ended the stream"
                 try:
-                    async with transport.stream(self.client.ns(self.path), params, self.silence) as response:
+                    response = await transport.open_stream(self.client.ns(self.path), params, self.silence)
+                    chunks = cast(AsyncGenerator[bytes, None], response.aiter_bytes())  # it is one
+                    try:
                         if not response.is_success:
                             await response.aread()
                             error = error_from_response(response, None)
@@ -142,10 +144,13 @@ class Stream:
                         attempt = 0
                         last_byte = time.monotonic()
                         parser = SseParser() if self.fmt == "sse" else JsonLines()
-                        async for chunk in response.aiter_bytes():
+                        async for chunk in chunks:
                             last_byte = time.monotonic()
                             for line in parser.feed(chunk):
                                 yield self._item(line)
+                    finally:  # in order, by this generator, even when it is closed mid-iteration
+                        await chunks.aclose()
+                        await response.aclose()
                 except _Retry as retry:
                     reason = str(retry)
                 except httpx.TransportError as exc:

@@ -312,10 +312,16 @@ class Transport:
                 f"{self.base_url} answered HTTP {response.status_code} with a body that is not JSON ({kind})"
             ) from None
 
-    def stream(self, path: str, params: dict[str, Any] | None = None, read_timeout: float | None = 90.0):
-        """An open streaming GET (for the stream host); the caller iterates and closes it."""
+    async def open_stream(
+        self, path: str, params: dict[str, Any] | None = None, read_timeout: float | None = 90.0
+    ) -> httpx.Response:
+        """A streaming GET (for the stream host), its headers read: the caller iterates its body and
+        must ``aclose()`` it. (A response, not a context manager: an async generator that holds
+        one and is abandoned mid-iteration is closed by the garbage collector, racing the context
+        manager's own generator.)"""
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0), read=read_timeout)
-        return self._http.stream("GET", path, params=self._params(params), timeout=timeout)
+        request = self._http.build_request("GET", path, params=self._params(params), timeout=timeout)
+        return await self._http.send(request, stream=True)
 
     def download_stream(self, url: str, headers: dict[str, str] | None = None, read_timeout: float | None = 60.0):
         """An open streaming GET of a file at ``url`` (a path, or an absolute URL such as a
