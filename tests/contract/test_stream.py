@@ -187,6 +187,11 @@ async def test_a_bad_filter_is_400(served, clients):
     with pytest.raises(BadRequest, match="countries"):
         async for _ in clients.stream.countries("NLD"):
             pass
+    # a value holding a slash is refused as the value it is (it once redirected: HTTP 307)
+    for kind, value in [("ports", "22/"), ("asn", "AS1/2"), ("countries", "NL/"), ("vulns", "CVE-1/")]:
+        with pytest.raises(BadRequest, match=kind):
+            async for _ in getattr(clients.stream, kind)(value):
+                pass
 
 
 async def test_a_slow_reader_loses_banners_and_is_told_how_many(served, clients):

@@ -9,6 +9,7 @@ connection open: an empty line in json, an SSE comment line in sse (both are ski
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Literal
 
@@ -30,6 +31,7 @@ from spyglass.server.stream.hub import (
     match_vulns,
 )
 
+VULN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")  # CVE-2021-44228, ms17-010, GHSA-...
 MEDIA = {"json": "application/x-ndjson", "sse": "text/event-stream"}
 KEEPALIVE = {"json": b"\n", "sse": b": keep-alive\n\n"}
 STREAM_DOC = {
@@ -93,7 +95,9 @@ async def banners(
     return open_stream(request, who, match_all, t, debug)
 
 
-@router.get("/asn/{asn}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+# The filters take ``:path``: a value holding a slash ("22/") is the filter's to refuse with a 400,
+# not a path that redirects elsewhere (a 307 a client cannot make sense of).
+@router.get("/asn/{asn:path}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
 async def asn(
     request: Request, asn: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
@@ -105,7 +109,7 @@ async def asn(
     return open_stream(request, who, match_asn(asns), t, debug)
 
 
-@router.get("/countries/{countries}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+@router.get("/countries/{countries:path}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
 async def countries(
     request: Request,
     countries: str,
@@ -121,7 +125,7 @@ async def countries(
     return open_stream(request, who, match_countries(codes), t, debug)
 
 
-@router.get("/ports/{ports}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+@router.get("/ports/{ports:path}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
 async def ports(
     request: Request, ports: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
@@ -134,12 +138,16 @@ async def ports(
     return open_stream(request, who, match_ports(numbers), t, debug)
 
 
-@router.get("/vulns/{vulns}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
+@router.get("/vulns/{vulns:path}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
 async def vulns(
     request: Request, vulns: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
     """Banners with any of the given comma-separated vulnerability ids (case-insensitive)."""
-    return open_stream(request, who, match_vulns(comma_list(vulns, "vulns")), t, debug)
+    ids = comma_list(vulns, "vulns")
+    for v in ids:
+        if not VULN_ID.fullmatch(v):
+            raise bad_request(f"Invalid vulns: {v!r} is not a vulnerability id (e.g. CVE-2021-44228)")
+    return open_stream(request, who, match_vulns(ids), t, debug)
 
 
 def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
