@@ -74,7 +74,7 @@ class DnsPane(Pane):
         yield self.compose_error()
         with Horizontal(id="dns-form"):
             yield Input(
-                placeholder="domain, hostnames or IP addresses, then Enter",
+                placeholder="domain, hostnames or IPs, Enter",
                 id="dns-input",
                 compact=True,
                 select_on_focus=False,

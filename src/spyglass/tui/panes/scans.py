@@ -39,8 +39,8 @@ class ScansPane(Pane):
     HOME = "#scan-list"
     HELP = (
         "Scan addresses and netblocks (1 scan credit per IP): targets like 127.0.0.1, 127.0.0.0/28 and "
-        "optionally ports like 80,443/https. The list follows scans in flight; Enter on a finished "
-        "scan opens what it found in the search pane."
+        "optionally ports like 80,443/https (none: the crawler's ports). The list follows scans in "
+        "flight; Enter on a finished scan opens what it found in the search pane."
     )
     BINDINGS = [Binding("n", "new_scan", "New scan", id="scans.new")]
     DEFAULT_CSS = """
@@ -57,7 +57,7 @@ class ScansPane(Pane):
         yield self.compose_error()
         with Horizontal(id="scan-form"):
             yield Input(placeholder="targets: 127.0.0.1, 127.0.0.0/28", id="scan-targets", compact=True)
-            yield Input(placeholder="ports: crawler's, or 80,443/https", id="scan-ports", compact=True)
+            yield Input(placeholder="ports: 80,443/https", id="scan-ports", compact=True)
             yield Button("Scan", id="scan-submit", compact=True, variant="primary")
         yield Static("", id="scan-check")
         table = Table(COLUMNS, id="scan-list")

@@ -68,7 +68,7 @@ class TrendsPane(Pane):
             yield Input(DEFAULT_FACETS, id="trend-facets", compact=True, select_on_focus=False)
             yield Label("vs")
             yield Input(
-                placeholder="a second query to compare", id="trend-compare", compact=True, select_on_focus=False
+                placeholder="query to compare", id="trend-compare", compact=True, select_on_focus=False
             )
             yield Label("from")
             yield Input(placeholder="YYYY-MM", id="trend-from", classes="month", compact=True, select_on_focus=False)
