@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 from spyglass.cli.common import Common
 
+# Options that also come from the environment, so that the backend the dashboard starts (it
+# inherits the environment) can be given them too. An option given on the command line wins.
+ENV_SMTP, ENV_NOTIFIER_URLS, ENV_SCAN_ALLOW = "SPYGLASS_SMTP", "SPYGLASS_NOTIFIER_URLS", "SPYGLASS_SCAN_ALLOW"
+
+
+def env_list(name: str) -> list[str]:
+    """A list in an environment variable: values separated by spaces or commas."""
+    return os.environ.get(name, "").replace(",", " ").split()
+
 
 def settings_from(args: argparse.Namespace):
-    """The backend's settings from ``serve``'s options (ValueError names a bad one)."""
+    """The backend's settings from ``serve``'s options and the environment (ValueError names a bad one)."""
     from spyglass.config import data_dir
     from spyglass.netools.scantargets import DEFAULT_ALLOWED
     from spyglass.server.app import Settings
@@ -26,18 +36,21 @@ def settings_from(args: argparse.Namespace):
         servers = [parse_nameserver(ns) for ns in args.nameserver]
         geonet.nameservers = [host for host, _ in servers]
         geonet.dns_port = servers[0][1]  # dnspython uses one port for all of them
+    smtp = args.smtp or os.environ.get(ENV_SMTP)
+    allowed = args.scan_allow or env_list(ENV_SCAN_ALLOW)
+    notifier_urls = args.notifier_url or os.environ.get(ENV_NOTIFIER_URLS, "").split()
     return Settings(
         data_dir=Path(args.data or data_dir()),
         namespace=args.namespace,
         rate_limit=args.rate_limit,
         geonet=geonet,
-        smtp_server=parse_smtp(args.smtp) if args.smtp else None,
-        scan_allow=[scan_network(n) for n in args.scan_allow] if args.scan_allow else list(DEFAULT_ALLOWED),
+        smtp_server=parse_smtp(smtp) if smtp else None,
+        scan_allow=[scan_network(n) for n in allowed] if allowed else list(DEFAULT_ALLOWED),
         scan_concurrency=args.scan_concurrency,
         scan_timeout=args.scan_timeout,
         scan_max_ips=args.scan_max_ips,
         demo_rate=args.demo_rate,
-        notifier_urls=parse_notifier_urls(args.notifier_url or []),
+        notifier_urls=parse_notifier_urls(notifier_urls),
     )
 
 
@@ -139,13 +152,16 @@ def register(sub, common: Common) -> None:
         "--nameserver", action="append", metavar="HOST[:PORT]", help="DNS server for lookups (default: the system's)"
     )
     p.add_argument(
-        "--smtp", metavar="HOST[:PORT]", help="SMTP server for e-mail the backend sends (notifiers, invitations)"
+        "--smtp",
+        metavar="HOST[:PORT]",
+        help=f"SMTP server for e-mail the backend sends (notifiers, invitations; or ${ENV_SMTP})",
     )
     p.add_argument(
         "--scan-allow",
         action="append",
         metavar="CIDR",
-        help="a network on-demand scans may reach (repeatable; default: loopback only, 127.0.0.0/8 and ::1)",
+        help="a network on-demand scans may reach (repeatable, or a list in $SPYGLASS_SCAN_ALLOW; default: "
+        "loopback only, 127.0.0.0/8 and ::1)",
     )
     p.add_argument("--scan-concurrency", type=int, default=256, metavar="N", help="open scan connections at once")
     p.add_argument("--scan-timeout", type=float, default=5.0, metavar="SECONDS", help="per scan connection")
@@ -154,7 +170,8 @@ def register(sub, common: Common) -> None:
         "--notifier-url",
         action="append",
         metavar="PROVIDER=URL",
-        help="base URL of a notifier provider's service (slack, pagerduty, telegram, gitter; phone: an SMS gateway)",
+        help="base URL of a notifier provider's service (slack, pagerduty, telegram, gitter; phone: an SMS "
+        "gateway; repeatable, or a space-separated list in $SPYGLASS_NOTIFIER_URLS)",
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)

@@ -67,9 +67,7 @@ class TrendsPane(Pane):
             yield Label("facets")
             yield Input(DEFAULT_FACETS, id="trend-facets", compact=True, select_on_focus=False)
             yield Label("vs")
-            yield Input(
-                placeholder="query to compare", id="trend-compare", compact=True, select_on_focus=False
-            )
+            yield Input(placeholder="query to compare", id="trend-compare", compact=True, select_on_focus=False)
             yield Label("from")
             yield Input(placeholder="YYYY-MM", id="trend-from", classes="month", compact=True, select_on_focus=False)
             yield Label("to")

@@ -1,0 +1,41 @@
+"""serve's settings: options from the command line, or from the environment (so the backend the
+dashboard starts, which inherits it, can be given them); the command line wins."""
+
+from __future__ import annotations
+
+import pytest
+
+from spyglass.cli import build_parser
+from spyglass.cli.commands.serve import settings_from
+
+
+def settings(*argv: str):
+    return settings_from(build_parser().parse_args(["serve", "--data", "/nonexistent", *argv]))
+
+
+def test_the_defaults_without_environment(monkeypatch):
+    for name in ("SPYGLASS_SMTP", "SPYGLASS_NOTIFIER_URLS", "SPYGLASS_SCAN_ALLOW"):
+        monkeypatch.delenv(name, raising=False)
+    s = settings()
+    assert s.smtp_server is None and s.notifier_urls == {}
+    assert s.scan_allow == ["127.0.0.0/8", "::1/128"]
+
+
+def test_the_environment_gives_smtp_notifier_urls_and_scan_networks(monkeypatch):
+    monkeypatch.setenv("SPYGLASS_SMTP", "127.0.0.1:2525")
+    monkeypatch.setenv("SPYGLASS_NOTIFIER_URLS", "slack=http://127.0.0.1:9/hook phone=http://127.0.0.1:9/sms")
+    monkeypatch.setenv("SPYGLASS_SCAN_ALLOW", "127.0.0.0/8, 10.1.2.0/24")
+    s = settings()
+    assert s.smtp_server == ("127.0.0.1", 2525)
+    assert s.notifier_urls == {"slack": "http://127.0.0.1:9/hook", "phone": "http://127.0.0.1:9/sms"}
+    assert s.scan_allow == ["127.0.0.0/8", "10.1.2.0/24"]
+    # the command line wins
+    s = settings("--smtp", "127.0.0.2", "--scan-allow", "::1", "--notifier-url", "slack=http://127.0.0.3/")
+    assert s.smtp_server == ("127.0.0.2", 25)
+    assert s.scan_allow == ["::1/128"] and s.notifier_urls == {"slack": "http://127.0.0.3/"}
+
+
+def test_a_bad_value_in_the_environment_is_named(monkeypatch):
+    monkeypatch.setenv("SPYGLASS_SCAN_ALLOW", "not-a-network")
+    with pytest.raises(ValueError, match="not-a-network"):
+        settings()
