@@ -72,6 +72,14 @@ def detail_lines(banner: dict) -> list[str]:
         ("asn", banner.get("asn")),
         ("location", location),
         ("hostnames", banner.get("hostnames")),
+        ("domains", banner.get("domains")),
+        ("product", " ".join(t for t in (text_of(banner.get("product")), text_of(banner.get("version"))) if t)),
+        ("os", banner.get("os")),
+        ("tags", banner.get("tags")),
+        ("title", get_path(banner, "http.title")),
+        ("server", get_path(banner, "http.server")),
+        ("cert", get_path(banner, "ssl.cert.subject.CN")),
+        ("cpe", banner.get("cpe23") or banner.get("cpe")),
         ("vulns", list(banner["vulns"]) if isinstance(banner.get("vulns"), dict) else banner.get("vulns")),
     ]
     lines = [stream_line(banner)]
@@ -346,9 +354,11 @@ class StreamPane(Pane):
         self.matches = matcher(query) if query is not None and query.terms else None
         self.filter_query = text
         self.filter_text = clean(text, one_line=True, max_chars=60)
+        self.refiltering = self.matches is not None
         if self.matches is not None:
-            self.refiltering = True
-            self.call("filter", self._refilter, self.matches)
+            self.call("filter", self._refilter, self.matches)  # a filter still at work is cancelled
+        else:
+            self.workers.cancel_group(self, "filter")  # cleared: what is buffered stays as it is
         self._show_status()
         self.query_one(Tail).focus()
 
