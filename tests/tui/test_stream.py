@@ -324,3 +324,21 @@ async def test_at_80_columns_the_boxes_fit_and_the_detail_cuts_its_first_line(li
         await pilot.press("up")
         detail = pilot.app.query_one("#stream-detail")
         await until(pilot, lambda: detail.display and detail.size.height > 8, "a taller detail box")
+
+
+async def test_a_stream_without_values_says_so_until_they_are_given(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        pane.run_arg("ports")
+        await until(pilot, lambda: "Give the ports to follow" in screen_text(app), "the error")
+        assert pane.query_one(".pane-error").has_class("shown")
+        values = app.query_one("#stream-values", Input)
+        values.focus()
+        values.value = "8300"
+        await pilot.press("enter")
+        await until(pilot, lambda: pane.state is not None and pane.state.status == "connected", "the ports stream")
+        await publish(live, [banner(port=8300)])
+        await until(pilot, lambda: ports_in(app.query_one(Tail)) == [8300], "the banner")
+        error_row = pane.query_one(".pane-error")
+        assert pane.error_source is None and not error_row.has_class("shown")  # the app's status note is the app's

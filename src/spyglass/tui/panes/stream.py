@@ -183,6 +183,8 @@ class StreamPane(Pane):
         kind, values = self.source
         if kind != "banners" and not values.strip():
             raise PaneFailure(f"Give the {kind} to follow, separated by commas")
+        if self.error_source == f"{self.TITLE}: load":  # e.g. "give the ports": no longer true
+            self.show_error(None)
         client = clients.stream
         options = {"raw": True, "debug": True, "on_state": self._on_state}
         stream = client.banners(**options) if kind == "banners" else getattr(client, kind)(values, **options)
