@@ -63,9 +63,8 @@ def banners_count(count: int) -> str:
 
 def detail_lines(banner: dict) -> list[str]:
     """The selected banner, briefly: who, where, what, and the start of its raw data."""
-    location = ", ".join(
-        t for t in (text_of(get_path(banner, "location.city")), text_of(get_path(banner, "location.country_name"))) if t
-    )
+    country = text_of(get_path(banner, "location.country_name")) or text_of(get_path(banner, "location.country_code"))
+    location = ", ".join(t for t in (text_of(get_path(banner, "location.city")), country) if t)
     facts = [
         ("seen", banner.get("timestamp")),
         ("org", banner.get("org")),
