@@ -218,9 +218,16 @@ class StreamPane(Pane):
             if not self.inbox:
                 continue
             async with self.buffer_lock:
-                lines = list(self.inbox)
+                lines, source = list(self.inbox), self.buffered
                 self.inbox.clear()
-                entries = await asyncio.to_thread(self._prepare, lines, self.matches, self.recorder)
+                batch = asyncio.ensure_future(asyncio.to_thread(self._prepare, lines, self.matches, self.recorder))
+                try:
+                    entries = await asyncio.shield(batch)
+                except asyncio.CancelledError:  # the stream is followed again: the batch read is not lost
+                    entries = await batch
+                    if source == self.buffered and self.is_attached:  # (not for another stream, nor on quitting)
+                        self._deliver(entries)
+                    raise
                 self._deliver(entries)
 
     @staticmethod
