@@ -82,3 +82,20 @@ def test_stream_pane(snap_compare, stream_backend, size):
         await tail_of_fixed_banners(pilot, stream_backend)
 
     assert snap_compare(app, terminal_size=terminal, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", ["80x24", "200x50"])
+def test_stream_pane_selected_banner(snap_compare, stream_backend, size):
+    """Scrolled back onto a banner: the detail box (its first line cut with …, taller when the
+    terminal is)."""
+    terminal, theme = SIZES[size]
+    _, key = stream_backend.store.create_account(f"analyst-sel-{size}", "enterprise", display_name="Ada Analyst")
+    app = SpyglassApp(stream_backend.profile(key), theme=theme)
+
+    async def run_before(pilot) -> None:
+        await tail_of_fixed_banners(pilot, stream_backend)
+        await pilot.press("up", "up")
+        pilot.app.query_one(Tail)._repaint()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=terminal, run_before=run_before)

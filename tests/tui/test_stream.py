@@ -182,3 +182,163 @@ async def test_the_buffer_size_bounds_the_tail(live):
         box.value = "5"
         await pilot.press("enter")
         assert tail.capacity == 100 and "buffer: between 100" in screen_text(app)
+
+
+async def test_an_empty_filter_box_clears_the_filter(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        tail = app.query_one(Tail)
+        box = app.query_one("#stream-filter", Input)
+        await pilot.press("slash", *"port:443", "enter")
+        assert pane.filter_text == "port:443"
+        await pilot.press("slash", "ctrl+u")
+        assert box.value == "" and "empty query" not in screen_text(app)
+        await pilot.press("enter")
+        assert pane.matches is None and pane.filter_text == ""
+        screen = screen_text(app)
+        assert "filter port:443" not in screen and "empty query" not in screen, screen
+        await publish(live, [banner(port=7700), banner(port=7701)])
+        await until(pilot, lambda: ports_in(tail) == [7700, 7701], "every banner again")
+
+
+async def test_a_reconnect_keeps_the_buffer_and_another_stream_clears_it(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        tail = app.query_one(Tail)
+        await publish(live, [banner(port=7800 + i) for i in range(3)])
+        await until(pilot, lambda: len(tail.ring) == 3, "three lines")
+        await pilot.press("p")
+        await publish(live, [banner(port=7810)])
+        await until(pilot, lambda: len(pane.pending) == 1, "one pending")
+        states: list[str] = []
+        pane._on_state = lambda state: (states.append(state.status), StreamPane._on_state(pane, state))  # type: ignore[method-assign]
+        app.connect()  # what the app does when the embedded backend comes back: the pane loads again
+        await until(pilot, lambda: states[-1:] == ["connected"], "the stream followed again")
+        assert ports_in(tail) == [7800, 7801, 7802] and len(pane.pending) == 1 and pane.received == 4
+        await until(pilot, lambda: "buffer 3/5,000" in screen_text(app), "the buffer kept")
+        await pilot.press("p")
+        assert ports_in(tail) == [7800, 7801, 7802, 7810]
+        pane.run_arg("ports 7899")  # another stream: another buffer
+        await until(pilot, lambda: not tail.ring and pane.source == ("ports", "7899"), "the buffer cleared")
+        await until(pilot, lambda: "buffer 0/5,000" in screen_text(app), "the status")
+        assert pane.received == 0
+
+
+async def test_leaving_a_field_restores_what_is_in_force_and_clears_its_error(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        box = app.query_one("#stream-filter", Input)
+        await pilot.press("slash", *"port:443", "enter")
+        await pilot.press("slash", "ctrl+u", *"port:", "enter")
+        assert "port: missing value" in screen_text(app) and box.value == "port:"
+        await pilot.press("escape")
+        assert box.value == "port:443" and pane.filter_text == "port:443"
+        assert "missing value" not in screen_text(app) and pane.error_source is None
+        buffer = app.query_one("#stream-buffer", Input)
+        buffer.focus()
+        buffer.value = "2"
+        await pilot.press("enter")
+        assert "buffer: between 100" in screen_text(app)
+        buffer.value = "250"  # true again: the error goes
+        await pilot.pause()
+        assert "buffer: between 100" not in screen_text(app)
+        buffer.value = "abc"
+        await pilot.press("enter")
+        assert "buffer: between 100" in screen_text(app)
+        await pilot.press("escape")
+        assert buffer.value == "5000" and "buffer: between 100" not in screen_text(app)
+        buffer.focus()
+        buffer.value = "300"
+        await pilot.press("enter")
+        assert app.query_one(Tail).capacity == 300 and pane.error_source is None
+
+
+async def test_a_filter_applies_to_what_is_buffered_and_to_the_save(live, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        tail = app.query_one(Tail)
+        await publish(live, [banner(port=443 if i % 3 == 0 else 7900 + i) for i in range(12)])
+        await until(pilot, lambda: len(tail.ring) == 12, "twelve lines")
+        await pilot.press("up", "up", "up")  # on a 443 line (the 10th)
+        selected = tail.selected
+        assert selected is not None and json.loads(selected.raw)["port"] == 443
+        await pilot.press("p")
+        await publish(live, [banner(port=443), banner(port=7999)])
+        await until(pilot, lambda: len(pane.pending) == 2, "two pending")
+        await pilot.press("slash", *"port:443", "enter", "s")
+        await until(pilot, lambda: not pane.refiltering, "the buffer filtered")
+        assert ports_in(tail) == [443] * 4 and tail.selected is selected
+        assert [json.loads(e.raw)["port"] for e in pane.pending] == [443]
+        await until(pilot, lambda: list(tmp_path.glob("spyglass-stream-*.json.gz")), "the saved file")
+        (saved,) = tmp_path.glob("spyglass-stream-*.json.gz")
+        await until(pilot, lambda: len(saved_lines(saved)) == 4, "the whole file")
+        assert {json.loads(line)["port"] for line in saved_lines(saved)} == {443}
+        await pilot.press("p")
+        assert ports_in(tail) == [443] * 5
+
+
+async def test_the_status_says_paused_and_counts_read_in_the_singular(live, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        await until(pilot, lambda: "● live" in screen_text(app), "live")
+        await pilot.press("p")
+        status = screen_text(app)
+        assert "❚❚ paused" in status and "● live" not in status
+        await pilot.press("p", "w")
+        await until(pilot, lambda: pane.recorder is not None, "recording")
+        await publish(live, [banner(port=8100)])
+        await until(pilot, lambda: pane.recorder is not None and pane.recorder.lines == 1, "one recorded")
+        await pilot.press("w")
+        await until(
+            pilot, lambda: any(n.message.startswith("Recorded 1 banner to ") for n in app._notifications), "the notice"
+        )
+
+
+async def test_at_80_columns_the_boxes_fit_and_the_detail_cuts_its_first_line(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_stream(pilot)
+        tail = app.query_one(Tail)
+        assert "values: 22,443" in screen_text(app)
+        long = dict(banner(port=8200), product="Very Long Product Name " * 4, org="Org of the long one")
+        await publish(live, [long])
+        await until(pilot, lambda: len(tail.ring) == 1, "the line")
+        await pilot.press("up")
+        await until(pilot, lambda: "Org of the long one" in screen_text(app), "the detail")
+        rows = screen_text(app).splitlines()
+        (title,) = [n for n, row in enumerate(rows) if "Selected banner" in row]
+        first = rows[title + 1]
+        assert first.rstrip(" │").endswith("…") and "8200/tcp" in first
+        assert "seen" in rows[title + 2]  # the cut line does not wrap onto the next row
+    async with SpyglassApp(live.profile(live.key())).run_test(size=(200, 50)) as pilot:
+        await open_stream(pilot)
+        await publish(live, [banner(port=8201)])
+        await until(pilot, lambda: len(pilot.app.query_one(Tail).ring) == 1, "the line")
+        await pilot.press("up")
+        detail = pilot.app.query_one("#stream-detail")
+        await until(pilot, lambda: detail.display and detail.size.height > 8, "a taller detail box")
+
+
+async def test_a_stream_without_values_says_so_until_they_are_given(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        pane.run_arg("ports")
+        await until(pilot, lambda: "Give the ports to follow" in screen_text(app), "the error")
+        assert pane.query_one(".pane-error").has_class("shown")
+        values = app.query_one("#stream-values", Input)
+        values.focus()
+        values.value = "8300"
+        await pilot.press("enter")
+        await until(pilot, lambda: pane.state is not None and pane.state.status == "connected", "the ports stream")
+        await publish(live, [banner(port=8300)])
+        await until(pilot, lambda: ports_in(app.query_one(Tail)) == [8300], "the banner")
+        error_row = pane.query_one(".pane-error")
+        assert pane.error_source is None and not error_row.has_class("shown")  # the app's status note is the app's

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Group
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -46,6 +47,7 @@ MAX_BUFFER = 200_000
 PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
 SPARK = "▁▂▃▄▅▆▇█"
 RATE_WINDOW = 20  # seconds of the rate sparkline
+DETAIL_DATA_LINES = 40  # of the selected banner's raw data (the detail box shows what its height allows)
 
 
 def sparkline(values: list[int]) -> str:
@@ -55,24 +57,35 @@ def sparkline(values: list[int]) -> str:
     return "".join(SPARK[min(len(SPARK) - 1, v * (len(SPARK) - 1) // top)] for v in values)
 
 
+def banners_count(count: int) -> str:
+    return f"{count:,} banner" if count == 1 else f"{count:,} banners"
+
+
 def detail_lines(banner: dict) -> list[str]:
     """The selected banner, briefly: who, where, what, and the start of its raw data."""
-    location = ", ".join(
-        t for t in (text_of(get_path(banner, "location.city")), text_of(get_path(banner, "location.country_name"))) if t
-    )
+    country = text_of(get_path(banner, "location.country_name")) or text_of(get_path(banner, "location.country_code"))
+    location = ", ".join(t for t in (text_of(get_path(banner, "location.city")), country) if t)
     facts = [
         ("seen", banner.get("timestamp")),
         ("org", banner.get("org")),
         ("asn", banner.get("asn")),
         ("location", location),
         ("hostnames", banner.get("hostnames")),
+        ("domains", banner.get("domains")),
+        ("product", " ".join(t for t in (text_of(banner.get("product")), text_of(banner.get("version"))) if t)),
+        ("os", banner.get("os")),
+        ("tags", banner.get("tags")),
+        ("title", get_path(banner, "http.title")),
+        ("server", get_path(banner, "http.server")),
+        ("cert", get_path(banner, "ssl.cert.subject.CN")),
+        ("cpe", banner.get("cpe23") or banner.get("cpe")),
         ("vulns", list(banner["vulns"]) if isinstance(banner.get("vulns"), dict) else banner.get("vulns")),
     ]
     lines = [stream_line(banner)]
     lines += [f"  {name:<9} {text_of(value, max_chars=300)}" for name, value in facts if text_of(value)]
     data = banner.get("data")
     if isinstance(data, str) and data.strip():
-        lines += ["  " + line for line in data.strip().splitlines()[:4]]
+        lines += ["  " + line for line in data.strip().splitlines()[:DETAIL_DATA_LINES]]
     return lines
 
 
@@ -99,7 +112,8 @@ class StreamPane(Pane):
     WIDGETS = (Tail,)
     HELP = (
         "The live stream of newly collected banners (enterprise). Pick a stream and its values; the "
-        "filter box takes the search language (product:nginx -port:80) and applies as banners arrive. "
+        "filter box takes the search language (product:nginx -port:80): it applies to what is buffered and "
+        "to what arrives; an empty box clears it (lines a filter let go do not come back). "
         "p pauses, up/down scroll back (End: live), Enter opens the host, s saves the buffer, "
         "w records everything from now on (.json.gz in the current directory)."
     )
@@ -117,7 +131,7 @@ class StreamPane(Pane):
     StreamPane #stream-buffer { width: 10; }
     StreamPane #stream-status { height: 2; color: $text-muted; }
     StreamPane #tail { height: 1fr; border: round $primary 50%; }
-    StreamPane #stream-detail { height: 8; border: round $primary 50%; display: none; }
+    StreamPane #stream-detail { height: 40%; min-height: 8; border: round $primary 50%; display: none; }
     StreamPane #stream-detail.shown { display: block; }
     """
 
@@ -129,8 +143,8 @@ class StreamPane(Pane):
         yield self.compose_error()
         with Horizontal(id="stream-bar"):
             yield Select(KINDS, value="banners", allow_blank=False, compact=True, id="stream-kind")
-            yield Input(placeholder="values, e.g. 22,443 (Enter follows)", id="stream-values", compact=True)
-            yield Input(placeholder="filter: product:nginx -port:80 (Enter applies)", id="stream-filter", compact=True)
+            yield Input(placeholder="values: 22,443", id="stream-values", compact=True)
+            yield Input(placeholder="filter: product:nginx -port:80", id="stream-filter", compact=True)
             yield Input(str(BUFFER), placeholder="buffer", id="stream-buffer", compact=True, type="integer")
         yield Static("", id="stream-status")
         tail = Tail(BUFFER, id="tail")
@@ -146,7 +160,11 @@ class StreamPane(Pane):
         self.pending: deque[TailEntry] = deque(maxlen=BUFFER)  # parsed while paused
         self.paused = False
         self.matches: Any = None  # the client-side filter, or None for everything
-        self.filter_text = ""
+        self.filter_query = ""  # as typed (the box returns to it when left)
+        self.filter_text = ""  # as shown in the status line
+        self.refiltering = False  # the buffer is being filtered again (a thread)
+        self.buffer_lock = asyncio.Lock()  # one batch, refilter or save at a time: each sees the others' result
+        self.buffered: tuple[str, str] | None = None  # the stream whose lines the buffer holds
         self.received = 0  # banners read off the stream
         self.shown = 0  # of those, the ones that passed the filter
         self.dropped = 0  # lines this pane let go because it (or the pause) fell too far behind
@@ -164,12 +182,14 @@ class StreamPane(Pane):
         kind, values = self.source
         if kind != "banners" and not values.strip():
             raise PaneFailure(f"Give the {kind} to follow, separated by commas")
+        if self.error_source == f"{self.TITLE}: load":  # e.g. "give the ports": no longer true
+            self.show_error(None)
         client = clients.stream
         options = {"raw": True, "debug": True, "on_state": self._on_state}
         stream = client.banners(**options) if kind == "banners" else getattr(client, kind)(values, **options)
-        self.query_one(Tail).clear()
-        self.pending.clear()
-        self.inbox.clear()
+        if self.source != self.buffered:  # another stream: start afresh (a reconnect keeps it all)
+            self.buffered = self.source
+            self._start_afresh()
         pump = asyncio.create_task(self._pump())
         try:
             async for item in stream:
@@ -185,15 +205,30 @@ class StreamPane(Pane):
             pump.cancel()
             await stream.aclose()
 
+    def _start_afresh(self) -> None:
+        self.query_one(Tail).clear()
+        self.pending.clear()
+        self.inbox.clear()
+        self.received = self.shown = self.dropped = self.discarded = self.this_second = 0
+        self._show_status()
+
     async def _pump(self) -> None:
         while True:
             await asyncio.sleep(PUMP_EVERY)
             if not self.inbox:
                 continue
-            lines = list(self.inbox)
-            self.inbox.clear()
-            entries = await asyncio.to_thread(self._prepare, lines, self.matches, self.recorder)
-            self._deliver(entries)
+            async with self.buffer_lock:
+                lines, source = list(self.inbox), self.buffered
+                self.inbox.clear()
+                batch = asyncio.ensure_future(asyncio.to_thread(self._prepare, lines, self.matches, self.recorder))
+                try:
+                    entries = await asyncio.shield(batch)
+                except asyncio.CancelledError:  # the stream is followed again: the batch read is not lost
+                    entries = await batch
+                    if source == self.buffered and self.is_attached:  # (not for another stream, nor on quitting)
+                        self._deliver(entries)
+                    raise
+                self._deliver(entries)
 
     @staticmethod
     def _prepare(lines: list[bytes], matches: Any, recorder: GzipLines | None) -> list[TailEntry]:
@@ -245,6 +280,8 @@ class StreamPane(Pane):
             where = f"reconnecting in {left:.0f} s (attempt {state.attempt}): {reason}"
         else:
             where = "● live" + (f" (missed {state.gap:.1f} s)" if state.gap else "")
+        if self.paused:  # the lines wait: the screen is not live, whatever the connection does
+            where = "❚❚ paused" + ("" if where.startswith("●") else f" · {where}")
         first = [
             where,
             f"{self.rates[-1]:,}/s {sparkline(list(self.rates))}",
@@ -259,7 +296,7 @@ class StreamPane(Pane):
         if tail.below:
             second.append(f"↓ {tail.below:,} newer (End)")
         if self.filter_text:
-            second.append(f"filter {self.filter_text}")
+            second.append(f"filter {self.filter_text}" + (" (filtering the buffer…)" if self.refiltering else ""))
         if self.recorder is not None:
             second.append(f"recording {self.recorder.path.name} ({self.recorder.lines:,})")
         status = Text(" · ".join(first), no_wrap=True, overflow="ellipsis")
@@ -296,37 +333,108 @@ class StreamPane(Pane):
         else:
             self.query_one("#stream-values", Input).focus()
 
+    def _field_error(self, field: str, message: str | None) -> None:
+        """A field's error shows while it is true; clearing it leaves any other failure shown."""
+        if message is not None:
+            self.show_error(message, field)
+        elif self.error_source == field:
+            self.show_error(None)
+
+    @staticmethod
+    def _filter_error(text: str) -> str | None:
+        errors = parse(text).errors if text.strip() else []  # an empty box clears the filter
+        return f"filter: {errors[0]}" if errors else None
+
     @on(Input.Changed, "#stream-filter")
     def _filter_typed(self, event: Input.Changed) -> None:
-        query = parse(event.value)
-        self.show_error(f"filter: {query.errors[0]}" if query.errors else None, "filter")
+        self._field_error("filter", self._filter_error(event.value))
 
     @on(Input.Submitted, "#stream-filter")
     def _filter_given(self, event: Input.Submitted) -> None:
         from spyglass.query.match import matcher
 
-        query = parse(event.value)
-        if query.errors:
-            return  # the error line already says why; what was typed stays
-        self.matches = matcher(query) if query.terms else None
-        self.filter_text = clean(event.value.strip(), one_line=True, max_chars=60)
+        text = event.value.strip()
+        error = self._filter_error(text)
+        self._field_error("filter", error)
+        if error:
+            return  # the error line says why; what was typed stays until the box is left
+        query = parse(text) if text else None
+        self.matches = matcher(query) if query is not None and query.terms else None
+        self.filter_query = text
+        self.filter_text = clean(text, one_line=True, max_chars=60)
+        self.refiltering = self.matches is not None
+        if self.matches is not None:
+            self.call("filter", self._refilter, self.matches)  # a filter still at work is cancelled
+        else:
+            self.workers.cancel_group(self, "filter")  # cleared: what is buffered stays as it is
         self._show_status()
         self.query_one(Tail).focus()
 
+    @on(Input.Blurred, "#stream-filter")
+    def _filter_left(self, event: Input.Blurred) -> None:
+        """Leaving the box (Esc) undoes what was not applied: it shows the filter in force."""
+        event.input.value = self.filter_query
+        self._field_error("filter", None)
+
+    async def _refilter(self, matches: Any) -> None:
+        """The buffered and held lines the new filter does not match go (filtered in a thread)."""
+        try:
+            async with self.buffer_lock:  # after any batch read with the previous filter
+                tail = self.query_one(Tail)
+                entries = [*tail.ring, *self.pending]
+                dropped = await asyncio.to_thread(self._unmatched, entries, matches)
+                if dropped:
+                    tail.keep(lambda entry: id(entry) not in dropped)
+                    self.pending = deque((e for e in self.pending if id(e) not in dropped), maxlen=self.pending.maxlen)
+        finally:
+            if matches is self.matches:  # a newer filter runs on
+                self.refiltering = False
+            self._show_status()
+
+    @staticmethod
+    def _unmatched(entries: list[TailEntry], matches: Any) -> set[int]:
+        """In a thread: the ids of the entries ``matches`` rejects (they stay alive in ``entries``)."""
+        from spyglass.client.streamparse import loads
+
+        dropped = set()
+        for entry in entries:
+            try:
+                banner = loads(entry.raw)
+            except ValueError:
+                banner = None
+            if not isinstance(banner, dict) or not matches(banner):
+                dropped.add(id(entry))
+        return dropped
+
+    @staticmethod
+    def _buffer_size(text: str) -> int | None:
+        try:
+            size = int(text)
+        except ValueError:
+            return None
+        return size if 100 <= size <= MAX_BUFFER else None
+
+    @on(Input.Changed, "#stream-buffer")
+    def _buffer_typed(self, event: Input.Changed) -> None:
+        if self._buffer_size(event.value) is not None:
+            self._field_error("buffer", None)
+
     @on(Input.Submitted, "#stream-buffer")
     def _buffer_given(self, event: Input.Submitted) -> None:
-        try:
-            size = int(event.value)
-        except ValueError:
-            size = 0
-        if not 100 <= size <= MAX_BUFFER:
-            self.show_error(f"buffer: between 100 and {MAX_BUFFER:,} lines", "buffer")
+        size = self._buffer_size(event.value)
+        if size is None:
+            self._field_error("buffer", f"buffer: between 100 and {MAX_BUFFER:,} lines")
             return
-        self.show_error(None)
+        self._field_error("buffer", None)
         self.query_one(Tail).resize_ring(size)
         self.inbox = deque(self.inbox, maxlen=size)
         self.pending = deque(self.pending, maxlen=size)
         self._show_status()
+
+    @on(Input.Blurred, "#stream-buffer")
+    def _buffer_left(self, event: Input.Blurred) -> None:
+        event.input.value = str(self.query_one(Tail).capacity)
+        self._field_error("buffer", None)
 
     # -- actions --------------------------------------------------------------------------------
     def action_pause(self) -> None:
@@ -342,13 +450,15 @@ class StreamPane(Pane):
     def action_save(self) -> None:
         from spyglass.streamfiles import GzipLines
 
-        lines = [entry.raw for entry in self.query_one(Tail).ring]
-        if not lines:
-            self.app.notify("Nothing to save yet", markup=False)
-            return
         path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}.json.gz"
 
         async def save() -> None:
+            async with self.buffer_lock:  # after a filter being applied to the buffer
+                lines = [entry.raw for entry in self.query_one(Tail).ring]
+            if not lines:
+                self.app.notify("Nothing to save yet", markup=False)
+                return
+
             def write() -> None:
                 out = GzipLines(path)
                 for line in lines:
@@ -356,7 +466,7 @@ class StreamPane(Pane):
                 out.close()
 
             await asyncio.to_thread(write)
-            self.app.notify(f"Saved {len(lines):,} banners to {clean(str(path), one_line=True)}", markup=False)
+            self.app.notify(f"Saved {banners_count(len(lines))} to {clean(str(path), one_line=True)}", markup=False)
 
         self.call("save", save)
 
@@ -367,7 +477,7 @@ class StreamPane(Pane):
         if recorder is not None:
             await asyncio.to_thread(recorder.close)
             self.app.notify(
-                f"Recorded {recorder.lines:,} banners to {clean(str(recorder.path), one_line=True)}", markup=False
+                f"Recorded {banners_count(recorder.lines)} to {clean(str(recorder.path), one_line=True)}", markup=False
             )
         else:
             path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}-live.json.gz"
@@ -388,8 +498,14 @@ class StreamPane(Pane):
             return
         from spyglass.client.streamparse import loads
 
-        banner = loads(event.entry.raw)
-        detail.update(safe_text("\n".join(detail_lines(banner)), one_line=False, max_chars=4000))
+        try:
+            banner = loads(event.entry.raw)
+        except ValueError:
+            banner = None
+        first, *rest = detail_lines(banner) if isinstance(banner, dict) else [event.entry.line]
+        head = safe_text(first, one_line=True)  # the list's line, whole: cut with "…" at the box's edge
+        head.overflow = "ellipsis"
+        detail.update(Group(head, safe_text("\n".join(rest), one_line=False, max_chars=4000)))
         self._show_status()
 
     @on(Tail.Opened)

@@ -112,6 +112,20 @@ class Tail(Widget, can_focus=True):
             self._clamp()
         self.dirty = True
 
+    def keep(self, wanted: Callable[[TailEntry], bool]) -> None:
+        """Keep only the entries ``wanted`` (a filter applied to what is buffered). The selected line
+        stays selected, on the same row, if kept; else the view goes back to the live edge."""
+        selected, row = self.selected, (self.cursor or 0) - self.top
+        self.ring = deque(filter(wanted, self.ring), maxlen=self.capacity)
+        self.added = len(self.ring)
+        number = next((n for n, entry in enumerate(self.ring) if entry is selected), None)
+        if number is None:
+            self.action_live()
+            return
+        self.cursor = number
+        self.top = max(0, number - row)
+        self._moved()
+
     def clear(self) -> None:
         self.ring.clear()
         self.added = 0
