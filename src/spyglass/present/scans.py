@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from spyglass.models.scan import ScanListItem, ScanState, ScanStatus
+from spyglass.present.values import plural
 from spyglass.safetext import clean
 
 IN_FLIGHT = (ScanState.SUBMITTING, ScanState.QUEUE, ScanState.PROCESSING)
@@ -37,7 +38,7 @@ def progress(scan: ScanStatus | ScanListItem) -> str:
     fraction = scan.fraction
     if fraction is None:
         return "-"
-    return f"{fraction:.0%} of {scan.probes:,} probe{'' if scan.probes == 1 else 's'}"
+    return f"{fraction:.0%} of {plural(scan.probes or 0, 'probe')}"
 
 
 def found(scan: ScanStatus | ScanListItem) -> str:

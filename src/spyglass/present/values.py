@@ -117,3 +117,8 @@ def block(value: Any, max_chars: int) -> str:
 def pad(text: str, width: int) -> str:
     """``text`` padded to ``width`` terminal cells (CJK and emoji take two)."""
     return text + " " * max(0, width - cell_len(text))
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 banner``, ``2,000 banners`` (``many`` where adding an s is wrong: address, addresses)."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -7,6 +7,7 @@ import sys
 
 from spyglass.cli import UsageError, render
 from spyglass.cli.common import Common, api_command
+from spyglass.present.values import plural
 from spyglass.safetext import clean
 
 POLL_EVERY = 1.0  # seconds between status checks while --wait follows a scan
@@ -34,7 +35,7 @@ async def submit(clients, args):
     if args.json:
         return {"scan": final.to_api(), "matches": found}
     render.search_rows(found)
-    print(f"scan {result.id}: {len(found):,} service{'' if len(found) == 1 else 's'} found", file=sys.stderr)
+    print(f"scan {result.id}: {plural(len(found), 'service')} found", file=sys.stderr)
     return None
 
 

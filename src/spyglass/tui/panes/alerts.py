@@ -13,6 +13,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Select, Static
 
 from spyglass.present import alerts as present
+from spyglass.present.values import plural
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import Pane, RunSearch
 from spyglass.tui.widgets.table import Column, Table
@@ -207,7 +208,7 @@ class AlertsPane(Pane):
             hint.update(safe_text(str(exc).removeprefix("filters.ip: "), one_line=True))
             hint.add_class("invalid")
             return
-        hint.update(f"{size:,} address{'es' if size != 1 else ''}")
+        hint.update(plural(size, "address", "addresses"))
         hint.remove_class("invalid")
 
     @on(Input.Submitted, "#alert-name, #alert-nets, #alert-expires")

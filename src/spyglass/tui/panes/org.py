@@ -12,6 +12,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Checkbox, Input
 
 from spyglass.present.org import facts, people_rows
+from spyglass.present.values import plural
 from spyglass.safetext import clean
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.facts import Facts
@@ -25,10 +26,6 @@ COLUMNS = [
     Column("email", "E-mail", 24, rank=1, flex=True),
     Column("role", "Role", 6, rank=2),
 ]
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 class OrgPane(Pane):

@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Static
 
+from spyglass.present.values import plural
 from spyglass.safetext import safe_text
 from spyglass.tui.panes.base import Pane, RunSearch
 from spyglass.tui.widgets.table import Column, Table
@@ -106,7 +107,7 @@ class ScansPane(Pane):
         count = spec.addresses()
         clients = self.clients
         left = clients.credits.scan if clients is not None else None
-        cost = f"{count:,} IP{'s' if count != 1 else ''}: costs {count:,} scan credit{'s' if count != 1 else ''}"
+        cost = f"{plural(count, 'IP')}: costs {plural(count, 'scan credit')}"
         if left is not None:
             cost += f" ({left:,} left)" if left >= count else f", but only {left:,} are left"
         line.update(cost)

@@ -25,7 +25,7 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Select, Static
 
 from spyglass.present.stream import stream_line
-from spyglass.present.values import get_path, text_of
+from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
@@ -55,10 +55,6 @@ def sparkline(values: list[int]) -> str:
     if not top:
         return SPARK[0] * len(values)
     return "".join(SPARK[min(len(SPARK) - 1, v * (len(SPARK) - 1) // top)] for v in values)
-
-
-def banners_count(count: int) -> str:
-    return f"{count:,} banner" if count == 1 else f"{count:,} banners"
 
 
 def detail_lines(banner: dict) -> list[str]:
@@ -466,7 +462,7 @@ class StreamPane(Pane):
                 out.close()
 
             await asyncio.to_thread(write)
-            self.app.notify(f"Saved {banners_count(len(lines))} to {clean(str(path), one_line=True)}", markup=False)
+            self.app.notify(f"Saved {plural(len(lines), 'banner')} to {clean(str(path), one_line=True)}", markup=False)
 
         self.call("save", save)
 
@@ -477,7 +473,8 @@ class StreamPane(Pane):
         if recorder is not None:
             await asyncio.to_thread(recorder.close)
             self.app.notify(
-                f"Recorded {banners_count(recorder.lines)} to {clean(str(recorder.path), one_line=True)}", markup=False
+                f"Recorded {plural(recorder.lines, 'banner')} to {clean(str(recorder.path), one_line=True)}",
+                markup=False,
             )
         else:
             path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}-live.json.gz"
