@@ -15,6 +15,7 @@ from textual.widgets import Input
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.stream import StreamPane
+from spyglass.tui.widgets.statusbar import StatusBar
 from spyglass.tui.widgets.tail import Tail
 from tests.conftest import start_backend
 from tests.contract.test_stream import banner
@@ -341,4 +342,5 @@ async def test_a_stream_without_values_says_so_until_they_are_given(live):
         await publish(live, [banner(port=8300)])
         await until(pilot, lambda: ports_in(app.query_one(Tail)) == [8300], "the banner")
         error_row = pane.query_one(".pane-error")
-        assert pane.error_source is None and not error_row.has_class("shown")  # the app's status note is the app's
+        assert pane.error_source is None and not error_row.has_class("shown")
+        assert "Give the ports" not in app.query_one(StatusBar).note  # the new call superseded it

@@ -20,7 +20,7 @@ from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui.connection import Connection, State
 from spyglass.tui.panes import load_panes, pane_ids
-from spyglass.tui.panes.base import CallEnded, Navigate, Pane, PaneFailure
+from spyglass.tui.panes.base import CallEnded, CallStarted, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
 from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.navbar import NavBar
@@ -241,6 +241,10 @@ class SpyglassApp(App[None]):
         await self.connection.close()
 
     # -- every pane's calls: one place reports failures --------------------------------------
+    def on_call_started(self, event: CallStarted) -> None:
+        if self.status.note.startswith(f"{event.worker.name}:"):
+            self.status.note = ""
+
     def on_call_ended(self, event: CallEnded) -> None:
         worker, pane = event.worker, event.pane
         if worker.state is WorkerState.ERROR:

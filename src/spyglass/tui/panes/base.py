@@ -24,13 +24,20 @@ class PaneFailure(Exception):
     """A failure a pane has already put in words (the app shows it as it is)."""
 
 
-class CallEnded(Message):
-    """A pane's call finished (any way): bubbles to the app, the one place that reports failures."""
-
+class _Call(Message):
     def __init__(self, pane: Pane, worker: Worker) -> None:
         super().__init__()
         self.pane = pane
         self.worker = worker
+
+
+class CallStarted(_Call):
+    """A pane's call (re)started: what its last failure said no longer holds (a call that runs
+    until replaced, such as a followed stream, never ends to say so)."""
+
+
+class CallEnded(_Call):
+    """A pane's call finished (any way): bubbles to the app, the one place that reports failures."""
 
 
 class Navigate(Message):
@@ -113,8 +120,10 @@ class Pane(VerticalScroll):
         )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
-            self.post_message(CallEnded(self, event.worker))  # Worker.StateChanged does not bubble
+        if event.state is WorkerState.RUNNING:  # (Worker.StateChanged does not bubble)
+            self.post_message(CallStarted(self, event.worker))
+        elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self.post_message(CallEnded(self, event.worker))
 
     def reload(self) -> None:
         clients = self.clients
