@@ -127,7 +127,10 @@ class EmbeddedBackend:
             log = open(self.log_path, "ab")
             try:
                 self.process = subprocess.Popen(
-                    [sys.executable, "-m", "spyglass", *serve, "--exit-on-stdin-eof", "--demo", *DEMO_RATE],
+                    # -P: the current directory is not searched for modules (a folder named
+                    # spyglass there, such as the clone the user just installed from, would be
+                    # imported instead of the installed package)
+                    [sys.executable, "-P", "-m", "spyglass", *serve, "--exit-on-stdin-eof", "--demo", *DEMO_RATE],
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=log,
