@@ -1,5 +1,6 @@
-"""serve's settings: options from the command line, or from the environment (so the backend the
-dashboard starts, which inherits it, can be given them); the command line wins."""
+"""serve's settings (SMTP, notifier URLs, scan networks, DNS servers): from the command line, or
+from the environment (so the backend the dashboard starts, which inherits it, can be given them);
+the command line wins."""
 
 from __future__ import annotations
 
@@ -14,18 +15,21 @@ def settings(*argv: str):
 
 
 def test_the_defaults_without_environment(monkeypatch):
-    for name in ("SPYGLASS_SMTP", "SPYGLASS_NOTIFIER_URLS", "SPYGLASS_SCAN_ALLOW"):
+    for name in ("SPYGLASS_SMTP", "SPYGLASS_NOTIFIER_URLS", "SPYGLASS_SCAN_ALLOW", "SPYGLASS_NAMESERVER"):
         monkeypatch.delenv(name, raising=False)
     s = settings()
     assert s.smtp_server is None and s.notifier_urls == {}
     assert s.scan_allow == ["127.0.0.0/8", "::1/128"]
+    assert s.geonet.nameservers is None or s.geonet.nameservers == []
 
 
 def test_the_environment_gives_smtp_notifier_urls_and_scan_networks(monkeypatch):
     monkeypatch.setenv("SPYGLASS_SMTP", "127.0.0.1:2525")
     monkeypatch.setenv("SPYGLASS_NOTIFIER_URLS", "slack=http://127.0.0.1:9/hook phone=http://127.0.0.1:9/sms")
     monkeypatch.setenv("SPYGLASS_SCAN_ALLOW", "127.0.0.0/8, 10.1.2.0/24")
+    monkeypatch.setenv("SPYGLASS_NAMESERVER", "127.0.0.1:5399")
     s = settings()
+    assert s.geonet.nameservers == ["127.0.0.1"] and s.geonet.dns_port == 5399
     assert s.smtp_server == ("127.0.0.1", 2525)
     assert s.notifier_urls == {"slack": "http://127.0.0.1:9/hook", "phone": "http://127.0.0.1:9/sms"}
     assert s.scan_allow == ["127.0.0.0/8", "10.1.2.0/24"]

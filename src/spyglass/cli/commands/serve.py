@@ -13,6 +13,7 @@ from spyglass.cli.common import Common
 # Options that also come from the environment, so that the backend the dashboard starts (it
 # inherits the environment) can be given them too. An option given on the command line wins.
 ENV_SMTP, ENV_NOTIFIER_URLS, ENV_SCAN_ALLOW = "SPYGLASS_SMTP", "SPYGLASS_NOTIFIER_URLS", "SPYGLASS_SCAN_ALLOW"
+ENV_NAMESERVER = "SPYGLASS_NAMESERVER"  # also the dashboard's own DNS measurements (netools/dns.py)
 
 
 def env_list(name: str) -> list[str]:
@@ -30,10 +31,10 @@ def settings_from(args: argparse.Namespace):
     geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline)
     if args.location:
         geonet.location = parse_location(args.location)
-    if args.nameserver:
+    if nameservers := args.nameserver or env_list(ENV_NAMESERVER):
         from spyglass.netools.dns import parse_nameserver
 
-        servers = [parse_nameserver(ns) for ns in args.nameserver]
+        servers = [parse_nameserver(ns) for ns in nameservers]
         geonet.nameservers = [host for host, _ in servers]
         geonet.dns_port = servers[0][1]  # dnspython uses one port for all of them
     smtp = args.smtp or os.environ.get(ENV_SMTP)
@@ -149,7 +150,10 @@ def register(sub, common: Common) -> None:
         help="how long a geo form waits for its slowest location",
     )
     p.add_argument(
-        "--nameserver", action="append", metavar="HOST[:PORT]", help="DNS server for lookups (default: the system's)"
+        "--nameserver",
+        action="append",
+        metavar="HOST[:PORT]",
+        help=f"DNS server for lookups (repeatable, or a list in ${ENV_NAMESERVER}; default: the system's)",
     )
     p.add_argument(
         "--smtp",
