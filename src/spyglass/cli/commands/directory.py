@@ -6,6 +6,7 @@ import sys
 
 from spyglass.cli import render
 from spyglass.cli.common import Common, api_command, positive
+from spyglass.present.values import plural
 
 
 def show(result, args, page: int):
@@ -14,7 +15,7 @@ def show(result, args, page: int):
     if args.json:
         return result
     render.print_lines(directory.query_lines(result.matches))
-    print(f"{result.total:,} queries (page {page}, {len(result.matches)} shown)", file=sys.stderr)
+    print(f"{plural(result.total, 'query', 'queries')} (page {page}, {len(result.matches)} shown)", file=sys.stderr)
 
 
 async def list_queries(clients, args):

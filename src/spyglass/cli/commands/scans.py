@@ -83,7 +83,7 @@ async def listing(clients, args):
     from spyglass.present.scans import status_line
 
     render.print_lines([status_line(s) for s in result.matches])
-    print(f"{result.total:,} scans", file=sys.stderr)
+    print(f"{plural(result.total, 'scan')}", file=sys.stderr)
 
 
 async def internet(clients, args):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from spyglass.cli import render
 from spyglass.cli.common import Common, api_command, positive
+from spyglass.present.values import plural
 
 
 async def search(clients, args):
@@ -14,7 +15,7 @@ async def search(clients, args):
     if args.json:
         return result
     render.search_rows(result.matches)
-    print(f"{result.total:,} results (page {args.page}, {len(result.matches)} shown)", file=sys.stderr)
+    print(f"{plural(result.total, 'result')} (page {args.page}, {len(result.matches)} shown)", file=sys.stderr)
     render.facet_rows(result.facets)
 
 

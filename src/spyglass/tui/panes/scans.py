@@ -131,7 +131,7 @@ class ScansPane(Pane):
 
     async def send(self, clients: Clients, request) -> None:
         result = await clients.scans.submit(request)
-        self.app.notify(f"Scan {result.id}: {result.count or 0:,} IPs queued", title="Scans", markup=False)
+        self.app.notify(f"Scan {result.id}: {plural(result.count or 0, 'IP')} queued", title="Scans", markup=False)
         self.check_form()
         await self.load(clients)
 

@@ -15,7 +15,7 @@ from textual.widgets import Checkbox, DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from spyglass.present.search import facet_groups, result_cells
-from spyglass.present.values import pad
+from spyglass.present.values import pad, plural
 from spyglass.query import parse, parse_facets
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
@@ -229,15 +229,15 @@ class SearchPane(Pane):
         self.show_progress(count_only)
 
     def show_progress(self, count_only: bool = False) -> None:
-        shown = len(self.ips)
+        shown, found = len(self.ips), plural(self.total, "result")
         if count_only:
-            text = f"{self.total:,} results (count only)"
+            text = f"{found} (count only)"
         elif shown >= self.total:
-            text = f"{self.total:,} results, all shown"
+            text = f"{found}, all shown"
         elif shown >= MAX_ROWS:
-            text = f"{self.total:,} results; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
+            text = f"{found}; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
         else:
-            text = f"{self.total:,} results, {shown:,} shown — past the last row loads 100 more (1 query credit)"
+            text = f"{found}, {shown:,} shown — past the last row loads 100 more (1 query credit)"
         self.show_status(text)
 
     def add_rows(self, result: SearchResponse) -> None:
@@ -372,5 +372,5 @@ class SearchPane(Pane):
         except (SpyglassError, OSError) as exc:
             # Worded here rather than by the app: it says how to resume.
             raise PaneFailure(f"export stopped: {exc} — export again to resume") from exc
-        self.app.notify(f"Exported {count:,} banners to {path}", markup=False)
+        self.app.notify(f"Exported {plural(count, 'banner')} to {path}", markup=False)
         self.show_progress()
