@@ -210,3 +210,29 @@ async def test_scan_results_are_published_to_the_stream(scanning):
             banner = await asyncio.wait_for(listening, 30)
     assert banner["port"] == service.port and "streamed service" in banner["data"]
     assert banner["_intel"]["options"]["scan"] == submitted.id
+
+
+def test_the_scan_commands_as_text_and_json_mask_the_key(scanning, monkeypatch, capsys):
+    import json
+
+    from spyglass.cli import main
+
+    key = scanning.key("member")
+    monkeypatch.setenv("SPYGLASS_URL", scanning.url)
+    monkeypatch.setenv("SPYGLASS_API_KEY", key)
+    with Greeter(["127.0.0.1"], b"220 the CLI's test service\r\n") as service:
+        assert main(["scan", "submit", "127.0.0.1", "--ports", str(service.port), "--wait"]) == 0
+        out, err = capsys.readouterr()
+        assert "the CLI's test service" in out and "1 service found" in err
+    assert main(["scan", "list", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    scan_id = listing["matches"][0]["id"]
+    assert main(["scan", "status", scan_id, "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["status"] == "DONE"
+    # the account's key, which the listing carries as the seed says, is never printed whole
+    assert listing["matches"][0]["api_key"] == "••••••••" + key[-4:]
+    assert key not in json.dumps(listing) + json.dumps(status)
+    assert main(["scan", "list"]) == 0
+    out, err = capsys.readouterr()
+    assert scan_id in out and key not in out + err

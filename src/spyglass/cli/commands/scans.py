@@ -9,6 +9,7 @@ from spyglass.cli import UsageError, render
 from spyglass.cli.common import Common, api_command
 from spyglass.present.values import plural
 from spyglass.safetext import clean
+from spyglass.secrets import mask_key
 
 POLL_EVERY = 1.0  # seconds between status checks while --wait follows a scan
 
@@ -67,10 +68,18 @@ async def found_banners(clients, scan_id: str) -> list[dict]:
         page += 1
 
 
+def key_masked(body: dict) -> dict:
+    """An answer with its ``api_key`` (the seed's listing and status carry the account's key)
+    masked: printed output ends up in logs and terminals' scrollback."""
+    if isinstance(body.get("api_key"), str):
+        body["api_key"] = mask_key(body["api_key"])
+    return body
+
+
 async def status(clients, args):
     result = await clients.scans.status(args.id)
     if args.json:
-        return result
+        return key_masked(result.to_api())
     from spyglass.present.scans import status_line
 
     print(status_line(result))
@@ -79,7 +88,9 @@ async def status(clients, args):
 async def listing(clients, args):
     result = await clients.scans.list()
     if args.json:
-        return result
+        body = result.to_api()
+        body["matches"] = [key_masked(item) for item in body.get("matches", [])]
+        return body
     from spyglass.present.scans import status_line
 
     render.print_lines([status_line(s) for s in result.matches])
