@@ -106,6 +106,24 @@ async def test_a_scan_finds_a_service_and_its_results_are_searchable(scanning):
     assert (item.status, item.size, item.api_key, item.credits_left) == ("DONE", 1, key, before - 1)
 
 
+async def test_an_older_scan_still_finds_what_it_collected(scanning):
+    """Search sees the newest banner of each service, but a scan's results are what that scan
+    collected: a second scan of the same service leaves the first one's results searchable."""
+    with Greeter(["127.0.0.1"], b"220 scanned twice\r\n") as service:
+        async with Clients.from_profile(scanning.profile(scanning.key("member"))) as c:
+            scans = []
+            for _ in range(2):
+                submitted = await c.scans.submit({"127.0.0.1": [service.port]})
+                await wait_done(c, submitted.id)
+                scans.append(submitted.id)
+            totals = [(await c.search.count(f"scan:{scan_id}")).total for scan_id in scans]
+            found = await c.search.search(f"scan:{scans[0]}")
+            current = await c.search.count(f"port:{service.port}")
+    assert totals == [1, 1]
+    assert found.matches[0].to_api()["_intel"]["options"]["scan"] == scans[0]
+    assert current.total == 1  # the service once, as its newest banner
+
+
 async def test_every_service_found_is_counted(scanning):
     """Many results in flight at once: each is stored and counted once (a batch being stored when
     the probes ended was once stored but not counted)."""

@@ -77,8 +77,11 @@ class BannerIndex:
         return self.searcher().num_docs
 
     def compile(self, query: Query) -> tantivy.Query:
-        """The query over the current banner of each service (what search, count and facets see)."""
-        return compile_query(self.schema, query, current=True)
+        """The query over the current banner of each service (what search, count and facets see);
+        with a ``scan:`` filter, over every banner: a scan's results are what it collected, also
+        where a later banner of the same service has replaced them."""
+        of_a_scan = any(f.name == "scan" and not f.negated for f in query.filters)
+        return compile_query(self.schema, query, current=not of_a_scan)
 
     def behind(self) -> bool:
         """Whether the records hold banners (or demotions) the index has not committed."""

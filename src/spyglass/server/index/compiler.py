@@ -2,7 +2,8 @@
 
 Free text (words and quoted phrases) matches the ``text`` field: the banner's raw ``data``, its
 product, HTTP title, org and hostnames (see fields.document). Search, count and facets see only
-the current banner of each service (``b_current``); host lookups see every banner.
+the current banner of each service (``b_current``), except for a scan's results (see
+BannerIndex.compile); host lookups see every banner.
 """
 
 from __future__ import annotations
