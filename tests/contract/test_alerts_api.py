@@ -95,6 +95,9 @@ async def test_unknown_triggers_services_and_ids(clients):
     assert (await clients.alerts.get(alert.id)).triggers == {}  # nothing enabled by a refused call
     with pytest.raises(APIError, match="not a service"):
         await clients.alerts.ignore_service(alert.id, "any", "127.0.0.1")
+    with pytest.raises(APIError, match="outside the alert's networks") as outside:
+        await clients.alerts.ignore_service(alert.id, "any", "10.0.0.1:80")
+    assert outside.value.status == 400 and (await clients.alerts.get(alert.id)).triggers == {}
     with pytest.raises(NotFound, match="No notifier"):
         await clients.alerts.add_notifier(alert.id, "NOPE")
     for call in (clients.alerts.delete("NOPE"), clients.alerts.enable_triggers("NOPE", "any")):

@@ -100,3 +100,7 @@ def test_org_commands(as_plan, loaded, capsys):
     assert main(["org", "remove", "kim-cli"]) == 4
     assert "not a member" in capsys.readouterr().err
     assert main(["org", "add", "nobody-at-all"]) == 4
+    capsys.readouterr()
+    for action in ("add", "remove"):  # checked before any call: bad input, exit 2
+        assert main(["org", action, " "]) == 2
+        assert f"org {action}: argument USER: a username or e-mail address is required" in capsys.readouterr().err

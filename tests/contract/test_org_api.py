@@ -152,8 +152,9 @@ async def test_notify_needs_an_address_and_a_mail_server(org_backend, admin, bac
     # the session backend has no SMTP server configured
     backend.store.create_account("ivy-1", "free", email="ivy@acme.test")
     async with Clients.from_profile(backend.profile(backend.key("enterprise"))) as c:
-        with pytest.raises(ServerError, match="No SMTP server"):
+        with pytest.raises(ServerError, match="No SMTP server") as refused:
             await c.org.add_member("ivy-1", notify=True)
+        assert "--smtp HOST[:PORT]" in str(refused.value) and "SPYGLASS_SMTP" in str(refused.value)
         assert (await c.org.get()).members == []
         assert await c.org.add_member("ivy-1")  # without notify it works
 

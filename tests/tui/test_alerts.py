@@ -173,3 +173,49 @@ async def test_pane_argument_starts_an_alert_on_those_networks(alerts_backend):
         pane = app.query_one(AlertsPane)
         assert pane.query_one("#alert-nets", Input).value == "127.0.0.0/31 ::1"
         assert app.focused is pane.query_one("#alert-name", Input) and "3 addresses" in screen_text(app)
+
+
+async def test_refused_input_is_kept_and_said_and_new_notifiers_show_up(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        made = await c.alerts.create("lab", ["127.0.0.0/30"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            # a negative expiry is refused, not taken as "never"
+            pane.query_one("#alert-name", Input).value = "negative"
+            pane.query_one("#alert-nets", Input).value = "127.0.0.8"
+            expires = pane.query_one("#alert-expires", Input)
+            expires.value = "-5"
+            expires.focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert "expires: a whole number of seconds (0: never) is required" in screen_text(app)
+            assert expires.value == "-5" and [a.id for a in await c.alerts.list()] == [made.id]
+            # a port out of range is refused before any call; a service outside the alert's
+            # networks by the server: both keep what was typed
+            field = pane.query_one("#alert-ignore", Input)
+            field.value = "any 127.0.0.1:99999"
+            field.focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert "the port must be a number from 0 to 65535" in screen_text(app)
+            assert field.value == "any 127.0.0.1:99999"
+            field.value = "any 10.0.0.1:80"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert "10.0.0.1:80 is outside the alert's networks (127.0.0.0/30)" in screen_text(app)
+            assert field.value == "any 10.0.0.1:80" and (await c.alerts.get(made.id)).triggers == {}
+            field.value = "any 127.0.0.1:80"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert field.value == "" and "outside" not in screen_text(app)  # taken: the box empties
+            # a notifier made meanwhile (in the notifiers pane) is offered when the pane is back
+            await app.show_pane("notifiers")
+            await settle(pilot)
+            hook = (await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/"})).id
+            await app.show_pane("alerts")
+            await settle(pilot)
+            options = pane.query_one("#alert-notifier", Select)._options
+            assert hook in [value for _, value in options]

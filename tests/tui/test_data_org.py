@@ -91,6 +91,9 @@ async def test_org_pane_adds_and_removes_members(backend):
         assert "boss-tui" in screen_text(app) and "acme.test" in screen_text(app)
         field = pane.query_one("#org-user", Input)
         field.focus()
+        await pilot.press("enter")  # nothing typed: said, not silently ignored
+        await settle(pilot)
+        assert "Type the username or e-mail address of an existing user to add" in screen_text(app)
         field.value = "nobody-here"
         await pilot.press("enter")
         await settle(pilot)

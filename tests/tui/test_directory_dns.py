@@ -118,6 +118,17 @@ async def test_domain_lookup_and_open_an_ip(data_backend):
         assert pane.ips and app.clients.credits.query == 99
         text = screen_text(app)
         assert ".aurora-tv.example" in text and f"{len(pane.ips)} records" in text
+        # a domain with no data: its failure is said, and the rows of the last one go
+        field.value = "nosuch.example"
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "No information available for nosuch.example" in text and "looking up" not in text
+        assert "no records for nosuch.example: the lookup failed" in text and ".aurora-tv.example" not in text
+        assert pane.ips == [] and pane.refresh_cost() is None
+        field.value = "aurora-tv.example"
+        await pilot.press("enter")
+        await settle(pilot)
         table = app.query_one("#dns-results", DataTable)
         table.focus()
         await pilot.press("enter")

@@ -8,6 +8,7 @@ import smtplib
 from email.message import EmailMessage
 
 SENDER = "spyglass@localhost"
+NO_SMTP = "No SMTP server is configured (spyglass serve --smtp HOST[:PORT], or SPYGLASS_SMTP)"
 
 
 class MailNotConfigured(RuntimeError):
@@ -24,7 +25,7 @@ def message(to: str, subject: str, body: str, sender: str = SENDER) -> EmailMess
 def send_now(server: tuple[str, int] | None, msg: EmailMessage, timeout: float = 10.0) -> None:
     """Deliver ``msg`` (blocking); OSError or smtplib.SMTPException when the server refuses or fails."""
     if server is None:
-        raise MailNotConfigured("no SMTP server is configured (spyglass serve --smtp HOST[:PORT])")
+        raise MailNotConfigured(NO_SMTP)
     host, port = server
     with smtplib.SMTP(host, port, timeout=timeout) as smtp:
         smtp.send_message(msg)

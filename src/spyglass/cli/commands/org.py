@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
+
 from spyglass.cli.common import Common, api_command
+
+
+def user(text: str) -> str:
+    """USER: a username or e-mail address; an empty one would reach no route at all (a 404)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a username or e-mail address is required")
+    return text.strip()
 
 
 async def show(clients, args):
@@ -51,9 +60,9 @@ def register(sub, common: Common) -> None:
         help="add an existing user as a member",
         description="Add an existing user, by username or e-mail address, as a member.",
     )
-    p.add_argument("user", metavar="USER", help="username or e-mail address")
+    p.add_argument("user", metavar="USER", type=user, help="username or e-mail address")
     p.add_argument("--notify", action="store_true", help="e-mail them (the server's SMTP server)")
     p.set_defaults(func=api_command(add))
     p = actions.add_parser("remove", parents=common.api, help="remove a member", description="Remove a member.")
-    p.add_argument("user", metavar="USER", help="username or e-mail address")
+    p.add_argument("user", metavar="USER", type=user, help="username or e-mail address")
     p.set_defaults(func=api_command(remove))

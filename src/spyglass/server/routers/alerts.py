@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Request
@@ -183,7 +184,7 @@ def disable_triggers(alert_id: str, trigger: str, who: Caller = Depends(caller))
 
 
 def _ignore(who: Caller, alert_id: str, trigger: str, service: str, ignored: bool) -> Success:
-    owned(who, alert_id)
+    alert = owned(who, alert_id)
     names = trigger_names(trigger)
     if len(names) != 1:
         raise bad_request("trigger: give one trigger name")
@@ -191,6 +192,11 @@ def _ignore(who: Caller, alert_id: str, trigger: str, service: str, ignored: boo
         written = parse_service(service)
     except ValueError as exc:
         raise bad_request(str(exc)) from None
+    ip = ipaddress.ip_address(written.rpartition(":")[0].strip("[]"))
+    # Un-ignoring stays possible after the networks changed; ignoring a service the alert never
+    # watches would silently do nothing.
+    if ignored and not any(ip in network for network in alert.parsed_networks()):
+        raise bad_request(f"{written} is outside the alert's networks ({', '.join(alert.networks)}): nothing to ignore")
     alert_store(who.request).set_ignored(alert_id, names[0], written, ignored)
     return Success(success=True)
 

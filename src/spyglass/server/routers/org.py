@@ -67,7 +67,7 @@ async def notify_member(server: tuple[str, int] | None, account: Account, org: O
     if not account.email:
         raise bad_request(f"{account.username} has no e-mail address to notify: add them without notify")
     if server is None:
-        raise ApiError(501, "No SMTP server is configured to send the notification (spyglass serve --smtp HOST[:PORT])")
+        raise ApiError(501, f"{mail.NO_SMTP}: the notification cannot be sent")
     note = mail.message(
         account.email,
         f"{admin.username} added you to the organization {org.name}",

@@ -3,6 +3,7 @@ notifications sent; a form that checks IPs and CIDR ranges as they are typed."""
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -20,7 +21,7 @@ from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
-    from spyglass.models import Alert
+    from spyglass.models import Alert, Notifier
 
 ALERT_COLUMNS = [
     Column("id", "ID", 16, rank=3),
@@ -43,6 +44,18 @@ LOG_COLUMNS = [
     Column("outcome", "Outcome", 13),
     Column("detail", "Detail", 10, rank=1, flex=True),
 ]
+
+
+def service_problem(text: str) -> str | None:
+    """Why ``text`` is not a service (``ip:port``, ``[v6]:port``), or None when it is one."""
+    ip, sep, port = text.rpartition(":")
+    try:
+        ipaddress.ip_address(ip.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return f"{text!r} is not a service: give ip:port"
+    if not sep or not port.isdigit() or int(port) > 65535:
+        return f"{text!r}: the port must be a number from 0 to 65535"
+    return None
 
 
 class AlertsPane(Pane):
@@ -119,17 +132,36 @@ class AlertsPane(Pane):
             row = present.alert_row(a)
             cells = dict(zip(("id", "name", "size", "expires", "triggers", "networks"), row, strict=True))
             table.add_record({k: Text(v) for k, v in cells.items()}, key=a.id)
-        self.query_one("#alert-notifier", Select).set_options(
-            [
-                (present.notifier_label(n) + (f" {clean(n.description, one_line=True)}" if n.description else ""), n.id)
-                for n in notifiers
-            ]
-        )
+        self.show_notifiers(notifiers)
         if self.selected not in self.alerts:
             self.selected = alerts[0].id if alerts else None
         if self.selected:
             table.move_cursor(row=table.get_row_index(self.selected))
         await self.show_alert(clients)
+
+    def show_notifiers(self, notifiers: list[Notifier]) -> None:
+        """The notifier choices, keeping the one chosen while it still exists."""
+        select = self.query_one("#alert-notifier", Select)
+        chosen = select.value
+        select.set_options(
+            [
+                (present.notifier_label(n) + (f" {clean(n.description, one_line=True)}" if n.description else ""), n.id)
+                for n in notifiers
+            ]
+        )
+        if any(n.id == chosen for n in notifiers):
+            select.value = chosen
+
+    def on_show(self) -> None:
+        """Notifiers are made and deleted in their own pane: the choices are fetched again (free)
+        each time this pane comes back into view."""
+        clients = self.clients
+        if clients is not None and not self.stale:
+            self.call("notifiers", self.load_notifiers, clients)
+
+    async def load_notifiers(self, clients: Clients) -> None:
+        self.show_notifiers((await clients.notifiers.list()).matches)
+        self.update_attach_button()
 
     async def show_alert(self, clients: Clients) -> None:
         """The selected alert in detail: triggers, notifiers, notifications."""
@@ -228,10 +260,13 @@ class AlertsPane(Pane):
         if not name and not self.editing:
             self.show_error("give the alert a name")
             return
+        if expires_text and not expires_text.isdigit():
+            self.show_error("expires: a whole number of seconds (0: never) is required")
+            return
         if clients is None:
             return
         self.show_error(None)
-        expires = int(expires_text) if expires_text.isdigit() else None
+        expires = int(expires_text) if expires_text else None
         self.call("save", self.write, clients, name, networks, expires)
 
     async def write(self, clients: Clients, name: str, networks: list[str], expires: int | None) -> None:
@@ -316,9 +351,19 @@ class AlertsPane(Pane):
         if len(parts) != 2:
             self.show_error("ignore: type a trigger and a service, e.g. new_service 192.0.2.1:80")
             return
+        problem = service_problem(parts[1])
+        if problem:
+            self.show_error(f"ignore: {problem}")
+            return
         self.show_error(None)
-        event.input.value = ""
-        self.call("ignore", self.change, clients, clients.alerts.ignore_service, alert.id, parts[0], parts[1])
+
+        async def add() -> None:
+            await clients.alerts.ignore_service(alert.id, parts[0], parts[1])
+            if event.input.value == event.value:  # what was typed stays until the server takes it
+                event.input.value = ""
+            await self.load(clients)
+
+        self.call("ignore", add)
 
     def action_unignore(self) -> None:
         """Un-ignore every service of the trigger under the cursor."""

@@ -152,10 +152,21 @@ class DnsPane(Pane):
         self.ips = []
         return table
 
+    def failed(self, generation: int, status: str) -> None:
+        """A lookup failed: the rows of the one before are not its answer, so they go."""
+        if generation == self.generation:
+            self.domain, self.more = None, False
+            self.clear()
+            self.show_status(status)
+
     async def lookup_domain(self, clients: Clients, name: str, history: bool, kind: str | None) -> None:
         generation = self.generation
         self.show_status(f"looking up {name}…")
-        info = await clients.dns.domain(name, history=history, type=kind)
+        try:
+            info = await clients.dns.domain(name, history=history, type=kind)
+        except Exception:
+            self.failed(generation, f"no records for {name}: the lookup failed")
+            raise  # the app reports why
         if generation != self.generation:
             return
         self.domain = (name, history, kind)
@@ -182,7 +193,11 @@ class DnsPane(Pane):
 
     async def lookup(self, clients: Clients, tool: str, items: list[str], generation: int) -> None:
         self.show_status(f"asking the name server about {len(items)} {'address' if tool == 'reverse' else 'name'}(s)…")
-        found = await (clients.dns.reverse(items) if tool == "reverse" else clients.dns.resolve(items))
+        try:
+            found = await (clients.dns.reverse(items) if tool == "reverse" else clients.dns.resolve(items))
+        except Exception:
+            self.failed(generation, "no answers: the lookup failed")
+            raise  # the app reports why
         if generation != self.generation:
             return
         self.domain = None
