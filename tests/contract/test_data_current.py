@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from spyglass.client import Clients, NotFound
-from spyglass.client.data import ChecksumMismatch, part_path
+from spyglass.client.data import ChecksumMismatch, download_current, part_path
 from spyglass.datagen import generate
 from tests.conftest import backend_with
 from tests.contract.test_data_api import settle
@@ -44,7 +44,7 @@ async def test_a_file_rebuilt_after_its_listing_is_listed_again_and_downloaded(s
             return listing
 
         clients.data.files = listed_then_rebuilt  # type: ignore[method-assign]
-        got = await clients.data.download_current("monthly", name, tmp_path / name)
+        got = await download_current(clients.data, "monthly", name, tmp_path / name)
         assert len(listings) == 2 and listings[0].sha1 != listings[1].sha1 == got.sha1
         assert hashlib.sha1((tmp_path / name).read_bytes()).hexdigest() == got.sha1
 
@@ -54,7 +54,7 @@ async def test_wrong_bytes_of_an_unchanged_file_are_reported_not_retried(served,
         f = (await clients.data.files("monthly"))[0]
         part_path(tmp_path / f.name).write_bytes(b"x" * (f.size - 1))
         with pytest.raises(ChecksumMismatch, match="SHA-1"):
-            await clients.data.download_current("monthly", f.name, tmp_path / f.name)
+            await download_current(clients.data, "monthly", f.name, tmp_path / f.name)
         assert not part_path(tmp_path / f.name).exists()
         with pytest.raises(NotFound, match="no file 1999-01.json.gz in dataset monthly"):
-            await clients.data.download_current("monthly", "1999-01.json.gz", tmp_path / "x")
+            await download_current(clients.data, "monthly", "1999-01.json.gz", tmp_path / "x")

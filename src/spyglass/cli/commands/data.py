@@ -42,7 +42,7 @@ def destination(output: Path | None, name: str) -> Path:
 
 async def download(clients, args):
     from spyglass.cli import UsageError
-    from spyglass.client.data import part_path
+    from spyglass.client.data import download_current, part_path
     from spyglass.present.data import progress_text, size_text
     from spyglass.progress import Progress
 
@@ -56,7 +56,7 @@ async def download(clients, args):
     def show(done: int, total: int | None) -> None:
         progress.update(done / total if total else None, progress_text(done, total))
 
-    chosen = await clients.data.download_current(args.dataset, args.name, dest, progress=show)
+    chosen = await download_current(clients.data, args.dataset, args.name, dest, progress=show)
     note = f", resumed at {size_text(resumed)}" if resumed else ""
     progress.done(f"{size_text(chosen.size)}, SHA-1 {'checked' if chosen.sha1 else 'not given'}{note}")
     if args.json:

@@ -159,7 +159,7 @@ class DataPane(Pane):
         """Download ``file`` as ``dataset`` lists it now (the list shown may be older: the current
         month's file is rebuilt as banners arrive) into ``folder``."""
         from spyglass.client import SpyglassError
-        from spyglass.client.data import ChecksumMismatch, part_path
+        from spyglass.client.data import ChecksumMismatch, download_current, part_path
 
         if not await asyncio.to_thread(folder.is_dir):
             # Worded as the CLI does; resuming could not help.
@@ -180,7 +180,7 @@ class DataPane(Pane):
         if held:
             self.status(f"{label}: resuming at {size_text(held)}")
         try:
-            got = await clients.data.download_current(dataset, file.name, dest, progress=show)
+            got = await download_current(clients.data, dataset, file.name, dest, progress=show)
         except ChecksumMismatch as exc:
             self.status(f"{label}: failed its SHA-1 check")
             raise PaneFailure(f"{exc} — download it again to start over") from exc
