@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from spyglass.present.directory import query_cells
 from spyglass.safetext import clean, fit, safe_text
+from spyglass.tags import check_tags
 from spyglass.tui.panes.base import Pane, RunSearch
 from spyglass.tui.widgets.table import Column, Table
 
@@ -293,6 +294,11 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
             self.refuse("A title is needed.", "#save-title")
             return
         tags = self.query_one("#save-tags", Input).value
+        try:
+            check_tags(tags.split(","))  # the server's rule: said before asking
+        except ValueError as exc:
+            self.refuse(f"Tags: {exc}", "#save-tags")
+            return
         self.query_one("#save-error", Static).update("Saving…")
         self.saving(title, tags, self.query_one("#save-description", Input).value.strip())
 
