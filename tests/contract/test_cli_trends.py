@@ -64,6 +64,23 @@ def test_json_is_the_trends_response(as_user, capsys):
     assert body["facets"]["port"][0] == {"key": "2025-01", "values": [{"count": 1, "value": "22"}]}
 
 
+def test_json_holds_the_months_of_from_to_and_their_total(as_user, capsys):
+    as_user()
+    argv = ["trends", "net:198.19.1.0/24", "--facets", "country", "--from", "2025-02", "--to", "2025-04"]
+    assert main([*argv, "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert [m["month"] for m in body["matches"]] == MONTHS[1:4]
+    assert body["total"] == 3  # 2 + 0 + 1, not the 7 of every month
+    assert [m["key"] for m in body["facets"]["country"]] == MONTHS[1:4]
+
+
+def test_a_start_after_the_end_is_a_usage_error(as_user, capsys):
+    as_user()
+    assert main(["trends", "port:22", "--from", "2025-07", "--to", "2025-06"]) == 2
+    err = capsys.readouterr().err
+    assert "the start month 2025-07 is after the end month 2025-06" in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(
     ("argv", "plan", "code", "words"),
     [

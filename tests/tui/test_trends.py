@@ -120,6 +120,7 @@ async def test_refresh_asks_again_and_sees_newly_collected_scans(tmp_path):
         ("port:22", {"facets": "transport"}, "trends have no facet 'transport'"),
         ("port:22", {"compare": "port:"}, "Compared query"),
         ("port:22", {"from": "2025-13"}, "Months are YYYY-MM"),
+        ("port:22", {"from": "2025-07", "to": "2025-06"}, "the start month 2025-07 is after the end month 2025-06"),
         ("", {}, "Type a query first"),
     ],
 )
@@ -130,6 +131,7 @@ async def test_what_cannot_run_is_said_and_kept(served, query, fields, message):
         pane = await run(pilot, query, **fields)
         assert message in screen_text(app)
         assert pane.query_one("#query", Input).value == query
+        assert all(pane.query_one(f"#trend-{name}", Input).value == value for name, value in fields.items())
         assert pane.result is None
 
 

@@ -468,6 +468,18 @@ CASES = [
         body=[{"url": "https://x/f.json.gz", "timestamp": 1700000000, "sha1": "ab", "name": "f.json.gz", "size": 9}],
         check=lambda r: isinstance(r[0], m.DatasetFile) and r[0].size == 9,
     ),
+    Case(
+        "data",
+        "file",
+        ("raw-daily", "g.json.gz"),
+        "GET",
+        f"{N}/data/raw-daily",
+        body=[
+            {"url": "https://x/f.json.gz", "timestamp": 1700000000, "sha1": "ab", "name": "f.json.gz", "size": 9},
+            {"url": "https://x/g.json.gz", "timestamp": 1700000000, "sha1": "cd", "name": "g.json.gz", "size": 7},
+        ],
+        check=lambda r: isinstance(r, m.DatasetFile) and r.sha1 == "cd",
+    ),
     Case(  # the file's bytes here are the JSON answer '"gz"'; its SHA-1 is checked, then it is renamed
         "data",
         "download",

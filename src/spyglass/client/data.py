@@ -13,7 +13,7 @@ import httpx
 
 from spyglass import models as m
 from spyglass.client.base import HostClient, segment
-from spyglass.client.errors import APIError, SpyglassError, TransportError
+from spyglass.client.errors import APIError, NotFound, SpyglassError, TransportError
 from spyglass.client.transport import RETRY_STATUSES, error_from_response
 
 PART = ".part"  # a download in progress: DEST.part, renamed to DEST once its SHA-1 checks
@@ -53,6 +53,13 @@ class DataClient(HostClient):
 
     async def files(self, dataset: str) -> list[m.DatasetFile]:
         return await self.call(list[m.DatasetFile], "GET", self.ns(f"/data/{segment(dataset)}"))
+
+    async def file(self, dataset: str, name: str) -> m.DatasetFile:
+        """How ``dataset`` lists its file ``name`` now: :class:`NotFound` if it lists none so named."""
+        chosen = next((f for f in await self.files(dataset) if f.name == name), None)
+        if chosen is None:
+            raise NotFound(f"no file {name} in dataset {dataset}", 404)
+        return chosen
 
     async def download(self, file: m.DatasetFile, dest: Path, progress: Progress | None = None) -> Path:
         """Download ``file`` to ``dest``; returns ``dest``.
@@ -131,6 +138,27 @@ class DataClient(HostClient):
                     await asyncio.to_thread(out.close)
         except httpx.TransportError as exc:
             raise self.transport.transport_error(exc) from None
+
+
+async def download_current(
+    data: DataClient, dataset: str, name: str, dest: Path, progress: Progress | None = None
+) -> m.DatasetFile:
+    """Download the file ``name`` of ``dataset`` as it is listed now to ``dest``; returns that
+    listing. A file can be rebuilt at any time (the current month's, as banners arrive), so a
+    listing kept from earlier may name bytes that are gone: it is listed right before the
+    download, and when the bytes fail their SHA-1 because the listing changed meanwhile (the
+    server answered with the new file), listed and downloaded once more. (A function rather than
+    a method: it is two requests, the client's methods are one each.)"""
+    file = await data.file(dataset, name)
+    try:
+        await data.download(file, dest, progress)
+    except ChecksumMismatch:
+        fresh = await data.file(dataset, name)
+        if (fresh.sha1, fresh.size) == (file.sha1, file.size):
+            raise  # the same file: its bytes were wrong, not changed
+        file = fresh
+        await data.download(file, dest, progress)
+    return file
 
 
 def _sync(out) -> None:

@@ -55,6 +55,26 @@ def month_window(months: Sequence[str], start: str | None = None, end: str | Non
     return slice(first, max(first, last + 1))
 
 
+def range_problem(start: str | None, end: str | None) -> str | None:
+    """Why ``start``..``end`` (``YYYY-MM``) holds no month whatever the index holds; None if it may."""
+    if start and end and start > end:
+        return f"the start month {start} is after the end month {end}"
+    return None
+
+
+def within(response, window: slice):
+    """``response`` cut to the months of ``window``: its matches, each facet's months, and
+    ``total`` as the sum of those months' matches."""
+    matches = response.matches[window]
+    return response.model_copy(
+        update={
+            "matches": matches,
+            "facets": {name: months[window] for name, months in response.facets.items()},
+            "total": sum(m.count for m in matches),
+        }
+    )
+
+
 def total_series(response, name: str) -> Series:
     return Series(label(name), [m.count for m in response.matches])
 

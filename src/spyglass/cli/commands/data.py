@@ -42,26 +42,21 @@ def destination(output: Path | None, name: str) -> Path:
 
 async def download(clients, args):
     from spyglass.cli import UsageError
-    from spyglass.client.data import part_path
-    from spyglass.client.errors import NotFound
+    from spyglass.client.data import download_current, part_path
     from spyglass.present.data import progress_text, size_text
     from spyglass.progress import Progress
 
-    files = await clients.data.files(args.dataset)
-    chosen = next((f for f in files if f.name == args.name), None)
-    if chosen is None:
-        raise NotFound(f"no file {args.name} in dataset {args.dataset} (spyglass data files {args.dataset})", 404)
-    dest = destination(args.output, chosen.name)
+    dest = destination(args.output, args.name)
     if not dest.parent.is_dir():
         raise UsageError(f"data download: no such folder: {dest.parent}")
     part = part_path(dest)
     resumed = part.stat().st_size if part.exists() else 0
-    progress = Progress(f"download {chosen.name}")
+    progress = Progress(f"download {args.name}")
 
     def show(done: int, total: int | None) -> None:
         progress.update(done / total if total else None, progress_text(done, total))
 
-    await clients.data.download(chosen, dest, progress=show)
+    chosen = await download_current(clients.data, args.dataset, args.name, dest, progress=show)
     note = f", resumed at {size_text(resumed)}" if resumed else ""
     progress.done(f"{size_text(chosen.size)}, SHA-1 {'checked' if chosen.sha1 else 'not given'}{note}")
     if args.json:

@@ -47,13 +47,18 @@ def print_chart(months, series, kind: str = "bar") -> None:
 
 
 async def trends(clients, args):
+    from spyglass.cli import UsageError
     from spyglass.present import trends as t
 
+    problem = t.range_problem(args.start, args.end)
+    if problem:
+        raise UsageError(f"trends: {problem}")
     result = await clients.trends.search(args.query, args.facets)
-    if args.json:
-        return result
     all_months = [m.month for m in result.matches]
     window = t.month_window(all_months, args.start, args.end)
+    if args.json:
+        # The months asked for, and total as their sum (the whole history without --from/--to).
+        return t.within(result, window) if args.start or args.end else result
     months = all_months[window]
     if not months:
         print("no months to show: the index is empty or the range holds none of its months", file=sys.stderr)
@@ -81,6 +86,11 @@ def register(sub, common: Common) -> None:
     p.add_argument("query", help="free text and filter:value terms, e.g. 'product:nginx country:DE'")
     p.add_argument("--facets", help="top values per month, e.g. country:5,port")
     p.add_argument("--from", dest="start", type=month, help="first month shown (YYYY-MM)")
-    p.add_argument("--to", dest="end", type=month, help="last month shown (YYYY-MM)")
+    p.add_argument(
+        "--to",
+        dest="end",
+        type=month,
+        help="last month shown (YYYY-MM); --json holds these months only, and total is their sum",
+    )
     p.add_argument("--top", type=int, default=5, choices=range(1, 8), metavar="1-7", help="facet values charted")
     p.set_defaults(func=api_command(trends, host="trends"))

@@ -3,7 +3,6 @@ a migration step) and what users save, vote on and tag."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -12,10 +11,9 @@ from pathlib import Path
 
 from spyglass.server.directory.seed import SEED
 from spyglass.server.sqlite import connect
+from spyglass.tags import MAX_TAGS, TAG, check_tags  # noqa: F401 (the rule is shared with the dashboard)
 
 PAGE_SIZE = 10
-MAX_TAGS = 10
-TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}\Z")
 SORTS = {"votes": "votes", "timestamp": "timestamp"}
 
 V1_QUERIES = """
@@ -57,17 +55,6 @@ MIGRATIONS = (V1_QUERIES, _seed)
 
 class NotYours(Exception):
     """Only the account that saved a query may change it."""
-
-
-def check_tags(tags: list[str]) -> list[str]:
-    """Tags as stored: lower case, unique, each a short word; ValueError says which is wrong."""
-    out = list(dict.fromkeys(t.strip().lower() for t in tags if t.strip()))
-    for tag in out:
-        if not TAG.match(tag):
-            raise ValueError(f"tag {tag[:40]!r}: 1-32 letters, digits, '.', '_' or '-'")
-    if len(out) > MAX_TAGS:
-        raise ValueError(f"at most {MAX_TAGS} tags, not {len(out)}")
-    return out
 
 
 @dataclass

@@ -3,9 +3,11 @@ resume (an interrupted download leaves NAME.part, which the next download of it 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -143,7 +145,7 @@ class DataPane(Pane):
             return
         folder = Path(self.query_one("#data-dest", Input).value.strip() or ".").expanduser()
         self.show_error(None)
-        self.call("download", self.download, clients, self.files[index], folder)
+        self.call("download", self.download, clients, self.dataset, self.files[index], folder)
 
     def action_stop(self) -> None:
         if any(w.is_running for w in self.workers if w.group == "download"):
@@ -153,10 +155,15 @@ class DataPane(Pane):
     def status(self, text: str) -> None:
         self.query_one("#data-status", Static).update(safe_text(text, one_line=True, max_chars=300))
 
-    async def download(self, clients: Clients, file: DatasetFile, folder: Path) -> None:
+    async def download(self, clients: Clients, dataset: str, file: DatasetFile, folder: Path) -> None:
+        """Download ``file`` as ``dataset`` lists it now (the list shown may be older: the current
+        month's file is rebuilt as banners arrive) into ``folder``."""
         from spyglass.client import SpyglassError
-        from spyglass.client.data import ChecksumMismatch, part_path
+        from spyglass.client.data import ChecksumMismatch, download_current, part_path
 
+        if not await asyncio.to_thread(folder.is_dir):
+            # Worded as the CLI does; resuming could not help.
+            raise PaneFailure(f"no such folder: {clean(folder, one_line=True)}")
         name = Path(file.name).name or "download"  # the server's name, kept inside the folder
         dest = folder / name
         bar = self.query_one("#data-bar", ProgressBar)
@@ -169,10 +176,11 @@ class DataPane(Pane):
             self.status(f"{label}: {progress_text(done, total)}")
 
         part = part_path(dest)
-        if part.exists():
-            self.status(f"{label}: resuming at {size_text(part.stat().st_size)}")
+        held = await asyncio.to_thread(lambda: part.stat().st_size if part.exists() else 0)
+        if held:
+            self.status(f"{label}: resuming at {size_text(held)}")
         try:
-            await clients.data.download(file, dest, progress=show)
+            got = await download_current(clients.data, dataset, file.name, dest, progress=show)
         except ChecksumMismatch as exc:
             self.status(f"{label}: failed its SHA-1 check")
             raise PaneFailure(f"{exc} — download it again to start over") from exc
@@ -180,6 +188,22 @@ class DataPane(Pane):
             self.status(f"{label}: stopped")
             # Worded here rather than by the app: it says how to resume.
             raise PaneFailure(f"download of {label} stopped: {exc} — download it again to resume") from exc
-        checked = "SHA-1 checked" if file.sha1 else "no SHA-1 given to check"
-        self.status(f"{checked}, {size_text(file.size)}, saved as {dest}")  # most telling first: lines are cut
+        bar.remove_class("shown")  # the row is the path's
+        checked = "SHA-1 checked" if got.sha1 else "no SHA-1 given to check"
+        said = f"{checked}, {size_text(got.size)}, saved as "  # most telling first: lines are cut
+        room = self.query_one("#data-progress").size.width - cell_len(said)
+        self.status(said + cut_middle(clean(dest, one_line=True), max(room, 16)))
         self.app.notify(f"Downloaded {label} ({checked})", markup=False)
+        if got != file and self.dataset == dataset:
+            await self.list_files(clients, dataset)  # the list showed an older build of it
+
+
+def cut_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, its middle left out for a "…": both ends of a path
+    tell (where it is, and the file's name)."""
+    if cell_len(text) <= width:
+        return text
+    head, tail = text[: (width - 1) // 2], text[len(text) - (width - 1 - (width - 1) // 2) :]
+    while cell_len(head) + cell_len(tail) > width - 1:  # wide characters
+        head, tail = (head[:-1], tail) if cell_len(head) > cell_len(tail) else (head, tail[1:])
+    return f"{head}…{tail}"

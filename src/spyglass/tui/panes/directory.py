@@ -4,10 +4,11 @@ query with (ctrl+s there)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -17,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from spyglass.present.directory import query_cells
 from spyglass.safetext import clean, fit, safe_text
+from spyglass.tags import check_tags
 from spyglass.tui.panes.base import Pane, RunSearch
 from spyglass.tui.widgets.table import Column, Table
 
@@ -243,8 +245,13 @@ class DirectoryPane(Pane):
         )
 
 
+Save = Callable[[str, str, str], Awaitable[object]]  # (title, tags, description): saves, or raises
+
+
 class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
-    """Title, tags and description for a query the search pane saves in the directory."""
+    """Title, tags and description for a query the search pane saves in the directory. The
+    dialog saves it itself (``save``) and stays open, with what was typed and the server's
+    answer, until it is saved or cancelled; it closes with what was saved."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="savequery.cancel")]
     DEFAULT_CSS = """
@@ -254,9 +261,10 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
     SaveQueryScreen #save-error { color: $error; height: auto; }
     """
 
-    def __init__(self, query: str) -> None:
+    def __init__(self, query: str, save: Save) -> None:
         super().__init__()
         self.search = query
+        self.send = save
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -274,18 +282,43 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
     @on(Input.Submitted, "#save-title")
     @on(Input.Submitted, "#save-tags")
     def next_field(self, event: Input.Submitted) -> None:
+        event.stop()
         following = {"save-title": "#save-tags", "save-tags": "#save-description"}
         self.query_one(following[event.input.id or "save-title"], Input).focus()
 
     @on(Input.Submitted, "#save-description")
-    def save(self) -> None:
+    def save(self, event: Input.Submitted) -> None:
+        event.stop()
         title = self.query_one("#save-title", Input).value.strip()
         if not title:
-            self.query_one("#save-error", Static).update("A title is needed.")
-            self.query_one("#save-title", Input).focus()
+            self.refuse("A title is needed.", "#save-title")
             return
         tags = self.query_one("#save-tags", Input).value
-        self.dismiss((title, tags, self.query_one("#save-description", Input).value.strip()))
+        try:
+            check_tags(tags.split(","))  # the server's rule: said before asking
+        except ValueError as exc:
+            self.refuse(f"Tags: {exc}", "#save-tags")
+            return
+        self.query_one("#save-error", Static).update("Saving…")
+        self.saving(title, tags, self.query_one("#save-description", Input).value.strip())
+
+    @work(exclusive=True, group="save")
+    async def saving(self, title: str, tags: str, description: str) -> None:
+        try:
+            await self.send(title, tags, description)
+        except Exception as exc:  # whatever it was, said here: the dialog keeps what was typed
+            said = str(exc)
+            # The server names the parameter it refuses (e.g. "tags: tag 'x y': 1-32 letters…").
+            field = next((f for f in ("tags", "description", "title") if f"{f}:" in said), None)
+            self.refuse(f"Not saved: {said}", f"#save-{field}" if field else None)
+            return
+        self.dismiss((title, tags, description))
+
+    def refuse(self, message: str, field: str | None) -> None:
+        """Say why in the dialog, everything typed kept, and put the cursor where it needs fixing."""
+        self.query_one("#save-error", Static).update(safe_text(message, max_chars=500))
+        if field:
+            self.query_one(field, Input).focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

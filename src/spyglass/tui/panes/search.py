@@ -3,6 +3,7 @@ page lazily (bounded), count-only mode, opening a result in the host pane, and e
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -333,12 +334,11 @@ class SearchPane(Pane):
             self.show_error("Type a query first; ctrl+s saves it in the directory.")
             return
 
-        def chosen(answer: tuple[str, str, str] | None) -> None:
-            clients = self.clients
-            if answer is not None and clients is not None:
-                self.call("save", self.save_query, clients, query, *answer)
-
-        self.app.push_screen(SaveQueryScreen(query), chosen)
+        clients = self.clients
+        if clients is None:
+            self.show_error("Not connected yet: ctrl+s again once the status line says connected.")
+            return
+        self.app.push_screen(SaveQueryScreen(query, partial(self.save_query, clients, query)))
 
     async def save_query(self, clients: Clients, query: str, title: str, tags: str, description: str) -> None:
         saved = await clients.directory.save(title, query, description, tags)

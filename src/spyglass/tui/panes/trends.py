@@ -178,7 +178,7 @@ class TrendsPane(Pane):
 
     def month_bounds(self) -> tuple[str | None, str | None] | None:
         """The from and to months typed (None where empty); None, with the error shown, if one
-        is not a month."""
+        is not a month or the start is after the end."""
         bounds = []
         for name in ("#trend-from", "#trend-to"):
             text = self.query_one(name, Input).value.strip()
@@ -186,6 +186,10 @@ class TrendsPane(Pane):
                 self.show_error(f"Months are YYYY-MM, e.g. 2025-06: not {text!r}")
                 return None
             bounds.append(text or None)
+        problem = t.range_problem(bounds[0], bounds[1])
+        if problem:
+            self.show_error(f"No months: {problem}.")
+            return None
         self.show_error(None)
         return bounds[0], bounds[1]
 
