@@ -20,7 +20,7 @@ from tests.tui.helpers import screen_text, settle
 
 @pytest.fixture
 def backend(tmp_path_factory):
-    with backend_with(tmp_path_factory.mktemp("tui-data-r2"), generate(300, seed=5)) as b:
+    with backend_with(tmp_path_factory.mktemp("tui-data-download"), generate(300, seed=5)) as b:
         files_settled(b)
         yield b
 
