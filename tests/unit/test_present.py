@@ -583,3 +583,13 @@ def test_service_rows_say_what_changed_since_the_scan_before():
     assert "\n22/tcp    OpenSSH 9.6" in text and "\n  changed since the scan before: version: 8.9 → 9.6\n" in text
     assert text.count("changed since") == 1
     assert service_rows({"data": "not a list"}) == [] and service_rows(None) == []
+
+
+def test_a_narrow_list_line_cuts_the_product_so_the_headline_shows():
+    from spyglass.present.stream import stream_line
+
+    b = {"ip_str": "127.0.0.1", "port": 80, "timestamp": "2026-01-01T10:00:00", "data": "HTTP/1.1 200 OK"}
+    b["product"], b["http"] = "Microsoft IIS httpd with a long name", {"title": "Welcome"}
+    wide, narrow = stream_line(b), stream_line(b, product_width=16)
+    assert "Microsoft IIS httpd with a long name Welcome" in wide  # the usual: never cut
+    assert "Microsoft IIS h… Welcome" in narrow and len(narrow) < len(wide)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spyglass.present.service import headline, product_line, seen, service_key, service_line
+from spyglass.present.service import PRODUCT_WIDTH, headline, product_line, seen, service_key, service_line
 from spyglass.present.values import as_dict, get_path, number, pad, text_of
 from spyglass.safetext import clean, fit
 
@@ -34,10 +34,10 @@ def result_cells(banner: Any) -> list[str]:
     return [fit(c, CELL_WIDTH) for c in cells]
 
 
-def result_line(banner: Any) -> str:
+def result_line(banner: Any, product_width: int = PRODUCT_WIDTH) -> str:
     """One search result as a CLI line: the address, then the service line."""
     b = as_dict(banner)
-    return f"{pad(address(b), 16)} {service_line(b)}"
+    return f"{pad(address(b), 16)} {service_line(b, product_width)}"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from spyglass.present.values import as_dict, block, empty, first_line, get_path, head, number, pad, plain, text_of
-from spyglass.safetext import ClipboardText, clean, for_clipboard
+from spyglass.safetext import ClipboardText, clean, fit, for_clipboard
 
 MAX_MEMBERS = 40  # rows of a section read from a free-form member (dns, snmp, opts, ssh.kex)
 MAX_VULNS = 200
@@ -87,11 +87,17 @@ def seen(value: Any) -> str:
     return text_of(value)[:19].replace("T", " ")
 
 
-def service_line(banner: Any) -> str:
-    """One line for a service in a list: ``443/tcp  nginx 1.24.0  Welcome``."""
+PRODUCT_WIDTH = 32  # cells of a list line's product column (a longer product pushes the rest)
+
+
+def service_line(banner: Any, product_width: int = PRODUCT_WIDTH) -> str:
+    """One line for a service in a list: ``443/tcp  nginx 1.24.0  Welcome``. A ``product_width``
+    below the usual cuts the product to it (with "…"), leaving the headline more room."""
     b = as_dict(banner)
     what = product_line(b) or module_of(b)
-    return clean(f"{pad(service_key(b), 9)} {pad(what, 32)} {headline(b)}", one_line=True, max_chars=150)
+    if product_width < PRODUCT_WIDTH:
+        what = fit(what, product_width)
+    return clean(f"{pad(service_key(b), 9)} {pad(what, product_width)} {headline(b)}", one_line=True, max_chars=150)
 
 
 def cert_date(value: Any) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from spyglass.present.search import result_line
+from spyglass.present.service import PRODUCT_WIDTH
 from spyglass.present.values import as_dict, get_path, text_of
 
 
-def stream_line(banner: Any, fields: list[str] | None = None) -> str:
+def stream_line(banner: Any, fields: list[str] | None = None, product_width: int = PRODUCT_WIDTH) -> str:
     """``HH:MM:SS address port/transport product ...`` or, with ``fields``, their values
     (dotted paths such as ``location.country_code``) separated by two spaces."""
     b = as_dict(banner)
@@ -16,4 +17,4 @@ def stream_line(banner: Any, fields: list[str] | None = None) -> str:
         return "  ".join(text_of(get_path(b, f), max_chars=200) or "-" for f in fields)
     timestamp = b.get("timestamp")
     clock = timestamp[11:19] if isinstance(timestamp, str) and len(timestamp) >= 19 else "--:--:--"
-    return f"{clock} {result_line(b)}"
+    return f"{clock} {result_line(b, product_width)}"

@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections import deque
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Input, Select, Static
 
+from spyglass.present.service import PRODUCT_WIDTH
 from spyglass.present.stream import stream_line
 from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
@@ -85,7 +87,11 @@ def detail_lines(banner: dict) -> list[str]:
     return lines
 
 
-def describe(raw: bytes) -> tuple[str, str]:
+NARROW = 100  # columns of the tail below which a line's product column is cut, for the title's sake
+NARROW_PRODUCT = 16
+
+
+def describe(raw: bytes, product_width: int = PRODUCT_WIDTH) -> tuple[str, str]:
     """A tail line: the banner's short inert line, and its address."""
     from spyglass.client.streamparse import loads
     from spyglass.present.search import address
@@ -96,7 +102,7 @@ def describe(raw: bytes) -> tuple[str, str]:
         banner = None
     if not isinstance(banner, dict):
         return clean(f"(not a banner) {raw[:200]!r}", one_line=True), ""
-    return clean(stream_line(banner), one_line=True), address(banner)
+    return clean(stream_line(banner, product_width=product_width), one_line=True), address(banner)
 
 
 class StreamPane(Pane):
@@ -216,7 +222,9 @@ class StreamPane(Pane):
             async with self.buffer_lock:
                 lines, source = list(self.inbox), self.buffered
                 self.inbox.clear()
-                batch = asyncio.ensure_future(asyncio.to_thread(self._prepare, lines, self.matches, self.recorder))
+                narrow = self.query_one(Tail).size.width < NARROW
+                prepare = partial(self._prepare, lines, self.matches, self.recorder, narrow)
+                batch = asyncio.ensure_future(asyncio.to_thread(prepare))
                 try:
                     entries = await asyncio.shield(batch)
                 except asyncio.CancelledError:  # the stream is followed again: the batch read is not lost
@@ -227,8 +235,9 @@ class StreamPane(Pane):
                 self._deliver(entries)
 
     @staticmethod
-    def _prepare(lines: list[bytes], matches: Any, recorder: GzipLines | None) -> list[TailEntry]:
-        """In a thread: filter (and record) a batch. Lines are formatted later, when shown."""
+    def _prepare(lines: list[bytes], matches: Any, recorder: GzipLines | None, narrow: bool) -> list[TailEntry]:
+        """In a thread: filter (and record) a batch. Lines are formatted later, when shown (on a
+        narrow tail, with the product cut so that the title shows)."""
         from spyglass.client.streamparse import loads
 
         if matches is not None:
@@ -244,7 +253,8 @@ class StreamPane(Pane):
         if recorder is not None:
             for raw in lines:
                 recorder.write(raw)
-        return [TailEntry(raw, describe) for raw in lines]
+        line_of = partial(describe, product_width=NARROW_PRODUCT) if narrow else describe
+        return [TailEntry(raw, line_of) for raw in lines]
 
     def _deliver(self, entries: list[TailEntry]) -> None:
         self.shown += len(entries)
