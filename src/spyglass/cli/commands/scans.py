@@ -94,7 +94,7 @@ async def listing(clients, args):
     from spyglass.present.scans import status_line
 
     render.print_lines([status_line(s) for s in result.matches])
-    print(f"{plural(result.total, 'scan')}", file=sys.stderr)
+    print(plural(result.total, "scan"), file=sys.stderr)
 
 
 async def internet(clients, args):

@@ -25,7 +25,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Input, Select, Static
 
-from spyglass.present.service import PRODUCT_WIDTH
+from spyglass.present.service import PRODUCT_WIDTH, product_line
 from spyglass.present.stream import stream_line
 from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
@@ -70,7 +70,7 @@ def detail_lines(banner: dict) -> list[str]:
         ("location", location),
         ("hostnames", banner.get("hostnames")),
         ("domains", banner.get("domains")),
-        ("product", " ".join(t for t in (text_of(banner.get("product")), text_of(banner.get("version"))) if t)),
+        ("product", product_line(banner)),
         ("os", banner.get("os")),
         ("tags", banner.get("tags")),
         ("title", get_path(banner, "http.title")),
@@ -85,6 +85,17 @@ def detail_lines(banner: dict) -> list[str]:
     if isinstance(data, str) and data.strip():
         lines += ["  " + line for line in data.strip().splitlines()[:DETAIL_DATA_LINES]]
     return lines
+
+
+def banner_matches(raw: bytes, matches: Any) -> bool:
+    """Whether the line is a banner the client-side filter keeps (a line that is not one never is)."""
+    from spyglass.client.streamparse import loads
+
+    try:
+        banner = loads(raw)
+    except ValueError:
+        return False
+    return isinstance(banner, dict) and bool(matches(banner))
 
 
 NARROW = 100  # columns of the tail below which a line's product column is cut, for the title's sake
@@ -238,18 +249,8 @@ class StreamPane(Pane):
     def _prepare(lines: list[bytes], matches: Any, recorder: GzipLines | None, narrow: bool) -> list[TailEntry]:
         """In a thread: filter (and record) a batch. Lines are formatted later, when shown (on a
         narrow tail, with the product cut so that the title shows)."""
-        from spyglass.client.streamparse import loads
-
         if matches is not None:
-            kept = []
-            for raw in lines:
-                try:
-                    banner = loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(banner, dict) and matches(banner):
-                    kept.append(raw)
-            lines = kept
+            lines = [raw for raw in lines if banner_matches(raw, matches)]
         if recorder is not None:
             for raw in lines:
                 recorder.write(raw)
@@ -400,17 +401,7 @@ class StreamPane(Pane):
     @staticmethod
     def _unmatched(entries: list[TailEntry], matches: Any) -> set[int]:
         """In a thread: the ids of the entries ``matches`` rejects (they stay alive in ``entries``)."""
-        from spyglass.client.streamparse import loads
-
-        dropped = set()
-        for entry in entries:
-            try:
-                banner = loads(entry.raw)
-            except ValueError:
-                banner = None
-            if not isinstance(banner, dict) or not matches(banner):
-                dropped.add(id(entry))
-        return dropped
+        return {id(entry) for entry in entries if not banner_matches(entry.raw, matches)}
 
     @staticmethod
     def _buffer_size(text: str) -> int | None:
