@@ -54,7 +54,7 @@ class HostPane(Pane):
     HostPane #host-ip { margin: 1 0 0 0; }
     HostPane { overflow-y: hidden; }
     HostPane #host-top { height: auto; max-height: 40vh; }
-    HostPane #host-summary { width: 1fr; max-height: 40vh; overflow-y: auto; }
+    HostPane #host-summary { width: 1fr; max-height: 40vh; }  /* keeps its border; rows past it are cut */
     HostPane #services { width: 1fr; height: auto; max-height: 40vh; border: round $primary 50%; }
     HostPane #service-box { height: 1fr; min-height: 5; border: round $primary 50%; padding: 0 1; }
     HostPane #service-box:focus-within { border: round $primary; }
