@@ -106,6 +106,21 @@ async def test_a_scan_finds_a_service_and_its_results_are_searchable(scanning):
     assert (item.status, item.size, item.api_key, item.credits_left) == ("DONE", 1, key, before - 1)
 
 
+async def test_a_port_that_accepts_and_says_nothing_is_found_open(scanning):
+    """nmap -sT reports such a port open; the scan records it with empty data (it was dropped)."""
+    from tests.scanservers import hostile_service
+
+    key = scanning.key("member")
+    with hostile_service("silent") as service:
+        async with Clients.from_profile(scanning.profile(key)) as c:
+            submitted = await c.scans.submit({"127.0.0.1": [service.port, free_port()]})
+            done = await wait_done(c, submitted.id)
+            found = await c.search.search(f"scan:{submitted.id}")
+    assert (done.found, done.probed) == (1, 2)
+    banner = found.matches[0].to_api()
+    assert (banner["port"], banner["data"], banner["_intel"]["module"]) == (service.port, "", "generic")
+
+
 async def test_an_older_scan_still_finds_what_it_collected(scanning):
     """Search sees the newest banner of each service, but a scan's results are what that scan
     collected: a second scan of the same service leaves the first one's results searchable."""

@@ -277,11 +277,20 @@ async def test_flood_is_bounded(protocol):
     assert len(found.data) <= MAX_READ
 
 
-@pytest.mark.parametrize("kind", ["reset", "silent"])
 @pytest.mark.parametrize("protocol", [None, "http", "https", "ssh", "ftp", "smtp", "redis"])
-async def test_reset_and_silence_are_none(kind, protocol):
-    with ss.hostile_service(kind) as svc:
-        assert await probe(svc.host, svc.port, protocol, timeout=0.5) is None
+async def test_a_port_that_accepts_and_says_nothing_is_open(protocol):
+    """As ``nmap -sT`` reports it: the connection was accepted, so the port is open, with empty data."""
+    with ss.hostile_service("silent") as svc:
+        found = await probe(svc.host, svc.port, protocol, timeout=0.5)
+    assert found is not None and (found.module, found.data) == ("generic", "")
+
+
+@pytest.mark.parametrize("protocol", [None, "http", "https", "ssh", "ftp", "smtp", "redis"])
+async def test_a_reset_on_accept_says_nothing(protocol):
+    """Closed, or open with nothing said, depending on whether the reset beats the connect's check."""
+    with ss.hostile_service("reset") as svc:
+        found = await probe(svc.host, svc.port, protocol, timeout=0.5)
+    assert found is None or (found.module, found.data) == ("generic", "")
 
 
 async def test_drip_ends_at_the_deadline():

@@ -2,7 +2,8 @@
 
 Choice: the requested protocol, else the one :data:`.protocols.PORTS` tries first on the port, else
 by what the service sends first (``SSH-``, an FTP or SMTP ``220``, an HTTP or RESP answer to a GET,
-a TLS refusal of it); failing all, the generic module records what the port said.
+a TLS refusal of it); failing all, the generic module records what the port said (maybe nothing:
+an open port that stays silent is still found).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ SNIFF_REQUEST = b"GET / HTTP/1.0\r\n\r\n"
 
 async def probe(ip: str, port: int, protocol: str | None = None, *, timeout: float = 5.0) -> Found | None:
     """What the service at ``ip``:``port`` says, through the module for ``protocol`` (or the port's,
-    or the one its first words call for). None when closed, filtered or silent.
+    or the one its first words call for). None when closed or filtered (or the probe failed).
 
     ``timeout`` bounds each connection (connect and exchange); a probe makes a few, one after the
     other, and is cut off after ``MAX_STEPS`` timeouts in all."""

@@ -1,9 +1,11 @@
 """The scan worker: runs every accepted scan to DONE, in the background, bounded and durable.
 
-Each scan walks its probes in the spec's order with a pool of workers; all scans share one cap on
-open connections (``scan_concurrency``). What is found goes through the collector (indexed, then
-published to the stream and alert triggers) in batches; after each batch is stored, the scan's
-watermark is saved, so a restart resumes where the stored results end and nothing is lost.
+Each scan walks its probes in the spec's order, a chunk at a time: a connect pass over the chunk
+(:mod:`.sweep`) finds the open ports, and a pool of workers runs the protocol modules on those
+only. All scans share one cap on open connections (``scan_concurrency``). What is found goes
+through the collector (indexed, then published to the stream and alert triggers) in batches; after
+each batch is stored, the scan's watermark is saved, so a restart resumes where the stored results
+end and nothing is lost.
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ from spyglass.server.scanner.crawler import banner_of, is_local
 from spyglass.server.scanner.probe import probe
 from spyglass.server.scanner.protocols import PORTS
 from spyglass.server.scanner.store import DONE, PROCESSING, QUEUE, Scan, ScanStore
+from spyglass.server.scanner.sweep import CONNECT_TIMEOUT, Slots, connect_sweep
 
 log = logging.getLogger("spyglass.scans")
 
 KNOWN_ADDRESSES = 1024  # addresses whose latest banner is remembered during a scan
 FLUSH_EVERY = 0.5  # seconds between batches of results (and progress saves)
+CHUNK = 4096  # probes in one connect pass
+MODULE_WORKERS = 512  # at most, protocol modules running at once in one scan
 
 
 class ScanService:
@@ -37,12 +42,12 @@ class ScanService:
         self.index = index
         self.concurrency = max(1, concurrency)
         self.timeout = timeout
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: Slots | None = None
         self._tasks: dict[str, asyncio.Task] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
-        self._slots = asyncio.Semaphore(self.concurrency)
+        self._slots = Slots(self.concurrency)
         self._loop = asyncio.get_running_loop()
         for scan in self.store.unfinished():  # interrupted by a stop or a crash: carry on from the watermark
             log.info("resuming scan %s at probe %d of %d", scan.id, scan.probed, scan.probes)
@@ -94,14 +99,17 @@ class ScanRun:
     async def run(self) -> None:
         store = self.service.store
         store.set_status(self.scan.id, PROCESSING)
-        workers = [asyncio.create_task(self._work()) for _ in range(min(self.service.concurrency, 512))]
+        count = min(self.service.concurrency, MODULE_WORKERS)
+        open_probes: asyncio.Queue[tuple[int, Probe] | None] = asyncio.Queue(maxsize=2 * count)
+        sweeper = asyncio.create_task(self._sweep(open_probes, count))
+        workers = [asyncio.create_task(self._work(open_probes)) for _ in range(count)]
         flusher = asyncio.create_task(self._flush_every())
         try:
-            await asyncio.gather(*workers)
+            await asyncio.gather(sweeper, *workers)
         except asyncio.CancelledError:  # the server is stopping: probes end, what they found is kept
-            for task in workers:
+            for task in (sweeper, *workers):
                 task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await asyncio.gather(sweeper, *workers, return_exceptions=True)
             self.finished.set()
             await flusher  # never cut off mid-batch: its last flush stores and counts what was found
             raise
@@ -111,11 +119,26 @@ class ScanRun:
         store.set_status(self.scan.id, DONE)
         log.info("scan %s done: %d services found", self.scan.id, self.found)
 
-    async def _work(self) -> None:
+    async def _sweep(self, open_probes: asyncio.Queue[tuple[int, Probe] | None], workers: int) -> None:
+        """Connect passes over the probes, a chunk at a time; the open ones go to the workers."""
         assert self.service._slots is not None
-        for position, target in self.probes:  # a shared iterator: each probe is taken once
-            self.next_position = position + 1
-            self.in_flight.add(position)
+        timeout = min(self.service.timeout, CONNECT_TIMEOUT)
+        while chunk := list(itertools.islice(self.probes, CHUNK)):
+            self.in_flight.update(position for position, _ in chunk)
+            self.next_position = chunk[-1][0] + 1
+            accepted = await connect_sweep([(t.ip, t.port) for _, t in chunk], self.service._slots, timeout)
+            for (position, target), is_open in zip(chunk, accepted, strict=True):
+                if is_open:
+                    await open_probes.put((position, target))
+                else:  # closed or filtered: nothing more to learn there
+                    self.in_flight.discard(position)
+        for _ in range(workers):
+            await open_probes.put(None)
+
+    async def _work(self, open_probes: asyncio.Queue[tuple[int, Probe] | None]) -> None:
+        assert self.service._slots is not None
+        while (item := await open_probes.get()) is not None:
+            position, target = item
             async with self.service._slots:
                 found = await self._probe(target)
             # Cancelled above (the server stopping), the probe stays in flight: the watermark stays

@@ -1,0 +1,125 @@
+"""The connect pass of a scan (server/scanner/sweep.py) against real loopback sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from spyglass.server.scanner.sweep import Slots, connect_sweep
+from tests import scanservers as ss
+
+
+@contextlib.contextmanager
+def listeners(count: int, backlog: int = 16) -> Iterator[list[socket.socket]]:
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            s.listen(backlog)
+            socks.append(s)
+        yield socks
+    finally:
+        for s in socks:
+            s.close()
+
+
+async def test_open_ports_are_told_from_closed_ones():
+    closed = [ss.closed_port().port for _ in range(50)]
+    with listeners(5) as open_:
+        ports = [s.getsockname()[1] for s in open_]
+        targets = [("127.0.0.1", p) for p in closed[:25] + ports + closed[25:]]
+        slots = Slots(8)
+        result = await connect_sweep(targets, slots, timeout=1.0)
+    assert [p for (_, p), is_open in zip(targets, result, strict=True) if is_open] == ports
+    assert slots.free == slots.limit  # every socket given back
+
+
+async def test_the_cap_on_open_connections_holds():
+    """Slots taken by others (the modules of other scans) are not used; the sweep waits for them."""
+    slots = Slots(4)
+    for _ in range(4):
+        assert slots.take_nowait()
+    with listeners(3) as open_:
+        targets = [("127.0.0.1", s.getsockname()[1]) for s in open_]
+        sweep = asyncio.ensure_future(connect_sweep(targets, slots, timeout=1.0))
+        await asyncio.sleep(0.2)
+        assert not sweep.done()  # no slot: nothing connected yet
+        slots.give()
+        assert await asyncio.wait_for(sweep, 10) == [True, True, True]
+    assert slots.free == 1
+
+
+async def test_a_connect_that_never_completes_times_out_as_filtered():
+    """A listener whose backlog is full drops SYNs, as a filtering firewall does."""
+    with listeners(1, backlog=0) as (full,):
+        port = full.getsockname()[1]
+        fillers = []
+        for _ in range(8):  # fill the accept queue (nothing accepts): later SYNs go unanswered
+            f = socket.socket()
+            f.setblocking(False)
+            f.connect_ex(("127.0.0.1", port))
+            fillers.append(f)
+        await asyncio.sleep(0.1)
+        try:
+            result = await asyncio.wait_for(connect_sweep([("127.0.0.1", port)], Slots(2), timeout=0.3), 10)
+        finally:
+            for f in fillers:
+                f.close()
+    assert result == [False]
+
+
+async def test_cancelling_closes_every_socket():
+    with listeners(1, backlog=0) as (full,):
+        port = full.getsockname()[1]
+        fillers = [socket.socket() for _ in range(8)]
+        for f in fillers:
+            f.setblocking(False)
+            f.connect_ex(("127.0.0.1", port))
+        slots = Slots(16)
+        sweep = asyncio.ensure_future(connect_sweep([("127.0.0.1", port)] * 8, slots, timeout=30))
+        await asyncio.sleep(0.2)
+        sweep.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await sweep
+        for f in fillers:
+            f.close()
+    assert slots.free == slots.limit
+
+
+async def test_ipv6_loopback():
+    try:
+        s = socket.socket(socket.AF_INET6)
+        s.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with s:
+        s.listen(4)
+        port = s.getsockname()[1]
+        assert await connect_sweep([("::1", port)], Slots(2), timeout=1.0) == [True]
+
+
+async def test_unanswered_connects_widen_the_window():
+    """Targets that answer at once are swept a few at a time; slow ones many at once, up to the cap."""
+    from spyglass.server.scanner.sweep import START_WINDOW
+
+    with listeners(1, backlog=0) as (full,):
+        port = full.getsockname()[1]
+        fillers = [socket.socket() for _ in range(8)]
+        for f in fillers:
+            f.setblocking(False)
+            f.connect_ex(("127.0.0.1", port))
+        slots = Slots(4 * START_WINDOW)
+        sweep = asyncio.ensure_future(connect_sweep([("127.0.0.1", port)] * (8 * START_WINDOW), slots, timeout=0.5))
+        most = 0
+        while not sweep.done():
+            most = max(most, slots.limit - slots.free)
+            await asyncio.sleep(0.01)
+        for f in fillers:
+            f.close()
+    assert not any(await sweep)
+    assert most == slots.limit
