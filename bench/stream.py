@@ -1,11 +1,11 @@
 """Stream parse throughput: spyglass's StreamClient against the original service's official
 Python library (PyPI ``shodan``, installed in the bench environment only), both reading the same
-local stream at once. Goal: at least 3x.
+local stream at once.
 
-spyglass's figure is its client's default item, a StreamBanner whose port is read (decoded on
-arrival with the other members every banner has; the rest waits for first use). The line above it
-is the same reader going past those members, so that every banner is decoded whole, as the
-reference's are.
+The headline is like for like: spyglass's reader going past the members every banner has, so that
+every banner is decoded whole, as the reference's are. Beside it, the lazy reader: the client's
+default item, a StreamBanner whose port is read (decoded on arrival with the other members every
+banner has; the rest waits for first use).
 
 The backend runs as ``spyglass serve --namespace shodan`` (the library's paths); the banners are
 published through ``POST /spyglass/collect``. Each reader is its own process, and its throughput
@@ -155,11 +155,15 @@ def main() -> None:
     rates = {name: r["banners"] / max(r["cpu"], 1e-9) for name, r in results.items()}
     for name, r in results.items():
         print(f"{name:9} {r['banners']:,} banners in {r['cpu']:.2f} CPU s: {rates[name]:,.0f} banners/s")
-    print(f"decoded whole: ratio {rates['full'] / rates['reference']:.1f}x")
-    ratio = rates["banner"] / rates["reference"]
+    # The headline is like for like: every banner decoded whole on both sides. The lazy reader
+    # (members decoded on first use) is beside it, named as such.
     print(
-        f"stream parse: spyglass {rates['banner']:,.0f} banners/s, reference {rates['reference']:,.0f} "
-        f"banners/s, ratio {ratio:.1f}x"
+        f"stream parse, every banner decoded whole: spyglass {rates['full']:,.0f} banners/s, reference "
+        f"{rates['reference']:,.0f} banners/s, ratio {rates['full'] / rates['reference']:.1f}x"
+    )
+    print(
+        f"lazy reader (four members decoded, the rest on first use): {rates['banner']:,.0f} banners/s, "
+        f"ratio {rates['banner'] / rates['reference']:.1f}x"
     )
 
 
