@@ -29,7 +29,7 @@ def main() -> None:
         index = BannerIndex(data)
         banners = list(generate(args.count, seed=1))
         import_banners(index, (dict(b) for b in banners))
-        service = DatasetService(data, index.records)
+        service = DatasetService(data, index)
 
         start = time.perf_counter()
         service.catch_up()

@@ -39,7 +39,7 @@ def backend_with(data_dir: Path, banners: Iterable[dict], **settings) -> Iterato
     from spyglass.server.index.importer import import_banners
 
     server, backend = start_backend(data_dir, **settings)
-    import_banners(backend.app.state.index, (dict(b) for b in banners))
+    import_banners(backend.app.state.banners, (dict(b) for b in banners))
     with server:
         yield backend
     backend.store.close()

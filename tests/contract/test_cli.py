@@ -193,7 +193,7 @@ def test_ping_refuses_demo_addresses_of_a_demo_backend(tmp_path, capsys, monkeyp
     monkeypatch.setattr(GeoNetClient, "ping", never)
     monkeypatch.setattr(GeoNetClient, "geoping", never)
     server, backend = start_backend(tmp_path)
-    backend.app.state.index.records.set_meta("demo", "1")
+    backend.app.state.banners.records.set_meta("demo", "1")
     with server:
         monkeypatch.setenv("SPYGLASS_URL", backend.url)
         monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())

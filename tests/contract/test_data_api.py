@@ -194,7 +194,7 @@ def test_a_lost_file_is_rebuilt_and_leftovers_removed(tmp_path):
 
     index = BannerIndex(tmp_path)
     import_banners(index, (dict(b) for b in BANNERS[:50]))
-    service = DatasetService(tmp_path, index.records)
+    service = DatasetService(tmp_path, index)
     service.catch_up()
     lost = service.files("daily")[0]
     before = service.path(lost).read_bytes()

@@ -42,7 +42,7 @@ def served(request, tmp_path_factory):
     path = tmp / "export.json"
     path.write_text("\n".join(lines) + "\n")
     server, backend = start_backend(tmp / "data", namespace=request.param)
-    report = import_files(backend.app.state.index, [path], workers=1)
+    report = import_files(backend.app.state.banners, [path], workers=1)
     assert report.bad == 0
     with server:
         with httpx.Client(base_url=backend.url, params={"key": backend.key()}) as http:

@@ -310,7 +310,7 @@ class Restartable:
         self.running = False
         self.server.__exit__(None, None, None)
         self.backend.store.close()
-        self.backend.app.state.index.close()
+        self.backend.app.state.banners.close()
 
 
 async def test_the_client_reconnects_through_several_restarts(tmp_path):
@@ -421,7 +421,7 @@ async def test_the_demo_collector_makes_the_stream_live_offline(tmp_path):
         assert all(abs((datetime.fromisoformat(b.timestamp) - now).total_seconds()) < 60 for b in got)
         services = [(b.address, b.port) for b in got]
         assert all(a != b for a, b in zip(services, services[1:], strict=False))  # no history replayed as now
-        assert backend.app.state.index.records.count() >= 10  # indexed, not only published
+        assert backend.app.state.banners.records.count() >= 10  # indexed, not only published
     backend.store.close()
 
 
@@ -430,9 +430,9 @@ def test_the_demo_collector_never_writes_into_real_data(tmp_path):
     from spyglass.server.stream import DemoCollector
 
     server, backend = start_backend(tmp_path, demo_rate=50)
-    import_banners(backend.app.state.index, [banner()])
+    import_banners(backend.app.state.banners, [banner()])
     with server:
         (demo,) = [s for s in backend.app.state.services if isinstance(s, DemoCollector)]
         assert demo._task is None
-        assert backend.app.state.index.records.count() == 1
+        assert backend.app.state.banners.records.count() == 1
     backend.store.close()

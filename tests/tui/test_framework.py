@@ -311,7 +311,7 @@ def test_result_columns_fit_the_width():
 
 
 async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_backend):
-    records = data_backend.app.state.index.records
+    records = data_backend.app.state.banners.records
     records.set_meta("demo", "1")
     try:
         app = SpyglassApp(data_backend.profile(data_backend.key("member")))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spyglass.present.alerts import BadNetwork, network_size, networks_from_text, parse_networks
+from spyglass.netblocks import BadNetwork, network_size, networks_from_text, parse_networks
 from spyglass.server.alerts.delivery import RETRY_MAX, backoff, message_for
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, matching, parse_names

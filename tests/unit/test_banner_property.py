@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from spyglass.query import FACETS, parse_facets, parse_strict
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.importer import prepare_lines
-from spyglass.server.routers.search import for_namespace, host_record, json_response, minified
+from spyglass.server.routers.common import json_response
+from spyglass.server.shaping import for_namespace, host_record, minified
 from tests.unit.test_import_hostile import real_banner
 
 MEMBERS = [
@@ -121,10 +122,10 @@ def test_any_json_in_any_member_round_trips(tmp_path_factory, changes):
         put(banner, path, value)
     address = banner["ip_str"] = f"198.20.{n // 256}.{n % 256}"
     line = json.dumps(banner).encode()
-    chunk = prepare_lines([line], "property.json", 1)
+    chunk = prepare_lines(BannerIndex.prepare, [line], "property.json", 1)
     assert chunk.problems == [] and len(chunk.prepared) == 1
     with idx.writing() as writer:
-        assert writer.add(chunk.prepared) == 1
+        assert len(writer.add(chunk.prepared)) == 1
     (stored,) = idx.host(address)
     assert stored == json.loads(line)
     total, page, facets = idx.search(parse_strict(f"net:{address}/32"), parse_facets(",".join(FACETS)))

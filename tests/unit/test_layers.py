@@ -73,3 +73,21 @@ def test_cli_help_loads_no_ui_web_or_http_stack(args):
 def test_server_does_not_import_textual():
     loaded = modules_loaded_by("spyglass.server.app")
     assert "textual" not in top(loaded)
+
+
+def test_the_server_does_not_import_the_presentation_layer():
+    """spyglass.present is text for people (the CLI and the dashboard); the backend keeps its own rules."""
+    loaded = modules_loaded_by("spyglass.server.app", "spyglass.server.runner")
+    assert not {n for n in loaded if n.startswith("spyglass.present")}
+
+
+def test_routes_reach_banners_only_through_the_banner_store():
+    """The routers are HTTP only: no route imports the embedded store's insides (tantivy, its index)."""
+    import pathlib
+
+    import spyglass.server.routers as routers
+
+    for path in pathlib.Path(routers.__file__).parent.glob("*.py"):
+        text = path.read_text()
+        assert "spyglass.server.index." not in text.replace("spyglass.server.index.trends", ""), path.name
+        assert "import tantivy" not in text, path.name

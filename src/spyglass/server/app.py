@@ -19,6 +19,7 @@ from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter
+from spyglass.server.bannerstore import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
 from spyglass.server.errors import document_errors, install_error_handlers
@@ -84,24 +85,25 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None
-    app.state.index = BannerIndex(settings.data_dir)
-    app.state.collector = Collector(app.state.index)
+    banners: BannerStore = BannerIndex(settings.data_dir)
+    app.state.banners = banners
+    app.state.collector = Collector(banners)
     # In start order; each section that works in the background appends its service here.
     app.state.scan_store = ScanStore(settings.data_dir)
     app.state.scans = ScanService(
         app.state.scan_store,
         app.state.collector,
-        app.state.index,
+        banners,
         concurrency=settings.scan_concurrency,
         timeout=settings.scan_timeout,
     )
     app.state.services = [app.state.collector, app.state.scans]
     app.state.hub = StreamHub(settings.namespace)
     app.state.collector.subscribe(app.state.hub.publish)
-    app.state.services += [app.state.hub, DemoCollector(app.state.collector, app.state.index, settings.demo_rate)]
+    app.state.services += [app.state.hub, DemoCollector(app.state.collector, banners, settings.demo_rate)]
     install_alerts(app)
     app.state.datasets = DatasetService(
-        settings.data_dir, app.state.index.records, clock=lambda: store.clock().replace(tzinfo=UTC).timestamp()
+        settings.data_dir, banners, clock=lambda: store.clock().replace(tzinfo=UTC).timestamp()
     )
     app.state.collector.subscribe(lambda _: app.state.datasets.wake())
     app.state.services.append(app.state.datasets)
@@ -114,7 +116,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.add_middleware(CreditHeaders)
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
-        "trends": create_trends_app(app.state.index, store, app.state.rate_limiter),
+        "trends": create_trends_app(banners, store, app.state.rate_limiter),
         "geonet": create_geonet_app(settings.geonet),
     }
     for name, host in hosts.items():

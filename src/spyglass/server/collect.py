@@ -16,8 +16,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from spyglass.server.index.banners import BannerIndex, IndexBusy, prepare
-from spyglass.server.index.records import Prepared
+from spyglass.server.bannerstore import BannerStore, Prepared, StoreBusy
 from spyglass.server.index.shape import BadBanner
 from spyglass.server.tasks import cancel
 
@@ -47,8 +46,8 @@ class _Pending:
 
 
 class Collector:
-    def __init__(self, index: BannerIndex) -> None:
-        self.index = index
+    def __init__(self, banners: BannerStore) -> None:
+        self.banners = banners
         self._listeners: list[Listener] = []
         self._pending: list[_Pending] = []
         self._wake: asyncio.Event | None = None
@@ -104,7 +103,7 @@ class Collector:
                 try:
                     results = await asyncio.to_thread(self._store_pending, batch)
                     break
-                except IndexBusy:
+                except StoreBusy:
                     await asyncio.sleep(BUSY_RETRY)
                 except Exception as exc:  # never lose the loop: fail these callers, keep serving
                     log.exception("storing collected banners failed")
@@ -122,12 +121,12 @@ class Collector:
         for item in batch:
             for banner in item.banners:
                 try:
-                    prepared.append((item, banner, prepare(banner)))
+                    prepared.append((item, banner, self.banners.prepare(banner)))
                 except (BadBanner, TypeError, ValueError) as exc:
                     log.warning("collected banner skipped (%s): %s", item.source, exc)
-        known = self.index.records.known_services([p.service for _, _, p in prepared])
-        with self.index.writing() as writer:
-            added = set(writer.add_new([p for _, _, p in prepared]))
+        known = self.banners.known_services([p.service for _, _, p in prepared])
+        with self.banners.writing() as writer:
+            added = set(writer.add([p for _, _, p in prepared]))
         out: dict[int, list[Collected]] = {id(item): [] for item in batch}
         seen: set[int] = set()
         for item, banner, p in prepared:

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spyglass.models import Dataset
-from spyglass.server.index.records import RecordStore
-from spyglass.server.index.shape import BadBanner, normalize
+from spyglass.server.bannerstore import BannerStore
 from spyglass.server.sqlite import connect
 
 log = logging.getLogger("spyglass.datasets")
@@ -92,9 +91,9 @@ class _Hashing:
 class DatasetService:
     """The background service (``start``/``stop``) that produces the files, and their listing."""
 
-    def __init__(self, data_dir: Path, records: RecordStore, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, data_dir: Path, banners: BannerStore, clock: Callable[[], float] = time.time) -> None:
         self.root = Path(data_dir) / "datasets"
-        self.records = records
+        self.banners = banners
         self.clock = clock
         self._lock = threading.RLock()
         # NORMAL: the files table is rebuilt from the record store if a crash loses its end.
@@ -166,7 +165,7 @@ class DatasetService:
 
     def behind(self) -> bool:
         """Whether banners or files are still to be produced."""
-        if self.records.last_seq() > self.catalogued_seq():
+        if self.banners.last_mark() > self.catalogued_seq():
             return True
         with self._lock:
             return self._db.execute("SELECT 1 FROM stale LIMIT 1").fetchone() is not None
@@ -176,14 +175,10 @@ class DatasetService:
 
     def catalogue(self) -> None:
         started = time.monotonic()
-        for batch in self.records.since(self.catalogued_seq(), BATCH):
+        for batch in self.banners.added_since(self.catalogued_seq(), BATCH):
             rows: list[tuple[str, str, int]] = []
             stale: set[tuple[str, str]] = set()
-            for seq, banner in batch:
-                try:
-                    stamp = normalize(banner).stamp
-                except (BadBanner, TypeError, ValueError):
-                    continue  # the record store only holds valid banners; kept defensive
+            for seq, stamp in batch:
                 rows.append((stamp[:10], stamp, seq))
                 stale.update((name, stamp[:length]) for name, length in PERIOD_LENGTH.items())
             with self._lock:
@@ -233,7 +228,7 @@ class DatasetService:
             out = _Hashing(raw)
             with gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=6, mtime=0) as gz:
                 for i in range(0, len(seqs), BATCH):
-                    bodies = self.records.raw_bodies(seqs[i : i + BATCH])
+                    bodies = self.banners.raw_bodies(seqs[i : i + BATCH])
                     gz.write(b"".join(bodies[s] + b"\n" for s in seqs[i : i + BATCH] if s in bodies))
             raw.flush()
             os.fsync(raw.fileno())

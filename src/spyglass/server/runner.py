@@ -42,15 +42,15 @@ def announcement(app, host: str, port: int, *, geonet_only: bool = False) -> lis
 DEMO_BANNERS = 20_000
 
 
-def seed_demo_data(index) -> None:
-    """On a first run, fill an empty index with synthetic banners (marked as demo data)."""
+def seed_demo_data(banners) -> None:
+    """On a first run, fill an empty banner store with synthetic banners (marked as demo data)."""
     from spyglass.datagen import generate
     from spyglass.server.index.importer import import_banners
 
-    if index.records.count() or index.records.get_meta("demo"):
+    if banners.last_mark() or banners.get_meta("demo"):
         return
-    index.records.set_meta("demo", "1")
-    import_banners(index, generate(DEMO_BANNERS, seed=1))
+    banners.set_meta("demo", "1")
+    import_banners(banners, generate(DEMO_BANNERS, seed=1))
 
 
 def serve(
@@ -78,7 +78,7 @@ def serve(
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3))
     if demo and not geonet_only:
         # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
-        seed_demo_data(app.state.index)
+        seed_demo_data(app.state.banners)
     if exit_on_stdin_eof:
         # The launcher holds our stdin open; when it goes away for any reason, so do we.
         def watch() -> None:

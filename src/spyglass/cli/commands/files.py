@@ -20,7 +20,7 @@ SHOWN = 10  # bad lines listed after an import; the rest are counted
 def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
-    from spyglass.server.index import BannerIndex, IndexBusy
+    from spyglass.server.index import BannerIndex, StoreBusy
     from spyglass.server.index.importer import ImportReport, import_files
 
     missing = [str(p) for p in args.files if not p.is_file()]
@@ -48,7 +48,7 @@ def import_command(args: argparse.Namespace) -> int:
                 for e in report.file_errors
             ]
             before += size
-    except IndexBusy as exc:
+    except StoreBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
     finally:
         index.close()

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from spyglass.present.alerts import Network, network_size
+from spyglass.netblocks import Network, network_size
 from spyglass.server.sqlite import connect
 from spyglass.server.store import iso, utcnow
 

@@ -3,18 +3,23 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 import tantivy
 
-from spyglass.query import Facet, Query
+from spyglass.query import Facet, Query, parse_strict
+from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, document
-from spyglass.server.index.records import Prepared, RecordStore, banner_key, pack, service_key
+from spyglass.server.index.records import RecordStore, banner_key, pack, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, normalize
+
+if TYPE_CHECKING:
+    from spyglass.server.index.trends import TrendsIndex
 
 SCHEMA_VERSION = "2"
 # Banners stored but not yet committed to the index are invisible to search until the next
@@ -36,11 +41,30 @@ def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
     return cast(list[int], searcher.fast_field_values("i_rowid", addresses))
 
 
-class IndexBusy(RuntimeError):
-    """Another process is writing to this index."""
+def document_tail(banner: dict, shape) -> bytes:
+    """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
+    return orjson.dumps(document(banner, shape))[1:]
+
+
+def prepare(banner: object, body: bytes | None = None) -> Prepared:
+    """What the writer needs of a banner: its keys, its body (``body`` if given: the bytes it
+    was read from) and its index document; BadBanner if a required member is missing."""
+    shape = normalize(banner)
+    assert isinstance(banner, dict)
+    return Prepared(
+        banner_key(banner, shape),
+        service_key(shape),
+        shape.stamp,
+        body if body is not None else pack(banner),
+        document_tail(banner, shape),
+    )
 
 
 class BannerIndex:
+    """The embedded banner store (see :mod:`spyglass.server.bannerstore`): tantivy beside the record store."""
+
+    prepare = staticmethod(prepare)
+
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -55,15 +79,35 @@ class BannerIndex:
         self.records.set_meta("schema_version", SCHEMA_VERSION)
         self._reloaded = 0.0
         self._write_lock = threading.Lock()
+        self._trends: TrendsIndex | None = None
         if self.behind():
             try:  # what the records hold is searchable from the start (e.g. after a killed import)
                 with self.writing():
                     pass
-            except IndexBusy:
+            except StoreBusy:
                 pass  # another process is importing: it catches up itself
 
     def close(self) -> None:
         self.records.close()
+
+    def get_meta(self, name: str, default: str | None = None) -> str | None:
+        return self.records.get_meta(name, default)
+
+    def set_meta(self, name: str, value: str) -> None:
+        self.records.set_meta(name, value)
+
+    def known_services(self, services: list[int]) -> set[int]:
+        return self.records.known_services(services)
+
+    def last_mark(self) -> int:
+        return self.records.last_seq()
+
+    def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
+        for banners in self.records.since(mark, batch):
+            yield [(seq, normalize(banner).stamp) for seq, banner in banners]  # stored: never a BadBanner
+
+    def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
+        return self.records.raw_bodies(marks)
 
     # -- reading ---------------------------------------------------------------------------
     def searcher(self) -> tantivy.Searcher:
@@ -110,6 +154,24 @@ class BannerIndex:
         hits = searcher.search(tq, limit=10_000, order_by_field="timestamp").hits
         return self.records.fetch(rowids(searcher, [a for _, a in hits]))
 
+    def current(self, ip: str, port: int, transport: str) -> dict | None:
+        seqs = self.records.current_seqs([service_key_of(ip, port, transport)])
+        found = self.records.fetch(sorted(seqs))
+        return found[0] if found else None
+
+    def trends(self, query: Query, facets: list[Facet]) -> Trends:
+        from spyglass.server.index.trends import TrendsIndex
+
+        if self._trends is None:
+            self._trends = TrendsIndex(self)
+        return self._trends.search(query, facets)
+
+    def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
+        tq = compile_query(self.schema, parse_strict(f"hostname:{domain}"), current=not history)
+        searcher = self.searcher()
+        hits = searcher.search(tq, limit=limit, order_by_field="timestamp").hits
+        return self.records.fetch(rowids(searcher, [address for _, address in hits]))
+
     def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
         if not facets:
             return {}
@@ -127,12 +189,12 @@ class BannerIndex:
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
     def writing(self, threads: int = 1, heap: int = 256_000_000):
-        """The one writer of this index; IndexBusy if another process holds it."""
+        """The one writer of this index; StoreBusy if another process holds it."""
         with self._write_lock:
             try:
                 writer = self.index.writer(heap_size=heap, num_threads=threads)
             except ValueError as exc:
-                raise IndexBusy(f"the index in {self.data_dir} is being written by another process") from exc
+                raise StoreBusy(f"the index in {self.data_dir} is being written by another process") from exc
             try:
                 self._catch_up(writer)
                 batch = Writer(self, writer)
@@ -191,13 +253,9 @@ class Writer:
         self.pending = 0
         self.last_seq = owner.records.indexed_seq()
 
-    def add(self, prepared: list[Prepared]) -> int:
-        """Store and index the new ones of prepared banners (see :func:`prepare`); returns how
-        many were new."""
-        return len(self.add_new(prepared))
-
-    def add_new(self, prepared: list[Prepared]) -> list[int]:
-        """As :meth:`add`; returns the keys of the banners that were new."""
+    def add(self, prepared: list[Prepared]) -> list[int]:
+        """Store and index the new ones of prepared banners (see :func:`prepare`); returns the
+        keys of those that were new."""
         added = self.owner.records.add(prepared)
         for seq, current, p in added:
             add_document(self.writer, seq, current, p.doc)
@@ -217,11 +275,6 @@ class Writer:
             self.pending = 0
 
 
-def document_tail(banner: dict, shape) -> bytes:
-    """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
-    return orjson.dumps(document(banner, shape))[1:]
-
-
 def index_json(seq: int, current: bool, tail: bytes) -> str:
     return f'{{"i_rowid":{seq},"b_current":{"true" if current else "false"},{tail.decode()}'
 
@@ -233,20 +286,6 @@ def add_document(writer, seq: int, current: bool, tail: bytes) -> None:
     except ValueError:  # never expected (fields.document types every value); keep what is sure
         core = {k: v for k, v in orjson.loads(text).items() if k in CORE_FIELDS}
         writer.add_json(orjson.dumps(core).decode())
-
-
-def prepare(banner: object, body: bytes | None = None) -> Prepared:
-    """What the writer needs of a banner: its keys, its body (``body`` if given: the bytes it
-    was read from) and its index document; BadBanner if a required member is missing."""
-    shape = normalize(banner)
-    assert isinstance(banner, dict)
-    return Prepared(
-        banner_key(banner, shape),
-        service_key(shape),
-        shape.stamp,
-        body if body is not None else pack(banner),
-        document_tail(banner, shape),
-    )
 
 
 def facet_value(bucket: dict[str, Any]) -> str:

@@ -25,8 +25,7 @@ from typing import IO, cast
 
 import orjson
 
-from spyglass.server.index.banners import BannerIndex, prepare
-from spyglass.server.index.records import Prepared
+from spyglass.server.bannerstore import BannerStore, Prepared, Preparer
 from spyglass.server.index.shape import BadBanner
 
 BATCH = 5000
@@ -104,7 +103,7 @@ class Chunk:
     problems: list[tuple[str, str]]
 
 
-def prepare_lines(lines: list[bytes], name: str, first: int) -> Chunk:
+def prepare_lines(prepare: Preparer, lines: list[bytes], name: str, first: int) -> Chunk:
     prepared, problems, read = [], [], 0
     for number, line in enumerate(lines, start=first):
         if not line.strip():
@@ -155,7 +154,7 @@ def _chunks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[list[bytes
 
 
 def import_files(
-    index: BannerIndex,
+    index: BannerStore,
     paths: list[Path],
     progress: Callable[[int, int, ImportReport], object] | None = None,
     workers: int | None = None,
@@ -182,7 +181,9 @@ def import_files(
             pending: deque = deque()
             try:
                 for lines, first in _chunks_of(path, position):
-                    pending.append((pool.submit(prepare_lines, lines, path.name, first), position[0]))
+                    pending.append(
+                        (pool.submit(prepare_lines, type(index).prepare, lines, path.name, first), position[0])
+                    )
                     if len(pending) > 2 * workers:  # bounded: a huge file is never held in memory
                         _take(pending.popleft(), writer, report, progress, done_before, total)
             except ImportFileError as exc:
@@ -206,7 +207,7 @@ def _take(item, writer, report: ImportReport, progress, done_before: int, total:
         progress(done_before + position, total, report)
 
 
-def import_banners(index: BannerIndex, banners: Iterable[dict]) -> ImportReport:
+def import_banners(index: BannerStore, banners: Iterable[dict]) -> ImportReport:
     """Load banners already in memory (demo data, scan results), in this process; each is
     stored as given (never changed)."""
     report = ImportReport()
@@ -215,7 +216,7 @@ def import_banners(index: BannerIndex, banners: Iterable[dict]) -> ImportReport:
         for number, b in enumerate(banners, start=1):
             report.read += 1
             try:
-                batch.append(prepare(b))
+                batch.append(index.prepare(b))
             except BadBanner as exc:
                 report.problem(f"banner {number}", str(exc))
             except Exception as exc:
@@ -229,6 +230,6 @@ def import_banners(index: BannerIndex, banners: Iterable[dict]) -> ImportReport:
 
 def _flush(writer, batch: list[Prepared], report: ImportReport) -> None:
     if batch:
-        added = writer.add(batch)
+        added = len(writer.add(batch))
         report.added += added
         report.duplicates += len(batch) - added

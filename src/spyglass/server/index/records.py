@@ -20,11 +20,11 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 import orjson
 
 from spyglass.exactjson import loads
+from spyglass.server.bannerstore import Prepared
 from spyglass.server.index.shape import BadBanner, Shape, normalize
 from spyglass.server.sqlite import connect, statements
 
@@ -71,7 +71,11 @@ def banner_key(b: dict, shape: Shape) -> int:
 
 
 def service_key(shape: Shape) -> int:
-    return _digest(f"{shape.ip_str}|{shape.port}|{shape.transport}")
+    return service_key_of(shape.ip_str, shape.port, shape.transport)
+
+
+def service_key_of(ip: str, port: int, transport: str) -> int:
+    return _digest(f"{ip}|{port}|{transport}")
 
 
 def pack(b: dict) -> bytes:
@@ -85,16 +89,6 @@ def pack(b: dict) -> bytes:
 def unpack(body: bytes) -> dict:
     """A stored body as it came (integers past 64 bits exact)."""
     return loads(body)
-
-
-class Prepared(NamedTuple):
-    """A banner ready to store: its keys, time, body (the bytes as they came) and index document."""
-
-    key: int
-    service: int
-    stamp: str
-    body: bytes
-    doc: bytes  # index document as JSON, less its opening brace (see banners.index_json)
 
 
 class RecordStore:

@@ -9,12 +9,12 @@ months (two queries chart on one axis) and months without matches answer 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import tantivy
 
 from spyglass.query import FACETS, FILTERS, Facet, Query
+from spyglass.server.bannerstore import Trends
 from spyglass.server.index.banners import BannerIndex, facet_value
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS
@@ -42,13 +42,6 @@ NS = 1_000_000_000  # tantivy's date aggregations count nanoseconds
 
 class NotForTrends(ValueError):
     """A filter or facet the trends host does not serve."""
-
-
-@dataclass
-class Trends:
-    total: int
-    matches: list[dict]  # [{month: "YYYY-MM", count}]
-    facets: dict[str, list[dict]]  # name -> [{key: month, values: [{count, value}]}]
 
 
 def months(first: datetime, last: datetime) -> list[tuple[str, datetime, datetime]]:
@@ -95,7 +88,7 @@ class TrendsIndex:
         return self._span[1]
 
     def search(self, query: Query, facets: list[Facet]) -> Trends:
-        check(query, facets)
+        """Trends of a query that :func:`check` has passed."""
         searcher = self.index.searcher()
         span = self.span(searcher)
         if span is None:

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Depends, Request
 
 from spyglass.models import Alert, Notification, Success, Trigger
-from spyglass.present.alerts import BadNetwork, Network, network_size, parse_networks
+from spyglass.netblocks import BadNetwork, Network, network_size, parse_networks
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.store import AlertRow, AlertStore
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names

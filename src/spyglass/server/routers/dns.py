@@ -18,11 +18,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from spyglass.models import DomainInfo, DomainRecord
 from spyglass.netools.dns import Resolver
 from spyglass.netools.targets import is_hostname, is_ip
-from spyglass.query import parse_strict
 from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import Banners
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
-from spyglass.server.index.banners import rowids
-from spyglass.server.index.compiler import compile_query
 from spyglass.server.routers.geonet import UNKNOWN_LOCATION
 
 router = APIRouter()
@@ -64,15 +62,6 @@ def domain_records(domain: str, banners: Iterable[dict]) -> dict[tuple[str, str,
     return records
 
 
-def banners_under(request: Request, domain: str, history: bool) -> list[dict]:
-    """The newest banners with a hostname under ``domain`` (current ones only, unless history)."""
-    index = request.app.state.index
-    query = compile_query(index.schema, parse_strict(f"hostname:{domain}"), current=not history)
-    searcher = index.searcher()
-    hits = searcher.search(query, limit=MAX_BANNERS, order_by_field="timestamp").hits
-    return index.records.fetch(rowids(searcher, [address for _, address in hits]))
-
-
 @router.get(
     "/dns/domain/{domain}",
     response_model=DomainInfo,
@@ -81,7 +70,7 @@ def banners_under(request: Request, domain: str, history: bool) -> list[dict]:
     responses=responses(402, 404),
 )
 def domain_info(
-    request: Request,
+    banners: Banners,
     domain: str,
     history: bool = False,
     type: RecordType | None = None,
@@ -91,7 +80,7 @@ def domain_info(
     domain = domain.strip().lower().rstrip(".")
     if not is_hostname(domain):
         raise bad_request(f"Invalid domain: {domain!r} is not a domain name")
-    records = domain_records(domain, banners_under(request, domain, history))
+    records = domain_records(domain, banners.under_domain(domain, history, MAX_BANNERS))
     if not records:
         raise not_found(f"No information available for {domain}")
     rows = sorted(records.items())

@@ -5,15 +5,15 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 
 from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import Banners
 
 router = APIRouter(prefix="/spyglass")
 
 
 @router.get("/info", summary="What this backend holds")
-def backend_info(request: Request, who: Caller = Depends(caller)) -> dict:
-    index = request.app.state.index
+def backend_info(request: Request, banners: Banners, who: Caller = Depends(caller)) -> dict:
     return {
-        "banners": index.total(),
-        "demo": index.records.get_meta("demo") == "1",
+        "banners": banners.total(),
+        "demo": banners.get_meta("demo") == "1",
         "namespace": request.app.state.settings.namespace,
     }

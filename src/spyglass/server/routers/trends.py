@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query
 
 from spyglass import __version__
 from spyglass.models import TrendsResponse
 from spyglass.server.auth import Caller, KeyRateLimiter, caller
+from spyglass.server.bannerstore import BannerStore
+from spyglass.server.deps import Banners
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
-from spyglass.server.index import BannerIndex
-from spyglass.server.index.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, TrendsIndex
-from spyglass.server.routers.search import json_response, parse_facet_spec, parse_query
+from spyglass.server.index.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, check
+from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
 from spyglass.server.store import Store
 
 router = APIRouter(prefix="/api/v1")
@@ -32,17 +33,17 @@ def enterprise(who: Caller = Depends(caller)) -> Caller:
     summary="Monthly counts of historical matches, with the top facet values of each month",
 )
 def trends_search(
-    request: Request,
+    banners: Banners,
     query: str = Query(..., description="search query over every banner the index has held"),
     facets: str | None = Query(None, description="comma list of property or property:count"),
     who: Caller = Depends(enterprise),
 ):
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
-    trends: TrendsIndex = request.app.state.trends
     try:
-        found = trends.search(parsed, wanted)
+        check(parsed, wanted)
     except NotForTrends as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
+    found = banners.trends(parsed, wanted)
     body: dict[str, Any] = {"total": found.total, "matches": found.matches}
     if wanted:
         body["facets"] = found.facets
@@ -59,8 +60,8 @@ def trends_facets(who: Caller = Depends(enterprise)) -> list[str]:
     return list(TRENDS_FACETS)
 
 
-def create_trends_app(index: BannerIndex, store: Store, rate_limiter: KeyRateLimiter | None) -> FastAPI:
-    """The trends host over the backend's banner index, sharing its accounts and key limits."""
+def create_trends_app(banners: BannerStore, store: Store, rate_limiter: KeyRateLimiter | None) -> FastAPI:
+    """The trends host over the backend's banner store, sharing its accounts and key limits."""
     app = FastAPI(
         title="spyglass trends",
         version=__version__,
@@ -69,7 +70,7 @@ def create_trends_app(index: BannerIndex, store: Store, rate_limiter: KeyRateLim
     )
     app.state.store = store
     app.state.rate_limiter = rate_limiter
-    app.state.trends = TrendsIndex(index)
+    app.state.banners = banners
     install_error_handlers(app)
     document_errors(app)
     app.include_router(router)

@@ -17,8 +17,8 @@ import logging
 from collections.abc import Iterator
 
 from spyglass.netools.scantargets import Probe, ScanSpec
+from spyglass.server.bannerstore import BannerStore
 from spyglass.server.collect import Collector
-from spyglass.server.index import BannerIndex
 from spyglass.server.scanner.crawler import banner_of, is_local
 from spyglass.server.scanner.probe import probe
 from spyglass.server.scanner.protocols import PORTS
@@ -35,11 +35,11 @@ MODULE_WORKERS = 512  # at most, protocol modules running at once in one scan
 
 class ScanService:
     def __init__(
-        self, store: ScanStore, collector: Collector, index: BannerIndex, *, concurrency: int, timeout: float
+        self, store: ScanStore, collector: Collector, banners: BannerStore, *, concurrency: int, timeout: float
     ) -> None:
         self.store = store
         self.collector = collector
-        self.index = index
+        self.banners = banners
         self.concurrency = max(1, concurrency)
         self.timeout = timeout
         self._slots: Slots | None = None
@@ -165,7 +165,7 @@ class ScanRun:
         if ip not in self.known:
             if len(self.known) >= KNOWN_ADDRESSES:
                 self.known.pop(next(iter(self.known)))  # the oldest: probes move on through the spec
-            self.known[ip] = await asyncio.to_thread(_latest, self.service.index, ip)
+            self.known[ip] = await asyncio.to_thread(_latest, self.service.banners, ip)
         return self.known[ip]
 
     async def _flush_every(self) -> None:
@@ -190,6 +190,6 @@ class ScanRun:
             self.saved = mark
 
 
-def _latest(index: BannerIndex, ip: str) -> dict | None:
-    banners = index.host(ip)
-    return banners[0] if banners else None
+def _latest(banners: BannerStore, ip: str) -> dict | None:
+    history = banners.host(ip)
+    return history[0] if history else None

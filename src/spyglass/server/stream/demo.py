@@ -13,8 +13,8 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from spyglass.server.bannerstore import BannerStore
 from spyglass.server.collect import Collector
-from spyglass.server.index import BannerIndex
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.demo")
@@ -34,20 +34,20 @@ def each_service_once(banners: Iterator[dict]) -> Iterator[dict]:
 
 
 class DemoCollector:
-    def __init__(self, collector: Collector, index: BannerIndex, rate: float) -> None:
+    def __init__(self, collector: Collector, banners: BannerStore, rate: float) -> None:
         self.collector = collector
-        self.index = index
+        self.banners = banners
         self.rate = rate  # banners per second
         self._task: asyncio.Task | None = None
 
     async def start(self) -> None:
         if self.rate <= 0:
             return
-        records = self.index.records
-        if records.count() and not records.get_meta("demo"):
+        banners = self.banners
+        if banners.last_mark() and not banners.get_meta("demo"):
             log.warning("the demo collector does not run: this data dir holds real data, not the demo's")
             return
-        records.set_meta("demo", "1")
+        banners.set_meta("demo", "1")
         self._task = asyncio.create_task(self._run(), name="demo-collector")
 
     async def stop(self) -> None:

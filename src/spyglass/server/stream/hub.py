@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import orjson
 
 from spyglass.server.collect import Collected
-from spyglass.server.routers.search import for_namespace
+from spyglass.server.shaping import for_namespace
 
 log = logging.getLogger("spyglass.stream")
 

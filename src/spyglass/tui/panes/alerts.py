@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Select, Static
 
+from spyglass import netblocks
 from spyglass.present import alerts as present
 from spyglass.present.values import plural
 from spyglass.safetext import clean, safe_text
@@ -235,8 +236,8 @@ class AlertsPane(Pane):
             hint.remove_class("invalid")
             return
         try:
-            size = present.network_size(present.networks_from_text(event.value))
-        except present.BadNetwork as exc:
+            size = netblocks.network_size(netblocks.networks_from_text(event.value))
+        except netblocks.BadNetwork as exc:
             hint.update(safe_text(str(exc).removeprefix("filters.ip: "), one_line=True))
             hint.add_class("invalid")
             return
@@ -251,8 +252,8 @@ class AlertsPane(Pane):
         nets_text = self.query_one("#alert-nets", Input).value
         expires_text = self.query_one("#alert-expires", Input).value.strip()
         try:
-            networks = [str(n) for n in present.networks_from_text(nets_text)]
-        except present.BadNetwork as exc:
+            networks = [str(n) for n in netblocks.networks_from_text(nets_text)]
+        except netblocks.BadNetwork as exc:
             self.show_error(
                 str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
             )

@@ -1,0 +1,45 @@
+"""Netblocks as an alert's ``filters.ip`` holds them: read, checked and measured. Shared by the
+backend (which enforces the rules) and the dashboard (which checks a form as it is typed)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from typing import Any
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class BadNetwork(ValueError):
+    pass
+
+
+def parse_networks(values: Any) -> list[Network]:
+    """``filters.ip``: a list of IPs and CIDR ranges (a single string is taken as a list of one)."""
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list) or not values:
+        raise BadNetwork("filters.ip: give a list of one or more IPs or CIDR ranges")
+    out = []
+    for value in values:
+        if not isinstance(value, str):
+            raise BadNetwork(f"filters.ip: {json.dumps(value)} is not an IP or CIDR range")
+        try:
+            out.append(ipaddress.ip_network(value.strip(), strict=False))
+        except ValueError:
+            raise BadNetwork(f"filters.ip: {value!r} is not an IP or CIDR range") from None
+    return out
+
+
+def network_size(networks: list[Network]) -> int:
+    """How many addresses the networks cover, overlaps counted once."""
+    total = 0
+    for version in (4, 6):
+        nets = [n for n in networks if n.version == version]
+        total += sum(n.num_addresses for n in ipaddress.collapse_addresses(nets))  # type: ignore[type-var,misc]
+    return total
+
+
+def networks_from_text(text: str) -> list[Network]:
+    """What a person types in a form: IPs and CIDR ranges separated by commas or spaces."""
+    return parse_networks(text.replace(",", " ").split())

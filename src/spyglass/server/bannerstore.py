@@ -1,0 +1,127 @@
+"""The banner store: the one interface through which the backend keeps and reads banners.
+
+The routers, the collector (scans, replays, the demo collector), the importer, the trends host,
+the DNS domain lookup, the scanner and the bulk-data builder use these methods and reach nothing
+past them, so that another store can stand in for the embedded one (tantivy beside a SQLite record
+store, :mod:`spyglass.server.index`). ``tests/store/`` is the contract: every behaviour the API
+relies on, run against each store.
+
+What every store keeps:
+- banners exactly as they came (their bytes back to the byte), identified by address, port,
+  transport, time and hash, so adding one twice adds nothing;
+- the *current* banner of each service (address, port, transport): the newest one. Search,
+  count and facets see only those (a ``scan:`` filter sees everything a scan collected); the host
+  history and trends see every banner;
+- a *mark* per banner, rising in the order banners were added, from which the bulk-data builder
+  learns what is new since it last looked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from spyglass.query import Facet, Query
+
+FacetCounts = dict[str, list[dict]]  # name -> [{"count": n, "value": "as a string"}], largest first
+
+
+class Prepared(NamedTuple):
+    """A banner ready to store (made by the store's ``prepare``, in an import's worker processes
+    too): its keys, time, body (the bytes as they came) and the store's own form of it."""
+
+    key: int  # address, port, transport, time, hash
+    service: int  # address, port, transport
+    stamp: str
+    body: bytes
+    doc: bytes  # the embedded store's index document as JSON, less its opening brace
+
+
+@dataclass
+class Trends:
+    total: int
+    matches: list[dict]  # [{month: "YYYY-MM", count}]
+    facets: dict[str, list[dict]]  # name -> [{key: month, values: [{count, value}]}]
+
+
+class StoreBusy(RuntimeError):
+    """Another process is writing to the store (an import): try again shortly."""
+
+
+class BannerBatch(Protocol):
+    """Banners added within one :meth:`BannerStore.writing` (a bulk load or a collected batch)."""
+
+    def add(self, prepared: list[Prepared]) -> list[int]:
+        """Store the banners not stored yet; the keys of those that were new."""
+        ...
+
+
+class Preparer(Protocol):
+    def __call__(self, banner: object, body: bytes | None = None) -> Prepared: ...
+
+
+class BannerStore(Protocol):
+    # -- writing -------------------------------------------------------------------------------
+    # What the writer needs of a banner (BadBanner if it lacks a required member); ``body``: the
+    # bytes it was read from. A function of the store's class, not of one store: an import runs
+    # it in worker processes.
+    prepare: Preparer
+
+    def writing(self) -> AbstractContextManager[BannerBatch]:
+        """The store's writer for a while; :class:`StoreBusy` if another process holds it. What
+        was added is searchable when the block ends (and as it goes, in a long bulk load)."""
+        ...
+
+    def known_services(self, services: list[int]) -> set[int]:
+        """Of these service keys (:func:`~spyglass.server.index.records.service_key`), those the
+        store holds a banner of."""
+        ...
+
+    # -- reading -------------------------------------------------------------------------------
+    def count(self, query: Query, facets: list[Facet]) -> tuple[int, FacetCounts]:
+        """How many current banners match, with the facet counts over them."""
+        ...
+
+    def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], FacetCounts]:
+        """One page (100) of the matching current banners, newest first, the total and the facets."""
+        ...
+
+    def host(self, ip: str) -> list[dict]:
+        """Every banner of an address, newest first (its history)."""
+        ...
+
+    def current(self, ip: str, port: int, transport: str) -> dict | None:
+        """The current banner of a service."""
+        ...
+
+    def trends(self, query: Query, facets: list[Facet]) -> Trends:
+        """Month by month counts over every banner, from the store's first month to its last."""
+        ...
+
+    def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
+        """The newest banners with a hostname at or under ``domain`` (current ones unless history)."""
+        ...
+
+    def total(self) -> int:
+        """How many banners the store holds, history included."""
+        ...
+
+    # -- the bulk-data builder -----------------------------------------------------------------
+    def last_mark(self) -> int: ...
+
+    def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
+        """``(mark, timestamp)`` of every banner added after ``mark``, in batches, in mark order."""
+        ...
+
+    def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
+        """The stored bytes of these banners, exactly as they came."""
+        ...
+
+    # -- the store's own notes (e.g. that it holds the demo data) ------------------------------
+    def get_meta(self, name: str, default: str | None = None) -> str | None: ...
+
+    def set_meta(self, name: str, value: str) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,99 @@
+"""Banners as the API serves them: a stored banner is kept exactly as it came, and shaped here for
+a response (the namespace's crawler member, minified, only some fields, the host view)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spyglass.server.index.shape import normalize
+
+MINIFY_DROP = (("http", "html"), ("ssl", "chain"), ("opts", "raw"))
+
+
+def for_namespace(banner: dict, namespace: str) -> dict:
+    """A stored banner as this namespace serves it: only the crawler member is renamed (to
+    ``_{namespace}``) and ``ip_str`` is added if the banner had none; every other member is
+    exactly as imported."""
+    shape = normalize(banner)
+    target = f"_{namespace}"
+    if shape.crawler and shape.crawler != target and target not in banner:
+        banner = {(target if k == shape.crawler else k): v for k, v in banner.items()}
+    if "ip_str" not in banner:
+        banner["ip_str"] = shape.ip_str
+    return banner
+
+
+def minified(banner: dict) -> dict:
+    for member, inner in MINIFY_DROP:
+        if isinstance(banner.get(member), dict) and inner in banner[member]:
+            banner[member] = {k: v for k, v in banner[member].items() if k != inner}
+    return banner
+
+
+def only_fields(banner: dict, fields: list[str]) -> dict:
+    out: dict = {}
+    for path in fields:
+        value: Any = banner
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            out[path] = value
+    return out
+
+
+def _strings(value: Any) -> list[str]:
+    """The names a member holds: a list's strings, an object's keys, or one string."""
+    if isinstance(value, dict):
+        return [k for k in value if isinstance(k, str)]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return [value] if isinstance(value, str) else []
+
+
+def host_record(banners: list[dict], history: bool, minify: bool) -> dict:
+    """The host view of an address's banners (newest first); members read defensively."""
+    latest = banners[0]
+    shape = normalize(latest)
+    current: dict[tuple, dict] = {}
+    for b in banners:
+        s = normalize(b)
+        current.setdefault((s.port, s.transport), b)
+    shown = banners if history else list(current.values())
+
+    def union(member: str) -> list:
+        return sorted({v for b in current.values() for v in _strings(b.get(member))})
+
+    loc = latest.get("location")
+    loc = loc if isinstance(loc, dict) else {}
+    record: dict[str, Any] = {
+        "ip": latest.get("ip"),
+        "ip_str": shape.ip_str,
+        "asn": latest.get("asn"),
+        "isp": latest.get("isp"),
+        "org": latest.get("org"),
+        "os": next((b["os"] for b in banners if isinstance(b.get("os"), str) and b["os"]), None),
+        "hostnames": union("hostnames"),
+        "domains": union("domains"),
+        "tags": union("tags"),
+        "ports": sorted({port for port, _ in current}),
+        "vulns": union("vulns"),
+        "last_update": latest["timestamp"],
+        **{
+            k: loc.get(k)
+            for k in (
+                "city",
+                "region_code",
+                "area_code",
+                "dma_code",
+                "postal_code",
+                "country_code",
+                "country_code3",
+                "country_name",
+                "latitude",
+                "longitude",
+            )
+        },
+    }
+    if not minify:
+        record["data"] = shown
+    return record

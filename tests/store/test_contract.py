@@ -1,0 +1,215 @@
+"""The banner store contract (server/bannerstore.py): every behaviour the API relies on, run
+against every store in conftest.STORES. A new store passes this suite unchanged."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+
+from spyglass.datagen import generate
+from spyglass.query import parse_facets, parse_strict
+from spyglass.server.bannerstore import BannerStore
+from spyglass.server.index.shape import BadBanner
+
+
+def banner(ip: str = "198.18.0.1", port: int = 22, stamp: str = "2026-03-01T10:00:00.000000", **members) -> dict:
+    return {"ip_str": ip, "port": port, "transport": "tcp", "timestamp": stamp, "data": "hello", **members}
+
+
+def add(store: BannerStore, *banners: dict | bytes) -> list[int]:
+    """Add banners (dicts, or the bytes of one, kept as they are) in one batch; the new keys."""
+    prepared = []
+    for b in banners:
+        if isinstance(b, bytes):
+            prepared.append(store.prepare(json.loads(b), b))
+        else:
+            prepared.append(store.prepare(b))
+    with store.writing() as batch:
+        return batch.add(prepared)
+
+
+def search(store: BannerStore, query: str, facets: str = "", page: int = 1):
+    return store.search(parse_strict(query), parse_facets(facets), page)
+
+
+def count(store: BannerStore, query: str, facets: str = ""):
+    return store.count(parse_strict(query), parse_facets(facets))
+
+
+def test_a_banner_comes_back_exactly_to_the_byte(store):
+    body = (
+        b'{"ip_str":"198.18.0.9","port":443,"transport":"tcp","timestamp":"2026-01-02T03:04:05.123456",'
+        b'"data":"x","ssl":{"cert":{"serial":123456789012345678901234567890}},"z":1.0,"a":[]}'
+    )
+    add(store, body)
+    (mark,) = [m for batch in store.added_since(0, 10) for m, _ in batch]
+    assert store.raw_bodies([mark]) == {mark: body}
+    (back,) = store.host("198.18.0.9")
+    assert back == json.loads(body)  # integers past 64 bits exact, member order kept
+    assert list(back) == ["ip_str", "port", "transport", "timestamp", "data", "ssl", "z", "a"]
+
+
+def test_adding_a_banner_twice_adds_nothing(store):
+    first = add(store, banner(), banner(port=80))
+    assert len(first) == 2
+    assert add(store, banner(), banner(port=80)) == []
+    assert store.total() == 2
+
+
+def test_search_sees_the_current_banner_of_each_service_host_sees_the_history(store):
+    add(store, banner(stamp="2026-01-01T00:00:00.000000", data="old"))
+    add(store, banner(stamp="2026-02-01T00:00:00.000000", data="new"))
+    add(store, banner(stamp="2025-12-01T00:00:00.000000", data="older, added last"))
+    total, matches, _ = search(store, "port:22")
+    assert total == 1 and matches[0]["data"] == "new"
+    assert count(store, "port:22")[0] == 1
+    assert [b["data"] for b in store.host("198.18.0.1")] == ["new", "old", "older, added last"]
+    current = store.current("198.18.0.1", 22, "tcp")
+    assert current is not None and current["data"] == "new"
+    assert store.current("198.18.0.1", 23, "tcp") is None
+
+
+def test_a_scan_filter_sees_everything_that_scan_collected(store):
+    def scanned(scan: str, stamp: str) -> dict:
+        return banner(stamp=stamp, _intel={"options": {"scan": scan}})
+
+    add(store, scanned("AAAAAAAAAAAAAAAA", "2026-01-01T00:00:00.000000"))
+    add(store, scanned("BBBBBBBBBBBBBBBB", "2026-02-01T00:00:00.000000"))
+    assert search(store, "scan:AAAAAAAAAAAAAAAA")[0] == 1
+    assert search(store, "port:22")[0] == 1
+
+
+def test_members_of_any_type_are_kept_and_searched_without_failing(store):
+    odd = [
+        banner(ip="198.18.1.1", asn=64512, ssl={"cert": {"serial": 1.5e30}}, vulns=["CVE-2021-41773"]),
+        banner(ip="198.18.1.2", asn="AS64512", ssl="not an object", vulns={"CVE-2021-41773": {"cvss": 7.5}}),
+        banner(ip="198.18.1.3", hostnames="one.example", location=[1, 2], org=None, tags={"x": 1}),
+        banner(ip="198.18.1.4", http={"title": ["a", "list"]}, product=12, version=True),
+    ]
+    assert len(add(store, *odd)) == 4
+    for b in odd:
+        assert store.host(b["ip_str"]) == [b]
+    total, matches, facets = search(store, "port:22", "org,asn,vuln,product,country")
+    assert total == 4 and len(matches) == 4
+    for name in ("org", "asn", "vuln", "product", "country"):
+        assert all(isinstance(v["value"], str) for v in facets[name])
+
+
+def test_a_banner_without_its_required_members_is_refused():
+    from spyglass.server.index import BannerIndex
+
+    for missing in ("ip_str", "port", "timestamp"):
+        b = banner()
+        del b[missing]
+        try:
+            BannerIndex.prepare(b)
+        except BadBanner:
+            continue
+        raise AssertionError(f"a banner without {missing} was prepared")
+
+
+def test_facets_are_strings_largest_first(store):
+    add(store, *[banner(ip=f"198.18.2.{i}", port=22 if i < 3 else 443) for i in range(5)])
+    _, facets = count(store, "net:198.18.0.0/15", "port")
+    assert facets["port"] == [{"count": 3, "value": "22"}, {"count": 2, "value": "443"}]
+
+
+def test_pages_of_a_hundred_newest_first(store):
+    add(
+        store,
+        *[banner(ip=f"198.18.3.{i}", stamp=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000000") for i in range(250)],
+    )
+    total, first, _ = search(store, "port:22")
+    _, third, _ = search(store, "port:22", page=3)
+    _, beyond, _ = search(store, "port:22", page=4)
+    assert (total, len(first), len(third), beyond) == (250, 100, 50, [])
+    stamps = [b["timestamp"] for b in first]
+    assert stamps == sorted(stamps, reverse=True) and first[0]["ip_str"] == "198.18.3.249"
+
+
+def test_trends_count_every_banner_by_month_and_answer_zero_for_empty_months(store):
+    add(
+        store,
+        banner(stamp="2026-01-15T00:00:00.000000"),
+        banner(stamp="2026-04-15T00:00:00.000000"),  # the same service later: history counts too
+        banner(ip="198.18.4.1", port=80, stamp="2026-03-01T00:00:00.000000"),
+    )
+    trends = store.trends(parse_strict("port:22"), parse_facets("port"))
+    assert trends.matches == [
+        {"month": "2026-01", "count": 1},
+        {"month": "2026-02", "count": 0},
+        {"month": "2026-03", "count": 0},
+        {"month": "2026-04", "count": 1},
+    ]
+    assert trends.total == 2
+    assert trends.facets["port"][0] == {"key": "2026-01", "values": [{"count": 1, "value": "22"}]}
+    assert trends.facets["port"][1] == {"key": "2026-02", "values": []}
+
+
+def test_trends_of_an_empty_store(store):
+    trends = store.trends(parse_strict("port:22"), parse_facets("port"))
+    assert (trends.total, trends.matches, trends.facets) == (0, [], {"port": []})
+
+
+def test_banners_under_a_domain(store):
+    add(
+        store,
+        banner(ip="198.18.5.1", hostnames=["www.example.com"], stamp="2026-01-01T00:00:00.000000"),
+        banner(ip="198.18.5.1", hostnames=["old.example.com"], stamp="2025-01-01T00:00:00.000000"),
+        banner(ip="198.18.5.2", hostnames=["example.com", "other.test"]),
+        banner(ip="198.18.5.3", hostnames=["notexample.com"]),
+    )
+    current = sorted(b["hostnames"][0] for b in store.under_domain("example.com", history=False, limit=100))
+    assert current == ["example.com", "www.example.com"]
+    everything = store.under_domain("example.com", history=True, limit=100)
+    assert len(everything) == 3
+    assert len(store.under_domain("example.com", history=True, limit=1)) == 1
+
+
+def test_marks_tell_what_was_added_since(store):
+    add(store, banner(stamp="2026-01-01T00:00:00.000000"))
+    mark = store.last_mark()
+    add(store, banner(port=80, stamp="2026-02-03T04:05:06.000000"), banner(port=443))
+    later = [row for batch in store.added_since(mark, 1) for row in batch]
+    assert [stamp[:19] for _, stamp in later] == ["2026-02-03T04:05:06", "2026-03-01T10:00:00"]
+    assert all(m > mark for m, _ in later) and store.last_mark() == max(m for m, _ in later)
+    bodies = store.raw_bodies([m for m, _ in later])
+    assert {orjson.loads(b)["port"] for b in bodies.values()} == {80, 443}
+
+
+def test_known_services(store):
+    from spyglass.server.index.records import service_key
+    from spyglass.server.index.shape import normalize
+
+    add(store, banner())
+    known, unknown = (service_key(normalize(b)) for b in (banner(), banner(port=9)))
+    assert store.known_services([known, unknown]) == {known}
+
+
+def test_everything_is_there_after_a_restart(open_store):
+    store = open_store()
+    data = list(generate(300, seed=3))
+    add(store, *data)
+    store.set_meta("demo", "1")
+    total = search(store, "net:198.18.0.0/15")[0]
+    store.close()
+    again = open_store()
+    assert again.total() == 300 and search(again, "net:198.18.0.0/15")[0] == total
+    assert again.get_meta("demo") == "1" and again.get_meta("nothing", "default") == "default"
+    assert add(again, *data) == []
+
+
+def test_what_a_failed_writer_stored_is_caught_up_after_a_restart(open_store):
+    """A writer cut off part way (a crash, a kill) loses nothing it had stored, and adds it once."""
+    store = open_store()
+    try:
+        with store.writing() as batch:
+            batch.add([store.prepare(banner())])
+            raise RuntimeError("the process dies here")
+    except RuntimeError:
+        pass
+    store.close()
+    again = open_store()
+    assert search(again, "port:22")[0] == 1
+    assert add(again, banner()) == []
