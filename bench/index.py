@@ -88,7 +88,11 @@ def dataset(work: Path, count: int) -> Path:
     return path
 
 
-def http_latencies(data: Path, repeat: int) -> None:
+def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> None:
+    """Over HTTP: raw (the bytes a plain client reads: what the server costs) and through spyglass's
+    client (parsed into its models), each against the same query in process."""
+    import httpx
+
     from spyglass.client import Clients
     from spyglass.config import Profile
     from spyglass.server.app import Settings, create_app
@@ -98,13 +102,24 @@ def http_latencies(data: Path, repeat: int) -> None:
     store = Store(data)
     key = store.local_key()
     with ThreadedServer(create_app(Settings(data_dir=data), store)) as server:
+        with httpx.Client(base_url=server.url) as raw:
+            for name, path, facets in (("search page + 5 facets", "search", FACETS5), ("count", "count", "")):
+                samples = []
+                for i in range(len(SEARCHES) + repeat):
+                    params = {"key": key, "query": SEARCHES[i % len(SEARCHES)], "facets": facets}
+                    started = time.perf_counter()
+                    raw.get(f"/intel/host/{path}", params=params).raise_for_status()
+                    if i >= len(SEARCHES):  # the first of each query warms it
+                        samples.append(time.perf_counter() - started)
+                ratio = statistics.median(samples) / in_process[name]
+                print(f"{'HTTP ' + name:34} {percentiles(samples)}   {ratio:.2f}x in process")
 
         async def run() -> None:
             async with Clients.from_profile(Profile(name="bench", url=server.url, key=key, rate=None)) as c:
                 for name, call, queries in (
-                    ("HTTP search page + 5 facets", lambda q: c.search.search(q, FACETS5), SEARCHES),
-                    ("HTTP count", lambda q: c.search.count(q), SEARCHES),
-                    ("HTTP trends months + 2 facets", lambda q: c.trends.search(q, FACETS2), TRENDS),
+                    ("client search page + 5 facets", lambda q: c.search.search(q, FACETS5), SEARCHES),
+                    ("client count", lambda q: c.search.count(q), SEARCHES),
+                    ("client trends months + 2 facets", lambda q: c.trends.search(q, FACETS2), TRENDS),
                 ):
                     samples = []
                     for i in range(repeat):
@@ -114,6 +129,15 @@ def http_latencies(data: Path, repeat: int) -> None:
                     print(f"{name:34} {percentiles(samples)}")
 
         asyncio.run(run())
+        account = store.account_for_key(key)
+        assert account is not None
+        samples = []
+        for _ in range(200):
+            started = time.perf_counter()
+            store.charge(account.id, query=1)
+            samples.append(time.perf_counter() - started)
+        share = statistics.median(samples) / in_process["search page + 5 facets"]
+        print(f"{'charging a credit':34} {percentiles(samples)}   {share:.1%} of a search in process")
     store.close()
 
 
@@ -151,11 +175,14 @@ def main() -> None:
     print(f"(trends: {len(months)} months, {months[0]['month']} to {months[-1]['month']}, for {TRENDS[0]})")
     distinct = len(index.count(parse_strict("port:80,443,22"), wide)[1]["ip"])
     print(f"(ip:1000 returns {distinct:,} distinct values for port:80,443,22)")
+    in_process = {}
     for name, fn, queries in rows:
         timed(fn, len(queries), queries)  # warm each query once
-        print(f"{name:34} {percentiles(timed(fn, args.repeat, queries))}")
+        samples = timed(fn, args.repeat, queries)
+        in_process[name] = statistics.median(samples)
+        print(f"{name:34} {percentiles(samples)}")
     index.close()
-    http_latencies(data, args.repeat)
+    http_latencies(data, args.repeat, in_process)
 
 
 if __name__ == "__main__":

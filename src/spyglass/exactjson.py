@@ -1,4 +1,5 @@
-"""JSON read exactly as it was sent: the one decoder for banner bytes (stored, replayed, streamed).
+"""JSON read exactly as it was sent, and written exactly: the one decoder and encoder for banner
+bytes (stored, replayed, streamed, served).
 
 orjson reads integers past 64 bits as floats, and real banners hold such integers (certificate
 serials). msgspec keeps them exact at orjson's speed; the standard library takes what msgspec
@@ -12,6 +13,7 @@ import json
 from typing import Any
 
 import msgspec
+import orjson
 
 _decode = msgspec.json.Decoder().decode
 
@@ -22,3 +24,12 @@ def loads(data: bytes) -> Any:
         return _decode(data)
     except msgspec.DecodeError:
         return json.loads(data)
+
+
+def dumps(value: Any) -> bytes:
+    """``value`` as compact JSON: orjson, or the standard library for what orjson refuses (integers
+    past 64 bits, lone surrogates), which it writes exactly."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode()

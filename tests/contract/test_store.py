@@ -21,6 +21,30 @@ def test_charges_are_atomic_and_never_negative(tmp_path):
     assert store.account(account.id).query_credits == 1
 
 
+def test_concurrent_charges_spend_each_credit_exactly_once(tmp_path):
+    """Charges commit without waiting for the disk, still one at a time: none lost, none twice."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = Store(tmp_path)
+    account, _ = store.create_account("racer", plan="member")
+    store.set_credits(account.id, query=300)
+
+    def spend(_: int) -> bool:
+        try:
+            store.charge(account.id, query=1)
+        except NoCreditsLeft:
+            return False
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        spent = sum(pool.map(spend, range(400)))
+    assert spent == 300 and store.account(account.id).query_credits == 0
+    # an account or key written after a charge is again committed durably (synchronous=FULL)
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 2
+    store.close()
+    assert Store(tmp_path).account(account.id).query_credits == 0
+
+
 def test_survives_restart(tmp_path):
     store = Store(tmp_path)
     key = store.create_key("member")

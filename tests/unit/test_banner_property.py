@@ -13,7 +13,7 @@ from spyglass.query import FACETS, parse_facets, parse_strict
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.importer import prepare_lines
 from spyglass.server.routers.common import json_response
-from spyglass.server.shaping import for_namespace, host_record, minified
+from spyglass.server.shaping import for_namespace, host_record, minified, served
 from tests.unit.test_import_hostile import real_banner
 
 MEMBERS = [
@@ -136,3 +136,9 @@ def test_any_json_in_any_member_round_trips(tmp_path_factory, changes):
         json_response(host_record(shown, history=True, minify=False))
         json_response([minified(b) for b in shown])
     assert [for_namespace(b, "shodan") for b in idx.host(address)] == [json.loads(line)]
+    _, (body,), _ = idx.search_bodies(parse_strict(f"net:{address}/32"), [])
+    assert body == line  # the stored bytes, exactly
+    for namespace, minify in itertools.product(("shodan", "intel"), (True, False)):
+        # the response's bytes (stored bytes where nothing changes) mean what shaping the banner gives
+        expected = for_namespace(minified(json.loads(line)) if minify else json.loads(line), namespace)
+        assert json.loads(served(body, namespace, minify)) == expected

@@ -88,6 +88,10 @@ class BannerStore(Protocol):
         """One page (100) of the matching current banners, newest first, the total and the facets."""
         ...
 
+    def search_bodies(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[bytes], FacetCounts]:
+        """As :meth:`search`, with each banner's stored bytes (what a response sends as they are)."""
+        ...
+
     def host(self, ip: str) -> list[dict]:
         """Every banner of an address, newest first (its history)."""
         ...

@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 from spyglass.server.bannerstore import BannerStore
 
 
-def _banner_store(request: Request) -> BannerStore:
+async def _banner_store(request: Request) -> BannerStore:  # async: no thread for a lookup
     return request.app.state.banners
 
 

@@ -3,8 +3,12 @@ a response (the namespace's crawler member, minified, only some fields, the host
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+import msgspec
+
+from spyglass.exactjson import dumps, loads
 from spyglass.server.index.shape import normalize
 
 MINIFY_DROP = (("http", "html"), ("ssl", "chain"), ("opts", "raw"))
@@ -97,3 +101,30 @@ def host_record(banners: list[dict], history: bool, minify: bool) -> dict:
     if not minify:
         record["data"] = shown
     return record
+
+
+def served(body: bytes, namespace: str, minify: bool) -> bytes:
+    """A stored banner's bytes as the API serves them: the stored bytes themselves when there is
+    nothing to change (most banners: no decoding and encoding again), else the shaped banner. Only
+    the top-level members that decide it are read (the rest is skipped unparsed)."""
+    try:
+        top = _top_level(namespace).decode(body)
+    except msgspec.DecodeError:  # what msgspec refuses (a lone surrogate's escape): the long way
+        top = None
+    if top is not None and top.ip_str and top.crawler:  # nothing to add, nothing to rename
+        if not minify or not any(f'"{inner}"'.encode() in bytes(getattr(top, m)) for m, inner in MINIFY_DROP):
+            return body
+        return dumps(minified(loads(body)))
+    banner = loads(body)
+    return dumps(for_namespace(minified(banner) if minify else banner, namespace))
+
+
+@functools.cache
+def _top_level(namespace: str) -> msgspec.json.Decoder:
+    absent = msgspec.Raw()  # empty: the member is not there (JSON null is b"null")
+    fields = [
+        ("ip_str", msgspec.Raw, absent),
+        ("crawler", msgspec.Raw, msgspec.field(default=absent, name=f"_{namespace}")),
+        *((member, msgspec.Raw, absent) for member, _ in MINIFY_DROP),
+    ]
+    return msgspec.json.Decoder(msgspec.defstruct("TopLevel", fields))

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 import tantivy
 
+from spyglass.exactjson import dumps
 from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, document
-from spyglass.server.index.records import RecordStore, banner_key, pack, service_key, service_key_of
+from spyglass.server.index.records import RecordStore, banner_key, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, normalize
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
         banner_key(banner, shape),
         service_key(shape),
         shape.stamp,
-        body if body is not None else pack(banner),
+        body if body is not None else dumps(banner),
         document_tail(banner, shape),
     )
 
@@ -139,13 +140,22 @@ class BannerIndex:
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], dict]:
         """One page of matches, newest first, with the total and the facet counts."""
+        total, seqs, counts = self._page(query, facets, page)
+        return total, self.records.fetch(seqs), counts
+
+    def search_bodies(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[bytes], dict]:
+        total, seqs, counts = self._page(query, facets, page)
+        bodies = self.records.raw_bodies(seqs)
+        return total, [bodies[s] for s in seqs if s in bodies], counts
+
+    def _page(self, query: Query, facets: list[Facet], page: int) -> tuple[int, list[int], dict]:
         searcher = self.searcher()
         tq = self.compile(query)
         result = searcher.search(
             tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
         )
         seqs = rowids(searcher, [address for _, address in result.hits])
-        return hit_count(result), self.records.fetch(seqs), self._facets(searcher, tq, facets)
+        return hit_count(result), seqs, self._facets(searcher, tq, facets)
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""

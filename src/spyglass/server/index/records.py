@@ -15,13 +15,10 @@ of any type); :func:`unpack` reads them back without loss.
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-
-import orjson
 
 from spyglass.exactjson import loads
 from spyglass.server.bannerstore import Prepared
@@ -76,14 +73,6 @@ def service_key(shape: Shape) -> int:
 
 def service_key_of(ip: str, port: int, transport: str) -> int:
     return _digest(f"{ip}|{port}|{transport}")
-
-
-def pack(b: dict) -> bytes:
-    """A banner's body: orjson, or the standard library for integers past 64 bits."""
-    try:
-        return orjson.dumps(b)
-    except TypeError:
-        return json.dumps(b, allow_nan=False).encode()
 
 
 def unpack(body: bytes) -> dict:

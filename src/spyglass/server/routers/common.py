@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import orjson
 from fastapi import Response
 
+from spyglass.exactjson import dumps
 from spyglass.query import QuerySyntaxError, parse_facets, parse_strict
 from spyglass.server.errors import bad_request
 
@@ -15,11 +14,7 @@ from spyglass.server.errors import bad_request
 def json_response(body: Any) -> Response:
     # Bodies come from the record store as plain dicts; serializing them directly keeps a page
     # of 100 banners cheap. The routes still declare their response models for the OpenAPI spec.
-    try:
-        content = orjson.dumps(body)
-    except TypeError:  # an integer past 64 bits (e.g. a certificate serial): kept exact
-        content = json.dumps(body, separators=(",", ":")).encode()
-    return Response(content, media_type="application/json")
+    return Response(dumps(body), media_type="application/json")
 
 
 def parse_query(text: str):

@@ -7,13 +7,14 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
+from spyglass.exactjson import dumps, loads
 from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFields
 from spyglass.query import FACETS, FILTERS, tokens
 from spyglass.server.auth import Caller, caller
 from spyglass.server.deps import Banners
 from spyglass.server.errors import bad_request, not_found
 from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
-from spyglass.server.shaping import for_namespace, host_record, minified, only_fields
+from spyglass.server.shaping import for_namespace, host_record, only_fields, served
 
 router = APIRouter()
 
@@ -48,19 +49,20 @@ def host_search(
     who: Caller = Depends(caller),
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
-    total, matches, counts = banners.search(parsed, wanted, page)
+    total, bodies, counts = banners.search_bodies(parsed, wanted, page)
     if parsed.has_filters or page > 1:
         who.charge(query=1)  # only once the index has answered: a failed search costs nothing
-    if minify:
-        matches = [minified(b) for b in matches]
-    matches = out(request, matches)
+    namespace = request.app.state.settings.namespace
     if fields:
         names = [f.strip() for f in fields.split(",") if f.strip()]
-        matches = [only_fields(b, names) for b in matches]
-    body: dict[str, Any] = {"matches": matches, "total": total}
+        shaped = [loads(served(b, namespace, minify)) for b in bodies]
+        matches = b",".join(dumps(only_fields(b, names)) for b in shaped)
+    else:  # the stored bytes as they are, where nothing is to change
+        matches = b",".join(served(b, namespace, minify) for b in bodies)
+    content = b'{"matches":[' + matches + b'],"total":' + str(total).encode()
     if wanted:
-        body["facets"] = counts
-    return json_response(body)
+        content += b',"facets":' + dumps(counts)
+    return Response(content + b"}", media_type="application/json")
 
 
 @router.get("/host/search/facets", response_model=list[str])
