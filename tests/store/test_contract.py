@@ -213,3 +213,12 @@ def test_what_a_failed_writer_stored_is_caught_up_after_a_restart(open_store):
     again = open_store()
     assert search(again, "port:22")[0] == 1
     assert add(again, banner()) == []
+
+
+def test_many_banners_come_back_to_the_byte(store):
+    """Past the first thousand a store may keep banners otherwise (compressed): still exact."""
+    sent = [orjson.dumps(b) for b in generate(1500, seed=11)]
+    assert len(add(store, *sent)) == len(sent)
+    marks = [m for batch in store.added_since(0, 500) for m, _ in batch]
+    back = store.raw_bodies(marks)
+    assert sorted(back[m] for m in marks) == sorted(sent)

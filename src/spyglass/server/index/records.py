@@ -1,7 +1,4 @@
-"""The durable record store of banners: SQLite, one JSON body per banner.
-
-Bodies are stored uncompressed: zlib measured 30-58 us a banner (most of it setting up its
-state) for a 1.5-1.8x saving, against an import budget of ~50 us; disk is the cheaper of the two.
+"""The durable record store of banners: SQLite, one body per banner (compressed: see codec.py).
 
 ``seq`` numbers banners in the order they arrived (the search index refers to them by it);
 ``key`` identifies a banner (address, port, transport, time, hash) so a re-import adds nothing.
@@ -15,15 +12,21 @@ of any type); :func:`unpack` reads them back without loss.
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import zstandard
+
 from spyglass.exactjson import loads
 from spyglass.server.bannerstore import Prepared
+from spyglass.server.index.codec import TRAIN_AFTER, TRAIN_ON, Codec, plain
 from spyglass.server.index.shape import BadBanner, Shape, normalize
 from spyglass.server.sqlite import connect, statements
+
+log = logging.getLogger("spyglass.records")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS banners (seq INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE, body BLOB NOT NULL);
@@ -55,7 +58,10 @@ def _layout_1(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = (_layout_1,)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
+# The zstd dictionary of the bodies (codec.py), trained on the first banners the store holds.
+_LAYOUT_2 = "CREATE TABLE IF NOT EXISTS dictionary (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);"
+
+MIGRATIONS = (_layout_1, _LAYOUT_2)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
 
 
 def _digest(text: str) -> int:
@@ -88,6 +94,9 @@ class RecordStore:
         self._db = connect(path, synchronous="NORMAL", migrations=MIGRATIONS)
         # The key index takes random inserts: a bigger page cache keeps them off the disk.
         self._db.execute("PRAGMA cache_size=-262144")
+        row = self._db.execute("SELECT data FROM dictionary").fetchone()
+        self._codec: Codec | None = Codec(row[0]) if row else None
+        self._train_at = TRAIN_AFTER  # banners stored when a dictionary is next tried
 
     def close(self) -> None:
         with self._lock:
@@ -134,6 +143,9 @@ class RecordStore:
                     )
                 }
                 seq = self._db.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
+                if self._codec is None and seq + len(fresh) >= self._train_at:
+                    self._train([p.body for p in fresh.values()], seq + len(fresh))
+                pack = self._codec.pack if self._codec else bytes
                 first = seq + 1
                 added: list[list] = []
                 demoted: list[int] = []
@@ -150,7 +162,8 @@ class RecordStore:
                         latest[p.service] = (p.stamp, seq)
                     added.append([seq, current, p])
                 self._db.executemany(
-                    "INSERT INTO banners (seq, key, body) VALUES (?, ?, ?)", ((s, p.key, p.body) for s, _, p in added)
+                    "INSERT INTO banners (seq, key, body) VALUES (?, ?, ?)",
+                    ((s, p.key, pack(p.body)) for s, _, p in added),
                 )
                 self._db.executemany(
                     "INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
@@ -160,8 +173,22 @@ class RecordStore:
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
+                if self._codec is not None and not self._db.execute("SELECT 1 FROM dictionary").fetchone():
+                    self._codec = None  # trained in the transaction that failed: not kept
                 raise
         return [(s, current, p) for s, current, p in added]
+
+    def _train(self, fresh: list[bytes], stored_then: int) -> None:
+        """Within add's transaction: the dictionary, from the bodies stored so far and these. If
+        zstd cannot learn from them (too few, or too alike), bodies stay plain for now."""
+        stored = [plain(b, None) for (b,) in self._db.execute("SELECT body FROM banners LIMIT ?", (TRAIN_ON,))]
+        try:
+            self._codec = Codec.train(stored + fresh)
+        except zstandard.ZstdError as exc:
+            log.warning("no dictionary for the banner bodies yet (%s): they stay uncompressed", exc)
+            self._train_at = 2 * stored_then
+            return
+        self._db.execute("INSERT INTO dictionary (id, data) VALUES (1, ?)", (self._codec.dictionary.as_bytes(),))
 
     def _rows(self, sql: str, values: list) -> list[tuple]:
         rows: list[tuple] = []
@@ -214,12 +241,13 @@ class RecordStore:
     def bodies(self, seqs: list[int]) -> dict[int, dict]:
         with self._lock:
             rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
-        return {s: unpack(b) for s, b in rows}
+        return {s: unpack(plain(b, self._codec)) for s, b in rows}
 
     def raw_bodies(self, seqs: list[int]) -> dict[int, bytes]:
         """The stored bytes of these banners, exactly as they came (for writing them out again)."""
         with self._lock:
-            return dict(self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs))
+            rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
+        return {s: plain(b, self._codec) for s, b in rows}
 
     def since(self, after_seq: int, batch: int = 5000) -> Iterator[list[tuple[int, dict]]]:
         """Every banner with seq > ``after_seq``, in batches, for (re)indexing."""
@@ -231,5 +259,5 @@ class RecordStore:
                 ).fetchall()
             if not rows:
                 return
-            yield [(s, unpack(b)) for s, b in rows]
+            yield [(s, unpack(plain(b, self._codec))) for s, b in rows]
             last = rows[-1][0]
