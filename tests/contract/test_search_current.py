@@ -113,7 +113,9 @@ def test_a_data_dir_of_the_first_layout_is_migrated(tmp_path):
     db.close()
     (tmp_path / "index").mkdir()
     idx = BannerIndex(tmp_path)
-    assert idx.records._db.execute("PRAGMA user_version").fetchone()[0] == 1
+    from spyglass.server.index.records import MIGRATIONS
+
+    assert idx.records._db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert idx.count(parse_strict(f"net:{IP}/32"), [])[0] == 5
     assert idx.count(parse_strict("product:ancient"), [])[0] == 0
     assert len(idx.host(IP)) == len(scans())
