@@ -245,3 +245,53 @@ async def test_banners_collected_as_the_server_stops_still_notify_after_restart(
         receiver.wait_for("127.0.0.1:6000")
     backend.store.close()
     assert receiver.services() == ["127.0.0.1:6000"]
+
+
+@pytest.fixture
+def dead_receiver():
+    """A loopback port that accepts connections (the kernel's backlog) and never answers."""
+    with socket.socket() as dead:
+        dead.bind(("127.0.0.1", 0))
+        dead.listen(128)
+        yield f"http://127.0.0.1:{dead.getsockname()[1]}/hook"
+
+
+async def test_a_receiver_that_never_answers_delays_only_its_own_notifications(tmp_path, receiver, dead_receiver):
+    """One account's dead receiver (each attempt waits out its 10 s timeout) and a queue of 30
+    notifications for it: another account's notification still goes out at once."""
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with (
+            Clients.from_profile(backend.profile(backend.key())) as stuck,
+            Clients.from_profile(backend.profile(backend.key())) as other,
+        ):
+            await watch(stuck, dead_receiver, ["127.0.2.0/24"], "any")
+            await watch(other, receiver.url + "/hook", ["127.0.3.0/24"], "any")
+            backend.collect([banner("127.0.2.1", port) for port in range(1, 31)])
+            backend.collect([banner("127.0.3.1", 80)])
+            receiver.wait_for("127.0.3.1:80", timeout=5)  # queued one by one: 30 x 10 s
+    backend.store.close()
+
+
+async def test_an_attempt_that_fails_in_an_unforeseen_way_is_retried_and_blocks_nothing(tmp_path, receiver):
+    """A notifier stored before its arguments were checked (an e-mail 'to' with a line break) makes
+    its delivery raise outside the providers' failure path: a failed attempt, not a stalled queue."""
+    server, backend = start_backend(tmp_path, smtp_server=("127.0.0.1", 9))
+    with server:
+        key = backend.key()
+        async with Clients.from_profile(backend.profile(key)) as c:
+            alert = await c.alerts.create("broken", ["127.0.4.0/24"])
+            await c.alerts.enable_triggers(alert.id, "any")
+            account = backend.store.account_for_key(key)
+            assert account is not None
+            bad = backend.app.state.alerts.create_notifier(account.id, "email", None, {"to": "a@b.test\r\nBcc: x@y"})
+            await c.alerts.add_notifier(alert.id, bad)
+            await watch(c, receiver.url + "/hook", ["127.0.5.0/24"], "any")
+            backend.collect([banner("127.0.4.1", port) for port in range(1, 4)])
+            backend.collect([banner("127.0.5.1", 80)])
+            receiver.wait_for("127.0.5.1:80")
+            deadline = time.monotonic() + 20
+            while len(log := await c.alerts.notifications(alert.id)) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+    backend.store.close()
+    assert {n.outcome for n in log} == {"retry"} and len(log) >= 3

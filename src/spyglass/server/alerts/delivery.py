@@ -2,7 +2,13 @@
 
 Deliveries wait in ``alerts.db``; each attempt's outcome and its log line are written in one
 transaction, so after a restart a sent notification is never sent again and a pending one is
-sent then. On stop, the delivery in flight finishes and is recorded before the worker ends.
+sent then. On stop, the deliveries in flight finish and are recorded before the worker ends.
+
+Deliveries run side by side, one per notifier at a time (so each receiver gets them in order) and
+at most ``PER_ACCOUNT`` of one account, the longest waiting first: a receiver that never answers
+holds up only its own notifications.
+Whatever goes wrong in one attempt (a provider's bug, a malformed argument stored before it was
+checked) is a failed attempt of that delivery, retried with its backoff, never a stall.
 Every notification carries its event id (``Idempotency-Key`` header, ``event`` member, PagerDuty
 ``dedup_key``) so that a receiver can recognise a repeat.
 """
@@ -10,13 +16,15 @@ Every notification carries its event id (``Idempotency-Key`` header, ``event`` m
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from spyglass.safetext import clean
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
-from spyglass.server.alerts.store import AlertStore, Delivery, NotifierRow
+from spyglass.server.alerts.store import AlertStore, Busy, Delivery, NotifierRow
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
@@ -25,7 +33,9 @@ RETRY_BASE = 2.0  # seconds before the first retry; doubles with each attempt
 RETRY_MAX = 600.0
 MAX_ATTEMPTS = 10
 IDLE = 30.0  # seconds between looks at the queue when nothing wakes the worker
-STOP_GRACE = 15.0  # seconds a delivery in flight may take to finish when the server stops
+STOP_GRACE = 15.0  # seconds deliveries in flight may take to finish when the server stops
+PER_ACCOUNT = 4  # deliveries of one account in flight at once (one per notifier)
+IN_FLIGHT = 32  # deliveries in flight at once, over all accounts
 
 
 def backoff(attempts: int) -> float:
@@ -62,6 +72,7 @@ class DeliveryWorker:
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self._stopping = False
+        self._in_flight: dict[int, tuple[Delivery, asyncio.Task]] = {}  # by delivery id
 
     def wake(self) -> None:
         if self._wake is not None:
@@ -77,25 +88,29 @@ class DeliveryWorker:
             return
         self._stopping = True
         self.wake()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), STOP_GRACE)
-        except TimeoutError:
-            await cancel(self._task)
+        await cancel(self._task)  # it starts nothing more; the deliveries under way finish, then
         self._task = None
+        attempts = [task for _, task in self._in_flight.values()]
+        if attempts:
+            _, late = await asyncio.wait(attempts, timeout=STOP_GRACE)
+            for task in late:
+                await cancel(task)
+
+    def _busy(self) -> Busy:
+        """What is in flight, as the queue's look-ups skip it."""
+        flying = [d for d, _ in self._in_flight.values()]
+        counts = Counter(d.account_id for d in flying)
+        full = {account for account, n in counts.items() if n >= PER_ACCOUNT}
+        return set(self._in_flight), {(d.account_id, d.notifier_id) for d in flying}, full
 
     async def _run(self) -> None:
         assert self._wake is not None
         while not self._stopping:
             self._wake.clear()
             try:
-                due = await asyncio.to_thread(self.store.due, time.time())
-                for delivery in due:
-                    if self._stopping:
-                        return
-                    await self._attempt(delivery)
-                if due:
+                if await self._start_due():
                     continue
-                upcoming = await asyncio.to_thread(self.store.next_due)
+                upcoming = await asyncio.to_thread(self.store.next_due, busy=self._busy())
             except Exception:  # a broken row or disk never ends the worker: try again later
                 log.exception("the delivery worker failed; trying again")
                 upcoming = None
@@ -105,21 +120,56 @@ class DeliveryWorker:
             except TimeoutError:
                 pass
 
+    async def _start_due(self) -> int:
+        """Start the due deliveries there is room for; how many started."""
+        room = IN_FLIGHT - len(self._in_flight)
+        if room <= 0:
+            return 0
+        due = await asyncio.to_thread(self.store.due, time.time(), room, busy=self._busy())
+        started = 0
+        for delivery in due:
+            _, notifiers, full = self._busy()
+            if (
+                self._stopping
+                or (delivery.account_id, delivery.notifier_id) in notifiers
+                or delivery.account_id in full
+            ):
+                continue  # its notifier or account is busy: a later look picks it up
+            task = asyncio.create_task(self._attempt(delivery), name=f"delivery {delivery.id}")
+            self._in_flight[delivery.id] = (delivery, task)
+            task.add_done_callback(functools.partial(self._ended, delivery.id))
+            started += 1
+        return started
+
+    def _ended(self, delivery_id: int, _task: asyncio.Task) -> None:
+        self._in_flight.pop(delivery_id, None)
+        self.wake()
+
     async def _attempt(self, delivery: Delivery) -> None:
-        notifier = await asyncio.to_thread(self.store.notifier, delivery.account_id, delivery.notifier_id)
-        if notifier is None:
-            await asyncio.to_thread(self.store.record, delivery, "?", "failed", "the notifier was deleted", None)
-            return
         try:
-            detail = await self.send(notifier, message_for(delivery.payload))
-            outcome, next_try = "sent", None
-        except DeliveryFailed as exc:
-            detail = exc.detail
-            if exc.retry and delivery.attempts + 1 < MAX_ATTEMPTS:
-                outcome, next_try = "retry", time.time() + backoff(delivery.attempts + 1)
-            else:
-                outcome, next_try = "failed", None
-        await asyncio.to_thread(self.store.record, delivery, notifier.provider, outcome, detail, next_try)
+            notifier = await asyncio.to_thread(self.store.notifier, delivery.account_id, delivery.notifier_id)
+            if notifier is None:
+                await asyncio.to_thread(self.store.record, delivery, "?", "failed", "the notifier was deleted", None)
+                return
+            try:
+                detail = await self.send(notifier, message_for(delivery.payload))
+                outcome, next_try = "sent", None
+            except DeliveryFailed as exc:
+                detail, retry = exc.detail, exc.retry
+                outcome, next_try = self._failed(delivery, retry)
+            except Exception:  # any other fault of one attempt is that delivery's, retried with its backoff
+                log.exception("delivery %s through notifier %s failed", delivery.id, notifier.id)
+                detail = "the delivery failed (an error in spyglass; see the backend's log)"
+                outcome, next_try = self._failed(delivery, retry=True)
+            await asyncio.to_thread(self.store.record, delivery, notifier.provider, outcome, detail, next_try)
+        except Exception:  # recording failed (the disk?): the delivery stays pending, tried again later
+            log.exception("delivery %s could not be attempted or recorded", delivery.id)
+
+    @staticmethod
+    def _failed(delivery: Delivery, retry: bool) -> tuple[str, float | None]:
+        if retry and delivery.attempts + 1 < MAX_ATTEMPTS:
+            return "retry", time.time() + backoff(delivery.attempts + 1)
+        return "failed", None
 
     async def send(self, notifier: NotifierRow, msg: Message) -> str:
         return await deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp)

@@ -13,7 +13,7 @@ import secrets
 import sqlite3
 import string
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -126,6 +126,10 @@ class AlertRow:
 
     def parsed_networks(self) -> list[Network]:
         return [ipaddress.ip_network(n, strict=False) for n in self.networks]
+
+
+# What the delivery worker has in flight: delivery ids, (account, notifier) pairs, accounts.
+Busy = tuple[Collection[int], Collection[tuple[int, str]], Collection[int]]
 
 
 @dataclass
@@ -329,10 +333,13 @@ class AlertStore:
                 ).rowcount
         return added
 
-    def due(self, now: float, limit: int = 20) -> list[Delivery]:
+    def due(self, now: float, limit: int = 20, *, busy: Busy = ((), (), ())) -> list[Delivery]:
+        """Pending deliveries due by ``now``, the longest waiting first, less those in flight and
+        those of notifiers and accounts already at their share of the worker (``busy``)."""
+        skip = self._skipping(busy)
         rows = self._read(
-            "SELECT * FROM deliveries WHERE state = ? AND next_try <= ? ORDER BY next_try, id LIMIT ?",
-            (PENDING, now, limit),
+            f"SELECT * FROM deliveries WHERE state = ? AND next_try <= ?{skip[0]} ORDER BY next_try, id LIMIT ?",
+            (PENDING, now, *skip[1], limit),
         )
         return [
             Delivery(
@@ -347,9 +354,25 @@ class AlertStore:
             for r in rows
         ]
 
-    def next_due(self) -> float | None:
-        rows = self._read("SELECT MIN(next_try) AS t FROM deliveries WHERE state = ?", (PENDING,))
+    def next_due(self, *, busy: Busy = ((), (), ())) -> float | None:
+        skip = self._skipping(busy)
+        rows = self._read(f"SELECT MIN(next_try) AS t FROM deliveries WHERE state = ?{skip[0]}", (PENDING, *skip[1]))
         return rows[0]["t"]
+
+    @staticmethod
+    def _skipping(busy: Busy) -> tuple[str, list]:
+        ids, notifiers, accounts = busy
+        sql, values = "", []
+        columns: list[tuple[str, list]] = [
+            ("id", list(ids)),
+            ("account_id || ' ' || notifier_id", [f"{a} {n}" for a, n in notifiers]),
+            ("account_id", list(accounts)),
+        ]
+        for column, items in columns:
+            if items:
+                sql += f" AND {column} NOT IN ({','.join('?' * len(items))})"
+                values += items
+        return sql, values
 
     def record(self, delivery: Delivery, provider: str, outcome: str, detail: str, next_try: float | None) -> None:
         """A delivery's outcome and its log line, in one transaction: ``sent``; ``retry`` (due
