@@ -50,6 +50,7 @@ class Settings:
     scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows
     demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
     notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
+    notifier_allow: list[str] = field(default_factory=list)  # internal networks notifications may reach
 
 
 class BackgroundService(Protocol):

@@ -24,6 +24,9 @@ from spyglass.server.store import Store
 
 # The live stream of the demo data: modest, and only ever on the demo data (see server/stream/demo.py).
 DEMO_RATE = ("--demo-rate", "2")
+# It serves one local user, who may point a webhook at this machine; what the environment allows
+# besides still applies (SPYGLASS_NOTIFIER_ALLOW).
+NOTIFIERS_ON_LOOPBACK = ("127.0.0.0/8", "::1/128")
 LOG_LIMIT = 2 * 1024 * 1024  # bytes: backend.log is rotated past this, and one older file is kept
 
 
@@ -124,6 +127,8 @@ class EmbeddedBackend:
             sock = listen("127.0.0.1", 0)
             port = sock.getsockname()[1]
             serve = ["serve", "--fd", str(sock.fileno()), "--data", str(self.data_dir), "--namespace", self.namespace]
+            allowed = [*NOTIFIERS_ON_LOOPBACK, *os.environ.get("SPYGLASS_NOTIFIER_ALLOW", "").replace(",", " ").split()]
+            serve += [arg for network in allowed for arg in ("--notifier-allow", network)]
             log = open(self.log_path, "ab")
             try:
                 self.process = subprocess.Popen(

@@ -13,6 +13,7 @@ from spyglass.cli.common import Common
 # Options that also come from the environment, so that the backend the dashboard starts (it
 # inherits the environment) can be given them too. An option given on the command line wins.
 ENV_SMTP, ENV_NOTIFIER_URLS, ENV_SCAN_ALLOW = "SPYGLASS_SMTP", "SPYGLASS_NOTIFIER_URLS", "SPYGLASS_SCAN_ALLOW"
+ENV_NOTIFIER_ALLOW = "SPYGLASS_NOTIFIER_ALLOW"
 ENV_NAMESERVER = "SPYGLASS_NAMESERVER"  # also the dashboard's own DNS measurements (netools/dns.py)
 
 
@@ -40,28 +41,30 @@ def settings_from(args: argparse.Namespace):
     smtp = args.smtp or os.environ.get(ENV_SMTP)
     allowed = args.scan_allow or env_list(ENV_SCAN_ALLOW)
     notifier_urls = args.notifier_url or os.environ.get(ENV_NOTIFIER_URLS, "").split()
+    notifier_allow = args.notifier_allow or env_list(ENV_NOTIFIER_ALLOW)
     return Settings(
         data_dir=Path(args.data or data_dir()),
         namespace=args.namespace,
         rate_limit=args.rate_limit,
         geonet=geonet,
         smtp_server=parse_smtp(smtp) if smtp else None,
-        scan_allow=[scan_network(n) for n in allowed] if allowed else list(DEFAULT_ALLOWED),
+        scan_allow=[network_option("--scan-allow", n) for n in allowed] if allowed else list(DEFAULT_ALLOWED),
         scan_concurrency=args.scan_concurrency,
         scan_timeout=args.scan_timeout,
         scan_max_ips=args.scan_max_ips,
         demo_rate=args.demo_rate,
         notifier_urls=parse_notifier_urls(notifier_urls),
+        notifier_allow=[network_option("--notifier-allow", n) for n in notifier_allow],
     )
 
 
-def scan_network(text: str) -> str:
+def network_option(option: str, text: str) -> str:
     import ipaddress
 
     try:
         return str(ipaddress.ip_network(text, strict=False))
     except ValueError:
-        raise ValueError(f"--scan-allow takes a CIDR netblock, not {text!r}") from None
+        raise ValueError(f"{option} takes a CIDR netblock, not {text!r}") from None
 
 
 def parse_notifier_urls(items: list[str]) -> dict[str, str]:
@@ -176,6 +179,13 @@ def register(sub, common: Common) -> None:
         metavar="PROVIDER=URL",
         help="base URL of a notifier provider's service (slack, pagerduty, telegram, gitter; phone: an SMS "
         "gateway; repeatable, or a space-separated list in $SPYGLASS_NOTIFIER_URLS)",
+    )
+    p.add_argument(
+        "--notifier-allow",
+        action="append",
+        metavar="CIDR",
+        help="a loopback, private or link-local network that webhook notifiers may reach (repeatable, or a list "
+        f"in ${ENV_NOTIFIER_ALLOW}; default: none, so no account can make the server probe its own networks)",
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)

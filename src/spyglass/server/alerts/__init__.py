@@ -9,13 +9,17 @@ from typing import Any
 def install_alerts(app: Any) -> None:
     """Open ``alerts.db``, subscribe the trigger engine to the collector, and add the engine and
     the delivery worker to the app's background services."""
+    import ipaddress
+
     from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.destinations import Destinations
     from spyglass.server.alerts.engine import AlertEngine
     from spyglass.server.alerts.store import AlertStore
 
     settings, store = app.state.settings, app.state.store
     alerts = AlertStore(settings.data_dir, clock=store.clock)
-    delivery = DeliveryWorker(alerts, dict(settings.notifier_urls), settings.smtp_server)
+    allowed = Destinations([ipaddress.ip_network(n, strict=False) for n in settings.notifier_allow])
+    delivery = DeliveryWorker(alerts, allowed, dict(settings.notifier_urls), settings.smtp_server)
     engine = AlertEngine(alerts, delivery)
     app.state.collector.subscribe(engine.listener)
     app.state.alerts, app.state.alert_delivery, app.state.alert_engine = alerts, delivery, engine

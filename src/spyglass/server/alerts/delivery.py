@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from spyglass.safetext import clean
+from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
 from spyglass.server.alerts.store import AlertStore, Busy, Delivery, NotifierRow
 from spyglass.server.tasks import cancel
@@ -65,6 +66,7 @@ def message_for(payload: dict) -> Message:
 @dataclass
 class DeliveryWorker:
     store: AlertStore
+    destinations: Destinations
     urls: dict[str, str] = field(default_factory=dict)
     smtp: tuple[str, int] | None = None
 
@@ -172,4 +174,4 @@ class DeliveryWorker:
         return "failed", None
 
     async def send(self, notifier: NotifierRow, msg: Message) -> str:
-        return await deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp)
+        return await deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp, self.destinations)

@@ -8,6 +8,7 @@ saying whether trying again later may help.
 
 from __future__ import annotations
 
+import logging
 import re
 import smtplib
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from spyglass.server import mail
+from spyglass.server.alerts.destinations import Destinations, Refused
 
 PROVIDERS: dict[str, tuple[str, ...]] = {
     "email": ("to",),
@@ -33,8 +35,15 @@ DEFAULT_URLS = {
     "telegram": "https://api.telegram.org",
     # phone: an SMS HTTP gateway has no public default; configure one with --notifier-url phone=URL
 }
+log = logging.getLogger("spyglass.alerts")
+
 TIMEOUT = 10.0
 _PHONE = re.compile(r"^\+?[0-9][0-9 ()-]{4,30}$")
+_EMAIL = re.compile(r"^[^\s@<>()\[\],;:\\\"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
+_TOKEN = re.compile(r"^[A-Za-z0-9._:~+/=-]+$")  # tokens, routing keys, room ids: no spaces, nothing to escape
+_CHAT = re.compile(r"^(-?[0-9]{1,20}|@[A-Za-z0-9_]{5,32})$")  # Telegram: a chat's number or a channel's @name
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+MAX_LENGTH = {"url": 2048, "webhook_url": 2048, "to": 254, "token": 256, "routing_key": 64, "chat_id": 33}
 
 
 class DeliveryFailed(Exception):
@@ -51,8 +60,12 @@ class Message:
     payload: dict  # the JSON a webhook receives
 
 
-def check_args(provider: str, args: dict[str, str], *, partial: bool = False) -> None:
-    """ValueError naming the first missing or malformed argument."""
+def check_args(
+    provider: str, args: dict[str, str], *, partial: bool = False, destinations: Destinations | None = None
+) -> None:
+    """ValueError naming the first missing or malformed argument (every one is sent somewhere: no
+    control characters, nothing past its length, the form its provider needs); with
+    ``destinations``, a URL that names an address notifications may not reach."""
     if provider not in PROVIDERS:
         raise ValueError(f"Unknown provider {provider!r}: the providers are {', '.join(PROVIDERS)}")
     for name in PROVIDERS[provider]:
@@ -61,12 +74,26 @@ def check_args(provider: str, args: dict[str, str], *, partial: bool = False) ->
             continue
         if not value or not value.strip():
             raise ValueError(f"Missing required argument {name!r} for provider {provider!r}")
-        if name in ("url", "webhook_url") and not _is_http_url(value):
-            raise ValueError(f"{name}: an http:// or https:// URL is needed, not {value!r}")
-        if provider == "email" and "@" not in value:
+        if _CONTROL.search(value):
+            raise ValueError(f"{name}: control characters (line breaks, tabs...) are not allowed")
+        if len(value) > MAX_LENGTH.get(name, 128):
+            raise ValueError(f"{name}: at most {MAX_LENGTH.get(name, 128)} characters")
+        if name in ("url", "webhook_url"):
+            if not _is_http_url(value) or " " in value:
+                raise ValueError(f"{name}: an http:// or https:// URL is needed, not {value!r}")
+            if destinations is not None:
+                try:
+                    destinations.check_literal(value)
+                except Refused as exc:
+                    raise ValueError(f"{name}: {exc}") from None
+        elif provider == "email" and not _EMAIL.match(value):
             raise ValueError(f"to: an e-mail address is needed, not {value!r}")
-        if provider == "phone" and not _PHONE.match(value):
+        elif provider == "phone" and not _PHONE.match(value):
             raise ValueError(f"to: a phone number is needed, not {value!r}")
+        elif name == "chat_id" and not _CHAT.match(value):
+            raise ValueError(f"chat_id: a chat's number or a channel's @name is needed, not {value!r}")
+        elif name in ("token", "routing_key", "room_id") and not _TOKEN.match(value):
+            raise ValueError(f"{name}: letters, digits and . _ : ~ + / = - only")
 
 
 def _is_http_url(value: str) -> bool:
@@ -84,19 +111,30 @@ def base_url(provider: str, urls: dict[str, str]) -> str:
 
 
 async def deliver(
-    provider: str, args: dict[str, str], msg: Message, urls: dict[str, str], smtp: tuple[str, int] | None
+    provider: str,
+    args: dict[str, str],
+    msg: Message,
+    urls: dict[str, str],
+    smtp: tuple[str, int] | None,
+    destinations: Destinations,
 ) -> str:
-    """Send ``msg`` through the provider; returns a short description of the answer."""
+    """Send ``msg`` through the provider; returns a short description of the answer.
+
+    The URLs an account gives (webhook, Slack's webhook_url) go only where ``destinations``
+    permits, and a failure there says only that the delivery failed: what answered, or did not,
+    at an address an account chose is not for it to learn. The gateways the operator configured
+    (``--notifier-url``) are trusted and their answers told."""
     if provider == "email":
         return await _email(args, msg, smtp)
     headers = {"Idempotency-Key": msg.event}
     if provider == "webhook":
-        return await _post(args["url"], msg.payload, headers)
+        return await _post_to_chosen(args["url"], msg.payload, headers, destinations)
     if provider == "slack":
         url = args["webhook_url"]
-        if "slack" in urls:  # the configured host receives the webhook's path (tests: loopback)
-            parts = urlsplit(url)
-            url = base_url("slack", urls) + parts.path + (f"?{parts.query}" if parts.query else "")
+        if "slack" not in urls:
+            return await _post_to_chosen(url, {"text": msg.text}, headers, destinations)
+        parts = urlsplit(url)  # the configured host receives the webhook's path (tests: loopback)
+        url = base_url("slack", urls) + parts.path + (f"?{parts.query}" if parts.query else "")
         return await _post(url, {"text": msg.text}, headers)
     if provider == "pagerduty":
         body = {
@@ -122,10 +160,32 @@ async def deliver(
     raise DeliveryFailed(f"unknown provider {provider!r}", retry=False)
 
 
-async def _post(url: str, body: dict, headers: dict[str, str]) -> str:
+async def _post_to_chosen(url: str, body: dict, headers: dict[str, str], destinations: Destinations) -> str:
+    try:
+        pinned = await destinations.pin(url)
+    except Refused as exc:
+        raise DeliveryFailed(f"not sent: {exc}", retry=False) from None
+    try:
+        return await _post(
+            pinned.url,
+            body,
+            {**headers, "Host": pinned.host},
+            auth=pinned.auth,
+            extensions={"sni_hostname": urlsplit(url).hostname or ""},
+        )
+    except DeliveryFailed as exc:
+        log.info("a delivery to %s failed: %s", pinned.host, exc.detail)  # for the operator, not the account
+        raise DeliveryFailed("the delivery failed", retry=exc.retry) from None
+
+
+async def _post(
+    url: str, body: dict, headers: dict[str, str], auth: tuple[str, str] | None = None, extensions: dict | None = None
+) -> str:
     try:
         async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, trust_env=False) as http:
-            answer = await http.post(url, json=body, headers=headers)
+            answer = await http.post(
+                url, json=body, headers=headers, auth=auth or httpx.USE_CLIENT_DEFAULT, extensions=extensions
+            )
     except httpx.HTTPError as exc:
         raise DeliveryFailed(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, retry=True) from None
     if answer.is_success:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 
 from fastapi import APIRouter, Depends, Request
@@ -15,6 +16,7 @@ from spyglass.server.auth import Caller, caller
 from spyglass.server.errors import bad_request, not_found, responses
 
 router = APIRouter()
+log = logging.getLogger("spyglass.alerts")
 NOT_ARGS = ("key", "provider", "description")  # form fields that are not provider arguments
 
 
@@ -53,14 +55,14 @@ async def form_fields(request: Request) -> dict[str, str]:
     return {k: v for k, v in form.items() if isinstance(v, str)}
 
 
-def provider_args(provider: str, fields: dict[str, str], *, partial: bool = False) -> dict[str, str]:
+def provider_args(who: Caller, provider: str, fields: dict[str, str], *, partial: bool = False) -> dict[str, str]:
     wanted = PROVIDERS.get(provider, ())
     extra = sorted(k for k in fields if k not in wanted and k not in NOT_ARGS)
     if extra and provider in PROVIDERS:
         raise bad_request(f"Unknown argument {extra[0]!r} for provider {provider!r}: it takes {', '.join(wanted)}")
     args = {k: v.strip() for k, v in fields.items() if k in wanted}
     try:
-        check_args(provider, args, partial=partial)
+        check_args(provider, args, partial=partial, destinations=who.request.app.state.alert_delivery.destinations)
     except ValueError as exc:
         raise bad_request(str(exc)) from None
     return args
@@ -85,7 +87,7 @@ async def create_notifier(request: Request, who: Caller = Depends(caller)) -> No
     provider = fields.get("provider", "").strip()
     if not provider:
         raise bad_request(f"provider: one of {', '.join(PROVIDERS)} is required")
-    args = provider_args(provider, fields)
+    args = provider_args(who, provider, fields)
     description = fields.get("description") or None
     store = await asyncio.to_thread(notifier_store, who)
     notifier_id = await asyncio.to_thread(store.create_notifier, who.account.id, provider, description, args)
@@ -106,7 +108,7 @@ def get_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Notifier:
 async def edit_notifier(notifier_id: str, request: Request, who: Caller = Depends(caller)) -> NotifierCreated:
     fields = await form_fields(request)
     current = await asyncio.to_thread(owned_notifier, who, notifier_id)
-    changed = provider_args(current.provider, fields, partial=True)
+    changed = provider_args(who, current.provider, fields, partial=True)
     description = fields["description"] or None if "description" in fields else current.description
     args = {**current.args, **changed}
     store = await asyncio.to_thread(notifier_store, who)
@@ -140,6 +142,9 @@ async def test_notifier(notifier_id: str, request: Request, who: Caller = Depend
         detail, ok = await worker.send(notifier, msg), True
     except DeliveryFailed as exc:
         detail, ok = exc.detail, False
+    except Exception:  # never a 500: what went wrong is in the backend's log
+        log.exception("the test of notifier %s failed", notifier_id)
+        detail, ok = "the delivery failed (an error in spyglass; see the backend's log)", False
     store = await asyncio.to_thread(notifier_store, who)
     outcome = "sent" if ok else "failed"
     await asyncio.to_thread(store.log_test, who.account.id, notifier_id, notifier.provider, event, outcome, detail)
