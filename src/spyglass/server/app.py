@@ -23,6 +23,7 @@ from spyglass.server.bannerstore import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
 from spyglass.server.errors import document_errors, install_error_handlers
+from spyglass.server.guard import Limits, LoadShedding
 from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
 from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
@@ -51,6 +52,7 @@ class Settings:
     demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
     notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
     notifier_allow: list[str] = field(default_factory=list)  # internal networks notifications may reach
+    limits: Limits = field(default_factory=Limits)  # connections, timeouts, requests in flight (guard.py)
 
 
 class BackgroundService(Protocol):
@@ -115,6 +117,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     for section in NAMESPACED_SECTIONS:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
+    app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
         "trends": create_trends_app(banners, store, app.state.rate_limiter),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import sys
 import threading
@@ -69,13 +70,17 @@ def serve(
     import uvicorn
 
     from spyglass.server.app import create_app
+    from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
     from spyglass.server.routers.geonet import create_geonet_app
 
     app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
     sock = sock or listen(host, port)
     for line in announcement(app, *sock.getsockname()[:2], geonet_only=geonet_only):
         announce(line)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3))
+    protocol = guarded_protocol(settings.limits)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol)
+    server = uvicorn.Server(config)
+    logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
     if demo and not geonet_only:
         # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
         seed_demo_data(app.state.banners)

@@ -27,6 +27,7 @@ def settings_from(args: argparse.Namespace):
     from spyglass.config import data_dir
     from spyglass.netools.scantargets import DEFAULT_ALLOWED
     from spyglass.server.app import Settings
+    from spyglass.server.guard import Limits
     from spyglass.server.routers.geonet import GeonetSettings, parse_location
 
     geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline)
@@ -55,6 +56,7 @@ def settings_from(args: argparse.Namespace):
         demo_rate=args.demo_rate,
         notifier_urls=parse_notifier_urls(notifier_urls),
         notifier_allow=[network_option("--notifier-allow", n) for n in notifier_allow],
+        limits=Limits(args.request_timeout, args.body_timeout, args.max_connections, args.max_in_flight),
     )
 
 
@@ -186,6 +188,28 @@ def register(sub, common: Common) -> None:
         metavar="CIDR",
         help="a loopback, private or link-local network that webhook notifiers may reach (repeatable, or a list "
         f"in ${ENV_NOTIFIER_ALLOW}; default: none, so no account can make the server probe its own networks)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="a connection's whole request head must arrive within this (idle and slow senders are closed)",
+    )
+    p.add_argument("--body-timeout", type=float, default=30.0, metavar="SECONDS", help="and its body within this")
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="open connections at most; past it the longest idle one is closed, or the newcomer gets 503 "
+        "(default: the descriptor limit less 256, at most 4,096)",
+    )
+    p.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=64,
+        metavar="N",
+        help="requests answered at once (stream readers aside); past it 503 with Retry-After at once",
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)

@@ -1,0 +1,159 @@
+"""What keeps idle sockets, slow senders and floods from locking everyone out of the backend.
+
+- A connection must send a whole request head within ``request_timeout`` of opening (or of its
+  last response, on keep-alive) and the whole body within ``body_timeout`` of its head; else it
+  is closed. (uvicorn only times out keep-alive connections that send nothing.)
+- At most ``max_connections`` connections are open, below the process's descriptor limit so that
+  accepting never fails for lack of one: past it, the connection that has waited longest without a
+  request in progress is closed to make room, and when every connection is busy the newcomer is
+  answered 503 with ``Retry-After``.
+- At most ``max_in_flight`` requests are answered at once (the live stream's readers aside, which
+  have their own cap per key): past it, 503 with ``Retry-After`` at once, instead of a queue
+  whose wait grows with the load.
+- Accept errors (out of descriptors) are logged once a minute with a count, not once each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+RESERVED_DESCRIPTORS = 256  # kept for the index, the databases and logs
+RETRY_AFTER = "1"
+BUSY_BODY = b'{"error":"The server is busy: try again in a second."}'
+BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: " + RETRY_AFTER.encode()
+    + b"\r\nconnection: close\r\ncontent-length: " + str(len(BUSY_BODY)).encode() + b"\r\n\r\n" + BUSY_BODY
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Limits:
+    request_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int | None = None  # None: the descriptor limit less RESERVED_DESCRIPTORS, at most 4,096
+    max_in_flight: int = 64
+
+    def connections(self) -> int:
+        if self.max_connections is not None:
+            return self.max_connections
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        return max(16, min(4096, soft - RESERVED_DESCRIPTORS))
+
+
+def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol with the limits above (``uvicorn.Config(http=...)``)."""
+    cap = limits.connections()
+    waiting: OrderedDict[Any, float] = OrderedDict()  # connections with no request in progress, oldest first
+
+    class GuardedProtocol(H11Protocol):
+        _timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > cap and not self._make_room():
+                transport.write(BUSY)
+                transport.close()
+                return
+            self._wait_for_request()
+
+        def _make_room(self) -> bool:
+            """Close the connection that has waited longest for a request; False if none waits."""
+            for oldest in waiting:
+                if oldest is not self:
+                    waiting.pop(oldest)
+                    oldest._close()
+                    return True
+            return False
+
+        def _wait_for_request(self) -> None:
+            waiting[self] = time.monotonic()
+            waiting.move_to_end(self)
+            self._arm(limits.request_timeout)
+
+        def _arm(self, seconds: float) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self.loop.call_later(seconds, self._close)
+
+        def _close(self) -> None:
+            waiting.pop(self, None)
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            state = self.conn.their_state
+            if state is h11.SEND_BODY and self in waiting:  # the head is in: now the body
+                waiting.pop(self)
+                self._arm(limits.body_timeout)
+            elif state is not h11.IDLE and state is not h11.SEND_BODY and self._timer is not None:
+                waiting.pop(self, None)  # the whole request is in: no more deadline
+                self._timer.cancel()
+                self._timer = None
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._wait_for_request()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            waiting.pop(self, None)
+            if self._timer is not None:
+                self._timer.cancel()
+            super().connection_lost(exc)
+
+    return GuardedProtocol
+
+
+class LoadShedding:
+    """ASGI middleware: at most ``limit`` HTTP requests in flight; past it, 503 and Retry-After at
+    once. Requests to the mounted paths in ``exempt`` (the live stream) are not counted."""
+
+    def __init__(self, app: Any, limit: int, exempt: tuple[str, ...] = ("/stream",)) -> None:
+        self.app, self.limit, self.exempt = app, limit, exempt
+        self.in_flight = 0
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith(self.exempt):
+            return await self.app(scope, receive, send)
+        if self.in_flight >= self.limit:
+            headers = [(b"content-type", b"application/json"), (b"retry-after", RETRY_AFTER.encode())]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": BUSY_BODY})
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+
+class QuietAcceptErrors(logging.Filter):
+    """On the ``asyncio`` logger: the first accept error of each ``every`` seconds is logged, with
+    how many were left out since; the others are dropped (each one came with a traceback)."""
+
+    def __init__(self, every: float = 60.0) -> None:
+        super().__init__()
+        self.every, self.last, self.dropped = every, float("-inf"), 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "accept" not in str(record.msg):
+            return True
+        now = time.monotonic()
+        if now - self.last < self.every:
+            self.dropped += 1
+            return False
+        if self.dropped:
+            record.msg = f"{record.msg} ({self.dropped} more since the last one logged)"
+        record.exc_info, record.exc_text = None, None
+        self.last, self.dropped = now, 0
+        return True

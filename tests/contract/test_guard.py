@@ -1,0 +1,136 @@
+"""The backend under idle sockets, slow senders and floods (server/guard.py): `spyglass serve` as a
+real process, reached over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import selectors
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+
+from spyglass.server.guard import LoadShedding, QuietAcceptErrors
+
+HALF_SENT = b"GET /spyglass/info HTTP/1.1\r\nHost: x\r\nX-Slow: "  # never finished
+
+
+@contextmanager
+def serve(data_dir, *options: str, descriptors: int | None = None) -> Iterator[str]:
+    """``spyglass serve`` on a free loopback port (with at most ``descriptors`` open files); its URL."""
+
+    def limit() -> None:
+        if descriptors:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spyglass", "serve", "--data", str(data_dir), "--port", "0", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=limit,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("main"), first
+        yield first.split()[1]
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def open_half_sent(url: str, count: int) -> list[socket.socket]:
+    host, port = url.removeprefix("http://").split(":")
+    socks = []
+    for _ in range(count):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex((host, int(port)))
+        socks.append(s)
+    with selectors.DefaultSelector() as poller:
+        for s in socks:
+            poller.register(s, selectors.EVENT_WRITE)
+        left, deadline = len(socks), time.monotonic() + 15
+        while left and time.monotonic() < deadline:  # a full accept queue drops SYNs: they are sent again
+            for key, _ in poller.select(0.2):
+                poller.unregister(key.fileobj)
+                left -= 1
+                try:
+                    key.fileobj.send(HALF_SENT)  # type: ignore[union-attr]
+                except OSError:
+                    pass  # refused or reset: the server made room
+    return socks
+
+
+def test_idle_and_half_sent_connections_do_not_lock_out_a_normal_request(tmp_path):
+    """1,100 half-sent requests against a backend limited to 1,024 descriptors (enough, with no
+    bound, to leave it unable to accept): a normal request is still answered at once."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1300:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    with serve(tmp_path, descriptors=1024) as url:
+        flood = open_half_sent(url, 1100)
+        try:
+            answer = httpx.get(url + "/spyglass/info", timeout=5)
+        finally:
+            for s in flood:
+                s.close()
+    assert answer.status_code == 401  # answered (no key given)
+
+
+def test_a_request_head_must_arrive_in_time(tmp_path):
+    with serve(tmp_path, "--request-timeout", "0.5") as url:
+        (slow,) = open_half_sent(url, 1)
+        slow.setblocking(True)
+        slow.settimeout(10)
+        with slow:
+            assert slow.recv(100) == b""  # closed by the server, not answered
+
+
+async def test_past_the_requests_in_flight_the_backend_says_busy_at_once():
+    release = asyncio.Event()
+
+    async def slow(scope, receive, send):
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    shedding = LoadShedding(slow, limit=1)
+    transport = httpx.ASGITransport(app=shedding)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        first = asyncio.ensure_future(client.get("/intel/host/count"))
+        while shedding.in_flight == 0:
+            await asyncio.sleep(0.01)
+        busy = await client.get("/intel/host/count")
+        release.set()
+        assert (await first).status_code == 200
+    assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and "busy" in busy.json()["error"]
+
+
+def test_accept_errors_are_logged_once_a_minute_with_a_count():
+    quiet = QuietAcceptErrors()
+    records = [
+        logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "socket.accept() out of system resource", (), None)
+        for _ in range(1000)
+    ]
+    passed = [r for r in records if quiet.filter(r)]
+    assert len(passed) == 1
+    quiet.last -= 61
+    later = logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "socket.accept() out of system resource", (), None)
+    assert quiet.filter(later) and "999 more" in str(later.msg)
+    other = logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "Task was destroyed", (), None)
+    assert quiet.filter(other)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
