@@ -5,6 +5,7 @@ client and the CLI reconnecting through backend restarts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import itertools
 import json
@@ -210,6 +211,37 @@ async def test_a_slow_reader_loses_banners_and_is_told_how_many(served, clients)
     assert got[0] == StreamDebug(35)
     assert [b.port for b in got[1:]] == [9035, 9036, 9037, 9038, 9039]  # the newest are kept
     assert stream.discarded == 35
+
+
+async def test_a_reader_s_queue_is_bounded_in_bytes_and_written_a_chunk_at_a_time(served, clients):
+    """Big banners are dropped by the bytes they hold, the oldest first, and counted."""
+    hub = served.app.state.hub
+    hub.queue_bytes = 200_000
+    try:
+        stream = clients.stream.banners(debug=True, reconnect=False)
+        task = await connected(stream)
+    finally:
+        hub.queue_bytes = 1 << 20
+    (sub,) = [s for s in hub.subscriptions if s.budget == 200_000]
+    burst = [{**banner(port=9100 + i), "data": "x" * 60_000} for i in range(10)]  # 600 KB at once
+    await asyncio.to_thread(served.collect, burst)
+    got = await wait_for(task, 4)
+    task.cancel()
+    assert got[0] == StreamDebug(7) and [b.port for b in got[1:]] == [9107, 9108, 9109]
+    assert sub.queued_bytes == 0
+
+
+async def test_one_key_follows_at_most_eight_streams(served):
+    key = served.key()
+    url = f"{served.url}/stream/intel/banners"
+    async with httpx.AsyncClient(timeout=10) as http, contextlib.AsyncExitStack() as streams:
+        for _ in range(8):
+            opened = await streams.enter_async_context(http.stream("GET", url, params={"key": key}))
+            assert opened.status_code == 200
+        ninth = await http.get(url, params={"key": key})
+        other = await streams.enter_async_context(http.stream("GET", url, params={"key": served.key()}))
+        assert other.status_code == 200  # another key is not held back
+    assert ninth.status_code == 429 and "8 streams" in ninth.json()["error"] and ninth.headers["retry-after"]
 
 
 async def test_no_debug_events_unless_asked(served, clients):

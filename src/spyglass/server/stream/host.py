@@ -19,11 +19,13 @@ from fastapi.responses import StreamingResponse
 
 from spyglass import __version__
 from spyglass.server.auth import Caller, caller
-from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
+from spyglass.server.errors import ApiError, bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.stream.hub import (
+    CHUNK_BYTES,
     Match,
     StreamHub,
     Subscription,
+    TooManyStreams,
     match_all,
     match_asn,
     match_countries,
@@ -39,7 +41,7 @@ STREAM_DOC = {
         "description": "Banner records as they are collected, until the client disconnects",
         "content": {MEDIA["json"]: {}, MEDIA["sse"]: {}},
     },
-    **responses(403),
+    **responses(403, 429),
 }
 
 router = APIRouter()
@@ -61,7 +63,7 @@ async def follow(hub: StreamHub, sub: Subscription, fmt: str, debug: bool) -> As
             except TimeoutError:
                 yield KEEPALIVE[fmt]
                 continue
-            items, discarded = sub.take()
+            items, discarded = sub.take(CHUNK_BYTES)
             chunks = []
             if debug and discarded:
                 chunks.append(frame(orjson.dumps({"event": "debug", "discarded": discarded}), fmt))
@@ -75,7 +77,10 @@ async def follow(hub: StreamHub, sub: Subscription, fmt: str, debug: bool) -> As
 def open_stream(request: Request, who: Caller, match: Match, fmt: str, debug: int) -> StreamingResponse:
     who.require_enterprise("The real-time stream")
     hub: StreamHub = request.app.state.hub
-    sub = hub.subscribe(match)  # before the answer starts: nothing collected after it is missed
+    try:
+        sub = hub.subscribe(match, who.key)  # before the answer starts: nothing collected after it is missed
+    except TooManyStreams as exc:
+        raise ApiError(429, f"{exc}: close one first", headers={"Retry-After": "5"}) from None
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(follow(hub, sub, fmt, bool(debug)), media_type=MEDIA[fmt], headers=headers)
 

@@ -2,14 +2,18 @@
 matches.
 
 Each banner is serialized once and the same bytes go to every subscriber. A subscriber has a
-bounded queue: when its reader falls behind (the socket stops taking data, so its response
-waits), the oldest queued banners are dropped and counted instead of slowing the collector,
-the other subscribers, or growing memory. Nothing here ever waits on a subscriber.
+bounded queue, in banners and in bytes: when its reader falls behind (the socket stops taking
+data, so its response waits), the oldest queued banners are dropped and counted instead of slowing
+the collector, the other subscribers, or growing memory; and it is written at most
+``CHUNK_BYTES`` at a time, so a reader that never reads holds up no more than that besides its
+queue. One key may follow at most ``STREAMS_PER_KEY`` streams at once. Nothing here ever waits on
+a subscriber.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import logging
 import uuid
@@ -25,6 +29,9 @@ from spyglass.server.shaping import for_namespace
 log = logging.getLogger("spyglass.stream")
 
 QUEUE_LIMIT = 2000  # banners a subscriber may have waiting; past it the oldest are discarded
+QUEUE_BYTES = 1 << 20  # and bytes (the newest banner is kept whatever its size)
+CHUNK_BYTES = 64 << 10  # written to a reader at once (one banner at least)
+STREAMS_PER_KEY = 8
 HEARTBEAT = 15.0  # seconds of silence after which a subscriber gets a keep-alive
 
 
@@ -60,6 +67,15 @@ class Published:
         )
 
 
+def give_back_memory() -> None:
+    """Hand freed heap pages back to the system (glibc keeps them otherwise: the memory of readers
+    that left would stay with the process)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
 def normal_asn(text: str) -> str:
     """``AS15169`` for ``as15169`` or ``15169``."""
     text = text.strip().upper()
@@ -93,30 +109,45 @@ def match_vulns(vulns: Iterable[str]) -> Match:
     return lambda p: not wanted.isdisjoint(p.vulns)
 
 
+class TooManyStreams(Exception):
+    """The key already follows as many streams as it may."""
+
+
 class Subscription:
-    def __init__(self, match: Match, limit: int) -> None:
+    def __init__(self, match: Match, limit: int, budget: int = QUEUE_BYTES, key: str = "") -> None:
         self.match = match
         self.limit = limit
+        self.budget = budget
+        self.key = key
         self.queue: deque[bytes] = deque()
+        self.queued_bytes = 0
         self.discarded = 0  # since the reader last took its queue
         self.discarded_total = 0
         self.closed = False
         self.wake = asyncio.Event()
 
     def offer(self, line: bytes) -> None:
-        if len(self.queue) >= self.limit:
-            self.queue.popleft()
+        self.queue.append(line)
+        self.queued_bytes += len(line)
+        while len(self.queue) > self.limit or (self.queued_bytes > self.budget and len(self.queue) > 1):
+            self.queued_bytes -= len(self.queue.popleft())
             self.discarded += 1
             self.discarded_total += 1
-        self.queue.append(line)
         self.wake.set()
 
-    def take(self) -> tuple[list[bytes], int]:
-        """Everything queued, and how many were discarded since the last take."""
-        items, discarded = list(self.queue), self.discarded
-        self.queue.clear()
-        self.discarded = 0
-        self.wake.clear()
+    def take(self, most_bytes: int = CHUNK_BYTES) -> tuple[list[bytes], int]:
+        """The oldest queued banners, up to ``most_bytes`` (one at least), and how many were
+        discarded since the last take. The wake stays set while more is queued."""
+        items: list[bytes] = []
+        size = 0
+        while self.queue and (not items or size + len(self.queue[0]) <= most_bytes):
+            line = self.queue.popleft()
+            size += len(line)
+            items.append(line)
+        self.queued_bytes -= size
+        discarded, self.discarded = self.discarded, 0
+        if not self.queue:
+            self.wake.clear()
         return items, discarded
 
     def close(self) -> None:
@@ -127,20 +158,37 @@ class Subscription:
 class StreamHub:
     """Subscribed to the collector; also a background service (stopping it ends every stream)."""
 
-    def __init__(self, namespace: str, queue_limit: int = QUEUE_LIMIT, heartbeat: float = HEARTBEAT) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        queue_limit: int = QUEUE_LIMIT,
+        heartbeat: float = HEARTBEAT,
+        per_key: int = STREAMS_PER_KEY,
+        queue_bytes: int = QUEUE_BYTES,
+    ) -> None:
         self.namespace = namespace
         self.queue_limit = queue_limit
+        self.queue_bytes = queue_bytes
         self.heartbeat = heartbeat
+        self.per_key = per_key
         self.subscriptions: set[Subscription] = set()
         self.published = 0
 
-    def subscribe(self, match: Match = match_all) -> Subscription:
-        sub = Subscription(match, self.queue_limit)
+    def subscribe(self, match: Match = match_all, key: str = "") -> Subscription:
+        """A new subscription; :class:`TooManyStreams` if ``key`` follows ``per_key`` already."""
+        if key and sum(1 for s in self.subscriptions if s.key == key) >= self.per_key:
+            raise TooManyStreams(f"This key follows {self.per_key} streams already, the most it may at once")
+        sub = Subscription(match, self.queue_limit, self.queue_bytes, key)
         self.subscriptions.add(sub)
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
-        self.subscriptions.discard(sub)
+        if sub in self.subscriptions:
+            self.subscriptions.discard(sub)
+            held = sub.queued_bytes
+            sub.queue.clear()
+            if held > CHUNK_BYTES or not self.subscriptions:
+                give_back_memory()
 
     def publish(self, collected: list[Collected]) -> None:
         """The collector's listener: runs on the event loop, never waits."""
