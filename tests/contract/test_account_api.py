@@ -105,3 +105,20 @@ def test_every_method_requires_a_key(backend):
         raw = httpx.get(f"{backend.url}{path}")
         assert raw.status_code == 401, path
         assert "error" in raw.json()
+
+
+async def test_guessing_keys_from_one_address_is_stopped(tmp_path):
+    """Twenty wrong keys from one address, then 429 for any key from it (a right one too: a guess
+    must not be told apart), with Retry-After."""
+    from tests.conftest import start_backend
+
+    server, backend = start_backend(tmp_path)
+    with server:
+        good = backend.key()
+        wrong = [httpx.get(f"{backend.url}/api-info", params={"key": f"guess{i:028d}"}) for i in range(20)]
+        after = httpx.get(f"{backend.url}/api-info", params={"key": good})
+        stream = httpx.get(f"{backend.url}/stream/intel/banners", params={"key": good})
+    backend.store.close()
+    assert {w.status_code for w in wrong} == {401}
+    assert after.status_code == 429 and "invalid API keys" in after.json()["error"] and after.headers["retry-after"]
+    assert stream.status_code == 429  # the other hosts share the count

@@ -27,6 +27,7 @@ def dns_server():
 
 
 def agent(location: GeoLocation, host: str, dns_server: DnsServer, **kw) -> ThreadedServer:
+    kw.setdefault("rate_limit", 1000.0)  # these tests ask quickly; the limit has its own test
     settings = GeonetSettings(
         location=location, nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=2, **kw
     )
@@ -150,6 +151,7 @@ def test_invalid_input_is_422_with_validation_items(agents, path):
     assert response.status_code == 422
     detail = response.json()["detail"]
     assert detail and all({"loc", "msg", "type"} <= set(item) for item in detail)
+    assert response.json()["error"]  # and the {error} every other answer of the backend has
 
 
 def test_unresolvable_hostname_is_422(agents):
@@ -228,3 +230,13 @@ async def test_an_agent_with_the_system_resolver_knows_localhost():
             pinged = await client.ping("localhost")
     assert [(a.type, a.value) for a in answer.answers] == [("A", "127.0.0.1")] and answer.status == "NOERROR"
     assert pinged.ip == "127.0.0.1" and pinged.is_alive
+
+
+def test_one_address_is_rate_limited_without_a_key(dns_server):
+    """Geonet takes no key: without a limit per address a backend bound beyond loopback is an open
+    ping and DNS relay."""
+    with agent(BERLIN, "127.0.0.5", dns_server, rate_limit=0.5, burst=3) as limited:
+        answers = [httpx.get(f"{limited.url}/api/dns/example.test") for _ in range(4)]
+    assert [a.status_code for a in answers[:3]] == [200, 200, 200]
+    assert answers[3].status_code == 429 and answers[3].headers["retry-after"] == "2"
+    assert "address" in answers[3].json()["error"]

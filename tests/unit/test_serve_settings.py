@@ -43,3 +43,13 @@ def test_a_bad_value_in_the_environment_is_named(monkeypatch):
     monkeypatch.setenv("SPYGLASS_SCAN_ALLOW", "not-a-network")
     with pytest.raises(ValueError, match="not-a-network"):
         settings()
+
+
+def test_serve_warns_when_it_listens_beyond_this_machine():
+    from spyglass.cli.commands.serve import exposure_warning
+
+    for loopback in ("127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"):
+        assert exposure_warning(loopback, None) is None
+    warning = exposure_warning("0.0.0.0", None)
+    assert warning and "0.0.0.0" in warning and "geonet" in warning and "--rate-limit" in warning
+    assert "2 requests a second per key" in (exposure_warning("192.0.2.1", 2.0) or "")

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.alerts import install_alerts
-from spyglass.server.auth import CreditHeaders, KeyRateLimiter
+from spyglass.server.auth import CreditHeaders, KeyRateLimiter, failed_keys_limiter
 from spyglass.server.bannerstore import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
@@ -88,6 +88,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None
+    app.state.failed_keys = failed_keys_limiter()
     banners: BannerStore = BannerIndex(settings.data_dir)
     app.state.banners = banners
     app.state.collector = Collector(banners)
@@ -120,7 +121,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
-        "trends": create_trends_app(banners, store, app.state.rate_limiter),
+        "trends": create_trends_app(banners, store, app.state.rate_limiter, app.state.failed_keys),
         "geonet": create_geonet_app(settings.geonet),
     }
     for name, host in hosts.items():

@@ -24,15 +24,18 @@ API_KEY = APIKeyQuery(
 
 
 class KeyRateLimiter:
-    """Per-key token buckets; ``rate`` requests per second with a burst of ``burst``."""
+    """Token buckets by name (a key, an address); ``rate`` a second with a burst of ``burst``."""
+
+    MAX_NAMES = 100_000  # buckets kept at most: past it the fullest (idle) ones are forgotten
 
     def __init__(self, rate: float, burst: int = 3) -> None:
         self.rate, self.burst = rate, burst
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def check(self, key: str) -> float | None:
-        """None when the call may go ahead, else the seconds to wait."""
+    def check(self, key: str, spend: bool = True) -> float | None:
+        """None when the call may go ahead (a token is spent, unless ``spend`` is False), else
+        the seconds to wait."""
         now = time.monotonic()
         with self._lock:
             tokens, stamp = self._buckets.get(key, (float(self.burst), now))
@@ -40,8 +43,29 @@ class KeyRateLimiter:
             if tokens < 1:
                 self._buckets[key] = (tokens, now)
                 return (1 - tokens) / self.rate
-            self._buckets[key] = (tokens - 1, now)
+            self._buckets[key] = (tokens - 1 if spend else tokens, now)
+            if len(self._buckets) > self.MAX_NAMES:
+                self._forget(now)
             return None
+
+    def _forget(self, now: float) -> None:
+        full = [k for k, (t, s) in self._buckets.items() if t + (now - s) * self.rate >= self.burst]
+        for k in full:
+            del self._buckets[k]
+
+
+def too_many(wait: float, message: str) -> ApiError:
+    return ApiError(429, message, headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+def failed_keys_limiter() -> KeyRateLimiter:
+    """A wrong key costs its address one of 20 tries, given back one every 3 s: guessing keys from
+    one address stops at that pace, with 429s, and a typo or two costs nothing."""
+    return KeyRateLimiter(rate=1 / 3, burst=20)
 
 
 @dataclass
@@ -81,18 +105,19 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
     if not key:
         raise ApiError(401, "No API key given: pass it as the query parameter 'key'")
     state = request.app.state
+    failures: KeyRateLimiter = state.failed_keys
+    address = client_address(request)
+    if (wait := failures.check(address, spend=False)) is not None:
+        raise too_many(wait, "Too many invalid API keys from this address: try again later")
     account = state.store.account_for_key(key)
     if account is None:
+        failures.check(address)
         raise ApiError(401, "Invalid API key")
     limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
     if limiter is not None:
         wait = limiter.check(key)
         if wait is not None:
-            raise ApiError(
-                429,
-                "Rate limit reached: too many requests for this key",
-                headers={"Retry-After": str(max(1, math.ceil(wait)))},
-            )
+            raise too_many(wait, "Rate limit reached: too many requests for this key")
     request.state.account = account
     return Caller(key, account, state.store, request)
 

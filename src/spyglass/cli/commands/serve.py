@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
@@ -30,7 +31,7 @@ def settings_from(args: argparse.Namespace):
     from spyglass.server.guard import Limits
     from spyglass.server.routers.geonet import GeonetSettings, parse_location
 
-    geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline)
+    geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline, rate_limit=args.geonet_rate)
     if args.location:
         geonet.location = parse_location(args.location)
     if nameservers := args.nameserver or env_list(ENV_NAMESERVER):
@@ -90,6 +91,24 @@ def parse_smtp(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def exposure_warning(host: str, rate_limit: float | None) -> str | None:
+    """What ``serve`` says when it listens beyond this machine: who can reach what."""
+    import ipaddress
+
+    try:
+        if ipaddress.ip_address(host.strip("[]")).is_loopback:
+            return None
+    except ValueError:
+        if host == "localhost":
+            return None
+    limits = f"{rate_limit:g} requests a second per key" if rate_limit else "no rate limit per key (--rate-limit)"
+    return (
+        f"serve: warning: listening on {host}, beyond this machine. The API takes keys ({limits}); "
+        "geonet takes none and pings and looks up names for anyone, 5 requests a second per address "
+        "(--geonet-rate); HTTP only (no TLS): put it behind a TLS proxy for anything but a trusted network."
+    )
+
+
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
@@ -99,6 +118,8 @@ def serve_command(args: argparse.Namespace) -> int:
         settings = settings_from(args)
     except ValueError as exc:
         return fail(f"serve: {exc}", EXIT_USAGE)
+    if warning := exposure_warning(args.host, args.rate_limit):
+        print(warning, file=sys.stderr, flush=True)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
     try:
         serve(
@@ -153,6 +174,13 @@ def register(sub, common: Common) -> None:
         default=4.0,
         metavar="SECONDS",
         help="how long a geo form waits for its slowest location",
+    )
+    p.add_argument(
+        "--geonet-rate",
+        type=float,
+        default=5.0,
+        metavar="N",
+        help="geonet requests a second from one address (it takes no key; a burst of 20)",
     )
     p.add_argument(
         "--nameserver",

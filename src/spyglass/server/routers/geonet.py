@@ -17,7 +17,9 @@ from typing import Annotated, Any
 
 import httpx
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from pydantic import AfterValidator, BaseModel
 
 from spyglass import __version__
@@ -26,7 +28,8 @@ from spyglass.models.geonet import MISSING_HEADER, MissingAgent
 from spyglass.netools.dns import RECORD_TYPES, Resolver
 from spyglass.netools.ping import PingFailed, ping
 from spyglass.netools.targets import check_target
-from spyglass.server.errors import install_error_handlers
+from spyglass.server.auth import KeyRateLimiter, client_address, too_many
+from spyglass.server.errors import describe_validation, install_error_handlers
 
 # The seed's Location has three required strings and no way to say "not known"; an agent started
 # without --location says so in each of them rather than inventing a place or sending "".
@@ -42,6 +45,10 @@ class GeonetSettings:
     dns_port: int = 53
     dns_timeout: float = 3.0
     ping_count: int = 3
+    # Requests a second from one address (with a burst): geonet takes no key, and a backend bound
+    # beyond loopback would otherwise be an open ping and DNS relay.
+    rate_limit: float = 5.0
+    burst: int = 20
 
 
 def parse_location(text: str) -> GeoLocation:
@@ -119,7 +126,13 @@ def agent_of(request: Request) -> Agent:
     return request.app.state.agent
 
 
-router = APIRouter()
+async def limit_address(request: Request) -> None:
+    limiter: KeyRateLimiter = request.app.state.address_limiter
+    if (wait := limiter.check(client_address(request))) is not None:
+        raise too_many(wait, "Rate limit reached: too many requests from this address")
+
+
+router = APIRouter(dependencies=[Depends(limit_address)])
 
 
 @router.get(
@@ -177,7 +190,15 @@ def create_geonet_app(settings: GeonetSettings) -> FastAPI:
         ),
     )
     app.state.agent = Agent(settings)
+    app.state.address_limiter = KeyRateLimiter(settings.rate_limit, settings.burst)
     install_error_handlers(app, validation_as_400=False)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # 422 with ``detail`` as the seed says, and the ``error`` every other answer of ours has
+        body = {"detail": jsonable_encoder(exc.errors()), "error": describe_validation(exc)}
+        return JSONResponse(body, status_code=422)
+
     app.include_router(router)
     return app
 

@@ -60,7 +60,9 @@ def trends_facets(who: Caller = Depends(enterprise)) -> list[str]:
     return list(TRENDS_FACETS)
 
 
-def create_trends_app(banners: BannerStore, store: Store, rate_limiter: KeyRateLimiter | None) -> FastAPI:
+def create_trends_app(
+    banners: BannerStore, store: Store, rate_limiter: KeyRateLimiter | None, failed_keys: KeyRateLimiter
+) -> FastAPI:
     """The trends host over the backend's banner store, sharing its accounts and key limits."""
     app = FastAPI(
         title="spyglass trends",
@@ -70,6 +72,7 @@ def create_trends_app(banners: BannerStore, store: Store, rate_limiter: KeyRateL
     )
     app.state.store = store
     app.state.rate_limiter = rate_limiter
+    app.state.failed_keys = failed_keys
     app.state.banners = banners
     install_error_handlers(app)
     document_errors(app)

@@ -167,6 +167,7 @@ def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
     app.state.hub = hub
     app.state.store = parent.state.store
     app.state.rate_limiter = parent.state.rate_limiter
+    app.state.failed_keys = parent.state.failed_keys
     install_error_handlers(app)
     document_errors(app)
     app.include_router(router, prefix=f"/{parent.state.settings.namespace}")
