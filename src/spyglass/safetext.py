@@ -55,6 +55,13 @@ _ESCAPE_SEQUENCE = re.compile(
 # What is left of a control after the sequences went (a lone ESC, NUL, CR...) is dropped too.
 _DROPPED = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}{_SURROGATES}]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}{_SURROGATES}]")
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control or invisible character (line breaks and tabs included):
+    what a name, a title or an address that people read and servers send must not."""
+    return _CONTROL.search(text) is not None
 
 
 def to_str(value: Any) -> str:

@@ -300,3 +300,9 @@ async def test_an_allowed_network_is_reached_with_the_url_s_credentials(tmp_path
     ((path, _, headers),) = receiver.posts
     assert path == "/in" and headers["Authorization"] == "Basic dXNlcjpzZWNyZXQ="
     assert headers["Host"] == receiver.url.removeprefix("http://")
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "line\nbreak", "esc\x1b[31m", "tab\there", "zero\u200bwidth"])
+async def test_control_characters_in_an_alert_name_are_refused(clients, name):
+    with pytest.raises(BadRequest, match="name: control characters"):
+        await clients.alerts.create(name, ["127.0.0.1"])

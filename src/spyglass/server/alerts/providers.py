@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from spyglass.safetext import has_control
 from spyglass.server import mail
 from spyglass.server.alerts.destinations import Destinations, Refused
 
@@ -42,7 +43,6 @@ _PHONE = re.compile(r"^\+?[0-9][0-9 ()-]{4,30}$")
 _EMAIL = re.compile(r"^[^\s@<>()\[\],;:\\\"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 _TOKEN = re.compile(r"^[A-Za-z0-9._:~+/=-]+$")  # tokens, routing keys, room ids: no spaces, nothing to escape
 _CHAT = re.compile(r"^(-?[0-9]{1,20}|@[A-Za-z0-9_]{5,32})$")  # Telegram: a chat's number or a channel's @name
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 MAX_LENGTH = {"url": 2048, "webhook_url": 2048, "to": 254, "token": 256, "routing_key": 64, "chat_id": 33}
 
 
@@ -74,7 +74,7 @@ def check_args(
             continue
         if not value or not value.strip():
             raise ValueError(f"Missing required argument {name!r} for provider {provider!r}")
-        if _CONTROL.search(value):
+        if has_control(value):
             raise ValueError(f"{name}: control characters (line breaks, tabs...) are not allowed")
         if len(value) > MAX_LENGTH.get(name, 128):
             raise ValueError(f"{name}: at most {MAX_LENGTH.get(name, 128)} characters")

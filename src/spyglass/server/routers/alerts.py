@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Depends, Request
 
 from spyglass.models import Alert, Notification, Success, Trigger
 from spyglass.netblocks import BadNetwork, Network, network_size, parse_networks
+from spyglass.safetext import has_control
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.store import AlertRow, AlertStore
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
@@ -23,7 +24,7 @@ _FILTERS = {
     "properties": {"ip": {"type": "array", "items": {"type": "string"}, "description": "IPs and CIDR ranges"}},
     "required": ["ip"],
 }
-_NAME = {"type": "string", "minLength": 1}
+_NAME = {"type": "string", "minLength": 1, "pattern": r"^[^\x00-\x1f\x7f-\x9f]+$"}
 _EXPIRES = {"type": "integer", "minimum": 0, "description": "seconds; 0 never expires"}
 
 
@@ -121,6 +122,8 @@ def create_alert(body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
         raise bad_request("name: a non-empty string is required")
+    if has_control(name):
+        raise bad_request("name: control characters (line breaks, tabs, NUL...) are not allowed")
     expires = body.get("expires", 0)
     if expires is None:
         expires = 0

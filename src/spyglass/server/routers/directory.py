@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagCount
 from spyglass.query import QuerySyntaxError, parse_strict
+from spyglass.safetext import has_control
 from spyglass.server.auth import Caller, caller
 from spyglass.server.directory.store import Directory, NotYours, Saved, check_tags
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
@@ -110,6 +111,11 @@ def save_query(
     title, query, description = title.strip(), query.strip(), description.strip()
     if not title or len(title) > MAX_TITLE:
         raise bad_request(f"Invalid request: title: 1 to {MAX_TITLE} characters")
+    for field, text in (("title", title), ("description", description), ("query", query)):
+        if has_control(text):
+            raise bad_request(
+                f"Invalid request: {field}: control characters (line breaks, tabs, NUL...) are not allowed"
+            )
     if len(description) > MAX_DESCRIPTION:
         raise bad_request(f"Invalid request: description: at most {MAX_DESCRIPTION} characters")
     if not query or len(query) > MAX_QUERY:
