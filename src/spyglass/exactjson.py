@@ -19,11 +19,18 @@ _decode = msgspec.json.Decoder().decode
 
 
 def loads(data: bytes) -> Any:
-    """The JSON document in ``data`` (ValueError when it is not JSON)."""
+    """The JSON document in ``data`` (ValueError when it is not JSON, or nested past what can be
+    read without exhausting the stack)."""
     try:
         return _decode(data)
     except msgspec.DecodeError:
+        pass
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    try:
         return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def dumps(value: Any) -> bytes:

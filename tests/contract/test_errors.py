@@ -147,3 +147,25 @@ def test_the_namespace_prefixes_every_namespaced_path(tmp_path):
     app.state.store.close()
     assert {"/acme/host/search", "/acme/host/{ip}", "/api-info", "/tools/myip"} <= paths
     assert not any(p.startswith("/intel") for p in paths)
+
+
+def test_errors_under_another_namespace_never_name_the_default_one(tmp_path):
+    """`serve --namespace shodan` answers at /shodan/...: no message may send a client to /intel/..."""
+    import httpx
+
+    from tests.conftest import start_backend
+
+    server, backend = start_backend(tmp_path, namespace="shodan")
+    with server:
+        key = backend.key()
+        answers = [
+            httpx.post(f"{backend.url}/shodan/scan", data={"key": key, "ips": '{"127.0.0.1": [[80, "nosuch"]]}'}),
+            httpx.post(f"{backend.url}/shodan/scan/internet", data={"key": key, "port": "80", "protocol": "nosuch"}),
+            httpx.get(f"{backend.url}/shodan/host/search", params={"key": key, "query": "nosuch:1"}),
+            httpx.get(f"{backend.url}/shodan/host/not-an-ip", params={"key": key}),
+            httpx.get(f"{backend.url}/intel/host/count", params={"key": key, "query": "port:22"}),
+        ]
+    backend.store.close()
+    for answer in answers:
+        assert answer.status_code in (400, 404), answer.text
+        assert "/intel" not in answer.json()["error"], answer.json()

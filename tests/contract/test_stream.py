@@ -309,9 +309,24 @@ async def test_replay_method_publishes_through_the_collector(served, clients):
     task.cancel()
     assert [b.port for b in got] == [4444] * 3
     raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key()}, content=b"[1]\n")
-    assert raw.status_code == 400 and "line 1" in raw.json()["error"]
+    assert raw.status_code == 400 and "line 1" in raw.json()["error"]  # nothing to store at all
     raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key("member")}, content=lines[0])
     assert raw.status_code == 403
+
+
+def test_a_bad_line_in_a_collected_body_is_skipped_and_the_rest_stored(served):
+    """As `spyglass import` does: a line nested past what can be read, one that is not JSON and one
+    that is not an object are reported; the banners around them are stored."""
+    good = [banner(port=4500 + i) for i in range(2)]
+    deep = b'{"ip_str":"198.18.9.9","port":1,"transport":"tcp","timestamp":"2026-01-01T00:00:00","x":'
+    deep += b"[" * 100_000 + b"]" * 100_000 + b"}"
+    body = b"\n".join([json.dumps(good[0]).encode(), deep, b"{oops", b"[1]", json.dumps(good[1]).encode()])
+    answer = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key()}, content=body, timeout=30)
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert (result["received"], result["collected"], result["bad"]) == (2, 2, 3)
+    assert [p.split(":")[0] for p in result["problems"]] == ["line 2", "line 3", "line 4"]
+    assert "nested too deeply" in result["problems"][0]
 
 
 # -- through restarts --------------------------------------------------------------------------

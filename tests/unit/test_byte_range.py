@@ -57,3 +57,18 @@ def test_any_header_serves_bytes_inside_the_file_or_refuses(size, header):
     if got is not None:
         first, last = got
         assert 0 <= first <= last < size
+
+
+def test_numbers_of_thousands_of_digits_are_a_range_not_a_crash():
+    from spyglass.server.errors import ApiError
+    from spyglass.server.routers.data import byte_range
+
+    huge = "9" * 4301
+    assert byte_range(f"bytes=-{huge}", 100) == (0, 99)  # the last "N" bytes: the whole file
+    assert byte_range(f"bytes=0-{huge}", 100) == (0, 99)
+    try:
+        byte_range(f"bytes={huge}-", 100)
+    except ApiError as exc:
+        assert exc.status == 416
+    else:
+        raise AssertionError("a start past the end is 416")

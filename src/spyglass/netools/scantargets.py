@@ -123,7 +123,8 @@ def _parse_services(text: str, protocols: set[str] | None) -> ScanSpec:
             if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
                 raise BadTargets(f"{address}: port {json.dumps(port)} is not a port number (1-65535)")
             if protocol is not None and protocols is not None and protocol not in protocols:
-                raise BadTargets(f"{address}: unknown protocol {json.dumps(protocol)} (see /intel/protocols)")
+                known = ", ".join(sorted(protocols))
+                raise BadTargets(f"{address}: unknown protocol {json.dumps(protocol)}: one of {known}")
             checked.append((port, protocol))
         services.setdefault(block, []).extend(dict.fromkeys(checked))
     return ScanSpec(services=services)

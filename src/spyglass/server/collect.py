@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from spyglass.server.bannerstore import BannerStore, Prepared, StoreBusy
-from spyglass.server.index.shape import BadBanner
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.collect")
@@ -122,7 +121,7 @@ class Collector:
             for banner in item.banners:
                 try:
                     prepared.append((item, banner, self.banners.prepare(banner)))
-                except (BadBanner, TypeError, ValueError) as exc:
+                except Exception as exc:  # one banner stands alone, whatever it holds
                     log.warning("collected banner skipped (%s): %s", item.source, exc)
         known = self.banners.known_services([p.service for _, _, p in prepared])
         with self.banners.writing() as writer:

@@ -69,17 +69,26 @@ def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     match = _RANGE.match(header.strip()) if header else None
     if match is None or match.groups() == ("", ""):
         return None
-    first, last = match.groups()
-    if first == "":  # the last N bytes
-        if int(last) == 0:
+    first, last = (_bounded(g) for g in match.groups())
+    if first is None:  # the last N bytes
+        if last == 0:
             raise unsatisfiable(size)
-        return max(0, size - int(last)), size - 1
-    start, end = int(first), min(int(last), size - 1) if last else size - 1
-    if last and int(last) < start:
+        assert last is not None
+        return max(0, size - last), size - 1
+    start, end = first, min(last, size - 1) if last is not None else size - 1
+    if last is not None and last < start:
         return None  # malformed: ignored
     if start >= size:
         raise unsatisfiable(size)
     return start, end
+
+
+def _bounded(digits: str) -> int | None:
+    """A byte position; past any file's size when it has more digits than one can have (a number
+    of thousands of digits is not parsed, which Python refuses to do past 4,300 anyway)."""
+    if not digits:
+        return None
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 def unsatisfiable(size: int) -> ApiError:

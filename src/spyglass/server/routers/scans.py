@@ -75,7 +75,7 @@ def internet(
     if not (who.account.researcher or who.account.plan.enterprise):
         raise ApiError(403, "Internet-wide scans are for approved researchers and enterprise data licenses")
     if protocol not in PROTOCOLS:
-        raise bad_request(f"Unknown protocol {protocol!r} (see /intel/protocols)")
+        raise bad_request(f"Unknown protocol {protocol!r}: one of {', '.join(sorted(PROTOCOLS))}")
     networks = [str(n) for n in allowed_networks(request)]
     spec = ScanSpec(services={n: [(port, protocol)] for n in networks})
     scan = create(request, who, spec, spec.addresses(), internet=True)

@@ -16,9 +16,14 @@ MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in s
 router = APIRouter()
 
 
+MAX_PROBLEMS = 20
+
+
 class CollectResult(BaseModel):
     received: int  # banners in the body
     collected: int  # of those, new to the index (and so published)
+    bad: int = 0  # lines that were not a banner: skipped, as `spyglass import` skips them
+    problems: list[str] = []  # the first of them, "line N: why"
 
 
 BODY_DOC = {
@@ -46,18 +51,21 @@ async def collect(request: Request, who: Caller = Depends(caller)) -> CollectRes
         body += chunk
         if len(body) > MAX_BODY:
             raise ApiError(413, "The body is over 16 MiB: send the banners in several requests")
-    banners = []
+    banners, problems = [], []
     for number, line in enumerate(bytes(body).splitlines(), 1):
         if not line.strip():
             continue
         try:
             banner = loads(line)
-        except ValueError:
-            raise bad_request(f"Invalid body: line {number} is not JSON") from None
+        except ValueError as exc:
+            problems.append(f"line {number}: not JSON ({exc})")
+            continue
         if not isinstance(banner, dict):
-            raise bad_request(f"Invalid body: line {number} is not a JSON object")
+            problems.append(f"line {number}: not a JSON object")
+            continue
         banners.append(banner)
     if not banners:
-        raise bad_request("Invalid body: no banners (send one JSON object per line)")
+        why = f": {problems[0]}" if problems else ""
+        raise bad_request(f"Invalid body: no banners (send one JSON object per line){why}")
     new = await request.app.state.collector.collect(banners, "replay")
-    return CollectResult(received=len(banners), collected=len(new))
+    return CollectResult(received=len(banners), collected=len(new), bad=len(problems), problems=problems[:MAX_PROBLEMS])
