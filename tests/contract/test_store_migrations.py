@@ -119,3 +119,42 @@ def test_a_data_dir_of_version_1_gains_organizations(tmp_path):
     org = store.own_organization(ann)
     assert [a.username for a in org.admins] == ["ann"] and org.domains == ["example.test"]
     store.close()
+
+
+def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path):
+    """A corrupt spyglass.db at start: exit 2 and one line, not a traceback that names no file."""
+    import subprocess
+    import sys
+
+    from spyglass.server.store import Store
+
+    Store(tmp_path).close()
+    (tmp_path / "spyglass.db").write_bytes(b"this is not a database" * 300)
+    run = subprocess.run(
+        [sys.executable, "-m", "spyglass", "serve", "--data", str(tmp_path), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(tmp_path / "spyglass.db") in lines[0] and "backup" in lines[0], run.stderr
+
+
+def test_a_damaged_index_is_rebuilt_from_the_records(tmp_path, caplog):
+    from spyglass.datagen import generate
+    from spyglass.query import parse_strict
+    from spyglass.server.index import BannerIndex
+    from spyglass.server.index.importer import import_banners
+
+    index = BannerIndex(tmp_path)
+    import_banners(index, generate(500, seed=4))
+    expected = index.count(parse_strict("port:22"), [])[0]
+    index.close()
+    for part in (tmp_path / "index").glob("*.term"):
+        part.write_bytes(b"\0" * 64)
+    with caplog.at_level("WARNING", logger="spyglass.index"):
+        again = BannerIndex(tmp_path)
+    assert "rebuilding it from the records" in caplog.text
+    assert again.total() == 500 and again.count(parse_strict("port:22"), [])[0] == expected
+    again.close()

@@ -16,17 +16,31 @@ from pathlib import Path
 Migration = str | Callable[[sqlite3.Connection], None]
 
 
-class SchemaTooNew(RuntimeError):
+class SchemaTooNew(ValueError):
     """The file was written by a newer spyglass: opening it here could lose what it holds."""
+
+
+class CorruptDatabase(ValueError):
+    """The file is not a SQLite database any more (damaged, truncated, overwritten)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(
+            f"{path} is damaged ({reason}): restore it from a backup, or move it aside to start without what it held"
+        )
 
 
 def connect(path: Path, *, synchronous: str, migrations: Sequence[Migration] = ()) -> sqlite3.Connection:
     """A connection shared across threads (callers hold a lock), in WAL mode, autocommit
     (transactions are explicit), brought to the last version of ``migrations``."""
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute(f"PRAGMA synchronous={synchronous}")
-    db.execute("PRAGMA busy_timeout=10000")
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        db.execute("PRAGMA busy_timeout=10000")
+        db.execute("PRAGMA schema_version").fetchone()  # reads the file's header and schema
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise CorruptDatabase(Path(path), str(exc)) from None
     if migrations:
         try:
             migrate(db, migrations, name=Path(path).name)

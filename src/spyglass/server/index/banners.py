@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -21,6 +22,8 @@ from spyglass.server.index.shape import BadBanner, normalize
 
 if TYPE_CHECKING:
     from spyglass.server.index.trends import TrendsIndex
+
+log = logging.getLogger("spyglass.index")
 
 SCHEMA_VERSION = "2"
 # Banners stored but not yet committed to the index are invisible to search until the next
@@ -76,7 +79,16 @@ class BannerIndex:
             shutil.rmtree(self.path, ignore_errors=True)  # an older layout, or lost: rebuilt from the records
             self.records.set_meta("indexed_seq", "0")
         self.path.mkdir(exist_ok=True)
-        self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        try:
+            self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            self.index.searcher()  # opens every segment: a damaged file fails here, not in a search
+        except ValueError as exc:
+            # The index holds nothing the records do not: rebuild it rather than refuse to start.
+            log.warning("the search index in %s is unreadable (%s): rebuilding it from the records", self.path, exc)
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path.mkdir()
+            self.records.set_meta("indexed_seq", "0")
+            self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
         self.records.set_meta("schema_version", SCHEMA_VERSION)
         self._reloaded = 0.0
         self._write_lock = threading.Lock()
