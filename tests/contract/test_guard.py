@@ -134,3 +134,21 @@ def test_accept_errors_are_logged_once_a_minute_with_a_count():
 def _no_proxy(monkeypatch):
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
+
+
+def test_the_data_dir_is_its_owner_s_alone(tmp_path):
+    """A served data dir: 0700 and every file in it 0600, also one left 0755/0644 by an older spyglass."""
+    import os
+    import stat
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    (data / "old-notes.txt").write_text("x")
+    os.chmod(data / "old-notes.txt", 0o644)
+    with serve(data) as url:
+        httpx.get(url + "/spyglass/info", params={"key": "nothing"}, timeout=10)
+    modes = {p.relative_to(data): stat.S_IMODE(p.stat().st_mode) for p in data.rglob("*")}
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert {p: m for p, m in modes.items() if (data / p).is_dir() and m != 0o700} == {}
+    assert {p: m for p, m in modes.items() if (data / p).is_file() and m != 0o600} == {}
+    assert len(modes) > 5  # the databases and the index were there to check

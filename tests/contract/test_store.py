@@ -71,3 +71,39 @@ def test_local_account_is_enterprise_researcher(tmp_path):
     store = Store(tmp_path)
     account = store.account_for_key(store.local_key())
     assert account.plan.name == "enterprise" and account.researcher
+
+
+def test_keys_are_kept_as_digests_and_the_local_key_in_a_private_file(tmp_path):
+    import stat
+
+    store = Store(tmp_path)
+    member = store.create_key("member")
+    local = store.local_key()
+    assert store.account_for_key(member) is not None and store.local_key() == local
+    store.close()
+    everything = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name != "local.key" and p.is_file())
+    assert member.encode() not in everything and local.encode() not in everything
+    key_file = tmp_path / "local.key"
+    assert key_file.read_text() == local and stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+def test_a_store_with_keys_in_plain_text_is_migrated(tmp_path):
+    """A store of the layout before digests: its keys still work, none stays in the file, and the
+    local account's key moves to local.key."""
+    import sqlite3
+
+    from spyglass.server.store import key_digest
+
+    store = Store(tmp_path)
+    member = store.create_key("member")
+    local = store.local_key()
+    store.close()
+    (tmp_path / "local.key").unlink()
+    with sqlite3.connect(tmp_path / "spyglass.db") as db:  # back to plain keys at version 2
+        for key in (member, local):
+            db.execute("UPDATE api_keys SET key = ? WHERE key = ?", (key, key_digest(key)))
+        db.execute("PRAGMA user_version = 2")
+    again = Store(tmp_path)
+    assert again.account_for_key(member) is not None and again.local_key() == local
+    again.close()
+    assert member.encode() not in (tmp_path / "spyglass.db").read_bytes()

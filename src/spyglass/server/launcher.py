@@ -129,7 +129,8 @@ class EmbeddedBackend:
             serve = ["serve", "--fd", str(sock.fileno()), "--data", str(self.data_dir), "--namespace", self.namespace]
             allowed = [*NOTIFIERS_ON_LOOPBACK, *os.environ.get("SPYGLASS_NOTIFIER_ALLOW", "").replace(",", " ").split()]
             serve += [arg for network in allowed for arg in ("--notifier-allow", network)]
-            log = open(self.log_path, "ab")
+            log = open(self.log_path, "ab")  # noqa: SIM115 (the child's output, closed below)
+            os.chmod(self.log_path, 0o600)
             try:
                 self.process = subprocess.Popen(
                     # -P: the current directory is not searched for modules (a folder named

@@ -72,7 +72,9 @@ def serve(
     from spyglass.server.app import create_app
     from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
     from spyglass.server.routers.geonet import create_geonet_app
+    from spyglass.server.sqlite import private_files
 
+    private_files()
     app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
     sock = sock or listen(host, port)
     for line in announcement(app, *sock.getsockname()[:2], geonet_only=geonet_only):

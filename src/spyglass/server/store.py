@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.server.plans import PLANS, Plan
-from spyglass.server.sqlite import connect
+from spyglass.server.sqlite import connect, make_private
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
@@ -63,7 +64,40 @@ CREATE INDEX org_members_by_org ON org_members(org_id);
 CREATE INDEX accounts_by_email ON accounts(email COLLATE NOCASE);
 """
 
-MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS)
+LOCAL_KEY_FILE = "local.key"  # the local account's key, readable by its owner only (0600)
+
+
+def key_digest(key: str) -> str:
+    """What the store keeps of a key: its SHA-256. Keys are 128 random bits, so a fast hash is the
+    right one (nothing to guess from), and the store alone never lets anyone call as an account."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _v3_hashed_keys(db: sqlite3.Connection) -> None:
+    """Keys stored as their digests. The local account's key is kept beside the database first
+    (the dashboard needs it to call its own backend)."""
+    folder = Path(db.execute("PRAGMA database_list").fetchone()[2]).parent
+    row = db.execute(
+        "SELECT k.key FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE a.username = ?"
+        " ORDER BY k.created LIMIT 1",
+        (LOCAL_USER,),
+    ).fetchone()
+    if row is not None:
+        write_private(folder / LOCAL_KEY_FILE, row[0])
+    for (key,) in db.execute("SELECT key FROM api_keys").fetchall():
+        db.execute("UPDATE api_keys SET key = ? WHERE key = ?", (key_digest(key), key))
+
+
+def write_private(path: Path, text: str) -> None:
+    """``text`` in a file only its owner reads, written whole or not at all."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(temp, path)
+
+
+MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys)
 
 LOCAL_USER = "local"
 
@@ -130,7 +164,7 @@ class Store:
 
     def __init__(self, data_dir: Path | str, clock: Callable[[], datetime] = utcnow) -> None:
         self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private(self.data_dir)
         self.clock = clock
         self._lock = threading.RLock()
         # FULL: an acknowledged account or key survives even an OS crash (a charge: see _Transaction).
@@ -181,7 +215,10 @@ class Store:
                     self._period(),
                 ),
             )
-            db.execute("INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)", (key, cur.lastrowid, stamp))
+            db.execute(
+                "INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)",
+                (key_digest(key), cur.lastrowid, stamp),
+            )
         account = self.account_for_key(key)
         assert account is not None
         return account, key
@@ -196,22 +233,41 @@ class Store:
         return key
 
     def local_key(self) -> str:
-        """The key of this machine's own account, created (enterprise, researcher) on first use."""
+        """The key of this machine's own account, created (enterprise, researcher) on first use and
+        kept in ``local.key`` beside the database (the store itself keeps only digests)."""
+        path = self.data_dir / LOCAL_KEY_FILE
         with self._lock:
-            row = self._db.execute(
-                "SELECT k.key FROM api_keys k JOIN accounts a ON a.id = k.account_id"
-                " WHERE a.username = ? ORDER BY k.created LIMIT 1",
-                (LOCAL_USER,),
-            ).fetchone()
-            if row:
-                return row["key"]
-            _, key = self.create_account(LOCAL_USER, "enterprise", researcher=True, display_name="Local analyst")
+            try:
+                key = path.read_text().strip()
+            except FileNotFoundError:
+                key = ""
+            account = self.account_for_key(key) if key else None
+            if account is not None and account.username == LOCAL_USER:
+                return key
+            if self.find_account(LOCAL_USER) is None:
+                _, key = self.create_account(LOCAL_USER, "enterprise", researcher=True, display_name="Local analyst")
+            else:  # its key file was lost: a new key for the same account
+                key = self.add_key(self.find_account(LOCAL_USER).id)  # type: ignore[union-attr]
+            write_private(path, key)
             return key
+
+    def add_key(self, account_id: int) -> str:
+        """A new key for an existing account (shown once: only its digest is kept)."""
+        key = new_key()
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)",
+                (key_digest(key), account_id, iso(self.clock())),
+            )
+        return key
 
     def account_for_key(self, key: str) -> Account | None:
         """The key's account; on a new month its allowances start again. Every request asks
         this, so the write transaction is taken only in the rare case of a reset."""
-        lookup = ("SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = ?", (key,))
+        lookup = (
+            "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = ?",
+            (key_digest(key),),
+        )
         with self._lock:
             row = self._db.execute(*lookup).fetchone()
         if row is None or row["period"] == self._period():

@@ -22,6 +22,7 @@ def import_command(args: argparse.Namespace) -> int:
     from spyglass.progress import Progress
     from spyglass.server.index import BannerIndex, StoreBusy
     from spyglass.server.index.importer import ImportReport, import_files
+    from spyglass.server.sqlite import private_files
 
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
@@ -30,6 +31,7 @@ def import_command(args: argparse.Namespace) -> int:
     progress = Progress("import")
     totals = ImportReport()
     unreadable: list[str] = []  # a line per file that could not be read to its end
+    private_files()
     index = BannerIndex(args.data or data_dir())
     before = 0  # bytes of the files already imported
 

@@ -19,6 +19,7 @@ from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, document
 from spyglass.server.index.records import RecordStore, banner_key, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, normalize
+from spyglass.server.sqlite import make_private
 
 if TYPE_CHECKING:
     from spyglass.server.index.trends import TrendsIndex
@@ -71,7 +72,7 @@ class BannerIndex:
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private(self.data_dir)
         self.records = RecordStore(self.data_dir / "banners.db")
         self.schema = build_schema()
         self.path = self.data_dir / "index"

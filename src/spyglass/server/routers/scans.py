@@ -14,6 +14,7 @@ from spyglass.server.errors import ApiError, bad_request, not_found, responses
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import Scan, ScanStore
+from spyglass.server.store import key_digest
 
 router = APIRouter()
 
@@ -87,7 +88,7 @@ def create(request: Request, who: Caller, spec: ScanSpec, count: int, internet: 
     store, _ = scans_of(request)
     return store.create(
         account_id=who.account.id,
-        api_key=who.key,
+        api_key=key_digest(who.key),
         size=count,
         spec=spec.to_json(),
         probes=spec.probe_count(len(PORTS)),
@@ -98,7 +99,7 @@ def create(request: Request, who: Caller, spec: ScanSpec, count: int, internet: 
 @router.get("/scans", response_model=ScanList, summary="Your scans, newest first")
 def listing(request: Request, who: Caller = Depends(caller)) -> dict:
     scans = scans_of(request)[0].of_account(who.account.id)
-    return {"matches": [s.listing_item() for s in scans], "total": len(scans)}
+    return {"matches": [s.listing_item(who.key) for s in scans], "total": len(scans)}
 
 
 @router.get("/scan/{scan_id}", response_model=ScanStatus, summary="One scan's status", responses=responses(404))

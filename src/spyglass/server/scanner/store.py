@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spyglass.server.sqlite import connect
-from spyglass.server.store import iso, utcnow
+from spyglass.server.store import iso, key_digest, utcnow
 
 V1_SCANS = """
 CREATE TABLE scans (
@@ -35,7 +35,14 @@ CREATE TABLE scans (
 CREATE INDEX scans_by_account ON scans (account_id, created);
 """
 
-MIGRATIONS = (V1_SCANS,)
+
+def _v2_no_keys(db) -> None:
+    """The key a scan was made with is not kept (a listing shows the caller's own): only its digest."""
+    for scan_id, key in db.execute("SELECT id, api_key FROM scans").fetchall():
+        db.execute("UPDATE scans SET api_key = ? WHERE id = ?", (key_digest(key), scan_id))
+
+
+MIGRATIONS = (V1_SCANS, _v2_no_keys)
 
 SUBMITTING, QUEUE, PROCESSING, DONE = "SUBMITTING", "QUEUE", "PROCESSING", "DONE"
 UNFINISHED = (SUBMITTING, QUEUE, PROCESSING)
@@ -74,14 +81,15 @@ class Scan:
             "found": self.found,
         }
 
-    def listing_item(self) -> dict:
+    def listing_item(self, key: str) -> dict:
+        """As the listing shows it to the account, with ``key``, the one it called with."""
         return {
             "id": self.id,
             "status": self.status,
             "created": self.created,
             "status_check": self.status_check,
             "credits_left": self.credits_left,
-            "api_key": self.api_key,
+            "api_key": key,
             "size": self.size,
             "probes": self.probes,
             "probed": self.probed,
