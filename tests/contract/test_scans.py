@@ -226,6 +226,41 @@ async def test_a_restart_mid_scan_resumes_and_loses_nothing(tmp_path):
     assert found.total == done.found == 12  # every listening address once (12 of the 16 answer)
 
 
+async def test_a_cancelled_scan_stops_keeps_what_it_found_and_is_not_resumed(tmp_path):
+    addresses = [f"127.0.4.{i}" for i in range(1, 13)]
+    with Greeter(addresses, b"SLOW-SERVICE 1.0\r\n", delay=0.3) as service:
+        with running(tmp_path, scan_concurrency=1) as backend:
+            key = backend.key("member")
+            async with Clients.from_profile(backend.profile(key)) as c:
+                submitted = await c.scans.submit({"127.0.4.0/28": [service.port]})
+                while (await c.scans.status(submitted.id)).probed < 3:
+                    await asyncio.sleep(0.05)
+                cancelled = await c.scans.cancel(submitted.id)
+                assert cancelled.status == "CANCELLED"
+                async with Clients.from_profile(backend.profile(backend.key("member"))) as other:
+                    with pytest.raises(NotFound):
+                        await other.scans.cancel(submitted.id)
+                await asyncio.sleep(1.0)  # the probes it had under way end; it stays cancelled
+                after = await c.scans.status(submitted.id)
+                assert after.status == "CANCELLED" and after.probed < after.probes
+        with running(tmp_path, scan_concurrency=4) as backend:  # a restart does not resume it
+            async with Clients.from_profile(backend.profile(key)) as c:
+                await asyncio.sleep(1.0)
+                again = await c.scans.status(submitted.id)
+                found = await c.search.count(f"scan:{submitted.id}")
+    assert (again.status, again.probed) == ("CANCELLED", after.probed)
+    assert found.total == after.found >= 1  # what it found before stays searchable
+
+
+async def test_an_internet_scan_is_bounded_by_the_most_addresses_a_scan_may_cover(tmp_path):
+    """The default allows loopback: 16.7M addresses, past --scan-max-ips (65,536)."""
+    with running(tmp_path) as backend:
+        async with Clients.from_profile(backend.profile(backend.key("member", researcher=True))) as c:
+            with pytest.raises(BadRequest, match="at most 65,536"):
+                await c.scans.internet(80, "http")
+            assert (await c.scans.list()).total == 0
+
+
 async def test_scan_results_are_published_to_the_stream(scanning):
     hub = scanning.app.state.hub
     with Greeter(["127.0.0.1"], b"220 streamed service\r\n") as service:
@@ -269,3 +304,5 @@ def test_the_scan_commands_as_text_and_json_mask_the_key(scanning, monkeypatch, 
     assert main(["scan", "list"]) == 0
     out, err = capsys.readouterr()
     assert scan_id in out and key not in out + err
+    assert main(["scan", "cancel", scan_id]) == 2  # done already: nothing to cancel, said so
+    assert "done already" in capsys.readouterr().err

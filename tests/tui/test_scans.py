@@ -73,3 +73,24 @@ async def test_a_scan_is_followed_to_done_and_opens_in_search(scan_backend):
             search = app.query_one(SearchPane)
             assert search.current_query.startswith("scan:")
             assert "pane test service" in screen_text(app)
+
+
+async def test_x_cancels_the_scan_in_flight_under_the_cursor(scan_backend):
+    from tests.scanservers import hostile_service
+
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    with hostile_service("silent") as service:  # each probe waits out its timeouts: the scan lasts
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_scans(pilot)
+            pane.query_one("#scan-targets", Input).value = "127.0.0.1"
+            pane.query_one("#scan-ports", Input).value = str(service.port)
+            await pilot.press("enter")
+            await settle(pilot)
+            pane.query_one("#scan-list").focus()
+            await pilot.press("x")
+            for _ in range(50):
+                await settle(pilot)
+                if "CANCELLED" in set(pane.statuses.values()):
+                    break
+                await pilot.pause(0.1)
+            assert set(pane.statuses.values()) == {"CANCELLED"}

@@ -225,6 +225,15 @@ CASES = [
         body={"id": "S/1", "count": 2, "status": "PROCESSING"},
         check=lambda r: isinstance(r, m.ScanStatus) and r.count == 2,
     ),
+    Case(
+        "scans",
+        "cancel",
+        ("S/1",),
+        "DELETE",
+        f"{N}/scan/S%2F1",
+        body={"id": "S/1", "count": 2, "status": "CANCELLED"},
+        check=lambda r: r.status == m.ScanState.CANCELLED,
+    ),
     # alerts
     Case(
         "alerts",

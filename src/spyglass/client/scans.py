@@ -39,5 +39,9 @@ class ScansClient(HostClient):
     async def status(self, scan_id: str) -> m.ScanStatus:
         return await self.call(m.ScanStatus, "GET", self.ns(f"/scan/{segment(scan_id)}"))
 
+    async def cancel(self, scan_id: str) -> m.ScanStatus:
+        """Stop a scan for good (spyglass's backend, beyond the seed); what it found stays."""
+        return await self.call(m.ScanStatus, "DELETE", self.ns(f"/scan/{segment(scan_id)}"))
+
     async def list(self) -> m.ScanList:
         return await self.call(m.ScanList, "GET", self.ns("/scans"))

@@ -12,6 +12,7 @@ class ScanState(StrEnum):
     QUEUE = "QUEUE"
     PROCESSING = "PROCESSING"
     DONE = "DONE"
+    CANCELLED = "CANCELLED"  # beyond the seed: stopped by its owner (spyglass's backend)
 
 
 class ScanSubmission(APIModel):

@@ -85,6 +85,15 @@ async def status(clients, args):
     print(status_line(result))
 
 
+async def cancel(clients, args):
+    result = await clients.scans.cancel(args.id)
+    if args.json:
+        return result
+    from spyglass.present.scans import status_line
+
+    print(status_line(result))
+
+
 async def listing(clients, args):
     result = await clients.scans.list()
     if args.json:
@@ -154,6 +163,15 @@ def register(sub, common: Common) -> None:
     p = actions.add_parser("status", help="one scan's status", description="One scan's status.", parents=common.api)
     p.add_argument("id")
     p.set_defaults(func=api_command(status))
+    p = actions.add_parser(
+        "cancel",
+        help="stop a scan for good (it keeps what it found)",
+        description="Stop a scan: its probes end, what it found stays searchable, and a restart of the "
+        "backend does not resume it. Spyglass's backend only.",
+        parents=common.api,
+    )
+    p.add_argument("id")
+    p.set_defaults(func=api_command(cancel))
     p = actions.add_parser(
         "internet",
         help="scan every allowed network on one port (researchers, enterprise)",

@@ -13,7 +13,7 @@ from spyglass.server.auth import Caller, caller
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
 from spyglass.server.scanner.service import ScanService
-from spyglass.server.scanner.store import Scan, ScanStore
+from spyglass.server.scanner.store import CANCELLED, DONE, Scan, ScanStore
 from spyglass.server.store import key_digest
 
 router = APIRouter()
@@ -79,6 +79,12 @@ def internet(
         raise bad_request(f"Unknown protocol {protocol!r}: one of {', '.join(sorted(PROTOCOLS))}")
     networks = [str(n) for n in allowed_networks(request)]
     spec = ScanSpec(services={n: [(port, protocol)] for n in networks})
+    limit = request.app.state.settings.scan_max_ips
+    if spec.addresses() > limit:
+        raise bad_request(
+            f"The networks this backend may scan cover {spec.addresses():,} addresses; one scan may cover "
+            f"at most {limit:,} (spyglass serve --scan-max-ips)"
+        )
     scan = create(request, who, spec, spec.addresses(), internet=True)
     scans_of(request)[1].submit(scan)
     return {"id": scan.id}
@@ -94,6 +100,26 @@ def create(request: Request, who: Caller, spec: ScanSpec, count: int, internet: 
         probes=spec.probe_count(len(PORTS)),
         internet=internet,
     )
+
+
+@router.delete(
+    "/scan/{scan_id}",
+    response_model=ScanStatus,
+    summary="Cancel a scan (beyond the seed): it stops, keeps what it found, and is not resumed",
+    responses=responses(400, 404),
+)
+def cancel(request: Request, scan_id: str, who: Caller = Depends(caller)) -> dict:
+    store, service = scans_of(request)
+    scan = store.get(scan_id)
+    if scan is None or scan.account_id != who.account.id:
+        raise not_found(f"No scan with id {scan_id!r}")
+    if scan.status == DONE:
+        raise bad_request(f"The scan {scan_id} is done already: there is nothing to cancel")
+    if scan.status != CANCELLED:
+        service.cancel(scan_id)
+    cancelled = store.get(scan_id)
+    assert cancelled is not None
+    return cancelled.status_body()
 
 
 @router.get("/scans", response_model=ScanList, summary="Your scans, newest first")

@@ -22,7 +22,7 @@ from spyglass.server.collect import Collector
 from spyglass.server.scanner.crawler import banner_of, is_local
 from spyglass.server.scanner.probe import probe
 from spyglass.server.scanner.protocols import PORTS
-from spyglass.server.scanner.store import DONE, PROCESSING, QUEUE, Scan, ScanStore
+from spyglass.server.scanner.store import CANCELLED, DONE, PROCESSING, QUEUE, Scan, ScanStore
 from spyglass.server.scanner.sweep import CONNECT_TIMEOUT, Slots, connect_sweep
 
 log = logging.getLogger("spyglass.scans")
@@ -70,6 +70,17 @@ class ScanService:
     def running(self) -> int:
         return len(self._tasks)
 
+    def cancel(self, scan_id: str) -> None:
+        """Stop a scan for good: marked CANCELLED first (a restart does not resume it), then its
+        probes end; what it found before is kept. From a route's thread or the loop."""
+        self.store.set_status(scan_id, CANCELLED)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._stop_task, scan_id)
+
+    def _stop_task(self, scan_id: str) -> None:
+        if task := self._tasks.get(scan_id):
+            task.cancel()
+
     def _launch(self, scan: Scan) -> None:
         task = asyncio.create_task(ScanRun(self, scan).run(), name=f"scan {scan.id}")
         self._tasks[scan.id] = task
@@ -116,7 +127,8 @@ class ScanRun:
         self.finished.set()
         await flusher
         store.progress(self.scan.id, self.scan.probes, self.found)
-        store.set_status(self.scan.id, DONE)
+        if (now := store.get(self.scan.id)) is None or now.status != CANCELLED:
+            store.set_status(self.scan.id, DONE)
         log.info("scan %s done: %d services found", self.scan.id, self.found)
 
     async def _sweep(self, open_probes: asyncio.Queue[tuple[int, Probe] | None], workers: int) -> None:

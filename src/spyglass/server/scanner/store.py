@@ -45,6 +45,7 @@ def _v2_no_keys(db) -> None:
 MIGRATIONS = (V1_SCANS, _v2_no_keys)
 
 SUBMITTING, QUEUE, PROCESSING, DONE = "SUBMITTING", "QUEUE", "PROCESSING", "DONE"
+CANCELLED = "CANCELLED"  # beyond the seed: stopped by its owner; never resumed
 UNFINISHED = (SUBMITTING, QUEUE, PROCESSING)
 ID_ALPHABET = string.ascii_uppercase + string.digits
 

@@ -41,9 +41,13 @@ class ScansPane(Pane):
     HELP = (
         "Scan addresses and netblocks (1 scan credit per IP): targets like 127.0.0.1, 127.0.0.0/28 and "
         "optionally ports like 80,443/https (none: the crawler's ports). The list follows scans in "
-        "flight; Enter on a finished scan opens what it found in the search pane."
+        "flight; Enter on a finished or cancelled scan opens what it found in the search pane; x on a "
+        "scan in flight cancels it (it keeps what it found and is not resumed)."
     )
-    BINDINGS = [Binding("n", "new_scan", "New scan", id="scans.new")]
+    BINDINGS = [
+        Binding("n", "new_scan", "New scan", id="scans.new"),
+        Binding("x", "cancel_scan", "Cancel scan", id="scans.cancel"),
+    ]
     DEFAULT_CSS = """
     ScansPane #scan-form { height: 1; margin: 1 0 0 0; }
     ScansPane #scan-targets { width: 2fr; }
@@ -177,11 +181,31 @@ class ScansPane(Pane):
             self._poll.pause()
         self.check_form()  # the credits left may have changed
 
+    def action_cancel_scan(self) -> None:
+        from spyglass.present.scans import IN_FLIGHT
+
+        table = self.query_one("#scan-list", Table)
+        clients = self.clients
+        if not table.has_focus or table.row_count == 0 or clients is None:
+            self.app.notify("Choose a scan in the list first (Tab to it), then x", title="Scans", markup=False)
+            return
+        scan_id = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        if self.statuses.get(scan_id) not in IN_FLIGHT:
+            status = self.statuses.get(scan_id, "?")
+            self.app.notify(f"Scan {scan_id} is {status}: nothing to cancel", title="Scans", markup=False)
+            return
+        self.call("cancel", self.cancel, clients, scan_id)
+
+    async def cancel(self, clients: Clients, scan_id: str) -> None:
+        await clients.scans.cancel(scan_id)
+        self.app.notify(f"Scan {scan_id} cancelled: what it found stays", title="Scans", markup=False)
+        await self.load(clients)
+
     @on(DataTable.RowSelected, "#scan-list")
     def open_results(self, event: DataTable.RowSelected) -> None:
         scan_id = str(event.row_key.value)
         status = self.statuses.get(scan_id)
-        if status == "DONE":
+        if status in ("DONE", "CANCELLED"):
             self.post_message(RunSearch(f"scan:{scan_id}"))
         elif status:
             self.app.notify(
