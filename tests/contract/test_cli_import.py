@@ -4,6 +4,7 @@ loaded or a file that cannot be read to its end (each a one-line error saying ho
 from __future__ import annotations
 
 import gzip
+import json
 
 import orjson
 import pytest
@@ -130,3 +131,51 @@ def test_an_unreadable_file_is_one_line(tmp_path, capsys):
     source.chmod(0)
     assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 2
     assert "locked.json: Permission denied" in errors(capsys)[0]
+
+
+def test_a_full_disk_stops_the_import_in_words_and_exit_2(tmp_path):
+    """On a 3 MB file system of its own (a mount namespace made for the test): what filled it, how
+    many banners are stored, what to do; exit 2, not a tantivy worker's message and exit 1."""
+    import shutil
+    import subprocess
+    import sys
+
+    from spyglass.datagen import generate
+
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare here to make a small file system")
+    source = tmp_path / "in.json"
+    source.write_text("".join(json.dumps(b) + "\n" for b in generate(20_000, seed=1)))
+    small = tmp_path / "small"
+    small.mkdir()
+    script = (
+        f"mount -t tmpfs -o size=3M tmpfs {small} || exit 99; "
+        f"{sys.executable} -m spyglass import --data {small}/data {source}"
+    )
+    run = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+    if run.returncode == 99 or "unshare" in run.stderr[:200]:
+        pytest.skip(f"cannot make a small file system here: {run.stderr.strip()[:200]}")
+    assert run.returncode == 2, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert f"no space left on {small}/data" in last and "banners are stored" in last and "again" in last
+
+
+async def test_a_full_disk_on_the_server_is_507_with_an_error_body():
+    import errno
+
+    import httpx
+    from fastapi import FastAPI
+
+    from spyglass.server.errors import install_error_handlers
+
+    app = FastAPI()
+    install_error_handlers(app)
+
+    @app.get("/write")
+    def write() -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        answer = await client.get("/write")
+    assert answer.status_code == 507 and "disk is full" in answer.json()["error"]

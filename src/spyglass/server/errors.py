@@ -9,8 +9,11 @@ The errors every route shares are added to the document in one place, :func:`doc
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
+import shutil
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 log = logging.getLogger("spyglass.server")
 
 NO_SUCH_METHOD = "No such method"
+DISK_FULL = "The server's disk is full: nothing was stored. Try again once its operator has freed some space"
 HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 UNEXPECTED = "Internal error: the server failed on this request and logged why"
 
@@ -106,6 +110,10 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        settings = getattr(request.app.state, "settings", None)
+        if disk_full(exc, getattr(settings, "data_dir", None)):
+            log.error("%s %s: the disk is full (%s)", request.method, request.url.path, exc)
+            return JSONResponse({"error": DISK_FULL}, status_code=507)
         # The last resort: a bug must not reach the caller as a text/plain 500 or a dropped
         # connection. Starlette re-raises after this answer is sent; uvicorn logs the traceback.
         log.error("unexpected error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
@@ -147,3 +155,23 @@ def _shared_errors(operation: dict[str, Any]) -> None:
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
             },
         )
+
+
+LOW_SPACE = 16 * 1024 * 1024  # bytes free below which a failed write is taken for a full disk
+
+
+def disk_full(exc: BaseException, folder: Path | None = None) -> bool:
+    """Whether ``exc`` comes of a full disk: said so (ENOSPC, SQLite's "disk is full", "No space
+    left"), or any failure while ``folder``'s file system has next to nothing free (tantivy's
+    writer threads fail with no word of why)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    if "disk is full" in text or "no space left" in text:
+        return True
+    if folder is not None:
+        try:
+            return shutil.disk_usage(folder).free < LOW_SPACE
+        except OSError:
+            return False
+    return False

@@ -20,6 +20,7 @@ SHOWN = 10  # bad lines listed after an import; the rest are counted
 def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
+    from spyglass.server.errors import disk_full
     from spyglass.server.index import BannerIndex, StoreBusy
     from spyglass.server.index.importer import ImportReport, import_files
     from spyglass.server.sqlite import private_files
@@ -52,6 +53,15 @@ def import_command(args: argparse.Namespace) -> int:
             before += size
     except StoreBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
+    except Exception as exc:
+        if not disk_full(exc, index.data_dir):
+            raise
+        progress.done("stopped")
+        return fail(
+            f"import: no space left on {index.data_dir}: {index.records.count():,} banners are stored; "
+            "free some space and run the same import again to finish it",
+            EXIT_USAGE,
+        )
     finally:
         index.close()
     return summarize(totals, unreadable, progress)
