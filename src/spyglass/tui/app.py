@@ -18,6 +18,7 @@ from textual.worker import WorkerState
 
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
+from spyglass.tui import keyorder
 from spyglass.tui.connection import Connection, State
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, CallStarted, Navigate, Pane, PaneFailure
@@ -87,6 +88,7 @@ class SpyglassApp(App[None]):
     ) -> None:
         # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
         super().__init__(ansi_color=True if no_color(os.environ) else None)
+        keyorder.install()  # keys that arrive together over SSH stay in order in text boxes
         self.config = config if config is not None else Config()
         self.connection = Connection(profile, data)
         self.clients: Clients | None = None
