@@ -12,6 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.widgets import ContentSwitcher, Input
+
+from spyglass.tui.app import SpyglassApp
+from tests.tui.helpers import settle
 
 CHILD = """
 import sys
@@ -84,3 +88,19 @@ def drain(fd: int, wait: float = 1.0) -> int:
 )
 def test_keys_in_one_read_keep_their_order(tmp_path, writes, expected):
     assert type_into_box(tmp_path, *writes) == expected
+
+
+def test_esc_then_a_digit_in_one_read_types_nothing(tmp_path):
+    # A terminal sends alt+1 as ESC 1; Textual's table made it the macOS option+1 character "¡".
+    assert type_into_box(tmp_path, b"ab", b"\x1b1") == "ab|2"
+
+
+async def test_esc_then_a_digit_in_one_read_goes_to_that_pane(backend):
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.focused, Input)  # the search box
+        await pilot.press("alt+2")  # what ESC 2 in one read parses to
+        await settle(pilot)
+        assert app.query_one("#panes", ContentSwitcher).current == "pane-host"
+        assert "¡" not in app.query_one("#pane-search").query_one(Input).value

@@ -136,8 +136,10 @@ class SpyglassApp(App[None]):
         for cls in self.panes:
             if not cls.KEYS:
                 continue  # reached from the pane list (ctrl+g) and the pane bar only
+            # Esc then a digit in one read is alt+digit to a terminal (keyorder): the same pane.
+            keys = ",".join([cls.KEYS, *(f"alt+{key}" for key in cls.KEYS.split(",") if key.isdigit())])
             for binding in Binding.make_bindings(
-                [Binding(cls.KEYS, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
+                [Binding(keys, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
             ):
                 self._bindings.key_to_bindings.setdefault(binding.key, []).append(binding)
         self.refresh_bindings()
@@ -363,7 +365,10 @@ class SpyglassApp(App[None]):
         """Every binding by where it works: (title, help, bindings)."""
         from spyglass.tui.widgets.table import Table
 
-        everywhere = "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it."
+        everywhere = (
+            "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it"
+            " (Esc then a digit also works typed together: the terminal sends it as alt+digit)."
+        )
         sections: list[tuple[str, str, list[Binding]]] = [
             (
                 "Everywhere",

@@ -11,14 +11,21 @@ fix: #6631, which does what this does).
 `install()` wraps both `_on_key` methods to run the widget's own non-priority bindings inline,
 with the app's own `run_action`, so what runs is unchanged (the focused widget is first in the
 binding chain; priority bindings were checked before the key reached it); only when it runs.
-Remove this module once Textual ships the fix.
+Remove this part once Textual ships the fix.
+
+Esc then a digit in one read (a quick Esc, 1 or any lag over SSH) is what a terminal sends for
+alt+digit, but Textual's table maps it to the character macOS types for option+digit (`ESC 1`
+is `¡`), which a text box then inserts. `install()` makes it the key alt+digit, which the app
+binds to the same pane as the digit, so Esc then 1 does the same typed slowly or together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 
 from textual import events
+from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
@@ -45,7 +52,9 @@ def _inline_bindings(original: KeyHandler) -> KeyHandler:
 
 
 def install() -> None:
-    """Patch Input and TextArea once (idempotent)."""
+    """Patch Input, TextArea and the escape-digit keys once (idempotent)."""
+    for digit in "0123456789":  # the parser takes a tuple of objects with .value as key names
+        ANSI_SEQUENCES_KEYS["\x1b" + digit] = (SimpleNamespace(value=f"alt+{digit}"),)  # type: ignore[index]
     for cls in (Input, TextArea):
         handler = cls.__dict__["_on_key"]
         if not hasattr(handler, "__wrapped__"):
