@@ -177,3 +177,21 @@ async def test_a_dropped_server_shows_at_the_next_call(tmp_path):
         assert status.state is State.FAILED
         assert "Cannot connect" in status.detail and "ctrl+r" in status.detail
     backend.store.close()
+
+
+async def test_ctrl_l_repaints_the_whole_screen(backend):
+    from textual._compositor import LayoutUpdate
+
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        written: list[str] = []
+        updates: list[object] = []
+        app._driver.write = written.append  # type: ignore[union-attr, method-assign]
+        display = app._display
+        app._display = lambda screen, update: (updates.append(update), display(screen, update))[1]  # type: ignore[method-assign]
+        await pilot.press("ctrl+l")  # from the search box: a priority key
+        await settle(pilot)
+        assert "\x1b[2J" in written
+        full = [u for u in updates if isinstance(u, LayoutUpdate) and u.region == app.screen.region]
+        assert full, updates

@@ -72,6 +72,7 @@ class SpyglassApp(App[None]):
         Binding("ctrl+r", "reconnect", "Reconnect", id="reconnect"),
         Binding("l", "backend_log", "Backend log", show=False, id="backend_log"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding("ctrl+l", "redraw", "Redraw the screen", show=False, priority=True, id="redraw"),
     ]
 
     def __init__(
@@ -336,6 +337,12 @@ class SpyglassApp(App[None]):
             self.refresh_armed = None
             if self.status.note.startswith("Refresh costs"):
                 self.status.note = ""
+
+    def action_redraw(self) -> None:
+        """Clear the terminal and paint every cell again, as ctrl+l does in htop, less and vim."""
+        if self._driver is not None:
+            self._driver.write("\x1b[2J")  # what another program wrote there goes too
+        self.screen.refresh(self.screen.region)  # the whole screen dirty: a full update, not a diff
 
     def action_reconnect(self) -> None:
         self.run_worker(self.reopen(), group="connection-switch", exit_on_error=False)
