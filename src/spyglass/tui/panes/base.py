@@ -90,6 +90,12 @@ class Pane(VerticalScroll):
             return
         self.action_leave_input()
 
+    def focus_box(self, selector: str) -> None:
+        """`/` and its kin: the box takes the keys with the cursor after what it holds, to add to it."""
+        box = self.query_one(selector, Input)
+        box.focus()
+        box.action_end()
+
     def action_leave_input(self) -> None:
         home = self.query(self.HOME).first() if self.HOME else self
         home.focus()

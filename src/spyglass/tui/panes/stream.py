@@ -442,7 +442,7 @@ class StreamPane(Pane):
         self._show_status()
 
     def action_focus_filter(self) -> None:
-        self.query_one("#stream-filter", Input).focus()
+        self.focus_box("#stream-filter")
 
     def action_save(self) -> None:
         from spyglass.streamfiles import GzipLines
