@@ -172,7 +172,8 @@ class AlertsPane(Pane):
         if alert is None:
             triggers.clear_records()
             log.clear_records()
-            title.update("No alert yet: n creates one.")
+            # Said for the name box, which has the keys when the pane opens empty (an `n` would type n).
+            title.update("No alert yet: type a name and networks in the boxes above, then Enter.")
             self.query_one("#alert-notifiers", Static).update("")
             return
         # Every await comes before the tables change: another load may run meanwhile, and the
