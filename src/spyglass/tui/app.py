@@ -19,7 +19,7 @@ from textual.worker import WorkerState
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui import keyorder
-from spyglass.tui.connection import Connection, State
+from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, CallStarted, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
@@ -149,9 +149,10 @@ class SpyglassApp(App[None]):
         await self.show_pane(self.first_pane)
         self.connect()
 
-    def set_state(self, state: State, detail: str = "") -> None:
+    def set_state(self, state: State, detail: str = "", hint: str = "") -> None:
         self.status.state = state
         self.status.detail = detail
+        self.status.hint = hint
         self.status.endpoint = self.connection.endpoint
 
     # -- the connection --------------------------------------------------------------------
@@ -163,7 +164,10 @@ class SpyglassApp(App[None]):
             assert clients is not None  # open() made them
             self.backend_info = await clients.tools.backend_info() or {}
         except Exception as exc:  # a failure to connect is shown, never raised into the UI
-            self.set_state(State.FAILED, f"{exc} (ctrl+r to retry)")
+            from spyglass.client import APIError
+
+            refused = isinstance(exc, (KeyRefused, APIError))  # reached, but it said no
+            self.set_state(State.REFUSED if refused else State.FAILED, str(exc), "ctrl+r retries")
             self._run_pending_arg()
             return
         self.clients = clients
@@ -193,7 +197,10 @@ class SpyglassApp(App[None]):
         if kind == "restarted":
             self.connect()
         else:
-            self.set_state(State.STARTING if kind == "died" else State.FAILED, message)
+            hint = "ctrl+r retries" if kind == "failed" else ""
+            self.set_state(
+                State.STARTING if kind == "died" else State.FAILED, message.removesuffix(" (ctrl+r to retry)"), hint
+            )
         self.report(message, error=kind != "restarted")
 
     def _reachability_changed(self, reach) -> None:
@@ -201,7 +208,7 @@ class SpyglassApp(App[None]):
         if reach.reachable:
             self.set_state(State.CONNECTED)
         else:
-            self.set_state(State.FAILED, f"{reach.problem} (ctrl+r to reconnect)")
+            self.set_state(State.FAILED, reach.problem, "ctrl+r reconnects")
 
     def _credits_changed(self, credits) -> None:
         spent = (self.status.query_credits, self.status.scan_credits) != (credits.query, credits.scan)
@@ -225,7 +232,7 @@ class SpyglassApp(App[None]):
         try:
             await self.clients.account.api_info()  # reachability listeners follow the link itself
         except APIError as exc:  # reached, but refused: a revoked key, an expired plan
-            self.set_state(State.FAILED, str(exc))
+            self.set_state(State.REFUSED, str(exc), "ctrl+r retries")
         except SpyglassError:
             pass
 
