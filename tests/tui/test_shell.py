@@ -222,3 +222,18 @@ async def test_toasts_leave_the_status_bar_in_view(backend):
         assert toasts
         status, footer = app.query_one(StatusBar).region, app.query_one(KeyFooter).region
         assert all(not t.region.overlaps(status) and not t.region.overlaps(footer) for t in toasts)
+
+
+async def test_without_colour_the_cursor_shows_in_reverse_video(backend, monkeypatch):
+    from textual.widgets import DataTable
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.focused
+        assert isinstance(box, Input) and box.get_component_rich_style("input--cursor").reverse
+        await pilot.press("f12")
+        await settle(pilot)
+        table = app.focused
+        assert isinstance(table, DataTable) and table.get_component_rich_style("datatable--cursor").reverse
