@@ -120,6 +120,10 @@ async def test_edit_and_delete_an_alert(alerts_backend):
             await settle(pilot)
             assert (await c.alerts.get(made.id)).size == 8
             pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("D")  # one D (typed into the list by mistake) only asks
+            await settle(pilot)
+            assert [a.id for a in await c.alerts.list()] == [made.id]
+            assert "Press D again to delete the alert" in screen_text(app)
             await pilot.press("D")
             await settle(pilot)
             assert await c.alerts.list() == [] and "No alert yet" in screen_text(app)
@@ -175,6 +179,9 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
             assert (await c.notifiers.get(telegram)).args == {"chat_id": "43", "token": "1234567890secret"}
         table.focus()
         table.move_cursor(row=table.get_row_index(telegram))
+        await pilot.press("D")
+        await settle(pilot)
+        assert telegram in pane.notifiers  # asked, not deleted
         await pilot.press("D")
         await settle(pilot)
         assert telegram not in pane.notifiers

@@ -65,7 +65,7 @@ class AlertsPane(Pane):
     SECTION = "alerts"
     HOME = "#alerts-list"
     HELP = (
-        "Network alerts: n new, e edit the selected alert's networks, D delete it, Enter on a trigger "
+        "Network alerts: n new, e edit the selected alert's networks, D twice deletes it, Enter on a trigger "
         "turns it on or off, u un-ignores the selected trigger's services, b opens the alert's "
         "banners in the search pane (net: query). Notifications go out when a trigger is on and a "
         "notifier is attached; the last ones are listed with their outcome."
@@ -305,6 +305,8 @@ class AlertsPane(Pane):
     def action_delete(self) -> None:
         clients, alert_id = self.clients, self.selected
         if clients is None or alert_id is None:
+            return
+        if not self.second_press("delete the alert", "D"):
             return
 
         async def delete() -> None:
