@@ -237,3 +237,18 @@ async def test_without_colour_the_cursor_shows_in_reverse_video(backend, monkeyp
         await settle(pilot)
         table = app.focused
         assert isinstance(table, DataTable) and table.get_component_rich_style("datatable--cursor").reverse
+
+
+async def test_the_linux_console_gets_boxes_and_marks_its_fonts_have(backend, monkeypatch):
+    monkeypatch.setenv("TERM", "linux")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "┌" in text and "* connected" in text
+        assert not set(text) & set("╭╮╰╯▔▁▊▎●")  # rounded corners, eighth blocks, the round dot
+    monkeypatch.setenv("TERM", "xterm-256color")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:  # nothing stays patched for the next app
+        await settle(pilot)
+        assert "╭" in screen_text(app) and "● connected" in screen_text(app)

@@ -20,6 +20,7 @@ from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui import keyorder
 from spyglass.tui.connection import Connection, KeyRefused, State
+from spyglass.tui.console import linux_console, plain_boxes
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, CallStarted, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
@@ -90,6 +91,8 @@ class SpyglassApp(App[None]):
         # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
         super().__init__(ansi_color=True if no_color(os.environ) else None)
         keyorder.install()  # keys that arrive together over SSH stay in order in text boxes
+        self.linux_console = linux_console(os.environ)
+        self._restore_boxes = plain_boxes() if self.linux_console else None
         self.config = config if config is not None else Config()
         self.connection = Connection(profile, data)
         self.clients: Clients | None = None
@@ -114,7 +117,7 @@ class SpyglassApp(App[None]):
         # Panes load and mount after the first frame: the shell and the connection state show first.
         yield NavBar()
         yield ContentSwitcher(id="panes")
-        yield StatusBar()
+        yield StatusBar(dot="*" if self.linux_console else "●")
         yield KeyFooter()
 
     @property
@@ -250,6 +253,8 @@ class SpyglassApp(App[None]):
         self.run_worker(self.reopen(profile), group="connection-switch", exit_on_error=False)
 
     async def on_unmount(self) -> None:
+        if self._restore_boxes is not None:
+            self._restore_boxes()
         await self.connection.close()
 
     # -- every pane's calls: one place reports failures --------------------------------------
