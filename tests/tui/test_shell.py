@@ -247,6 +247,11 @@ async def test_the_linux_console_gets_boxes_and_marks_its_fonts_have(backend, mo
         text = screen_text(app)
         assert "┌" in text and "* connected" in text
         assert not set(text) & set("╭╮╰╯▔▁▊▎●")  # rounded corners, eighth blocks, the round dot
+        await pilot.press("f4")  # the geo pane's map: ASCII, not braille
+        await settle(pilot)
+        text = screen_text(app)
+        assert "map: * < 50 ms" in text and ":::" in text
+        assert not any(0x2800 <= ord(c) <= 0x28FF for c in text) and "●" not in text
     monkeypatch.setenv("TERM", "xterm-256color")
     app = SpyglassApp(backend.profile(backend.key()))
     async with app.run_test(size=(80, 24)) as pilot:  # nothing stays patched for the next app

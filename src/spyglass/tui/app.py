@@ -117,7 +117,7 @@ class SpyglassApp(App[None]):
         # Panes load and mount after the first frame: the shell and the connection state show first.
         yield NavBar()
         yield ContentSwitcher(id="panes")
-        yield StatusBar(dot="*" if self.linux_console else "●")
+        yield StatusBar()
         yield KeyFooter()
 
     @property

@@ -18,6 +18,16 @@ def linux_console(environ: Mapping[str, str]) -> bool:
     return environ.get("TERM", "").strip().lower() == "linux"
 
 
+def on_console(app: object) -> bool:
+    """Whether ``app`` (the dashboard; any other app: no) draws on the Linux console."""
+    return bool(getattr(app, "linux_console", False))
+
+
+def dot(app: object) -> str:
+    """The round mark (connection state, map markers and their legend), or what the console has."""
+    return "*" if on_console(app) else "●"
+
+
 def plain_boxes() -> Callable[[], None]:
     """Draw the fancy border types with the plain set; returns what puts them back (the tables are
     Textual's module globals, so a test's next app must not inherit them)."""

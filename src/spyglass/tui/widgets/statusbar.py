@@ -9,6 +9,7 @@ from textual.widget import Widget
 
 from spyglass.safetext import clean
 from spyglass.tui.connection import State
+from spyglass.tui.console import dot
 from spyglass.tui.widgets.colours import theme_style
 
 _STATE_COLOUR = {
@@ -34,14 +35,10 @@ class StatusBar(Widget):
     query_credits: reactive[int | None] = reactive(None)
     scan_credits: reactive[int | None] = reactive(None)
 
-    def __init__(self, dot: str = "●") -> None:
-        super().__init__()
-        self.dot = dot  # the state's mark; the Linux console's fonts have no ●
-
     def render(self) -> Text:
         state_colour = theme_style(self.app, _STATE_COLOUR[self.state])
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"{self.dot} ", style=state_colour)
+        text.append(f"{dot(self.app)} ", style=state_colour)
         text.append(self.state.value, style=state_colour + Style(bold=True))
         if self.hint:  # before the detail, which a narrow bar cuts
             text.append(f" ({self.hint})", style=state_colour + Style(bold=True))
