@@ -89,6 +89,20 @@ async def test_create_watch_and_see_notifications(alerts_backend, receiver):
         assert app.query_one("#query", Input).value == "net:127.0.0.0/30,::1"
 
 
+async def test_with_no_alert_the_pane_says_to_type_where_the_keys_go(alerts_backend):
+    key = alerts_backend.key()
+    app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "No alert yet" in text and "n creates" not in text  # n would be typed into the name
+        assert app.focused is app.query_one("#alert-name", Input)
+        await pilot.press(*"lab", "tab", *"127.0.0.0/30", "enter")
+        await settle(pilot)
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        assert [a.name for a in await c.alerts.list()] == ["lab"]
+
+
 async def test_edit_and_delete_an_alert(alerts_backend):
     key = alerts_backend.key()
     async with Clients.from_profile(alerts_backend.profile(key)) as c:
@@ -106,6 +120,10 @@ async def test_edit_and_delete_an_alert(alerts_backend):
             await settle(pilot)
             assert (await c.alerts.get(made.id)).size == 8
             pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("D")  # one D (typed into the list by mistake) only asks
+            await settle(pilot)
+            assert [a.id for a in await c.alerts.list()] == [made.id]
+            assert "Press D again to delete the alert" in screen_text(app)
             await pilot.press("D")
             await settle(pilot)
             assert await c.alerts.list() == [] and "No alert yet" in screen_text(app)
@@ -161,6 +179,9 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
             assert (await c.notifiers.get(telegram)).args == {"chat_id": "43", "token": "1234567890secret"}
         table.focus()
         table.move_cursor(row=table.get_row_index(telegram))
+        await pilot.press("D")
+        await settle(pilot)
+        assert telegram in pane.notifiers  # asked, not deleted
         await pilot.press("D")
         await settle(pilot)
         assert telegram not in pane.notifiers

@@ -95,6 +95,23 @@ async def test_the_saved_path_shows_at_80_columns(backend, tmp_path):
         assert line.rstrip().endswith(f"loads/{name}") and f"saved as {str(tmp_path)[:8]}" in line and "…" in line
 
 
+async def test_with_no_folder_a_download_asks_where_first(backend, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await open_monthly(pilot)
+        name = pane.files[0].name
+        pane.query_one("#data-files", Table).focus()
+        await pilot.press("d")  # a d typed by mistake saves nothing
+        await settle(pilot)
+        box = pane.query_one("#data-dest", Input)
+        assert not (tmp_path / name).exists() and "Where to?" in status(pane)
+        assert app.focused is box and box.value == str(tmp_path)
+        await pilot.press("enter")  # the folder offered, accepted
+        await settle(pilot)
+        assert (tmp_path / name).exists()
+
+
 def test_cut_middle_keeps_both_ends_within_the_width():
     assert cut_middle("/short", 20) == "/short"
     cut = cut_middle("/home/user/a/very/long/folder/file.json.gz", 20)

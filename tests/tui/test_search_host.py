@@ -50,6 +50,14 @@ async def test_query_checked_as_you_type_without_a_request(data_backend):
         assert "costs 1 query credit" in screen_text(app)
 
 
+async def test_slash_puts_the_cursor_after_the_query(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"nginx", "home", "escape", "slash", *" port:80")
+        assert app.query_one("#query", Input).value == "nginx port:80"
+
+
 async def test_search_facets_refine_and_open_host(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:

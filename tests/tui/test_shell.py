@@ -15,6 +15,7 @@ from spyglass.tui.app import SpyglassApp
 from spyglass.tui.connection import State
 from spyglass.tui.screens.help import HelpScreen
 from spyglass.tui.screens.settings import SettingsScreen
+from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.servers import ThreadedServer
 from tests.tui.helpers import screen_text, settle
@@ -57,7 +58,7 @@ async def test_bad_key_is_a_message_not_a_crash(backend):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         status = app.query_one(StatusBar)
-        assert status.state is State.FAILED
+        assert status.state is State.REFUSED  # the server answered: not "unreachable"
         assert "Invalid API key" in status.detail
         assert "wrong-key-123456" not in screen_text(app)
 
@@ -175,5 +176,84 @@ async def test_a_dropped_server_shows_at_the_next_call(tmp_path):
         await pilot.press("f5", "r")  # any call finds out
         await settle(pilot)
         assert status.state is State.FAILED
-        assert "Cannot connect" in status.detail and "ctrl+r" in status.detail
+        assert "Cannot connect" in status.detail and "ctrl+r" in status.hint
     backend.store.close()
+
+
+async def test_ctrl_l_repaints_the_whole_screen(backend):
+    from textual._compositor import LayoutUpdate
+
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        written: list[str] = []
+        updates: list[object] = []
+        app._driver.write = written.append  # type: ignore[union-attr, method-assign]
+        display = app._display
+        app._display = lambda screen, update: (updates.append(update), display(screen, update))[1]  # type: ignore[method-assign]
+        await pilot.press("ctrl+l")  # from the search box: a priority key
+        await settle(pilot)
+        assert "\x1b[2J" in written
+        full = [u for u in updates if isinstance(u, LayoutUpdate) and u.region == app.screen.region]
+        assert full, updates
+
+
+async def test_at_80_columns_the_status_keeps_what_to_do_and_names_a_refusal(backend):
+    app = SpyglassApp(Profile(name="down", url="http://127.0.0.1:9", key="k", rate=None))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "● unreachable (ctrl+r retries): Cannot connect" in screen_text(app)
+    app = SpyglassApp(backend.profile("wrong-key-123456"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "● refused (ctrl+r retries)" in text and "unreachable" not in text
+
+
+async def test_toasts_leave_the_status_bar_in_view(backend):
+    from textual.widgets._toast import Toast
+
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        app.notify("a long message that takes the whole width of a toast " * 3, timeout=30)
+        await settle(pilot)
+        toasts = list(app.screen.query(Toast))
+        assert toasts
+        status, footer = app.query_one(StatusBar).region, app.query_one(KeyFooter).region
+        assert all(not t.region.overlaps(status) and not t.region.overlaps(footer) for t in toasts)
+
+
+async def test_without_colour_the_cursor_shows_in_reverse_video(backend, monkeypatch):
+    from textual.widgets import DataTable
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.focused
+        assert isinstance(box, Input) and box.get_component_rich_style("input--cursor").reverse
+        await pilot.press("f12")
+        await settle(pilot)
+        table = app.focused
+        assert isinstance(table, DataTable) and table.get_component_rich_style("datatable--cursor").reverse
+
+
+async def test_the_linux_console_gets_boxes_and_marks_its_fonts_have(backend, monkeypatch):
+    monkeypatch.setenv("TERM", "linux")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "┌" in text and "* connected" in text
+        assert not set(text) & set("╭╮╰╯▔▁▊▎●")  # rounded corners, eighth blocks, the round dot
+        await pilot.press("f4")  # the geo pane's map: ASCII, not braille
+        await settle(pilot)
+        text = screen_text(app)
+        assert "map: * < 50 ms" in text and ":::" in text
+        assert not any(0x2800 <= ord(c) <= 0x28FF for c in text) and "●" not in text
+    monkeypatch.setenv("TERM", "xterm-256color")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:  # nothing stays patched for the next app
+        await settle(pilot)
+        assert "╭" in screen_text(app) and "● connected" in screen_text(app)

@@ -32,8 +32,8 @@ def test_data_pane_monthly(snap_compare, enterprise_profile):
 
 
 def test_data_pane_after_a_download(snap_compare, enterprise_profile, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the default folder: the file's name alone shows where it went
+    monkeypatch.chdir(tmp_path)  # "." typed as the folder: the file's name alone shows where it went
     terminal, theme = SIZES["80x24"]
     app = SpyglassApp(enterprise_profile, theme=theme)
-    assert snap_compare(app, terminal_size=terminal, run_before=steps("f12", "tab", "enter"))
+    assert snap_compare(app, terminal_size=terminal, run_before=steps("f12", "tab", "full_stop", "enter"))
     assert len(list(tmp_path.glob("*.json.gz"))) == 1

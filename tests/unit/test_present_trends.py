@@ -99,3 +99,17 @@ def test_a_chart_renders_the_same_under_any_hash_seed():
         for seed in ("1", "2", "3")
     }
     assert len(outputs) == 1 and "2024-01" in outputs.pop()
+
+
+def test_a_plain_chart_has_no_braille_and_no_fills_a_console_font_lacks():
+    from plotext._figure import _figure_class
+
+    months = ["2025-01", "2025-02", "2025-03", "2025-04"]
+    series = [t.Series(f"s{i}", [i + 1, 3, 2 + i, 5]) for i in range(6)]
+    for kind in t.KINDS:
+        fancy = t.build(_figure_class(), months, series, kind, 60, 14)
+        plain = t.build(_figure_class(), months, series, kind, 60, 14, plain=True)
+        glyphs = set(re.sub(r"\x1b\[[0-9;]*m", "", plain))
+        assert not any(0x2800 <= ord(c) <= 0x28FF for c in glyphs) and not glyphs & set("▞▚▪")
+        assert glyphs & {"*", "#", "=", "+"}
+        assert set(fancy) & ({chr(c) for c in range(0x2801, 0x2900)} | set("▞▚▪"))

@@ -31,6 +31,7 @@ PALETTE = (
 )
 # The fill of each series' bars, in order: stacked bars read apart without colour too (a pipe).
 FILLS = ("█", "▓", "▒", "░", "▞", "▚", "▪")
+PLAIN_FILLS = ("█", "▓", "▒", "░", "#", "=", "+")  # the Linux console's fonts (CP437) have these
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LABEL_WIDTH = 24  # cells of a facet value in a legend or a column heading
 KINDS = ("bar", "line")
@@ -130,10 +131,12 @@ def short(value: int) -> str:
     return str(value)
 
 
-def build(fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int) -> str:
+def build(
+    fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int, plain: bool = False
+) -> str:
     """``series`` over ``months`` drawn on plotext figure ``fig``, as text with ANSI colours: one
     series as bars, several as stacked bars (``bar``) or as lines (``line``, for comparisons)."""
-    ticks = draw(fig, months, series, kind, width, height)
+    ticks = draw(fig, months, series, kind, width, height, plain)
     return label_months(fig.build(), [months[i] for i in ticks])
 
 
@@ -160,9 +163,11 @@ def label_months(chart: str, labels: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def draw(fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int) -> list[int]:
+def draw(
+    fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int, plain: bool = False
+) -> list[int]:
     """Draw on ``fig`` with unlabelled x ticks (see :func:`label_months`); returns the indexes of
-    the months ticked."""
+    the months ticked. ``plain``: no braille and no fills a Linux console font lacks."""
     fig.clear_data()
     fig._limit_size(False, False)  # the size given, not the terminal's (a pipe, or a widget's)
     fig.plotsize(width, height)
@@ -174,10 +179,11 @@ def draw(fig, months: Sequence[str], series: Sequence[Series], kind: str, width:
         fig.yticks([], [])
         return []
     colours = [PALETTE[i % len(PALETTE)][0] for i in range(len(series))]
-    fills = [FILLS[i % len(FILLS)] for i in range(len(series))]
+    fill_set = PLAIN_FILLS if plain else FILLS
+    fills = [fill_set[i % len(fill_set)] for i in range(len(series))]
     if kind == "line":
         for s, colour in zip(series, colours, strict=True):
-            fig.plot(xs, s.counts, color=colour, marker="braille")
+            fig.plot(xs, s.counts, color=colour, marker="*" if plain else "braille")
         top = max(max(s.counts) for s in series)
     elif len(series) == 1:
         fig.bar(xs, series[0].counts, color=colours[0], width=0.8, marker=fills[0])

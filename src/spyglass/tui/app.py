@@ -18,7 +18,9 @@ from textual.worker import WorkerState
 
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
-from spyglass.tui.connection import Connection, State
+from spyglass.tui import keyorder
+from spyglass.tui.connection import Connection, KeyRefused, State
+from spyglass.tui.console import linux_console, plain_boxes
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, CallStarted, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
@@ -71,6 +73,7 @@ class SpyglassApp(App[None]):
         Binding("ctrl+r", "reconnect", "Reconnect", id="reconnect"),
         Binding("l", "backend_log", "Backend log", show=False, id="backend_log"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding("ctrl+l", "redraw", "Redraw the screen", show=False, priority=True, id="redraw"),
     ]
 
     def __init__(
@@ -87,6 +90,9 @@ class SpyglassApp(App[None]):
     ) -> None:
         # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
         super().__init__(ansi_color=True if no_color(os.environ) else None)
+        keyorder.install()  # keys that arrive together over SSH stay in order in text boxes
+        self.linux_console = linux_console(os.environ)
+        self._restore_boxes = plain_boxes() if self.linux_console else None
         self.config = config if config is not None else Config()
         self.connection = Connection(profile, data)
         self.clients: Clients | None = None
@@ -134,8 +140,10 @@ class SpyglassApp(App[None]):
         for cls in self.panes:
             if not cls.KEYS:
                 continue  # reached from the pane list (ctrl+g) and the pane bar only
+            # Esc then a digit in one read is alt+digit to a terminal (keyorder): the same pane.
+            keys = ",".join([cls.KEYS, *(f"alt+{key}" for key in cls.KEYS.split(",") if key.isdigit())])
             for binding in Binding.make_bindings(
-                [Binding(cls.KEYS, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
+                [Binding(keys, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
             ):
                 self._bindings.key_to_bindings.setdefault(binding.key, []).append(binding)
         self.refresh_bindings()
@@ -144,9 +152,10 @@ class SpyglassApp(App[None]):
         await self.show_pane(self.first_pane)
         self.connect()
 
-    def set_state(self, state: State, detail: str = "") -> None:
+    def set_state(self, state: State, detail: str = "", hint: str = "") -> None:
         self.status.state = state
         self.status.detail = detail
+        self.status.hint = hint
         self.status.endpoint = self.connection.endpoint
 
     # -- the connection --------------------------------------------------------------------
@@ -158,7 +167,10 @@ class SpyglassApp(App[None]):
             assert clients is not None  # open() made them
             self.backend_info = await clients.tools.backend_info() or {}
         except Exception as exc:  # a failure to connect is shown, never raised into the UI
-            self.set_state(State.FAILED, f"{exc} (ctrl+r to retry)")
+            from spyglass.client import APIError
+
+            refused = isinstance(exc, (KeyRefused, APIError))  # reached, but it said no
+            self.set_state(State.REFUSED if refused else State.FAILED, str(exc), "ctrl+r retries")
             self._run_pending_arg()
             return
         self.clients = clients
@@ -188,7 +200,10 @@ class SpyglassApp(App[None]):
         if kind == "restarted":
             self.connect()
         else:
-            self.set_state(State.STARTING if kind == "died" else State.FAILED, message)
+            hint = "ctrl+r retries" if kind == "failed" else ""
+            self.set_state(
+                State.STARTING if kind == "died" else State.FAILED, message.removesuffix(" (ctrl+r to retry)"), hint
+            )
         self.report(message, error=kind != "restarted")
 
     def _reachability_changed(self, reach) -> None:
@@ -196,7 +211,7 @@ class SpyglassApp(App[None]):
         if reach.reachable:
             self.set_state(State.CONNECTED)
         else:
-            self.set_state(State.FAILED, f"{reach.problem} (ctrl+r to reconnect)")
+            self.set_state(State.FAILED, reach.problem, "ctrl+r reconnects")
 
     def _credits_changed(self, credits) -> None:
         spent = (self.status.query_credits, self.status.scan_credits) != (credits.query, credits.scan)
@@ -220,7 +235,7 @@ class SpyglassApp(App[None]):
         try:
             await self.clients.account.api_info()  # reachability listeners follow the link itself
         except APIError as exc:  # reached, but refused: a revoked key, an expired plan
-            self.set_state(State.FAILED, str(exc))
+            self.set_state(State.REFUSED, str(exc), "ctrl+r retries")
         except SpyglassError:
             pass
 
@@ -238,6 +253,8 @@ class SpyglassApp(App[None]):
         self.run_worker(self.reopen(profile), group="connection-switch", exit_on_error=False)
 
     async def on_unmount(self) -> None:
+        if self._restore_boxes is not None:
+            self._restore_boxes()
         await self.connection.close()
 
     # -- every pane's calls: one place reports failures --------------------------------------
@@ -333,6 +350,12 @@ class SpyglassApp(App[None]):
             if self.status.note.startswith("Refresh costs"):
                 self.status.note = ""
 
+    def action_redraw(self) -> None:
+        """Clear the terminal and paint every cell again, as ctrl+l does in htop, less and vim."""
+        if self._driver is not None:
+            self._driver.write("\x1b[2J")  # what another program wrote there goes too
+        self.screen.refresh(self.screen.region)  # the whole screen dirty: a full update, not a diff
+
     def action_reconnect(self) -> None:
         self.run_worker(self.reopen(), group="connection-switch", exit_on_error=False)
 
@@ -361,7 +384,10 @@ class SpyglassApp(App[None]):
         """Every binding by where it works: (title, help, bindings)."""
         from spyglass.tui.widgets.table import Table
 
-        everywhere = "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it."
+        everywhere = (
+            "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it"
+            " (Esc then a digit also works typed together: the terminal sends it as alt+digit)."
+        )
         sections: list[tuple[str, str, list[Binding]]] = [
             (
                 "Everywhere",

@@ -34,6 +34,7 @@ class State(StrEnum):
     CONNECTING = "connecting"
     CONNECTED = "connected"
     FAILED = "unreachable"
+    REFUSED = "refused"  # the server answered but refused the key or the plan: not a network fault
 
 
 class KeyRefused(RuntimeError):

@@ -66,7 +66,7 @@ class AlertsPane(Pane):
     SECTION = "alerts"
     HOME = "#alerts-list"
     HELP = (
-        "Network alerts: n new, e edit the selected alert's networks, D delete it, Enter on a trigger "
+        "Network alerts: n new, e edit the selected alert's networks, D twice deletes it, Enter on a trigger "
         "turns it on or off, u un-ignores the selected trigger's services, b opens the alert's "
         "banners in the search pane (net: query). Notifications go out when a trigger is on and a "
         "notifier is attached; the last ones are listed with their outcome."
@@ -173,7 +173,8 @@ class AlertsPane(Pane):
         if alert is None:
             triggers.clear_records()
             log.clear_records()
-            title.update("No alert yet: n creates one.")
+            # Said for the name box, which has the keys when the pane opens empty (an `n` would type n).
+            title.update("No alert yet: type a name and networks in the boxes above, then Enter.")
             self.query_one("#alert-notifiers", Static).update("")
             return
         # Every await comes before the tables change: another load may run meanwhile, and the
@@ -305,6 +306,8 @@ class AlertsPane(Pane):
     def action_delete(self) -> None:
         clients, alert_id = self.clients, self.selected
         if clients is None or alert_id is None:
+            return
+        if not self.second_press("delete the alert", "D"):
             return
 
         async def delete() -> None:

@@ -82,6 +82,23 @@ class Pane(VerticalScroll):
     """
 
     stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
+    armed: str = ""  # the destructive action a first key press asked about
+
+    def second_press(self, action: str, key: str) -> bool:
+        """Whether a destructive key may act: only on its second press within 8 s, so a letter
+        typed into the list instead of a box (a D in "Data") asks and never deletes."""
+        if self.armed == action:
+            self.armed = ""
+            return True
+        self.armed = action
+        self.dashboard.status.note = f"Press {key} again to {action}"
+        self.set_timer(8, lambda: self._disarm(action))
+        return False
+
+    def _disarm(self, action: str) -> None:
+        if self.armed == action:
+            self.armed = ""
+            self.dashboard.status.note = ""
 
     def focus_first(self) -> None:
         """Put the keyboard where the pane's work starts: its first input, else its first widget."""
@@ -89,6 +106,12 @@ class Pane(VerticalScroll):
             widget.focus()
             return
         self.action_leave_input()
+
+    def focus_box(self, selector: str) -> None:
+        """`/` and its kin: the box takes the keys with the cursor after what it holds, to add to it."""
+        box = self.query_one(selector, Input)
+        box.focus()
+        box.action_end()
 
     def action_leave_input(self) -> None:
         home = self.query(self.HOME).first() if self.HOME else self

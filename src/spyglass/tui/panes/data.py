@@ -44,8 +44,8 @@ class DataPane(Pane):
     HOME = "#data-files"
     HELP = (
         "Bulk data (enterprise): the datasets and their files. Enter on a dataset lists its files; "
-        "Enter (or d) on a file downloads it into the folder above, with a progress bar and a SHA-1 "
-        "check. x stops a download; downloading the file again resumes it."
+        "Enter (or d) on a file downloads it into the folder above (asked for when it is empty), with a "
+        "progress bar and a SHA-1 check. x stops a download; downloading the file again resumes it."
     )
     BINDINGS = [
         Binding("d", "download", "Download", id="data.download"),
@@ -71,7 +71,7 @@ class DataPane(Pane):
         yield sets
         with Horizontal(id="data-form"):
             yield Input(
-                placeholder="download folder (empty: the current directory)",
+                placeholder="download folder (asked at the first download)",
                 id="data-dest",
                 compact=True,
                 select_on_focus=False,
@@ -143,7 +143,13 @@ class DataPane(Pane):
         if clients is None or not 0 <= index < len(self.files):
             self.show_error("Pick a file first: Enter on a dataset lists its files.")
             return
-        folder = Path(self.query_one("#data-dest", Input).value.strip() or ".").expanduser()
+        box = self.query_one("#data-dest", Input)
+        if not box.value.strip():  # never a surprise file in the current directory: ask where
+            box.value = str(Path.cwd())
+            self.focus_box("#data-dest")
+            self.status("Where to? Enter downloads into the folder above (edit it first if need be).")
+            return
+        folder = Path(box.value.strip()).expanduser()
         self.show_error(None)
         self.call("download", self.download, clients, self.dataset, self.files[index], folder)
 

@@ -116,7 +116,7 @@ class DirectoryPane(Pane):
         self.reload()
 
     def action_focus_search(self) -> None:
-        self.query_one("#dir-search", Input).focus()
+        self.focus_box("#dir-search")
 
     def action_focus_tags(self) -> None:
         self.query_one("#dir-tags", OptionList).focus()

@@ -100,7 +100,7 @@ class DnsPane(Pane):
         self.query_one("#dns-status", Static).update(safe_text(text, one_line=True, max_chars=300))
 
     def action_focus_input(self) -> None:
-        self.query_one("#dns-input", Input).focus()
+        self.focus_box("#dns-input")
 
     def refresh_cost(self) -> str | None:
         return "1 query credit" if self.domain else None

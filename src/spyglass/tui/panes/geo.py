@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Select, Static
 from spyglass.datagen import is_demo_address
 from spyglass.present import geonet
 from spyglass.safetext import clean, safe_text
+from spyglass.tui.console import dot
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.colours import theme_style
 from spyglass.tui.widgets.table import Column, Table
@@ -102,7 +103,7 @@ class GeoPane(Pane):
     def legend(self) -> Text:
         text = Text("map: ")
         for level, label in (("good", "< 50 ms"), ("fair", "< 150 ms"), ("poor", ">= 150 ms"), ("down", "no reply")):
-            text.append("● ", style=theme_style(self.app, LEVEL_COLOUR[level]))
+            text.append(f"{dot(self.app)} ", style=theme_style(self.app, LEVEL_COLOUR[level]))
             text.append(f"{label}   ")
         text.append("(m hides the map)")
         return text

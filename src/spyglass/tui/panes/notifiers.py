@@ -37,7 +37,7 @@ class NotifiersPane(Pane):
     HOME = "#notifiers-list"
     HELP = (
         "Where alerts are sent: e-mail, webhook, Slack, PagerDuty, Telegram, Gitter, phone. "
-        "n new, e edit the selected notifier, D delete it, t send it a test notification. "
+        "n new, e edit the selected notifier, D twice deletes it, t send it a test notification. "
         "Secret arguments are masked; left empty when editing, they stay as they are."
     )
     BINDINGS = [
@@ -189,6 +189,8 @@ class NotifiersPane(Pane):
     def action_delete(self) -> None:
         clients, n = self.clients, self.selected()
         if clients is None or n is None:
+            return
+        if not self.second_press("delete the notifier", "D"):
             return
 
         async def delete() -> None:

@@ -150,7 +150,7 @@ class SearchPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         self.query_one(QueryInput).value = arg
-        self.query_one("#query", Input).focus()
+        self.focus_box("#query")
         self.run_query()
 
     def show_status(self, text: Text | str) -> None:
@@ -158,7 +158,7 @@ class SearchPane(Pane):
         self.query_one("#search-status", Static).update(shown)
 
     def action_focus_query(self) -> None:
-        self.query_one("#query", Input).focus()
+        self.focus_box("#query")
 
     @on(Checkbox.Changed, "#count-only")
     def count_mode(self, event: Checkbox.Changed) -> None:

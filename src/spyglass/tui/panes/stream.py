@@ -30,6 +30,7 @@ from spyglass.present.stream import stream_line
 from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
+from spyglass.tui.console import dot, on_console
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
 from spyglass.tui.widgets.tail import Tail, TailEntry
 
@@ -286,9 +287,10 @@ class StreamPane(Pane):
             reason = clean(state.reason, one_line=True, max_chars=80)
             where = f"reconnecting in {left:.0f} s (attempt {state.attempt}): {reason}"
         else:
-            where = "● live" + (f" (missed {state.gap:.1f} s)" if state.gap else "")
+            where = f"{dot(self.app)} live" + (f" (missed {state.gap:.1f} s)" if state.gap else "")
         if self.paused:  # the lines wait: the screen is not live, whatever the connection does
-            where = "❚❚ paused" + ("" if where.startswith("●") else f" · {where}")
+            live = where.startswith(dot(self.app))
+            where = ("|| paused" if on_console(self.app) else "❚❚ paused") + ("" if live else f" · {where}")
         first = [
             where,
             f"{self.rates[-1]:,}/s {sparkline(list(self.rates))}",
@@ -442,7 +444,7 @@ class StreamPane(Pane):
         self._show_status()
 
     def action_focus_filter(self) -> None:
-        self.query_one("#stream-filter", Input).focus()
+        self.focus_box("#stream-filter")
 
     def action_save(self) -> None:
         from spyglass.streamfiles import GzipLines

@@ -108,11 +108,11 @@ class TrendsPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         self.query_one(QueryInput).value = arg
-        self.query_one("#query", Input).focus()
+        self.focus_box("#query")
         self.run_query()
 
     def action_focus_query(self) -> None:
-        self.query_one("#query", Input).focus()
+        self.focus_box("#query")
 
     @on(Input.Submitted, "#query")
     @on(Input.Submitted, "#trend-facets")

@@ -9,6 +9,7 @@ from textual.widget import Widget
 
 from spyglass.safetext import clean
 from spyglass.tui.connection import State
+from spyglass.tui.console import dot
 from spyglass.tui.widgets.colours import theme_style
 
 _STATE_COLOUR = {
@@ -16,6 +17,7 @@ _STATE_COLOUR = {
     State.CONNECTING: "warning",
     State.CONNECTED: "success",
     State.FAILED: "error",
+    State.REFUSED: "error",
 }
 
 
@@ -27,6 +29,7 @@ class StatusBar(Widget):
     endpoint: reactive[str] = reactive("")
     state: reactive[State] = reactive(State.CONNECTING)
     detail: reactive[str] = reactive("")
+    hint: reactive[str] = reactive("")  # what to do about it ("ctrl+r retries"): shown before the detail
     note: reactive[str] = reactive("")  # the last failed call, or what a key is about to spend
     plan: reactive[str | None] = reactive(None)
     query_credits: reactive[int | None] = reactive(None)
@@ -35,8 +38,10 @@ class StatusBar(Widget):
     def render(self) -> Text:
         state_colour = theme_style(self.app, _STATE_COLOUR[self.state])
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("● ", style=state_colour)
+        text.append(f"{dot(self.app)} ", style=state_colour)
         text.append(self.state.value, style=state_colour + Style(bold=True))
+        if self.hint:  # before the detail, which a narrow bar cuts
+            text.append(f" ({self.hint})", style=state_colour + Style(bold=True))
         if self.detail:
             text.append(f": {clean(self.detail, one_line=True, max_chars=160)}", style=state_colour)
         if self.note:

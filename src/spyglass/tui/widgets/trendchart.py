@@ -14,6 +14,7 @@ from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from spyglass.present.trends import Series, build
+from spyglass.tui.console import on_console
 
 
 class TrendChart(PlotextPlot):
@@ -39,4 +40,4 @@ class TrendChart(PlotextPlot):
         if not self.months or not self.series:
             return Text(self.empty, style="italic")
         self.plt.theme("clear")
-        return Text.from_ansi(build(self.plt, self.months, self.series, self.kind, self.size.width, self.size.height))
+        return Text.from_ansi(build(self.plt, self.months, self.series, self.kind, *self.size, on_console(self.app)))

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from spyglass.tui.console import dot, on_console
 from spyglass.tui.widgets.colours import theme_style
 
 NORTH, SOUTH = 84.0, -58.0  # Antarctica and the far north cost rows and say little here
@@ -46,8 +47,9 @@ def is_land(lat: float, lon: float) -> bool:
 
 
 @lru_cache(maxsize=8)
-def land_rows(columns: int, rows: int) -> tuple[str, ...]:
-    """The land drawn in braille for a map of ``columns`` x ``rows`` cells."""
+def land_rows(columns: int, rows: int, plain: bool = False) -> tuple[str, ...]:
+    """The land drawn in braille for a map of ``columns`` x ``rows`` cells; ``plain``: in ASCII
+    (the Linux console has no braille), `:` for a cell mostly land and `.` for a coast."""
     lines = []
     for row in range(rows):
         chars = []
@@ -58,7 +60,10 @@ def land_rows(columns: int, rows: int) -> tuple[str, ...]:
                 lon = -180 + ((col * 2 + dx + 0.5) / (columns * 2)) * 360
                 if is_land(lat, lon):
                     bits |= bit
-            chars.append(chr(0x2800 + bits) if bits else " ")
+            if plain:
+                chars.append(" " if not bits else ":" if bits.bit_count() >= 4 else ".")
+            else:
+                chars.append(chr(0x2800 + bits) if bits else " ")
         lines.append("".join(chars))
     return tuple(lines)
 
@@ -98,13 +103,13 @@ class WorldMap(Widget):
         columns, rows = self.size.width, self.size.height
         if columns < 10 or rows < 4:
             return Text("")
-        grid = [list(line) for line in land_rows(columns, rows)]
+        grid = [list(line) for line in land_rows(columns, rows, on_console(self.app))]
         marks: list[tuple[int, Style]] = []  # offsets into the text, each a one-cell marker
         for marker in self.markers:
             cell = cell_of(marker.lat, marker.lon, columns, rows)
             if cell is not None:
                 col, row = cell
-                grid[row][col] = "●"
+                grid[row][col] = dot(self.app)
                 marks.append((row * (columns + 1) + col, theme_style(self.app, LEVEL_COLOUR[marker.level], bold=True)))
         # One span for the land and one per marker: cheap to render and to redraw.
         text = Text(

@@ -1,0 +1,106 @@
+"""Keys that arrive in one read keep their order in a text box (issue 20, point 2).
+
+The app runs in a child process on a real pty, so the bytes go through Textual's own driver,
+parser and message queues exactly as they do over SSH when several keys come in one packet.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import sys
+from pathlib import Path
+
+import pytest
+from textual.widgets import ContentSwitcher, Input
+
+from spyglass.tui.app import SpyglassApp
+from tests.tui.helpers import settle
+
+CHILD = """
+import sys
+from pathlib import Path
+from textual.app import App
+from textual.widgets import Input
+from spyglass.tui import keyorder
+
+out = Path(sys.argv[1])
+
+class Box(App):
+    BINDINGS = [("f5", "dump")]
+    def compose(self):
+        yield Input()
+    def on_mount(self):
+        keyorder.install()
+        self.query_one(Input).focus()
+        self.call_after_refresh(lambda: out.with_suffix(".ready").touch())
+    def action_dump(self):
+        box = self.query_one(Input)
+        out.write_text(f"{box.value}|{box.cursor_position}")
+        self.exit()
+
+Box().run()
+"""
+
+
+def type_into_box(tmp_path: Path, *writes: bytes) -> str:
+    """Start the app on a pty, write each chunk in one write(), then F5; return `value|cursor`."""
+    out = tmp_path / "box.txt"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the app on the pty
+        os.execv(sys.executable, [sys.executable, "-c", CHILD, str(out)])
+    try:
+        while not out.with_suffix(".ready").exists():
+            drain(fd)
+        for chunk in (*writes, b"\x1b[15~"):  # F5 in its own write, after the keys under test
+            os.write(fd, chunk)
+            while drain(fd, 0.2):  # the app repaints after each key; let it finish this read
+                pass
+        while drain(fd) and not out.exists():
+            pass
+        return out.read_text()
+    finally:
+        os.close(fd)
+        os.waitpid(pid, 0)
+
+
+def drain(fd: int, wait: float = 1.0) -> int:
+    """Read what the app wrote to the terminal (it must not block on a full pty); bytes read."""
+    import select
+
+    readable, _, _ = select.select([fd], [], [], wait)
+    if not readable:
+        return 0
+    try:
+        return len(os.read(fd, 65536))
+    except OSError:
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("writes", "expected"),
+    [
+        ((b"hello", b"\x15xyz"), "xyz|3"),  # ctrl+u then text: the text stays
+        ((b"hello", b"\x01P"), "Phello|1"),  # ctrl+a then P: P at the start
+        ((b"ab\x1b[Dc",), "acb|2"),  # ab, Left, c
+        ((b"abc\x7fd",), "abd|3"),  # backspace between letters
+    ],
+)
+def test_keys_in_one_read_keep_their_order(tmp_path, writes, expected):
+    assert type_into_box(tmp_path, *writes) == expected
+
+
+def test_esc_then_a_digit_in_one_read_types_nothing(tmp_path):
+    # A terminal sends alt+1 as ESC 1; Textual's table made it the macOS option+1 character "¡".
+    assert type_into_box(tmp_path, b"ab", b"\x1b1") == "ab|2"
+
+
+async def test_esc_then_a_digit_in_one_read_goes_to_that_pane(backend):
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.focused, Input)  # the search box
+        await pilot.press("alt+2")  # what ESC 2 in one read parses to
+        await settle(pilot)
+        assert app.query_one("#panes", ContentSwitcher).current == "pane-host"
+        assert "¡" not in app.query_one("#pane-search").query_one(Input).value
