@@ -1,13 +1,38 @@
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from datetime import datetime
 
+import httpx
 import pytest
 
 from tests.conftest import backend_with
 
-SNAPSHOT_PORT = 47813  # fixed so that the endpoint and Host header in snapshots never change
+# What the snapshots show as the backend's port (the status bar's endpoint, the Host header the
+# account pane echoes). The backends listen where the system lets them (a fixed port may be taken);
+# requests to the shown port are sent to the real one, their Host header as shown.
+SNAPSHOT_PORT = 47813
+_real_ports: dict[int, int] = {}
+_send = httpx.AsyncHTTPTransport.handle_async_request
+
+
+async def _to_the_real_port(self, request: httpx.Request) -> httpx.Response:
+    real = _real_ports.get(request.url.port or 0) if request.url.host == "127.0.0.1" else None
+    if real is not None:
+        request.url = request.url.copy_with(port=real)  # the Host header keeps the shown port
+    return await _send(self, request)
+
+
+httpx.AsyncHTTPTransport.handle_async_request = _to_the_real_port  # type: ignore[method-assign]
+
+
+def shown_on(backend, port: int):
+    """``backend`` as the snapshots show it: on ``port``, whatever port it really listens on."""
+    _real_ports[port] = int(backend.url.rsplit(":", 1)[1])
+    return dataclasses.replace(backend, url=f"http://127.0.0.1:{port}")
+
+
 FROZEN = datetime(2026, 3, 14, 9, 26, 53)
 _accounts = itertools.count()
 
@@ -18,9 +43,9 @@ def snapshot_backend(tmp_path_factory):
     from spyglass.datagen import generate
 
     with backend_with(
-        tmp_path_factory.mktemp("snapshot-backend"), generate(600, seed=2), port=SNAPSHOT_PORT, clock=lambda: FROZEN
+        tmp_path_factory.mktemp("snapshot-backend"), generate(600, seed=2), clock=lambda: FROZEN
     ) as backend:
-        yield backend
+        yield shown_on(backend, SNAPSHOT_PORT)
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.directory import DirectoryPane
 from tests.conftest import backend_with
-from tests.tui.conftest import FROZEN
+from tests.tui.conftest import FROZEN, shown_on
 from tests.tui.test_snapshots import SIZES, SMALL, steps
 
-DIRECTORY_SNAPSHOT_PORT = 28453  # fixed (the status bar shows it), below the ephemeral range (32768-60999)
+DIRECTORY_SNAPSHOT_PORT = 28453  # what the status bar shows (tests/tui/conftest.py: shown_on)
 _accounts = itertools.count()
 
 
@@ -27,10 +27,9 @@ def directory_backend(tmp_path_factory):
     with backend_with(
         tmp_path_factory.mktemp("directory-snapshots"),
         generate(600, seed=2),
-        port=DIRECTORY_SNAPSHOT_PORT,
         clock=lambda: FROZEN,
     ) as backend:
-        yield backend
+        yield shown_on(backend, DIRECTORY_SNAPSHOT_PORT)
 
 
 @pytest.fixture

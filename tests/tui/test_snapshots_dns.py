@@ -17,10 +17,10 @@ from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.dns import DnsPane
 from tests.conftest import backend_with
 from tests.servers import DnsServer
-from tests.tui.conftest import FROZEN
+from tests.tui.conftest import FROZEN, shown_on
 from tests.tui.test_snapshots import SIZES, SMALL, steps
 
-DNS_SNAPSHOT_PORT = 28452  # fixed (the status bar shows it), below the ephemeral range (32768-60999)
+DNS_SNAPSHOT_PORT = 28452  # what the status bar shows (tests/tui/conftest.py: shown_on)
 _accounts = itertools.count()
 
 
@@ -31,11 +31,10 @@ def dns_backend(tmp_path_factory):
         with backend_with(
             tmp_path_factory.mktemp("dns-snapshots"),
             generate(600, seed=2),
-            port=DNS_SNAPSHOT_PORT,
             clock=lambda: FROZEN,
             geonet=geonet,
         ) as backend:
-            yield backend
+            yield shown_on(backend, DNS_SNAPSHOT_PORT)
 
 
 @pytest.fixture

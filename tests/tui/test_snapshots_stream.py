@@ -12,11 +12,11 @@ from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.stream import RATE_WINDOW, StreamPane
 from spyglass.tui.widgets.tail import Tail
 from tests.conftest import start_backend
-from tests.tui.conftest import FROZEN
+from tests.tui.conftest import FROZEN, shown_on
 from tests.tui.helpers import no_blink, settle
 from tests.tui.test_snapshots import SIZES
 
-STREAM_PORT = 47823  # fixed: the status bar shows it
+STREAM_PORT = 47823  # what the status bar shows (tests/tui/conftest.py: shown_on)
 
 BANNERS = [
     {
@@ -45,9 +45,9 @@ BANNERS = [
 @pytest.fixture
 def stream_backend(tmp_path):
     """One per picture: the same banners are new to each."""
-    server, backend = start_backend(tmp_path, port=STREAM_PORT, clock=lambda: FROZEN)
+    server, backend = start_backend(tmp_path, clock=lambda: FROZEN)
     with server:
-        yield backend
+        yield shown_on(backend, STREAM_PORT)
     backend.store.close()
 
 
