@@ -4,6 +4,7 @@ running backend)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 
@@ -13,6 +14,7 @@ from spyglass.cli.common import Common, api_command, positive, with_clients
 FILTERS = ("asn", "countries", "ports", "vulns")
 REPLAY_BATCH = 1000  # banners per request when no rate is given
 REPLAY_TICK = 0.25  # seconds between requests at a given rate
+CLOSE_WITHIN = 2.0  # seconds the stream may take to close once the command ends (ctrl+c)
 
 
 def note(message: str) -> None:
@@ -72,15 +74,17 @@ async def follow(clients, args) -> int:
             if args.count and shown >= args.count:
                 break
     finally:
-        await stream.aclose()
-        if files is not None:
-            files.close()
+        try:  # interrupted mid-reconnect, closing may wait on a connection attempt: not for long
+            await asyncio.wait_for(stream.aclose(), CLOSE_WITHIN)
+        except Exception:  # a timeout, or a connection that broke as it closed: the command ends anyway
+            pass
+        finally:
+            if files is not None:
+                files.close()
     return EXIT_OK
 
 
 def stream_command(args: argparse.Namespace) -> int:
-    import asyncio
-
     chosen = [name for name in FILTERS if getattr(args, name)]
     if len(chosen) > 1:
         raise UsageError(f"stream: one filter at a time, not --{' and --'.join(chosen)}")
@@ -110,8 +114,6 @@ async def replay(clients, args):
     next_at = time.monotonic()
     while batch := list(islice(lines, per_batch)):
         if args.rate:
-            import asyncio
-
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))
             next_at += len(batch) / args.rate
         result = await collect(clients.transport, batch)
