@@ -28,6 +28,23 @@ def listeners(count: int, backlog: int = 16) -> Iterator[list[socket.socket]]:
             s.close()
 
 
+@contextlib.contextmanager
+def unanswered_port() -> Iterator[int]:
+    """A port whose connects never complete: its listener's accept queue is full (nothing accepts),
+    so later SYNs go unanswered, as a filtering firewall does."""
+    with listeners(1, backlog=0) as (full,):
+        port = full.getsockname()[1]
+        fillers = [socket.socket() for _ in range(8)]
+        try:
+            for f in fillers:
+                f.setblocking(False)
+                f.connect_ex(("127.0.0.1", port))
+            yield port
+        finally:
+            for f in fillers:
+                f.close()
+
+
 async def test_open_ports_are_told_from_closed_ones():
     closed = [ss.closed_port().port for _ in range(50)]
     with listeners(5) as open_:
@@ -55,39 +72,20 @@ async def test_the_cap_on_open_connections_holds():
 
 
 async def test_a_connect_that_never_completes_times_out_as_filtered():
-    """A listener whose backlog is full drops SYNs, as a filtering firewall does."""
-    with listeners(1, backlog=0) as (full,):
-        port = full.getsockname()[1]
-        fillers = []
-        for _ in range(8):  # fill the accept queue (nothing accepts): later SYNs go unanswered
-            f = socket.socket()
-            f.setblocking(False)
-            f.connect_ex(("127.0.0.1", port))
-            fillers.append(f)
+    with unanswered_port() as port:
         await asyncio.sleep(0.1)
-        try:
-            result = await asyncio.wait_for(connect_sweep([("127.0.0.1", port)], Slots(2), timeout=0.3), 10)
-        finally:
-            for f in fillers:
-                f.close()
+        result = await asyncio.wait_for(connect_sweep([("127.0.0.1", port)], Slots(2), timeout=0.3), 10)
     assert result == [False]
 
 
 async def test_cancelling_closes_every_socket():
-    with listeners(1, backlog=0) as (full,):
-        port = full.getsockname()[1]
-        fillers = [socket.socket() for _ in range(8)]
-        for f in fillers:
-            f.setblocking(False)
-            f.connect_ex(("127.0.0.1", port))
+    with unanswered_port() as port:
         slots = Slots(16)
         sweep = asyncio.ensure_future(connect_sweep([("127.0.0.1", port)] * 8, slots, timeout=30))
         await asyncio.sleep(0.2)
         sweep.cancel()
         with pytest.raises(asyncio.CancelledError):
             await sweep
-        for f in fillers:
-            f.close()
     assert slots.free == slots.limit
 
 
@@ -107,19 +105,12 @@ async def test_unanswered_connects_widen_the_window():
     """Targets that answer at once are swept a few at a time; slow ones many at once, up to the cap."""
     from spyglass.server.scanner.sweep import START_WINDOW
 
-    with listeners(1, backlog=0) as (full,):
-        port = full.getsockname()[1]
-        fillers = [socket.socket() for _ in range(8)]
-        for f in fillers:
-            f.setblocking(False)
-            f.connect_ex(("127.0.0.1", port))
+    with unanswered_port() as port:
         slots = Slots(4 * START_WINDOW)
         sweep = asyncio.ensure_future(connect_sweep([("127.0.0.1", port)] * (8 * START_WINDOW), slots, timeout=0.5))
         most = 0
         while not sweep.done():
             most = max(most, slots.limit - slots.free)
             await asyncio.sleep(0.01)
-        for f in fillers:
-            f.close()
     assert not any(await sweep)
     assert most == slots.limit
