@@ -88,9 +88,15 @@ def test_keys_create_with_username_and_email(tmp_path, capsys):
 
 def test_org_commands(as_plan, loaded, capsys):
     as_plan()
-    loaded.store.create_account("kim-cli", "free", email="kim@acme.test")
+    _, kim = loaded.store.create_account("kim-cli", "free", email="kim@acme.test")
     assert main(["org", "add", "kim@acme.test"]) == 0
-    assert capsys.readouterr().out.strip() == "added kim@acme.test"
+    assert capsys.readouterr().out.strip().startswith("invited kim@acme.test")
+    with pytest.MonkeyPatch.context() as as_kim:
+        as_kim.setenv("SPYGLASS_API_KEY", kim)
+        assert main(["org", "invitations"]) == 0
+        org_id = capsys.readouterr().out.split()[0]
+        assert main(["org", "accept", org_id]) == 0
+        assert capsys.readouterr().out.strip() == f"joined {org_id}"
     assert main(["org"]) == 0
     out = capsys.readouterr().out
     assert "kim-cli" in out and "member" in out and "admin" in out
@@ -99,7 +105,7 @@ def test_org_commands(as_plan, loaded, capsys):
     assert main(["org", "remove", "kim-cli"]) == 0
     assert main(["org", "remove", "kim-cli"]) == 4
     assert "not a member" in capsys.readouterr().err
-    assert main(["org", "add", "nobody-at-all"]) == 4
+    assert main(["org", "add", "nobody-at-all"]) == 0  # the same answer: who exists is not told
     capsys.readouterr()
     for action in ("add", "remove"):  # checked before any call: bad input, exit 2
         assert main(["org", action, " "]) == 2

@@ -74,18 +74,29 @@ async def test_an_enterprise_account_comes_with_its_organization(admin):
     assert (await admin.org.get()).id == org.id  # the same one every time
 
 
-async def test_members_are_added_by_username_or_email_and_removed(org_backend, admin):
-    account(org_backend, "bob-1", email="bob-1@acme.test")
-    account(org_backend, "carol-1", email="Carol-1@Acme.test")
+async def joined(backend, key: str) -> list[str]:
+    """The user behind ``key`` accepts every invitation; the organizations it joined."""
+    async with Clients.from_profile(backend.profile(key)) as them:
+        pending = await them.org.invitations()
+        for invitation in pending:
+            assert await them.org.accept(invitation.id)
+        return [i.id for i in pending]
+
+
+async def test_members_are_invited_by_username_or_email_join_when_they_accept_and_are_removed(org_backend, admin):
+    bob = account(org_backend, "bob-1", email="bob-1@acme.test")
+    carol = account(org_backend, "carol-1", email="Carol-1@Acme.test")
     assert await admin.org.add_member("bob-1")
     assert await admin.org.add_member("carol-1@acme.TEST")  # e-mail, any case
     org = await admin.org.get()
-    assert [(u.username, u.email) for u in org.members] == [
+    assert org.members == []  # invited: nobody's e-mail is the organization's before they accept
+    assert await joined(org_backend, bob) == [org.id] and await joined(org_backend, carol) == [org.id]
+    assert [(u.username, u.email) for u in (await admin.org.get()).members] == [
         ("bob-1", "bob-1@acme.test"),
         ("carol-1", "Carol-1@Acme.test"),
     ]
-    with pytest.raises(BadRequest, match="already a member"):
-        await admin.org.add_member("bob-1")
+    assert await admin.org.add_member("bob-1")  # a member already: nothing more happens
+    assert await joined(org_backend, bob) == []
     assert await admin.org.remove_member("bob-1@acme.test")
     assert [u.username for u in (await admin.org.get()).members] == ["carol-1"]
     with pytest.raises(NotFound, match="bob-1 is not a member"):
@@ -94,17 +105,39 @@ async def test_members_are_added_by_username_or_email_and_removed(org_backend, a
         await admin.org.remove_member(admin.username)
 
 
-async def test_unknown_users_are_a_clear_404(admin):
-    with pytest.raises(NotFound, match="No user with the username or e-mail address nobody@nowhere.test"):
-        await admin.org.add_member("nobody@nowhere.test")
-    with pytest.raises(NotFound, match="No user"):
-        await admin.org.remove_member("nobody")
+async def test_a_user_may_decline_and_an_unknown_invitation_is_404(org_backend, admin):
+    key = account(org_backend, "kim-1")
+    assert await admin.org.add_member("kim-1")
+    org = await admin.org.get()
+    async with Clients.from_profile(org_backend.profile(key)) as kim:
+        assert [i.id for i in await kim.org.invitations()] == [org.id]
+        assert await kim.org.accept(org.id, accept=False)
+        assert await kim.org.invitations() == []
+        with pytest.raises(NotFound, match="No invitation"):
+            await kim.org.accept(org.id)
+    assert (await admin.org.get()).members == []
+
+
+async def test_the_answer_never_tells_whether_a_user_exists_or_can_join(org_backend, admin):
+    """An unknown user, one of another organization and one that can join get the same answer, and
+    removing an unknown user reads as removing a non-member."""
+    other = account(org_backend, "frank-1", "enterprise")
+    async with Clients.from_profile(org_backend.profile(other)) as frank:
+        await frank.org.get()  # frank now administers his own
+    account(org_backend, "gail-1")
+    answers = [await admin.org.add_member(u) for u in ("nobody@nowhere.test", "frank-1", "gail-1")]
+    assert answers == [True, True, True]
+    assert await joined(org_backend, other) == []  # frank was not invited away from his own
+    for user in ("nobody", "gail-1"):
+        with pytest.raises(NotFound, match=f"{user} is not a member"):
+            await admin.org.remove_member(user)
 
 
 async def test_only_admins_manage_members(org_backend, admin):
     key = account(org_backend, "dave-1", "enterprise", email="dave@acme.test")
     account(org_backend, "erin-1")
     assert await admin.org.add_member("dave-1")
+    await joined(org_backend, key)
     async with Clients.from_profile(org_backend.profile(key)) as dave:
         org = await dave.org.get()  # a member sees the organization
         assert [u.username for u in org.members] == ["dave-1"]
@@ -112,14 +145,6 @@ async def test_only_admins_manage_members(org_backend, admin):
             await dave.org.add_member("erin-1")
         with pytest.raises(Forbidden, match="Only an admin"):
             await dave.org.remove_member("dave-1")
-
-
-async def test_a_user_of_another_organization_cannot_be_added(org_backend, admin):
-    other = account(org_backend, "frank-1", "enterprise")
-    async with Clients.from_profile(org_backend.profile(other)) as frank:
-        await frank.org.get()  # frank now administers his own
-    with pytest.raises(BadRequest, match="another organization"):
-        await admin.org.add_member("frank-1")
 
 
 @pytest.mark.parametrize("plan", ["free", "member"])
@@ -131,7 +156,7 @@ async def test_organization_methods_are_enterprise_only(org_backend, plan):
                 await call
 
 
-async def test_notify_sends_an_email_through_the_smtp_server(org_backend, admin, smtp):
+async def test_notify_sends_an_invitation_through_the_smtp_server(org_backend, admin, smtp):
     _, inbox = smtp
     account(org_backend, "gina-1", email="gina@acme.test")
     assert await admin.org.add_member("gina-1", notify=True)
@@ -141,34 +166,23 @@ async def test_notify_sends_an_email_through_the_smtp_server(org_backend, admin,
         time.sleep(0.05)
     _, msg = next((to, msg) for to, msg in inbox.messages if "gina@acme.test" in to)
     assert msg["To"] == "gina@acme.test" and admin.username in msg["Subject"]
-    assert "gina-1" in msg.get_payload() and admin.username in msg.get_payload()
+    assert "gina-1" in msg.get_payload() and "spyglass org accept" in msg.get_payload()
 
 
-async def test_notify_needs_an_address_and_a_mail_server(org_backend, admin, backend):
-    account(org_backend, "hank-1")  # no e-mail
-    with pytest.raises(BadRequest, match="no e-mail address"):
-        await admin.org.add_member("hank-1", notify=True)
-    assert (await admin.org.get()).members == []  # nothing half done
-    # the session backend has no SMTP server configured
-    backend.store.create_account("ivy-1", "free", email="ivy@acme.test")
+async def test_notify_needs_a_mail_server_and_a_failed_mail_still_invites(tmp_path, backend):
+    # the session backend has no SMTP server configured: said before anything about the user
     async with Clients.from_profile(backend.profile(backend.key("enterprise"))) as c:
         with pytest.raises(ServerError, match="No SMTP server") as refused:
-            await c.org.add_member("ivy-1", notify=True)
+            await c.org.add_member("nobody-at-all", notify=True)
         assert "--smtp HOST[:PORT]" in str(refused.value) and "SPYGLASS_SMTP" in str(refused.value)
-        assert (await c.org.get()).members == []
-        assert await c.org.add_member("ivy-1")  # without notify it works
-
-
-async def test_a_failing_mail_server_is_reported_and_nothing_is_done(tmp_path):
     port = free_port()  # nothing listens there
-    server, backend = start_backend(tmp_path, smtp_server=("127.0.0.1", port))
+    server, failing = start_backend(tmp_path, smtp_server=("127.0.0.1", port))
     with server:
-        backend.store.create_account("jo-1", "free", email="jo@acme.test")
-        async with Clients.from_profile(backend.profile(backend.key("enterprise"))) as c:
-            with pytest.raises(ServerError, match="e-mail to jo@acme.test failed, so jo-1 was not added"):
-                await c.org.add_member("jo-1", notify=True)
-            assert (await c.org.get()).members == []
-    backend.store.close()
+        _, key = failing.store.create_account("jo-1", "free", email="jo@acme.test")
+        async with Clients.from_profile(failing.profile(failing.key("enterprise"))) as c:
+            assert await c.org.add_member("jo-1", notify=True)  # the e-mail failed: the invitation stands
+        assert len(await joined(failing, key)) == 1
+    failing.store.close()
 
 
 def test_the_fixture_parses():
@@ -179,9 +193,10 @@ def test_the_fixture_parses():
     assert org.admins[0].username == "acme-admin"
 
 
-async def test_an_email_shared_by_two_accounts_asks_for_the_username(org_backend, admin):
-    account(org_backend, "twin-a", email="twins@acme.test")
+async def test_an_email_shared_by_two_accounts_invites_neither(org_backend, admin):
+    a = account(org_backend, "twin-a", email="twins@acme.test")
     account(org_backend, "twin-b", email="Twins@acme.test")
-    with pytest.raises(BadRequest, match="several accounts have the e-mail address twins@acme.test: give the username"):
-        await admin.org.add_member("twins@acme.test")
-    assert await admin.org.add_member("twin-b")
+    assert await admin.org.add_member("twins@acme.test")
+    assert await joined(org_backend, a) == []
+    assert await admin.org.add_member("twin-a")
+    assert len(await joined(org_backend, a)) == 1

@@ -529,6 +529,26 @@ CASES = [
         check=lambda r: r is True,
     ),
     Case("org", "remove_member", ("bob",), "DELETE", "/org/member/bob", body=SUCCESS, check=lambda r: r is True),
+    Case(
+        "org",
+        "invitations",
+        (),
+        "GET",
+        "/org/invitations",
+        body=[{"id": "O1", "name": "Acme", "invited": "2026-01-01T00:00:00"}],
+        check=lambda r: r[0].id == "O1" and r[0].name == "Acme",
+    ),
+    Case(
+        "org",
+        "accept",
+        ("O/1",),
+        "POST",
+        "/org/invitations/O%2F1",
+        {"accept": "true"},
+        SUCCESS,
+        repeats=False,
+        check=lambda r: r is True,
+    ),
     # account
     Case(
         "account",

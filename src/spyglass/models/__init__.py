@@ -21,7 +21,7 @@ from spyglass.models.geonet import (
 )
 from spyglass.models.host import HostRecord
 from spyglass.models.notifier import Notifier, NotifierCreated, NotifierList, NotifierTest, ProviderSpec
-from spyglass.models.org import Organization, OrgUser
+from spyglass.models.org import Organization, OrgInvitation, OrgUser
 from spyglass.models.scan import ScanList, ScanListItem, ScanState, ScanStatus, ScanSubmission
 from spyglass.models.search import FacetValue, SearchResponse, SearchTokens, SelectedFields
 from spyglass.models.trends import MonthCount, MonthFacet, TrendsResponse
@@ -51,6 +51,7 @@ __all__ = [
     "NotifierCreated",
     "NotifierList",
     "NotifierTest",
+    "OrgInvitation",
     "OrgUser",
     "Organization",
     "PingResult",

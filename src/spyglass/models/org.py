@@ -10,6 +10,14 @@ class OrgUser(APIModel):
     email: str | None = None
 
 
+class OrgInvitation(APIModel):
+    """An organization that invited this account (spyglass's backend, beyond the seed)."""
+
+    id: str
+    name: str
+    invited: str
+
+
 class Organization(APIModel):
     id: str
     name: str

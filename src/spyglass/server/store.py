@@ -97,7 +97,18 @@ def write_private(path: Path, text: str) -> None:
     os.replace(temp, path)
 
 
-MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys)
+# An organization's admin invites; the account joins when it accepts (its e-mail address is the
+# organization's to see only then).
+V4_INVITATIONS = """
+CREATE TABLE org_invitations (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    invited TEXT NOT NULL,
+    PRIMARY KEY (account_id, org_id)
+);
+"""
+
+MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys, V4_INVITATIONS)
 
 LOCAL_USER = "local"
 
@@ -385,16 +396,45 @@ class Store:
         assert org is not None
         return org
 
-    def add_member(self, org_id: str, account_id: int) -> bool:
-        """Make the account a member; False if it already belongs to an organization (this one
-        or another: the caller tells which)."""
+    def invite(self, org_id: str, account_id: int) -> bool:
+        """Invite the account to join; False if it belongs to an organization already."""
         with self._tx() as db:
+            if db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone():
+                return False
+            db.execute(
+                "INSERT OR IGNORE INTO org_invitations (org_id, account_id, invited) VALUES (?,?,?)",
+                (org_id, account_id, iso(self.clock())),
+            )
+        return True
+
+    def invitations(self, account_id: int) -> list[tuple[str, str, str]]:
+        """(organization id, its name, when) of the account's pending invitations, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT o.id, o.name, i.invited FROM org_invitations i JOIN organizations o ON o.id = i.org_id"
+                " WHERE i.account_id = ? ORDER BY i.invited",
+                (account_id,),
+            ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def answer_invitation(self, org_id: str, account_id: int, accept: bool) -> bool:
+        """Join (``accept``) or decline; False if there is no such invitation, or, to join, the
+        account belongs to an organization already."""
+        with self._tx() as db:
+            gone = db.execute(
+                "DELETE FROM org_invitations WHERE org_id = ? AND account_id = ?", (org_id, account_id)
+            ).rowcount
+            if not gone:
+                return False
+            if not accept:
+                return True
             if db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone():
                 return False
             db.execute(
                 "INSERT INTO org_members (account_id, org_id, role, added) VALUES (?,?,'member',?)",
                 (account_id, org_id, iso(self.clock())),
             )
+            db.execute("DELETE FROM org_invitations WHERE account_id = ?", (account_id,))  # one organization
         return True
 
     def remove_member(self, org_id: str, account_id: int) -> bool:

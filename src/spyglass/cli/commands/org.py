@@ -1,4 +1,5 @@
-"""The organization (enterprise): org, org add USER [--notify], org remove USER."""
+"""The organization (enterprise): org, org add USER [--notify], org remove USER, and the invitations
+this account has: org invitations, org accept ORG_ID [--decline]."""
 
 from __future__ import annotations
 
@@ -33,7 +34,28 @@ async def add(clients, args):
     await clients.org.add_member(args.user, notify=args.notify)
     if args.json:
         return {"success": True}
-    print(f"added {clean(args.user, one_line=True)}" + (" and e-mailed them" if args.notify else ""))
+    print(
+        f"invited {clean(args.user, one_line=True)} (if that user can join): they become a member when they accept"
+        + (", e-mailed" if args.notify else "")
+    )
+
+
+async def invitations(clients, args):
+    from spyglass.cli.render import print_lines
+    from spyglass.safetext import clean
+
+    found = await clients.org.invitations()
+    if args.json:
+        return found
+    lines = [f"{i.id}  {clean(i.name, one_line=True)}  (invited {i.invited[:10]})" for i in found]
+    print_lines(lines or ["no invitations"])
+
+
+async def accept(clients, args):
+    await clients.org.accept(args.org_id, accept=not args.decline)
+    if args.json:
+        return {"success": True}
+    print(("declined " if args.decline else "joined ") + args.org_id)
 
 
 async def remove(clients, args):
@@ -57,8 +79,9 @@ def register(sub, common: Common) -> None:
     p = actions.add_parser(
         "add",
         parents=common.api,
-        help="add an existing user as a member",
-        description="Add an existing user, by username or e-mail address, as a member.",
+        help="invite a user to become a member",
+        description="Invite a user, by username or e-mail address: they become a member when they accept "
+        "(spyglass org accept). The answer is the same whether or not the user exists or can join.",
     )
     p.add_argument("user", metavar="USER", type=user, help="username or e-mail address")
     p.add_argument("--notify", action="store_true", help="e-mail them (the server's SMTP server)")
@@ -66,3 +89,13 @@ def register(sub, common: Common) -> None:
     p = actions.add_parser("remove", parents=common.api, help="remove a member", description="Remove a member.")
     p.add_argument("user", metavar="USER", type=user, help="username or e-mail address")
     p.set_defaults(func=api_command(remove))
+    text = "the organizations that invited this account"
+    actions.add_parser("invitations", parents=common.api, help=text, description=text).set_defaults(
+        func=api_command(invitations)
+    )
+    p = actions.add_parser(
+        "accept", parents=common.api, help="join an organization that invited you", description="Join (or decline)."
+    )
+    p.add_argument("org_id", metavar="ORG_ID")
+    p.add_argument("--decline", action="store_true", help="decline the invitation instead")
+    p.set_defaults(func=api_command(accept))

@@ -66,7 +66,7 @@ def message_for(payload: dict) -> Message:
 @dataclass
 class DeliveryWorker:
     store: AlertStore
-    destinations: Destinations
+    destinations: Destinations = field(default_factory=lambda: Destinations([]))  # none internal
     urls: dict[str, str] = field(default_factory=dict)
     smtp: tuple[str, int] | None = None
 

@@ -7,6 +7,7 @@ use). Its admins add and remove members: existing accounts, by username or e-mai
 
 from __future__ import annotations
 
+import logging
 import smtplib
 from typing import Any
 
@@ -16,14 +17,14 @@ from spyglass import models as m
 from spyglass.server import mail
 from spyglass.server.auth import Caller, caller
 from spyglass.server.errors import ApiError, ErrorBody, bad_request, not_found, responses
-from spyglass.server.store import Account, AmbiguousUser, Organization, Store
+from spyglass.server.store import Account, AmbiguousUser, Organization
 
 router = APIRouter()
+log = logging.getLogger("spyglass.org")
 
 WHAT = "The organization"
 MAIL_ERRORS: dict[int | str, dict[str, Any]] = {
-    501: {"model": ErrorBody, "description": "notify: no SMTP server is configured; nothing was done"},
-    503: {"model": ErrorBody, "description": "notify: the SMTP server failed; nothing was done"},
+    501: {"model": ErrorBody, "description": "notify: no SMTP server is configured; nobody was invited"},
 }
 
 
@@ -53,32 +54,20 @@ def administered(who: Caller, action: str) -> Organization:
     return org
 
 
-def existing_user(store: Store, user: str) -> Account:
-    try:
-        account = store.find_account(user)
-    except AmbiguousUser as exc:
-        raise bad_request(str(exc)) from None
-    if account is None:
-        raise not_found(f"No user with the username or e-mail address {user}")
-    return account
-
-
-async def notify_member(server: tuple[str, int] | None, account: Account, org: Organization, admin: Account) -> None:
-    if not account.email:
-        raise bad_request(f"{account.username} has no e-mail address to notify: add them without notify")
-    if server is None:
-        raise ApiError(501, f"{mail.NO_SMTP}: the notification cannot be sent")
+async def invite_by_mail(server: tuple[str, int] | None, account: Account, org: Organization, admin: Account) -> None:
+    """Best effort: the invitation stands whether the e-mail goes or not (a failure the caller
+    saw would tell it that the user exists), and the operator finds failures in the log."""
+    assert account.email
     note = mail.message(
         account.email,
-        f"{admin.username} added you to the organization {org.name}",
-        f"{admin.username} added you ({account.username}) to the organization {org.name} on spyglass.\n",
+        f"{admin.username} invites you to the organization {org.name}",
+        f"{admin.username} invites you ({account.username}) to the organization {org.name} on spyglass.\n"
+        f"Accept with: spyglass org accept {org.id}\n",
     )
     try:
         await mail.send(server, note)
     except (OSError, smtplib.SMTPException) as exc:
-        raise ApiError(
-            503, f"The notification e-mail to {account.email} failed, so {account.username} was not added: {exc}"
-        ) from None
+        log.warning("the invitation e-mail to %s failed: %s", account.username, exc)
 
 
 @router.get("/org", response_model=m.Organization, responses=responses(403))
@@ -87,32 +76,52 @@ def organization(who: Caller = Depends(caller)) -> m.Organization:
     return body(who.store.own_organization(who.account))
 
 
-@router.put("/org/member/{user}", response_model=m.Success, responses={**responses(403, 404), **MAIL_ERRORS})
+@router.put("/org/member/{user}", response_model=m.Success, responses={**responses(403), **MAIL_ERRORS})
 async def add_member(request: Request, user: str, notify: bool = False, who: Caller = Depends(caller)) -> m.Success:
+    """Invite the user: they join when they accept (``/org/invitations``, beyond the seed). The
+    answer is the same whether the user exists, can join or not: it tells nobody who has an
+    account or where it belongs."""
     org = administered(who, "add members")
-    account = existing_user(who.store, user)
-    role = org.role_of(account.id)
-    if role is not None:
-        raise bad_request(
-            f"{account.username} is already {'an admin' if role == 'admin' else 'a member'} of {org.name}"
-        )
-    if who.store.organization_of(account.id) is not None:
-        raise bad_request(f"{account.username} already belongs to another organization")
-    if notify:
-        # Sent before the member is added: a failed e-mail leaves nothing done, so the call can
-        # simply be repeated.
-        await notify_member(request.app.state.settings.smtp_server, account, org, who.account)
-    if not who.store.add_member(org.id, account.id):
-        raise bad_request(f"{account.username} already belongs to another organization")  # joined meanwhile
+    smtp = request.app.state.settings.smtp_server
+    if notify and smtp is None:  # the server's setting, asked before anything about the user
+        raise ApiError(501, f"{mail.NO_SMTP}: the invitation e-mail cannot be sent")
+    try:
+        account = who.store.find_account(user)
+    except AmbiguousUser:
+        account = None
+    if account is None or org.role_of(account.id) is not None or not who.store.invite(org.id, account.id):
+        return m.Success(success=True)
+    if notify and account.email:
+        await invite_by_mail(smtp, account, org, who.account)
+    return m.Success(success=True)
+
+
+@router.get("/org/invitations", response_model=list[m.OrgInvitation], summary="Your pending invitations (spyglass)")
+def invitations(who: Caller = Depends(caller)) -> list[m.OrgInvitation]:
+    return [m.OrgInvitation(id=i, name=name, invited=when) for i, name, when in who.store.invitations(who.account.id)]
+
+
+@router.post(
+    "/org/invitations/{org_id}",
+    response_model=m.Success,
+    responses=responses(404),
+    summary="Accept an invitation, or decline it with accept=false (spyglass)",
+)
+def answer_invitation(org_id: str, accept: bool = True, who: Caller = Depends(caller)) -> m.Success:
+    if not who.store.answer_invitation(org_id, who.account.id, accept):
+        raise not_found("No invitation from that organization that can be accepted")
     return m.Success(success=True)
 
 
 @router.delete("/org/member/{user}", response_model=m.Success, responses=responses(403, 404))
 def remove_member(user: str, who: Caller = Depends(caller)) -> m.Success:
     org = administered(who, "remove members")
-    account = existing_user(who.store, user)
-    if org.role_of(account.id) == "admin":
+    try:
+        account = who.store.find_account(user)
+    except AmbiguousUser as exc:
+        raise bad_request(str(exc)) from None
+    if account is not None and org.role_of(account.id) == "admin":
         raise bad_request(f"{account.username} is an admin of {org.name}: admins cannot be removed")
-    if not who.store.remove_member(org.id, account.id):
-        raise not_found(f"{account.username} is not a member of {org.name}")
+    if account is None or not who.store.remove_member(org.id, account.id):
+        raise not_found(f"{user} is not a member of {org.name}")  # the same for no such user
     return m.Success(success=True)

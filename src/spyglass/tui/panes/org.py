@@ -83,7 +83,7 @@ class OrgPane(Pane):
         user = self.query_one("#org-user", Input).value.strip()
         clients = self.clients
         if not user:
-            self.show_error("Type the username or e-mail address of an existing user to add.")
+            self.show_error("Type the username or e-mail address of a user to invite.")
             return
         if clients is not None:
             self.show_error(None)
@@ -107,7 +107,9 @@ class OrgPane(Pane):
         if action == "add":
             await clients.org.add_member(user, notify=notify)
             self.query_one("#org-user", Input).value = ""
-            done = f"Added {user}" + (" and e-mailed them" if notify else "")
+            done = f"Invited {user}, if that user can join: a member once they accept" + (
+                " (e-mailed)" if notify else ""
+            )
         else:
             await clients.org.remove_member(user)
             done = f"Removed {user}"
