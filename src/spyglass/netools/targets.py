@@ -6,6 +6,11 @@ import ipaddress
 import re
 
 _LABEL = re.compile(r"^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$")
+# The same rule as a pattern an OpenAPI document can carry (no look-arounds); with a length of at
+# most 253, what it matches is_hostname takes.
+HOSTNAME_PATTERN = (
+    r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?"
+)
 
 
 def is_ip(value: str) -> bool:

@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from spyglass.models import DomainInfo, DomainRecord
 from spyglass.netools.dns import Resolver
-from spyglass.netools.targets import is_hostname, is_ip
+from spyglass.netools.targets import HOSTNAME_PATTERN, is_hostname, is_ip
 from spyglass.server.auth import Caller, caller
 from spyglass.server.deps import Banners
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
@@ -71,7 +71,7 @@ def domain_records(domain: str, banners: Iterable[dict]) -> dict[tuple[str, str,
 )
 def domain_info(
     banners: Banners,
-    domain: str,
+    domain: str = Path(..., json_schema_extra={"pattern": f"^{HOSTNAME_PATTERN}$", "maxLength": 253}),
     history: bool = False,
     type: RecordType | None = None,
     page: int = Query(1, ge=1),
@@ -144,7 +144,12 @@ async def lookups(resolver: Resolver, names: list[str], rtypes: tuple[str, ...])
 )
 async def resolve(
     request: Request,
-    hostnames: str = Query(..., description="comma-separated hostnames"),
+    hostnames: str = Query(
+        ...,
+        description=f"comma-separated hostnames, at most {MAX_NAMES}",
+        # declared for generated clients; checked below, with messages a person can read
+        json_schema_extra={"pattern": f"^{HOSTNAME_PATTERN}(?:,{HOSTNAME_PATTERN}){{0,{MAX_NAMES - 1}}}$"},
+    ),
     who: Caller = Depends(caller),
 ) -> dict[str, str | None]:
     names = listed(hostnames, "hostnames", is_hostname)

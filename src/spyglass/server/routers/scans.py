@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Literal
 
 from fastapi import APIRouter, Depends, Form, Request
 
@@ -71,7 +72,10 @@ def submit(request: Request, ips: str = Form(...), who: Caller = Depends(caller)
     responses=responses(403),
 )
 def internet(
-    request: Request, port: int = Form(..., ge=1, le=65535), protocol: str = Form(...), who: Caller = Depends(caller)
+    request: Request,
+    port: int = Form(..., ge=1, le=65535),
+    protocol: Literal[tuple(sorted(PROTOCOLS))] = Form(...),  # type: ignore[valid-type]
+    who: Caller = Depends(caller),
 ) -> dict:
     if not (who.account.researcher or who.account.plan.enterprise):
         raise ApiError(403, "Internet-wide scans are for approved researchers and enterprise data licenses")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from spyglass.exactjson import dumps, loads
 from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFields
@@ -84,7 +84,7 @@ def search_tokens(query: str = Query(...), who: Caller = Depends(caller)) -> dic
 def host(
     request: Request,
     banners: Banners,
-    ip: str,
+    ip: str = Path(..., json_schema_extra={"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}),
     history: bool = False,
     minify: bool = False,
     who: Caller = Depends(caller),
