@@ -95,7 +95,7 @@ def test_org_commands(as_plan, loaded, capsys):
         as_kim.setenv("SPYGLASS_API_KEY", kim)
         assert main(["org", "invitations"]) == 0
         org_id = capsys.readouterr().out.split()[0]
-        assert main(["org", "accept", org_id]) == 0
+        assert main(["org", "accept", "--", org_id]) == 0  # "--": an id may start with "-"
         assert capsys.readouterr().out.strip() == f"joined {org_id}"
     assert main(["org"]) == 0
     out = capsys.readouterr().out

@@ -376,7 +376,13 @@ class Store:
                 stamp = iso(self.clock())
                 # From its admin's (unique) username and its start: an 11-character id like the service's.
                 seed = hashlib.blake2b(f"{admin.username}|{stamp}".encode(), digest_size=8).digest()
-                org_id = base64.urlsafe_b64encode(seed).decode().rstrip("=")
+                # never a leading "-": an id on a command line would read as an option
+                org_id = (
+                    base64.urlsafe_b64encode(seed)
+                    .decode()
+                    .rstrip("=")
+                    .replace("-", "A", 1 if seed[0] >> 2 == 62 else 0)
+                )
                 domain = admin.email.rpartition("@")[2].lower() if admin.email and "@" in admin.email else ""
                 db.execute(
                     "INSERT INTO organizations (id, name, created, upgrade_type, domains) VALUES (?,?,?,?,?)",

@@ -62,7 +62,7 @@ async def invite_by_mail(server: tuple[str, int] | None, account: Account, org: 
         account.email,
         f"{admin.username} invites you to the organization {org.name}",
         f"{admin.username} invites you ({account.username}) to the organization {org.name} on spyglass.\n"
-        f"Accept with: spyglass org accept {org.id}\n",
+        f"Accept with: spyglass org accept -- {org.id}\n",
     )
     try:
         await mail.send(server, note)
