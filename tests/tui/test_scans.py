@@ -94,3 +94,25 @@ async def test_x_cancels_the_scan_in_flight_under_the_cursor(scan_backend):
                     break
                 await pilot.pause(0.1)
             assert set(pane.statuses.values()) == {"CANCELLED"}
+
+
+async def test_the_age_column_goes_on_when_no_scan_runs(scan_backend):
+    from datetime import UTC, datetime, timedelta
+
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    with Greeter(["127.0.0.1"], b"220 aged\r\n") as service:
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_scans(pilot)
+            pane.query_one("#scan-targets", Input).value = "127.0.0.1"
+            pane.query_one("#scan-ports", Input).value = str(service.port)
+            await pilot.press("enter")
+            for _ in range(100):
+                await settle(pilot)
+                if set(pane.statuses.values()) == {"DONE"} and not pane.following:
+                    break
+                await pilot.pause(0.1)
+            ((scan_id, created),) = pane.created.items()
+            assert created is not None
+            later = datetime.fromisoformat(created.replace("Z", "+00:00")).replace(tzinfo=UTC) + timedelta(minutes=5)
+            pane.refresh_ages(later)  # nothing polls any more: the ticker still moves it
+            assert pane.query_one("#scan-list").records[scan_id]["age"] == "5m"

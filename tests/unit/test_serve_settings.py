@@ -53,3 +53,11 @@ def test_serve_warns_when_it_listens_beyond_this_machine():
     warning = exposure_warning("0.0.0.0", None)
     assert warning and "0.0.0.0" in warning and "geonet" in warning and "--rate-limit" in warning
     assert "2 requests a second per key" in (exposure_warning("192.0.2.1", 2.0) or "")
+
+
+def test_serve_says_why_a_demo_stream_stays_empty():
+    from spyglass.cli.commands.serve import quiet_stream_hint
+
+    hint = quiet_stream_hint(demo=True, demo_rate=0.0)
+    assert hint and "--demo-rate N" in hint and "stream" in hint
+    assert quiet_stream_hint(demo=True, demo_rate=2.0) is None and quiet_stream_hint(demo=False, demo_rate=0) is None

@@ -109,6 +109,17 @@ def exposure_warning(host: str, rate_limit: float | None) -> str | None:
     )
 
 
+def quiet_stream_hint(demo: bool, demo_rate: float) -> str | None:
+    """With the demo data but no demo collector, the live stream stays empty: say so and why."""
+    if demo and demo_rate <= 0:
+        return (
+            "serve: the demo data is searchable, but nothing is collected live: the stream stays empty "
+            "until a scan finds something or 'spyglass replay' sends banners; --demo-rate N collects N "
+            "synthetic banners a second"
+        )
+    return None
+
+
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
@@ -118,8 +129,9 @@ def serve_command(args: argparse.Namespace) -> int:
         settings = settings_from(args)
     except ValueError as exc:
         return fail(f"serve: {exc}", EXIT_USAGE)
-    if warning := exposure_warning(args.host, args.rate_limit):
-        print(warning, file=sys.stderr, flush=True)
+    for note in (exposure_warning(args.host, args.rate_limit), quiet_stream_hint(args.demo, args.demo_rate)):
+        if note:
+            print(note, file=sys.stderr, flush=True)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
     try:
         serve(

@@ -3,6 +3,7 @@ is in flight, and open a finished one's results in the search pane."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from spyglass.models import ScanList
 
 POLL_EVERY = 1.0  # seconds between listings while a scan is in flight
+AGE_EVERY = 5.0  # seconds between updates of the Age column (it goes on when no scan runs)
 COLUMNS = [
     Column("id", "Scan", 16),
     Column("status", "Status", 10),
@@ -72,8 +74,10 @@ class ScansPane(Pane):
     def on_mount(self) -> None:
         self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
         self.statuses: dict[str, str] = {}
+        self.created: dict[str, str | None] = {}  # scan id -> when, for the Age column
         self.following = False  # a scan is in flight: the list polls
         self._poll = self.set_interval(POLL_EVERY, self.poll, pause=True)
+        self.set_interval(AGE_EVERY, self.refresh_ages)
         self.check_form()
 
     # -- the form ------------------------------------------------------------------------------
@@ -161,8 +165,10 @@ class ScansPane(Pane):
         table = self.query_one("#scan-list", Table)
         table.clear_records()
         self.statuses = {}
+        self.created = {}
         for scan in scans.matches:
             self.statuses[scan.id] = str(scan.status)
+            self.created[scan.id] = scan.created
             table.add_record(
                 {
                     "id": safe_text(scan.id, one_line=True, max_chars=32),
@@ -200,6 +206,15 @@ class ScansPane(Pane):
         await clients.scans.cancel(scan_id)
         self.app.notify(f"Scan {scan_id} cancelled: what it found stays", title="Scans", markup=False)
         await self.load(clients)
+
+    def refresh_ages(self, now: datetime | None = None) -> None:
+        """The Age column from each scan's creation, also while no scan runs (nothing polls then)."""
+        from spyglass.present.scans import age
+
+        table = self.query_one("#scan-list", Table)
+        for scan_id, created in self.created.items():
+            if scan_id in table.records:
+                table.update_record(scan_id, {**table.records[scan_id], "age": age(created, now)})
 
     @on(DataTable.RowSelected, "#scan-list")
     def open_results(self, event: DataTable.RowSelected) -> None:
