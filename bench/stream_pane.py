@@ -127,7 +127,7 @@ async def headless(rate: float, banners: int) -> None:
             if time.monotonic() < next_sample:
                 continue
             next_sample += 5
-            lags.append((hose.sent - pane.received) / rate)  # seconds of stream not yet read
+            lags.append((hose.sent - pane.buffer.received) / rate)  # seconds of stream not yet read
             rss.append(rss_mb())
             # A keystroke, as the terminal driver delivers it; it is on screen when the tail next
             # renders a line (Up leaves the live edge and repaints at once, whatever the cap).
@@ -139,8 +139,8 @@ async def headless(rate: float, banners: int) -> None:
             latencies.append((painted[0] - pressed) * 1000)
             app.post_message(events.Key("end", None))
             print(
-                f"{hose.sent:>9,} sent  {pane.received:>9,} read  lag {lags[-1]:5.2f} s  "
-                f"key {latencies[-1]:5.1f} ms  rss {rss[-1]:6.1f} MB  dropped {pane.dropped:,}",
+                f"{hose.sent:>9,} sent  {pane.buffer.received:>9,} read  lag {lags[-1]:5.2f} s  "
+                f"key {latencies[-1]:5.1f} ms  rss {rss[-1]:6.1f} MB  dropped {pane.buffer.dropped:,}",
                 flush=True,
             )
     server.__exit__(None, None, None)
@@ -150,7 +150,7 @@ async def headless(rate: float, banners: int) -> None:
         f"second half {statistics.mean(lags[half:]):.2f} s (max {max(lags):.2f} s); keystroke to screen median "
         f"{statistics.median(latencies):.0f} ms, max {max(latencies):.0f} ms; "
         f"RSS {min(rss[1:]):.1f}..{max(rss[1:]):.1f} MB after the first sample "
-        f"(growth {rss[-1] - rss[1]:+.1f} MB); dropped in the pane {pane.dropped:,}"
+        f"(growth {rss[-1] - rss[1]:+.1f} MB); dropped in the pane {pane.buffer.dropped:,}"
     )
 
 

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.panes.stream import RATE_WINDOW, StreamPane
+from spyglass.tui.panes.stream import StreamPane
+from spyglass.tui.streambuffer import RATE_WINDOW
 from spyglass.tui.widgets.tail import Tail
 from tests.conftest import start_backend
 from tests.tui.conftest import FROZEN, shown_on
@@ -64,7 +65,7 @@ async def tail_of_fixed_banners(pilot, backend) -> None:
     while len(tail.ring) < len(BANNERS):
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
-    pane.rates.extend([0] * RATE_WINDOW)  # real seconds: zeroed for a fixed picture
+    pane.buffer.rates.extend([0] * RATE_WINDOW)  # real seconds: zeroed for a fixed picture
     pane.this_second = 0
     pane._show_status()
     tail._repaint()

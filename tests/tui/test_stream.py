@@ -14,7 +14,7 @@ from textual.widgets import Input
 
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.host import HostPane
-from spyglass.tui.panes.stream import StreamPane
+from spyglass.tui.panes.stream import GAP_SHOWN, StreamPane
 from spyglass.tui.widgets.statusbar import StatusBar
 from spyglass.tui.widgets.tail import Tail
 from tests.conftest import start_backend
@@ -72,11 +72,11 @@ async def test_banners_appear_and_pause_holds_them_with_a_count(live):
         await until(pilot, lambda: "1002/tcp" in screen_text(app), "the lines on screen")
         await pilot.press("p")
         await publish(live, [banner(port=2000 + i) for i in range(4)])
-        await until(pilot, lambda: len(pane.pending) == 4, "four pending")
+        await until(pilot, lambda: len(pane.buffer.pending) == 4, "four pending")
         assert ports_in(tail) == [1000, 1001, 1002]
         await until(pilot, lambda: "PAUSED: 4 pending" in screen_text(app), "the pending count")
         await pilot.press("p")
-        assert ports_in(tail) == [1000, 1001, 1002, 2000, 2001, 2002, 2003] and not pane.pending
+        assert ports_in(tail) == [1000, 1001, 1002, 2000, 2001, 2002, 2003] and not pane.buffer.pending
         await until(pilot, lambda: "2003/tcp" in screen_text(app), "the released lines on screen")
 
 
@@ -90,7 +90,7 @@ async def test_the_client_side_filter_applies_as_banners_arrive(live):
         assert box.has_focus
         box.value = "product:nginx -port:80"
         await pilot.press("enter")
-        assert pane.matches is not None
+        assert pane.buffer.matches is not None
         mixed = [
             dict(banner(port=80), product="nginx"),
             dict(banner(port=8080), product="nginx"),
@@ -98,7 +98,7 @@ async def test_the_client_side_filter_applies_as_banners_arrive(live):
             dict(banner(port=8443), product="nginx"),
         ]
         await publish(live, mixed)
-        await until(pilot, lambda: pane.received >= 4 and not pane.inbox, "the batch")
+        await until(pilot, lambda: pane.buffer.received >= 4 and not pane.buffer.inbox, "the batch")
         await until(pilot, lambda: ports_in(tail) == [8080, 8443], "the filtered lines")
         assert "filter product:nginx -port:80" in screen_text(app)
         box.value = "port:"  # a broken filter says why and keeps the one in force
@@ -125,7 +125,7 @@ async def test_scrolling_back_keeps_the_view_and_end_follows_again(live):
         await pilot.press("end")
         assert tail.following and tail.selected is None
         await until(pilot, lambda: "4004/tcp" in screen_text(app), "the live edge")
-        assert pane.received == 45
+        assert pane.buffer.received == 45
 
 
 async def test_save_writes_the_buffer_and_enter_opens_the_host(live, tmp_path, monkeypatch):
@@ -163,6 +163,27 @@ async def test_the_pane_says_when_it_reconnects_and_the_gap(tmp_path):
             await publish(live.backend, [banner(port=6500)])
             await until(pilot, lambda: 6500 in ports_in(app.query_one(Tail)), "a banner after the restart")
             assert pane.state is not None and pane.state.status == "connected" and pane.state.gap > 0
+            pane.connected_at -= GAP_SHOWN  # the gap was a while ago: it leaves the status line
+            await until(pilot, lambda: "missed" not in screen_text(app), "the gap gone")
+            assert "buffer 1/5,000" in screen_text(app)
+    finally:
+        live.stop()
+
+
+async def test_when_the_backend_is_given_up_the_stream_stops_saying_it_reconnects(tmp_path):
+    from tests.contract.test_stream import Restartable
+
+    live = Restartable(tmp_path)
+    try:
+        app = SpyglassApp(live.backend.profile(live.key))
+        async with app.run_test(size=SIZE) as pilot:
+            await open_stream(pilot)
+            await asyncio.to_thread(live.stop)
+            await until(pilot, lambda: "reconnecting in" in screen_text(app), "the countdown")
+            app._backend_event("failed", "embedded backend exited (signal 9) soon after each of 3 restarts")
+            await until(pilot, lambda: "stopped: the embedded backend was given up" in screen_text(app), "stopped")
+            await pilot.pause(1.5)  # the stream's own retries are over: nothing says it reconnects
+            assert "reconnecting" not in screen_text(app)
     finally:
         live.stop()
 
@@ -196,7 +217,7 @@ async def test_an_empty_filter_box_clears_the_filter(live):
         await pilot.press("slash", "ctrl+u")
         assert box.value == "" and "empty query" not in screen_text(app)
         await pilot.press("enter")
-        assert pane.matches is None and pane.filter_text == ""
+        assert pane.buffer.matches is None and pane.filter_text == ""
         screen = screen_text(app)
         assert "filter port:443" not in screen and "empty query" not in screen, screen
         await publish(live, [banner(port=7700), banner(port=7701)])
@@ -212,19 +233,19 @@ async def test_a_reconnect_keeps_the_buffer_and_another_stream_clears_it(live):
         await until(pilot, lambda: len(tail.ring) == 3, "three lines")
         await pilot.press("p")
         await publish(live, [banner(port=7810)])
-        await until(pilot, lambda: len(pane.pending) == 1, "one pending")
+        await until(pilot, lambda: len(pane.buffer.pending) == 1, "one pending")
         states: list[str] = []
         pane._on_state = lambda state: (states.append(state.status), StreamPane._on_state(pane, state))  # type: ignore[method-assign]
         app.connect()  # what the app does when the embedded backend comes back: the pane loads again
         await until(pilot, lambda: states[-1:] == ["connected"], "the stream followed again")
-        assert ports_in(tail) == [7800, 7801, 7802] and len(pane.pending) == 1 and pane.received == 4
-        await until(pilot, lambda: "buffer 3/5,000" in screen_text(app), "the buffer kept")
+        assert ports_in(tail) == [7800, 7801, 7802] and len(pane.buffer.pending) == 1 and pane.buffer.received == 4
+        await until(pilot, lambda: "buffer 4/5,000" in screen_text(app), "the buffer kept")  # one held by the pause
         await pilot.press("p")
         assert ports_in(tail) == [7800, 7801, 7802, 7810]
         pane.run_arg("ports 7899")  # another stream: another buffer
         await until(pilot, lambda: not tail.ring and pane.source == ("ports", "7899"), "the buffer cleared")
         await until(pilot, lambda: "buffer 0/5,000" in screen_text(app), "the status")
-        assert pane.received == 0
+        assert pane.buffer.received == 0
 
 
 async def test_leaving_a_field_restores_what_is_in_force_and_clears_its_error(live):
@@ -270,17 +291,39 @@ async def test_a_filter_applies_to_what_is_buffered_and_to_the_save(live, tmp_pa
         assert selected is not None and json.loads(selected.raw)["port"] == 443
         await pilot.press("p")
         await publish(live, [banner(port=443), banner(port=7999)])
-        await until(pilot, lambda: len(pane.pending) == 2, "two pending")
+        await until(pilot, lambda: len(pane.buffer.pending) == 2, "two pending")
         await pilot.press("slash", *"port:443", "enter", "s")
         await until(pilot, lambda: not pane.refiltering, "the buffer filtered")
         assert ports_in(tail) == [443] * 4 and tail.selected is selected
-        assert [json.loads(e.raw)["port"] for e in pane.pending] == [443]
+        assert [json.loads(e.raw)["port"] for e in pane.buffer.pending] == [443]
         await until(pilot, lambda: list(tmp_path.glob("spyglass-stream-*.json.gz")), "the saved file")
         (saved,) = tmp_path.glob("spyglass-stream-*.json.gz")
         await until(pilot, lambda: len(saved_lines(saved)) == 4, "the whole file")
         assert {json.loads(line)["port"] for line in saved_lines(saved)} == {443}
         await pilot.press("p")
         assert ports_in(tail) == [443] * 5
+
+
+async def test_a_filter_is_a_view_clearing_it_shows_the_whole_buffer_again(live):
+    """Applying a filter lets nothing go: what did not match shows again when it is cleared, and
+    lines that arrive under a filter are kept too (a filter used to delete what it hid)."""
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        tail = app.query_one(Tail)
+        await publish(live, [banner(port=22 if i % 4 == 0 else 8000 + i) for i in range(12)])
+        await until(pilot, lambda: len(tail.ring) == 12, "twelve lines")
+        await pilot.press("slash", *"port:22", "enter")
+        await until(pilot, lambda: not pane.refiltering and ports_in(tail) == [22] * 3, "the view")
+        assert "buffer 12/5,000 (3 shown)" in screen_text(app)
+        await publish(live, [banner(port=9001), banner(port=22)])
+        await until(pilot, lambda: pane.buffer.received == 14 and ports_in(tail) == [22] * 4, "new lines")
+        box = app.query_one("#stream-filter", Input)
+        await pilot.press("slash")
+        box.value = ""
+        await pilot.press("enter")
+        await until(pilot, lambda: not pane.refiltering and len(tail.ring) == 14, "the whole buffer")
+        assert ports_in(tail)[-2:] == [9001, 22] and ports_in(tail)[0] == 22
 
 
 async def test_the_status_says_paused_and_counts_read_in_the_singular(live, tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ from spyglass.tui import keyorder
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.console import linux_console, plain_boxes
 from spyglass.tui.panes import load_panes, pane_ids
-from spyglass.tui.panes.base import CallEnded, CallStarted, Navigate, Pane, PaneFailure
+from spyglass.tui.panes.base import BackendGone, CallEnded, CallStarted, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
 from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.navbar import NavBar
@@ -204,6 +204,9 @@ class SpyglassApp(App[None]):
             self.set_state(
                 State.STARTING if kind == "died" else State.FAILED, message.removesuffix(" (ctrl+r to retry)"), hint
             )
+            if kind == "failed":
+                for pane in self.query(Pane):
+                    pane.post_message(BackendGone(message))
         self.report(message, error=kind != "restarted")
 
     def _reachability_changed(self, reach) -> None:

@@ -40,6 +40,15 @@ class CallEnded(_Call):
     """A pane's call finished (any way): bubbles to the app, the one place that reports failures."""
 
 
+class BackendGone(Message, bubble=False):
+    """The app gave up the embedded backend: a pane that follows something live stops saying it
+    will reconnect (ctrl+r starts it again)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__()
+        self.why = why
+
+
 class Navigate(Message):
     """Ask the app to show pane ``PANE`` and run ``arg`` there; panes never call the app."""
 

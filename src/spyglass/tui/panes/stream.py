@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -31,8 +30,9 @@ from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, on_console
-from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
-from spyglass.tui.widgets.tail import Tail, TailEntry
+from spyglass.tui.panes.base import BackendGone, OpenHost, Pane, PaneFailure
+from spyglass.tui.streambuffer import BUFFER, StreamBuffer, TailEntry
+from spyglass.tui.widgets.tail import Tail
 
 if TYPE_CHECKING:
     from spyglass.client import Clients, StreamState
@@ -45,11 +45,10 @@ KINDS = [
     ("ports", "ports"),
     ("vulns", "vulns"),
 ]
-BUFFER = 5000  # lines kept by default (the buffer box changes it)
 MAX_BUFFER = 200_000
 PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
 SPARK = "▁▂▃▄▅▆▇█"
-RATE_WINDOW = 20  # seconds of the rate sparkline
+GAP_SHOWN = 10.0  # seconds the time missed by a reconnect stays in the status line
 DETAIL_DATA_LINES = 40  # of the selected banner's raw data (the detail box shows what its height allows)
 
 
@@ -88,17 +87,6 @@ def detail_lines(banner: dict) -> list[str]:
     return lines
 
 
-def banner_matches(raw: bytes, matches: Any) -> bool:
-    """Whether the line is a banner the client-side filter keeps (a line that is not one never is)."""
-    from spyglass.client.streamparse import loads
-
-    try:
-        banner = loads(raw)
-    except ValueError:
-        return False
-    return isinstance(banner, dict) and bool(matches(banner))
-
-
 NARROW = 100  # columns of the tail below which a line's product column is cut, for the title's sake
 NARROW_PRODUCT = 16
 
@@ -126,8 +114,8 @@ class StreamPane(Pane):
     WIDGETS = (Tail,)
     HELP = (
         "The live stream of newly collected banners (enterprise). Pick a stream and its values; the "
-        "filter box takes the search language (product:nginx -port:80): it applies to what is buffered and "
-        "to what arrives; an empty box clears it (lines a filter let go do not come back). "
+        "filter box takes the search language (product:nginx -port:80): it shows the buffered lines that "
+        "match and those that arrive; an empty box clears it and shows the whole buffer again. "
         "p pauses, up/down scroll back (End: live), Enter opens the host, s saves the buffer, "
         "w records everything from now on (.json.gz in the current directory)."
     )
@@ -170,21 +158,14 @@ class StreamPane(Pane):
 
     def on_mount(self) -> None:
         self.state: StreamState | None = None
-        self.inbox: deque[bytes] = deque(maxlen=BUFFER)  # read, not yet parsed
-        self.pending: deque[TailEntry] = deque(maxlen=BUFFER)  # parsed while paused
-        self.paused = False
-        self.matches: Any = None  # the client-side filter, or None for everything
+        self.connected_at = 0.0  # time.monotonic() of the last (re)connection, for the gap's sake
+        self.gone = ""  # why the stream is no longer followed, when the app gave up its backend
+        self.buffer = StreamBuffer(BUFFER)
         self.filter_query = ""  # as typed (the box returns to it when left)
         self.filter_text = ""  # as shown in the status line
         self.refiltering = False  # the buffer is being filtered again (a thread)
         self.buffer_lock = asyncio.Lock()  # one batch, refilter or save at a time: each sees the others' result
         self.buffered: tuple[str, str] | None = None  # the stream whose lines the buffer holds
-        self.received = 0  # banners read off the stream
-        self.shown = 0  # of those, the ones that passed the filter
-        self.dropped = 0  # lines this pane let go because it (or the pause) fell too far behind
-        self.discarded = 0  # as the server reported (debug events)
-        self.rates: deque[int] = deque([0] * RATE_WINDOW, maxlen=RATE_WINDOW)
-        self.this_second = 0
         self.recorder: GzipLines | None = None
         self.source = ("banners", "")
         self.set_interval(1.0, self._second)
@@ -194,6 +175,7 @@ class StreamPane(Pane):
     async def load(self, clients: Clients) -> None:
         """Follow the chosen stream until another is chosen (the pump runs beside it)."""
         kind, values = self.source
+        self.gone = ""
         if kind != "banners" and not values.strip():
             raise PaneFailure(f"Give the {kind} to follow, separated by commas")
         if self.error_source == f"{self.TITLE}: load":  # e.g. "give the ports": no longer true
@@ -208,78 +190,67 @@ class StreamPane(Pane):
         try:
             async for item in stream:
                 if isinstance(item, bytes):
-                    if len(self.inbox) == self.inbox.maxlen:
-                        self.dropped += 1
-                    self.inbox.append(item)
-                    self.received += 1
-                    self.this_second += 1
+                    self.buffer.read(item)
                 else:
-                    self.discarded += item.discarded
+                    self.buffer.discarded += item.discarded
         finally:
             pump.cancel()
             await stream.aclose()
 
     def _start_afresh(self) -> None:
         self.query_one(Tail).clear()
-        self.pending.clear()
-        self.inbox.clear()
-        self.received = self.shown = self.dropped = self.discarded = self.this_second = 0
+        self.buffer.clear()
         self._show_status()
 
     async def _pump(self) -> None:
         while True:
             await asyncio.sleep(PUMP_EVERY)
-            if not self.inbox:
+            if not self.buffer.inbox:
                 continue
             async with self.buffer_lock:
-                lines, source = list(self.inbox), self.buffered
-                self.inbox.clear()
+                lines, source = self.buffer.take(), self.buffered
+                # on a narrow tail, the product is cut so that the title shows
                 narrow = self.query_one(Tail).size.width < NARROW
-                prepare = partial(self._prepare, lines, self.matches, self.recorder, narrow)
+                line_of = partial(describe, product_width=NARROW_PRODUCT) if narrow else describe
+                prepare = partial(self.buffer.prepare, lines, self.buffer.matches, self.recorder, line_of)
                 batch = asyncio.ensure_future(asyncio.to_thread(prepare))
                 try:
-                    entries = await asyncio.shield(batch)
+                    prepared = await asyncio.shield(batch)
                 except asyncio.CancelledError:  # the stream is followed again: the batch read is not lost
-                    entries = await batch
+                    prepared = await batch
                     if source == self.buffered and self.is_attached:  # (not for another stream, nor on quitting)
-                        self._deliver(entries)
+                        self._deliver(prepared)
                     raise
-                self._deliver(entries)
+                self._deliver(prepared)
 
-    @staticmethod
-    def _prepare(lines: list[bytes], matches: Any, recorder: GzipLines | None, narrow: bool) -> list[TailEntry]:
-        """In a thread: filter (and record) a batch. Lines are formatted later, when shown (on a
-        narrow tail, with the product cut so that the title shows)."""
-        if matches is not None:
-            lines = [raw for raw in lines if banner_matches(raw, matches)]
-        if recorder is not None:
-            for raw in lines:
-                recorder.write(raw)
-        line_of = partial(describe, product_width=NARROW_PRODUCT) if narrow else describe
-        return [TailEntry(raw, line_of) for raw in lines]
-
-    def _deliver(self, entries: list[TailEntry]) -> None:
-        self.shown += len(entries)
-        if self.paused:
-            overflow = len(self.pending) + len(entries) - (self.pending.maxlen or 0)
-            self.dropped += max(0, overflow)
-            self.pending.extend(entries)
-        else:
-            self.query_one(Tail).add(entries)
+    def _deliver(self, batch: tuple[list[TailEntry], list[TailEntry]]) -> None:
+        tail = self.query_one(Tail)
+        tail.add(self.buffer.deliver(*batch))
+        tail.drop_older(self.buffer.oldest)
 
     def _on_state(self, state: StreamState) -> None:
+        if state.status == "connected":
+            self.connected_at = time.monotonic()
         self.state = state
         self._show_status()
 
+    def on_backend_gone(self, message: BackendGone) -> None:
+        """No more reconnecting: the stream stops, and the status line says why."""
+        self.gone = "the embedded backend was given up (ctrl+r retries)"
+        self.workers.cancel_group(self, "load")
+        self._show_status()
+
     def _second(self) -> None:
-        self.rates.append(self.this_second)
-        self.this_second = 0
+        self.buffer.second()
         self._show_status()
 
     def _show_status(self) -> None:
-        state, tail = self.state, self.query_one(Tail)
-        if state is None or state.status == "closed":
-            where = "not connected"
+        """Two lines, each cut rather than wrapped: the connection, the buffer and the rate first."""
+        state, tail, buffer = self.state, self.query_one(Tail), self.buffer
+        if self.gone:
+            where = f"stopped: {self.gone}"
+        elif state is None or state.status == "closed":
+            where = "not connected" + (f": {clean(state.reason, one_line=True, max_chars=80)}" if state else "")
         elif state.status == "connecting":
             where = "connecting…"
         elif state.status == "reconnecting":
@@ -287,29 +258,29 @@ class StreamPane(Pane):
             reason = clean(state.reason, one_line=True, max_chars=80)
             where = f"reconnecting in {left:.0f} s (attempt {state.attempt}): {reason}"
         else:
-            where = f"{dot(self.app)} live" + (f" (missed {state.gap:.1f} s)" if state.gap else "")
-        if self.paused:  # the lines wait: the screen is not live, whatever the connection does
+            recent = time.monotonic() - self.connected_at < GAP_SHOWN
+            where = f"{dot(self.app)} live" + (f" (missed {state.gap:.1f} s)" if state.gap and recent else "")
+        if buffer.paused:  # the lines wait: the screen is not live, whatever the connection does
             live = where.startswith(dot(self.app))
             where = ("|| paused" if on_console(self.app) else "❚❚ paused") + ("" if live else f" · {where}")
-        first = [
-            where,
-            f"{self.rates[-1]:,}/s {sparkline(list(self.rates))}",
-            f"{self.received:,} received",
-            f"{self.discarded:,} discarded",
-        ]
-        if self.dropped:
-            first.append(f"{self.dropped:,} dropped here")
-        second = [f"buffer {len(tail.ring):,}/{tail.capacity:,}"]
-        if self.paused:
-            second.append(f"PAUSED: {len(self.pending):,} pending (p resumes)")
+        held = f"buffer {len(buffer.kept):,}/{buffer.capacity:,}"
+        if self.filter_text:
+            held += f" ({len(tail.ring):,} shown)"
+        first = [where, held, f"{buffer.rates[-1]:,}/s {sparkline(list(buffer.rates))}"]
+        second = []
+        if buffer.paused:
+            second.append(f"PAUSED: {len(buffer.pending):,} pending (p resumes)")
         if tail.below:
             second.append(f"↓ {tail.below:,} newer (End)")
         if self.filter_text:
             second.append(f"filter {self.filter_text}" + (" (filtering the buffer…)" if self.refiltering else ""))
         if self.recorder is not None:
             second.append(f"recording {self.recorder.path.name} ({self.recorder.lines:,})")
-        status = Text(" · ".join(first), no_wrap=True, overflow="ellipsis")
-        status.append("\n" + " · ".join(second))
+        second += [f"{buffer.received:,} received", f"{buffer.discarded:,} discarded"]
+        if buffer.dropped:
+            second.append(f"{buffer.dropped:,} dropped here")
+        status = Text(no_wrap=True, overflow="ellipsis")
+        status.append(" · ".join(first) + "\n" + " · ".join(second))
         self.query_one("#stream-status", Static).update(status)
 
     # -- choosing -------------------------------------------------------------------------------
@@ -368,14 +339,11 @@ class StreamPane(Pane):
         if error:
             return  # the error line says why; what was typed stays until the box is left
         query = parse(text) if text else None
-        self.matches = matcher(query) if query is not None and query.terms else None
+        self.buffer.matches = matcher(query) if query is not None and query.terms else None
         self.filter_query = text
         self.filter_text = clean(text, one_line=True, max_chars=60)
-        self.refiltering = self.matches is not None
-        if self.matches is not None:
-            self.call("filter", self._refilter, self.matches)  # a filter still at work is cancelled
-        else:
-            self.workers.cancel_group(self, "filter")  # cleared: what is buffered stays as it is
+        self.refiltering = True
+        self.call("filter", self._refilter, self.buffer.matches)  # a filter still at work is cancelled
         self._show_status()
         self.query_one(Tail).focus()
 
@@ -386,24 +354,16 @@ class StreamPane(Pane):
         self._field_error("filter", None)
 
     async def _refilter(self, matches: Any) -> None:
-        """The buffered and held lines the new filter does not match go (filtered in a thread)."""
+        """The view shows the kept lines the filter matches (all of them without one)."""
         try:
             async with self.buffer_lock:  # after any batch read with the previous filter
-                tail = self.query_one(Tail)
-                entries = [*tail.ring, *self.pending]
-                dropped = await asyncio.to_thread(self._unmatched, entries, matches)
-                if dropped:
-                    tail.keep(lambda entry: id(entry) not in dropped)
-                    self.pending = deque((e for e in self.pending if id(e) not in dropped), maxlen=self.pending.maxlen)
+                kept = list(self.buffer.kept)
+                matching = await asyncio.to_thread(self.buffer.matching, kept, matches)
+                self.query_one(Tail).show(self.buffer.apply_view(matching))
         finally:
-            if matches is self.matches:  # a newer filter runs on
+            if matches is self.buffer.matches:  # a newer filter runs on
                 self.refiltering = False
             self._show_status()
-
-    @staticmethod
-    def _unmatched(entries: list[TailEntry], matches: Any) -> set[int]:
-        """In a thread: the ids of the entries ``matches`` rejects (they stay alive in ``entries``)."""
-        return {id(entry) for entry in entries if not banner_matches(entry.raw, matches)}
 
     @staticmethod
     def _buffer_size(text: str) -> int | None:
@@ -425,9 +385,10 @@ class StreamPane(Pane):
             self._field_error("buffer", f"buffer: between 100 and {MAX_BUFFER:,} lines")
             return
         self._field_error("buffer", None)
-        self.query_one(Tail).resize_ring(size)
-        self.inbox = deque(self.inbox, maxlen=size)
-        self.pending = deque(self.pending, maxlen=size)
+        self.buffer.resize(size)
+        tail = self.query_one(Tail)
+        tail.resize_ring(size)
+        tail.drop_older(self.buffer.oldest)
         self._show_status()
 
     @on(Input.Blurred, "#stream-buffer")
@@ -437,10 +398,7 @@ class StreamPane(Pane):
 
     # -- actions --------------------------------------------------------------------------------
     def action_pause(self) -> None:
-        self.paused = not self.paused
-        if not self.paused:
-            self.query_one(Tail).add(list(self.pending))
-            self.pending.clear()
+        self.query_one(Tail).add(self.buffer.pause())
         self._show_status()
 
     def action_focus_filter(self) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -22,35 +21,12 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from spyglass.tui.streambuffer import TailEntry
+
 BYTES_PER_SECOND = 40_000  # the repaint budget: under the 50 KB/s a slow link is given
 BYTES_PER_CELL = 2.0  # measured: a repainted cell costs ~1.5 bytes on the wire (text, cursor moves, styles)
 MAX_FPS = 5.0
 MIN_FPS = 1.0
-
-
-class TailEntry:
-    """One item of the tail: its raw bytes, and its text, made the first time it is shown (at the
-    firehose's rate most lines scroll past unseen: only what is drawn is ever formatted)."""
-
-    __slots__ = ("raw", "_describe", "_text")
-
-    def __init__(self, raw: bytes, describe: Callable[[bytes], tuple[str, str]]) -> None:
-        self.raw = raw  # e.g. a banner's JSON as received (for the detail, saving, opening the host)
-        self._describe = describe  # raw -> (one inert line, the address it is about)
-        self._text: tuple[str, str] | None = None
-
-    def _described(self) -> tuple[str, str]:
-        if self._text is None:
-            self._text = self._describe(self.raw)
-        return self._text
-
-    @property
-    def line(self) -> str:
-        return self._described()[0]
-
-    @property
-    def address(self) -> str:
-        return self._described()[1]
 
 
 class Tail(Widget, can_focus=True):
@@ -112,11 +88,11 @@ class Tail(Widget, can_focus=True):
             self._clamp()
         self.dirty = True
 
-    def keep(self, wanted: Callable[[TailEntry], bool]) -> None:
-        """Keep only the entries ``wanted`` (a filter applied to what is buffered). The selected line
-        stays selected, on the same row, if kept; else the view goes back to the live edge."""
+    def show(self, entries: list[TailEntry]) -> None:
+        """Show these entries instead (a filter applied or cleared). The selected line stays
+        selected, on the same row, if still shown; else the view goes back to the live edge."""
         selected, row = self.selected, (self.cursor or 0) - self.top
-        self.ring = deque(filter(wanted, self.ring), maxlen=self.capacity)
+        self.ring = deque(entries, maxlen=self.capacity)
         self.added = len(self.ring)
         number = next((n for n, entry in enumerate(self.ring) if entry is selected), None)
         if number is None:
@@ -125,6 +101,13 @@ class Tail(Widget, can_focus=True):
         self.cursor = number
         self.top = max(0, number - row)
         self._moved()
+
+    def drop_older(self, number: int) -> None:
+        """Let go of the entries older than the buffer keeps (numbered below ``number``)."""
+        while self.ring and self.ring[0].number < number:
+            self.ring.popleft()
+        if not self.following:
+            self._clamp()
 
     def clear(self) -> None:
         self.ring.clear()
