@@ -66,7 +66,7 @@ async def tail_of_fixed_banners(pilot, backend) -> None:
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
     pane.buffer.rates.extend([0] * RATE_WINDOW)  # real seconds: zeroed for a fixed picture
-    pane.this_second = 0
+    pane.buffer.this_second = 0
     pane._show_status()
     tail._repaint()
     no_blink(pilot.app)
