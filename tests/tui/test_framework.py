@@ -117,7 +117,7 @@ async def test_enter_on_a_result_opens_the_host_by_message(data_backend):
         await settle(pilot)
         host = app.query_one(HostPane)
         assert host.display and host.record is not None and host.record.ip_str == shown_ip
-        assert shown_ip in pane.ips
+        assert shown_ip in [ip for ip, _ in pane.results.items]
 
 
 async def test_a_page_of_an_older_query_is_dropped(data_backend):
@@ -126,14 +126,15 @@ async def test_a_page_of_an_older_query_is_dropped(data_backend):
         await settle(pilot)
         await run_query(pilot, "has_ssl:false")
         pane = app.query_one(SearchPane)
-        older = pane.generation
+        older = pane.results.listing
         await run_query(pilot, "port:22")
-        rows = list(pane.ips)
+        rows = list(pane.results.items)
         # The page the older query asked for arrives after the newer query's answer.
-        await pane.next_page(app.clients, "has_ssl:false", 2, older)
-        assert pane.ips == rows and pane.loaded_pages == 1
+        old_rows, more = await pane.page_of(app.clients, "has_ssl:false", 2)
+        assert old_rows and more and not pane.results.add_page(older, 2, old_rows, more)
+        assert pane.results.items == rows and pane.results.pages == 1
         expected = {b["ip_str"] for b in BANNERS if b["port"] == 22}
-        assert set(pane.ips) <= expected
+        assert {ip for ip, _ in pane.results.items} <= expected
 
 
 async def test_pane_option_opens_a_pane_with_its_argument_run(data_backend):

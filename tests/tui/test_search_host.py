@@ -85,7 +85,7 @@ async def test_search_facets_refine_and_open_host(data_backend):
         # Open the first result in the host pane.
         results = app.query_one("#results", DataTable)
         results.focus()
-        ip = pane.ips[0]
+        ip, _ = pane.results.items[0]
         await pilot.press("enter")
         await settle(pilot)
         host = app.query_one(HostPane)
@@ -104,7 +104,7 @@ async def test_lazy_pages_and_count_only(data_backend):
         results.focus()
         results.move_cursor(row=99)
         await settle(pilot)
-        assert results.row_count == 200 and pane.loaded_pages == 2
+        assert results.row_count == 200 and pane.results.pages == 2
         assert app.clients.credits.query == 98  # a filter, then one more page
         app.query_one("#count-only").value = True
         app.query_one("#query").focus()
@@ -261,3 +261,53 @@ async def test_host_pane_shows_hostile_fields_inert(tmp_path):
             text = screen_text(app)
     assert "Org␛[2J" in text and "[bold]p[/]" in text and "CVE-␛]52;c;aGk=␇" in text
     assert "\x1b" not in text
+
+
+async def test_after_an_error_the_old_results_say_they_are_stale_and_never_page(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "has_ssl:false")
+        pane = app.query_one(SearchPane)
+        assert pane.results.row_count == 100 < pane.total and app.clients.credits.query == 99
+        await type_query(pilot, "has_ssl:false port:")  # does not parse
+        assert pane.results.stale and "stale: the results below are of 'has_ssl:false'" in screen_text(app)
+        pane.results.focus()
+        pane.results.move_cursor(row=99)  # past the last row: no page of the old query is paid for
+        await settle(pilot)
+        assert pane.results.row_count == 100 and app.clients.credits.query == 99
+        await type_query(pilot, "port:22")
+        assert not pane.results.stale and "stale" not in screen_text(app)
+
+
+async def test_an_unknown_facet_is_said_and_the_search_runs_without_it(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#facet-spec", Input).value = "port,nosuch,org:0"
+        await type_query(pilot, "port:22")
+        pane = app.query_one(SearchPane)
+        assert pane.results.row_count and pane.facet_items
+        text = screen_text(app)
+        assert "unknown facet 'nosuch'" in text and "(left out)" in text
+
+
+async def test_a_result_opens_the_host_on_its_service_with_the_services_in_port_order(data_backend):
+    by_ip: dict[str, set[int]] = {}
+    for b in CURRENT:
+        by_ip.setdefault(b["ip_str"], set()).add(b["port"])
+    ip, ports = next((ip, sorted(p)) for ip, p in by_ip.items() if len(p) >= 3)
+    port = ports[-1]  # not the first service of the host
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, f"ip:{ip} port:{port}")
+        pane = app.query_one(SearchPane)
+        pane.results.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        services = host.query_one("#services", DataTable)
+        assert host.display and str(host.query_one("#service-box").border_title) == f"Service {port}/tcp"
+        shown = [int(services.get_row_at(row)[0].plain.split("/")[0]) for row in range(services.row_count)]
+        assert shown == sorted(shown) and shown[services.cursor_row] == port

@@ -3,6 +3,8 @@ a migration step) and what users save, vote on and tag."""
 
 from __future__ import annotations
 
+import functools
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -14,6 +16,19 @@ from spyglass.server.sqlite import connect
 from spyglass.tags import MAX_TAGS, TAG, check_tags  # noqa: F401 (the rule is shared with the dashboard)
 
 PAGE_SIZE = 10
+
+
+@functools.lru_cache(maxsize=256)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(word)}", re.IGNORECASE)
+
+
+def has_word(text: str | None, word: str) -> bool:
+    """Whether a word of ``text`` starts with ``word``, in any case: "plc" finds "PLCs", and "US"
+    finds the US, not "Industrial control systems" (a substring mid-word is not a match)."""
+    return bool(text) and _word_pattern(word).search(text or "") is not None
+
+
 SORTS = {"votes": "votes", "timestamp": "timestamp"}
 
 V1_QUERIES = """
@@ -75,6 +90,7 @@ class Directory:
     def __init__(self, data_dir: Path) -> None:
         self._lock = threading.Lock()
         self._db = connect(Path(data_dir) / "directory.db", synchronous="NORMAL", migrations=MIGRATIONS)
+        self._db.create_function("has_word", 2, has_word, deterministic=True)
         self._db.execute("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
@@ -119,15 +135,15 @@ class Directory:
         return self._load("1", [], f"{SORTS[sort]} {direction}, id {direction}", page)
 
     def search(self, words: list[str], tags: list[str], page: int) -> tuple[list[Saved], int]:
-        """Queries whose title, description, query or tags hold every word, with every tag."""
+        """Queries whose title, description, query or tags hold every word (at a word's start, see
+        :func:`has_word`), with every tag."""
         where, args = ["1"], []
         for word in words:
-            pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             where.append(
-                "(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\' OR query LIKE ? ESCAPE '\\'"
-                " OR EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND t.tag LIKE ? ESCAPE '\\'))"
+                "(has_word(title, ?) OR has_word(description, ?) OR has_word(query, ?)"
+                " OR EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND has_word(t.tag, ?)))"
             )
-            args += [pattern] * 4
+            args += [word] * 4
         for tag in tags:
             where.append("EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND t.tag = ?)")
             args.append(tag.lower())

@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
+from spyglass.tui.widgets.pagedtable import PagedTable
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
@@ -60,7 +61,12 @@ class Navigate(Message):
 
 
 class OpenHost(Navigate):
+    """The host pane on ``address``, on one of its services (``22/tcp``) if given."""
+
     PANE = "host"
+
+    def __init__(self, address: str, service: str = "") -> None:
+        super().__init__(f"{address} {service}".strip())
 
 
 class RunSearch(Navigate):
@@ -156,6 +162,11 @@ class Pane(VerticalScroll):
             self.post_message(CallStarted(self, event.worker))
         elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.post_message(CallEnded(self, event.worker))
+
+    def on_paged_table_more_wanted(self, event: PagedTable.MoreWanted) -> None:
+        """A paged table of this pane reached its end: its next page is a call like any other."""
+        event.stop()
+        self.call(f"page-{event.table.id}", event.load)
 
     def reload(self) -> None:
         clients = self.clients

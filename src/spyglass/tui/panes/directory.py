@@ -20,7 +20,8 @@ from spyglass.present.directory import query_cells
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tags import check_tags
 from spyglass.tui.panes.base import Pane, RunSearch
-from spyglass.tui.widgets.table import Column, Table
+from spyglass.tui.widgets.pagedtable import PagedTable, Row
+from spyglass.tui.widgets.table import Column
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
@@ -83,17 +84,14 @@ class DirectoryPane(Pane):
             tags.border_title = "Tags"
             yield tags
             with Vertical(id="dir-side"):
-                table = Table(COLUMNS, id="dir-queries")
+                table = PagedTable(COLUMNS, max_rows=MAX_ROWS, id="dir-queries")
                 table.border_title = "Queries (Enter runs, + / - vote)"
                 yield table
                 yield Static("", id="dir-detail")
 
     def on_mount(self) -> None:
-        self.shown: list[SavedQuery] = []
         self.words = ""  # the search shown; "" is the listing
         self.total = 0
-        self.pages = 0
-        self.generation = 0
         self.tag_values: list[str] = []
 
     async def load(self, clients: Clients) -> None:
@@ -103,8 +101,21 @@ class DirectoryPane(Pane):
         box = self.query_one("#dir-tags", OptionList)
         box.clear_options()
         box.add_options([Option(Text(f"{fit(t.value, 13):<13} {t.count:>3}", no_wrap=True)) for t in tags.matches])
-        self.generation += 1
-        await self.fetch(clients, self.query_one("#dir-search", Input).value.strip(), self.sort, self.generation)
+        words = self.query_one("#dir-search", Input).value.strip()
+        await self.fetch(clients, words, self.sort, self.begin(clients, words))
+
+    @property
+    def table(self) -> PagedTable:
+        return self.query_one("#dir-queries", PagedTable)
+
+    @property
+    def shown(self) -> list[SavedQuery]:
+        return self.table.items
+
+    def begin(self, clients: Clients, words: str) -> int:
+        sort = self.sort
+        self.workers.cancel_group(self, "page-dir-queries")
+        return self.table.begin(lambda page: self.rows_of(clients, words, sort, page))
 
     @property
     def sort(self) -> str:
@@ -128,52 +139,40 @@ class DirectoryPane(Pane):
         if clients is None:
             return  # the first load runs what the box says once connected
         self.show_error(None)
-        self.generation += 1
-        self.workers.cancel_group(self, "dir-page")
-        self.call(
-            "directory",
-            self.fetch,
-            clients,
-            self.query_one("#dir-search", Input).value.strip(),
-            self.sort,
-            self.generation,
-        )
+        words = self.query_one("#dir-search", Input).value.strip()
+        self.call("directory", self.fetch, clients, words, self.sort, self.begin(clients, words))
 
     @on(OptionList.OptionSelected, "#dir-tags")
     def filter_by_tag(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self.tag_values):
             self.query_one("#dir-search", Input).value = f"tag:{self.tag_values[event.option_index]}"
             self.run()
-            self.query_one("#dir-queries", Table).focus()
+            self.table.focus()
 
     async def page(self, clients: Clients, words: str, sort: str, page: int) -> SavedQueryList:
         if words:
             return await clients.directory.search(words, page=page)
         return await clients.directory.queries(page=page, sort=sort, order="desc")
 
-    async def fetch(self, clients: Clients, words: str, sort: str, generation: int) -> None:
+    async def fetch(self, clients: Clients, words: str, sort: str, listing: int) -> None:
         result = await self.page(clients, words, sort, 1)
-        if generation != self.generation:
+        if listing != self.table.listing:
             return
-        self.words, self.total, self.pages = words, result.total, 1
-        self.shown = []
-        self.query_one("#dir-queries", Table).clear_records()
-        self.add_rows(result)
+        self.words, self.total = words, result.total
+        self.table.add_page(listing, 1, [(self.row(q), q) for q in result.matches], len(result.matches) < result.total)
+        self.show_detail(0)
 
-    def add_rows(self, result: SavedQueryList) -> None:
-        table = self.query_one("#dir-queries", Table)
-        with self.app.batch_update():
-            for saved in result.matches:
-                if len(self.shown) >= MAX_ROWS:
-                    break
-                table.add_record(self.row(saved), key=str(len(self.shown)))
-                self.shown.append(saved)
+    async def rows_of(self, clients: Clients, words: str, sort: str, page: int) -> tuple[list[Row], bool]:
+        result = await self.page(clients, words, sort, page)
+        shown = len(self.shown) + len(result.matches)
+        return [(self.row(q), q) for q in result.matches], bool(result.matches) and shown < result.total
+
+    @on(PagedTable.PageAdded, "#dir-queries")
+    def show_count(self) -> None:
         what = f"matching {self.words!r}" if self.words else "in the directory"
         self.query_one("#dir-status", Static).update(
             safe_text(f"{self.total:,} saved queries {what}, {len(self.shown):,} shown", one_line=True)
         )
-        if len(self.shown) == len(result.matches):
-            self.show_detail(0)
 
     @staticmethod
     def row(saved: SavedQuery) -> dict[str, Text]:
@@ -197,22 +196,10 @@ class DirectoryPane(Pane):
 
     @on(DataTable.RowHighlighted, "#dir-queries")
     def highlighted(self, event: DataTable.RowHighlighted) -> None:
-        index = int(event.row_key.value or 0)
-        self.show_detail(index)
-        clients = self.clients
-        near_end = event.cursor_row >= len(self.shown) - 1
-        if near_end and clients is not None and self.pages and len(self.shown) < min(self.total, MAX_ROWS):
-            self.call("dir-page", self.next_page, clients, self.words, self.sort, self.pages + 1, self.generation)
-
-    async def next_page(self, clients: Clients, words: str, sort: str, page: int, generation: int) -> None:
-        result = await self.page(clients, words, sort, page)
-        if generation != self.generation or page != self.pages + 1:
-            return
-        self.pages = page
-        self.add_rows(result)
+        self.show_detail(int(event.row_key.value or 0))
 
     def selected(self) -> tuple[int, SavedQuery] | None:
-        table = self.query_one("#dir-queries", Table)
+        table = self.table
         if not self.shown or table.cursor_row < 0:
             return None
         index = int(table.key_at(table.cursor_row) or -1)
@@ -239,7 +226,7 @@ class DirectoryPane(Pane):
         saved = await clients.directory.vote(query_id, value)
         if index < len(self.shown) and self.shown[index].id == query_id:
             self.shown[index] = saved
-            self.query_one("#dir-queries", Table).update_record(str(index), self.row(saved))
+            self.table.update_record(str(index), self.row(saved))
         self.app.notify(
             f"Voted {'up' if value > 0 else 'down'}: {clean(saved.title, one_line=True, max_chars=60)}", markup=False
         )

@@ -77,6 +77,7 @@ class HostPane(Pane):
         self.record: HostRecord | None = None
         self.history = False
         self.banners: list[Banner] = []
+        self.wanted_service = ""  # the service to select once the host is shown (opened from a result)
         self.query_one("#host-summary", Facts).show([("", "open a result from Search, or type an address")])
 
     def focus_first(self) -> None:
@@ -89,8 +90,11 @@ class HostPane(Pane):
             await self._fetch(clients, self.record.ip_str)
 
     def run_arg(self, arg: str) -> None:
+        """``ADDRESS``, or ``ADDRESS PORT/TRANSPORT``: the host, on that service."""
+        address, _, service = arg.strip().partition(" ")
+        self.wanted_service = service.strip()
         field = self.query_one("#host-ip", Input)
-        field.value = clean(arg, one_line=True, max_chars=64)  # it may come from a server
+        field.value = clean(address, one_line=True, max_chars=64)  # it may come from a server
         field.focus()
         self.lookup()
 
@@ -141,8 +145,19 @@ class HostPane(Pane):
             table.add_record(
                 {col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, cells, strict=True)}, key=str(index)
             )
-        if self.banners:
-            self.show_service(0)
+        if table.sorted_by is None:
+            table.sort_by("port")  # in port order (then newest first: the record lists them so)
+        wanted, self.wanted_service = self.wanted_service, ""
+        keys = [table.key_at(row) for row in range(table.row_count)]
+        chosen = next((n for n, k in enumerate(keys) if self._service_of(k) == wanted), 0)
+        if keys:
+            table.move_cursor(row=chosen, animate=False)
+            self.show_service(int(keys[chosen] or 0))
+
+    def _service_of(self, key: str | None) -> str:
+        index = int(key) if key is not None else -1
+        banner = self.banners[index] if 0 <= index < len(self.banners) else None
+        return f"{banner.port}/{banner.transport}" if banner is not None else ""
 
     def show_service(self, index: int) -> None:
         from spyglass.tui.panes.hostview import service_details

@@ -17,19 +17,19 @@ from textual.widgets.option_list import Option
 
 from spyglass.present.search import facet_groups, result_cells
 from spyglass.present.values import pad, plural
-from spyglass.query import parse, parse_facets
+from spyglass.query import Facet, parse, parse_facets
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
 from spyglass.tui.widgets.facts import bar
+from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
 from spyglass.tui.widgets.queryinput import QueryInput
-from spyglass.tui.widgets.table import Column, Table
+from spyglass.tui.widgets.table import Column
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
     from spyglass.models import Banner, SearchResponse
 
 DEFAULT_FACETS = "port,org,country,product,vuln"
-MAX_ROWS = 10_000  # interactive tables stay small; export for the rest
 PAGE = 100
 # In display order; rank says what goes first when the table is narrow (the highest rank first).
 COLUMNS = [
@@ -54,9 +54,23 @@ def refine(query: str, facet: str, value: str, exclude: bool) -> str:
     return f"{query.strip()} {term}".strip()
 
 
-def row_of(b: Banner) -> dict[str, Text]:
-    """A result's cells by column name (``present.search.result_cells`` is in COLUMNS' order)."""
-    return {col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, result_cells(b), strict=True)}
+def row_of(b: Banner) -> Row:
+    """A result's cells by column name (``present.search.result_cells`` is in COLUMNS' order), and
+    what Enter opens: the host, on this service."""
+    cells = {col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, result_cells(b), strict=True)}
+    return cells, (b.address, f"{b.port}/{b.transport}")
+
+
+def facet_spec(spec: str) -> tuple[list[Facet], list[str]]:
+    """The facets of ``port,org:20``, and what is wrong with the others (they are left out)."""
+    facets: list[Facet] = []
+    problems: list[str] = []
+    for item in spec.split(","):
+        try:
+            facets += parse_facets(item)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return facets, problems
 
 
 class SearchPane(Pane):
@@ -106,7 +120,7 @@ class SearchPane(Pane):
                 facets = OptionList(id="facets", markup=False)
                 facets.border_title = "Facets (Enter adds, - excludes)"
                 yield facets
-            results = Table(COLUMNS, id="results")
+            results = PagedTable(COLUMNS, id="results")
             results.border_title = "Results (Enter opens the host)"
             yield results
 
@@ -114,10 +128,7 @@ class SearchPane(Pane):
         self.facet_items: list[tuple[str, str] | None] = []
         self.current_query = ""
         self.count_only = False
-        self.loaded_pages = 0
         self.total = 0
-        self.ips: list[str] = []
-        self.generation = 0  # each query a new one: a page of an older query is dropped
         self.facet_result: SearchResponse | None = None
 
     async def load(self, clients: Clients) -> None:
@@ -171,8 +182,13 @@ class SearchPane(Pane):
     def submitted(self) -> None:
         self.run_query()
 
+    @property
+    def results(self) -> PagedTable:
+        return self.query_one("#results", PagedTable)
+
     def run_query(self) -> None:
-        """Run what is in the box, if the parser accepts it; the box keeps its text either way."""
+        """Run what is in the box, if the parser accepts it; the box keeps its text either way. A
+        query that cannot run leaves the results of the last one marked stale (they never page)."""
         box = self.query_one(QueryInput)
         if not box.check():
             self.show_error(
@@ -180,32 +196,30 @@ class SearchPane(Pane):
                 if box.value.strip()
                 else "Type a query first."
             )
+            self.go_stale()
             return
-        try:
-            facets = parse_facets(self.query_one("#facet-spec", Input).value)
-        except ValueError as exc:
-            self.show_error(f"Facets: {exc}")
-            return
+        facets, problems = facet_spec(self.query_one("#facet-spec", Input).value)
         clients = self.clients
         if clients is None:
             self.show_error("Not connected yet: the query will stay here until you run it again.")
             return
-        self.show_error(None)
+        # A facet that is not one is left out and said, the search runs all the same.
+        self.show_error(f"Facets: {'; '.join(problems)} (left out)" if problems else None)
         box.remember()
         spec = ",".join(f"{f.name}:{f.size}" for f in facets)
-        self.generation += 1
-        self.workers.cancel_group(self, "search-page")
-        self.call(
-            "search",
-            self.fetch,
-            clients,
-            box.value,
-            spec,
-            self.query_one("#count-only", Checkbox).value,
-            self.generation,
-        )
+        listing = self.results.begin(partial(self.page_of, clients, box.value))
+        self.workers.cancel_group(self, "page-results")
+        count_only = self.query_one("#count-only", Checkbox).value
+        self.call("search", self.fetch, clients, box.value, spec, count_only, listing)
 
-    async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool, generation: int) -> None:
+    def go_stale(self) -> None:
+        """The rows shown are not the answer to what was asked: they say so, and never page."""
+        if not self.current_query:
+            return
+        self.results.go_stale()
+        self.show_status(f"stale: the results below are of {self.current_query!r}, not of the query in the box")
+
+    async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool, listing: int) -> None:
         self.show_status(f"searching: {query}")
         try:
             if count_only:
@@ -213,42 +227,34 @@ class SearchPane(Pane):
             else:
                 result = await clients.search.search(query, facets or None, page=1)
         except Exception:
-            self.show_status("")
+            if listing == self.results.listing:
+                self.go_stale() if self.current_query else self.show_status("")
             raise
-        if generation != self.generation:
+        if listing != self.results.listing:
             return  # a newer query was started while this one ran
         self.current_query = query
         self.count_only = count_only
         self.total = result.total
-        self.loaded_pages = 0 if count_only else 1
         self.show_facets(result)
-        table = self.query_one("#results", Table)
-        table.clear_records()
-        self.ips = []
-        if not count_only:
-            self.add_rows(result)
-        self.show_progress(count_only)
+        rows = [] if count_only else [row_of(b) for b in result.matches]
+        self.results.add_page(listing, 1, rows, more=not count_only and len(rows) < result.total)
 
-    def show_progress(self, count_only: bool = False) -> None:
-        shown, found = len(self.ips), plural(self.total, "result")
-        if count_only:
+    async def page_of(self, clients: Clients, query: str, page: int) -> tuple[list[Row], bool]:
+        result = await clients.search.search(query, page=page)
+        return [row_of(b) for b in result.matches], bool(result.matches) and page * PAGE < result.total
+
+    @on(PagedTable.PageAdded, "#results")
+    def show_progress(self) -> None:
+        shown, found = len(self.results.items), plural(self.total, "result")
+        if self.count_only:
             text = f"{found} (count only)"
         elif shown >= self.total:
             text = f"{found}, all shown"
-        elif shown >= MAX_ROWS:
+        elif self.results.truncated:
             text = f"{found}; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
         else:
             text = f"{found}, {shown:,} shown — past the last row loads 100 more (1 query credit)"
         self.show_status(text)
-
-    def add_rows(self, result: SearchResponse) -> None:
-        table = self.query_one("#results", Table)
-        with self.app.batch_update():
-            for banner in result.matches:
-                if len(self.ips) >= MAX_ROWS:
-                    break
-                table.add_record(row_of(banner), key=str(len(self.ips)))
-                self.ips.append(banner.address)
 
     def show_facets(self, result: SearchResponse) -> None:
         """Facet values as label, bar and count, sized to the list's width."""
@@ -280,29 +286,12 @@ class SearchPane(Pane):
         if self.facet_result is not None:
             self.call_after_refresh(self.show_facets, self.facet_result)
 
-    @on(DataTable.RowHighlighted, "#results")
-    def maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
-        near_end = event.cursor_row >= len(self.ips) - 1
-        if near_end and self.loaded_pages and len(self.ips) < min(self.total, MAX_ROWS):
-            clients = self.clients
-            if clients is not None:
-                self.call(
-                    "search-page", self.next_page, clients, self.current_query, self.loaded_pages + 1, self.generation
-                )
-
-    async def next_page(self, clients: Clients, query: str, page: int, generation: int) -> None:
-        result = await clients.search.search(query, page=page)
-        if generation != self.generation or page != self.loaded_pages + 1:
-            return  # the query changed (or this page arrived already) while it was on its way
-        self.loaded_pages = page
-        self.add_rows(result)
-        self.show_progress()
-
     @on(DataTable.RowSelected, "#results")
     def open_host(self, event: DataTable.RowSelected) -> None:
-        index = int(event.row_key.value or -1)
-        if 0 <= index < len(self.ips):
-            self.post_message(OpenHost(self.ips[index]))
+        item = self.results.item(event.row_key.value)
+        if item is not None:
+            address, service = item
+            self.post_message(OpenHost(address, service))
 
     @on(OptionList.OptionSelected, "#facets")
     def add_facet(self, event: OptionList.OptionSelected) -> None:
