@@ -118,14 +118,21 @@ async def test_domain_lookup_and_open_an_ip(data_backend):
         assert pane.ips and app.clients.credits.query == 99
         text = screen_text(app)
         assert ".aurora-tv.example" in text and f"{len(pane.ips)} records" in text
-        # a domain with no data: its failure is said, and the rows of the last one go
+        # a domain the index does not know: the name server is asked instead, said once
         field.value = "nosuch.example"
         await pilot.press("enter")
         await settle(pilot)
         text = screen_text(app)
-        assert "No information available for nosuch.example" in text and "looking up" not in text
-        assert "no records for nosuch.example: the lookup failed" in text and ".aurora-tv.example" not in text
-        assert pane.ips == [] and pane.refresh_cost() is None
+        assert "the index knows no records under nosuch.example; 0 of 1 answered" in text
+        assert "No information available" not in text and ".aurora-tv.example" not in text
+        assert app.query_one("#dns-tool", Select).value == "resolve" and pane.refresh_cost() is None
+        assert not app._notifications and app.clients.credits.query == 99
+        app.query_one("#dns-tool", Select).value = "domain"
+        field.value = "localhost"  # one label: no domain to look up, so it is resolved
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one("#dns-tool", Select).value == "resolve" and " of 1 answered" in screen_text(app)
+        app.query_one("#dns-tool", Select).value = "domain"
         field.value = "aurora-tv.example"
         await pilot.press("enter")
         await settle(pilot)

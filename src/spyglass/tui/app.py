@@ -269,9 +269,10 @@ class SpyglassApp(App[None]):
         worker, pane = event.worker, event.pane
         if worker.state is WorkerState.ERROR:
             message = failure_text(worker.error)
-            self.status.note = f"{worker.name}: {message}"
-            self.report(f"{worker.name}: {message}")
             pane.show_error(message, source=worker.name)
+            if pane is not self.current_pane():  # said once: in the pane in view, else where it shows
+                self.status.note = f"{worker.name}: {message}"
+                self.report(f"{worker.name}: {message}")
         elif worker.state is WorkerState.SUCCESS:
             if pane.error_source == worker.name:
                 pane.show_error(None)

@@ -16,7 +16,8 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Select, Static
 from spyglass.present import dns
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane
-from spyglass.tui.widgets.table import Column, Table
+from spyglass.tui.widgets.pagedtable import PagedTable, Row
+from spyglass.tui.widgets.table import Column
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
@@ -42,8 +43,8 @@ def pick_tool(items: list[str], chosen: str) -> str:
 
     if items and all(is_ip(i) for i in items):
         return "reverse"
-    if chosen == "reverse" or (chosen == "domain" and len(items) > 1):
-        return "resolve"
+    if chosen == "reverse" or (chosen == "domain" and (len(items) > 1 or "." not in items[0].strip("."))):
+        return "resolve"  # several names, or one without a dot (localhost): no domain to look up
     return chosen
 
 
@@ -84,16 +85,13 @@ class DnsPane(Pane):
             yield Checkbox("history", id="dns-history", compact=True)
             yield Button("Look up", id="dns-run", compact=True, variant="primary")
         yield Static("", id="dns-status")
-        results = Table(COLUMNS, id="dns-results")
+        results = PagedTable(COLUMNS, id="dns-results")
         results.border_title = "Records (Enter opens the IP)"
         yield results
 
     def on_mount(self) -> None:
-        self.ips: list[str] = []  # the IP address of each row, "" when it has none
         self.domain: tuple[str, bool, str | None] | None = None  # the domain lookup shown: name, history, type
-        self.pages = 0
-        self.more = False
-        self.generation = 0
+        self.summary = ""  # of the domain shown
         self.show_status("domain costs 1 query credit a page; resolve and reverse are free")
 
     def show_status(self, text: str) -> None:
@@ -137,106 +135,109 @@ class DnsPane(Pane):
             self.show_error("Not connected yet: what you typed stays here until you run it again.")
             return
         self.show_error(None)
-        self.generation += 1
-        self.workers.cancel_group(self, "dns-page")
+        self.workers.cancel_group(self, "page-dns-results")
         if tool == "domain":
             kind = str(self.query_one("#dns-type", Select).value)
             history = self.query_one("#dns-history", Checkbox).value
-            self.call("dns", self.lookup_domain, clients, items[0], history, None if kind == "any" else kind)
+            domain = (items[0], history, None if kind == "any" else kind)
+            listing = self.results.begin(lambda page: self.records_of(clients, domain, page))
+            self.call("dns", self.lookup_domain, clients, domain, listing)
         else:
-            self.call("dns", self.lookup, clients, tool, items, self.generation)
+            self.call("dns", self.lookup, clients, tool, items, self.results.begin())
 
-    def clear(self) -> Table:
-        table = self.query_one("#dns-results", Table)
-        table.clear_records()
-        self.ips = []
-        return table
+    @property
+    def results(self) -> PagedTable:
+        return self.query_one("#dns-results", PagedTable)
 
-    def failed(self, generation: int, status: str) -> None:
-        """A lookup failed: the rows of the one before are not its answer, so they go."""
-        if generation == self.generation:
-            self.domain, self.more = None, False
-            self.clear()
-            self.show_status(status)
+    @property
+    def ips(self) -> list[str]:
+        """The IP address of each row, "" when it has none."""
+        return self.results.items
 
-    async def lookup_domain(self, clients: Clients, name: str, history: bool, kind: str | None) -> None:
-        generation = self.generation
+    def failed(self, listing: int) -> None:
+        """A lookup failed: the rows of the one before are not its answer, so they go (the error
+        line says why)."""
+        if listing == self.results.listing:
+            self.domain = None
+            self.results.add_page(listing, 1, [], more=False)
+            self.show_status("")
+
+    async def lookup_domain(self, clients: Clients, domain: tuple[str, bool, str | None], listing: int) -> None:
+        from spyglass.client import NotFound
+
+        name = domain[0]
         self.show_status(f"looking up {name}…")
         try:
-            info = await clients.dns.domain(name, history=history, type=kind)
-        except Exception:
-            self.failed(generation, f"no records for {name}: the lookup failed")
-            raise  # the app reports why
-        if generation != self.generation:
+            rows, more = await self.records_of(clients, domain, 1)
+        except NotFound:  # the index knows nothing under it: the name server may know the name
+            if listing == self.results.listing:
+                self.query_one("#dns-tool", Select).value = "resolve"
+                await self.lookup(clients, "resolve", [name], listing, f"the index knows no records under {name}; ")
             return
-        self.domain = (name, history, kind)
-        self.pages, self.more = 1, info.more
-        self.clear()
-        self.add_records(info)
+        except Exception:
+            self.failed(listing)
+            raise  # the app reports why
+        if listing != self.results.listing:
+            return
+        self.domain = domain
+        self.results.add_page(listing, 1, rows, more)
 
-    def add_records(self, info) -> None:
-        table = self.query_one("#dns-results", Table)
-        with self.app.batch_update():
-            for (name, kind, value, seen), record in zip(dns.record_rows(info), info.data, strict=True):
-                table.add_record(
-                    {
-                        "name": Text(name, no_wrap=True),
-                        "type": Text(kind),
-                        "value": Text(value, no_wrap=True),
-                        "seen": Text(seen),
-                    },
-                    key=str(len(self.ips)),
-                )
-                self.ips.append(record.value if record.type in ("A", "AAAA") else "")
-        more = " — past the last row loads 100 more (1 query credit)" if self.more else ""
-        self.show_status(f"{dns.domain_summary(info)}; {len(self.ips):,} shown{more}")
+    async def records_of(
+        self, clients: Clients, domain: tuple[str, bool, str | None], page: int
+    ) -> tuple[list[Row], bool]:
+        name, history, kind = domain
+        info = await clients.dns.domain(name, history=history, type=kind, page=page)
+        self.summary = dns.domain_summary(info)
+        rows = [
+            (
+                {
+                    "name": Text(name, no_wrap=True),
+                    "type": Text(kind),
+                    "value": Text(value, no_wrap=True),
+                    "seen": Text(seen),
+                },
+                record.value if record.type in ("A", "AAAA") else "",
+            )
+            for (name, kind, value, seen), record in zip(dns.record_rows(info), info.data, strict=True)
+        ]
+        return rows, info.more
 
-    async def lookup(self, clients: Clients, tool: str, items: list[str], generation: int) -> None:
+    @on(PagedTable.PageAdded, "#dns-results")
+    def _domain_page(self) -> None:
+        if self.domain is not None:
+            more = " — past the last row loads 100 more (1 query credit)" if self.results.more else ""
+            self.show_status(f"{self.summary}; {len(self.ips):,} shown{more}")
+
+    async def lookup(self, clients: Clients, tool: str, items: list[str], listing: int, note: str = "") -> None:
         self.show_status(f"asking the name server about {len(items)} {'address' if tool == 'reverse' else 'name'}(s)…")
         try:
             found = await (clients.dns.reverse(items) if tool == "reverse" else clients.dns.resolve(items))
         except Exception:
-            self.failed(generation, "no answers: the lookup failed")
+            self.failed(listing)
             raise  # the app reports why
-        if generation != self.generation:
+        if listing != self.results.listing:
             return
         self.domain = None
-        table = self.clear()
+        rows: list[Row] = []
         answered = 0
         for asked, values in dns.answer_rows(found):
             answered += bool(values)
             for value in values or ["(none)"]:
                 ip = asked if tool == "reverse" else value if values else ""
-                table.add_record(
-                    {
-                        "name": Text(asked, no_wrap=True),
-                        "type": Text("PTR" if tool == "reverse" else ("AAAA" if ":" in value else "A")),
-                        "value": Text(value, no_wrap=True, style="" if values else "dim"),
-                        "seen": Text(""),
-                    },
-                    key=str(len(self.ips)),
-                )
-                self.ips.append(ip)
-        self.show_status(f"{answered} of {len(found)} answered by the backend's name server")
-
-    @on(DataTable.RowHighlighted, "#dns-results")
-    def maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
-        clients = self.clients
-        if self.domain and self.more and event.cursor_row >= len(self.ips) - 1 and clients is not None:
-            self.call("dns-page", self.next_page, clients, self.domain, self.pages + 1, self.generation)
-
-    async def next_page(self, clients: Clients, domain: tuple[str, bool, str | None], page: int, generation: int):
-        name, history, kind = domain
-        info = await clients.dns.domain(name, history=history, type=kind, page=page)
-        if generation != self.generation or page != self.pages + 1:
-            return
-        self.pages, self.more = page, info.more
-        self.add_records(info)
+                cells = {
+                    "name": Text(asked, no_wrap=True),
+                    "type": Text("PTR" if tool == "reverse" else ("AAAA" if ":" in value else "A")),
+                    "value": Text(value, no_wrap=True, style="" if values else "dim"),
+                    "seen": Text(""),
+                }
+                rows.append((cells, ip))
+        self.results.add_page(listing, 1, rows, more=False)
+        self.show_status(f"{note}{answered} of {len(found)} answered by the backend's name server")
 
     @on(DataTable.RowSelected, "#dns-results")
     def open_host(self, event: DataTable.RowSelected) -> None:
-        index = int(event.row_key.value or -1)
-        if 0 <= index < len(self.ips) and self.ips[index]:
-            self.post_message(OpenHost(self.ips[index]))
-        elif 0 <= index < len(self.ips):
+        ip = self.results.item(event.row_key.value)
+        if ip:
+            self.post_message(OpenHost(ip))
+        elif ip is not None:
             self.app.notify("This row has no IP address to open", severity="warning", markup=False)
