@@ -74,7 +74,7 @@ async def test_search_facets_refine_and_open_host(data_backend):
         facets.highlighted = 1
         await pilot.press("enter")
         await settle(pilot)
-        assert app.query_one("#query", Input).value == "port:22 port:22"
+        assert app.query_one("#query", Input).value == "port:22"  # there already: not repeated
         # Exclude a country with "-".
         country_index = next(i for i, item in enumerate(pane.facet_items) if item and item[0] == "country")
         facets.highlighted = country_index
@@ -200,6 +200,10 @@ async def test_a_failed_lookup_never_shows_another_host_and_its_note_stays_with_
 def test_refine_quotes_values_with_spaces():
     assert refine("nginx", "org", "Northwind Hosting", False) == 'nginx org:"Northwind Hosting"'
     assert refine("", "port", "22", True) == "-port:22"
+    # Excluding what the query includes replaces the term (org:X -org:X found nothing, for a credit).
+    assert refine('nginx org:"Big Co"', "org", "Big Co", True) == 'nginx -org:"Big Co"'
+    assert refine("nginx -port:22", "port", "22", False) == "nginx port:22"
+    assert refine("-PORT:22 nginx", "port", "22", True) == "nginx -port:22"
     assert MAX_ROWS == 10_000
 
 
@@ -311,3 +315,58 @@ async def test_a_result_opens_the_host_on_its_service_with_the_services_in_port_
         assert host.display and str(host.query_one("#service-box").border_title) == f"Service {port}/tcp"
         shown = [int(services.get_row_at(row)[0].plain.split("/")[0]) for row in range(services.row_count)]
         assert shown == sorted(shown) and shown[services.cursor_row] == port
+
+
+def busiest_host() -> str:
+    from collections import Counter
+
+    return Counter(b["ip_str"] for b in BANNERS).most_common(1)[0][0]
+
+
+async def test_at_80x24_every_row_of_the_host_is_in_reach_and_history_tells_scans_apart(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.post_message(OpenHost(busiest_host()))
+        await settle(pilot)
+        assert "Address" in screen_text(app)  # the box says what it takes
+        summary = app.query_one("#summary-box")
+        assert "last update" not in screen_text(app)  # below the fold at this size...
+        summary.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert "last update" in screen_text(app)  # ...and within reach
+        app.query_one("#services").focus()
+        await pilot.press("h")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Seen" in text and "Changes" in text and "every scan" in text
+        services = app.query_one("#services", DataTable)
+        seen = [services.get_row_at(row) for row in range(services.row_count)]
+        assert len({(r[0].plain, r[2].plain) for r in seen}) == len(seen)  # the same service, told apart
+
+
+async def test_enter_on_a_pivot_searches_for_it_and_minus_excludes_it(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(130, 40)) as pilot:
+        await settle(pilot)
+        ip = busiest_host()
+        app.post_message(OpenHost(ip))
+        await settle(pilot)
+        pivots = app.query_one("#host-pivots", OptionList)
+        pivot = pivots.pivots[0]
+        pivots.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        search = app.query_one(SearchPane)
+        assert search.display and app.query_one("#query", Input).value == pivot.term
+        assert ip in [address for address, _ in search.results.items]
+        app.post_message(OpenHost(ip))
+        await settle(pilot)
+        other = next(p for p in pivots.pivots if p.filter == "port")
+        pivots.highlighted = pivots.pivots.index(other)
+        pivots.focus()
+        await pilot.press("minus")
+        await settle(pilot)
+        assert app.query_one("#query", Input).value == f"{pivot.term} -{other.term}"
+        assert all(service.split("/")[0] != other.value for _, service in search.results.items)

@@ -313,7 +313,7 @@ class SpyglassApp(App[None]):
     async def navigate(self, message: Navigate) -> None:
         pane = await self.show_pane(message.PANE)
         if pane is not None:
-            pane.run_arg(message.arg)
+            getattr(pane, message.METHOD)(message.arg)
 
     def on_nav_bar_picked(self, event: NavBar.Picked) -> None:
         self.run_worker(self.show_pane(self.panes[event.index].ID), exit_on_error=False)

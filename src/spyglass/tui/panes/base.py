@@ -51,9 +51,10 @@ class BackendGone(Message, bubble=False):
 
 
 class Navigate(Message):
-    """Ask the app to show pane ``PANE`` and run ``arg`` there; panes never call the app."""
+    """Ask the app to show pane ``PANE`` and call its ``METHOD`` with ``arg``; panes never call the app."""
 
     PANE: ClassVar[str] = ""
+    METHOD: ClassVar[str] = "run_arg"
 
     def __init__(self, arg: str) -> None:
         super().__init__()
@@ -75,6 +76,13 @@ class RunSearch(Navigate):
 
 class PingTarget(Navigate):
     PANE = "geo"
+
+
+class ExcludeInSearch(Navigate):
+    """The search pane's query without ``arg`` (a term such as ``org:"X"``), run again."""
+
+    PANE = "search"
+    METHOD = "exclude"
 
 
 class Pane(VerticalScroll):

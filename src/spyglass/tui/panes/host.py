@@ -12,13 +12,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from spyglass.present.host import host_facts, service_rows
 from spyglass.present.service import banner_for_clipboard
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import Pane, PingTarget
 from spyglass.tui.widgets.facts import Facts
+from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
@@ -31,6 +32,13 @@ COLUMNS = [
     Column("product", "Product", 20, rank=1),
     Column("seen", "Seen", 16, rank=3),
     Column("changes", "Changes", 10, rank=2, flex=True),
+]
+# History: the same service once per scan, told apart by when it was seen and what changed.
+HISTORY_COLUMNS = [
+    Column("port", "Port", 9),
+    Column("product", "Product", 16, rank=3),
+    Column("seen", "Seen", 16, rank=1),
+    Column("changes", "Changes", 8, rank=2, flex=True),
 ]
 
 
@@ -51,27 +59,38 @@ class HostPane(Pane):
         Binding("p", "geo", "Ping from everywhere", id="host.geo"),
     ]
     DEFAULT_CSS = """
-    HostPane #host-ip { margin: 1 0 0 0; }
     HostPane { overflow-y: hidden; }
-    HostPane #host-top { height: auto; max-height: 40vh; }
-    HostPane #host-summary { width: 1fr; max-height: 40vh; }  /* keeps its border; rows past it are cut */
-    HostPane #services { width: 1fr; height: auto; max-height: 40vh; border: round $primary 50%; }
-    HostPane #service-box { height: 1fr; min-height: 5; border: round $primary 50%; padding: 0 1; }
+    HostPane #host-form { height: 1; margin: 1 0 0 0; }
+    HostPane #host-form Label { width: auto; padding: 0 1 0 0; }
+    HostPane #host-ip { width: 1fr; }
+    HostPane #host-top, HostPane #host-bottom { height: 1fr; }
+    HostPane #summary-box { width: 1fr; border: round $primary 50%; padding: 0 1; }
+    HostPane #summary-box:focus-within { border: round $primary; }
+    HostPane #summary-box Facts { border: none; padding: 0; }
+    HostPane #services { width: 1fr; height: 1fr; border: round $primary 50%; }
+    HostPane #service-box { width: 2fr; border: round $primary 50%; padding: 0 1; }
     HostPane #service-box:focus-within { border: round $primary; }
     HostPane #service-detail { height: auto; }
+    HostPane #host-pivots { width: 1fr; height: 1fr; }
     """
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="IP address, then Enter", id="host-ip", compact=True, select_on_focus=False)
+        with Horizontal(id="host-form"):
+            yield Label("Address")
+            yield Input(placeholder="IP address, then Enter", id="host-ip", compact=True, select_on_focus=False)
         yield self.compose_error()
         with Horizontal(id="host-top"):
-            yield Facts("Host", id="host-summary")
+            with VerticalScroll(id="summary-box") as summary:  # every row within reach at 80x24
+                summary.border_title = "Host"
+                yield Facts("", id="host-summary")
             services = Table(COLUMNS, id="services")
             services.border_title = "Services"
             yield services
-        with VerticalScroll(id="service-box") as box:  # scrolls on its own: the services stay in view
-            box.border_title = "Service"
-            yield Static("", id="service-detail")
+        with Horizontal(id="host-bottom"):
+            with VerticalScroll(id="service-box") as box:  # scrolls on its own: the services stay in view
+                box.border_title = "Service"
+                yield Static("", id="service-detail")
+            yield PivotList(id="host-pivots")
 
     def on_mount(self) -> None:
         self.record: HostRecord | None = None
@@ -134,11 +153,16 @@ class HostPane(Pane):
         self.query_one("#services", Table).clear_records()
         self.query_one("#service-detail", Static).update("")
         self.query_one("#service-box").border_title = "Service"
+        self.query_one(PivotList).show(None)
 
     def show_record(self, r: HostRecord) -> None:
         view = "history: every scan (h for current)" if self.history else "current services (h for history)"
         self.query_one("#host-summary", Facts).show([*host_facts(r), ("view", view)])
         table = self.query_one("#services", Table)
+        # History: the services take the summary's room too (it is the same host), for Seen and Changes.
+        self.query_one("#summary-box").display = not self.history
+        table.use_columns(HISTORY_COLUMNS if self.history else COLUMNS)
+        table.border_title = "Services: every scan (h: current)" if self.history else "Services (h: history)"
         table.clear_records()
         self.banners = list(r.data)
         for index, cells in enumerate(service_rows(r)):
@@ -168,6 +192,7 @@ class HostPane(Pane):
             f"Service {banner.port}/{banner.transport}", one_line=True
         )
         detail.update(Group(service_details(banner)))
+        self.query_one(PivotList).show(banner)
 
     def selected_index(self) -> int | None:
         """The banner under the cursor (rows move when the table is sorted)."""
@@ -175,9 +200,10 @@ class HostPane(Pane):
         return int(key) if key is not None and int(key) < len(self.banners) else None
 
     @on(DataTable.RowHighlighted, "#services")
-    def highlighted(self, event: DataTable.RowHighlighted) -> None:
-        index = int(event.row_key.value or 0)
-        if 0 <= index < len(self.banners):
+    def highlighted(self) -> None:
+        # The row under the cursor now, not the event's: one posted before a sort arrives after it.
+        index = self.selected_index()
+        if index is not None:
             self.show_service(index)
 
     def action_toggle_history(self) -> None:

@@ -3,6 +3,7 @@ page lazily (bounded), count-only mode, opening a result in the host pane, and e
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from textual.widgets.option_list import Option
 from spyglass.present.search import facet_groups, result_cells
 from spyglass.present.values import pad, plural
 from spyglass.query import Facet, parse, parse_facets
+from spyglass.query.pivot import term
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
 from spyglass.tui.widgets.facts import bar
@@ -43,15 +45,22 @@ COLUMNS = [
 ]
 
 
-def quoted(value: str) -> str:
-    return f'"{value}"' if any(c in value for c in ' ,"') else value
+QUERY_TERM = re.compile(r'(?:[^\s"]+|"[^"]*")+')  # a word of a query, quotes and all
+
+
+def with_term(query: str, term: str, exclude: bool) -> str:
+    """``query`` with ``term`` (``-term`` to exclude it): the opposite term is taken out rather than
+    contradicted (``org:X -org:X`` finds nothing, for a credit), and the same one is not repeated."""
+    wanted = f"-{term}" if exclude else term
+    unwanted = {term.casefold(), f"-{term}".casefold()}
+    kept = [word for word in QUERY_TERM.findall(query) if word.casefold() not in unwanted]
+    return " ".join([*kept, wanted])
 
 
 def refine(query: str, facet: str, value: str, exclude: bool) -> str:
     """``query`` narrowed to (or, with ``exclude``, without) ``facet:value``."""
     # Facet values come from banners: controls arrive in the query box as visible symbols only.
-    term = f"{'-' if exclude else ''}{facet}:{quoted(clean(value, one_line=True, max_chars=200).replace(chr(34), ''))}"
-    return f"{query.strip()} {term}".strip()
+    return with_term(query, term(facet, clean(value, one_line=True, max_chars=200)), exclude)
 
 
 def row_of(b: Banner) -> Row:
@@ -161,6 +170,13 @@ class SearchPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         self.query_one(QueryInput).value = arg
+        self.focus_box("#query")
+        self.run_query()
+
+    def exclude(self, term: str) -> None:
+        """A pivot's ``-``: the query in force (or in the box) without ``term``, run again."""
+        box = self.query_one(QueryInput)
+        box.value = with_term(box.value or self.current_query, term, exclude=True)
         self.focus_box("#query")
         self.run_query()
 

@@ -87,6 +87,13 @@ class Table(DataTable):
     def on_mount(self) -> None:
         self._layout(self._room())
 
+    def use_columns(self, columns: list[Column]) -> None:
+        """Other columns (another view of the same records): laid out again at once."""
+        if columns != self.specs:
+            self.specs, self.shown = columns, []
+            self.sorted_by = self.sorted_by if any(c.key == (self.sorted_by or ("",))[0] for c in columns) else None
+            self._layout(self._room())
+
     def _room(self) -> int:
         # The vertical scrollbar's room is kept whether it shows or not: rows come after the columns.
         width = self.size.width - self.styles.gutter.width - self.styles.scrollbar_size_vertical

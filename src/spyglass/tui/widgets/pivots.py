@@ -1,0 +1,62 @@
+"""The values of a banner a search can pivot on: Enter runs the search that finds every banner
+holding the value, ``-`` takes it out of the search pane's query (see :mod:`spyglass.query.pivot`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from spyglass.query.pivot import Pivot, pivots
+from spyglass.safetext import clean
+
+
+class PivotList(OptionList):
+    BINDINGS = [
+        Binding("minus", "exclude", "Exclude from the search", id="pivots.exclude"),
+    ]
+    DEFAULT_CSS = """
+    PivotList { border: round $primary 50%; }
+    PivotList:focus { border: round $primary; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, **kwargs)
+        self.border_title = "Pivot (Enter searches, - excludes)"
+        self.pivots: list[Pivot] = []
+
+    def show(self, banner: Any) -> None:
+        """The pivots of ``banner`` (a model or its raw JSON); none for anything else."""
+        if hasattr(banner, "model_dump"):
+            banner = banner.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.pivots = pivots(banner)
+        self.clear_options()
+        self.add_options(
+            [
+                Option(Text(clean(f"{p.filter} {p.value}", one_line=True), no_wrap=True, overflow="ellipsis"))
+                for p in self.pivots
+            ]
+        )
+        if self.pivots:
+            self.highlighted = 0
+
+    @property
+    def selected(self) -> Pivot | None:
+        index = self.highlighted
+        return self.pivots[index] if index is not None and 0 <= index < len(self.pivots) else None
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        from spyglass.tui.panes.base import RunSearch
+
+        event.stop()
+        if 0 <= event.option_index < len(self.pivots):
+            self.post_message(RunSearch(self.pivots[event.option_index].term))
+
+    def action_exclude(self) -> None:
+        from spyglass.tui.panes.base import ExcludeInSearch
+
+        if self.selected is not None:
+            self.post_message(ExcludeInSearch(self.selected.term))
