@@ -11,6 +11,7 @@ from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp, run_dashboard
 from spyglass.tui.panes import PANES, load_panes, pane_ids
 from spyglass.tui.panes.account import AccountPane
+from spyglass.tui.panes.base import OpenHost
 from spyglass.tui.panes.geo import GeoPane
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import COLUMNS, SearchPane
@@ -296,6 +297,20 @@ async def test_palette_opens_a_host_or_runs_a_search(data_backend):
         await pilot.press("enter")
         await settle(pilot)
         assert app.query_one(SearchPane).current_query == "port:8080"
+
+        # On a host, the palette offers to pivot on the value selected in its pivot list.
+        app.post_message(OpenHost(ip))
+        await settle(pilot)
+        pivot = app.query_one(HostPane).pivot_choice()
+        assert pivot is not None
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"pivot")
+        await settle(pilot)
+        assert "Pivot on" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one(SearchPane).current_query == pivot.term
 
 
 def test_result_columns_fit_the_width():

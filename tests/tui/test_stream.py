@@ -358,7 +358,7 @@ async def test_at_80_columns_the_boxes_fit_and_the_detail_cuts_its_first_line(li
         await until(pilot, lambda: "Org of the long one" in screen_text(app), "the detail")
         rows = screen_text(app).splitlines()
         (title,) = [n for n, row in enumerate(rows) if "Selected banner" in row]
-        first = rows[title + 1]
+        first = rows[title + 1].split("││")[0]  # (the pivot list is beside it)
         assert first.rstrip(" │").endswith("…") and "8200/tcp" in first
         assert "seen" in rows[title + 2]  # the cut line does not wrap onto the next row
     async with SpyglassApp(live.profile(live.key())).run_test(size=(200, 50)) as pilot:
@@ -387,3 +387,24 @@ async def test_a_stream_without_values_says_so_until_they_are_given(live):
         error_row = pane.query_one(".pane-error")
         assert pane.error_source is None and not error_row.has_class("shown")
         assert "Give the ports" not in app.query_one(StatusBar).note  # the new call superseded it
+
+
+async def test_the_selected_banner_offers_its_values_to_pivot_on(live):
+    from spyglass.tui.panes.search import SearchPane
+    from spyglass.tui.widgets.pivots import PivotList
+
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_stream(pilot)
+        tail = app.query_one(Tail)
+        await publish(live, [dict(banner(port=8400), org="Pivot Org", product="nginx")])
+        await until(pilot, lambda: len(tail.ring) == 1, "the line")
+        await pilot.press("up")
+        pivots = app.query_one("#stream-pivots", PivotList)
+        await until(pilot, lambda: bool(pivots.pivots), "the pivots")
+        assert {"org", "product", "port"} <= {p.filter for p in pivots.pivots}
+        pivots.focus()
+        pivots.highlighted = next(n for n, p in enumerate(pivots.pivots) if p.filter == "org")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.query_one(SearchPane).display, "the search pane")
+        assert app.query_one("#query", Input).value == 'org:"Pivot Org"'

@@ -3,9 +3,10 @@ from everywhere, and any text runs as a search. They go through the app as Navig
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
 from spyglass.netools.targets import is_hostname, is_ip
@@ -13,12 +14,35 @@ from spyglass.safetext import clean
 
 
 class SpyglassCommands(Provider):
+    def _pivot_commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        """For the value selected in a pivot list of the pane in view: search on it, or exclude it."""
+        from spyglass.tui.panes.base import ExcludeInSearch, Pane, RunSearch
+
+        pane = getattr(self.app, "current_pane", lambda: None)()
+        pivot = pane.pivot_choice() if isinstance(pane, Pane) else None
+        if pivot is None:
+            return []
+        term = clean(pivot.term, one_line=True, max_chars=80)
+        post = self.app.post_message
+        return [
+            (f"Pivot on {term}", partial(post, RunSearch(pivot.term)), "Search pane: every banner with this value"),
+            (f"Exclude {term} from the search", partial(post, ExcludeInSearch(pivot.term)), "Search pane"),
+        ]
+
+    async def discover(self) -> Hits:
+        for title, command, help_text in self._pivot_commands():
+            yield DiscoveryHit(Content(title), command, help=help_text)
+
     async def search(self, query: str) -> Hits:
         from spyglass.tui.panes.base import OpenHost, PingTarget, RunSearch
 
         text = query.strip()
         if not text:
             return
+        matcher = self.matcher(text)
+        for title, command, help_text in self._pivot_commands():
+            if score := matcher.match(title):
+                yield Hit(score, Content(title), command, help=help_text)
         shown = clean(text, one_line=True, max_chars=80)  # typed text is shown plain, never as markup
         post = self.app.post_message
         if is_ip(text):

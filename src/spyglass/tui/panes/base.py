@@ -18,6 +18,7 @@ from spyglass.tui.widgets.pagedtable import PagedTable
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
+    from spyglass.query.pivot import Pivot
     from spyglass.tui.app import SpyglassApp
 
 
@@ -170,6 +171,15 @@ class Pane(VerticalScroll):
             self.post_message(CallStarted(self, event.worker))
         elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.post_message(CallEnded(self, event.worker))
+
+    def pivot_choice(self) -> Pivot | None:
+        """The value selected in this pane's pivot list, for the palette's "pivot on …"."""
+        from spyglass.tui.widgets.pivots import PivotList
+
+        for pivot_list in self.query(PivotList):
+            if pivot_list.display and pivot_list.selected is not None:
+                return pivot_list.selected
+        return None
 
     def on_paged_table_more_wanted(self, event: PagedTable.MoreWanted) -> None:
         """A paged table of this pane reached its end: its next page is a call like any other."""

@@ -32,6 +32,7 @@ from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, on_console
 from spyglass.tui.panes.base import BackendGone, OpenHost, Pane, PaneFailure
 from spyglass.tui.streambuffer import BUFFER, StreamBuffer, TailEntry
+from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.tail import Tail
 
 if TYPE_CHECKING:
@@ -116,7 +117,8 @@ class StreamPane(Pane):
         "The live stream of newly collected banners (enterprise). Pick a stream and its values; the "
         "filter box takes the search language (product:nginx -port:80): it shows the buffered lines that "
         "match and those that arrive; an empty box clears it and shows the whole buffer again. "
-        "p pauses, up/down scroll back (End: live), Enter opens the host, s saves the buffer, "
+        "p pauses, up/down scroll back (End: live), Enter opens the host, Tab reaches the selected banner's "
+        "values to pivot on, s saves the buffer, "
         "w records everything from now on (.json.gz in the current directory)."
     )
     BINDINGS = [
@@ -133,8 +135,10 @@ class StreamPane(Pane):
     StreamPane #stream-buffer { width: 10; }
     StreamPane #stream-status { height: 2; color: $text-muted; }
     StreamPane #tail { height: 1fr; border: round $primary 50%; }
-    StreamPane #stream-detail { height: 40%; min-height: 8; border: round $primary 50%; display: none; }
-    StreamPane #stream-detail.shown { display: block; }
+    StreamPane #stream-selected { height: 40%; min-height: 8; display: none; }
+    StreamPane #stream-selected.shown { display: block; }
+    StreamPane #stream-detail { width: 2fr; height: 1fr; border: round $primary 50%; }
+    StreamPane #stream-pivots { width: 1fr; height: 1fr; }
     """
 
     def focus_first(self) -> None:
@@ -152,9 +156,11 @@ class StreamPane(Pane):
         tail = Tail(BUFFER, id="tail")
         tail.border_title = "Live (↑ scroll back, End live, Enter opens the host)"
         yield tail
-        detail = Static("", id="stream-detail")
-        detail.border_title = "Selected banner"
-        yield detail
+        with Horizontal(id="stream-selected"):
+            detail = Static("", id="stream-detail")
+            detail.border_title = "Selected banner"
+            yield detail
+            yield PivotList(id="stream-pivots")
 
     def on_mount(self) -> None:
         self.state: StreamState | None = None
@@ -449,9 +455,12 @@ class StreamPane(Pane):
     @on(Tail.Selected)
     def _selected(self, event: Tail.Selected) -> None:
         detail = self.query_one("#stream-detail", Static)
-        detail.set_class(event.entry is not None, "shown")  # only while scrolled back: live, the tail has the room
+        pivots = self.query_one(PivotList)
+        # only while scrolled back: live, the tail has the room
+        self.query_one("#stream-selected").set_class(event.entry is not None, "shown")
         if event.entry is None:
             detail.update("")
+            pivots.show(None)
             self._show_status()
             return
         from spyglass.client.streamparse import loads
@@ -460,6 +469,7 @@ class StreamPane(Pane):
             banner = loads(event.entry.raw)
         except ValueError:
             banner = None
+        pivots.show(banner)
         first, *rest = detail_lines(banner) if isinstance(banner, dict) else [event.entry.line]
         head = safe_text(first, one_line=True)  # the list's line, whole: cut with "…" at the box's edge
         head.overflow = "ellipsis"
