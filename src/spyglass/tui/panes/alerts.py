@@ -38,6 +38,7 @@ TRIGGER_COLUMNS = [
     Column("ignored", "Ignored", 7, rank=2),
     Column("description", "Description", 20, rank=1, flex=True),
 ]
+LOG_EVERY = 3.0  # seconds between looks at the notification log while the pane is in view
 LOG_COLUMNS = [
     Column("at", "When", 19, rank=2),
     Column("service", "Service", 21),
@@ -87,10 +88,13 @@ class AlertsPane(Pane):
     AlertsPane #alert-hint { height: 1; color: $text-muted; }
     AlertsPane #alert-hint.invalid { color: $error; }
     AlertsPane #alerts-list { height: auto; max-height: 8; }
+    AlertsPane.short #alerts-list { max-height: 4; }
     AlertsPane #alert-title { height: auto; margin-top: 1; text-style: bold; }
     AlertsPane #alert-triggers { height: auto; max-height: 9; }
+    AlertsPane.short #alert-triggers { max-height: 5; }  /* the log keeps rows at 80x24 */
+    AlertsPane.short .alerts-row, AlertsPane.short #alert-title { margin-top: 0; }
     AlertsPane #alert-notifier { width: 1fr; margin-left: 1; }
-    AlertsPane #alert-log { height: auto; max-height: 10; }
+    AlertsPane #alert-log { height: auto; min-height: 4; max-height: 10; }
     AlertsPane .alerts-note { height: auto; color: $text-muted; }
     """
 
@@ -119,6 +123,35 @@ class AlertsPane(Pane):
         self.selected: str | None = None
         self.editing: str | None = None  # the alert the form edits; None: the form creates
         self.trigger_info: dict[str, str] = {}
+        self.set_interval(LOG_EVERY, self.follow_log)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < 30, "short")
+
+    def follow_log(self) -> None:
+        """While the pane is in view, the notification log follows the deliveries (a free call)."""
+        clients = self.clients
+        if clients is not None and self.selected and not self.stale and self.dashboard.current_pane() is self:
+            self.call("log", self.load_log, clients, self.selected)
+
+    async def load_log(self, clients: Clients, alert_id: str) -> None:
+        notifications = await clients.alerts.notifications(alert_id)
+        if alert_id == self.selected:
+            self.show_log(notifications)
+
+    def show_log(self, notifications: list) -> None:
+        log = self.query_one("#alert-log", Table)
+        rows = []
+        for n in notifications:
+            cells = present.notification_row(n)
+            style = "" if n.outcome == "sent" else "red" if n.outcome == "failed" else "yellow"
+            record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
+            rows.append({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()})
+        if [list(map(str, r.values())) for r in rows] == [list(map(str, r.values())) for r in log.records.values()]:
+            return  # nothing new: the cursor and the scroll stay where they are
+        log.clear_records()
+        for i, row in enumerate(rows):
+            log.add_record(row, key=str(i))
 
     # -- loading -----------------------------------------------------------------------------
     async def load(self, clients: Clients) -> None:
@@ -159,6 +192,7 @@ class AlertsPane(Pane):
         clients = self.clients
         if clients is not None and not self.stale:
             self.call("notifiers", self.load_notifiers, clients)
+            self.follow_log()
 
     async def load_notifiers(self, clients: Clients) -> None:
         self.show_notifiers((await clients.notifiers.list()).matches)
@@ -185,7 +219,6 @@ class AlertsPane(Pane):
             return  # another alert was picked meanwhile
         self.alerts[alert.id] = alert
         triggers.clear_records()
-        log.clear_records()
         status = (alert.notify or {}).get("reason", "")
         title.update(
             Text.assemble(
@@ -216,11 +249,7 @@ class AlertsPane(Pane):
         attached = ", ".join(present.notifier_label(n) for n in alert.notifiers or []) or "none"
         note = f"notifiers: {attached}" + (f"\nignored: {'; '.join(ignored_lines)}" if ignored_lines else "")
         self.query_one("#alert-notifiers", Static).update(safe_text(note, one_line=False, max_chars=600))
-        for i, n in enumerate(notifications):
-            cells = present.notification_row(n)
-            style = "" if n.outcome == "sent" else "red" if n.outcome == "failed" else "yellow"
-            record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
-            log.add_record({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()}, key=str(i))
+        self.show_log(notifications)
         self.update_attach_button()
 
     def run_arg(self, arg: str) -> None:
