@@ -370,3 +370,20 @@ async def test_enter_on_a_pivot_searches_for_it_and_minus_excludes_it(data_backe
         await settle(pilot)
         assert app.query_one("#query", Input).value == f"{pivot.term} -{other.term}"
         assert all(service.split("/")[0] != other.value for _, service in search.results.items)
+
+
+async def test_text_typed_into_a_table_goes_to_the_query_and_digits_do_not_switch_panes(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        pane = app.query_one(SearchPane)
+        box = app.query_one("#query", Input)
+        box.value = ""
+        pane.results.focus()
+        await pilot.press(*"22j")  # "2" would have shown the host pane
+        await settle(pilot)
+        assert pane.display and box.has_focus and box.value == "22j"
+        pane.results.focus()
+        await pilot.press("j", "s")  # the table's own keys still act
+        assert pane.results.has_focus and pane.results.sorted_by is not None

@@ -7,10 +7,12 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from textual import events
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, OptionList, Select, Static
 from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
@@ -105,6 +107,8 @@ class Pane(VerticalScroll):
     Pane > .pane-error.shown { display: block; }
     """
 
+    TYPE_TO: ClassVar[str] = ""  # the input that text typed into a table or list goes to (default: the first)
+    KEEP_KEYS: ClassVar[frozenset[str]] = frozenset({"r", "q", "l", "comma", "question_mark"})  # app commands
     stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
     armed: str = ""  # the destructive action a first key press asked about
 
@@ -123,6 +127,35 @@ class Pane(VerticalScroll):
         if self.armed == action:
             self.armed = ""
             self.dashboard.status.note = ""
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed while a table or list has the keys goes to the pane's input, as if it had had
+        them, unless the key is one of the table's, the pane's or the app's commands: digits typed as
+        ports no longer switch panes, letters typed as a folder no longer open the backend log."""
+        focused = self.app.focused
+        if not event.is_printable or not event.character or not isinstance(focused, (DataTable, OptionList)):
+            return
+        if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own keys
+            return
+        if event.key in self.KEEP_KEYS or self._bound_here(focused, event.key):
+            return
+        box = next(iter(self.query(self.TYPE_TO or "Input").results(Input)), None)
+        if box is None or not box.display:
+            return
+        event.stop()
+        event.prevent_default()
+        box.focus()
+        box.action_end()
+        box.insert_text_at_cursor(event.character)
+
+    def _bound_here(self, widget: Widget, key: str) -> bool:
+        """Whether ``key`` is bound by ``widget`` or a container of it up to this pane."""
+        node: Any = widget
+        while node is not None and node is not self.parent:
+            if key in node._bindings.key_to_bindings:
+                return True
+            node = node.parent
+        return False
 
     def focus_first(self) -> None:
         """Put the keyboard where the pane's work starts: its first input, else its first widget."""
