@@ -387,3 +387,17 @@ async def test_text_typed_into_a_table_goes_to_the_query_and_digits_do_not_switc
         pane.results.focus()
         await pilot.press("j", "s")  # the table's own keys still act
         assert pane.results.has_focus and pane.results.sorted_by is not None
+
+
+async def test_at_80_columns_the_room_goes_to_what_differs(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        text = screen_text(app)
+        assert "- excludes" in text  # the facet box says what - does
+        orgs = [item[1] for item in app.query_one(SearchPane).facet_items if item and item[0] == "org"]
+        assert any(org in text for org in orgs if 12 < len(org) <= 16)  # not cut at 9 cells
+        results = app.query_one(SearchPane).results
+        assert [c.key for c, _ in results.shown] == ["ip", "title"]  # every row is 22/tcp: no Port column
+        assert "SSH-2.0-OpenSSH_" in text

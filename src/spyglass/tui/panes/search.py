@@ -4,6 +4,7 @@ page lazily (bounded), count-only mode, opening a result in the host pane, and e
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from spyglass.models import Banner, SearchResponse
 
 DEFAULT_FACETS = "port,org,country,product,vuln"
+FACETS_TITLE = "Facets (Enter adds, - excludes)"
+FACETS_TITLE_NARROW = "⏎ adds · - excludes"  # what the keys do matters more than the word "Facets"
 PAGE = 100
 # In display order; rank says what goes first when the table is narrow (the highest rank first).
 COLUMNS = [
@@ -68,6 +71,15 @@ def row_of(b: Banner) -> Row:
     what Enter opens: the host, on this service."""
     cells = {col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, result_cells(b), strict=True)}
     return cells, (b.address, f"{b.port}/{b.transport}")
+
+
+def columns_for(rows: list[Row]) -> list[Column]:
+    """The result columns, those that read the same on every row (the port of port:22) dropped
+    first when the table is narrow: the room goes to what tells the rows apart."""
+    if len(rows) < 2:
+        return COLUMNS
+    same = {c.key for c in COLUMNS if c.key != "ip" and len({str(cells[c.key]) for cells, _ in rows}) == 1}
+    return [replace(c, rank=c.rank + 100) if c.key in same else c for c in COLUMNS]
 
 
 def facet_spec(spec: str) -> tuple[list[Facet], list[str]]:
@@ -127,7 +139,7 @@ class SearchPane(Pane):
                     select_on_focus=False,
                 )
                 facets = OptionList(id="facets", markup=False)
-                facets.border_title = "Facets (Enter adds, - excludes)"
+                facets.border_title = FACETS_TITLE
                 yield facets
             results = PagedTable(COLUMNS, id="results")
             results.border_title = "Results (Enter opens the host)"
@@ -253,6 +265,7 @@ class SearchPane(Pane):
         self.total = result.total
         self.show_facets(result)
         rows = [] if count_only else [row_of(b) for b in result.matches]
+        self.results.use_columns(columns_for(rows))
         self.results.add_page(listing, 1, rows, more=not count_only and len(rows) < result.total)
 
     async def page_of(self, clients: Clients, query: str, page: int) -> tuple[list[Row], bool]:
@@ -276,7 +289,9 @@ class SearchPane(Pane):
         """Facet values as label, bar and count, sized to the list's width."""
         self.facet_result = result
         facet_list = self.query_one("#facets", OptionList)
-        room = max(16, facet_list.size.width - facet_list.styles.gutter.width - 2)  # 2: the scrollbar
+        facet_list.border_title = FACETS_TITLE if facet_list.outer_size.width >= 36 else FACETS_TITLE_NARROW
+        # The cells inside the border, padding and scrollbar, less an option's own padding (1 a side).
+        room = max(12, facet_list.scrollable_content_region.width - 2)
         bar_cells = 6 if room >= 30 else 0  # narrow: the count alone
         groups = facet_groups(result.facets)
         counts = [row.count for _, rows in groups for row in rows]
