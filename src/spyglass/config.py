@@ -7,8 +7,9 @@ Environment variables override the active profile in every mode: ``SPYGLASS_URL`
 main URL (and so leaves the embedded backend), ``SPYGLASS_STREAM_URL``, ``SPYGLASS_TRENDS_URL`` and
 ``SPYGLASS_GEONET_URL`` replace one host (with the embedded backend too: e.g. a remote geonet
 agent), ``SPYGLASS_API_KEY`` replaces the key (with the embedded backend, instead of the local
-account's key). ``SPYGLASS_CONFIG_DIR`` and ``SPYGLASS_DATA_DIR`` move the config file and the
-embedded backend's data (``--data`` wins over the latter).
+account's key), ``SPYGLASS_NAMESPACE`` the namespace (``shodan`` for the original service).
+``SPYGLASS_CONFIG_DIR`` and ``SPYGLASS_DATA_DIR`` move the config file and the embedded backend's
+data (``--data`` wins over the latter).
 
 Plain dataclasses rather than pydantic: this module is on the dashboard's start-up path.
 """
@@ -26,6 +27,17 @@ from spyglass import DEFAULT_NAMESPACE
 from spyglass.secrets import mask_key
 
 ENV_KEY = "SPYGLASS_API_KEY"
+ENV_NAMESPACE = "SPYGLASS_NAMESPACE"
+# The original service: its four hosts and its namespace (`spyglass profile add NAME --preset shodan`).
+PRESETS: dict[str, dict[str, str]] = {
+    "shodan": {
+        "url": "https://api.shodan.io",
+        "stream_url": "https://stream.shodan.io",
+        "trends_url": "https://trends.shodan.io",
+        "geonet_url": "https://geonet.shodan.io",
+        "namespace": "shodan",
+    }
+}
 ENV_URLS = {
     "url": "SPYGLASS_URL",
     "stream_url": "SPYGLASS_STREAM_URL",
@@ -219,4 +231,6 @@ def active_profile(name: str | None = None) -> Profile:
     updates = {field: os.environ[env] for field, env in ENV_URLS.items() if os.environ.get(env)}
     if os.environ.get(ENV_KEY):
         updates["key"] = os.environ[ENV_KEY]
+    if os.environ.get(ENV_NAMESPACE):
+        updates["namespace"] = os.environ[ENV_NAMESPACE].strip()
     return profile.replace(**updates) if updates else profile

@@ -93,13 +93,31 @@ class Common:
         return [self.profile, self.data, self.json]
 
 
+async def explain_not_found(clients: Any, exc: Exception, namespace: str) -> Exception:
+    """A 404 for a method the server does not have (not for a missing address or id) says which
+    namespace the server answers under, or that none of those known."""
+    from spyglass.client.errors import NotFound
+
+    if "no such method" not in str(exc).lower():
+        return exc
+    found = await clients.find_namespace()
+    if found is None or found == namespace:
+        hint = f"this server has no /{namespace}/ methods: is it a spyglass or original-service API?"
+    else:
+        hint = (
+            f"this server's methods are under /{found}/, not /{namespace}/: "
+            f"set SPYGLASS_NAMESPACE={found} (or spyglass profile add NAME --namespace {found})"
+        )
+    return NotFound(f"{exc}; {hint}", 404)
+
+
 async def with_clients(args: argparse.Namespace, work: Callable[[Any], Awaitable[int]], host: str = "main") -> int:
     """Run ``work(clients)`` against the chosen profile, starting the embedded backend if needed.
 
     A refused key is reported with the URL and the profile that were used (``host`` names which).
     """
     from spyglass.client import Clients
-    from spyglass.client.errors import AuthenticationError
+    from spyglass.client.errors import AuthenticationError, NotFound
     from spyglass.config import active_profile
 
     profile = active_profile(args.profile)
@@ -112,7 +130,10 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Any], Awaitable
         await backend.wait_ready()
     try:
         async with Clients.from_profile(profile) as clients:
-            return await work(clients)
+            try:
+                return await work(clients)
+            except NotFound as exc:
+                raise await explain_not_found(clients, exc, profile.namespace) from None
     except AuthenticationError as exc:
         raise AuthenticationError(f"{exc}: {profile.base(host)} refused {profile.key_source()}", exc.status) from None
     finally:

@@ -66,6 +66,9 @@ MAIN_SECTIONS = {
 }
 
 
+KNOWN_NAMESPACES = ("intel", "shodan")  # this project's, and the original service's
+
+
 @dataclass
 class Clients:
     """The clients of one profile: a sub-client per section of the main host (sharing its
@@ -125,6 +128,21 @@ class Clients:
     def transport(self) -> Transport:
         """The main host's transport (for raw requests)."""
         return self.search.transport
+
+    async def find_namespace(self) -> str | None:
+        """The namespace the main host's methods answer under: this profile's if they do there, else
+        the first of :data:`KNOWN_NAMESPACES` that does; None when none does (a free call each)."""
+        from spyglass.client.errors import APIError, NotFound
+
+        for namespace in dict.fromkeys((self.search.namespace, *KNOWN_NAMESPACES)):
+            try:
+                await self.transport.request("GET", f"/{namespace}/ports")
+            except NotFound:
+                continue
+            except APIError:  # refused (a key, a plan), but the method is there
+                return namespace
+            return namespace
+        return None
 
     async def aclose(self) -> None:
         for transport in (self.transport, self.stream.transport, self.trends.transport, self.geonet.transport):

@@ -179,6 +179,8 @@ class SpyglassApp(App[None]):
         self._credits_changed(self.clients.credits)
         self.status.plan = info.plan
         self.set_state(State.CONNECTED)
+        if self.connection.note:
+            self.report(self.connection.note, error=False)
         self.connection.watch_backend(self._backend_event)
         self._health_timer.resume()
         for pane in self.query(Pane):

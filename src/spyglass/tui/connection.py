@@ -51,6 +51,7 @@ class Connection:
         self._retired: list[Clients] = []  # clients of a backend that died, closed at the next restart
         self._watch: asyncio.Task | None = None
         self._on_backend_event: BackendEvent | None = None
+        self.note = ""  # what the dashboard should say once connected (a namespace it chose)
 
     @property
     def endpoint(self) -> str:
@@ -82,9 +83,33 @@ class Connection:
         from spyglass.client.errors import AuthenticationError
 
         try:
-            return await self.clients.account.api_info()
+            info = await self.clients.account.api_info()
         except AuthenticationError as exc:
             raise KeyRefused(self.refusal(exc)) from None
+        if not self.profile.embedded:
+            await self._check_namespace()
+        return info
+
+    async def _check_namespace(self) -> None:
+        """A server whose methods are under another namespace (the original service's is ``shodan``)
+        is used under that one for this session, and the note says what to set; a server with none
+        known is said at once rather than as a 404 on every pane."""
+        assert self.clients is not None
+        found = await self.clients.find_namespace()
+        wanted = self.profile.namespace
+        if found is None:
+            raise ConnectionError(
+                f"{self.profile.url} has no /{wanted}/ methods: is it a spyglass or original-service API?"
+            )
+        if found != wanted:
+            await self.clients.aclose()
+            self.profile = self.profile.replace(namespace=found)
+            client = importlib.import_module("spyglass.client")
+            self.clients = client.Clients.from_profile(self.profile)
+            self.note = (
+                f"This server's methods are under /{found}/, not /{wanted}/: using /{found}/ "
+                f"(set SPYGLASS_NAMESPACE={found} or the profile's namespace to say so)"
+            )
 
     def refusal(self, exc: Exception) -> str:
         """Which key, which profile and which server: what a person needs to fix a refused key."""

@@ -10,7 +10,7 @@ from spyglass.cli.common import Common
 
 
 def profile_command(args: argparse.Namespace) -> int:
-    from spyglass.config import EMBEDDED, Config, ConfigError, Profile
+    from spyglass.config import EMBEDDED, PRESETS, Config, ConfigError, Profile
 
     config = Config.load()
     if args.action == "list":
@@ -19,17 +19,12 @@ def profile_command(args: argparse.Namespace) -> int:
             print(f"{mark} {config.profile(name).describe()}")
         return EXIT_OK
     if args.action == "add":
+        given = {f: getattr(args, f) for f in ("url", "stream_url", "trends_url", "geonet_url", "namespace")}
+        values = {**PRESETS.get(args.preset or "", {}), **{f: v for f, v in given.items() if v}}
+        if not values.get("url"):
+            return fail("profile add: give --url, or --preset (" + ", ".join(PRESETS) + ")", EXIT_USAGE)
         try:
-            config.profiles[args.name] = Profile(
-                name=args.name,
-                url=args.url,
-                stream_url=args.stream_url,
-                trends_url=args.trends_url,
-                geonet_url=args.geonet_url,
-                key=args.key,
-                namespace=args.namespace,
-                rate=args.rate or None,
-            )
+            config.profiles[args.name] = Profile(name=args.name, key=args.key, rate=args.rate or None, **values)
         except ConfigError as exc:
             return fail(f"invalid profile: {exc}", EXIT_USAGE)
     elif args.action == "use":
@@ -50,6 +45,8 @@ def profile_command(args: argparse.Namespace) -> int:
 
 
 def register(sub, common: Common) -> None:
+    from spyglass.config import PRESETS
+
     top = sub.add_parser(
         "profile",
         help="named connection profiles",
@@ -63,12 +60,17 @@ def register(sub, common: Common) -> None:
     ).set_defaults(func=profile_command, action="list")
     p = actions.add_parser("add", help="add or replace a profile", description="Add or replace a profile.")
     p.add_argument("name")
-    p.add_argument("--url", required=True, help="main API base URL")
+    p.add_argument("--url", help="main API base URL")
+    p.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="the four hosts and the namespace of a known service (shodan: the original service)",
+    )
     p.add_argument("--key")
     p.add_argument("--stream-url")
     p.add_argument("--trends-url")
     p.add_argument("--geonet-url")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE)
+    p.add_argument("--namespace", help=f"the paths' first part (default {DEFAULT_NAMESPACE}, or the preset's)")
     p.add_argument("--rate", type=float, default=1.0, help="client-side requests per second (0: unpaced)")
     p.set_defaults(func=profile_command, action="add")
     for action, text in (
