@@ -47,12 +47,13 @@ def test_a_missing_address_is_still_a_plain_404(other, tmp_path):
 
 def test_the_preset_gives_the_original_services_hosts_and_namespace(tmp_path, monkeypatch):
     monkeypatch.setenv("SPYGLASS_CONFIG_DIR", str(tmp_path))
-    out = run("profile", "add", "orig", "--preset", "shodan", "--key", "K" * 32, env={"SPYGLASS_CONFIG_DIR": str(tmp_path)})
+    config = {"SPYGLASS_CONFIG_DIR": str(tmp_path)}
+    out = run("profile", "add", "orig", "--preset", "shodan", "--key", "K" * 32, env=config)
     assert out.returncode == 0, out.stderr
     profile = Config.load().profile("orig")
     assert profile.url == PRESETS["shodan"]["url"] and profile.namespace == "shodan"
     assert profile.stream_url and profile.trends_url and profile.geonet_url
-    out = run("profile", "add", "bare", env={"SPYGLASS_CONFIG_DIR": str(tmp_path)})
+    out = run("profile", "add", "bare", env=config)
     assert out.returncode == 2 and "--preset" in out.stderr
     monkeypatch.setenv("SPYGLASS_NAMESPACE", "other")
     assert active_profile("orig").namespace == "other"
