@@ -252,6 +252,12 @@ async def test_the_linux_console_gets_boxes_and_marks_its_fonts_have(backend, mo
         text = screen_text(app)
         assert "map: * < 50 ms" in text and ":::" in text
         assert not any(0x2800 <= ord(c) <= 0x28FF for c in text) and "●" not in text
+        missing = set("✓✗⏎↓↑❚‹▁▂▃▄▅▆▇▏▎▍▋▊▉●╭╮╰╯")  # glyphs the console fonts lack
+        for keys in (["f2", *"nginx"], ["enter"], ["f5"], ["f7"]):  # the query check, facets, bars, stream
+            await pilot.press(*keys)
+            await settle(pilot) if keys[0] != "f7" else await pilot.pause(1.5)
+            text = screen_text(app)
+            assert not set(text) & missing, (keys, set(text) & missing)
     monkeypatch.setenv("TERM", "xterm-256color")
     app = SpyglassApp(backend.profile(backend.key()))
     async with app.run_test(size=(80, 24)) as pilot:  # nothing stays patched for the next app

@@ -20,7 +20,7 @@ from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui import keyorder
 from spyglass.tui.connection import Connection, KeyRefused, State
-from spyglass.tui.console import linux_console, plain_boxes
+from spyglass.tui.console import for_console, linux_console, plain_boxes
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import BackendGone, CallEnded, CallStarted, Navigate, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
@@ -383,7 +383,7 @@ class SpyglassApp(App[None]):
         return " ".join(self.get_key_display(Binding(key.strip(), "")) for key in chosen.split(",") if key.strip())
 
     def get_key_display(self, binding: Binding) -> str:
-        shown = super().get_key_display(binding)
+        shown = for_console(self, super().get_key_display(binding))
         return shown.upper() if shown[:1] == "f" and shown[1:].isdigit() else shown
 
     def binding_sections(self) -> list[tuple[str, str, list[Binding]]]:

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 
 from spyglass.safetext import safe_text
+from spyglass.tui.console import on_console
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.facts import Facts, bar
 from spyglass.tui.widgets.table import Column, Table
@@ -18,11 +19,13 @@ if TYPE_CHECKING:
     from spyglass.client import Clients
 
 
-def allowance(left: int, limit: int | None) -> Text:
-    """``left of limit`` with a bar of what is left."""
+def allowance(left: int, limit: int | None, console: bool = False) -> Text:
+    """``left of limit`` with a bar of what is left (on the Linux console, without eighth blocks)."""
     if not limit:
         return Text(f"{left:,}")
-    return Text.assemble(bar(left / limit, 16), " ", (f"{left:,}", "bold"), f" of {limit:,} left")
+    shown = bar(left / limit, 16)
+    shown = shown.translate({ord(c): None for c in "▏▎▍▌▋▊▉"}) if console else shown
+    return Text.assemble(shown, " ", (f"{left:,}", "bold"), f" of {limit:,} left")
 
 
 def yes_no(flag: bool | None) -> str:
@@ -69,8 +72,14 @@ class AccountPane(Pane):
         self.query_one("#plan", Facts).show(
             [
                 ("plan", safe_text(info.plan, "bold", one_line=True)),
-                ("query credits", allowance(info.query_credits, limits.query_credits if limits else None)),
-                ("scan credits", allowance(info.scan_credits, limits.scan_credits if limits else None)),
+                (
+                    "query credits",
+                    allowance(info.query_credits, limits.query_credits if limits else None, on_console(self.app)),
+                ),
+                (
+                    "scan credits",
+                    allowance(info.scan_credits, limits.scan_credits if limits else None, on_console(self.app)),
+                ),
                 ("monitored IPs", f"{info.monitored_ips:,}" if info.monitored_ips is not None else "-"),
                 ("unlocked searches left", f"{info.unlocked_left:,}"),
                 (

@@ -22,6 +22,7 @@ from spyglass.present.values import pad, plural
 from spyglass.query import Facet, parse, parse_facets
 from spyglass.query.pivot import term
 from spyglass.safetext import clean, fit, safe_text
+from spyglass.tui.console import for_console
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
@@ -289,7 +290,8 @@ class SearchPane(Pane):
         """Facet values as label, bar and count, sized to the list's width."""
         self.facet_result = result
         facet_list = self.query_one("#facets", OptionList)
-        facet_list.border_title = FACETS_TITLE if facet_list.outer_size.width >= 36 else FACETS_TITLE_NARROW
+        wide = facet_list.outer_size.width >= 36
+        facet_list.border_title = FACETS_TITLE if wide else for_console(self.app, FACETS_TITLE_NARROW)
         # The cells inside the border, padding and scrollbar, less an option's own padding (1 a side).
         room = max(12, facet_list.scrollable_content_region.width - 2)
         bar_cells = 6 if room >= 30 else 0  # narrow: the count alone
@@ -306,7 +308,11 @@ class SearchPane(Pane):
                 label = pad(fit(row.label, label_cells), label_cells)
                 options.append(
                     Option(
-                        Text.assemble(f"{label} ", (bar(row.share, bar_cells), "dim"), f" {row.count:>{count_cells},}")
+                        Text.assemble(
+                            f"{label} ",
+                            (for_console(self.app, bar(row.share, bar_cells)), "dim"),
+                            f" {row.count:>{count_cells},}",
+                        )
                     )
                 )
                 self.facet_items.append((name, row.value))

@@ -29,7 +29,7 @@ from spyglass.present.stream import stream_line
 from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.console import dot, on_console
+from spyglass.tui.console import dot, for_console, on_console
 from spyglass.tui.panes.base import BackendGone, OpenHost, Pane, PaneFailure
 from spyglass.tui.streambuffer import BUFFER, StreamBuffer, TailEntry
 from spyglass.tui.widgets.pivots import PivotList
@@ -154,7 +154,7 @@ class StreamPane(Pane):
             yield Input(str(BUFFER), placeholder="buffer", id="stream-buffer", compact=True, type="integer")
         yield Static("", id="stream-status")
         tail = Tail(BUFFER, id="tail")
-        tail.border_title = "Live (↑ scroll back, End live, Enter opens the host)"
+        tail.border_title = for_console(self.app, "Live (↑ scroll back, End live, Enter opens the host)")
         yield tail
         with Horizontal(id="stream-selected"):
             detail = Static("", id="stream-detail")
@@ -286,7 +286,7 @@ class StreamPane(Pane):
         if buffer.dropped:
             second.append(f"{buffer.dropped:,} dropped here")
         status = Text(no_wrap=True, overflow="ellipsis")
-        status.append(" · ".join(first) + "\n" + " · ".join(second))
+        status.append(for_console(self.app, " · ".join(first) + "\n" + " · ".join(second)))
         self.query_one("#stream-status", Static).update(status)
 
     # -- choosing -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from spyglass.tui.console import for_console
 from spyglass.tui.widgets.colours import theme_background
 
 
@@ -46,7 +47,7 @@ class NavBar(Widget):
         text = Text(no_wrap=True, overflow="ellipsis")
         self._spans = [(-1, -1)] * len(labels)
         if first:
-            text.append("‹ ", style="dim")
+            text.append(for_console(self.app, "‹ "), style="dim")
         for index in range(first, len(labels)):
             start = len(text)
             text.append_text(labels[index])

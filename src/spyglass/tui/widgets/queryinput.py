@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 
 from spyglass.query import FILTERS, parse
 from spyglass.safetext import clean
+from spyglass.tui.console import for_console, on_console
 from spyglass.tui.widgets.colours import theme_style
 
 
@@ -149,6 +150,8 @@ class QueryInput(Vertical):
             caret.remove_class("shown")
             return False
         ok, line = describe(source, self.count_only)
+        if on_console(self.app):  # ✓ and ✗ are not in its fonts
+            line = Text(for_console(self.app, line.plain))
         check.update(line)
         check.set_class(not ok, "bad")
         query = parse(source)
