@@ -19,6 +19,7 @@ from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.config import EMBEDDED, URL_FIELDS, Profile, data_dir
+from spyglass.server.datalock import served_by
 from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
 
@@ -67,6 +68,7 @@ class EmbeddedBackend:
         self.key = key  # None: this machine's local account; else the key the user gave (SPYGLASS_API_KEY)
         self.hosts = hosts or {}  # stream_url, trends_url, geonet_url served elsewhere (SPYGLASS_GEONET_URL...)
         self.process: subprocess.Popen | None = None
+        self.attached = False  # another dashboard's (or a serve's) backend holds the data: used as it is
         self.profile: Profile | None = None
         self._lock = threading.RLock()  # start, stop and restart run in threads, one at a time
 
@@ -123,6 +125,10 @@ class EmbeddedBackend:
                 key = store.local_key()  # created on first run even when another key is used
             finally:
                 store.close()
+            running = served_by(self.data_dir)
+            self.attached = running is not None
+            if running is not None:  # one backend per data dir: use the one that serves it
+                return self._reach(running, key)
             self.rotate_log()
             sock = listen("127.0.0.1", 0)
             port = sock.getsockname()[1]
@@ -146,10 +152,13 @@ class EmbeddedBackend:
             finally:
                 sock.close()
                 log.close()
-            url = base_urls("127.0.0.1", port)["main"]
-            started = Profile(name=EMBEDDED, url=url, key=self.key or key, namespace=self.namespace, rate=None)
-            self.profile = started.replace(**self.hosts)
-            return self.profile
+            return self._reach(base_urls("127.0.0.1", port)["main"], key)
+
+    def _reach(self, url: str, local_key: str) -> Profile:
+        """The profile of the backend at ``url``: the user's key, else the local account's."""
+        reached = Profile(name=EMBEDDED, url=url, key=self.key or local_key, namespace=self.namespace, rate=None)
+        self.profile = reached.replace(**self.hosts)
+        return self.profile
 
     def restart(self) -> Profile:
         """Reap what is left of the backend and start it again on the same data (on a new port)."""
@@ -162,11 +171,11 @@ class EmbeddedBackend:
         raise :class:`BackendFailed` if it dies or hangs."""
         import httpx
 
-        assert self.profile is not None and self.process is not None
+        assert self.profile is not None and (self.process is not None or self.attached)
         deadline = asyncio.get_running_loop().time() + timeout
         async with httpx.AsyncClient(timeout=2.0) as http:
             while True:
-                if self.process.poll() is not None:
+                if self.process is not None and self.process.poll() is not None:
                     raise BackendFailed(
                         f"the embedded backend exited ({exit_reason(self.process.returncode)}): {self.last_log_line()}"
                     )

@@ -70,6 +70,7 @@ def serve(
     import uvicorn
 
     from spyglass.server.app import create_app
+    from spyglass.server.datalock import hold
     from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
     from spyglass.server.routers.geonet import create_geonet_app
     from spyglass.server.sqlite import private_files
@@ -77,7 +78,11 @@ def serve(
     private_files()
     app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
     sock = sock or listen(host, port)
-    for line in announcement(app, *sock.getsockname()[:2], geonet_only=geonet_only):
+    bound, bound_port = sock.getsockname()[:2]
+    if not geonet_only:  # one backend per data dir: a second dashboard attaches to this one
+        local = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bound, bound)
+        held = hold(settings.data_dir, base_urls(local, bound_port)["main"])  # noqa: F841 (kept while serving)
+    for line in announcement(app, bound, bound_port, geonet_only=geonet_only):
         announce(line)
     protocol = guarded_protocol(settings.limits)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol)

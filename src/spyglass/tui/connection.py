@@ -138,6 +138,7 @@ class Connection:
             self._on_backend_event(kind, message)
 
     async def _watch_backend(self) -> None:
+        from spyglass.server.datalock import served_by
         from spyglass.server.launcher import BackendFailed, exit_reason
 
         loop = asyncio.get_running_loop()
@@ -146,12 +147,17 @@ class Connection:
             await asyncio.sleep(POLL_INTERVAL)
             if backend.log_is_full():
                 await asyncio.to_thread(backend.rotate_log)
-            process = backend.process
-            code = process.poll() if process is not None else None  # poll() reaps a dead backend
-            if code is None:
-                continue
+            if backend.attached:  # another dashboard's backend: gone once nothing holds the data
+                if await asyncio.to_thread(served_by, backend.data_dir) is not None:
+                    continue
+                reason = "the shared backend stopped"
+            else:
+                process = backend.process
+                code = process.poll() if process is not None else None  # poll() reaps a dead backend
+                if code is None:
+                    continue
+                reason = exit_reason(code)
             quick_exits = quick_exits + 1 if loop.time() - started < QUICK_EXIT else 1
-            reason = exit_reason(code)
             if quick_exits > MAX_QUICK_EXITS:
                 self._report(
                     "failed",

@@ -123,6 +123,7 @@ def quiet_stream_hint(demo: bool, demo_rate: float) -> str | None:
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
+    from spyglass.server.datalock import DataDirBusy
     from spyglass.server.runner import serve
 
     try:
@@ -144,6 +145,8 @@ def serve_command(args: argparse.Namespace) -> int:
             exit_on_stdin_eof=args.exit_on_stdin_eof,
             announce=lambda line: print(line, flush=True),
         )
+    except DataDirBusy as exc:
+        return fail(f"serve: {exc}", EXIT_UNAVAILABLE)
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_UNAVAILABLE)
     return EXIT_OK

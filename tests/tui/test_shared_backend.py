@@ -1,0 +1,51 @@
+"""One backend per data directory: a second dashboard on the same data attaches to the first
+one's backend (and starts its own once that one is gone); a second serve says why it cannot."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from spyglass.config import Profile
+from spyglass.server.datalock import served_by
+from spyglass.tui.connection import Connection
+from tests.tui.test_backend_death import Events
+
+
+async def test_a_second_dashboard_attaches_and_takes_over_when_the_first_quits(tmp_path):
+    first, second = Connection(Profile(), data=tmp_path), Connection(Profile(), data=tmp_path)
+    try:
+        await first.open()
+        await second.open()
+        assert first.backend is not None and second.backend is not None
+        assert second.backend.attached and second.backend.process is None
+        assert second.profile.url == first.profile.url == served_by(tmp_path)
+        assert (await second.clients.search.count("port:22")).total > 0  # the demo data, served once
+        events = Events()
+        second.watch_backend(events)
+        await first.close()  # the first dashboard quits: its backend goes
+        await events.wait_for("restarted")
+        assert not second.backend.attached and second.backend.process is not None
+        assert served_by(tmp_path) == second.profile.url
+        await second.open()
+        assert (await second.clients.search.count("port:22")).total > 0
+    finally:
+        await first.close()
+        await second.close()
+    assert served_by(tmp_path) is None
+
+
+async def test_a_second_serve_on_the_same_data_says_which_backend_holds_it(tmp_path):
+    connection = Connection(Profile(), data=tmp_path)
+    try:
+        await connection.open()
+        out = subprocess.run(
+            [sys.executable, "-m", "spyglass", "serve", "--port", "0", "--data", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode != 0
+        assert f"is served already, by the backend at {connection.profile.url}" in out.stderr
+    finally:
+        await connection.close()
