@@ -483,3 +483,38 @@ def test_the_demo_collector_never_writes_into_real_data(tmp_path):
         assert demo._task is None
         assert backend.app.state.banners.records.count() == 1
     backend.store.close()
+
+
+def test_the_cli_says_when_no_banner_has_a_field_asked_for(served):
+    env = {**os.environ, "SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": served.key()}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "spyglass",
+            "stream",
+            "--ports",
+            "6100",
+            "--fields",
+            "port,nosuch.member",
+            "--count",
+            "3",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while proc.poll() is None:  # until it has subscribed, a banner reaches nobody: keep sending
+            assert time.monotonic() < deadline
+            served.collect([banner(port=6100)])
+            time.sleep(0.2)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0 and len(out.decode().splitlines()) == 3
+    assert "no banner of the 3 seen has nosuch.member" in err.decode()
+    assert "port" not in err.decode().split("has", 1)[1].split("(")[0]  # every banner had a port

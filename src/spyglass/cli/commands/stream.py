@@ -15,6 +15,7 @@ FILTERS = ("asn", "countries", "ports", "vulns")
 REPLAY_BATCH = 1000  # banners per request when no rate is given
 REPLAY_TICK = 0.25  # seconds between requests at a given rate
 CLOSE_WITHIN = 2.0  # seconds the stream may take to close once the command ends (ctrl+c)
+FIELDS_CHECKED_AFTER = 20  # banners, before --fields says which fields none of them had
 
 
 def note(message: str) -> None:
@@ -51,6 +52,16 @@ async def follow(clients, args) -> int:
     files = DailyFiles(args.datadir) if args.datadir else None
     shown = 0
     out = sys.stdout
+    absent = set(fields or ())  # the fields no banner seen has had yet
+
+    def say_absent() -> None:
+        if absent:
+            names = ", ".join(sorted(absent))
+            note(
+                f"--fields: no banner of the {shown:,} seen has {names} (members such as ip_str, port, org, http.title)"
+            )
+            absent.clear()
+
     try:
         async for item in stream:
             if isinstance(item, StreamDebug):
@@ -62,6 +73,7 @@ async def follow(clients, args) -> int:
                 raise ResponseFormatError("the stream sent a line that is not JSON") from None
             if files is not None:
                 files.write(item)
+            absent.difference_update([f for f in absent if get_path(banner, f) is not None])
             if args.json and not fields:
                 out.write(inert_json(item.decode("utf-8", errors="replace")) + "\n")
             elif args.json:
@@ -71,9 +83,12 @@ async def follow(clients, args) -> int:
                 out.write(clean(stream_line(banner, fields), one_line=True) + "\n")
             out.flush()
             shown += 1
+            if shown == FIELDS_CHECKED_AFTER:
+                say_absent()
             if args.count and shown >= args.count:
                 break
     finally:
+        say_absent()
         try:  # interrupted mid-reconnect, closing may wait on a connection attempt: not for long
             await asyncio.wait_for(stream.aclose(), CLOSE_WITHIN)
         except Exception:  # a timeout, or a connection that broke as it closed: the command ends anyway

@@ -4,6 +4,7 @@ IP address in the host pane."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -17,12 +18,13 @@ from spyglass.present import dns
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
-from spyglass.tui.widgets.table import Column
+from spyglass.tui.widgets.table import PADDING, Column
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
 
 TOOLS = (("domain", "domain"), ("resolve", "resolve"), ("reverse", "reverse"))
+MAX_NAME = 64  # cells of the Name column at most
 RECORD_TYPES = ("any", "A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT")
 COLUMNS = [
     Column("name", "Name", 26),
@@ -201,6 +203,15 @@ class DnsPane(Pane):
             for (name, kind, value, seen), record in zip(dns.record_rows(info), info.data, strict=True)
         ]
         return rows, info.more
+
+    @on(PagedTable.PageAdded, "#dns-results")
+    def _fit_names(self) -> None:
+        """The Name column as wide as the longest name shown (within reason): names are what the
+        rows are about, so they take the room before the values do."""
+        longest = max((len(str(cells["name"])) for cells in self.results.records.values()), default=0)
+        others = sum(column.width + PADDING for column in COLUMNS[1:3])  # Type and Value keep their room
+        width = min(max(COLUMNS[0].width, longest), MAX_NAME, max(COLUMNS[0].width, self.results.room() - others - 2))
+        self.results.use_columns([replace(COLUMNS[0], width=width), *COLUMNS[1:]])
 
     @on(PagedTable.PageAdded, "#dns-results")
     def _domain_page(self) -> None:

@@ -85,22 +85,22 @@ class Table(DataTable):
         self.sorted_by: tuple[str, bool] | None = None  # (column key, reverse)
 
     def on_mount(self) -> None:
-        self._layout(self._room())
+        self._layout(self.room())
 
     def use_columns(self, columns: list[Column]) -> None:
         """Other columns (another view of the same records): laid out again at once."""
         if columns != self.specs:
             self.specs, self.shown = columns, []
             self.sorted_by = self.sorted_by if any(c.key == (self.sorted_by or ("",))[0] for c in columns) else None
-            self._layout(self._room())
+            self._layout(self.room())
 
-    def _room(self) -> int:
+    def room(self) -> int:
         # The vertical scrollbar's room is kept whether it shows or not: rows come after the columns.
         width = self.size.width - self.styles.gutter.width - self.styles.scrollbar_size_vertical
         return max(20, width)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._layout(self._room())
+        self._layout(self.room())
 
     def _layout(self, width: int) -> None:
         shown = fit_columns(self.specs, width)
