@@ -9,6 +9,7 @@ from spyglass.config import Profile
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.panes.base import PingTarget
+from spyglass.tui.panes.host import HostPane
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.tui.helpers import screen_text, settle
 
@@ -106,3 +107,15 @@ async def test_the_embedded_backend_starts_beside_a_folder_named_spyglass(tmp_pa
         await backend.wait_ready()
     finally:
         backend.stop()
+
+
+async def test_pane_host_on_the_very_first_start_waits_for_the_demo_data(tmp_path):
+    """``spyglass --pane host ADDRESS`` on a fresh data dir: the address is looked up once the demo
+    data is in (it was a 404 while the data was loading)."""
+    address = "198.18.232.198"  # in the demo data (seed 1), as the README's example
+    app = SpyglassApp(Profile(), data=tmp_path, pane="host", arg=address)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "404" not in text and "No information" not in text
+        assert app.query_one(HostPane).record is not None and address in text

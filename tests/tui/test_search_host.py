@@ -10,6 +10,7 @@ from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.base import OpenHost
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
+from spyglass.tui.widgets.statusbar import StatusBar
 from tests.conftest import backend_with
 from tests.tui.helpers import screen_text, settle
 from tests.unit.test_index import latest_of_each_service
@@ -401,3 +402,17 @@ async def test_at_80_columns_the_room_goes_to_what_differs(data_backend):
         results = app.query_one(SearchPane).results
         assert [c.key for c, _ in results.shown] == ["ip", "title"]  # every row is 22/tcp: no Port column
         assert "SSH-2.0-OpenSSH_" in text
+
+
+async def test_a_lookup_that_succeeds_clears_the_last_ones_404(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.post_message(OpenHost("198.51.100.1"))  # not in the data: 404
+        await settle(pilot)
+        assert "No information available" in screen_text(app)
+        app.post_message(OpenHost(busiest_host()))
+        await settle(pilot)
+        text = screen_text(app)
+        assert "No information available" not in text and "404" not in text and busiest_host() in text
+        assert not app.query_one(StatusBar).note
