@@ -20,7 +20,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spyglass.models import GeoLocation  # noqa: E402
-from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app  # noqa: E402
+from spyglass.server.geonet import GeonetSettings
+from spyglass.server.routers.geonet import create_geonet_app  # noqa: E402
 from tests.servers import ThreadedServer  # noqa: E402
 
 PLACES = [

@@ -12,7 +12,7 @@ import pytest
 from spyglass.cli import main
 from spyglass.client import BadRequest, Clients, NoCredits, NotFound, ServerError
 from spyglass.models import DomainInfo
-from spyglass.server.routers.geonet import GeonetSettings
+from spyglass.server.geonet import GeonetSettings
 from tests.conftest import SHARED, backend_with
 from tests.servers import DnsServer
 

@@ -12,7 +12,8 @@ import pytest
 from spyglass.client import Clients, GeoNetClient, Transport
 from spyglass.models import GeoLocation
 from spyglass.models.geonet import MISSING_HEADER
-from spyglass.server.routers.geonet import UNKNOWN_LOCATION, GeonetSettings, create_geonet_app, parse_location
+from spyglass.server.geonet import UNKNOWN_LOCATION, GeonetSettings, parse_location
+from spyglass.server.routers.geonet import create_geonet_app
 from tests.servers import DnsServer, ThreadedServer
 
 BERLIN = GeoLocation(city="Berlin", country="DE", latlon="52.52,13.405")

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from spyglass.datagen import generate
-from spyglass.server.routers.geonet import GeonetSettings
+from spyglass.server.geonet import GeonetSettings
 from tests.conftest import backend_with
 from tests.servers import DnsServer
 

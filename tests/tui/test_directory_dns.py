@@ -7,7 +7,7 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Select
 
 from spyglass.datagen import generate
-from spyglass.server.routers.geonet import GeonetSettings
+from spyglass.server.geonet import GeonetSettings
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.directory import DirectoryPane, SaveQueryScreen
 from spyglass.tui.panes.dns import DnsPane

@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import DataTable, Input, Select
 
 from spyglass.models import GeoLocation
-from spyglass.server.routers.geonet import GeonetSettings
+from spyglass.server.geonet import GeonetSettings
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.geo import GeoPane
 from spyglass.tui.widgets.worldmap import WorldMap

@@ -12,7 +12,7 @@ import itertools
 import pytest
 
 from spyglass.datagen import generate
-from spyglass.server.routers.geonet import GeonetSettings
+from spyglass.server.geonet import GeonetSettings
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.dns import DnsPane
 from tests.conftest import backend_with

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from spyglass.netools.targets import is_hostname
 from spyglass.server.directory.store import MAX_TAGS, TAG, check_tags
-from spyglass.server.routers.dns import domain_records, last_seen
+from spyglass.server.dnsinfo import domain_records, last_seen
 from spyglass.tui.panes.dns import items_of, pick_tool
 
 JSON = st.recursive(

@@ -2,7 +2,8 @@ import socket
 
 import httpx
 
-from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.geonet import GeonetSettings
+from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.runner import announcement, base_urls, listen
 from tests.conftest import start_backend
 

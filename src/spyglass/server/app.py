@@ -23,10 +23,11 @@ from spyglass.server.bannerstore import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
 from spyglass.server.errors import document_errors, install_error_handlers
+from spyglass.server.geonet import GeonetSettings
 from spyglass.server.guard import Limits, LoadShedding
 from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
-from spyglass.server.routers.geonet import GeonetSettings, create_geonet_app
+from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import ScanStore

@@ -28,8 +28,8 @@ def settings_from(args: argparse.Namespace):
     from spyglass.config import data_dir
     from spyglass.netools.scantargets import DEFAULT_ALLOWED
     from spyglass.server.app import Settings
+    from spyglass.server.geonet import GeonetSettings, parse_location
     from spyglass.server.guard import Limits
-    from spyglass.server.routers.geonet import GeonetSettings, parse_location
 
     geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline, rate_limit=args.geonet_rate)
     if args.location:

@@ -45,7 +45,7 @@ def pick_tool(items: list[str], chosen: str) -> str:
 
     if items and all(is_ip(i) for i in items):
         return "reverse"
-    if chosen == "reverse" or (chosen == "domain" and (len(items) > 1 or "." not in items[0].strip("."))):
+    if chosen == "reverse" or (chosen == "domain" and (len(items) > 1 or items and "." not in items[0].strip("."))):
         return "resolve"  # several names, or one without a dot (localhost): no domain to look up
     return chosen
 
