@@ -115,7 +115,7 @@ def test_a_data_dir_of_the_first_layout_is_migrated(tmp_path):
     idx = BannerIndex(tmp_path)
     from spyglass.server.index.records import MIGRATIONS
 
-    assert idx.records._db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert idx.records._db.one("PRAGMA user_version")[0] == len(MIGRATIONS)
     assert idx.count(parse_strict(f"net:{IP}/32"), [])[0] == 5
     assert idx.count(parse_strict("product:ancient"), [])[0] == 0
     assert len(idx.host(IP)) == len(scans())

@@ -40,7 +40,7 @@ def test_concurrent_charges_spend_each_credit_exactly_once(tmp_path):
         spent = sum(pool.map(spend, range(400)))
     assert spent == 300 and store.account(account.id).query_credits == 0
     # an account or key written after a charge is again committed durably (synchronous=FULL)
-    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert store._db.one("PRAGMA synchronous")[0] == 2
     store.close()
     assert Store(tmp_path).account(account.id).query_credits == 0
 

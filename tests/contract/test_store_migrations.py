@@ -57,7 +57,7 @@ def test_a_data_dir_of_version_0_opens_with_keys_and_credits_intact(tmp_path):
     )
     assert (account.query_credits, account.scan_credits) == (42, 9)
     assert store.charge(account.id, query=2).query_credits == 40
-    assert schema_version(store._db) == len(MIGRATIONS)
+    assert schema_version(store._db.conn) == len(MIGRATIONS)
     store.close()
     assert Store(tmp_path).account(7).query_credits == 40  # reopening at the current version changes nothing
 
@@ -112,7 +112,7 @@ def test_a_data_dir_of_version_1_gains_organizations(tmp_path):
     )
     db.close()
     store = Store(tmp_path)
-    assert schema_version(store._db) == len(MIGRATIONS)
+    assert schema_version(store._db.conn) == len(MIGRATIONS)
     ann = store.find_account("ann@example.TEST")
     assert ann is not None and ann.id == 3
     assert store.organization_of(3) is None

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from spyglass.models import Dataset
 from spyglass.server.bannerstore import BannerStore
-from spyglass.server.sqlite import connect
+from spyglass.server.sqlite import Database
 
 log = logging.getLogger("spyglass.datasets")
 
@@ -95,9 +95,8 @@ class DatasetService:
         self.root = Path(data_dir) / "datasets"
         self.banners = banners
         self.clock = clock
-        self._lock = threading.RLock()
         # NORMAL: the files table is rebuilt from the record store if a crash loses its end.
-        self._db = connect(Path(data_dir) / "datasets.db", synchronous="NORMAL", migrations=MIGRATIONS)
+        self._db = Database(Path(data_dir) / "datasets.db", synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -117,8 +116,7 @@ class DatasetService:
         self.close()
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def wake(self) -> None:
         """New banners may be in the record store (never blocks: callable from the event loop)."""
@@ -154,21 +152,19 @@ class DatasetService:
             if not self.path(f).exists()
         ]
         if gone:
-            with self._lock:
-                self._db.executemany("INSERT OR IGNORE INTO stale (dataset, period) VALUES (?,?)", gone)
+            with self._db.transaction() as db:
+                db.executemany("INSERT OR IGNORE INTO stale (dataset, period) VALUES (?,?)", gone)
 
     # -- cataloguing ---------------------------------------------------------------------------
     def catalogued_seq(self) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE name = 'catalogued_seq'").fetchone()
+        row = self._db.one("SELECT value FROM meta WHERE name = 'catalogued_seq'")
         return int(row[0]) if row else 0
 
     def behind(self) -> bool:
         """Whether banners or files are still to be produced."""
         if self.banners.last_mark() > self.catalogued_seq():
             return True
-        with self._lock:
-            return self._db.execute("SELECT 1 FROM stale LIMIT 1").fetchone() is not None
+        return self._db.one("SELECT 1 FROM stale LIMIT 1") is not None
 
     def _rest(self, since: float) -> None:
         self._stop.wait(min(1.0, (time.monotonic() - since) * REST))
@@ -181,18 +177,12 @@ class DatasetService:
             for seq, stamp in batch:
                 rows.append((stamp[:10], stamp, seq))
                 stale.update((name, stamp[:length]) for name, length in PERIOD_LENGTH.items())
-            with self._lock:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    self._db.executemany("INSERT OR IGNORE INTO catalogue (day, stamp, seq) VALUES (?,?,?)", rows)
-                    self._db.executemany("INSERT OR IGNORE INTO stale (dataset, period) VALUES (?,?)", sorted(stale))
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO meta (name, value) VALUES ('catalogued_seq', ?)", (str(batch[-1][0]),)
-                    )
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
+            with self._db.transaction() as db:
+                db.executemany("INSERT OR IGNORE INTO catalogue (day, stamp, seq) VALUES (?,?,?)", rows)
+                db.executemany("INSERT OR IGNORE INTO stale (dataset, period) VALUES (?,?)", sorted(stale))
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (name, value) VALUES ('catalogued_seq', ?)", (str(batch[-1][0]),)
+                )
             if self._stop.is_set():
                 return
             self._rest(started)
@@ -200,8 +190,7 @@ class DatasetService:
 
     # -- building ------------------------------------------------------------------------------
     def build_stale(self) -> None:
-        with self._lock:
-            stale = self._db.execute("SELECT dataset, period FROM stale ORDER BY period DESC, dataset").fetchall()
+        stale = self._db.read("SELECT dataset, period FROM stale ORDER BY period DESC, dataset")
         for dataset, period in stale:
             if self._stop.is_set():
                 return
@@ -211,10 +200,9 @@ class DatasetService:
 
     def _seqs(self, period: str) -> list[int]:
         """The period's banners, oldest first (a day, or every day of a month)."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT seq FROM catalogue WHERE day >= ? AND day < ? ORDER BY stamp, seq", (period, period + "~")
-            ).fetchall()
+        rows = self._db.read(
+            "SELECT seq FROM catalogue WHERE day >= ? AND day < ? ORDER BY stamp, seq", (period, period + "~")
+        )
         return [r[0] for r in rows]
 
     def build(self, dataset: str, period: str) -> BuiltFile:
@@ -240,38 +228,29 @@ class DatasetService:
         else:
             os.replace(temp, final)
             built = BuiltFile(dataset, name, out.size, sha1, int(self.clock() * 1000), len(seqs))
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO files (dataset, period, name, size, sha1, timestamp, banners)"
-                    " VALUES (?,?,?,?,?,?,?)",
-                    (dataset, period, name, built.size, built.sha1, built.timestamp, built.banners),
-                )
-                self._db.execute("DELETE FROM stale WHERE dataset = ? AND period = ?", (dataset, period))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._db.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO files (dataset, period, name, size, sha1, timestamp, banners)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (dataset, period, name, built.size, built.sha1, built.timestamp, built.banners),
+            )
+            db.execute("DELETE FROM stale WHERE dataset = ? AND period = ?", (dataset, period))
         return built
 
     # -- listing -------------------------------------------------------------------------------
     def files(self, dataset: str) -> list[BuiltFile]:
         """The dataset's complete files, newest first."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT dataset, name, size, sha1, timestamp, banners FROM files"
-                " WHERE dataset = ? ORDER BY period DESC",
-                (dataset,),
-            ).fetchall()
+        rows = self._db.read(
+            "SELECT dataset, name, size, sha1, timestamp, banners FROM files WHERE dataset = ? ORDER BY period DESC",
+            (dataset,),
+        )
         return [BuiltFile(*row) for row in rows]
 
     def file(self, dataset: str, name: str) -> BuiltFile | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT dataset, name, size, sha1, timestamp, banners FROM files WHERE dataset = ? AND name = ?",
-                (dataset, name),
-            ).fetchone()
+        row = self._db.one(
+            "SELECT dataset, name, size, sha1, timestamp, banners FROM files WHERE dataset = ? AND name = ?",
+            (dataset, name),
+        )
         return BuiltFile(*row) if row else None
 
     def path(self, built: BuiltFile) -> Path:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 # A step: SQL statements, or a function for what SQL alone cannot say (it must not commit).
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -49,6 +52,63 @@ def connect(path: Path, *, synchronous: str, migrations: Sequence[Migration] = (
             db.close()
             raise
     return db
+
+
+class Database:
+    """One of the backend's SQLite files, used the one way they all are: a connection shared by
+    threads under one lock (:meth:`connect`'s settings and migrations), reads and transactions
+    under that lock, and close."""
+
+    def __init__(
+        self, path: Path, *, synchronous: str, migrations: Sequence[Migration] = (), rows: bool = True
+    ) -> None:
+        self.path = Path(path)
+        self.lock = threading.RLock()
+        self.conn = connect(self.path, synchronous=synchronous, migrations=migrations)
+        self.synchronous = synchronous
+        if rows:
+            self.conn.row_factory = sqlite3.Row
+
+    @contextmanager
+    def transaction(self, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` under the lock, rolled back on any error.
+
+        Not ``durable``: committed without waiting for the disk (the write-ahead log is synced by
+        the next durable commit or checkpoint). A process crash loses nothing; an OS crash may
+        undo the last such commits."""
+        with self.lock:
+            if not durable:
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.conn
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+            finally:
+                if not durable:
+                    self.conn.execute(f"PRAGMA synchronous={self.synchronous}")
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """The rows of one query (under the lock: the connection is shared)."""
+        with self.lock:
+            return self.conn.execute(sql, args).fetchall()
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """The first row of one query, or None."""
+        with self.lock:
+            return self.conn.execute(sql, args).fetchone()
+
+    def run(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """One statement on its own (its own transaction: the connection is in autocommit)."""
+        with self.lock:
+            return self.conn.execute(sql, args)
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
 
 
 def schema_version(db: sqlite3.Connection) -> int:

@@ -12,14 +12,13 @@ import json
 import os
 import secrets
 import sqlite3
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.server.plans import PLANS, Plan
-from spyglass.server.sqlite import connect, make_private
+from spyglass.server.sqlite import Database, make_private
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
@@ -177,21 +176,16 @@ class Store:
         self.data_dir = Path(data_dir)
         make_private(self.data_dir)
         self.clock = clock
-        self._lock = threading.RLock()
-        # FULL: an acknowledged account or key survives even an OS crash (a charge: see _Transaction).
-        self._db = connect(self.data_dir / "spyglass.db", synchronous="FULL", migrations=MIGRATIONS)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA foreign_keys=ON")
+        # FULL: an acknowledged account or key survives even an OS crash (a charge is committed
+        # without waiting for the disk: see charge).
+        self._db = Database(self.data_dir / "spyglass.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._db.run("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def _period(self) -> str:
         return self.clock().strftime("%Y-%m")
-
-    def _tx(self):
-        return _Transaction(self)
 
     # -- accounts and keys -----------------------------------------------------------------
     def create_account(
@@ -208,7 +202,7 @@ class Store:
         chosen = PLANS[plan]
         key = new_key()
         stamp = iso(created or self.clock())
-        with self._tx() as db:
+        with self._db.transaction() as db:
             if db.execute("SELECT 1 FROM accounts WHERE username = ?", (username,)).fetchone():
                 raise AccountExists(f"an account named {username!r} exists already")
             cur = db.execute(
@@ -247,7 +241,7 @@ class Store:
         """The key of this machine's own account, created (enterprise, researcher) on first use and
         kept in ``local.key`` beside the database (the store itself keeps only digests)."""
         path = self.data_dir / LOCAL_KEY_FILE
-        with self._lock:
+        with self._db.lock:
             try:
                 key = path.read_text().strip()
             except FileNotFoundError:
@@ -265,7 +259,7 @@ class Store:
     def add_key(self, account_id: int) -> str:
         """A new key for an existing account (shown once: only its digest is kept)."""
         key = new_key()
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)",
                 (key_digest(key), account_id, iso(self.clock())),
@@ -279,11 +273,11 @@ class Store:
             "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = ?",
             (key_digest(key),),
         )
-        with self._lock:
-            row = self._db.execute(*lookup).fetchone()
+        with self._db.lock:
+            row = self._db.conn.execute(*lookup).fetchone()
         if row is None or row["period"] == self._period():
             return _account(row) if row else None
-        with self._tx() as db:
+        with self._db.transaction() as db:
             row = db.execute(*lookup).fetchone()
             if row["period"] != self._period():  # checked again: another thread may have reset it
                 plan = PLANS[row["plan"]]
@@ -295,20 +289,24 @@ class Store:
         return _account(row)
 
     def account(self, account_id: int) -> Account:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
+        with self._db.lock:
+            row = self._db.conn.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
         return _account(row)
 
     def set_credits(self, account_id: int, *, query: int | None = None, scan: int | None = None) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             if query is not None:
                 db.execute("UPDATE accounts SET query_credits=? WHERE id=?", (query, account_id))
             if scan is not None:
                 db.execute("UPDATE accounts SET scan_credits=? WHERE id=?", (scan, account_id))
 
     def charge(self, account_id: int, *, query: int = 0, scan: int = 0) -> Account:
-        """Spend credits atomically; raises :class:`NoCreditsLeft` and spends nothing if short."""
-        with _Transaction(self, durable=False) as db:
+        """Spend credits atomically; raises :class:`NoCreditsLeft` and spends nothing if short.
+
+        Committed without waiting for the disk: a charged search would otherwise wait on a flush
+        under the lock every request takes, and an OS crash that undoes a charge gives a credit
+        back, never spends one twice."""
+        with self._db.transaction(durable=False) as db:
             row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
             if query and row["query_credits"] < query:
                 raise NoCreditsLeft("query")
@@ -325,12 +323,12 @@ class Store:
     def find_account(self, user: str) -> Account | None:
         """The account with this username, else with this e-mail address (any case);
         :class:`AmbiguousUser` if several accounts share that address."""
-        with self._lock:
-            row = self._db.execute("SELECT * FROM accounts WHERE username = ?", (user,)).fetchone()
+        with self._db.lock:
+            row = self._db.conn.execute("SELECT * FROM accounts WHERE username = ?", (user,)).fetchone()
             rows = (
                 []
                 if row
-                else self._db.execute(
+                else self._db.conn.execute(
                     "SELECT * FROM accounts WHERE email = ? COLLATE NOCASE LIMIT 2", (user,)
                 ).fetchall()
             )
@@ -340,14 +338,14 @@ class Store:
         return _account(row) if row else None
 
     def organization_of(self, account_id: int) -> Organization | None:
-        with self._lock:
-            row = self._db.execute("SELECT org_id FROM org_members WHERE account_id = ?", (account_id,)).fetchone()
+        with self._db.lock:
+            row = self._db.conn.execute("SELECT org_id FROM org_members WHERE account_id = ?", (account_id,)).fetchone()
         return self.organization(row[0]) if row else None
 
     def organization(self, org_id: str) -> Organization | None:
-        with self._lock:
-            org = self._db.execute("SELECT * FROM organizations WHERE id = ?", (org_id,)).fetchone()
-            people = self._db.execute(
+        with self._db.lock:
+            org = self._db.conn.execute("SELECT * FROM organizations WHERE id = ?", (org_id,)).fetchone()
+            people = self._db.conn.execute(
                 "SELECT a.*, m.role FROM org_members m JOIN accounts a ON a.id = m.account_id"
                 " WHERE m.org_id = ? ORDER BY m.added, a.id",
                 (org_id,),
@@ -368,7 +366,7 @@ class Store:
     def own_organization(self, admin: Account) -> Organization:
         """The account's organization, created with it as the admin if it has none: an enterprise
         plan comes with one, named after the account, its domain the account's e-mail domain."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             row = db.execute("SELECT org_id FROM org_members WHERE account_id = ?", (admin.id,)).fetchone()
             if row:
                 org_id = row[0]
@@ -404,7 +402,7 @@ class Store:
 
     def invite(self, org_id: str, account_id: int) -> bool:
         """Invite the account to join; False if it belongs to an organization already."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             if db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone():
                 return False
             db.execute(
@@ -415,8 +413,8 @@ class Store:
 
     def invitations(self, account_id: int) -> list[tuple[str, str, str]]:
         """(organization id, its name, when) of the account's pending invitations, oldest first."""
-        with self._lock:
-            rows = self._db.execute(
+        with self._db.lock:
+            rows = self._db.conn.execute(
                 "SELECT o.id, o.name, i.invited FROM org_invitations i JOIN organizations o ON o.id = i.org_id"
                 " WHERE i.account_id = ? ORDER BY i.invited",
                 (account_id,),
@@ -426,7 +424,7 @@ class Store:
     def answer_invitation(self, org_id: str, account_id: int, accept: bool) -> bool:
         """Join (``accept``) or decline; False if there is no such invitation, or, to join, the
         account belongs to an organization already."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             gone = db.execute(
                 "DELETE FROM org_invitations WHERE org_id = ? AND account_id = ?", (org_id, account_id)
             ).rowcount
@@ -445,40 +443,11 @@ class Store:
 
     def remove_member(self, org_id: str, account_id: int) -> bool:
         """Remove a (non-admin) member; False if the account is no member of this organization."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cur = db.execute(
                 "DELETE FROM org_members WHERE org_id = ? AND account_id = ? AND role = 'member'", (org_id, account_id)
             )
         return cur.rowcount > 0
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` under the store's lock; rolled back on any error.
-
-    Not ``durable``: committed without waiting for the disk (the write-ahead log is synced by the
-    next durable commit or checkpoint). A process crash loses nothing; an OS crash may undo the
-    last such commits. Charges are committed so: a charged search would otherwise wait on a disk
-    flush under the lock every request takes, and an undone charge gives a credit back, never
-    spends one twice."""
-
-    def __init__(self, store: Store, durable: bool = True) -> None:
-        self.store = store
-        self.durable = durable
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.store._lock.acquire()
-        if not self.durable:
-            self.store._db.execute("PRAGMA synchronous=NORMAL")
-        self.store._db.execute("BEGIN IMMEDIATE")
-        return self.store._db
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        try:
-            self.store._db.execute("ROLLBACK" if exc_type else "COMMIT")
-        finally:
-            if not self.durable:
-                self.store._db.execute("PRAGMA synchronous=FULL")
-            self.store._lock.release()
 
 
 def _account(row: sqlite3.Row) -> Account:

@@ -12,16 +12,14 @@ import json
 import secrets
 import sqlite3
 import string
-import threading
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from spyglass.netblocks import Network, network_size
-from spyglass.server.sqlite import connect
+from spyglass.server.sqlite import Database
 from spyglass.server.store import iso, utcnow
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
@@ -155,38 +153,20 @@ class Delivery:
 class AlertStore:
     def __init__(self, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> None:
         self.clock = clock
-        self._lock = threading.RLock()
         # FULL: a queued or delivered notification survives even an OS crash.
-        self._db = connect(Path(data_dir) / "alerts.db", synchronous="FULL", migrations=MIGRATIONS)
-        self._db.row_factory = sqlite3.Row
+        self._db = Database(Path(data_dir) / "alerts.db", synchronous="FULL", migrations=MIGRATIONS)
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-
-    def _read(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
+        self._db.close()
 
     # -- alerts ----------------------------------------------------------------------------
     def monitored(self, account_id: int, leaving_out: str | None = None) -> int:
-        rows = self._read("SELECT id, size FROM alerts WHERE account_id = ?", (account_id,))
+        rows = self._db.read("SELECT id, size FROM alerts WHERE account_id = ?", (account_id,))
         return sum(r["size"] for r in rows if r["id"] != leaving_out)
 
     def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow:
         alert_id = new_id(16)
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
                 (alert_id, account_id, name, iso(self.clock()), expires, _nets(networks), network_size(networks)),
@@ -194,22 +174,22 @@ class AlertStore:
         return self.alert(account_id, alert_id)  # type: ignore[return-value]
 
     def set_networks(self, account_id: int, alert_id: str, networks: list[Network]) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "UPDATE alerts SET networks = ?, size = ? WHERE id = ? AND account_id = ?",
                 (_nets(networks), network_size(networks), alert_id, account_id),
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:
-        rows = self._read("SELECT * FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id))
+        rows = self._db.read("SELECT * FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id))
         return self._complete(rows)[0] if rows else None
 
     def alerts(self, account_id: int | None = None) -> list[AlertRow]:
         """The account's alerts (every account's with None), oldest first."""
         if account_id is None:
-            return self._complete(self._read("SELECT * FROM alerts ORDER BY created, id"))
+            return self._complete(self._db.read("SELECT * FROM alerts ORDER BY created, id"))
         return self._complete(
-            self._read("SELECT * FROM alerts WHERE account_id = ? ORDER BY created, id", (account_id,))
+            self._db.read("SELECT * FROM alerts WHERE account_id = ? ORDER BY created, id", (account_id,))
         )
 
     def _complete(self, rows: list[sqlite3.Row]) -> list[AlertRow]:
@@ -223,16 +203,16 @@ class AlertStore:
             return []
         marks = ",".join("?" * len(alerts))
         ids = tuple(alerts)
-        for r in self._read(f"SELECT * FROM alert_triggers WHERE alert_id IN ({marks}) ORDER BY trigger", ids):
+        for r in self._db.read(f"SELECT * FROM alert_triggers WHERE alert_id IN ({marks}) ORDER BY trigger", ids):
             alerts[r["alert_id"]].triggers.append(r["trigger"])
-        for r in self._read(f"SELECT * FROM alert_ignores WHERE alert_id IN ({marks}) ORDER BY service", ids):
+        for r in self._db.read(f"SELECT * FROM alert_ignores WHERE alert_id IN ({marks}) ORDER BY service", ids):
             alerts[r["alert_id"]].ignores.setdefault(r["trigger"], []).append(r["service"])
-        for r in self._read(f"SELECT * FROM alert_notifiers WHERE alert_id IN ({marks}) ORDER BY notifier_id", ids):
+        for r in self._db.read(f"SELECT * FROM alert_notifiers WHERE alert_id IN ({marks}) ORDER BY notifier_id", ids):
             alerts[r["alert_id"]].notifiers.append(r["notifier_id"])
         return list(alerts.values())
 
     def delete_alert(self, account_id: int, alert_id: str) -> bool:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             gone = db.execute("DELETE FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id)).rowcount
             if gone:
                 for table in ("alert_triggers", "alert_ignores", "alert_notifiers"):
@@ -241,7 +221,7 @@ class AlertStore:
         return bool(gone)
 
     def set_triggers(self, alert_id: str, names: list[str], enabled: bool) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             for name in names:
                 if enabled:
                     db.execute("INSERT OR IGNORE INTO alert_triggers VALUES (?, ?)", (alert_id, name))
@@ -249,7 +229,7 @@ class AlertStore:
                     db.execute("DELETE FROM alert_triggers WHERE alert_id = ? AND trigger = ?", (alert_id, name))
 
     def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             if ignored:
                 db.execute("INSERT OR IGNORE INTO alert_ignores VALUES (?, ?, ?)", (alert_id, trigger, service))
             else:
@@ -259,7 +239,7 @@ class AlertStore:
                 )
 
     def set_attached(self, alert_id: str, notifier_id: str, attached: bool) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             if attached:
                 db.execute("INSERT OR IGNORE INTO alert_notifiers VALUES (?, ?)", (alert_id, notifier_id))
             else:
@@ -270,7 +250,7 @@ class AlertStore:
     # -- notifiers -------------------------------------------------------------------------
     def ensure_default(self, account_id: int, email: str | None) -> None:
         """Every account has the e-mail notifier ``default``, to the account's address."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT OR IGNORE INTO notifiers VALUES (?, ?, 'email', NULL, ?, ?)",
                 (account_id, DEFAULT_NOTIFIER, json.dumps({"to": email or ""}), iso(self.clock())),
@@ -278,7 +258,7 @@ class AlertStore:
 
     def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str:
         notifier_id = new_id(11)
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO notifiers VALUES (?, ?, ?, ?, ?, ?)",
                 (account_id, notifier_id, provider, description, json.dumps(args), iso(self.clock())),
@@ -286,24 +266,24 @@ class AlertStore:
         return notifier_id
 
     def update_notifier(self, account_id: int, notifier_id: str, description: str | None, args: dict[str, str]) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "UPDATE notifiers SET args = ?, description = ? WHERE account_id = ? AND id = ?",
                 (json.dumps(args), description, account_id, notifier_id),
             )
 
     def notifier(self, account_id: int, notifier_id: str) -> NotifierRow | None:
-        rows = self._read("SELECT * FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id))
+        rows = self._db.read("SELECT * FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id))
         return _notifier(rows[0]) if rows else None
 
     def notifiers(self, account_id: int) -> list[NotifierRow]:
-        rows = self._read(
+        rows = self._db.read(
             "SELECT * FROM notifiers WHERE account_id = ? ORDER BY id != ?, created, id", (account_id, DEFAULT_NOTIFIER)
         )
         return [_notifier(r) for r in rows]
 
     def delete_notifier(self, account_id: int, notifier_id: str) -> bool:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             gone = db.execute(
                 "DELETE FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id)
             ).rowcount
@@ -324,7 +304,7 @@ class AlertStore:
         """Queue (event, account, alert, notifier, payload) deliveries; an event already queued
         for a notifier is not queued again. Returns how many were new."""
         added = 0
-        with self._tx() as db:
+        with self._db.transaction() as db:
             for event, account_id, alert_id, notifier_id, payload in items:
                 added += db.execute(
                     "INSERT OR IGNORE INTO deliveries (event, account_id, alert_id, notifier_id, payload, created,"
@@ -337,7 +317,7 @@ class AlertStore:
         """Pending deliveries due by ``now``, the longest waiting first, less those in flight and
         those of notifiers and accounts already at their share of the worker (``busy``)."""
         skip = self._skipping(busy)
-        rows = self._read(
+        rows = self._db.read(
             f"SELECT * FROM deliveries WHERE state = ? AND next_try <= ?{skip[0]} ORDER BY next_try, id LIMIT ?",
             (PENDING, now, *skip[1], limit),
         )
@@ -356,7 +336,7 @@ class AlertStore:
 
     def next_due(self, *, busy: Busy = ((), (), ())) -> float | None:
         skip = self._skipping(busy)
-        rows = self._read(f"SELECT MIN(next_try) AS t FROM deliveries WHERE state = ?{skip[0]}", (PENDING, *skip[1]))
+        rows = self._db.read(f"SELECT MIN(next_try) AS t FROM deliveries WHERE state = ?{skip[0]}", (PENDING, *skip[1]))
         return rows[0]["t"]
 
     @staticmethod
@@ -378,7 +358,7 @@ class AlertStore:
         """A delivery's outcome and its log line, in one transaction: ``sent``; ``retry`` (due
         again at ``next_try``); or ``failed`` (given up)."""
         state = {"sent": SENT, "retry": PENDING}.get(outcome, FAILED)
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_try = ? WHERE id = ?",
                 (state, next_try if next_try is not None else 0, delivery.id),
@@ -387,7 +367,7 @@ class AlertStore:
                       delivery.event, delivery.attempts + 1, outcome, detail)  # fmt: skip
 
     def log_test(self, account_id: int, notifier_id: str, provider: str, event: str, outcome: str, detail: str) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             self._log(db, None, account_id, None, notifier_id, provider, event, 1, outcome, detail)
 
     def _log(self, db: sqlite3.Connection, *values: Any) -> None:
@@ -411,7 +391,7 @@ class AlertStore:
 
     def log(self, account_id: int, alert_id: str, limit: int = 50) -> list[dict]:
         """The alert's most recent delivery attempts, newest first."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT l.*, d.payload FROM delivery_log l LEFT JOIN deliveries d ON d.id = l.delivery_id"
             " WHERE l.account_id = ? AND l.alert_id = ? ORDER BY l.id DESC LIMIT ?",
             (account_id, alert_id, limit),

@@ -6,13 +6,12 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.server.directory.seed import SEED
-from spyglass.server.sqlite import connect
+from spyglass.server.sqlite import Database
 from spyglass.tags import MAX_TAGS, TAG, check_tags  # noqa: F401 (the rule is shared with the dashboard)
 
 PAGE_SIZE = 10
@@ -88,26 +87,25 @@ class Directory:
     """Thread-safe; every write is one transaction."""
 
     def __init__(self, data_dir: Path) -> None:
-        self._lock = threading.Lock()
-        self._db = connect(Path(data_dir) / "directory.db", synchronous="NORMAL", migrations=MIGRATIONS)
-        self._db.create_function("has_word", 2, has_word, deterministic=True)
-        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db = Database(Path(data_dir) / "directory.db", synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
+        self._db.conn.create_function("has_word", 2, has_word, deterministic=True)
+        self._db.run("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def _load(self, where: str, args: list, order: str = "votes DESC, id", page: int = 1) -> tuple[list[Saved], int]:
-        with self._lock:
-            total = self._db.execute(f"SELECT count(*) FROM queries q WHERE {where}", args).fetchone()[0]
-            rows = self._db.execute(
+        with self._db.lock:
+            db = self._db.conn
+            total = db.execute(f"SELECT count(*) FROM queries q WHERE {where}", args).fetchone()[0]
+            rows = db.execute(
                 f"SELECT id, title, description, query, timestamp, votes, owner FROM queries q WHERE {where}"
                 f" ORDER BY {order} LIMIT ? OFFSET ?",
                 [*args, PAGE_SIZE, (page - 1) * PAGE_SIZE],
             ).fetchall()
             tags: dict[int, list[str]] = {}
             ids = [r[0] for r in rows]
-            for qid, tag in self._db.execute(
+            for qid, tag in db.execute(
                 f"SELECT query_id, tag FROM query_tags WHERE query_id IN ({','.join('?' * len(ids))}) ORDER BY rowid",
                 ids,
             ):
@@ -151,50 +149,37 @@ class Directory:
 
     def tags(self, size: int) -> tuple[list[tuple[str, int]], int]:
         """The ``size`` most used tags with their counts, and how many tags there are."""
-        with self._lock:
-            rows = self._db.execute(
+        with self._db.lock:
+            rows = self._db.conn.execute(
                 "SELECT tag, count(*) AS n FROM query_tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?", (size,)
             ).fetchall()
-            total = self._db.execute("SELECT count(DISTINCT tag) FROM query_tags").fetchone()[0]
+            total = self._db.conn.execute("SELECT count(DISTINCT tag) FROM query_tags").fetchone()[0]
         return [(t, n) for t, n in rows], total
 
     def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                cur = self._db.execute(
-                    "INSERT INTO queries (title, description, query, timestamp, owner) VALUES (?,?,?,?,?)",
-                    (title, description, query, stamp, owner),
-                )
-                query_id = cur.lastrowid
-                self._db.executemany("INSERT INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self._db.transaction() as db:
+            cur = db.execute(
+                "INSERT INTO queries (title, description, query, timestamp, owner) VALUES (?,?,?,?,?)",
+                (title, description, query, stamp, owner),
+            )
+            query_id = cur.lastrowid
+            db.executemany("INSERT INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
         saved = self.get(int(query_id or 0))
         assert saved is not None
         return saved
 
     def vote(self, query_id: int, account: int, value: int) -> Saved | None:
         """The account's vote (+1 or -1; voting again replaces it); None if there is no such query."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                if self._db.execute("SELECT 1 FROM queries WHERE id = ?", (query_id,)).fetchone() is None:
-                    self._db.execute("ROLLBACK")
-                    return None
-                before = self._db.execute(
-                    "SELECT value FROM query_votes WHERE query_id = ? AND account = ?", (query_id, account)
-                ).fetchone()
-                self._db.execute("INSERT OR REPLACE INTO query_votes VALUES (?,?,?)", (query_id, account, value))
-                change = value - (before[0] if before else 0)
-                self._db.execute("UPDATE queries SET votes = votes + ? WHERE id = ?", (change, query_id))
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self._db.transaction() as db:
+            if db.execute("SELECT 1 FROM queries WHERE id = ?", (query_id,)).fetchone() is None:
+                return None
+            before = db.execute(
+                "SELECT value FROM query_votes WHERE query_id = ? AND account = ?", (query_id, account)
+            ).fetchone()
+            db.execute("INSERT OR REPLACE INTO query_votes VALUES (?,?,?)", (query_id, account, value))
+            change = value - (before[0] if before else 0)
+            db.execute("UPDATE queries SET votes = votes + ? WHERE id = ?", (change, query_id))
         return self.get(query_id)
 
     def add_tags(self, query_id: int, account: int, tags: list[str]) -> Saved | None:
@@ -205,8 +190,8 @@ class Directory:
         if saved.owner != account:
             raise NotYours
         check_tags(saved.tags + [t for t in tags if t not in saved.tags])  # the total stays within MAX_TAGS
-        with self._lock:
-            self._db.executemany("INSERT OR IGNORE INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
+        with self._db.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
         return self.get(query_id)
 
     def delete(self, query_id: int, account: int) -> bool:
@@ -216,6 +201,5 @@ class Directory:
             return False
         if saved.owner != account:
             raise NotYours
-        with self._lock:
-            self._db.execute("DELETE FROM queries WHERE id = ?", (query_id,))
+        self._db.run("DELETE FROM queries WHERE id = ?", (query_id,))
         return True

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from spyglass.exactjson import loads
 from spyglass.server.bannerstore import Prepared
 from spyglass.server.index.codec import TRAIN_AFTER, TRAIN_ON, Codec, plain
 from spyglass.server.index.shape import BadBanner, Shape, normalize
-from spyglass.server.sqlite import connect, statements
+from spyglass.server.sqlite import Database, statements
 
 log = logging.getLogger("spyglass.records")
 
@@ -88,31 +87,29 @@ def unpack(body: bytes) -> dict:
 
 class RecordStore:
     def __init__(self, path: Path) -> None:
-        self._lock = threading.RLock()
         # NORMAL: a committed batch survives the process crashing; an OS crash may lose the last
         # batches, which a re-import restores (bulk data, unlike accounts, can be replayed).
-        self._db = connect(path, synchronous="NORMAL", migrations=MIGRATIONS)
+        self._db = Database(path, synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
         # The key index takes random inserts: a bigger page cache keeps them off the disk.
-        self._db.execute("PRAGMA cache_size=-262144")
-        row = self._db.execute("SELECT data FROM dictionary").fetchone()
+        self._db.conn.execute("PRAGMA cache_size=-262144")
+        row = self._db.conn.execute("SELECT data FROM dictionary").fetchone()
         self._codec: Codec | None = Codec(row[0]) if row else None
         self._train_at = TRAIN_AFTER  # banners stored when a dictionary is next tried
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def count(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT count(*) FROM banners").fetchone()[0]
+        with self._db.lock:
+            return self._db.conn.execute("SELECT count(*) FROM banners").fetchone()[0]
 
     def last_seq(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]
+        with self._db.lock:
+            return self._db.conn.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]
 
     def get_meta(self, name: str, default: str | None = None) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        with self._db.lock:
+            row = self._db.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return row[0] if row else default
 
     def indexed_seq(self) -> int:
@@ -120,16 +117,15 @@ class RecordStore:
         return int(self.get_meta("indexed_seq") or 0)
 
     def set_meta(self, name: str, value: str) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
+        with self._db.lock:
+            self._db.conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
 
     def add(self, banners: list[Prepared]) -> list[tuple[int, bool, Prepared]]:
         """Store the banners whose keys are new, in one transaction; returns ``(seq, current,
         prepared)`` of those added. A banner newer than its service's current one replaces it (the
         old one is recorded as demoted); an older one is stored as not current."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
+        try:
+            with self._db.transaction():
                 fresh: dict[int, Prepared] = {}
                 known = self._existing("SELECT key FROM banners WHERE key IN ({})", [p.key for p in banners])
                 for p in banners:
@@ -142,7 +138,7 @@ class RecordStore:
                         "SELECT service, seq, stamp FROM services WHERE service IN ({})", services
                     )
                 }
-                seq = self._db.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
+                seq = self._db.conn.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
                 if self._codec is None and seq + len(fresh) >= self._train_at:
                     self._train([p.body for p in fresh.values()], seq + len(fresh))
                 pack = self._codec.pack if self._codec else bytes
@@ -161,40 +157,38 @@ class RecordStore:
                                 demoted.append(old[1])
                         latest[p.service] = (p.stamp, seq)
                     added.append([seq, current, p])
-                self._db.executemany(
+                self._db.conn.executemany(
                     "INSERT INTO banners (seq, key, body) VALUES (?, ?, ?)",
                     ((s, p.key, pack(p.body)) for s, _, p in added),
                 )
-                self._db.executemany(
+                self._db.conn.executemany(
                     "INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
                     ((p.service, s, p.stamp) for s, current, p in added if current),
                 )
-                self._db.executemany("INSERT OR IGNORE INTO demoted (seq) VALUES (?)", ((s,) for s in demoted))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                if self._codec is not None and not self._db.execute("SELECT 1 FROM dictionary").fetchone():
-                    self._codec = None  # trained in the transaction that failed: not kept
-                raise
+                self._db.conn.executemany("INSERT OR IGNORE INTO demoted (seq) VALUES (?)", ((s,) for s in demoted))
+        except BaseException:
+            if self._codec is not None and not self._db.one("SELECT 1 FROM dictionary"):
+                self._codec = None  # trained in the transaction that failed: not kept
+            raise
         return [(s, current, p) for s, current, p in added]
 
     def _train(self, fresh: list[bytes], stored_then: int) -> None:
         """Within add's transaction: the dictionary, from the bodies stored so far and these. If
         zstd cannot learn from them (too few, or too alike), bodies stay plain for now."""
-        stored = [plain(b, None) for (b,) in self._db.execute("SELECT body FROM banners LIMIT ?", (TRAIN_ON,))]
+        stored = [plain(b, None) for (b,) in self._db.conn.execute("SELECT body FROM banners LIMIT ?", (TRAIN_ON,))]
         try:
             self._codec = Codec.train(stored + fresh)
         except zstandard.ZstdError as exc:
             log.warning("no dictionary for the banner bodies yet (%s): they stay uncompressed", exc)
             self._train_at = 2 * stored_then
             return
-        self._db.execute("INSERT INTO dictionary (id, data) VALUES (1, ?)", (self._codec.dictionary.as_bytes(),))
+        self._db.conn.execute("INSERT INTO dictionary (id, data) VALUES (1, ?)", (self._codec.dictionary.as_bytes(),))
 
     def _rows(self, sql: str, values: list) -> list[tuple]:
         rows: list[tuple] = []
         for i in range(0, len(values), 900):
             chunk = values[i : i + 900]
-            rows.extend(self._db.execute(sql.format(",".join("?" * len(chunk))), chunk))
+            rows.extend(self._db.conn.execute(sql.format(",".join("?" * len(chunk))), chunk))
         return rows
 
     def _existing(self, sql: str, values: list) -> set:
@@ -202,34 +196,28 @@ class RecordStore:
 
     def known_services(self, services: list[int]) -> set[int]:
         """Of these services, those the store holds a banner of."""
-        with self._lock:
+        with self._db.lock:
             return self._existing("SELECT service FROM services WHERE service IN ({})", services)
 
     def current_seqs(self, services: list[int]) -> set[int]:
         """Of these services, the seqs of their current banners."""
-        with self._lock:
+        with self._db.lock:
             return self._existing("SELECT seq FROM services WHERE service IN ({})", services)
 
     def demoted(self) -> list[int]:
-        with self._lock:
-            return [r[0] for r in self._db.execute("SELECT seq FROM demoted ORDER BY seq")]
+        with self._db.lock:
+            return [r[0] for r in self._db.conn.execute("SELECT seq FROM demoted ORDER BY seq")]
 
     def indexed(self, seq: int, demoted: list[int]) -> None:
         """The index has committed everything up to ``seq`` and re-indexed ``demoted``."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("DELETE FROM demoted WHERE seq = ?", ((s,) for s in demoted))
-                self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('indexed_seq', ?)", (str(seq),))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._db.transaction() as db:
+            db.executemany("DELETE FROM demoted WHERE seq = ?", ((s,) for s in demoted))
+            db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('indexed_seq', ?)", (str(seq),))
 
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database file, synced (end of a bulk load)."""
-        with self._lock:
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self._db.lock:
+            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def fetch(self, seqs: list[int]) -> list[dict]:
         """The banners with these seqs, in the same order (missing ones are skipped)."""
@@ -239,13 +227,13 @@ class RecordStore:
         return [rows[s] for s in seqs if s in rows]
 
     def bodies(self, seqs: list[int]) -> dict[int, dict]:
-        with self._lock:
+        with self._db.lock:
             rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
         return {s: unpack(plain(b, self._codec)) for s, b in rows}
 
     def raw_bodies(self, seqs: list[int]) -> dict[int, bytes]:
         """The stored bytes of these banners, exactly as they came (for writing them out again)."""
-        with self._lock:
+        with self._db.lock:
             rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
         return {s: plain(b, self._codec) for s, b in rows}
 
@@ -253,8 +241,8 @@ class RecordStore:
         """Every banner with seq > ``after_seq``, in batches, for (re)indexing."""
         last = after_seq
         while True:
-            with self._lock:
-                rows = self._db.execute(
+            with self._db.lock:
+                rows = self._db.conn.execute(
                     "SELECT seq, body FROM banners WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch)
                 ).fetchall()
             if not rows:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import string
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from spyglass.server.sqlite import connect
+from spyglass.server.sqlite import Database
 from spyglass.server.store import iso, key_digest, utcnow
 
 V1_SCANS = """
@@ -100,64 +99,48 @@ class Scan:
 
 class ScanStore:
     def __init__(self, data_dir: Path) -> None:
-        self._lock = threading.Lock()
-        self._db = connect(Path(data_dir) / "scans.db", synchronous="FULL", migrations=MIGRATIONS)
-        self._db.row_factory = sqlite3.Row
+        self._db = Database(Path(data_dir) / "scans.db", synchronous="FULL", migrations=MIGRATIONS)
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def create(
         self, *, account_id: int, api_key: str, size: int, spec: str, probes: int, internet: bool = False
     ) -> Scan:
         now = iso(utcnow())
         scan_id = new_scan_id()
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO scans (id, account_id, api_key, created, status, status_check, size, spec,"
-                " internet, probes) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (scan_id, account_id, api_key, now, SUBMITTING, now, size, spec, int(internet), probes),
-            )
+        self._db.run(
+            "INSERT INTO scans (id, account_id, api_key, created, status, status_check, size, spec,"
+            " internet, probes) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (scan_id, account_id, api_key, now, SUBMITTING, now, size, spec, int(internet), probes),
+        )
         return self.get(scan_id)  # type: ignore[return-value]
 
     def get(self, scan_id: str) -> Scan | None:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM scans WHERE id = ?", (scan_id,)).fetchone()
+        row = self._db.one("SELECT * FROM scans WHERE id = ?", (scan_id,))
         return _scan(row) if row else None
 
     def of_account(self, account_id: int) -> list[Scan]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT * FROM scans WHERE account_id = ? ORDER BY created DESC", (account_id,)
-            ).fetchall()
+        rows = self._db.read("SELECT * FROM scans WHERE account_id = ? ORDER BY created DESC", (account_id,))
         return [_scan(r) for r in rows]
 
     def unfinished(self) -> list[Scan]:
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT * FROM scans WHERE status IN ({','.join('?' * len(UNFINISHED))}) ORDER BY created",
-                UNFINISHED,
-            ).fetchall()
+        rows = self._db.read(
+            f"SELECT * FROM scans WHERE status IN ({','.join('?' * len(UNFINISHED))}) ORDER BY created", UNFINISHED
+        )
         return [_scan(r) for r in rows]
 
     def set_credits_left(self, scan_id: str, credits_left: int) -> None:
-        with self._lock:
-            self._db.execute("UPDATE scans SET credits_left = ? WHERE id = ?", (credits_left, scan_id))
+        self._db.run("UPDATE scans SET credits_left = ? WHERE id = ?", (credits_left, scan_id))
 
     def delete(self, scan_id: str) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM scans WHERE id = ?", (scan_id,))
+        self._db.run("DELETE FROM scans WHERE id = ?", (scan_id,))
 
     def set_status(self, scan_id: str, status: str) -> None:
-        with self._lock:
-            self._db.execute(
-                "UPDATE scans SET status = ?, status_check = ? WHERE id = ?", (status, iso(utcnow()), scan_id)
-            )
+        self._db.run("UPDATE scans SET status = ?, status_check = ? WHERE id = ?", (status, iso(utcnow()), scan_id))
 
     def progress(self, scan_id: str, probed: int, found: int) -> None:
-        with self._lock:
-            self._db.execute("UPDATE scans SET probed = ?, found = ? WHERE id = ?", (probed, found, scan_id))
+        self._db.run("UPDATE scans SET probed = ?, found = ? WHERE id = ?", (probed, found, scan_id))
 
 
 def _scan(row: sqlite3.Row) -> Scan:
