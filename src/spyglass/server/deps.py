@@ -3,11 +3,19 @@ rather than read from untyped ``app.state`` attributes."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 
 from spyglass.server.bannerstore import BannerStore
+
+if TYPE_CHECKING:  # (the app imports the routers, which import this)
+    from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.app import Settings
+    from spyglass.server.datasets import DatasetService
+    from spyglass.server.scanner.service import ScanService
+    from spyglass.server.scanner.store import ScanStore
 
 
 async def _banner_store(request: Request) -> BannerStore:  # async: no thread for a lookup
@@ -15,3 +23,23 @@ async def _banner_store(request: Request) -> BannerStore:  # async: no thread fo
 
 
 Banners = Annotated[BannerStore, Depends(_banner_store)]
+
+
+def settings_of(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def alerts_of(request: Request) -> AlertStore:
+    return request.app.state.alerts
+
+
+def delivery_of(request: Request) -> DeliveryWorker:
+    return request.app.state.alert_delivery
+
+
+def datasets_of(request: Request) -> DatasetService:
+    return request.app.state.datasets
+
+
+def scans_of(request: Request) -> tuple[ScanStore, ScanService]:
+    return request.app.state.scan_store, request.app.state.scans

@@ -5,15 +5,16 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Request
+from fastapi import APIRouter, Body, Depends
 
 from spyglass.models import Alert, Notification, Success, Trigger
 from spyglass.netblocks import BadNetwork, Network, network_size, parse_networks
 from spyglass.safetext import has_control
 from spyglass.server.alerts.engine import parse_service
-from spyglass.server.alerts.store import AlertRow, AlertStore
+from spyglass.server.alerts.store import AlertRow
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import alerts_of
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 from spyglass.server.store import iso
 
@@ -34,13 +35,9 @@ def json_body(properties: dict, required: list[str]) -> dict:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def alert_store(request: Request) -> AlertStore:
-    return request.app.state.alerts
-
-
 def owned(who: Caller, alert_id: str) -> AlertRow:
     """The caller's alert; 404 for an unknown id and for another account's alert alike."""
-    alert = alert_store(who.request).alert(who.account.id, alert_id)
+    alert = alerts_of(who.request).alert(who.account.id, alert_id)
     if alert is None:
         raise not_found(f"No alert with id {alert_id!r}")
     return alert
@@ -59,7 +56,7 @@ def networks_of(body: Any) -> list[Network]:
 def check_limit(who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
     plan = who.account.plan
     size = network_size(networks)
-    in_use = alert_store(who.request).monitored(who.account.id, leaving_out)
+    in_use = alerts_of(who.request).monitored(who.account.id, leaving_out)
     if size + in_use > plan.monitored_ips:
         raise ApiError(
             403,
@@ -84,7 +81,7 @@ def alert_body(who: Caller, alert: AlertRow, info: bool = False) -> Alert:
         has_triggers=bool(alert.triggers),
     )
     if info:
-        store = alert_store(who.request)
+        store = alerts_of(who.request)
         notifiers = [store.notifier(who.account.id, n) for n in alert.notifiers]
         body.notifiers = [
             {"id": n.id, "provider": n.provider, "description": n.description, "args": n.args} for n in notifiers if n
@@ -131,13 +128,13 @@ def create_alert(body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
         raise bad_request("expires: a whole number of seconds (0: never) is required")
     networks = networks_of(body)
     check_limit(who, networks)
-    alert = alert_store(who.request).create_alert(who.account.id, name.strip()[:200], networks, expires)
+    alert = alerts_of(who.request).create_alert(who.account.id, name.strip()[:200], networks, expires)
     return alert_body(who, alert)
 
 
 @router.get("/alert/info", response_model=list[Alert], response_model_exclude_unset=True)
 def list_alerts(who: Caller = Depends(caller)) -> list[Alert]:
-    return [alert_body(who, a, info=True) for a in alert_store(who.request).alerts(who.account.id)]
+    return [alert_body(who, a, info=True) for a in alerts_of(who.request).alerts(who.account.id)]
 
 
 @router.get("/alert/triggers", response_model=list[Trigger])
@@ -161,13 +158,13 @@ def edit_alert(alert_id: str, body: Any = Body(...), who: Caller = Depends(calle
     owned(who, alert_id)
     networks = networks_of(body)
     check_limit(who, networks, leaving_out=alert_id)
-    alert_store(who.request).set_networks(who.account.id, alert_id, networks)
+    alerts_of(who.request).set_networks(who.account.id, alert_id, networks)
     return alert_body(who, owned(who, alert_id))
 
 
 @router.delete("/alert/{alert_id}", response_model=Success, responses=responses(404))
 def delete_alert(alert_id: str, who: Caller = Depends(caller)) -> Success:
-    if not alert_store(who.request).delete_alert(who.account.id, alert_id):
+    if not alerts_of(who.request).delete_alert(who.account.id, alert_id):
         raise not_found(f"No alert with id {alert_id!r}")
     return Success(success=True)
 
@@ -175,14 +172,14 @@ def delete_alert(alert_id: str, who: Caller = Depends(caller)) -> Success:
 @router.put("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
 def enable_triggers(alert_id: str, trigger: str, who: Caller = Depends(caller)) -> Success:
     owned(who, alert_id)
-    alert_store(who.request).set_triggers(alert_id, trigger_names(trigger), True)
+    alerts_of(who.request).set_triggers(alert_id, trigger_names(trigger), True)
     return Success(success=True)
 
 
 @router.delete("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
 def disable_triggers(alert_id: str, trigger: str, who: Caller = Depends(caller)) -> Success:
     owned(who, alert_id)
-    alert_store(who.request).set_triggers(alert_id, trigger_names(trigger), False)
+    alerts_of(who.request).set_triggers(alert_id, trigger_names(trigger), False)
     return Success(success=True)
 
 
@@ -200,7 +197,7 @@ def _ignore(who: Caller, alert_id: str, trigger: str, service: str, ignored: boo
     # watches would silently do nothing.
     if ignored and not any(ip in network for network in alert.parsed_networks()):
         raise bad_request(f"{written} is outside the alert's networks ({', '.join(alert.networks)}): nothing to ignore")
-    alert_store(who.request).set_ignored(alert_id, names[0], written, ignored)
+    alerts_of(who.request).set_ignored(alert_id, names[0], written, ignored)
     return Success(success=True)
 
 
@@ -219,7 +216,7 @@ def _attach(who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Suc
 
     owned(who, alert_id)
     owned_notifier(who, notifier_id)
-    alert_store(who.request).set_attached(alert_id, notifier_id, attached)
+    alerts_of(who.request).set_attached(alert_id, notifier_id, attached)
     return Success(success=True)
 
 
@@ -241,4 +238,4 @@ def detach_notifier(alert_id: str, notifier_id: str, who: Caller = Depends(calle
 )
 def alert_notifications(alert_id: str, who: Caller = Depends(caller)) -> list[dict]:
     owned(who, alert_id)
-    return alert_store(who.request).log(who.account.id, alert_id)
+    return alerts_of(who.request).log(who.account.id, alert_id)

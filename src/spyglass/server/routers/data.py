@@ -18,7 +18,8 @@ from fastapi.responses import StreamingResponse
 
 from spyglass.models import Dataset, DatasetFile
 from spyglass.server.auth import Caller, caller
-from spyglass.server.datasets import DATASETS, DatasetService
+from spyglass.server.datasets import DATASETS
+from spyglass.server.deps import datasets_of, settings_of
 from spyglass.server.errors import ApiError, ErrorBody, not_found, responses
 
 router = APIRouter()
@@ -31,10 +32,6 @@ RANGE_ERRORS: dict[int | str, dict[str, Any]] = {
     **responses(403, 404),
     416: {"model": ErrorBody, "description": "The range starts past the end of the file (see Content-Range)"},
 }
-
-
-def service_of(request: Request) -> DatasetService:
-    return request.app.state.datasets
 
 
 def dataset_named(name: str) -> Dataset:
@@ -53,9 +50,9 @@ def datasets(who: Caller = Depends(caller)) -> list[Dataset]:
 async def dataset_files(request: Request, dataset: str, who: Caller = Depends(caller)) -> list[DatasetFile]:
     who.require_enterprise(WHAT)
     dataset_named(dataset)
-    service = service_of(request)
+    service = datasets_of(request)
     await service.settled(SETTLE)  # banners that just arrived: their files, if they come quickly
-    base = f"{str(request.base_url).rstrip('/')}/{request.app.state.settings.namespace}/data/{dataset}"
+    base = f"{str(request.base_url).rstrip('/')}/{settings_of(request).namespace}/data/{dataset}"
     return [
         DatasetFile(url=f"{base}/{f.name}", timestamp=f.timestamp, sha1=f.sha1, name=f.name, size=f.size)
         for f in service.files(dataset)
@@ -128,7 +125,7 @@ def read(handle: BinaryIO, first: int, count: int) -> Iterator[bytes]:
 def download(request: Request, dataset: str, name: str, who: Caller = Depends(caller)) -> StreamingResponse:
     who.require_enterprise(WHAT)
     dataset_named(dataset)
-    service = service_of(request)
+    service = datasets_of(request)
     built = service.file(dataset, name)  # only a listed name: never a path the caller made up
     handle = opened(service.path(built)) if built else None
     if built is None or handle is None:

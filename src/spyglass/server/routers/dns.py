@@ -12,7 +12,7 @@ from spyglass.models import DomainInfo
 from spyglass.netools.dns import Resolver
 from spyglass.netools.targets import HOSTNAME_PATTERN, is_hostname, is_ip
 from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import Banners
+from spyglass.server.deps import Banners, settings_of
 from spyglass.server.dnsinfo import NameServerSilent, domain_page, lookups
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 
@@ -60,7 +60,7 @@ def listed(text: str, what: str, valid) -> list[str]:
 
 
 def resolver_of(request: Request) -> Resolver:
-    settings = request.app.state.settings.geonet
+    settings = settings_of(request).geonet
     return Resolver(settings.nameservers, settings.dns_port, settings.dns_timeout)
 
 

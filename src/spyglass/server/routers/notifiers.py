@@ -13,6 +13,7 @@ from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
 from spyglass.server.alerts.store import DEFAULT_NOTIFIER, AlertStore, NotifierRow
 from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import alerts_of, delivery_of
 from spyglass.server.errors import bad_request, not_found, responses
 
 router = APIRouter()
@@ -33,7 +34,7 @@ def form_body(*, creating: bool) -> dict:
 
 
 def notifier_store(who: Caller) -> AlertStore:
-    store: AlertStore = who.request.app.state.alerts
+    store: AlertStore = alerts_of(who.request)
     store.ensure_default(who.account.id, who.account.email)
     return store
 
@@ -62,7 +63,7 @@ def provider_args(who: Caller, provider: str, fields: dict[str, str], *, partial
         raise bad_request(f"Unknown argument {extra[0]!r} for provider {provider!r}: it takes {', '.join(wanted)}")
     args = {k: v.strip() for k, v in fields.items() if k in wanted}
     try:
-        check_args(provider, args, partial=partial, destinations=who.request.app.state.alert_delivery.destinations)
+        check_args(provider, args, partial=partial, destinations=delivery_of(who.request).destinations)
     except ValueError as exc:
         raise bad_request(str(exc)) from None
     return args
@@ -133,7 +134,7 @@ def delete_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Success:
 )
 async def test_notifier(notifier_id: str, request: Request, who: Caller = Depends(caller)) -> NotifierTest:
     notifier = await asyncio.to_thread(owned_notifier, who, notifier_id)
-    worker: DeliveryWorker = request.app.state.alert_delivery
+    worker: DeliveryWorker = delivery_of(request)
     event = f"test:{notifier_id}:{secrets.token_hex(6)}"
     text = f"A test notification from spyglass for the notifier {notifier_id} ({notifier.provider})."
     payload = {"event": event, "test": True, "alert": None, "triggers": [], "service": None}

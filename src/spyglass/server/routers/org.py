@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Request
 from spyglass import models as m
 from spyglass.server import mail
 from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import settings_of
 from spyglass.server.errors import ApiError, ErrorBody, bad_request, not_found, responses
 from spyglass.server.store import Account, AmbiguousUser, Organization
 
@@ -82,7 +83,7 @@ async def add_member(request: Request, user: str, notify: bool = False, who: Cal
     answer is the same whether the user exists, can join or not: it tells nobody who has an
     account or where it belongs."""
     org = administered(who, "add members")
-    smtp = request.app.state.settings.smtp_server
+    smtp = settings_of(request).smtp_server
     if notify and smtp is None:  # the server's setting, asked before anything about the user
         raise ApiError(501, f"{mail.NO_SMTP}: the invitation e-mail cannot be sent")
     try:

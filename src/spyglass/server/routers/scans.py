@@ -11,21 +11,17 @@ from fastapi import APIRouter, Depends, Form, Request
 from spyglass.models import ScanList, ScanStatus, ScanSubmission
 from spyglass.netools.scantargets import BadTargets, NotAllowed, ScanSpec, check_allowed, parse_ips
 from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import scans_of, settings_of
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
-from spyglass.server.scanner.service import ScanService
-from spyglass.server.scanner.store import CANCELLED, DONE, Scan, ScanStore
+from spyglass.server.scanner.store import CANCELLED, DONE, Scan
 from spyglass.server.store import key_digest
 
 router = APIRouter()
 
 
-def scans_of(request: Request) -> tuple[ScanStore, ScanService]:
-    return request.app.state.scan_store, request.app.state.scans
-
-
 def allowed_networks(request: Request) -> list:
-    return [ipaddress.ip_network(n, strict=False) for n in request.app.state.settings.scan_allow]
+    return [ipaddress.ip_network(n, strict=False) for n in settings_of(request).scan_allow]
 
 
 @router.get("/ports", response_model=list[int], summary="Ports the crawler looks for")
@@ -54,7 +50,7 @@ def submit(request: Request, ips: str = Form(...), who: Caller = Depends(caller)
     except NotAllowed as exc:
         raise ApiError(403, str(exc)) from None
     count = spec.addresses()
-    limit = min(who.account.plan.scan_ips, request.app.state.settings.scan_max_ips)
+    limit = min(who.account.plan.scan_ips, settings_of(request).scan_max_ips)
     if count > limit:
         raise bad_request(f"The scan covers {count:,} addresses; at most {limit:,} may be scanned in one request")
     account = who.charge(scan=count)  # 402 and nothing spent when short
@@ -83,7 +79,7 @@ def internet(
         raise bad_request(f"Unknown protocol {protocol!r}: one of {', '.join(sorted(PROTOCOLS))}")
     networks = [str(n) for n in allowed_networks(request)]
     spec = ScanSpec(services={n: [(port, protocol)] for n in networks})
-    limit = request.app.state.settings.scan_max_ips
+    limit = settings_of(request).scan_max_ips
     if spec.addresses() > limit:
         raise bad_request(
             f"The networks this backend may scan cover {spec.addresses():,} addresses; one scan may cover "

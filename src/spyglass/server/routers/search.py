@@ -11,7 +11,7 @@ from spyglass.exactjson import dumps, loads
 from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFields
 from spyglass.query import FACETS, FILTERS, tokens
 from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import Banners
+from spyglass.server.deps import Banners, settings_of
 from spyglass.server.errors import bad_request, not_found
 from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
 from spyglass.server.shaping import for_namespace, host_record, only_fields, served
@@ -20,7 +20,7 @@ router = APIRouter()
 
 
 def out(request: Request, banners: list[dict]) -> list[dict]:
-    namespace = request.app.state.settings.namespace
+    namespace = settings_of(request).namespace
     return [for_namespace(b, namespace) for b in banners]
 
 
@@ -52,7 +52,7 @@ def host_search(
     total, bodies, counts = banners.search_bodies(parsed, wanted, page)
     if parsed.has_filters or page > 1:
         who.charge(query=1)  # only once the index has answered: a failed search costs nothing
-    namespace = request.app.state.settings.namespace
+    namespace = settings_of(request).namespace
     if fields:
         names = [f.strip() for f in fields.split(",") if f.strip()]
         shaped = [loads(served(b, namespace, minify)) for b in bodies]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 
 from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import Banners
+from spyglass.server.deps import Banners, settings_of
 
 router = APIRouter(prefix="/spyglass")
 
@@ -15,5 +15,5 @@ def backend_info(request: Request, banners: Banners, who: Caller = Depends(calle
     return {
         "banners": banners.total(),
         "demo": banners.get_meta("demo") == "1",
-        "namespace": request.app.state.settings.namespace,
+        "namespace": settings_of(request).namespace,
     }
