@@ -110,6 +110,7 @@ class Pane(VerticalScroll):
     TYPE_TO: ClassVar[str] = ""  # the input that text typed into a table or list goes to (default: the first)
     KEEP_KEYS: ClassVar[frozenset[str]] = frozenset({"r", "q", "l", "comma", "question_mark"})  # app commands
     stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
+    last_key = ""  # the key before this one, as it reached the pane (Esc then a digit switches panes)
     armed: str = ""  # the destructive action a first key press asked about
 
     def second_press(self, action: str, key: str) -> bool:
@@ -130,10 +131,14 @@ class Pane(VerticalScroll):
 
     def on_key(self, event: events.Key) -> None:
         """Text typed while a table or list has the keys goes to the pane's input, as if it had had
-        them, unless the key is one of the table's, the pane's or the app's commands: digits typed as
-        ports no longer switch panes, letters typed as a folder no longer open the backend log."""
+        them, unless the key is one of the table's, the pane's or the app's commands, or a digit
+        right after Esc: digits typed as ports no longer switch panes, letters typed as a folder no
+        longer open the backend log."""
+        previous, self.last_key = self.last_key, event.key
         focused = self.app.focused
         if not event.is_printable or not event.character or not isinstance(focused, (DataTable, OptionList)):
+            return
+        if event.key.isdigit() and previous == "escape":  # Esc, then a digit: switching panes on purpose
             return
         if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own keys
             return
