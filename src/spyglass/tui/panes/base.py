@@ -11,7 +11,6 @@ from textual import events
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Select, Static
 from textual.worker import Worker, WorkerState
 
@@ -108,7 +107,6 @@ class Pane(VerticalScroll):
     """
 
     TYPE_TO: ClassVar[str] = ""  # the input that text typed into a table or list goes to (default: the first)
-    KEEP_KEYS: ClassVar[frozenset[str]] = frozenset({"r", "q", "l", "comma", "question_mark"})  # app commands
     stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
     last_key = ""  # the key before this one, as it reached the pane (Esc then a digit switches panes)
     armed: str = ""  # the destructive action a first key press asked about
@@ -142,8 +140,9 @@ class Pane(VerticalScroll):
             return
         if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own keys
             return
-        if event.key in self.KEEP_KEYS or self._bound_here(focused, event.key):
-            return
+        bound = self.app.active_bindings.get(event.key)  # the focus chain's, keymaps applied
+        if bound is not None and (not event.key.isdigit() or bound.node is not self.app):
+            return  # a command (an app-level digit switches panes: only right after Esc, above)
         box = next(iter(self.query(self.TYPE_TO or "Input").results(Input)), None)
         if box is None or not box.display:
             return
@@ -152,15 +151,6 @@ class Pane(VerticalScroll):
         box.focus()
         box.action_end()
         box.insert_text_at_cursor(event.character)
-
-    def _bound_here(self, widget: Widget, key: str) -> bool:
-        """Whether ``key`` is bound by ``widget`` or a container of it up to this pane."""
-        node: Any = widget
-        while node is not None and node is not self.parent:
-            if key in node._bindings.key_to_bindings:
-                return True
-            node = node.parent
-        return False
 
     def focus_first(self) -> None:
         """Put the keyboard where the pane's work starts: its first input, else its first widget."""
