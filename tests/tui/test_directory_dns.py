@@ -127,12 +127,14 @@ async def test_domain_lookup_and_open_an_ip(data_backend):
         assert "No information available" not in text and ".aurora-tv.example" not in text
         assert app.query_one("#dns-tool", Select).value == "resolve" and pane.refresh_cost() is None
         assert not app._notifications and app.clients.credits.query == 99
-        app.query_one("#dns-tool", Select).value = "domain"
         field.value = "localhost"  # one label: no domain to look up, so it is resolved
         await pilot.press("enter")
         await settle(pilot)
         assert app.query_one("#dns-tool", Select).value == "resolve" and " of 1 answered" in screen_text(app)
-        app.query_one("#dns-tool", Select).value = "domain"
+        field.value = "aurora-tv.example"  # a domain again: looked up as one (the choice was not changed)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one("#dns-tool", Select).value == "domain" and ".aurora-tv.example" in screen_text(app)
         field.value = "aurora-tv.example"
         await pilot.press("enter")
         await settle(pilot)

@@ -46,9 +46,14 @@ async def test_query_checked_as_you_type_without_a_request(data_backend):
         assert "Fix the query first" in screen_text(app)
         assert app.query_one("#query", Input).value == "nginx bogus:1"  # kept
         assert app.clients.credits.query == 100  # nothing was sent
+        app.query_one("#query", Input).value = "nginx bogus:1 port:22"
+        await pilot.pause()
+        assert "Fix the query first" in screen_text(app)  # still wrong: still said
         app.query_one("#query", Input).value = "nginx port:80"
         await pilot.pause()
         assert "costs 1 query credit" in screen_text(app)
+        await pilot.pause()
+        assert "Fix the query first" not in screen_text(app)  # fixed: the error goes
 
 
 async def test_slash_puts_the_cursor_after_the_query(data_backend):

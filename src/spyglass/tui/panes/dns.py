@@ -94,6 +94,7 @@ class DnsPane(Pane):
     def on_mount(self) -> None:
         self.domain: tuple[str, bool, str | None] | None = None  # the domain lookup shown: name, history, type
         self.summary = ""  # of the domain shown
+        self.tool_chosen = self.tool_shown = "domain"  # the lookup the user picked, and the one shown
         self.show_status("domain costs 1 query credit a page; resolve and reverse are free")
 
     def show_status(self, text: str) -> None:
@@ -112,8 +113,19 @@ class DnsPane(Pane):
     def run_arg(self, arg: str) -> None:
         """Addresses are reversed, several names resolved, one name looked up as a domain."""
         self.query_one("#dns-input", Input).value = clean(arg, one_line=True, max_chars=2000)
-        self.query_one("#dns-tool", Select).value = "domain"
+        self.tool_chosen = "domain"
         self.run()
+
+    def show_tool(self, tool: str) -> None:
+        """The lookup a run chose, shown in the selector (the next run chooses afresh from the
+        user's own choice, not from this)."""
+        self.tool_shown = tool
+        self.query_one("#dns-tool", Select).value = tool
+
+    @on(Select.Changed, "#dns-tool")
+    def _tool_picked(self, event: Select.Changed) -> None:
+        if event.value != self.tool_shown:  # the user's own choice (ours is what show_tool set)
+            self.tool_chosen = self.tool_shown = str(event.value)
 
     @on(Input.Submitted, "#dns-input")
     @on(Button.Pressed, "#dns-run")
@@ -121,8 +133,8 @@ class DnsPane(Pane):
         from spyglass.netools.targets import is_hostname, is_ip
 
         items = items_of(self.query_one("#dns-input", Input).value)
-        tool = pick_tool(items, str(self.query_one("#dns-tool", Select).value))
-        self.query_one("#dns-tool", Select).value = tool
+        tool = pick_tool(items, self.tool_chosen)
+        self.show_tool(tool)
         valid = is_ip if tool == "reverse" else is_hostname
         wrong = next((i for i in items if not valid(i)), None)
         if not items:
@@ -173,7 +185,7 @@ class DnsPane(Pane):
             rows, more = await self.records_of(clients, domain, 1)
         except NotFound:  # the index knows nothing under it: the name server may know the name
             if listing == self.results.listing:
-                self.query_one("#dns-tool", Select).value = "resolve"
+                self.show_tool("resolve")
                 await self.lookup(clients, "resolve", [name], listing, f"the index knows no records under {name}; ")
             return
         except Exception:

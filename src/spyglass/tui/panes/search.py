@@ -206,6 +206,12 @@ class SearchPane(Pane):
         box.count_only = event.value
         box.check()
 
+    @on(QueryInput.Checked)
+    def _query_typed(self, event: QueryInput.Checked) -> None:
+        """Once the query is fixed (the check under the box says so), "fix the query first" goes."""
+        if event.ok and self.error_source == "query":
+            self.show_error(None)
+
     @on(Input.Submitted, "#query")
     @on(Input.Submitted, "#facet-spec")
     def submitted(self) -> None:
@@ -223,7 +229,8 @@ class SearchPane(Pane):
             self.show_error(
                 "Fix the query first: " + str(parse(box.value).errors[0])
                 if box.value.strip()
-                else "Type a query first."
+                else "Type a query first.",
+                "query",
             )
             self.go_stale()
             return

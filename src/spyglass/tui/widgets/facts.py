@@ -28,9 +28,9 @@ def bar(used_fraction: float, width: int = 20) -> str:
 def fact_grid(rows: Iterable[Fact | tuple[str, Any]]) -> Table:
     """Label/value rows as a grid. A value is a ``Text`` (kept), or any value (made inert text);
     a label is never read as markup."""
-    table = Table.grid(padding=(0, 2))
+    table = Table.grid(padding=(0, 2), expand=True)  # as wide as its box: long values fold, never cut
     table.add_column(style="dim", no_wrap=True)
-    table.add_column(overflow="fold")
+    table.add_column(overflow="fold", ratio=1)  # the values take the room; the labels keep theirs
     for row in rows:
         if isinstance(row, Fact):
             label, value = row.label, Text(row.value, style=TONES.get(row.tone, ""))

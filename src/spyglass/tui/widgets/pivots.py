@@ -12,6 +12,10 @@ from textual.widgets.option_list import Option
 
 from spyglass.query.pivot import Pivot, pivots
 from spyglass.safetext import clean
+from spyglass.tui.console import for_console
+
+TITLE = "Pivot (Enter searches, - excludes)"
+TITLE_NARROW = "Pivot ⏎ / - excl."
 
 
 class PivotList(OptionList):
@@ -25,8 +29,12 @@ class PivotList(OptionList):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, **kwargs)
-        self.border_title = "Pivot (Enter searches, - excludes)"
+        self.border_title = TITLE
         self.pivots: list[Pivot] = []
+
+    def on_resize(self) -> None:
+        # Narrow, what the keys do matters more than the word (the name says Pivot already).
+        self.border_title = TITLE if self.outer_size.width >= len(TITLE) + 4 else for_console(self.app, TITLE_NARROW)
 
     def show(self, banner: Any) -> None:
         """The pivots of ``banner`` (a model or its raw JSON); none for anything else."""

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Input, Static
 
@@ -137,9 +138,21 @@ class QueryInput(Vertical):
         field.value = entries[self.recalled] if self.recalled < len(entries) else self.draft
         field.cursor_position = len(field.value)
 
+    class Checked(Message):
+        """The query was checked as it was typed: ``ok`` when it would run."""
+
+        def __init__(self, box: QueryInput, ok: bool) -> None:
+            super().__init__()
+            self.box = box
+            self.ok = ok
+
+        @property
+        def control(self) -> QueryInput:
+            return self.box
+
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        self.check()
+        self.post_message(self.Checked(self, self.check()))
 
     def check(self) -> bool:
         source = self.value
