@@ -42,12 +42,16 @@ class Greeter:
 
     def __enter__(self) -> Greeter:
         for server in self.servers:
-            threading.Thread(target=server.serve_forever, daemon=True).start()
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
-        for server in self.servers:
-            server.shutdown()
+        # shutdown() waits for the server's next poll: all of them at once, not one after the other
+        stopping = [threading.Thread(target=server.shutdown) for server in self.servers]
+        for thread in stopping:
+            thread.start()
+        for thread, server in zip(stopping, self.servers, strict=True):
+            thread.join()
             server.server_close()
 
 
