@@ -22,6 +22,7 @@ import pytest
 from spyglass.client import Clients
 from spyglass.server.alerts import delivery
 from tests.conftest import start_backend
+from tests.servers import SmtpServer
 
 STAMP = "2026-11-20T10:00:00.000000"
 
@@ -158,22 +159,8 @@ async def test_new_service_notifies_once_and_never_when_ignored_disabled_or_expi
 
 
 async def test_email_notification_through_aiosmtpd(tmp_path):
-    from aiosmtpd.controller import Controller
-
-    received: list = []
-
-    class Handler:
-        async def handle_DATA(self, server, session, envelope):
-            received.append((envelope.rcpt_tos, envelope.content.decode()))
-            return "250 OK"
-
-    with socket.socket() as probe:  # aiosmtpd's Controller cannot listen on port 0
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    smtp = Controller(Handler(), hostname="127.0.0.1", port=port)
-    smtp.start()
-    try:
-        server, backend = start_backend(tmp_path, smtp_server=("127.0.0.1", port))
+    with SmtpServer() as smtp:
+        server, backend = start_backend(tmp_path, smtp_server=smtp.address)
         with server:
             async with Clients.from_profile(backend.profile(backend.key())) as c:
                 alert = await c.alerts.create("mail", ["127.0.0.1"])
@@ -182,15 +169,14 @@ async def test_email_notification_through_aiosmtpd(tmp_path):
                 await c.alerts.add_notifier(alert.id, notifier.id)
                 backend.collect([banner("127.0.0.1", 2525)])
                 deadline = time.monotonic() + 20
-                while not received and time.monotonic() < deadline:
+                while not smtp.messages and time.monotonic() < deadline:
                     time.sleep(0.02)
                 backend.collect([banner("127.0.0.1", 2525, "2026-11-20T11:00:00.000000")])  # not new
                 backend.collect([banner("127.0.0.1", 2526)])
-                while len(received) < 2 and time.monotonic() < deadline:
+                while len(smtp.messages) < 2 and time.monotonic() < deadline:
                     time.sleep(0.02)
         backend.store.close()
-    finally:
-        smtp.stop()
+    received = [(to, content.decode()) for to, content in smtp.messages]
     assert [to for to, _ in received] == [["ops@example.test"], ["ops@example.test"]]
     assert (
         "127.0.0.1:2525" in received[0][1]
