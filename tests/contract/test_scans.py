@@ -22,7 +22,7 @@ class Greeter:
     seconds, says ``greeting`` and hangs up (what the generic module records)."""
 
     def __init__(self, addresses: list[str], greeting: bytes, delay: float = 0.0) -> None:
-        self.port = free_port()
+        self.port = 0  # the system chooses it for the first address; the others take the same
         outer = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -38,6 +38,7 @@ class Greeter:
             server.allow_reuse_address = True
             server.server_bind()
             server.server_activate()
+            self.port = server.server_address[1]
             self.servers.append(server)
 
     def __enter__(self) -> Greeter:
