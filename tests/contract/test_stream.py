@@ -361,6 +361,7 @@ class Restartable:
 
 
 async def test_the_client_reconnects_through_several_restarts(tmp_path):
+    """Slow (about 5 s): each of the three restarts waits out the server's 1 s graceful stop."""
     live = Restartable(tmp_path)
     states = []
     try:
@@ -388,6 +389,8 @@ async def test_the_client_reconnects_through_several_restarts(tmp_path):
 
 
 def test_the_cli_follows_the_stream_through_restarts(tmp_path):
+    """Slow (about 8 s): a CLI process, and three restarts of the backend, each of which waits out
+    its 1 s graceful stop while the stream is open."""
     live = Restartable(tmp_path / "data")
     env = {**os.environ, "SPYGLASS_URL": live.backend.url, "SPYGLASS_API_KEY": live.key}
     proc = subprocess.Popen(
