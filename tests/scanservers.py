@@ -423,9 +423,9 @@ def hostile_service(kind: str) -> Iterator[Service]:
             elif kind == "reset":
                 sock = writer.get_extra_info("socket")
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            elif kind == "silent":
-                await reader.read(1 << 20)
-                await asyncio.sleep(60)
+            elif kind == "silent":  # reads what it is sent, answers nothing, ends when the peer does
+                while await reader.read(1 << 20):
+                    pass
             elif kind == "drip":
                 while True:
                     writer.write(b"x")

@@ -96,3 +96,37 @@ class DnsServer:
     def __exit__(self, *exc) -> None:
         self.server.stop()
         self.server.server.server_close()
+
+
+class SmtpServer:
+    """A real SMTP server on loopback (aiosmtpd) that keeps every message it accepts. Its port is
+    bound here, by the system's choice, before the server starts: aiosmtpd's Controller cannot
+    listen on port 0, and a port found free and bound later may be taken in between."""
+
+    def __init__(self) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.messages: list[tuple[list[str], bytes]] = []  # (recipients, content)
+        sock = listen("127.0.0.1", 0)
+        self.host, self.port = sock.getsockname()[:2]
+
+        class OnOwnSocket(Controller):
+            def _create_server(self):  # aiosmtpd's hook: serve the socket bound above
+                return self.loop.create_server(self._factory_invoker, sock=sock, ssl=self.ssl_context)
+
+        self.controller = OnOwnSocket(self, hostname=self.host, port=self.port)
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
+        self.messages.append((envelope.rcpt_tos, envelope.content))
+        return "250 OK"
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.host, self.port
+
+    def __enter__(self) -> SmtpServer:
+        self.controller.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.controller.stop()

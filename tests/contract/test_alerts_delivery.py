@@ -12,6 +12,8 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -20,6 +22,7 @@ import pytest
 from spyglass.client import Clients
 from spyglass.server.alerts import delivery
 from tests.conftest import start_backend
+from tests.servers import SmtpServer
 
 STAMP = "2026-11-20T10:00:00.000000"
 
@@ -49,7 +52,7 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def __enter__(self) -> Receiver:
         self.thread.start()
@@ -156,22 +159,8 @@ async def test_new_service_notifies_once_and_never_when_ignored_disabled_or_expi
 
 
 async def test_email_notification_through_aiosmtpd(tmp_path):
-    from aiosmtpd.controller import Controller
-
-    received: list = []
-
-    class Handler:
-        async def handle_DATA(self, server, session, envelope):
-            received.append((envelope.rcpt_tos, envelope.content.decode()))
-            return "250 OK"
-
-    with socket.socket() as probe:  # aiosmtpd's Controller cannot listen on port 0
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    smtp = Controller(Handler(), hostname="127.0.0.1", port=port)
-    smtp.start()
-    try:
-        server, backend = start_backend(tmp_path, smtp_server=("127.0.0.1", port))
+    with SmtpServer() as smtp:
+        server, backend = start_backend(tmp_path, smtp_server=smtp.address)
         with server:
             async with Clients.from_profile(backend.profile(backend.key())) as c:
                 alert = await c.alerts.create("mail", ["127.0.0.1"])
@@ -180,15 +169,14 @@ async def test_email_notification_through_aiosmtpd(tmp_path):
                 await c.alerts.add_notifier(alert.id, notifier.id)
                 backend.collect([banner("127.0.0.1", 2525)])
                 deadline = time.monotonic() + 20
-                while not received and time.monotonic() < deadline:
+                while not smtp.messages and time.monotonic() < deadline:
                     time.sleep(0.02)
                 backend.collect([banner("127.0.0.1", 2525, "2026-11-20T11:00:00.000000")])  # not new
                 backend.collect([banner("127.0.0.1", 2526)])
-                while len(received) < 2 and time.monotonic() < deadline:
+                while len(smtp.messages) < 2 and time.monotonic() < deadline:
                     time.sleep(0.02)
         backend.store.close()
-    finally:
-        smtp.stop()
+    received = [(to, content.decode()) for to, content in smtp.messages]
     assert [to for to, _ in received] == [["ops@example.test"], ["ops@example.test"]]
     assert (
         "127.0.0.1:2525" in received[0][1]
@@ -247,16 +235,17 @@ async def test_banners_collected_as_the_server_stops_still_notify_after_restart(
     assert receiver.services() == ["127.0.0.1:6000"]
 
 
-@pytest.fixture
-def dead_receiver():
-    """A loopback port that accepts connections (the kernel's backlog) and never answers."""
+@contextmanager
+def dead_receiver() -> Iterator[str]:
+    """A loopback port that accepts connections (the kernel's backlog) and never answers. Closed,
+    it resets the connections it held: an attempt under way fails then instead of timing out."""
     with socket.socket() as dead:
         dead.bind(("127.0.0.1", 0))
         dead.listen(128)
         yield f"http://127.0.0.1:{dead.getsockname()[1]}/hook"
 
 
-async def test_a_receiver_that_never_answers_delays_only_its_own_notifications(tmp_path, receiver, dead_receiver):
+async def test_a_receiver_that_never_answers_delays_only_its_own_notifications(tmp_path, receiver):
     """One account's dead receiver (each attempt waits out its 10 s timeout) and a queue of 30
     notifications for it: another account's notification still goes out at once."""
     server, backend = start_backend(tmp_path)
@@ -265,11 +254,13 @@ async def test_a_receiver_that_never_answers_delays_only_its_own_notifications(t
             Clients.from_profile(backend.profile(backend.key())) as stuck,
             Clients.from_profile(backend.profile(backend.key())) as other,
         ):
-            await watch(stuck, dead_receiver, ["127.0.2.0/24"], "any")
-            await watch(other, receiver.url + "/hook", ["127.0.3.0/24"], "any")
-            backend.collect([banner("127.0.2.1", port) for port in range(1, 31)])
-            backend.collect([banner("127.0.3.1", 80)])
-            receiver.wait_for("127.0.3.1:80", timeout=5)  # queued one by one: 30 x 10 s
+            with dead_receiver() as url:
+                await watch(stuck, url, ["127.0.2.0/24"], "any")
+                await watch(other, receiver.url + "/hook", ["127.0.3.0/24"], "any")
+                backend.collect([banner("127.0.2.1", port) for port in range(1, 31)])
+                backend.collect([banner("127.0.3.1", 80)])
+                receiver.wait_for("127.0.3.1:80", timeout=5)  # queued one by one: 30 x 10 s
+            # closed before the server stops, which lets the attempt under way finish (its 10 s)
     backend.store.close()
 
 

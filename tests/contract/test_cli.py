@@ -101,6 +101,7 @@ def test_a_broken_config_file_exits_2_with_one_line_naming_it(capsys, body, argv
 
 
 def test_the_embedded_backend_takes_the_key_and_hosts_from_the_environment(tmp_path):
+    """Slow (about 8 s): four CLI processes, three of which start the embedded backend."""
     key = run("keys", "create", "--data", str(tmp_path), "--plan", "member").stdout.strip()
     out = run("--data", str(tmp_path), "info", "--json", env={"SPYGLASS_API_KEY": key})
     assert out.returncode == 0, out.stderr
@@ -144,6 +145,7 @@ def test_profiles(capsys):
 
 
 def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
+    """Slow (about 5 s): two `spyglass serve` processes, the first loading the demo data."""
     key = run("keys", "create", "--data", str(tmp_path), "--plan", "member").stdout.strip()
     monkeypatch.setenv("SPYGLASS_API_KEY", key)
     totals = []

@@ -14,7 +14,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from spyglass.datagen import generate
 from spyglass.server.geonet import GeonetSettings
 from tests.conftest import backend_with
-from tests.servers import DnsServer
+from tests.servers import DnsServer, SmtpServer
 
 SAYS_WHAT_IT_TAKES = ("GET /dns/domain/{domain}", "GET /dns/resolve", "GET /intel/host/{ip}", "GET /account/profile")
 EXAMPLES = 25  # per operation and generation mode: about 500 requests, well under a minute
@@ -22,10 +22,12 @@ EXAMPLES = 25  # per operation and generation mode: about 500 requests, well und
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    # /dns/resolve and /dns/reverse ask a DNS server on loopback, never the system's resolver.
-    with DnsServer() as dns:
+    # /dns/resolve and /dns/reverse ask a DNS server on loopback, never the system's resolver; an
+    # SMTP server is configured, as without one an invitation's e-mail (notify=true) is a 501.
+    with DnsServer() as dns, SmtpServer() as smtp:
         geonet = GeonetSettings(nameservers=[dns.host], dns_port=dns.port, dns_timeout=1.0)
-        with backend_with(tmp_path_factory.mktemp("schemathesis"), generate(300, seed=3), geonet=geonet) as backend:
+        data = tmp_path_factory.mktemp("schemathesis")
+        with backend_with(data, generate(300, seed=3), geonet=geonet, smtp_server=smtp.address) as backend:
             yield backend
 
 

@@ -9,45 +9,22 @@ import time
 from email import message_from_bytes
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from spyglass.client import BadRequest, Clients, Forbidden, NotFound, ServerError
 from spyglass.models import Organization
 from tests.conftest import SHARED, start_backend
-
-
-class Inbox:
-    """aiosmtpd handler: every message the server accepted."""
-
-    def __init__(self) -> None:
-        self.messages: list = []
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
-        self.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content)))
-        return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.servers import SmtpServer
 
 
 @pytest.fixture(scope="module")
 def smtp():
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield controller, inbox
-    controller.stop()
+    with SmtpServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def org_backend(tmp_path_factory, smtp):
-    controller, _ = smtp
-    server, backend = start_backend(
-        tmp_path_factory.mktemp("org-backend"), smtp_server=(controller.hostname, controller.port)
-    )
+    server, backend = start_backend(tmp_path_factory.mktemp("org-backend"), smtp_server=smtp.address)
     with server:
         yield backend
     backend.store.close()
@@ -157,14 +134,13 @@ async def test_organization_methods_are_enterprise_only(org_backend, plan):
 
 
 async def test_notify_sends_an_invitation_through_the_smtp_server(org_backend, admin, smtp):
-    _, inbox = smtp
     account(org_backend, "gina-1", email="gina@acme.test")
     assert await admin.org.add_member("gina-1", notify=True)
     deadline = time.monotonic() + 10
-    while not any("gina@acme.test" in to for to, _ in inbox.messages):
+    while not any("gina@acme.test" in to for to, _ in smtp.messages):
         assert time.monotonic() < deadline, "no e-mail arrived"
         time.sleep(0.05)
-    _, msg = next((to, msg) for to, msg in inbox.messages if "gina@acme.test" in to)
+    msg = message_from_bytes(next(content for to, content in smtp.messages if "gina@acme.test" in to))
     assert msg["To"] == "gina@acme.test" and admin.username in msg["Subject"]
     assert "gina-1" in msg.get_payload() and "spyglass org accept" in msg.get_payload()
 
@@ -175,13 +151,14 @@ async def test_notify_needs_a_mail_server_and_a_failed_mail_still_invites(tmp_pa
         with pytest.raises(ServerError, match="No SMTP server") as refused:
             await c.org.add_member("nobody-at-all", notify=True)
         assert "--smtp HOST[:PORT]" in str(refused.value) and "SPYGLASS_SMTP" in str(refused.value)
-    port = free_port()  # nothing listens there
-    server, failing = start_backend(tmp_path, smtp_server=("127.0.0.1", port))
-    with server:
-        _, key = failing.store.create_account("jo-1", "free", email="jo@acme.test")
-        async with Clients.from_profile(failing.profile(failing.key("enterprise"))) as c:
-            assert await c.org.add_member("jo-1", notify=True)  # the e-mail failed: the invitation stands
-        assert len(await joined(failing, key)) == 1
+    with socket.socket() as unheard:  # bound and never listening: refused, and the port stays ours
+        unheard.bind(("127.0.0.1", 0))
+        server, failing = start_backend(tmp_path, smtp_server=unheard.getsockname()[:2])
+        with server:
+            _, key = failing.store.create_account("jo-1", "free", email="jo@acme.test")
+            async with Clients.from_profile(failing.profile(failing.key("enterprise"))) as c:
+                assert await c.org.add_member("jo-1", notify=True)  # the e-mail failed: the invitation stands
+            assert len(await joined(failing, key)) == 1
     failing.store.close()
 
 

@@ -9,6 +9,7 @@ import socket
 import socketserver
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
@@ -22,7 +23,7 @@ class Greeter:
     seconds, says ``greeting`` and hangs up (what the generic module records)."""
 
     def __init__(self, addresses: list[str], greeting: bytes, delay: float = 0.0) -> None:
-        self.port = free_port()
+        self.port = 0  # the system chooses it for the first address; the others take the same
         outer = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -38,23 +39,31 @@ class Greeter:
             server.allow_reuse_address = True
             server.server_bind()
             server.server_activate()
+            self.port = server.server_address[1]
             self.servers.append(server)
 
     def __enter__(self) -> Greeter:
         for server in self.servers:
-            threading.Thread(target=server.serve_forever, daemon=True).start()
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
-        for server in self.servers:
-            server.shutdown()
+        # shutdown() waits for the server's next poll: all of them at once, not one after the other
+        stopping = [threading.Thread(target=server.shutdown) for server in self.servers]
+        for thread in stopping:
+            thread.start()
+        for thread, server in zip(stopping, self.servers, strict=True):
+            thread.join()
             server.server_close()
 
 
-def free_port() -> int:
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on, held bound meanwhile: connects are refused, and no
+    other program can start listening there (as one could on a port found free and let go)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        yield s.getsockname()[1]
 
 
 @contextmanager
@@ -84,8 +93,7 @@ async def wait_done(c: Clients, scan_id: str, timeout: float = 60.0):
 
 async def test_a_scan_finds_a_service_and_its_results_are_searchable(scanning):
     key = scanning.key("member")
-    closed = free_port()
-    with Greeter(["127.0.0.1"], b"220 hello from the test service\r\n") as service:
+    with closed_port() as closed, Greeter(["127.0.0.1"], b"220 hello from the test service\r\n") as service:
         async with Clients.from_profile(scanning.profile(key)) as c:
             before = (await c.account.api_info()).scan_credits
             submitted = await c.scans.submit({"127.0.0.1": [service.port, closed]})
@@ -111,9 +119,9 @@ async def test_a_port_that_accepts_and_says_nothing_is_found_open(scanning):
     from tests.scanservers import hostile_service
 
     key = scanning.key("member")
-    with hostile_service("silent") as service:
+    with hostile_service("silent") as service, closed_port() as closed:
         async with Clients.from_profile(scanning.profile(key)) as c:
-            submitted = await c.scans.submit({"127.0.0.1": [service.port, free_port()]})
+            submitted = await c.scans.submit({"127.0.0.1": [service.port, closed]})
             done = await wait_done(c, submitted.id)
             found = await c.search.search(f"scan:{submitted.id}")
     assert (done.found, done.probed) == (1, 2)
@@ -177,8 +185,9 @@ async def test_refusals_charge_nothing(scanning):
 
 async def test_scans_are_private_to_their_account(scanning):
     async with Clients.from_profile(scanning.profile(scanning.key("member"))) as mine:
-        submitted = await mine.scans.submit({"127.0.0.1": [free_port()]})
-        await wait_done(mine, submitted.id)
+        with closed_port() as closed:
+            submitted = await mine.scans.submit({"127.0.0.1": [closed]})
+            await wait_done(mine, submitted.id)
     async with Clients.from_profile(scanning.profile(scanning.key("member"))) as theirs:
         with pytest.raises(NotFound):
             await theirs.scans.status(submitted.id)

@@ -267,7 +267,7 @@ async def test_keep_alives_hold_a_quiet_stream_open(served, clients):
         for fmt in ("json", "sse"):
             stream = clients.stream.ports([1], fmt=fmt, silence=1.0, on_state=states.append)
             task = await connected(stream)
-            await asyncio.sleep(2.5)  # no banner: only keep-alives, well within the silence limit
+            await asyncio.sleep(1.5)  # no banner past the silence limit: only keep-alives (every 0.1 s)
             await asyncio.to_thread(served.collect, [banner(port=1)])
             (got,) = await wait_for(task, 1)
             task.cancel()
@@ -361,6 +361,7 @@ class Restartable:
 
 
 async def test_the_client_reconnects_through_several_restarts(tmp_path):
+    """Slow (about 5 s): each of the three restarts waits out the server's 1 s graceful stop."""
     live = Restartable(tmp_path)
     states = []
     try:
@@ -388,6 +389,8 @@ async def test_the_client_reconnects_through_several_restarts(tmp_path):
 
 
 def test_the_cli_follows_the_stream_through_restarts(tmp_path):
+    """Slow (about 8 s): a CLI process, and three restarts of the backend, each of which waits out
+    its 1 s graceful stop while the stream is open."""
     live = Restartable(tmp_path / "data")
     env = {**os.environ, "SPYGLASS_URL": live.backend.url, "SPYGLASS_API_KEY": live.key}
     proc = subprocess.Popen(
@@ -408,8 +411,7 @@ def test_the_cli_follows_the_stream_through_restarts(tmp_path):
                 live.backend.collect([banner(port=port)])
             if round_ < 3:
                 live.restart()
-        time.sleep(1.5)  # the saved file is flushed at least once a second
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)  # ctrl+c: what was saved is written out as the command ends
         _, err = proc.communicate(timeout=20)
     finally:
         if proc.poll() is None:

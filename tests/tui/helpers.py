@@ -11,7 +11,8 @@ from textual.widgets import Input
 
 
 async def settle(pilot: Pilot, rounds: int = 100) -> None:
-    """Wait until no worker is running (workers may start others, e.g. panes after connect)."""
+    """Wait until no worker is running and no message is waiting (workers may start others, e.g.
+    panes after connect; a message may post one that starts a worker)."""
     from textual.worker import WorkerFailed
 
     app = pilot.app
@@ -21,9 +22,17 @@ async def settle(pilot: Pilot, rounds: int = 100) -> None:
         except WorkerFailed:
             pass  # a failed call is the app's to report; tests look at what it shows
         await pilot.pause()
-        if not any(w.is_running for w in app.workers):
+        if not any(w.is_running for w in app.workers) and not _messages_waiting(app):
             return
     raise AssertionError("workers kept running")
+
+
+def _messages_waiting(app: App) -> bool:
+    """Whether the app or a widget of its screen has a message still to handle. pilot.pause()
+    handles those queued when it starts and then waits for the process to look idle, which a busy
+    machine fakes (the process waits for a CPU, not for input): a chain of messages (a pane
+    switch, then the lookup it asks for) can still be under way."""
+    return any(not node._message_queue.empty() for node in (app, *app.screen.walk_children(with_self=True)))
 
 
 def screen_text(app: App) -> str:

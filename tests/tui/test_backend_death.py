@@ -71,6 +71,8 @@ async def test_a_dead_backend_is_reaped_restarted_and_reachable_again(tmp_path, 
 
 
 async def test_a_backend_that_keeps_dying_is_given_up_on(tmp_path):
+    """Slow (about 10 s): the backend process starts four times, and the watch backs off 1 s, then
+    2 s, between restarts, as it does for a user."""
     connection = Connection(Profile(), data=tmp_path)
     try:
         await connection.open()

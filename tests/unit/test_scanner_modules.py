@@ -143,6 +143,8 @@ async def test_https_chain_and_expired():
 async def test_ssh_fields():
     with ss.ssh_service() as svc:
         found = await probe(svc.host, svc.port, "ssh", timeout=TIMEOUT)
+        # slow (the timeout): the sniff waits for a greeting, then for the end of the answer to its GET,
+        # and a Redis server answers an error and keeps the connection open
         sniffed = await probe(svc.host, svc.port, timeout=TIMEOUT)
     assert found is not None and found.module == "ssh"
     assert sniffed is not None and sniffed.module == "ssh"
@@ -178,6 +180,8 @@ async def test_ssh_rsa_host_key():
 async def test_ftp_fields():
     with ss.ftp_service() as svc:
         found = await probe(svc.host, svc.port, "ftp", timeout=TIMEOUT)
+        # slow (the timeout): the sniff waits for a greeting, then for the end of the answer to its GET,
+        # and a Redis server answers an error and keeps the connection open
         sniffed = await probe(svc.host, svc.port, timeout=TIMEOUT)
     assert found is not None and found.module == "ftp"
     assert sniffed is not None and sniffed.module == "ftp"
@@ -205,6 +209,8 @@ async def test_smtp_fields_and_starttls():
     cert = ss.make_cert("mail.scan.test")
     with ss.smtp_service(cert) as svc:
         found = await probe(svc.host, svc.port, "smtp", timeout=TIMEOUT)
+        # slow (the timeout): the sniff waits for a greeting, then for the end of the answer to its GET,
+        # and a Redis server answers an error and keeps the connection open
         sniffed = await probe(svc.host, svc.port, timeout=TIMEOUT)
     assert found is not None and found.module == "smtp"
     assert sniffed is not None and sniffed.module == "smtp"
@@ -229,6 +235,8 @@ async def test_smtp_without_tls():
 async def test_redis_fields():
     with ss.redis_service() as svc:
         found = await probe(svc.host, svc.port, "redis", timeout=TIMEOUT)
+        # slow (the timeout): the sniff waits for a greeting, then for the end of the answer to its GET,
+        # and a Redis server answers an error and keeps the connection open
         sniffed = await probe(svc.host, svc.port, timeout=TIMEOUT)
     assert found is not None and found.module == "redis"
     assert sniffed is not None and sniffed.module == "redis"
@@ -279,7 +287,9 @@ async def test_flood_is_bounded(protocol):
 
 @pytest.mark.parametrize("protocol", [None, "http", "https", "ssh", "ftp", "smtp", "redis"])
 async def test_a_port_that_accepts_and_says_nothing_is_open(protocol):
-    """As ``nmap -sT`` reports it: the connection was accepted, so the port is open, with empty data."""
+    """As ``nmap -sT`` reports it: the connection was accepted, so the port is open, with empty data.
+    Slow (1-1.5 s): the timeout applies to each connection of the probe (the module's, the sniff's,
+    the TLS attempt's), and a silent service makes every one of them wait it out."""
     with ss.hostile_service("silent") as svc:
         found = await probe(svc.host, svc.port, protocol, timeout=0.5)
     assert found is not None and (found.module, found.data) == ("generic", "")
@@ -381,7 +391,8 @@ _replies = st.tuples(_openings, st.binary(max_size=600)).map(lambda t: t[0] + t[
 @given(greeting=_replies, answer=_replies, protocol=st.sampled_from([None, *sorted(PROTOCOLS)]))
 def test_any_reply_is_a_result_never_an_error(greeting, answer, protocol):
     """A service that sends ``greeting`` on connect and ``answer`` to anything, then closes: the
-    probe returns a Found (JSON-safe) or None, and no module fails with an error it logs."""
+    probe returns a Found (JSON-safe) or None, and no module fails with an error it logs. Slow (about
+    10 s): 40 services, and a probe of one that stays quiet waits out its 0.3 s timeout per step."""
 
     async def handle(reader, writer):
         try:
