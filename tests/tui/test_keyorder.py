@@ -43,12 +43,12 @@ Box().run()
 """
 
 
-def type_into_box(tmp_path: Path, *writes: bytes) -> str:
+def type_into_box(tmp_path: Path, *writes: bytes, child: str = CHILD) -> str:
     """Start the app on a pty, write each chunk in one write(), then F5; return `value|cursor`."""
     out = tmp_path / "box.txt"
     pid, fd = pty.fork()
     if pid == 0:  # the child: the app on the pty
-        os.execv(sys.executable, [sys.executable, "-c", CHILD, str(out)])
+        os.execv(sys.executable, [sys.executable, "-c", child, str(out)])
     try:
         while not out.with_suffix(".ready").exists():
             drain(fd)
@@ -104,3 +104,48 @@ async def test_esc_then_a_digit_in_one_read_goes_to_that_pane(backend):
         await settle(pilot)
         assert app.query_one("#panes", ContentSwitcher).current == "pane-host"
         assert "¡" not in app.query_one("#pane-search").query_one(Input).value
+
+
+TWO_BOXES = """
+import sys
+from pathlib import Path
+from textual.app import App
+from textual.widgets import Button, Input
+from spyglass.tui import keyorder
+
+out = Path(sys.argv[1])
+
+class Boxes(keyorder.EscThenLetter, App):
+    BINDINGS = [("f5", "dump"), ("escape", "leave"), ("p", "mark")]
+    marks = ""
+    def compose(self):
+        yield Input(id="a")
+        yield Input(id="b")
+        yield Button("home", id="home")
+    def on_mount(self):
+        keyorder.install()
+        self.query_one("#a").focus()
+        self.call_after_refresh(lambda: out.with_suffix(".ready").touch())
+    def action_leave(self):  # as the panes leave a box: at once
+        self.screen.set_focus(self.query_one("#home"))
+    def action_mark(self):
+        self.marks += "p"
+    def action_dump(self):
+        a, b = self.query_one("#a").value, self.query_one("#b").value
+        out.write_text(f"{a}|{b}|{self.marks}")
+        self.exit()
+
+Boxes().run()
+"""
+
+
+@pytest.mark.parametrize(
+    ("writes", "expected"),
+    [
+        ((b"abc\txyz",), "abc|xyz|"),  # Tab in the middle of a read: the rest goes to the next box
+        ((b"ab\x1bp",), "ab||p"),  # Esc then p in one read (alt+p): leaves the box, then p acts
+        ((b"ab", b"\x1bp"), "ab||p"),
+    ],
+)
+def test_keys_that_move_the_focus_in_one_read_keep_their_order(tmp_path, writes, expected):
+    assert type_into_box(tmp_path, *writes, child=TWO_BOXES) == expected

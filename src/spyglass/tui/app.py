@@ -59,7 +59,7 @@ def spyglass_commands() -> type[Provider]:
     return SpyglassCommands
 
 
-class SpyglassApp(App[None]):
+class SpyglassApp(keyorder.EscThenLetter, App[None]):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {spyglass_commands}

@@ -166,8 +166,10 @@ class Pane(VerticalScroll):
         box.action_end()
 
     def action_leave_input(self) -> None:
+        self.last_key = "escape"  # (from a text box the key stops there: it never reaches on_key)
         home = self.query(self.HOME).first() if self.HOME else self
-        home.focus()
+        # At once, not when idle (focus() waits): keys that came in the same read go to home.
+        self.screen.set_focus(home)
 
     def compose_error(self) -> Static:
         return Static("", classes="pane-error")
