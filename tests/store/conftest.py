@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from spyglass.server.bannerstore import BannerStore
+from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.index import BannerIndex
 from tests.clickhouse import ClickHouseCluster, ClickHouseServer
 
@@ -24,6 +25,12 @@ def database(folder: Path) -> str:
 
 STORES: dict[str, Callable[[pytest.FixtureRequest, Path], BannerStore]] = {
     "embedded": lambda request, folder: BannerIndex(folder),
+    "clickhouse": lambda request, folder: ClickHouseStore(
+        f"{request.getfixturevalue('clickhouse_server').url}/{database(folder)}"
+    ),
+    "clickhouse-cluster": lambda request, folder: ClickHouseStore(
+        f"{request.getfixturevalue('clickhouse_cluster').url}/{database(folder)}?cluster=spyglass"
+    ),
 }
 
 

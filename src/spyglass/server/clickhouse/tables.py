@@ -1,0 +1,119 @@
+"""The ClickHouse store's tables, and a banner as their rows.
+
+- ``banners``: one row per banner, the columns the filters and facets read (the embedded index's
+  fields by the same names, fields.py); a ReplacingMergeTree partitioned by month and ordered by
+  address, port, transport, time (and key: two banners of one service and second stay two), so a
+  host's history is one range of the table and a banner added twice by two importers at once is
+  kept once after merges.
+- ``bodies``: each banner's bytes exactly as they came, ordered by mark (the order banners were
+  added), so the bulk-data builder reads what is new as one range and a page of results reads 100
+  small granules rather than the filter columns' big ones.
+- ``demoted``: the keys of banners a newer one of their service has replaced: search, count and
+  facets leave them out (the embedded store's current flag).
+- ``meta``: the store's notes, the newest value of a name winning.
+
+On a cluster each is a local table ``NAME_local`` on every shard, and ``NAME`` a Distributed table
+over them, sharded by the banner's key (so a banner and its demotion are on one shard and the
+``NOT IN demoted`` of a query runs on each shard by itself).
+
+Only what ClickHouse 18.16 has (Debian's package): no codecs, no skipping indexes, no DateTime64
+(times are microseconds in an Int64: banners carry years 1678 to 2261).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import marshal
+from datetime import UTC, datetime, timedelta
+
+from spyglass.exactjson import dumps
+from spyglass.server.bannerstore import Prepared
+from spyglass.server.clickhouse.compiler import EPOCH, column, ip16
+from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, document
+from spyglass.server.index.records import banner_key, service_key
+from spyglass.server.index.shape import normalize
+
+_FIELDS = sorted((set(FILTER_FIELDS.values()) | set(FACET_FIELDS.values())) - {"ip", "timestamp", "i_port", "text"})
+_TYPES = {"t_": "String", "x_": "Array(String)", "f_": "Array(String)", "i_": "Array(Int64)", "b_": "Array(UInt8)"}
+
+# (name, type) of every column of ``banners``, in the order a prepared row holds them
+COLUMNS: list[tuple[str, str]] = [
+    ("key", "UInt64"),
+    ("service", "UInt64"),
+    ("mark", "UInt64"),
+    ("month", "UInt32"),  # YYYYMM
+    ("t", "Int64"),  # microseconds since 1970, UTC
+    ("ip", "FixedString(16)"),  # IPv4 mapped into IPv6: one order, one range filter
+    ("port", "UInt16"),
+    ("transport", "String"),
+    ("text", "String"),
+    *[(column(f), _TYPES[f[:2]]) for f in _FIELDS],
+]
+NAMES = [name for name, _ in COLUMNS]
+BODY_COLUMNS = ["mark", "key", "month", "t", "body"]
+
+ENGINES = {
+    "banners": "ReplacingMergeTree() PARTITION BY month ORDER BY (ip, port, transport, t, key)",
+    "bodies": "ReplacingMergeTree() PARTITION BY month ORDER BY mark SETTINGS index_granularity = 64",
+    "demoted": "ReplacingMergeTree() ORDER BY key",
+    "meta": "ReplacingMergeTree(at) ORDER BY name",
+}
+TABLE_COLUMNS = {
+    "banners": ", ".join(f"{name} {type_}" for name, type_ in COLUMNS),
+    "bodies": "mark UInt64, key UInt64, month UInt32, t Int64, body String",
+    "demoted": "key UInt64",
+    "meta": "name String, value String, at UInt64",
+}
+SHARDING = {"banners": "key", "bodies": "key", "demoted": "key", "meta": "cityHash64(name)"}
+
+
+def create_local(database: str, table: str, name: str) -> str:
+    return f"CREATE TABLE IF NOT EXISTS {database}.{name} ({TABLE_COLUMNS[table]}) ENGINE = {ENGINES[table]}"
+
+
+def create_distributed(database: str, table: str, cluster: str) -> str:
+    return (
+        f"CREATE TABLE IF NOT EXISTS {database}.{table} ({TABLE_COLUMNS[table]}) "
+        f"ENGINE = Distributed({cluster}, {database}, {table}_local, {SHARDING[table]})"
+    )
+
+
+def time_of(stamp: str) -> tuple[int, int]:
+    """(microseconds since 1970, YYYYMM) of a normalized timestamp (``shape.stamp``)."""
+    head, _, fraction = stamp.rstrip("Z").partition(".")
+    when = datetime.fromisoformat(head).replace(tzinfo=UTC)
+    us = (when - EPOCH) // timedelta(microseconds=1) + int((fraction + "000000")[:6])
+    return us, when.year * 100 + when.month
+
+
+def stamp_of(us: int) -> str:
+    """The normalized timestamp of a time column (``2026-03-01T10:00:00.000000Z``)."""
+    when = EPOCH + timedelta(microseconds=us)
+    return f"{when.year:04d}-{when:%m-%dT%H:%M:%S}.{when.microsecond:06d}Z"
+
+
+def _array(value) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def prepare(banner: object, body: bytes | None = None) -> Prepared:
+    """What the writer needs of a banner (BadBanner if a required member is missing): its keys,
+    its body and its ``banners`` row (``mark`` left 0: the writer gives it), marshalled."""
+    shape = normalize(banner)
+    assert isinstance(banner, dict)
+    doc = document(banner, shape)
+    us, month = time_of(shape.stamp)
+    key, service = banner_key(banner, shape), service_key(shape)
+    row: list = [key, service, 0, month, us, ip16(ipaddress.ip_address(shape.ip_str)), shape.port]
+    row += [shape.transport, doc.get("text", "")]
+    for name in _FIELDS:
+        value = doc.get(name)
+        if name.startswith("t_"):
+            row.append(value or "")
+        elif name.startswith("b_"):
+            row.append([int(v) for v in _array(value)])
+        else:
+            row.append(_array(value))
+    return Prepared(key, service, shape.stamp, body if body is not None else dumps(banner), marshal.dumps(row))
