@@ -9,7 +9,8 @@ The columns are the embedded index's fields (fields.py) by the same names, so bo
 banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
 as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values), ``text`` for free
 text. Words match as tantivy's tokenizer splits them: whole, case-insensitive, a phrase's words
-one after another (a regular expression; ClickHouse looks for its literal part first).
+one after another (a regular expression over the lower-cased text; ClickHouse looks for its
+literal part first).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def word_pattern(text: str) -> str | None:
     if not tokens:
         return None
     body = f"{_SEPARATOR}+".join(re.escape(t) for t in tokens)
-    return f"(?i)(?:^|{_SEPARATOR}){body}(?:$|{_SEPARATOR})"
+    return f"(?:^|{_SEPARATOR}){body}(?:$|{_SEPARATOR})"
 
 
 @dataclass
@@ -74,7 +75,8 @@ def _any(parts: list[str]) -> str:
 
 def _text(sql: Sql, col: str, value: str) -> str:
     pattern = word_pattern(value)
-    return f"match({col}, {sql.param(pattern)})" if pattern else "0"
+    # lowerUTF8 rather than (?i): with (?i), 18.16 looks for the pattern's literal part case-sensitively
+    return f"match(lowerUTF8({col}), {sql.param(pattern)})" if pattern else "0"
 
 
 def filter_condition(sql: Sql, f: Filter) -> str:
