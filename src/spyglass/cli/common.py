@@ -13,7 +13,7 @@ from spyglass.cli import EXIT_OK, EXIT_USAGE
 
 # Shared options are SUPPRESSed so a subcommand's copy never overwrites the top-level one
 # (`spyglass --data D account`); fill_defaults supplies the defaults after parsing.
-DEFAULTS: dict[str, Any] = {"data": None, "profile": None, "json": False, "pane": None}
+DEFAULTS: dict[str, Any] = {"data": None, "profile": None, "json": False, "pane": None, "store": None}
 
 
 def fill_defaults(args: argparse.Namespace) -> argparse.Namespace:
@@ -57,6 +57,12 @@ class Common:
             type=Path,
             metavar="DIR",
             help="data directory of the embedded backend (default: $SPYGLASS_DATA_DIR or the user data dir)",
+        )
+        self.store = self._parent(
+            "--store",
+            metavar="ADDRESS",
+            help="the banner store: clickhouse://HOST:PORT/DATABASE[?cluster=NAME] (default: $SPYGLASS_STORE, "
+            "or the embedded store in the data directory)",
         )
         self.profile = self._parent(
             "--profile", metavar="NAME", help="connection profile to use (default: the active one)"
@@ -135,3 +141,12 @@ def api_command(render: Callable[[Any, argparse.Namespace], Awaitable[Any]], hos
         return await with_clients(args, work, host)
 
     return run
+
+
+def store_address(args: argparse.Namespace) -> str:
+    """The banner store ``--store`` or $SPYGLASS_STORE names; "" for the embedded one."""
+    import os
+
+    from spyglass.server.bannerstore import ENV_STORE
+
+    return getattr(args, "store", None) or os.environ.get(ENV_STORE, "")

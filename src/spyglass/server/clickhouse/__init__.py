@@ -2,6 +2,6 @@
 sharded cluster, chosen with ``serve --store clickhouse://HOST:PORT/DATABASE``. The embedded store
 (:mod:`spyglass.server.index`) stays the default."""
 
-from spyglass.server.clickhouse.store import ClickHouseStore, StoreURLError
+from spyglass.server.clickhouse.store import ClickHouseStore, StoreURLError, shown
 
-__all__ = ["ClickHouseStore", "StoreURLError"]
+__all__ = ["ClickHouseStore", "StoreURLError", "shown"]

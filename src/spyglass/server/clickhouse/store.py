@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from spyglass.exactjson import loads
 from spyglass.query import Facet, Filter, Query
-from spyglass.server.bannerstore import FacetCounts, Prepared, Trends
+from spyglass.server.bannerstore import FacetCounts, Prepared, StoreUnavailable, Trends
 from spyglass.server.clickhouse import tables
 from spyglass.server.clickhouse.compiler import Sql, column, ip16, where
 from spyglass.server.index.fields import FACET_FIELDS
@@ -46,7 +46,7 @@ def parse_url(url: str) -> dict[str, Any]:
     """Connection settings of a ``clickhouse://`` address; StoreURLError says what is wrong."""
     parts = urlsplit(url)
     if parts.scheme != "clickhouse":
-        raise StoreURLError(f"not a clickhouse:// address: {url!r}")
+        raise StoreURLError(f"not a clickhouse:// address: {shown(url)!r}")
     database = parts.path.strip("/")
     if not database or not database.replace("_", "").isalnum() or database[0].isdigit():
         raise StoreURLError("the address names no database (clickhouse://HOST:PORT/DATABASE; letters, digits, _)")
@@ -57,7 +57,7 @@ def parse_url(url: str) -> dict[str, Any]:
     try:
         port = parts.port or 9000
     except ValueError as exc:
-        raise StoreURLError(f"bad port in {url!r}") from exc
+        raise StoreURLError(f"bad port in {shown(url)!r}") from exc
     return {
         "host": parts.hostname or "127.0.0.1",
         "port": port,
@@ -66,6 +66,14 @@ def parse_url(url: str) -> dict[str, Any]:
         "database": database,
         "cluster": cluster,
     }
+
+
+def shown(url: str) -> str:
+    """An address as it may be shown: without its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)).geturl()
 
 
 def _facet_value(value: Any, field_name: str) -> str:
@@ -120,9 +128,19 @@ class ClickHouseStore:
                 self._clients.append(client)
         return client
 
-    def execute(self, sql: str, params: dict | list | None = None, raw: bool = False) -> list:
-        """Rows of ``sql`` with its parameters (or an INSERT's rows); ``raw``: strings as the bytes they are."""
-        return self.client.execute(sql, params, settings={"strings_as_bytes": True} if raw else None)
+    def execute(self, sql: str, params: dict | list | None = None, raw: bool = False, columnar: bool = False) -> list:
+        """Rows of ``sql`` with its parameters (or an INSERT's rows); ``raw``: strings as the bytes
+        they are. StoreUnavailable when the server fails it (its reason, without the stack trace)."""
+        from clickhouse_driver.errors import Error
+
+        try:
+            return self.client.execute(
+                sql, params, settings={"strings_as_bytes": True} if raw else None, columnar=columnar
+            )
+        except Error as exc:
+            self._local.client.disconnect()  # a connection that failed part way starts afresh
+            reason = " ".join(str(exc).split("Stack trace:")[0].split())
+            raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}") from exc
 
     def close(self) -> None:
         with self._clients_lock:
@@ -404,13 +422,13 @@ class Writer:
         if self.demoted:
             self.store.execute("INSERT INTO demoted (key) VALUES", [(k,) for k in self.demoted])
         if self.bodies:
-            self.store.client.execute(
+            self.store.execute(
                 f"INSERT INTO bodies ({', '.join(tables.BODY_COLUMNS)}) VALUES",
                 list(zip(*self.bodies, strict=True)),
                 columnar=True,
             )
         if self.rows:
-            self.store.client.execute(
+            self.store.execute(
                 f"INSERT INTO banners ({', '.join(tables.NAMES)}) VALUES",
                 list(zip(*self.rows, strict=True)),
                 columnar=True,
