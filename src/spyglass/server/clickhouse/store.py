@@ -14,12 +14,15 @@ than a later one (its mark is then older than what the builder has seen).
 
 from __future__ import annotations
 
+import gc
 import marshal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -35,7 +38,7 @@ from spyglass.server.index.trends import months
 PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
-_MONTH_FIRST = 1
+QUERIES_AT_ONCE = 8  # a search's count, page and facets run side by side, each on its own connection
 
 
 class StoreURLError(ValueError):
@@ -98,6 +101,7 @@ class ClickHouseStore:
         self._last_mark = 0
         self._mark_lock = threading.Lock()
         self._span: tuple[int, tuple[int, int] | None] | None = None
+        self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
         self.init()
 
     # -- connections ---------------------------------------------------------------------------
@@ -143,6 +147,7 @@ class ClickHouseStore:
             raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}") from exc
 
     def close(self) -> None:
+        self._pool.shutdown()
         with self._clients_lock:
             for client in self._clients:
                 client.disconnect()
@@ -236,45 +241,60 @@ class ClickHouseStore:
         return self.execute("SELECT count() FROM banners")[0][0]
 
     def count(self, query: Query, facets: list[Facet]) -> tuple[int, FacetCounts]:
-        condition, params = self._where(query)
-        total = self.execute(f"SELECT count() FROM banners WHERE {condition}", params)[0][0]
-        return total, self._facets(condition, params, facets)
+        total, _, counts = self._answer(query, facets, None)
+        return total, counts
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], FacetCounts]:
         total, bodies, counts = self.search_bodies(query, facets, page)
         return total, [loads(b) for b in bodies], counts
 
     def search_bodies(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[bytes], FacetCounts]:
+        return self._answer(query, facets, page)
+
+    def _answer(self, query: Query, facets: list[Facet], page: int | None) -> tuple[int, list[bytes], FacetCounts]:
+        """The total, a page of bodies (none without ``page``) and the facets, their queries at
+        once (each on a connection of its own: the server runs them side by side)."""
         condition, params = self._where(query)
-        total = self.execute(f"SELECT count() FROM banners WHERE {condition}", params)[0][0]
-        marks = [
-            r[0]
-            for r in self.execute(
-                f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC "
-                f"LIMIT {(max(page, 1) - 1) * PAGE_SIZE}, {PAGE_SIZE}",
-                params,
+        jobs: list[Callable[[], Any]] = [lambda: self.execute(f"SELECT count() FROM banners WHERE {condition}", params)]
+        if page is not None:
+            jobs.append(
+                lambda: self._bodies_in_order(
+                    [
+                        r[0]
+                        for r in self.execute(
+                            f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC "
+                            f"LIMIT {(max(page, 1) - 1) * PAGE_SIZE}, {PAGE_SIZE}",
+                            params,
+                        )
+                    ]
+                )
             )
-        ]
-        return total, self._bodies_in_order(marks), self._facets(condition, params, facets)
+        jobs += [partial(self._facet, condition, params, facet) for facet in facets]
+        done = list(self._pool.map(lambda job: job(), jobs)) if len(jobs) > 1 else [jobs[0]()]
+        total = done.pop(0)[0][0]
+        bodies = done.pop(0) if page is not None else []
+        return total, bodies, {facet.name: counts for facet, counts in zip(facets, done, strict=True)}
 
     def _bodies_in_order(self, marks: list[int]) -> list[bytes]:
         bodies = self.raw_bodies(marks)
         return [bodies[m] for m in marks if m in bodies]
 
-    def _facets(self, condition: str, params: dict, facets: list[Facet]) -> FacetCounts:
-        out: FacetCounts = {}
-        for facet in facets:
-            field_name = FACET_FIELDS[facet.name]
-            col = column(field_name)
-            source = "banners" if col == "port" else f"banners ARRAY JOIN {col} AS v"
-            value = "port" if col == "port" else "v"
-            rows = self.execute(
-                f"SELECT {value} AS value, count() AS n FROM {source} WHERE {condition} "
-                f"GROUP BY value ORDER BY n DESC, value LIMIT {int(facet.size)}",
-                params,
-            )
-            out[facet.name] = [{"count": n, "value": _facet_value(v, field_name)} for v, n in rows]
-        return out
+    def _facet(self, condition: str, params: dict, facet: Facet, by_month: bool = False) -> list:
+        """A facet's values, largest first (``by_month``: ``(month, value)`` pairs, per month)."""
+        field_name = FACET_FIELDS[facet.name]
+        col = column(field_name)
+        source = "banners" if col == "port" else f"banners ARRAY JOIN {col} AS v"
+        value = "port" if col == "port" else "v"
+        month = "month, " if by_month else ""
+        rows = self.execute(
+            f"SELECT {month}{value} AS value, count() AS n FROM {source} WHERE {condition} "
+            f"GROUP BY {month}value ORDER BY {month}n DESC, value LIMIT {int(facet.size)}"
+            + (" BY month" if by_month else ""),
+            params,
+        )
+        if by_month:
+            return [(m, {"count": n, "value": _facet_value(v, field_name)}) for m, v, n in rows]
+        return [{"count": n, "value": _facet_value(v, field_name)} for v, n in rows]
 
     def _marks(self, sql: str, params: dict) -> list[dict]:
         return [loads(b) for b in self._bodies_in_order([r[0] for r in self.execute(sql, params)])]
@@ -316,36 +336,29 @@ class ClickHouseStore:
         return self._span[1]
 
     def trends(self, query: Query, facets: list[Facet]) -> Trends:
-        span = self.span()
-        if span is None:
-            return Trends(0, [], {f.name: [] for f in facets})
-        calendar = [key for key, _, _ in months(*(datetime(m // 100, m % 100, _MONTH_FIRST) for m in span))]
         sql = Sql()
         condition = where(sql, query, current=False)
-        counts = dict(self.execute(f"SELECT month, count() FROM banners WHERE {condition} GROUP BY month", sql.params))
-        matches = [{"month": key, "count": counts.get(int(key.replace("-", "")), 0)} for key in calendar]
+        jobs: list[Callable[[], Any]] = [
+            self.span,
+            lambda: self.execute(f"SELECT month, count() FROM banners WHERE {condition} GROUP BY month", sql.params),
+            *(partial(self._facet, condition, sql.params, facet, by_month=True) for facet in facets),
+        ]
+        span, counted, *by_facet = self._pool.map(lambda job: job(), jobs)
+        if span is None:
+            return Trends(0, [], {f.name: [] for f in facets})
+        calendar = [
+            (key, int(key.replace("-", ""))) for key, _, _ in months(*(datetime(m // 100, m % 100, 1) for m in span))
+        ]
+        counts = dict(counted)
+        matches = [{"month": key, "count": counts.get(month, 0)} for key, month in calendar]
         out: dict[str, list[dict]] = {}
-        for facet in facets:
-            field_name = FACET_FIELDS[facet.name]
-            col = column(field_name)
-            source = "banners" if col == "port" else f"banners ARRAY JOIN {col} AS v"
-            value = "port" if col == "port" else "v"
-            rows = self.execute(
-                f"SELECT month, {value} AS value, count() AS n FROM {source} WHERE {condition} "
-                f"GROUP BY month, value ORDER BY month, n DESC, value LIMIT {int(facet.size)} BY month",
-                sql.params,
-            )
-            by_month: dict[int, list[tuple[int, str]]] = {}
-            for month, v, n in rows:
-                by_month.setdefault(month, []).append((-n, _facet_value(v, field_name)))
+        for facet, rows in zip(facets, by_facet, strict=True):
+            values: dict[int, list[tuple[int, str]]] = {}
+            for month, value in rows:
+                values.setdefault(month, []).append((-value["count"], value["value"]))  # ties in one order
             out[facet.name] = [
-                {
-                    "key": key,
-                    "values": [
-                        {"count": -n, "value": v} for n, v in sorted(by_month.get(int(key.replace("-", "")), []))
-                    ],
-                }
-                for key in calendar
+                {"key": key, "values": [{"count": -n, "value": v} for n, v in sorted(values.get(month, []))]}
+                for key, month in calendar
             ]
         return Trends(sum(m["count"] for m in matches), matches, out)
 
@@ -375,6 +388,20 @@ class ClickHouseStore:
         return out
 
 
+@contextmanager
+def paused_gc():
+    """The cyclic garbage collector off for a moment: held rows are millions of small lists (no
+    cycles), which it would otherwise walk over and over as they pile up (4x the time to hold
+    them, measured)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class Writer:
     """Adds banners: looks up what the store holds of their services, keeps the new ones, and
     inserts them (bodies, demotions, then the rows: a banner is findable once its body is there)."""
@@ -397,6 +424,13 @@ class Writer:
                 self.latest[service] = (t, mark, key)
         first = self.store.next_marks(len(prepared))
         added: list[int] = []
+        with paused_gc():
+            self._hold(prepared, first, added)
+        if len(self.rows) >= FLUSH_ROWS:
+            self.flush()
+        return added
+
+    def _hold(self, prepared: list[Prepared], first: int, added: list[int]) -> None:
         for i, p in enumerate(prepared):
             if p.key in self.keys:
                 continue
@@ -414,11 +448,12 @@ class Writer:
             self.rows.append(row)
             self.bodies.append((mark, p.key, row[3], t, p.body))
             added.append(p.key)
-        if len(self.rows) >= FLUSH_ROWS:
-            self.flush()
-        return added
 
     def flush(self) -> None:
+        with paused_gc():
+            self._insert()
+
+    def _insert(self) -> None:
         if self.demoted:
             self.store.execute("INSERT INTO demoted (key) VALUES", [(k,) for k in self.demoted])
         if self.bodies:
