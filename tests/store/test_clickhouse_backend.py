@@ -75,3 +75,24 @@ async def test_the_backend_on_clickhouse_serves_search_host_and_trends_to_the_cl
             trends = await c.trends.search("port:443", facets="org")
             assert [(m.month, m.count) for m in trends.matches] == [("2026-01", 1), ("2026-02", 0), ("2026-03", 1)]
     backend.store.close()
+
+
+def test_store_copy_moves_an_embedded_data_dir_into_clickhouse_byte_for_byte(clickhouse_server, tmp_path, capsys):
+    from spyglass.server.index import BannerIndex
+    from spyglass.server.index.importer import import_banners
+
+    data = tmp_path / "data"
+    embedded = BannerIndex(data)
+    import_banners(embedded, generate(1200, seed=4))
+    sent = {b for batch in embedded.added_since(0, 500) for b in embedded.raw_bodies([m for m, _ in batch]).values()}
+    embedded.close()
+    url = f"{clickhouse_server.url}/{database(tmp_path)}"
+    assert main(["store", "copy", "--data", str(data), "--store", url]) == EXIT_OK
+    assert "1,200 banners copied" in capsys.readouterr().err
+    store = ClickHouseStore(url)
+    back = {b for batch in store.added_since(0, 500) for b in store.raw_bodies([m for m, _ in batch]).values()}
+    assert back == sent and store.total() == 1200
+    store.close()
+    assert main(["store", "copy", "--data", str(data), "--store", url]) == EXIT_OK  # again: nothing twice
+    assert "0 banners copied, 1,200 were there already" in capsys.readouterr().err
+    assert main(["store", "copy", "--data", str(tmp_path / "none"), "--store", url]) == EXIT_USAGE
