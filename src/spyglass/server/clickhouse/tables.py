@@ -25,6 +25,7 @@ from __future__ import annotations
 import marshal
 import socket
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from spyglass.exactjson import dumps
 from spyglass.server.bannerstore import Prepared
@@ -100,7 +101,7 @@ def _ip16(address: str) -> bytes:
 
 
 _SLOT = {name: i for i, name in enumerate(_FIELDS)}
-_EMPTY = tuple("" if name.startswith("t_") else [] for name in _FIELDS)  # shared: marshalled at once
+_EMPTY: tuple[Any, ...] = tuple("" if name.startswith("t_") else [] for name in _FIELDS)  # shared: marshalled at once
 
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
