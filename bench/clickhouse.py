@@ -12,11 +12,9 @@ bytes a plain client reads), each query warmed once; p50/p95 over REPEAT request
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -25,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.index import FACETS2, FACETS5, FREE_TEXT, SEARCHES, TRENDS, dataset, dir_size  # noqa: E402
+from bench.index import FACETS2, FACETS5, FREE_TEXT, SEARCHES, TRENDS, arguments, dataset, dir_size  # noqa: E402
 from spyglass.server.bannerstore import open_banner_store  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
 from tests.clickhouse import ClickHouseCluster, ClickHouseServer  # noqa: E402
@@ -110,12 +108,7 @@ def table(results: dict[str, dict], count: int, gz: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--count", type=int, default=1_000_000)
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spyglass-bench")
-    parser.add_argument("--repeat", type=int, default=30)
-    args = parser.parse_args()
-    args.work.mkdir(parents=True, exist_ok=True)
+    args = arguments(repeat=30)
     source = dataset(args.work, args.count)
     servers = args.work / "clickhouse"
     shutil.rmtree(servers, ignore_errors=True)

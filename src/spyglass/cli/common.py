@@ -150,3 +150,17 @@ def store_address(args: argparse.Namespace) -> str:
     from spyglass.server.bannerstore import ENV_STORE
 
     return getattr(args, "store", None) or os.environ.get(ENV_STORE, "")
+
+
+def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:
+    """The banner store --store or $SPYGLASS_STORE names (the embedded one in ``data_dir`` when
+    none), or the exit code after one line saying why it cannot be used."""
+    from spyglass.cli import EXIT_UNAVAILABLE, fail
+    from spyglass.server.bannerstore import StoreUnavailable, open_banner_store
+
+    try:
+        return open_banner_store(store_address(args), data_dir)
+    except StoreUnavailable as exc:
+        return fail(f"{command}: {exc}", EXIT_UNAVAILABLE)
+    except ValueError as exc:
+        return fail(f"{command}: {exc}", EXIT_USAGE)

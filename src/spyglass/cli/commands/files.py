@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
-from spyglass.cli.common import Common, positive, store_address
+from spyglass.cli.common import Common, open_store, positive
 
 SHOWN = 10  # bad lines listed after an import; the rest are counted
 
@@ -20,7 +20,7 @@ SHOWN = 10  # bad lines listed after an import; the rest are counted
 def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
-    from spyglass.server.bannerstore import StoreBusy, StoreUnavailable, open_banner_store
+    from spyglass.server.bannerstore import StoreBusy, StoreUnavailable
     from spyglass.server.errors import disk_full
     from spyglass.server.index import BannerIndex
     from spyglass.server.index.importer import ImportReport, import_files
@@ -34,12 +34,9 @@ def import_command(args: argparse.Namespace) -> int:
     totals = ImportReport()
     unreadable: list[str] = []  # a line per file that could not be read to its end
     private_files()
-    try:
-        index = open_banner_store(store_address(args), args.data or data_dir())
-    except StoreUnavailable as exc:
-        return fail(f"import: {exc}", EXIT_UNAVAILABLE)
-    except ValueError as exc:
-        return fail(f"import: {exc}", EXIT_USAGE)
+    index = open_store(args, "import", args.data or data_dir())
+    if isinstance(index, int):
+        return index
     before = 0  # bytes of the files already imported
 
     def show(done: int, total: int, r: ImportReport) -> None:

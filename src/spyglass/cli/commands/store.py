@@ -6,25 +6,21 @@ from __future__ import annotations
 import argparse
 
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
-from spyglass.cli.common import Common, store_address
+from spyglass.cli.common import Common, open_store, store_address
 
 COPY_BATCH = 5000
 
 
 def init_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
-    from spyglass.server.bannerstore import StoreUnavailable, open_banner_store
     from spyglass.server.clickhouse import shown
 
     address = store_address(args)
     if not address:
         return fail("store init: name a ClickHouse store with --store or $SPYGLASS_STORE", EXIT_USAGE)
-    try:
-        store = open_banner_store(address, args.data or data_dir())  # creates what is missing
-    except StoreUnavailable as exc:
-        return fail(f"store init: {exc}", EXIT_UNAVAILABLE)
-    except ValueError as exc:
-        return fail(f"store init: {exc}", EXIT_USAGE)
+    store = open_store(args, "store init", args.data or data_dir())  # creates what is missing
+    if isinstance(store, int):
+        return store
     try:
         print(f"{shown(address)}: tables ready, {store.total():,} banners")
     finally:
@@ -38,7 +34,7 @@ def copy_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.exactjson import loads
     from spyglass.progress import Progress
-    from spyglass.server.bannerstore import StoreUnavailable, open_banner_store
+    from spyglass.server.bannerstore import StoreUnavailable
     from spyglass.server.index import BannerIndex
     from spyglass.server.index.shape import BadBanner
 
@@ -48,12 +44,9 @@ def copy_command(args: argparse.Namespace) -> int:
         return fail("store copy: name the ClickHouse store to copy into with --store or $SPYGLASS_STORE", EXIT_USAGE)
     if not (source_dir / "banners.db").is_file():
         return fail(f"store copy: {source_dir} holds no embedded banner store (banners.db)", EXIT_USAGE)
-    try:
-        target = open_banner_store(address, source_dir)
-    except StoreUnavailable as exc:
-        return fail(f"store copy: {exc}", EXIT_UNAVAILABLE)
-    except ValueError as exc:
-        return fail(f"store copy: {exc}", EXIT_USAGE)
+    target = open_store(args, "store copy", source_dir)
+    if isinstance(target, int):
+        return target
     source = BannerIndex(source_dir)
     progress = Progress("copy")
     total, seen, added, skipped = source.total(), 0, 0, 0
