@@ -138,3 +138,13 @@ def test_a_cluster_that_the_server_does_not_know_is_refused(clickhouse_server):
 def test_addresses_that_cannot_be_used_say_why(url):
     with pytest.raises(StoreURLError):
         parse_url(url)
+
+
+def test_a_banner_without_its_required_members_is_refused_by_the_clickhouse_store_too():
+    from spyglass.server.index.shape import BadBanner
+
+    for missing in ("ip_str", "port", "timestamp"):
+        b = banner_with_tag("x")
+        del b[missing]
+        with pytest.raises(BadBanner):
+            ClickHouseStore.prepare(b)

@@ -37,7 +37,7 @@ class Prepared(NamedTuple):
     service: int  # address, port, transport
     stamp: str
     body: bytes
-    doc: bytes  # the embedded store's index document as JSON, less its opening brace
+    doc: bytes  # the store's own form: the embedded index document (JSON less its "{"), a ClickHouse row
 
 
 @dataclass
