@@ -95,6 +95,7 @@ class ClickHouseStore:
         self.settings = parse_url(url)
         self.database = self.settings["database"]
         self.cluster = self.settings["cluster"]
+        self.demoted = f"{self.database}.demoted"  # the Set of replaced banners' keys (tables.py)
         self._local = threading.local()
         self._clients: list = []
         self._clients_lock = threading.Lock()
@@ -109,8 +110,6 @@ class ClickHouseStore:
         from clickhouse_driver import Client
 
         settings: dict[str, Any] = {"insert_distributed_sync": 1} if self.cluster else {}
-        if self.cluster:
-            settings["distributed_product_mode"] = "local"  # NOT IN demoted: each shard its own
         return Client(
             host or self.settings["host"],
             port=port or self.settings["port"],
@@ -172,14 +171,14 @@ class ClickHouseStore:
             client = self._client(database="system")
             client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
             for table in tables.ENGINES:
-                client.execute(tables.create_local(self.database, table, table))
+                client.execute(tables.create_local(self.database, table, ""))
             client.disconnect()
             return
         for host, port in self.shards():
             client = self._client(host, port, database="system")
             client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
             for table in tables.ENGINES:
-                client.execute(tables.create_local(self.database, table, f"{table}_local"))
+                client.execute(tables.create_local(self.database, table, self.cluster))
                 client.execute(tables.create_distributed(self.database, table, self.cluster))
             client.disconnect()
 
@@ -235,7 +234,7 @@ class ClickHouseStore:
     def _where(self, query: Query) -> tuple[str, dict]:
         sql = Sql()
         of_a_scan = any(f.name == "scan" and not f.negated for f in query.filters)
-        return where(sql, query, current=not of_a_scan), sql.params
+        return where(sql, query, current="" if of_a_scan else self.demoted), sql.params
 
     def total(self) -> int:
         return self.execute("SELECT count() FROM banners")[0][0]
@@ -321,7 +320,7 @@ class ClickHouseStore:
     def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
         query = Query(f"hostname:{domain}", [Filter("hostname", (domain,))])
         sql = Sql()
-        condition = where(sql, query, current=not history)
+        condition = where(sql, query, current="" if history else self.demoted)
         return self._marks(
             f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC LIMIT {int(limit)}", sql.params
         )
@@ -337,7 +336,7 @@ class ClickHouseStore:
 
     def trends(self, query: Query, facets: list[Facet]) -> Trends:
         sql = Sql()
-        condition = where(sql, query, current=False)
+        condition = where(sql, query)
         jobs: list[Callable[[], Any]] = [
             self.span,
             lambda: self.execute(f"SELECT month, count() FROM banners WHERE {condition} GROUP BY month", sql.params),
@@ -455,7 +454,8 @@ class Writer:
 
     def _insert(self) -> None:
         if self.demoted:
-            self.store.execute("INSERT INTO demoted (key) VALUES", [(k,) for k in self.demoted])
+            demoted = tables.written_name("demoted", self.store.cluster)
+            self.store.execute(f"INSERT INTO {demoted} (key) VALUES", [(k,) for k in self.demoted])
         if self.bodies:
             self.store.execute(
                 f"INSERT INTO bodies ({', '.join(tables.BODY_COLUMNS)}) VALUES",

@@ -9,12 +9,16 @@
   added), so the bulk-data builder reads what is new as one range and a page of results reads 100
   small granules rather than the filter columns' big ones.
 - ``demoted``: the keys of banners a newer one of their service has replaced: search, count and
-  facets leave them out (the embedded store's current flag).
+  facets leave them out (the embedded store's current flag). A Set table: held in memory (and on
+  disk for restarts), so a query's ``key NOT IN demoted`` looks keys up in a set the server keeps
+  rather than one it builds again from a table on every query (about 8 bytes of RAM a replaced
+  banner: plan memory for it past a billion).
 - ``meta``: the store's notes, the newest value of a name winning.
 
 On a cluster each is a local table ``NAME_local`` on every shard, and ``NAME`` a Distributed table
-over them, sharded by the banner's key (so a banner and its demotion are on one shard and the
-``NOT IN demoted`` of a query runs on each shard by itself).
+over them, sharded by the banner's key; the Set is ``demoted`` on every shard (a query names it on
+each) and written through the Distributed ``demoted_shards``, sharded by key too, so that a
+banner's demotion is on the shard that holds it.
 
 Only what ClickHouse 18.16 has (Debian's package): no codecs, no skipping indexes, no DateTime64
 (times are microseconds in an Int64: banners carry years 1678 to 2261).
@@ -56,7 +60,7 @@ BODY_COLUMNS = ["mark", "key", "month", "t", "body"]
 ENGINES = {
     "banners": "ReplacingMergeTree() PARTITION BY month ORDER BY (ip, port, transport, t, key)",
     "bodies": "ReplacingMergeTree() PARTITION BY month ORDER BY mark SETTINGS index_granularity = 64",
-    "demoted": "ReplacingMergeTree() ORDER BY key",
+    "demoted": "Set",
     "meta": "ReplacingMergeTree(at) ORDER BY name",
 }
 TABLE_COLUMNS = {
@@ -68,14 +72,25 @@ TABLE_COLUMNS = {
 SHARDING = {"banners": "key", "bodies": "key", "demoted": "key", "meta": "cityHash64(name)"}
 
 
-def create_local(database: str, table: str, name: str) -> str:
+def local_name(table: str, cluster: str) -> str:
+    """The table on each server: ``table`` itself on one server, ``table_local`` on a shard."""
+    return f"{table}_local" if cluster and table != "demoted" else table
+
+
+def written_name(table: str, cluster: str) -> str:
+    """Where inserts into ``table`` go (on a cluster: the Distributed table over the shards')."""
+    return "demoted_shards" if cluster and table == "demoted" else table
+
+
+def create_local(database: str, table: str, cluster: str) -> str:
+    name = local_name(table, cluster)
     return f"CREATE TABLE IF NOT EXISTS {database}.{name} ({TABLE_COLUMNS[table]}) ENGINE = {ENGINES[table]}"
 
 
 def create_distributed(database: str, table: str, cluster: str) -> str:
     return (
-        f"CREATE TABLE IF NOT EXISTS {database}.{table} ({TABLE_COLUMNS[table]}) "
-        f"ENGINE = Distributed({cluster}, {database}, {table}_local, {SHARDING[table]})"
+        f"CREATE TABLE IF NOT EXISTS {database}.{written_name(table, cluster)} ({TABLE_COLUMNS[table]}) "
+        f"ENGINE = Distributed({cluster}, {database}, {local_name(table, cluster)}, {SHARDING[table]})"
     )
 
 
