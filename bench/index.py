@@ -197,13 +197,19 @@ def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> Non
     store.close()
 
 
-def main() -> None:
+def arguments(repeat: int) -> argparse.Namespace:
+    """--count, --work (made if missing) and --repeat, as the store benches take them."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=1_000_000)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spyglass-bench")
-    parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=repeat)
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def main() -> None:
+    args = arguments(repeat=40)
     source = dataset(args.work, args.count)
     data = args.work / f"data-{args.count}"
     shutil.rmtree(data, ignore_errors=True)

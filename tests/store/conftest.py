@@ -1,20 +1,51 @@
 """The stores the contract runs against: each is a function that opens a store on a folder
-(opening it again on the same folder is a restart)."""
+(opening it again on the same folder is a restart). The ClickHouse stores run on real servers on
+loopback (tests/clickhouse.py), one per test session (per xdist worker), a database per test."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from spyglass.server.bannerstore import BannerStore
+from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.index import BannerIndex
+from tests.clickhouse import ClickHouseCluster, ClickHouseServer
 
 OpenStore = Callable[[], BannerStore]
 
-STORES: dict[str, Callable[[object], BannerStore]] = {
-    "embedded": lambda folder: BannerIndex(folder),  # type: ignore[arg-type]
+
+def database(folder: Path) -> str:
+    """A database of its own for each test's folder (the same one when the test opens it again)."""
+    return "t_" + hashlib.sha1(str(folder).encode()).hexdigest()[:16]
+
+
+STORES: dict[str, Callable[[pytest.FixtureRequest, Path], BannerStore]] = {
+    "embedded": lambda request, folder: BannerIndex(folder),
+    "clickhouse": lambda request, folder: ClickHouseStore(
+        f"{request.getfixturevalue('clickhouse_server').url}/{database(folder)}"
+    ),
+    "clickhouse-cluster": lambda request, folder: ClickHouseStore(
+        f"{request.getfixturevalue('clickhouse_cluster').url}/{database(folder)}?cluster=spyglass"
+    ),
 }
+
+
+@pytest.fixture(scope="session")
+def clickhouse_server(tmp_path_factory) -> ClickHouseServer:
+    server = ClickHouseServer(tmp_path_factory.mktemp("clickhouse")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def clickhouse_cluster(tmp_path_factory) -> ClickHouseCluster:
+    cluster = ClickHouseCluster(tmp_path_factory.mktemp("clickhouse-cluster"), shards=2).start()
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture(params=sorted(STORES))
@@ -23,7 +54,7 @@ def open_store(request, tmp_path) -> OpenStore:
     opened: list[BannerStore] = []
 
     def open_() -> BannerStore:
-        store = STORES[request.param](tmp_path)
+        store = STORES[request.param](request, tmp_path)
         opened.append(store)
         return store
 

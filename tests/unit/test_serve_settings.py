@@ -61,3 +61,11 @@ def test_serve_says_why_a_demo_stream_stays_empty():
     hint = quiet_stream_hint(demo=True, demo_rate=0.0)
     assert hint and "--demo-rate N" in hint and "stream" in hint
     assert quiet_stream_hint(demo=True, demo_rate=2.0) is None and quiet_stream_hint(demo=False, demo_rate=0) is None
+
+
+def test_the_banner_store_from_the_command_line_or_the_environment(monkeypatch):
+    monkeypatch.delenv("SPYGLASS_STORE", raising=False)
+    assert settings().store == ""  # the embedded store in the data dir
+    monkeypatch.setenv("SPYGLASS_STORE", "clickhouse://127.0.0.1:9000/env")
+    assert settings().store == "clickhouse://127.0.0.1:9000/env"
+    assert settings("--store", "clickhouse://127.0.0.1:9000/flag").store == "clickhouse://127.0.0.1:9000/flag"

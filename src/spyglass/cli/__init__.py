@@ -34,6 +34,7 @@ FAMILIES = (
     "org",
     "geonet",
     "serve",
+    "store",
     "profile",
     "dashboard",
 )

@@ -13,7 +13,7 @@ from spyglass.cli import EXIT_OK, EXIT_USAGE
 
 # Shared options are SUPPRESSed so a subcommand's copy never overwrites the top-level one
 # (`spyglass --data D account`); fill_defaults supplies the defaults after parsing.
-DEFAULTS: dict[str, Any] = {"data": None, "profile": None, "json": False, "pane": None}
+DEFAULTS: dict[str, Any] = {"data": None, "profile": None, "json": False, "pane": None, "store": None}
 
 
 def fill_defaults(args: argparse.Namespace) -> argparse.Namespace:
@@ -57,6 +57,12 @@ class Common:
             type=Path,
             metavar="DIR",
             help="data directory of the embedded backend (default: $SPYGLASS_DATA_DIR or the user data dir)",
+        )
+        self.store = self._parent(
+            "--store",
+            metavar="ADDRESS",
+            help="the banner store: clickhouse://HOST:PORT/DATABASE[?cluster=NAME] (default: $SPYGLASS_STORE, "
+            "or the embedded store in the data directory)",
         )
         self.profile = self._parent(
             "--profile", metavar="NAME", help="connection profile to use (default: the active one)"
@@ -156,3 +162,26 @@ def api_command(render: Callable[[Any, argparse.Namespace], Awaitable[Any]], hos
         return await with_clients(args, work, host)
 
     return run
+
+
+def store_address(args: argparse.Namespace) -> str:
+    """The banner store ``--store`` or $SPYGLASS_STORE names; "" for the embedded one."""
+    import os
+
+    from spyglass.server.bannerstore import ENV_STORE
+
+    return getattr(args, "store", None) or os.environ.get(ENV_STORE, "")
+
+
+def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:
+    """The banner store --store or $SPYGLASS_STORE names (the embedded one in ``data_dir`` when
+    none), or the exit code after one line saying why it cannot be used."""
+    from spyglass.cli import EXIT_UNAVAILABLE, fail
+    from spyglass.server.bannerstore import StoreUnavailable, open_banner_store
+
+    try:
+        return open_banner_store(store_address(args), data_dir)
+    except StoreUnavailable as exc:
+        return fail(f"{command}: {exc}", EXIT_UNAVAILABLE)
+    except ValueError as exc:
+        return fail(f"{command}: {exc}", EXIT_USAGE)

@@ -19,13 +19,12 @@ from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyRateLimiter, failed_keys_limiter
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.bannerstore import BannerStore, open_banner_store
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.geonet import GeonetSettings
 from spyglass.server.guard import Limits, LoadShedding
-from spyglass.server.index import BannerIndex
 from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
 from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
@@ -54,6 +53,7 @@ class Settings:
     notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
     notifier_allow: list[str] = field(default_factory=list)  # internal networks notifications may reach
     limits: Limits = field(default_factory=Limits)  # connections, timeouts, requests in flight (guard.py)
+    store: str = ""  # the banner store's address (clickhouse://...); "": the embedded store in data_dir
 
 
 class BackgroundService(Protocol):
@@ -90,7 +90,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None
     app.state.failed_keys = failed_keys_limiter()
-    banners: BannerStore = BannerIndex(settings.data_dir)
+    banners: BannerStore = open_banner_store(settings.store, settings.data_dir)
     app.state.banners = banners
     app.state.collector = Collector(banners)
     # In start order; each section that works in the background appends its service here.

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from spyglass.query import Facet, Query
@@ -36,7 +37,7 @@ class Prepared(NamedTuple):
     service: int  # address, port, transport
     stamp: str
     body: bytes
-    doc: bytes  # the embedded store's index document as JSON, less its opening brace
+    doc: bytes  # the store's own form: the embedded index document (JSON less its "{"), a ClickHouse row
 
 
 @dataclass
@@ -48,6 +49,13 @@ class Trends:
 
 class StoreBusy(RuntimeError):
     """Another process is writing to the store (an import): try again shortly."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The store at an address cannot be reached or used (the message says why)."""
+
+
+ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
 
 
 class BannerBatch(Protocol):
@@ -129,3 +137,21 @@ class BannerStore(Protocol):
     def set_meta(self, name: str, value: str) -> None: ...
 
     def close(self) -> None: ...
+
+
+def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
+    """The banner store at ``address`` (``clickhouse://HOST:PORT/DATABASE[?cluster=NAME]``), or
+    the embedded one in ``data_dir`` when there is none. ValueError for an address that is not
+    one; :class:`StoreUnavailable` when its server cannot be reached or refuses us."""
+    if not address:
+        from spyglass.server.index import BannerIndex
+
+        return BannerIndex(data_dir)
+    from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, shown
+
+    try:
+        return ClickHouseStore(address)
+    except StoreURLError:
+        raise
+    except Exception as exc:  # the driver's network, server and auth errors
+        raise StoreUnavailable(f"cannot use the banner store at {shown(address)}: {exc}") from exc

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
-from spyglass.cli.common import Common, positive
+from spyglass.cli.common import Common, open_store, positive
 
 SHOWN = 10  # bad lines listed after an import; the rest are counted
 
@@ -20,8 +20,9 @@ SHOWN = 10  # bad lines listed after an import; the rest are counted
 def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
+    from spyglass.server.bannerstore import StoreBusy, StoreUnavailable
     from spyglass.server.errors import disk_full
-    from spyglass.server.index import BannerIndex, StoreBusy
+    from spyglass.server.index import BannerIndex
     from spyglass.server.index.importer import ImportReport, import_files
     from spyglass.server.sqlite import private_files
 
@@ -33,7 +34,9 @@ def import_command(args: argparse.Namespace) -> int:
     totals = ImportReport()
     unreadable: list[str] = []  # a line per file that could not be read to its end
     private_files()
-    index = BannerIndex(args.data or data_dir())
+    index = open_store(args, "import", args.data or data_dir())
+    if isinstance(index, int):
+        return index
     before = 0  # bytes of the files already imported
 
     def show(done: int, total: int, r: ImportReport) -> None:
@@ -53,8 +56,11 @@ def import_command(args: argparse.Namespace) -> int:
             before += size
     except StoreBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
+    except StoreUnavailable as exc:  # the ClickHouse server failed or went away part way
+        progress.done("stopped")
+        return fail(f"import: {exc}; run the same import again to finish it", EXIT_UNAVAILABLE)
     except Exception as exc:
-        if not disk_full(exc, index.data_dir):
+        if not isinstance(index, BannerIndex) or not disk_full(exc, index.data_dir):
             raise
         progress.done("stopped")
         return fail(
@@ -118,9 +124,10 @@ def generate_command(args: argparse.Namespace) -> int:
 def register(sub, common: Common) -> None:
     p = sub.add_parser(
         "import",
-        parents=[common.data],
+        parents=[common.data, common.store],
         help="load banner files (one JSON banner per line, plain or .gz)",
-        description="Load banner files into the embedded backend's data: one JSON banner per line, "
+        description="Load banner files into the embedded backend's data, or the ClickHouse store "
+        "--store names (several machines may import into one at once): one JSON banner per line, "
         "plain or gzip. Bad lines are listed and skipped. Exit status: 0 every line "
         "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
         "to its end.",

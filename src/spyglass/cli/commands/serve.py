@@ -9,7 +9,7 @@ from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
-from spyglass.cli.common import Common
+from spyglass.cli.common import Common, store_address
 
 # Options that also come from the environment, so that the backend the dashboard starts (it
 # inherits the environment) can be given them too. An option given on the command line wins.
@@ -46,6 +46,7 @@ def settings_from(args: argparse.Namespace):
     notifier_allow = args.notifier_allow or env_list(ENV_NOTIFIER_ALLOW)
     return Settings(
         data_dir=Path(args.data or data_dir()),
+        store=store_address(args),
         namespace=args.namespace,
         rate_limit=args.rate_limit,
         geonet=geonet,
@@ -123,6 +124,7 @@ def quiet_stream_hint(demo: bool, demo_rate: float) -> str | None:
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
+    from spyglass.server.bannerstore import StoreUnavailable
     from spyglass.server.datalock import DataDirBusy
     from spyglass.server.runner import serve
 
@@ -145,8 +147,10 @@ def serve_command(args: argparse.Namespace) -> int:
             exit_on_stdin_eof=args.exit_on_stdin_eof,
             announce=lambda line: print(line, flush=True),
         )
-    except DataDirBusy as exc:
+    except (DataDirBusy, StoreUnavailable) as exc:
         return fail(f"serve: {exc}", EXIT_UNAVAILABLE)
+    except ValueError as exc:  # a --store address that is not one
+        return fail(f"serve: {exc}", EXIT_USAGE)
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_UNAVAILABLE)
     return EXIT_OK
@@ -155,7 +159,7 @@ def serve_command(args: argparse.Namespace) -> int:
 def register(sub, common: Common) -> None:
     p = sub.add_parser(
         "serve",
-        parents=[common.data],
+        parents=[common.data, common.store],
         help="run the embedded backend in the foreground",
         description="Run the embedded backend in the foreground and print the base URLs that "
         "answer (main, geonet and trends; stream once it is served).",

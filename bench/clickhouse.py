@@ -1,0 +1,154 @@
+"""The banner store on ClickHouse beside the embedded one: import rate, bytes per banner on disk,
+and query latencies over HTTP, for the embedded store, one ClickHouse server and a two-shard
+cluster (two servers on this machine), in one run on the same generated banners.
+
+    python bench/clickhouse.py [--count 1000000] [--work DIR] [--repeat 30]
+
+The servers are Debian's clickhouse-server (apt-get install -y clickhouse-server), started on
+loopback from configs written under WORK (tests/clickhouse.py). Each store is measured alone:
+the servers of the others are stopped. Queries go through the backend over HTTP (raw httpx, the
+bytes a plain client reads), each query warmed once; p50/p95 over REPEAT requests.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.index import FACETS2, FACETS5, FREE_TEXT, SEARCHES, TRENDS, arguments, dataset, dir_size  # noqa: E402
+from spyglass.server.bannerstore import open_banner_store  # noqa: E402
+from spyglass.server.index.importer import import_files  # noqa: E402
+from tests.clickhouse import ClickHouseCluster, ClickHouseServer  # noqa: E402
+
+DATABASE = "bench"
+# (name, path under the backend, query list, facets)
+MEASURES = [
+    ("count", "/intel/host/count", SEARCHES, ""),
+    ("search page + 5 facets", "/intel/host/search", SEARCHES, FACETS5),
+    ("free text + filters, page", "/intel/host/search", FREE_TEXT, ""),
+    ("trends months + 2 facets", "/trends/api/v1/search", TRENDS, FACETS2),
+]
+
+
+def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[float]]:
+    import httpx
+
+    from spyglass.server.app import Settings, create_app
+    from spyglass.server.store import Store
+    from tests.servers import ThreadedServer
+
+    store = Store(data)
+    key = store.local_key()
+    out: dict[str, list[float]] = {}
+    with ThreadedServer(create_app(Settings(data_dir=data, store=address), store)) as server:
+        with httpx.Client(base_url=server.url, timeout=120) as http:
+            for name, path, queries, facets in MEASURES:
+                samples = []
+                for i in range(len(queries) + repeat):
+                    params = {"key": key, "query": queries[i % len(queries)], "facets": facets}
+                    started = time.perf_counter()
+                    http.get(path, params=params).raise_for_status()
+                    if i >= len(queries):  # the first of each query warms it
+                        samples.append(time.perf_counter() - started)
+                out[name] = samples
+    store.close()
+    return out
+
+
+def measure(
+    name: str, source: Path, work: Path, address: str, size: Callable[[], int], repeat: int
+) -> dict[str, float | list[float]]:
+    data = work / f"backend-{name.replace(' ', '-')}"
+    shutil.rmtree(data, ignore_errors=True)
+    store = open_banner_store(address, data / "embedded")
+    started = time.perf_counter()
+    report = import_files(store, [source])
+    elapsed = time.perf_counter() - started
+    store.close()
+    print(f"{name}: imported {report.added:,} banners in {elapsed:.1f} s", flush=True)
+    time.sleep(5)  # let the last inserts settle before the disk is measured
+    result: dict[str, float | list[float]] = {"import": report.added / elapsed, "bytes": size() / report.added}
+    result.update(http_latencies(data, address, repeat))
+    return result
+
+
+def p(samples: list[float], q: float) -> float:
+    s = sorted(samples)
+    return (statistics.median(s) if q == 0.5 else s[min(len(s) - 1, int(round(q * (len(s) - 1))))]) * 1000
+
+
+def table(results: dict[str, dict], count: int, gz: float) -> None:
+    names = list(results)
+    base = results[names[0]]
+    head = f"{'at ' + format(count, ',') + ' banners':32}" + "".join(f"{n:>22}" for n in names)
+    print("\n" + head + "\n" + "-" * len(head))
+
+    def row(label: str, values: list[float], unit: str, higher_better: bool) -> None:
+        cells = []
+        for i, v in enumerate(values):
+            ratio = "" if i == 0 else f" ({v / values[0]:.2f}x)"
+            cells.append(f"{v:,.1f}{unit}{ratio}" if v < 100 else f"{v:,.0f}{unit}{ratio}")
+        print(f"{label:32}" + "".join(f"{c:>22}" for c in cells))
+
+    row("import, banners/s", [r["import"] for r in results.values()], "", True)
+    row("disk, bytes per banner", [r["bytes"] for r in results.values()], " B", False)
+    for name, *_ in MEASURES:
+        for q, label in ((0.5, "p50"), (0.95, "p95")):
+            row(f"{name} {label}", [p(r[name], q) for r in results.values()], " ms", False)
+    print(f"(the gzip input: {gz:,.0f} B per banner; ratios are to {names[0]}: above 1 is more)")
+    del base
+
+
+def main() -> None:
+    args = arguments(repeat=30)
+    source = dataset(args.work, args.count)
+    servers = args.work / "clickhouse"
+    shutil.rmtree(servers, ignore_errors=True)
+    results: dict[str, dict] = {}
+
+    runs: list[tuple[str, Callable[[], AbstractContextManager], Callable[..., tuple[str, Callable[[], int]]]]] = [
+        ("embedded", nullcontext, lambda _: ("", lambda: dir_size(args.work / "backend-embedded" / "embedded"))),
+        ("ClickHouse 1 server", lambda: running(ClickHouseServer(servers / "one")), one_server),
+        ("ClickHouse 2 shards", lambda: running(ClickHouseCluster(servers / "two", shards=2)), cluster),
+    ]
+    for name, start, address_of in runs:
+        with start() as started:
+            address, size = address_of(started)
+            results[name] = measure(name, source, args.work, address, size, args.repeat)
+    table(results, args.count, source.stat().st_size / args.count)
+
+
+class running:
+    """A server or cluster for the length of a ``with``."""
+
+    def __init__(self, servers) -> None:
+        self.servers = servers
+
+    def __enter__(self):
+        return self.servers.start()
+
+    def __exit__(self, *exc) -> None:
+        self.servers.stop()
+
+
+def one_server(server: ClickHouseServer) -> tuple[str, Callable[[], int]]:
+    return f"{server.url}/{DATABASE}", lambda: dir_size(server.folder / "data" / "data" / DATABASE)
+
+
+def cluster(c: ClickHouseCluster) -> tuple[str, Callable[[], int]]:
+    return (
+        f"{c.url}/{DATABASE}?cluster={c.name}",
+        lambda: sum(dir_size(s.folder / "data" / "data" / DATABASE) for s in c.servers),
+    )
+
+
+if __name__ == "__main__":
+    main()

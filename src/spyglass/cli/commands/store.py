@@ -1,0 +1,99 @@
+"""The banner store itself: store init (create a ClickHouse store's database and tables), store
+copy (every banner of an embedded data dir into a ClickHouse store)."""
+
+from __future__ import annotations
+
+import argparse
+
+from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
+from spyglass.cli.common import Common, open_store, store_address
+
+COPY_BATCH = 5000
+
+
+def init_command(args: argparse.Namespace) -> int:
+    from spyglass.config import data_dir
+    from spyglass.server.clickhouse import shown
+
+    address = store_address(args)
+    if not address:
+        return fail("store init: name a ClickHouse store with --store or $SPYGLASS_STORE", EXIT_USAGE)
+    store = open_store(args, "store init", args.data or data_dir())  # creates what is missing
+    if isinstance(store, int):
+        return store
+    try:
+        print(f"{shown(address)}: tables ready, {store.total():,} banners")
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def copy_command(args: argparse.Namespace) -> int:
+    """Every banner of the embedded store in --data, byte for byte, into the store --store names
+    (what is there already is skipped: a copy cut short is finished by running it again)."""
+    from spyglass.config import data_dir
+    from spyglass.exactjson import loads
+    from spyglass.progress import Progress
+    from spyglass.server.bannerstore import StoreUnavailable
+    from spyglass.server.index import BannerIndex
+    from spyglass.server.index.shape import BadBanner
+
+    address = store_address(args)
+    source_dir = args.data or data_dir()
+    if not address:
+        return fail("store copy: name the ClickHouse store to copy into with --store or $SPYGLASS_STORE", EXIT_USAGE)
+    if not (source_dir / "banners.db").is_file():
+        return fail(f"store copy: {source_dir} holds no embedded banner store (banners.db)", EXIT_USAGE)
+    target = open_store(args, "store copy", source_dir)
+    if isinstance(target, int):
+        return target
+    source = BannerIndex(source_dir)
+    progress = Progress("copy")
+    total, seen, added, skipped = source.total(), 0, 0, 0
+    try:
+        with target.writing() as batch:
+            for rows in source.added_since(0, COPY_BATCH):
+                prepared = []
+                for body in source.raw_bodies([mark for mark, _ in rows]).values():
+                    try:
+                        prepared.append(target.prepare(loads(body), body))
+                    except BadBanner:  # kept by an older layout's rules: nothing to file it by
+                        skipped += 1
+                added += len(batch.add(prepared))
+                seen += len(rows)
+                progress.update(seen / (total or 1), f"{seen:,} of {total:,} read, {added:,} new")
+    except StoreUnavailable as exc:
+        progress.done("stopped")
+        return fail(f"store copy: {exc}; run the same copy again to finish it", EXIT_UNAVAILABLE)
+    finally:
+        source.close()
+        target.close()
+    unreadable = f", {skipped:,} unreadable skipped" if skipped else ""
+    progress.done(f"{added:,} banners copied, {seen - added - skipped:,} were there already{unreadable}")
+    return EXIT_OK
+
+
+def register(sub, common: Common) -> None:
+    p = sub.add_parser("store", help="the banner store (ClickHouse)", description="The banner store.")
+    family = p.add_subparsers(metavar="ACTION", parser_class=type(p))
+    p.set_defaults(func=common.usage(p))
+    init = family.add_parser(
+        "init",
+        parents=[common.store, common.data],
+        help="create a ClickHouse store's database and tables (on every shard of its cluster)",
+        description="Create the database and tables of the ClickHouse store named by --store or "
+        "$SPYGLASS_STORE where they are missing: on one server, or with ?cluster=NAME the local tables "
+        "on every shard the server's system.clusters lists and a Distributed table over them. The "
+        "backend does the same when it starts.",
+    )
+    init.set_defaults(func=init_command)
+    copy = family.add_parser(
+        "copy",
+        parents=[common.store, common.data],
+        help="copy every banner of an embedded data dir (--data) into a ClickHouse store",
+        description="Copy every banner of the embedded store in --data (byte for byte) into the ClickHouse "
+        "store --store or $SPYGLASS_STORE names; banners it holds already are skipped, so a copy cut "
+        "short is finished by running it again. Accounts, alerts, scans and the directory stay in the "
+        "data dir's own files.",
+    )
+    copy.set_defaults(func=copy_command)

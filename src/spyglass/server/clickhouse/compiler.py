@@ -1,0 +1,131 @@
+"""The query AST as a ClickHouse ``WHERE`` condition: the second compiler beside the tantivy one
+(:mod:`spyglass.server.index.compiler`), from the same parsed :class:`~spyglass.query.Query`.
+
+Every value the user typed reaches the server as a query parameter (``%(p0)s``, escaped by the
+driver), never as SQL text of ours: the condition is built only from column names this module
+knows and parameter placeholders.
+
+The columns are the embedded index's fields (fields.py) by the same names, so both stores read a
+banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
+as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values), ``text`` for free
+text. Words match as tantivy's tokenizer splits them: whole, case-insensitive, a phrase's words
+one after another (a regular expression over the lower-cased text; ClickHouse looks for its
+literal part first).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from spyglass.query import FILTERS, Filter, Kind, Query, Text
+from spyglass.server.index.compiler import _ip_ranges, words
+from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS, I64
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SEPARATOR = r"[^\pL\pN]"  # what splits words (tantivy's default tokenizer: not alphanumeric)
+
+
+def column(field_name: str) -> str:
+    """The column of an index field (the port and the time are plain columns)."""
+    return {"i_port": "port", "timestamp": "t"}.get(field_name, field_name)
+
+
+def micros(d: date) -> int:
+    """Microseconds since 1970 of the start of day ``d`` (UTC), any year."""
+    return (datetime(d.year, d.month, d.day, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
+
+
+def ip16(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
+    """An address as the ``ip`` column holds it: 16 bytes, IPv4 mapped into IPv6 (as the index does)."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return b"\x00" * 10 + b"\xff\xff" + address.packed
+    return address.packed
+
+
+def word_pattern(text: str) -> str | None:
+    """A regular expression matching ``text``'s words as whole words, one after another; None when
+    it has none (it then matches nothing, as in the embedded store)."""
+    tokens = words(text)
+    if not tokens:
+        return None
+    body = f"{_SEPARATOR}+".join(re.escape(t) for t in tokens)
+    return f"(?:^|{_SEPARATOR}){body}(?:$|{_SEPARATOR})"
+
+
+@dataclass
+class Sql:
+    """A condition's text and its parameters."""
+
+    params: dict[str, object] = field(default_factory=dict)
+
+    def param(self, value: object) -> str:
+        name = f"p{len(self.params)}"
+        self.params[name] = value
+        return f"%({name})s"
+
+
+def _any(parts: list[str]) -> str:
+    if not parts:
+        return "0"
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+
+def _text(sql: Sql, col: str, value: str) -> str:
+    pattern = word_pattern(value)
+    # lowerUTF8 rather than (?i): with (?i), 18.16 looks for the pattern's literal part case-sensitively
+    return f"match(lowerUTF8({col}), {sql.param(pattern)})" if pattern else "0"
+
+
+def filter_condition(sql: Sql, f: Filter) -> str:
+    kind = FILTERS[f.name]
+    col = column(FILTER_FIELDS[f.name])
+    if f.name == "all":
+        return _any([_text(sql, column(c), str(v)) for v in f.values for c in ALL_TEXT_FIELDS])
+    if kind is Kind.TEXT:
+        return _any([_text(sql, col, str(v)) for v in f.values])
+    if kind in (Kind.EXACT, Kind.SUFFIX, Kind.PREFIX):
+        return f"hasAny({col}, {sql.param([str(v).lower() for v in f.values])})"
+    if kind in (Kind.COUNTRY, Kind.ASN):
+        return f"hasAny({col}, {sql.param([str(v).upper() for v in f.values])})"
+    if kind is Kind.INT:
+        numbers = [int(v) for v in f.values if isinstance(v, int) and I64[0] <= v <= I64[1]]
+        if not numbers:
+            return "0"
+        if col == "port":
+            return f"port IN {sql.param(tuple(numbers))}"
+        return f"hasAny({col}, {sql.param(numbers)})"
+    if kind is Kind.BOOL:
+        return f"hasAny({col}, {sql.param([int(bool(v)) for v in f.values])})"
+    if kind is Kind.DATE:
+        dates = [v for v in f.values if isinstance(v, date)]
+        if f.name == "before":
+            return f"t < {sql.param(micros(min(dates)))}"
+        return f"t >= {sql.param(micros(max(dates) + timedelta(days=1)))}"
+    if kind is Kind.CIDR:
+        ranges = []
+        for net in f.values:
+            assert isinstance(net, (ipaddress.IPv4Network, ipaddress.IPv6Network))
+            for low, high in _ip_ranges(net):
+                low_hex, high_hex = ip16(low).hex(), ip16(high).hex()
+                ranges.append(f"(ip >= unhex({sql.param(low_hex)}) AND ip <= unhex({sql.param(high_hex)}))")
+        return _any(ranges)
+    raise ValueError(f"no column for filter {f.name}")
+
+
+def where(sql: Sql, query: Query, current: str = "") -> str:
+    """The condition matching what ``query`` means (it must have parsed without errors);
+    ``current``: only the latest banner of each service, those whose key is not in the Set table
+    of this name (``DATABASE.demoted``: named in full, as a shard reads it)."""
+    # demoted is a Set table (tables.py); bitXor(key, 0) rather than key: 18.16's primary key
+    # analysis (key is in the sort key) would try to read the Set as a table, which it cannot
+    parts = [f"bitXor(key, 0) NOT IN {current}"] if current else []
+    for term in query.terms:
+        if isinstance(term, Text):
+            condition = _text(sql, "text", term.text)
+        else:
+            condition = filter_condition(sql, term)
+        parts.append(f"NOT ({condition})" if term.negated else condition)
+    return " AND ".join(parts) or "1"

@@ -1,0 +1,471 @@
+"""The banner store on ClickHouse (see :mod:`spyglass.server.bannerstore`), on one server or a
+sharded cluster: ``clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?cluster=NAME]``.
+
+Writers: any number at once, on any machines (``spyglass import`` on several, the backends'
+collectors). Each adds a batch after looking up what the store holds of the batch's services: the
+banners it already has (skipped) and each service's current banner (which a newer one demotes).
+Two writers adding banners of the same service at the same moment may both see theirs as the
+newest; the ReplacingMergeTree keeps one copy of a banner added twice.
+
+Marks are the writer's clock in nanoseconds, rising within a writer: the bulk-data builder's
+"added since" is exact with one writer and may miss a banner that another writer inserted slower
+than a later one (its mark is then older than what the builder has seen).
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import datetime
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from spyglass.exactjson import loads
+from spyglass.query import Facet, Filter, Query
+from spyglass.server.bannerstore import FacetCounts, Prepared, StoreUnavailable, Trends
+from spyglass.server.clickhouse import tables
+from spyglass.server.clickhouse.compiler import Sql, column, ip16, where
+from spyglass.server.index.fields import FACET_FIELDS
+from spyglass.server.index.records import service_key_of
+from spyglass.server.index.trends import months
+
+PAGE_SIZE = 100
+FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
+LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
+QUERIES_AT_ONCE = 8  # a search's count, page and facets run side by side, each on its own connection
+
+
+class StoreURLError(ValueError):
+    """A ``clickhouse://`` address that cannot be used."""
+
+
+def parse_url(url: str) -> dict[str, Any]:
+    """Connection settings of a ``clickhouse://`` address; StoreURLError says what is wrong."""
+    parts = urlsplit(url)
+    if parts.scheme != "clickhouse":
+        raise StoreURLError(f"not a clickhouse:// address: {shown(url)!r}")
+    database = parts.path.strip("/")
+    if not database or not database.replace("_", "").isalnum() or database[0].isdigit():
+        raise StoreURLError("the address names no database (clickhouse://HOST:PORT/DATABASE; letters, digits, _)")
+    query = parse_qs(parts.query)
+    cluster = query.get("cluster", [""])[0]
+    if cluster and not cluster.replace("_", "").replace("-", "").isalnum():
+        raise StoreURLError(f"not a cluster name: {cluster!r}")
+    try:
+        port = parts.port or 9000
+    except ValueError as exc:
+        raise StoreURLError(f"bad port in {shown(url)!r}") from exc
+    return {
+        "host": parts.hostname or "127.0.0.1",
+        "port": port,
+        "user": unquote(parts.username or "default"),
+        "password": unquote(parts.password or ""),
+        "database": database,
+        "cluster": cluster,
+    }
+
+
+def shown(url: str) -> str:
+    """An address as it may be shown: without its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)).geturl()
+
+
+def _facet_value(value: Any, field_name: str) -> str:
+    if field_name.startswith("b_"):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else str(value)
+
+
+class ClickHouseStore:
+    """The banner store on ClickHouse; creates its database and tables when they are missing."""
+
+    prepare = staticmethod(tables.prepare)
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.settings = parse_url(url)
+        self.database = self.settings["database"]
+        self.cluster = self.settings["cluster"]
+        self.demoted = f"{self.database}.demoted"  # the Set of replaced banners' keys (tables.py)
+        self._local = threading.local()
+        self._clients: list = []
+        self._clients_lock = threading.Lock()
+        self._last_mark = 0
+        self._mark_lock = threading.Lock()
+        self._span: tuple[int, tuple[int, int] | None] | None = None
+        self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
+        self.init()
+
+    # -- connections ---------------------------------------------------------------------------
+    def _client(self, host: str | None = None, port: int | None = None, database: str | None = None):
+        from clickhouse_driver import Client
+
+        settings: dict[str, Any] = {"insert_distributed_sync": 1} if self.cluster else {}
+        return Client(
+            host or self.settings["host"],
+            port=port or self.settings["port"],
+            user=self.settings["user"],
+            password=self.settings["password"],
+            database=database or self.database,
+            settings=settings,
+            connect_timeout=5,
+            send_receive_timeout=300,
+        )
+
+    @property
+    def client(self):
+        """This thread's connection (a driver client is for one thread at a time)."""
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = self._client()
+            with self._clients_lock:
+                self._clients.append(client)
+        return client
+
+    def execute(self, sql: str, params: dict | list | None = None, raw: bool = False, columnar: bool = False) -> list:
+        """Rows of ``sql`` with its parameters (or an INSERT's rows); ``raw``: strings as the bytes
+        they are. StoreUnavailable when the server fails it (its reason, without the stack trace)."""
+        from clickhouse_driver.errors import Error
+
+        try:
+            return self.client.execute(
+                sql, params, settings={"strings_as_bytes": True} if raw else None, columnar=columnar
+            )
+        except Error as exc:
+            self._local.client.disconnect()  # a connection that failed part way starts afresh
+            reason = " ".join(str(exc).split("Stack trace:")[0].split())
+            raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}") from exc
+
+    def close(self) -> None:
+        self._pool.shutdown()
+        with self._clients_lock:
+            for client in self._clients:
+                client.disconnect()
+            self._clients.clear()
+        self._local = threading.local()
+
+    # -- tables --------------------------------------------------------------------------------
+    def shards(self) -> list[tuple[str, int]]:
+        """(host, port) of each shard of the cluster (from system.clusters)."""
+        rows = self._client(database="system").execute(
+            "SELECT host_address, port FROM system.clusters WHERE cluster = %(c)s ORDER BY shard_num, replica_num",
+            {"c": self.cluster},
+        )
+        if not rows:
+            raise StoreURLError(f"the server knows no cluster {self.cluster!r} (system.clusters)")
+        return [(host, int(port)) for host, port in rows]
+
+    def init(self) -> None:
+        """Create the database and tables where missing: on one server, or the local tables on
+        every shard and the Distributed tables on each (any shard can then take queries)."""
+        if not self.cluster:
+            client = self._client(database="system")
+            client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
+            for table in tables.ENGINES:
+                client.execute(tables.create_local(self.database, table, ""))
+            client.disconnect()
+            return
+        for host, port in self.shards():
+            client = self._client(host, port, database="system")
+            client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
+            for table in tables.ENGINES:
+                client.execute(tables.create_local(self.database, table, self.cluster))
+                client.execute(tables.create_distributed(self.database, table, self.cluster))
+            client.disconnect()
+
+    # -- notes ---------------------------------------------------------------------------------
+    def get_meta(self, name: str, default: str | None = None) -> str | None:
+        rows = self.execute("SELECT argMax(value, at), count() FROM meta WHERE name = %(n)s", {"n": name})
+        return rows[0][0] if rows and rows[0][1] else default
+
+    def set_meta(self, name: str, value: str) -> None:
+        self.execute("INSERT INTO meta (name, value, at) VALUES", [(name, value, time.time_ns())])
+
+    # -- writing -------------------------------------------------------------------------------
+    def next_marks(self, n: int) -> int:
+        """The first of ``n`` new marks: this writer's clock, always past its last mark."""
+        with self._mark_lock:
+            first = max(time.time_ns(), self._last_mark + 1)
+            self._last_mark = first + n - 1
+        return first
+
+    @contextmanager
+    def writing(self):
+        """A writer; what it added is inserted when the block ends, also when it ends by an error
+        (and every FLUSH_ROWS banners as it goes)."""
+        writer = Writer(self)
+        try:
+            yield writer
+        finally:
+            writer.flush()
+
+    def known_services(self, services: list[int]) -> set[int]:
+        found: set[int] = set()
+        for i in range(0, len(services), LOOKUP_CHUNK):
+            chunk = services[i : i + LOOKUP_CHUNK]
+            found.update(
+                r[0]
+                for r in self.execute(
+                    "SELECT DISTINCT service FROM banners WHERE service IN %(s)s", {"s": tuple(chunk)}
+                )
+            )
+        return found
+
+    def history_of(self, services: list[int]) -> list[tuple[int, int, int, int]]:
+        """(service, key, t, mark) of every banner of these services."""
+        rows: list = []
+        for i in range(0, len(services), LOOKUP_CHUNK):
+            rows += self.execute(
+                "SELECT service, key, t, mark FROM banners WHERE service IN %(s)s",
+                {"s": tuple(services[i : i + LOOKUP_CHUNK])},
+            )
+        return rows
+
+    # -- reading -------------------------------------------------------------------------------
+    def _where(self, query: Query) -> tuple[str, dict]:
+        sql = Sql()
+        of_a_scan = any(f.name == "scan" and not f.negated for f in query.filters)
+        return where(sql, query, current="" if of_a_scan else self.demoted), sql.params
+
+    def total(self) -> int:
+        return self.execute("SELECT count() FROM banners")[0][0]
+
+    def count(self, query: Query, facets: list[Facet]) -> tuple[int, FacetCounts]:
+        total, _, counts = self._answer(query, facets, None)
+        return total, counts
+
+    def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], FacetCounts]:
+        total, bodies, counts = self.search_bodies(query, facets, page)
+        return total, [loads(b) for b in bodies], counts
+
+    def search_bodies(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[bytes], FacetCounts]:
+        return self._answer(query, facets, page)
+
+    def _answer(self, query: Query, facets: list[Facet], page: int | None) -> tuple[int, list[bytes], FacetCounts]:
+        """The total, a page of bodies (none without ``page``) and the facets, their queries at
+        once (each on a connection of its own: the server runs them side by side)."""
+        condition, params = self._where(query)
+        jobs: list[Callable[[], Any]] = [lambda: self.execute(f"SELECT count() FROM banners WHERE {condition}", params)]
+        if page is not None:
+            jobs.append(
+                lambda: self._bodies_in_order(
+                    [
+                        r[0]
+                        for r in self.execute(
+                            f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC "
+                            f"LIMIT {(max(page, 1) - 1) * PAGE_SIZE}, {PAGE_SIZE}",
+                            params,
+                        )
+                    ]
+                )
+            )
+        jobs += [partial(self._facet, condition, params, facet) for facet in facets]
+        done = list(self._pool.map(lambda job: job(), jobs)) if len(jobs) > 1 else [jobs[0]()]
+        total = done.pop(0)[0][0]
+        bodies = done.pop(0) if page is not None else []
+        return total, bodies, {facet.name: counts for facet, counts in zip(facets, done, strict=True)}
+
+    def _bodies_in_order(self, marks: list[int]) -> list[bytes]:
+        bodies = self.raw_bodies(marks)
+        return [bodies[m] for m in marks if m in bodies]
+
+    def _facet(self, condition: str, params: dict, facet: Facet, by_month: bool = False) -> list:
+        """A facet's values, largest first (``by_month``: ``(month, value)`` pairs, per month)."""
+        field_name = FACET_FIELDS[facet.name]
+        col = column(field_name)
+        source = "banners" if col == "port" else f"banners ARRAY JOIN {col} AS v"
+        value = "port" if col == "port" else "v"
+        month = "month, " if by_month else ""
+        rows = self.execute(
+            f"SELECT {month}{value} AS value, count() AS n FROM {source} WHERE {condition} "
+            f"GROUP BY {month}value ORDER BY {month}n DESC, value LIMIT {int(facet.size)}"
+            + (" BY month" if by_month else ""),
+            params,
+        )
+        if by_month:
+            return [(m, {"count": n, "value": _facet_value(v, field_name)}) for m, v, n in rows]
+        return [{"count": n, "value": _facet_value(v, field_name)} for v, n in rows]
+
+    def _marks(self, sql: str, params: dict) -> list[dict]:
+        return [loads(b) for b in self._bodies_in_order([r[0] for r in self.execute(sql, params)])]
+
+    def host(self, ip: str) -> list[dict]:
+        import ipaddress
+
+        try:
+            address = ip16(ipaddress.ip_address(ip))
+        except ValueError:
+            return []
+        return self._marks(
+            "SELECT mark FROM banners WHERE ip = unhex(%(ip)s) ORDER BY t DESC, mark DESC LIMIT 10000",
+            {"ip": address.hex()},
+        )
+
+    def current(self, ip: str, port: int, transport: str) -> dict | None:
+        found = self._marks(
+            "SELECT mark FROM banners WHERE service = %(s)s ORDER BY t DESC, mark DESC LIMIT 1",
+            {"s": service_key_of(ip, port, transport)},
+        )
+        return found[0] if found else None
+
+    def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
+        query = Query(f"hostname:{domain}", [Filter("hostname", (domain,))])
+        sql = Sql()
+        condition = where(sql, query, current="" if history else self.demoted)
+        return self._marks(
+            f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC LIMIT {int(limit)}", sql.params
+        )
+
+    def span(self) -> tuple[int, int] | None:
+        """The first and last months (YYYYMM) of the whole store; None when it is empty. Cached
+        while the count of banners holds."""
+        rows = self.execute("SELECT count(), min(month), max(month) FROM banners")
+        n, first, last = rows[0]
+        if self._span is None or self._span[0] != n:
+            self._span = (n, (first, last) if n else None)
+        return self._span[1]
+
+    def trends(self, query: Query, facets: list[Facet]) -> Trends:
+        sql = Sql()
+        condition = where(sql, query)
+        jobs: list[Callable[[], Any]] = [
+            self.span,
+            lambda: self.execute(f"SELECT month, count() FROM banners WHERE {condition} GROUP BY month", sql.params),
+            *(partial(self._facet, condition, sql.params, facet, by_month=True) for facet in facets),
+        ]
+        span, counted, *by_facet = self._pool.map(lambda job: job(), jobs)
+        if span is None:
+            return Trends(0, [], {f.name: [] for f in facets})
+        calendar = [
+            (key, int(key.replace("-", ""))) for key, _, _ in months(*(datetime(m // 100, m % 100, 1) for m in span))
+        ]
+        counts = dict(counted)
+        matches = [{"month": key, "count": counts.get(month, 0)} for key, month in calendar]
+        out: dict[str, list[dict]] = {}
+        for facet, rows in zip(facets, by_facet, strict=True):
+            values: dict[int, list[tuple[int, str]]] = {}
+            for month, value in rows:
+                values.setdefault(month, []).append((-value["count"], value["value"]))  # ties in one order
+            out[facet.name] = [
+                {"key": key, "values": [{"count": -n, "value": v} for n, v in sorted(values.get(month, []))]}
+                for key, month in calendar
+            ]
+        return Trends(sum(m["count"] for m in matches), matches, out)
+
+    # -- the bulk-data builder -----------------------------------------------------------------
+    def last_mark(self) -> int:
+        return self.execute("SELECT max(mark) FROM bodies")[0][0] or 0
+
+    def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
+        last = mark
+        while True:
+            rows = self.execute(
+                f"SELECT mark, t FROM bodies WHERE mark > %(m)s ORDER BY mark LIMIT {int(batch)}", {"m": last}
+            )
+            if not rows:
+                return
+            yield [(m, tables.stamp_of(t)) for m, t in rows]
+            last = rows[-1][0]
+
+    def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        for i in range(0, len(marks), LOOKUP_CHUNK):
+            chunk = marks[i : i + LOOKUP_CHUNK]
+            if chunk:
+                out.update(
+                    self.execute("SELECT mark, body FROM bodies WHERE mark IN %(m)s", {"m": tuple(chunk)}, raw=True)
+                )
+        return out
+
+
+@contextmanager
+def paused_gc():
+    """The cyclic garbage collector off for a moment: held rows are millions of small lists (no
+    cycles), which it would otherwise walk over and over as they pile up (4x the time to hold
+    them, measured)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+class Writer:
+    """Adds banners: looks up what the store holds of their services, keeps the new ones, and
+    inserts them (bodies, demotions, then the rows: a banner is findable once its body is there)."""
+
+    def __init__(self, store: ClickHouseStore) -> None:
+        self.store = store
+        self.rows: list[list] = []
+        self.bodies: list[tuple] = []
+        self.demoted: list[int] = []
+        self.keys: set[int] = set()  # of the banners held here, not inserted yet
+        self.latest: dict[int, tuple[int, int, int]] = {}  # service -> (t, mark, key) of its current banner
+
+    def add(self, prepared: list[Prepared]) -> list[int]:
+        """Hold the banners not stored yet (inserted at the end of the block); their keys."""
+        wanted = list({p.service for p in prepared} - set(self.latest))
+        for service, key, t, mark in self.store.history_of(wanted):
+            self.keys.add(key)
+            best = self.latest.get(service)
+            if best is None or (t, mark) > best[:2]:
+                self.latest[service] = (t, mark, key)
+        first = self.store.next_marks(len(prepared))
+        added: list[int] = []
+        with paused_gc():
+            self._hold(prepared, first, added)
+        if len(self.rows) >= FLUSH_ROWS:
+            self.flush()
+        return added
+
+    def _hold(self, prepared: list[Prepared], first: int, added: list[int]) -> None:
+        for i, p in enumerate(prepared):
+            if p.key in self.keys:
+                continue
+            self.keys.add(p.key)
+            row = marshal.loads(p.doc)
+            mark = row[2] = first + i
+            t = row[4]
+            old = self.latest.get(p.service)
+            if old is None or t >= old[0]:
+                if old is not None:
+                    self.demoted.append(old[2])
+                self.latest[p.service] = (t, mark, p.key)
+            else:
+                self.demoted.append(p.key)
+            self.rows.append(row)
+            self.bodies.append((mark, p.key, row[3], t, p.body))
+            added.append(p.key)
+
+    def flush(self) -> None:
+        with paused_gc():
+            self._insert()
+
+    def _insert(self) -> None:
+        if self.demoted:
+            demoted = tables.written_name("demoted", self.store.cluster)
+            self.store.execute(f"INSERT INTO {demoted} (key) VALUES", [(k,) for k in self.demoted])
+        if self.bodies:
+            self.store.execute(
+                f"INSERT INTO bodies ({', '.join(tables.BODY_COLUMNS)}) VALUES",
+                list(zip(*self.bodies, strict=True)),
+                columnar=True,
+            )
+        if self.rows:
+            self.store.execute(
+                f"INSERT INTO banners ({', '.join(tables.NAMES)}) VALUES",
+                list(zip(*self.rows, strict=True)),
+                columnar=True,
+            )
+        self.rows, self.bodies, self.demoted = [], [], []

@@ -1,0 +1,175 @@
+"""Real ClickHouse servers on loopback for tests and benchmarks: one server, or a cluster of shards.
+
+Each server runs from a config file written under its own folder (ports, paths, a default user on
+127.0.0.1). The OS chooses its port: the config asks for port 0 and the port is read back from the
+server's listening socket in /proc, so two test workers never meet. A cluster's ``remote_servers``
+is written once every shard listens (its ports known), and each server reloads it (ClickHouse
+watches its config file).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+BINARY = "clickhouse-server"
+INSTALL = "apt-get install -y clickhouse-server (Debian's package)"
+
+CONFIG = """<yandex>
+  <listen_host>127.0.0.1</listen_host>
+  <tcp_port>0</tcp_port>
+  <path>{folder}/data/</path>
+  <tmp_path>{folder}/tmp/</tmp_path>
+  <format_schema_path>{folder}/schema/</format_schema_path>
+  <logger><level>warning</level><log>{folder}/server.log</log><errorlog>{folder}/error.log</errorlog></logger>
+  <mark_cache_size>268435456</mark_cache_size>
+  <users_config>{folder}/config.xml</users_config>
+  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
+    <profile>default</profile><quota>default</quota></default></users>
+  <profiles><default><max_threads>2</max_threads></default></profiles>
+  <quotas><default/></quotas>
+  <remote_servers>{clusters}</remote_servers>
+</yandex>
+"""
+
+
+def binary() -> str:
+    """The server's path; skips the test (fails it in CI) where it is not installed."""
+    found = shutil.which(BINARY) or next(
+        (p for p in ("/usr/sbin/" + BINARY, "/usr/bin/" + BINARY) if Path(p).exists()), None
+    )
+    if found:
+        return found
+    message = f"{BINARY} is not installed: {INSTALL}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + " (in CI the ClickHouse tests must run)")
+    pytest.skip(message)
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (from its sockets' inodes in /proc)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+class ClickHouseServer:
+    """One clickhouse-server on loopback, its files under ``folder``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.process: subprocess.Popen | None = None
+        self.port = 0
+
+    def write_config(self, clusters: str = "") -> None:
+        path = self.folder / "config.xml"
+        path.write_text(CONFIG.format(folder=self.folder, clusters=clusters))
+
+    @property
+    def url(self) -> str:
+        return f"clickhouse://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> ClickHouseServer:
+        self.write_config()
+        config = self.folder / "config.xml"
+        log = open(self.folder / "stdout.log", "wb")
+        self.process = subprocess.Popen([binary(), f"--config-file={config}"], stdout=log, stderr=log, cwd=self.folder)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"clickhouse-server exited: {self._log_tail()}")
+            ports = _listening_ports(self.process.pid)
+            if ports:
+                self.port = min(ports)
+                if self._answers():
+                    return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"clickhouse-server did not start in {timeout:.0f} s: {self._log_tail()}")
+            time.sleep(0.1)
+
+    def _answers(self) -> bool:
+        from clickhouse_driver import Client
+
+        try:
+            Client("127.0.0.1", port=self.port, connect_timeout=2).execute("SELECT 1")
+        except Exception:
+            return False
+        return True
+
+    def query(self, sql: str) -> list:
+        from clickhouse_driver import Client
+
+        return Client("127.0.0.1", port=self.port).execute(sql)
+
+    def _log_tail(self) -> str:
+        text = ""
+        for name in ("error.log", "stdout.log"):
+            path = self.folder / name
+            if path.exists():
+                text += path.read_text(errors="replace")[-2000:]
+        return text.strip() or "(no log)"
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class ClickHouseCluster:
+    """Shards on loopback (one server each) named ``cluster`` in every server's ``remote_servers``."""
+
+    def __init__(self, folder: Path, shards: int = 2, name: str = "spyglass") -> None:
+        self.name = name
+        self.servers = [ClickHouseServer(folder / f"shard{i + 1}") for i in range(shards)]
+
+    @property
+    def url(self) -> str:
+        return self.servers[0].url
+
+    def start(self, timeout: float = 60.0) -> ClickHouseCluster:
+        try:
+            for server in self.servers:
+                server.start(timeout)
+            shards = "".join(
+                f"<shard><replica><host>127.0.0.1</host><port>{s.port}</port></replica></shard>" for s in self.servers
+            )
+            for server in self.servers:
+                server.write_config(f"<{self.name}>{shards}</{self.name}>")
+            deadline = time.monotonic() + timeout
+            for server in self.servers:  # each reloads its config within a few seconds
+                while not server.query(f"SELECT 1 FROM system.clusters WHERE cluster = '{self.name}'"):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"the cluster did not appear in system.clusters: {server._log_tail()}")
+                    time.sleep(0.2)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()

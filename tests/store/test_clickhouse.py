@@ -1,0 +1,150 @@
+"""The ClickHouse banner store beyond the contract: the servers, the cluster, the SQL compiler."""
+
+from __future__ import annotations
+
+import pytest
+
+from spyglass.datagen import generate
+from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, parse_facets, parse_strict
+from spyglass.server.clickhouse import ClickHouseStore, StoreURLError
+from spyglass.server.clickhouse.compiler import Sql, where
+from spyglass.server.clickhouse.store import parse_url
+from spyglass.server.index import BannerIndex
+from spyglass.server.index.importer import import_banners
+from spyglass.server.runner import DEMO_BANNERS
+from tests.store.conftest import database
+
+
+def test_a_real_server_answers_on_loopback(clickhouse_server):
+    assert clickhouse_server.port > 0
+    assert clickhouse_server.query("SELECT version()")[0][0].startswith(("18.", "19.", "2"))
+
+
+def test_the_cluster_lists_two_shards(clickhouse_cluster):
+    rows = clickhouse_cluster.servers[0].query("SELECT shard_num, port FROM system.clusters WHERE cluster = 'spyglass'")
+    assert sorted(rows) == [(1, clickhouse_cluster.servers[0].port), (2, clickhouse_cluster.servers[1].port)]
+
+
+def test_without_the_server_the_tests_skip_saying_how_to_install_it_and_fail_in_ci(monkeypatch):
+    from tests import clickhouse
+
+    monkeypatch.setattr(clickhouse, "BINARY", "no-such-clickhouse-server")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y clickhouse-server"):
+        clickhouse.binary()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="in CI"):
+        clickhouse.binary()
+
+
+# -- the compiler: the same answers as the embedded store, values only as parameters ---------------
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory, clickhouse_server):
+    """The demo data in the embedded store and in ClickHouse."""
+    embedded = BannerIndex(tmp_path_factory.mktemp("embedded"))
+    clickhouse = ClickHouseStore(f"{clickhouse_server.url}/compiler")
+    for store in (embedded, clickhouse):
+        import_banners(store, generate(DEMO_BANNERS, seed=1))
+    yield embedded, clickhouse
+    embedded.close()
+    clickhouse.close()
+
+
+FREE_TEXT = [
+    "nginx",
+    '"welcome to nginx"',
+    "openssh port:22",
+    "-nginx port:80",
+    "Nginx has_ssl:true",
+    '"to nginx welcome"',
+]
+
+
+@pytest.mark.parametrize("query", [*sorted(FILTER_EXAMPLES.values()), *FREE_TEXT])
+def test_every_filter_and_free_text_finds_what_the_embedded_store_finds(both, query):
+    embedded, clickhouse = both
+    for q in (query, f"-{query}" if not query.startswith("-") else query[1:]):
+        parsed = parse_strict(q)
+        assert clickhouse.count(parsed, [])[0] == embedded.count(parsed, [])[0], q
+        assert clickhouse.trends(parsed, []).matches == embedded.trends(parsed, []).matches, q
+
+
+def test_every_facet_counts_what_the_embedded_store_counts(both):
+    embedded, clickhouse = both
+    query, facets = (
+        parse_strict("port:22,80,443,3389,6379,27017,873"),
+        parse_facets(",".join(f"{f}:1000" for f in FACETS)),
+    )
+    _, ours = clickhouse.count(query, facets)
+    _, theirs = embedded.count(query, facets)
+    for name in FACETS:
+        assert sorted(ours[name], key=str) == sorted(theirs[name], key=str), name
+
+
+HOSTILE = [
+    "x'); DROP TABLE banners; --",
+    "back\\slash\\' quote",
+    "%(p0)s %s {0} ?",
+    "line\nbreak\ttab\x00nul",
+    "ünïcødé ' \u2028 '",
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_values_are_parameters_never_sql(clickhouse_server, tmp_path, value):
+    store = ClickHouseStore(f"{clickhouse_server.url}/{database(tmp_path)}")
+    import_banners(store, [banner_with_tag(value), banner_with_tag("plain", ip="198.18.9.2")])
+    query = Query(f"tag:{value}", [Filter("tag", (value.lower(),))])
+    sql = Sql()
+    condition = where(sql, query, current="db.demoted")
+    assert value.lower() not in condition and "'" not in condition  # only placeholders in the SQL
+    total, matches, facets = store.search(query, parse_facets("tag"))
+    assert total == 1 and matches[0]["tags"] == [value]
+    assert facets["tag"] == [{"count": 1, "value": value}]
+    negated = Query(f"-tag:{value}", [Filter("tag", (value.lower(),), negated=True)])
+    assert store.count(negated, [])[0] == 1 and store.total() == 2  # the tables are still there
+    store.close()
+
+
+def banner_with_tag(tag: str, ip: str = "198.18.9.1") -> dict:
+    return {"ip_str": ip, "port": 80, "transport": "tcp", "timestamp": "2026-01-01T00:00:00", "tags": [tag]}
+
+
+# -- the cluster -----------------------------------------------------------------------------------
+
+
+def test_inserts_are_spread_across_the_shards(clickhouse_cluster, tmp_path):
+    store = ClickHouseStore(f"{clickhouse_cluster.url}/{database(tmp_path)}?cluster=spyglass")
+    import_banners(store, generate(400, seed=5))
+    per_shard = [
+        server.query(f"SELECT count() FROM {database(tmp_path)}.banners_local")[0][0]
+        for server in clickhouse_cluster.servers
+    ]
+    assert sum(per_shard) == 400 == store.total() and min(per_shard) > 100
+    store.close()
+
+
+def test_a_cluster_that_the_server_does_not_know_is_refused(clickhouse_server):
+    with pytest.raises(StoreURLError, match="no cluster 'nowhere'"):
+        ClickHouseStore(f"{clickhouse_server.url}/x?cluster=nowhere")
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgres://h/db", "clickhouse://127.0.0.1:9000", "clickhouse://h/db;drop", "clickhouse://h/db?cluster=a'b"],
+)
+def test_addresses_that_cannot_be_used_say_why(url):
+    with pytest.raises(StoreURLError):
+        parse_url(url)
+
+
+def test_a_banner_without_its_required_members_is_refused_by_the_clickhouse_store_too():
+    from spyglass.server.index.shape import BadBanner
+
+    for missing in ("ip_str", "port", "timestamp"):
+        b = banner_with_tag("x")
+        del b[missing]
+        with pytest.raises(BadBanner):
+            ClickHouseStore.prepare(b)
