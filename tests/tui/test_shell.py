@@ -253,6 +253,10 @@ async def test_the_linux_console_gets_boxes_and_marks_its_fonts_have(backend, mo
         assert "map: * < 50 ms" in text and ":::" in text
         assert not any(0x2800 <= ord(c) <= 0x28FF for c in text) and "●" not in text
         missing = set("✓✗⏎↓↑❚‹▁▂▃▄▅▆▇▏▎▍▋▊▉●╭╮╰╯")  # glyphs the console fonts lack
+        await pilot.press("ctrl+p")  # the palette's icon
+        await pilot.pause()
+        assert "🔎" not in screen_text(app)
+        await pilot.press("escape")
         for keys in (["f2", *"nginx"], ["enter"], ["f5"], ["f7"]):  # the query check, facets, bars, stream
             await pilot.press(*keys)
             await settle(pilot) if keys[0] != "f7" else await pilot.pause(1.5)

@@ -57,6 +57,7 @@ def plain_boxes() -> Callable[[], None]:
     """Draw the fancy border types with the plain set, and scrollbars without eighth blocks; returns
     what puts them back (the tables are Textual's module globals: a test's next app must not inherit
     them)."""
+    from textual.command import SearchIcon
     from textual.scrollbar import ScrollBarRender
 
     saved = {name: (_border.BORDER_CHARS[name], _border.BORDER_LOCATIONS[name]) for name in FANCY}
@@ -67,6 +68,8 @@ def plain_boxes() -> Callable[[], None]:
     _border.get_box.cache_clear()
     # Scrollbar thumbs end in eighth blocks: blank cells in the thumb's colour show the same thing.
     ScrollBarRender.VERTICAL_BARS = ScrollBarRender.HORIZONTAL_BARS = [" "] * 8
+    icon_render = SearchIcon.render  # the palette's magnifier emoji
+    SearchIcon.render = lambda self: ">"  # type: ignore[method-assign]
 
     def restore() -> None:
         for name, (chars, locations) in saved.items():
@@ -74,5 +77,6 @@ def plain_boxes() -> Callable[[], None]:
             _border.BORDER_LOCATIONS[name] = locations
         _border.get_box.cache_clear()
         ScrollBarRender.VERTICAL_BARS, ScrollBarRender.HORIZONTAL_BARS = bars
+        SearchIcon.render = icon_render  # type: ignore[method-assign]
 
     return restore
