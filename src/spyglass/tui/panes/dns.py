@@ -17,6 +17,7 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Select, Static
 from spyglass.present import dns
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import OpenHost, Pane
+from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
 from spyglass.tui.widgets.table import PADDING, Column
 
@@ -84,7 +85,7 @@ class DnsPane(Pane):
             )
             yield Select(TOOLS, value="domain", allow_blank=False, id="dns-tool", compact=True)
             yield Select([(t, t) for t in RECORD_TYPES], value="any", allow_blank=False, id="dns-type", compact=True)
-            yield Checkbox("history", id="dns-history", compact=True)
+            yield Check("history", id="dns-history", compact=True)
             yield Button("Look up", id="dns-run", compact=True, variant="primary")
         yield Static("", id="dns-status")
         results = PagedTable(COLUMNS, id="dns-results")

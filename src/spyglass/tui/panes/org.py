@@ -15,6 +15,7 @@ from spyglass.present.org import facts, people_rows
 from spyglass.present.values import plural
 from spyglass.safetext import clean
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.facts import Facts
 from spyglass.tui.widgets.table import Column, Table
 
@@ -53,7 +54,7 @@ class OrgPane(Pane):
         yield Facts("Organization", id="org-facts")
         with Horizontal(id="org-form"):
             yield Input(placeholder="username or e-mail to add, then Enter", id="org-user", compact=True)
-            yield Checkbox("notify", id="org-notify", compact=True)
+            yield Check("notify", id="org-notify", compact=True)
             yield Button("Add", id="org-add", compact=True, variant="primary")
         yield Table(COLUMNS, id="org-people")
 

@@ -24,6 +24,7 @@ from spyglass.query.pivot import term
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.console import for_console
 from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
+from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
 from spyglass.tui.widgets.queryinput import QueryInput
@@ -128,7 +129,7 @@ class SearchPane(Pane):
         yield self.compose_error()
         with Horizontal(id="search-bar"):
             yield QueryInput("search: free text and filters, e.g. nginx country:DE -port:22 — Enter runs")
-            yield Checkbox("count only", id="count-only")
+            yield Check("count only", id="count-only")
         yield Static("", id="search-status")
         with Horizontal(id="search-body"):
             with Vertical(id="facet-side"):
