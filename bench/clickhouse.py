@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[floa
 
 
 def measure(
-    name: str, source: Path, work: Path, address: str, size: Callable[[], int], repeat: int
+    name: str, source: Path, work: Path, address: str, size: Callable[[], int], settle: Callable[[], None], repeat: int
 ) -> dict[str, float | list[float]]:
     data = work / f"backend-{name.replace(' ', '-')}"
     shutil.rmtree(data, ignore_errors=True)
@@ -74,7 +75,7 @@ def measure(
     elapsed = time.perf_counter() - started
     store.close()
     print(f"{name}: imported {report.added:,} banners in {elapsed:.1f} s", flush=True)
-    time.sleep(5)  # let the last inserts settle before the disk is measured
+    settle()  # merge each month's parts, as the server does in time, before the disk is measured
     result: dict[str, float | list[float]] = {"import": report.added / elapsed, "bytes": size() / report.added}
     result.update(http_latencies(data, address, repeat))
     return result
@@ -122,8 +123,19 @@ def main() -> None:
     for name, start, address_of in runs:
         with start() as started:
             address, size = address_of(started)
-            results[name] = measure(name, source, args.work, address, size, args.repeat)
+            servers_of = [] if started is None else getattr(started, "servers", [started])
+            results[name] = measure(name, source, args.work, address, size, partial(merged, servers_of), args.repeat)
     table(results, args.count, source.stat().st_size / args.count)
+
+
+def merged(servers: list[ClickHouseServer]) -> None:
+    """Every partition of the bench's tables merged into one part (OPTIMIZE ... FINAL)."""
+    for server in servers:
+        parts = server.query(
+            f"SELECT DISTINCT table, partition FROM system.parts WHERE database = '{DATABASE}' AND active"
+        )
+        for table, partition in parts:
+            server.query(f"OPTIMIZE TABLE {DATABASE}.{table} PARTITION {partition} FINAL")
 
 
 class running:
