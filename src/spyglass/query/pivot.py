@@ -13,6 +13,7 @@ from typing import Any
 
 from spyglass.query.filters import FILTERS, Kind
 from spyglass.query.match import VALUES
+from spyglass.safetext import has_control
 
 # The fingerprints first: the pivots an analyst reaches for, then who and what, then the rest.
 FIRST = (
@@ -63,7 +64,8 @@ def _as_value(kind: Kind, value: Any) -> str | None:
         except ValueError:
             return None
     text = " ".join(str(value).split())
-    return text if text and len(text) <= MAX_VALUE else None
+    # A value with a control or invisible character is one nobody could type or read back: no pivot.
+    return text if text and len(text) <= MAX_VALUE and not has_control(text) else None
 
 
 def pivots(banner: Any) -> list[Pivot]:
