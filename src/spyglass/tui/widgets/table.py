@@ -91,7 +91,8 @@ class Table(DataTable):
         """Other columns (another view of the same records): laid out again at once."""
         if columns != self.specs:
             self.specs, self.shown = columns, []
-            self.sorted_by = self.sorted_by if any(c.key == (self.sorted_by or ("",))[0] for c in columns) else None
+            if self.sorted_by and self.sorted_by[0] not in {c.key for c in columns}:
+                self.sorted_by = None  # sorted by a column these do not have
             self._layout(self.room())
 
     def room(self) -> int:
