@@ -72,7 +72,6 @@ class StreamBuffer:
         self.frozen_at = 0  # while paused: the number of the first line that arrived after the pause
         self.numbered = 0  # lines ever kept: the next one's number
         self.received = 0  # lines read off the stream
-        self.shown = 0  # of those prepared, the ones the filter in force showed
         self.dropped = 0  # lines let go before they were kept or shown (the pane fell behind, or a long pause)
         self.discarded = 0  # as the server reported (its debug events)
         self.rates: deque[int] = deque([0] * RATE_WINDOW, maxlen=RATE_WINDOW)
@@ -92,7 +91,7 @@ class StreamBuffer:
         self.inbox.clear()
         self.kept.clear()
         self.pending.clear()
-        self.received = self.shown = self.dropped = self.discarded = self.this_second = 0
+        self.received = self.dropped = self.discarded = self.this_second = 0
 
     def resize(self, capacity: int) -> None:
         self.inbox = deque(self.inbox, maxlen=capacity)
@@ -144,7 +143,6 @@ class StreamBuffer:
             entry.number = self.numbered
             self.numbered += 1
         self.kept.extend(entries)
-        self.shown += len(shown)
         if not self.paused:
             return shown
         overflow = len(self.pending) + len(shown) - (self.pending.maxlen or 0)

@@ -106,7 +106,6 @@ class Pane(VerticalScroll):
     Pane > .pane-error.shown { display: block; }
     """
 
-    TYPE_TO: ClassVar[str] = ""  # the input that text typed into a table or list goes to (default: the first)
     stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
     last_key = ""  # the key before this one, as it reached the pane (Esc then a digit switches panes)
     armed: str = ""  # the destructive action a first key press asked about
@@ -143,7 +142,7 @@ class Pane(VerticalScroll):
         bound = self.app.active_bindings.get(event.key)  # the focus chain's, keymaps applied
         if bound is not None and (not event.key.isdigit() or bound.node is not self.app):
             return  # a command (an app-level digit switches panes: only right after Esc, above)
-        box = next(iter(self.query(self.TYPE_TO or "Input").results(Input)), None)
+        box = next(iter(self.query(Input)), None)  # the pane's first input
         if box is None or not box.display:
             return
         event.stop()
