@@ -265,7 +265,8 @@ class SearchPane(Pane):
                 result = await clients.search.search(query, facets or None, page=1)
         except Exception:
             if listing == self.results.listing:
-                self.go_stale() if self.current_query else self.show_status("")
+                self.show_status("")  # "searching: …" is over
+                self.go_stale()  # (says so in the status, when there are results to mark)
             raise
         if listing != self.results.listing:
             return  # a newer query was started while this one ran
