@@ -43,6 +43,10 @@ def announcement(app, host: str, port: int, *, geonet_only: bool = False) -> lis
 DEMO_BANNERS = 20_000
 
 
+class WorkersFailed(RuntimeError):
+    """A worker of ``serve --workers`` kept dying; the message says which and how."""
+
+
 def seed_demo_data(banners) -> None:
     """On a first run, fill an empty banner store with synthetic banners (marked as demo data)."""
     from spyglass.datagen import generate
@@ -64,9 +68,11 @@ def serve(
     demo: bool = False,
     exit_on_stdin_eof: bool = False,
     announce: Callable[[str], None] = print,
+    workers: int = 1,
 ) -> None:
     """Serve ``settings`` (a :class:`spyglass.server.app.Settings`) until interrupted. ``sock`` is a
-    listening socket handed over by the launcher."""
+    listening socket handed over by the launcher. With several ``workers``, this process binds,
+    announces and supervises; the workers serve (:mod:`spyglass.server.workers`)."""
     import uvicorn
 
     from spyglass.server.app import create_app
@@ -84,13 +90,19 @@ def serve(
         held = hold(settings.data_dir, base_urls(local, bound_port)["main"])  # noqa: F841 (kept while serving)
     for line in announcement(app, bound, bound_port, geonet_only=geonet_only):
         announce(line)
+    if demo and not geonet_only:
+        # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
+        seed_demo_data(app.state.banners)
+    if workers > 1:
+        from spyglass.server.workers import supervise
+
+        if failure := supervise(settings, workers, sock, exit_on_stdin_eof):
+            raise WorkersFailed(failure)
+        return
     protocol = guarded_protocol(settings.limits)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol)
     server = uvicorn.Server(config)
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
-    if demo and not geonet_only:
-        # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
-        seed_demo_data(app.state.banners)
     if exit_on_stdin_eof:
         # The launcher holds our stdin open; when it goes away for any reason, so do we.
         def watch() -> None:

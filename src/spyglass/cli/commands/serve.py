@@ -126,12 +126,16 @@ def serve_command(args: argparse.Namespace) -> int:
 
     from spyglass.server.bannerstore import StoreUnavailable
     from spyglass.server.datalock import DataDirBusy
-    from spyglass.server.runner import serve
+    from spyglass.server.runner import WorkersFailed, serve
 
     try:
         settings = settings_from(args)
     except ValueError as exc:
         return fail(f"serve: {exc}", EXIT_USAGE)
+    if args.workers < 1 or (args.workers > 1 and args.geonet_only):
+        return fail(
+            "serve: --workers takes a number of 1 or more, for the whole backend (not --geonet-only)", EXIT_USAGE
+        )
     for note in (exposure_warning(args.host, args.rate_limit), quiet_stream_hint(args.demo, args.demo_rate)):
         if note:
             print(note, file=sys.stderr, flush=True)
@@ -146,8 +150,9 @@ def serve_command(args: argparse.Namespace) -> int:
             demo=args.demo,
             exit_on_stdin_eof=args.exit_on_stdin_eof,
             announce=lambda line: print(line, flush=True),
+            workers=args.workers,
         )
-    except (DataDirBusy, StoreUnavailable) as exc:
+    except (DataDirBusy, StoreUnavailable, WorkersFailed) as exc:
         return fail(f"serve: {exc}", EXIT_UNAVAILABLE)
     except ValueError as exc:  # a --store address that is not one
         return fail(f"serve: {exc}", EXIT_USAGE)
@@ -257,6 +262,14 @@ def register(sub, common: Common) -> None:
         default=64,
         metavar="N",
         help="requests answered at once (stream readers aside); past it 503 with Retry-After at once",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve with N processes to use N cores: one writes (collection, scans, alerts), the others answer "
+        "what only reads and hand it the rest; credits stay exact (rate limits hold per worker)",
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)

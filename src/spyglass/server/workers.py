@@ -1,0 +1,360 @@
+"""Serving with several worker processes (``spyglass serve --workers N``), to use every core.
+
+The supervisor binds the listening socket and starts N processes that all accept on it, each a
+whole app over the same data dir. Worker 0 is the *primary*: the one that writes. It runs every
+background service (the collector, scans, alert triggers and deliveries, the bulk-data builder,
+the demo collector). The others are *readers*: they answer what only reads (search, count,
+facets, host, trends, the stream, listings; a charged search spends its credit in the shared
+SQLite file, in a transaction, so credits stay exact) and hand every other request (POST, PUT,
+DELETE: a scan, a replay, an alert, a notifier test...) to the primary over a Unix socket the
+supervisor owns, so that one process alone writes banners, runs scans and sends notifications.
+
+What the readers learn from the primary:
+- new banners: the index is shared on disk and a reader's searcher reloads at most once a second;
+- the live stream: each reader follows the primary's feed (``FEED_PATH`` on the Unix socket:
+  every banner its collector publishes, as the stream sends it) and publishes it to its own hub.
+
+Held per worker, not across them: ``--rate-limit``, the failed-key and geonet limits per address,
+``--max-connections``, ``--max-in-flight`` and the streams one key may follow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for_exit
+from typing import Any
+
+import httpx
+
+from spyglass.exactjson import loads
+from spyglass.server.tasks import cancel
+
+log = logging.getLogger("spyglass.workers")
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what a reader answers itself
+CLIENT_HEADER = b"x-spyglass-client"  # the caller's address, as a reader saw it (trusted on the Unix socket only)
+WORKER_HEADER = b"x-spyglass-worker"  # which worker answered (0 is the primary; "1>0": 1 handed it to 0)
+FEED_PATH = "/_spyglass/workers/feed"
+HOP_BY_HOP = frozenset(
+    {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade", b"host", b"content-length"}
+)
+FORWARD_TIMEOUT = httpx.Timeout(120.0, connect=10.0)  # a replay or a notifier test waits on the primary's work
+FEED_RETRY = 0.5  # seconds between a reader's tries to follow the primary's feed
+FEED_QUEUE = (20_000, 32 << 20)  # banners and bytes a reader's feed may hold while it falls behind
+UNAVAILABLE = b'{"error": "The backend\'s writing worker is restarting: try again in a moment"}'
+RESTARTS = 5  # a worker that dies this many times within RESTART_WINDOW stops the whole backend
+RESTART_WINDOW = 60.0
+
+
+@dataclass(frozen=True)
+class Worker:
+    """What one worker process is: its number (0, the primary, writes) and the primary's socket."""
+
+    number: int
+    primary_socket: str
+
+    @property
+    def primary(self) -> bool:
+        return self.number == 0
+
+
+# -- the primary's side ------------------------------------------------------------------------
+
+
+class PrimaryWorker:
+    """ASGI wrapper of the primary's app. A request on the Unix socket (uvicorn gives it no client
+    address) comes from a reader: its caller's address is taken from ``CLIENT_HEADER``, and the
+    feed is served there. On TCP that header is dropped, never believed."""
+
+    def __init__(self, app: Any, hub: Any) -> None:
+        self.app, self.hub = app, hub
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        from_reader = scope.get("client") is None
+        forwarded = next((v for k, v in scope["headers"] if k == CLIENT_HEADER), None)
+        scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != CLIENT_HEADER]}
+        if from_reader:
+            if scope["path"] == FEED_PATH:
+                return await self.feed(receive, send)
+            if forwarded:
+                host, _, port = forwarded.decode("latin-1").rpartition(" ")
+                scope["client"] = (host, int(port) if port.isdigit() else 0)
+        await self.app(scope, receive, with_worker_header(send, 0))
+
+    async def feed(self, receive, send) -> None:
+        """Every banner the collector publishes, one JSON line each, until the reader goes."""
+        from spyglass.server.stream.host import follow
+        from spyglass.server.stream.hub import Subscription, match_all
+
+        sub = Subscription(match_all, *FEED_QUEUE)
+        self.hub.subscriptions.add(sub)  # not hub.subscribe: no key, and no key's limit
+
+        async def until_gone() -> None:  # a quiet feed would not notice otherwise, and hold shutdown
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            sub.close()
+
+        watcher = asyncio.create_task(until_gone())
+        try:
+            headers = [(b"content-type", b"application/x-ndjson")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            async for chunk in follow(self.hub, sub, "json", debug=False):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            await cancel(watcher)
+
+
+# -- a reader's side ---------------------------------------------------------------------------
+
+
+class ReaderWorker:
+    """ASGI wrapper of a reader's app: what only reads is answered here; every other request is
+    sent on to the primary as it came (with the caller's address), and its answer streamed back."""
+
+    def __init__(self, app: Any, worker: Worker) -> None:
+        self.app, self.worker = app, worker
+        self._http: httpx.AsyncClient | None = None
+
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
+            transport = httpx.AsyncHTTPTransport(uds=self.worker.primary_socket)
+            self._http = httpx.AsyncClient(transport=transport, timeout=FORWARD_TIMEOUT)
+        return self._http
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] in SAFE_METHODS:
+            send = with_worker_header(send, self.worker.number) if scope["type"] == "http" else send
+            return await self.app(scope, receive, send)
+        await self.forward(scope, receive, send)
+
+    async def forward(self, scope, receive, send) -> None:
+        client = scope.get("client") or ("", 0)
+        headers = [(k, v) for k, v in scope["headers"] if k not in HOP_BY_HOP and k != CLIENT_HEADER]
+        headers.append((CLIENT_HEADER, f"{client[0]} {client[1]}".encode("latin-1")))
+        url = httpx.URL(
+            scheme="http", host="primary", path=scope.get("root_path", "") + scope["path"], query=scope["query_string"]
+        )
+        body = await read_body(receive)  # whole (the guard bounds how long it may take to arrive)
+        request = self.http().build_request(scope["method"], url, headers=headers, content=body)
+        try:
+            response = await self.http().send(request, stream=True)
+        except httpx.TransportError as exc:
+            log.warning("worker %d: the primary did not take a request (%s)", self.worker.number, exc)
+            await send_answer(send, 503, UNAVAILABLE, [(b"retry-after", b"1")])
+            return
+        try:
+            kept = [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP | {WORKER_HEADER}]
+            kept.append((WORKER_HEADER, f"{self.worker.number}>0".encode()))  # taken here, carried out there
+            await send({"type": "http.response.start", "status": response.status_code, "headers": kept})
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            await response.aclose()
+
+
+class FeedFollower:
+    """A reader's background service: follows the primary's feed and publishes each banner to
+    this worker's stream hub, so a stream opened on any worker carries what the primary collects.
+    Banners collected while the primary restarts are not on the readers' streams."""
+
+    def __init__(self, primary_socket: str, hub: Any) -> None:
+        self.primary_socket, self.hub = primary_socket, hub
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="workers-feed")
+
+    async def stop(self) -> None:
+        await cancel(self._task)
+
+    async def _run(self) -> None:
+        transport = httpx.AsyncHTTPTransport(uds=self.primary_socket)
+        async with httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(10.0, read=None)) as http:
+            while True:
+                try:
+                    async with http.stream("GET", f"http://primary{FEED_PATH}") as response:
+                        async for line in response.aiter_lines():
+                            if line.strip():
+                                self.publish(line)
+                except (httpx.HTTPError, OSError) as exc:
+                    log.debug("the primary's feed broke off (%s): following it again", exc)
+                await asyncio.sleep(FEED_RETRY)
+
+    def publish(self, line: str) -> None:
+        try:
+            banner = loads(line.encode())
+        except ValueError:
+            log.warning("a line of the primary's feed is not JSON: skipped")
+            return
+        if isinstance(banner, dict):
+            self.hub.publish_banner(banner)
+
+
+# -- ASGI helpers ------------------------------------------------------------------------------
+
+
+def with_worker_header(send, number: int):
+    value = str(number).encode()
+
+    async def sending(message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (WORKER_HEADER, value)]}
+        await send(message)
+
+    return sending
+
+
+async def read_body(receive) -> bytes:
+    parts = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        parts.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(parts)
+
+
+async def send_answer(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json"), *headers]}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+def worker_app(settings, worker: Worker):
+    """The ASGI application one worker serves."""
+    from spyglass.server.app import create_app
+
+    app = create_app(settings)
+    if worker.primary:
+        return PrimaryWorker(app, app.state.hub)
+    # A reader runs no background work of its own: only its stream hub, fed by the primary.
+    app.state.services = [app.state.hub, FeedFollower(worker.primary_socket, app.state.hub)]
+    return ReaderWorker(app, worker)
+
+
+def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
+    """A worker process: serve ``sockets`` until told to stop (SIGTERM, or SIGINT)."""
+    import uvicorn
+
+    from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
+    from spyglass.server.sqlite import private_files
+
+    private_files()
+    logging.basicConfig(level=logging.WARNING, format=f"worker {worker.number}: %(levelname)s %(name)s: %(message)s")
+    app = worker_app(settings, worker)
+    protocol = guarded_protocol(settings.limits)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol)
+    logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
+    uvicorn.Server(config).run(sockets=sockets)
+
+
+class Supervisor:
+    """Starts the workers, starts again one that dies (the whole backend stops if one keeps
+    dying), and stops them all when told to."""
+
+    def __init__(self, settings, count: int, sock: socket.socket) -> None:
+        self.settings, self.count, self.sock = settings, count, sock
+        self.dir = tempfile.mkdtemp(prefix="spyglass-workers-")  # 0700: only this user reaches the socket
+        path = os.path.join(self.dir, "primary.sock")
+        self.primary_sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.primary_sock.bind(path)
+        self.primary_sock.listen(1024)  # bound here: requests wait in its queue while the primary restarts
+        self.context = multiprocessing.get_context("spawn")
+        self.processes: list[Any] = []
+        self.deaths: list[list[float]] = [[] for _ in range(count)]
+        self.stopping = threading.Event()
+
+    def start(self, number: int):
+        worker = Worker(number, self.primary_sock.getsockname())
+        sockets = [self.sock, self.primary_sock] if worker.primary else [self.sock]
+        process = self.context.Process(
+            target=run_worker, args=(self.settings, worker, sockets), name=f"spyglass-worker-{number}", daemon=False
+        )
+        process.start()
+        return process
+
+    def run(self) -> str | None:
+        """Until :meth:`stop`; what went wrong if a worker kept dying, else None."""
+        try:
+            self.processes = [self.start(n) for n in range(self.count)]
+            while not self.stopping.is_set():
+                wait_for_exit([p.sentinel for p in self.processes], timeout=0.5)
+                for number, process in enumerate(self.processes):
+                    if process.is_alive() or self.stopping.is_set():
+                        continue
+                    if failure := self._died(number, process.exitcode):
+                        return failure
+                    self.processes[number] = self.start(number)
+            return None
+        finally:
+            self._stop_all()
+
+    def _died(self, number: int, code: int | None) -> str | None:
+        now = time.monotonic()
+        recent = [t for t in self.deaths[number] if now - t < RESTART_WINDOW] + [now]
+        self.deaths[number] = recent
+        how = f"signal {-code}" if code is not None and code < 0 else f"code {code}"
+        if len(recent) >= RESTARTS:
+            return f"worker {number} exited {len(recent)} times within {RESTART_WINDOW:g} s (last: {how})"
+        print(f"serve: worker {number} exited ({how}): starting it again", file=sys.stderr, flush=True)
+        return None
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def _stop_all(self) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()  # SIGTERM: uvicorn stops gracefully, the services stop in order
+        deadline = time.monotonic() + 10.0
+        for process in self.processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join()
+        self.primary_sock.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def supervise(settings, count: int, sock: socket.socket, exit_on_stdin_eof: bool) -> str | None:
+    """Serve ``settings`` with ``count`` worker processes until SIGTERM, SIGINT or (when asked)
+    the end of stdin; what went wrong if the workers could not be kept running."""
+    supervisor = Supervisor(settings, count, sock)
+    stop: Callable[..., None] = lambda *_: supervisor.stop()  # noqa: E731
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    if exit_on_stdin_eof:
+
+        def watch() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                while sys.stdin.buffer.read(1024):
+                    pass
+            supervisor.stop()
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    try:
+        return supervisor.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
