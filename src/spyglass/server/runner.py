@@ -16,14 +16,17 @@ def base_urls(host: str, port: int, hosts: Iterable[str] = ()) -> dict[str, str]
     return {"main": main, **{name: f"{main}/{name}" for name in hosts}}
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, *, shared: bool = False) -> socket.socket:
     """A listening TCP socket. Its protocol is stated and TCP_NODELAY set: asyncio only disables
     Nagle on sockets whose proto says TCP, and with Nagle on, every small response waits ~40 ms
-    for the client's delayed ACK."""
+    for the client's delayed ACK. ``shared``: other sockets may listen on the same port
+    (SO_REUSEPORT), the kernel spreading new connections over them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if shared:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(128)
@@ -83,7 +86,7 @@ def serve(
 
     private_files()
     app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
-    sock = sock or listen(host, port)
+    sock = sock or listen(host, port, shared=workers > 1)
     bound, bound_port = sock.getsockname()[:2]
     if not geonet_only:  # one backend per data dir: a second dashboard attaches to this one
         local = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bound, bound)
@@ -96,7 +99,14 @@ def serve(
     if workers > 1:
         from spyglass.server.workers import supervise
 
-        if failure := supervise(settings, workers, sock, exit_on_stdin_eof):
+        # A socket each, on one port: each keeps the connections it accepted, so with one shared
+        # socket the worker that woke first would take most of them. (A socket handed over is shared.)
+        sockets = (
+            [sock]
+            if sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 0
+            else [sock] + [listen(bound, bound_port, shared=True) for _ in range(workers - 1)]
+        )
+        if failure := supervise(settings, sockets, workers, exit_on_stdin_eof):
             raise WorkersFailed(failure)
         return
     protocol = guarded_protocol(settings.limits)

@@ -274,8 +274,8 @@ class Supervisor:
     """Starts the workers, starts again one that dies (the whole backend stops if one keeps
     dying), and stops them all when told to."""
 
-    def __init__(self, settings, count: int, sock: socket.socket) -> None:
-        self.settings, self.count, self.sock = settings, count, sock
+    def __init__(self, settings, sockets: list[socket.socket], count: int) -> None:
+        self.settings, self.sockets, self.count = settings, sockets, count
         self.dir = tempfile.mkdtemp(prefix="spyglass-workers-")  # 0700: only this user reaches the socket
         path = os.path.join(self.dir, "primary.sock")
         self.primary_sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -288,7 +288,9 @@ class Supervisor:
 
     def start(self, number: int):
         worker = Worker(number, self.primary_sock.getsockname())
-        sockets = [self.sock, self.primary_sock] if worker.primary else [self.sock]
+        # held here too: connections the kernel gives a restarting worker's socket wait for it
+        listening = self.sockets[number % len(self.sockets)]
+        sockets = [listening, self.primary_sock] if worker.primary else [listening]
         process = self.context.Process(
             target=run_worker, args=(self.settings, worker, sockets), name=f"spyglass-worker-{number}", daemon=False
         )
@@ -338,10 +340,11 @@ class Supervisor:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def supervise(settings, count: int, sock: socket.socket, exit_on_stdin_eof: bool) -> str | None:
-    """Serve ``settings`` with ``count`` worker processes until SIGTERM, SIGINT or (when asked)
-    the end of stdin; what went wrong if the workers could not be kept running."""
-    supervisor = Supervisor(settings, count, sock)
+def supervise(settings, sockets: list[socket.socket], count: int, exit_on_stdin_eof: bool) -> str | None:
+    """Serve ``settings`` with ``count`` worker processes (worker i accepts on ``sockets[i]``, or
+    all on the one socket) until SIGTERM, SIGINT or (when asked) the end of stdin; what went wrong
+    if the workers could not be kept running."""
+    supervisor = Supervisor(settings, sockets, count)
     stop: Callable[..., None] = lambda *_: supervisor.stop()  # noqa: E731
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if exit_on_stdin_eof:

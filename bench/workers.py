@@ -1,0 +1,142 @@
+"""HTTP throughput of ``spyglass serve --workers N``: requests a second at 32 clients with one worker
+and with two, in one run, on this machine's cores.
+
+    python bench/workers.py [--count 300000] [--work DIR] [--seconds 10] [--clients 32]
+
+Imports COUNT generated banners (the same file as bench/index.py) into a data dir, then for 1 and
+2 workers starts ``spyglass serve --workers N`` and drives it with wrk (a load generator in C, so
+that the client takes little of the cores the server needs; Debian's package, installed here when
+missing), each request one of the index bench's queries in turn: a count, and a search page with
+5 facets. Goal: 2 workers at least 1.7x one worker at 32 clients.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from index import FACETS5, SEARCHES, dataset  # noqa: E402  (bench/index.py)
+
+from spyglass.server.index import BannerIndex  # noqa: E402
+from spyglass.server.index.importer import import_files  # noqa: E402
+from spyglass.server.store import Store  # noqa: E402
+
+# wrk's script: each request the next query of the list, URL-encoded by the caller
+ROTATE = """
+paths = {%s}
+i = 0
+request = function()
+  i = i %% #paths + 1
+  return wrk.format("GET", paths[i])
+end
+"""
+
+
+def wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    print("installing wrk from Debian's packages for the load ...", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True, env=env, stdout=subprocess.DEVNULL)
+    return shutil.which("wrk") or "wrk"
+
+
+def data_dir(work: Path, count: int) -> Path:
+    data = work / f"workers-data-{count}"
+    if not (data / "index").exists():
+        shutil.rmtree(data, ignore_errors=True)
+        index = BannerIndex(data)
+        import_files(index, [dataset(work, count)])
+        index.close()
+    return data
+
+
+def serve(data: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spyglass", "serve", "--data", str(data), "--port", "0", "--workers", str(workers)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().split()[1]
+    seen: set[str] = set()
+    deadline = time.monotonic() + 60
+    while len(seen) < workers and time.monotonic() < deadline:  # every worker up before the load
+        try:
+            with httpx.Client() as http:
+                seen.add(http.get(f"{url}/api-info").headers.get("x-spyglass-worker", "0"))
+        except httpx.TransportError:
+            time.sleep(0.1)
+    return process, url
+
+
+def load(url: str, paths: list[str], clients: int, seconds: float, script_dir: Path) -> tuple[float, str]:
+    """(requests a second, p50 latency as wrk prints it); fails on any non-2xx answer."""
+    script = script_dir / "rotate.lua"
+    script.write_text(ROTATE % ", ".join(f'"{p}"' for p in paths))
+    out = subprocess.run(
+        [wrk(), "-t2", f"-c{clients}", f"-d{seconds:g}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    if "Non-2xx" in out:
+        raise SystemExit(f"wrk saw errors:\n{out}")
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = re.search(r"50%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    return rate, p50
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=300_000)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spyglass-bench")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--clients", type=int, default=32)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    data = data_dir(args.work, args.count)
+    store = Store(data)
+    key = store.local_key()
+    account = store.account_for_key(key)
+    assert account is not None
+    store.set_credits(account.id, query=1_000_000_000)  # charged searches never run short here
+    store.close()
+    quoted = [httpx.QueryParams({"key": key, "query": q}) for q in SEARCHES]
+    loads = {
+        "count": [f"/intel/host/count?{q}" for q in quoted],
+        "search page + 5 facets": [f"/intel/host/search?{q.set('facets', FACETS5)}" for q in quoted],
+    }
+    print(f"{args.count:,} banners, {args.clients} clients, {args.seconds:g} s each, {os.cpu_count()} cores")
+    rates: dict[tuple[str, int], float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for workers in (1, 2):
+            process, url = serve(data, workers)
+            try:
+                for name, paths in loads.items():
+                    load(url, paths, args.clients, 2, Path(tmp))  # warm: segments opened, pages cached
+                    rate, p50 = load(url, paths, args.clients, args.seconds, Path(tmp))
+                    rates[name, workers] = rate
+                    print(f"{workers} worker{'s' if workers > 1 else ' '}  {name:24} {rate:8,.0f} req/s   p50 {p50}")
+            finally:
+                process.terminate()
+                process.wait(30)
+    for name in loads:
+        print(f"{name:24} 2 workers / 1 worker: {rates[name, 2] / rates[name, 1]:.2f}x (goal >= 1.7x)")
+
+
+if __name__ == "__main__":
+    main()
