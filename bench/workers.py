@@ -83,6 +83,14 @@ def serve(data: Path, workers: int) -> tuple[subprocess.Popen, str]:
     return process, url
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a process and every process under it, so far."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    own = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    return own + sum(cpu_seconds(c) for c in children)
+
+
 def load(url: str, paths: list[str], clients: int, seconds: float, script_dir: Path) -> tuple[float, str]:
     """(requests a second, p50 latency as wrk prints it); fails on any non-2xx answer."""
     script = script_dir / "rotate.lua"
@@ -128,9 +136,14 @@ def main() -> None:
             try:
                 for name, paths in loads.items():
                     load(url, paths, args.clients, 2, Path(tmp))  # warm: segments opened, pages cached
+                    cpu, started = cpu_seconds(process.pid), time.monotonic()
                     rate, p50 = load(url, paths, args.clients, args.seconds, Path(tmp))
+                    cores = (cpu_seconds(process.pid) - cpu) / (time.monotonic() - started)
                     rates[name, workers] = rate
-                    print(f"{workers} worker{'s' if workers > 1 else ' '}  {name:24} {rate:8,.0f} req/s   p50 {p50}")
+                    print(
+                        f"{workers} worker{'s' if workers > 1 else ' '}  {name:24} {rate:8,.0f} req/s   p50 {p50:>8}"
+                        f"   server on {cores:.2f} cores"
+                    )
             finally:
                 process.terminate()
                 process.wait(30)
