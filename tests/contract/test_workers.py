@@ -221,3 +221,19 @@ def test_workers_need_a_number_and_the_whole_backend(tmp_path):
         )
         assert done.returncode == 2
         assert "--workers takes a number of 1 or more" in done.stderr
+
+
+def test_a_reader_refuses_a_body_past_what_any_method_takes_without_holding_it(data_dir):
+    key = account(data_dir, "enterprise")
+    big = b"x" * (16 * 1024 * 1024 + 1)
+    with serve_workers(data_dir) as (url, _):
+        answered: set[str] = set()
+        for _ in range(40):  # until a reader took one
+            with httpx.Client(timeout=60) as http:
+                answer = http.post(f"{url}/spyglass/collect", params={"key": key}, content=big)
+            assert answer.status_code == 413, answer.text
+            assert "16 MiB" in answer.json()["error"]
+            answered.add(answer.headers["x-spyglass-worker"])
+            if "1" in answered:
+                break
+        assert "1" in answered

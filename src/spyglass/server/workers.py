@@ -40,6 +40,7 @@ from typing import Any
 import httpx
 
 from spyglass.exactjson import loads
+from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.workers")
@@ -54,6 +55,9 @@ HOP_BY_HOP = frozenset(
 FORWARD_TIMEOUT = httpx.Timeout(120.0, connect=10.0)  # a replay or a notifier test waits on the primary's work
 FEED_RETRY = 0.5  # seconds between a reader's tries to follow the primary's feed
 FEED_QUEUE = (20_000, 32 << 20)  # banners and bytes a reader's feed may hold while it falls behind
+# the largest body any method takes (a replay's), whole in memory before it is handed on
+MAX_BODY = REPLAY_MAX_BODY
+TOO_LARGE = b'{"error": "The body is over 16 MiB: send it in several requests"}'
 UNAVAILABLE = b'{"error": "The backend\'s writing worker is restarting: try again in a moment"}'
 RESTARTS = 5  # a worker that dies this many times within RESTART_WINDOW stops the whole backend
 RESTART_WINDOW = 60.0
@@ -94,7 +98,7 @@ class PrimaryWorker:
             if forwarded:
                 host, _, port = forwarded.decode("latin-1").rpartition(" ")
                 scope["client"] = (host, int(port) if port.isdigit() else 0)
-        await self.app(scope, receive, with_worker_header(send, 0))
+        await self.app(scope, receive, with_worker_header(send, "0"))
 
     async def feed(self, receive, send) -> None:
         """Every banner the collector publishes, one JSON line each, until the reader goes."""
@@ -128,6 +132,7 @@ class ReaderWorker:
 
     def __init__(self, app: Any, worker: Worker) -> None:
         self.app, self.worker = app, worker
+        self.name = str(worker.number).encode()
         self._http: httpx.AsyncClient | None = None
 
     def http(self) -> httpx.AsyncClient:
@@ -137,9 +142,10 @@ class ReaderWorker:
         return self._http
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope["method"] in SAFE_METHODS:
-            send = with_worker_header(send, self.worker.number) if scope["type"] == "http" else send
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if scope["method"] in SAFE_METHODS:
+            return await self.app(scope, receive, with_worker_header(send, str(self.worker.number)))
         await self.forward(scope, receive, send)
 
     async def forward(self, scope, receive, send) -> None:
@@ -149,17 +155,20 @@ class ReaderWorker:
         url = httpx.URL(
             scheme="http", host="primary", path=scope.get("root_path", "") + scope["path"], query=scope["query_string"]
         )
-        body = await read_body(receive)  # whole (the guard bounds how long it may take to arrive)
+        body = await read_body(receive, MAX_BODY)  # the guard bounds how long it may take to arrive
+        if body is None:
+            await send_answer(send, 413, TOO_LARGE, [(WORKER_HEADER, self.name)])
+            return
         request = self.http().build_request(scope["method"], url, headers=headers, content=body)
         try:
             response = await self.http().send(request, stream=True)
         except httpx.TransportError as exc:
             log.warning("worker %d: the primary did not take a request (%s)", self.worker.number, exc)
-            await send_answer(send, 503, UNAVAILABLE, [(b"retry-after", b"1")])
+            await send_answer(send, 503, UNAVAILABLE, [(b"retry-after", b"1"), (WORKER_HEADER, self.name)])
             return
         try:
             kept = [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP | {WORKER_HEADER}]
-            kept.append((WORKER_HEADER, f"{self.worker.number}>0".encode()))  # taken here, carried out there
+            kept.append((WORKER_HEADER, self.name + b">0"))  # taken here, carried out there
             await send({"type": "http.response.start", "status": response.status_code, "headers": kept})
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -209,8 +218,8 @@ class FeedFollower:
 # -- ASGI helpers ------------------------------------------------------------------------------
 
 
-def with_worker_header(send, number: int):
-    value = str(number).encode()
+def with_worker_header(send, name: str):
+    value = name.encode()
 
     async def sending(message) -> None:
         if message["type"] == "http.response.start":
@@ -220,13 +229,17 @@ def with_worker_header(send, number: int):
     return sending
 
 
-async def read_body(receive) -> bytes:
-    parts = []
+async def read_body(receive, most: int) -> bytes | None:
+    """The request's body; None past ``most`` bytes (read no further: memory is not the sender's to fill)."""
+    parts, size = [], 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             break
         parts.append(message.get("body", b""))
+        size += len(parts[-1])
+        if size > most:
+            return None
         if not message.get("more_body"):
             break
     return b"".join(parts)
