@@ -237,3 +237,22 @@ def test_a_reader_refuses_a_body_past_what_any_method_takes_without_holding_it(d
             if "1" in answered:
                 break
         assert "1" in answered
+
+
+def test_workers_stop_when_their_supervisor_is_killed(data_dir):
+    with serve_workers(data_dir) as (_, process):
+        workers = children(process.pid)
+        assert len(workers) >= 2
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + WAIT
+        while any(Path(f"/proc/{pid}").exists() and "Z" not in state(pid) for pid in workers):
+            assert time.monotonic() < deadline, "a worker outlived its supervisor"
+            time.sleep(0.2)
+
+
+def state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"

@@ -274,13 +274,23 @@ def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
     from spyglass.server.sqlite import private_files
 
+    os.setpgrp()  # a Ctrl-C in the terminal is the supervisor's, which stops the workers in order
+    parent = os.getppid()
     private_files()
     logging.basicConfig(level=logging.WARNING, format=f"worker {worker.number}: %(levelname)s %(name)s: %(message)s")
     app = worker_app(settings, worker)
     protocol = guarded_protocol(settings.limits)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol)
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
-    uvicorn.Server(config).run(sockets=sockets)
+    server = uvicorn.Server(config)
+
+    def orphaned() -> None:  # the supervisor was killed: nobody would ever stop this worker
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        server.should_exit = True
+
+    threading.Thread(target=orphaned, name="supervisor-watch", daemon=True).start()
+    server.run(sockets=sockets)
 
 
 class Supervisor:
