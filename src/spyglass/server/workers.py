@@ -91,7 +91,8 @@ class PrimaryWorker:
             return await self.app(scope, receive, send)
         from_reader = scope.get("client") is None
         forwarded = next((v for k, v in scope["headers"] if k == CLIENT_HEADER), None)
-        scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != CLIENT_HEADER]}
+        if forwarded is not None:
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != CLIENT_HEADER]}
         if from_reader:
             if scope["path"] == FEED_PATH:
                 return await self.feed(receive, send)
