@@ -104,7 +104,7 @@ def load(url: str, paths: list[str], clients: int, seconds: float, script_dir: P
     if "Non-2xx" in out:
         raise SystemExit(f"wrk saw errors:\n{out}")
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = re.search(r"50%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    p50 = re.search(r"^\s*50%\s+(\S+)", out, re.MULTILINE).group(1)  # type: ignore[union-attr]
     return rate, p50
 
 
