@@ -152,12 +152,12 @@ class running:
 
 
 def one_server(server: ClickHouseServer) -> tuple[str, Callable[[], int]]:
-    return f"{server.url}/{DATABASE}", lambda: dir_size(server.folder / "data" / "data" / DATABASE)
+    return server.address(DATABASE), lambda: dir_size(server.folder / "data" / "data" / DATABASE)
 
 
 def cluster(c: ClickHouseCluster) -> tuple[str, Callable[[], int]]:
     return (
-        f"{c.url}/{DATABASE}?cluster={c.name}",
+        c.address(DATABASE),
         lambda: sum(dir_size(s.folder / "data" / "data" / DATABASE) for s in c.servers),
     )
 

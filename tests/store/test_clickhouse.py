@@ -44,7 +44,7 @@ def test_without_the_server_the_tests_skip_saying_how_to_install_it_and_fail_in_
 def both(tmp_path_factory, clickhouse_server):
     """The demo data in the embedded store and in ClickHouse."""
     embedded = BannerIndex(tmp_path_factory.mktemp("embedded"))
-    clickhouse = ClickHouseStore(f"{clickhouse_server.url}/compiler")
+    clickhouse = ClickHouseStore(clickhouse_server.address("compiler"))
     for store in (embedded, clickhouse):
         import_banners(store, generate(DEMO_BANNERS, seed=1))
     yield embedded, clickhouse
@@ -94,7 +94,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_hostile_values_are_parameters_never_sql(clickhouse_server, tmp_path, value):
-    store = ClickHouseStore(f"{clickhouse_server.url}/{database(tmp_path)}")
+    store = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
     import_banners(store, [banner_with_tag(value), banner_with_tag("plain", ip="198.18.9.2")])
     query = Query(f"tag:{value}", [Filter("tag", (value.lower(),))])
     sql = Sql()
@@ -116,7 +116,7 @@ def banner_with_tag(tag: str, ip: str = "198.18.9.1") -> dict:
 
 
 def test_inserts_are_spread_across_the_shards(clickhouse_cluster, tmp_path):
-    store = ClickHouseStore(f"{clickhouse_cluster.url}/{database(tmp_path)}?cluster=spyglass")
+    store = ClickHouseStore(clickhouse_cluster.address(database(tmp_path)))
     import_banners(store, generate(400, seed=5))
     per_shard = [
         server.query(f"SELECT count() FROM {database(tmp_path)}.banners_local")[0][0]
@@ -128,7 +128,7 @@ def test_inserts_are_spread_across_the_shards(clickhouse_cluster, tmp_path):
 
 def test_a_cluster_that_the_server_does_not_know_is_refused(clickhouse_server):
     with pytest.raises(StoreURLError, match="no cluster 'nowhere'"):
-        ClickHouseStore(f"{clickhouse_server.url}/x?cluster=nowhere")
+        ClickHouseStore(clickhouse_server.address("x", "nowhere"))
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,9 @@
 """The banner store on ClickHouse (see :mod:`spyglass.server.bannerstore`), on one server or a
-sharded cluster: ``clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?cluster=NAME]``.
+sharded cluster: ``clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?cluster=NAME&http_port=N]``.
+
+Queries go over the native protocol (PORT, 9000 by default; clickhouse-driver); banners are
+inserted over the HTTP interface (``http_port``, 8123 by default) as RowBinary rows made in the
+import's worker processes (tables.py), which the server parses: the writer only joins bytes.
 
 Writers: any number at once, on any machines (``spyglass import`` on several, the backends'
 collectors). Each adds a batch after looking up what the store holds of the batch's services: the
@@ -14,17 +18,18 @@ than a later one (its mark is then older than what the builder has seen).
 
 from __future__ import annotations
 
+import base64
 import gc
-import marshal
+import http.client
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from spyglass.exactjson import loads
 from spyglass.query import Facet, Filter, Query
@@ -61,9 +66,13 @@ def parse_url(url: str) -> dict[str, Any]:
         port = parts.port or 9000
     except ValueError as exc:
         raise StoreURLError(f"bad port in {shown(url)!r}") from exc
+    http_port = query.get("http_port", ["8123"])[0]
+    if not http_port.isdigit() or not 0 < int(http_port) < 65536:
+        raise StoreURLError(f"not a port: http_port={http_port!r}")
     return {
         "host": parts.hostname or "127.0.0.1",
         "port": port,
+        "http_port": int(http_port),
         "user": unquote(parts.username or "default"),
         "password": unquote(parts.password or ""),
         "database": database,
@@ -206,7 +215,31 @@ class ClickHouseStore:
         try:
             yield writer
         finally:
-            writer.flush()
+            writer.close()
+
+    def insert(self, table: str, columns: list[str], rows: bytes) -> None:
+        """Insert RowBinary ``rows`` over the HTTP interface (the server parses them: the native
+        protocol would have the driver build its columns in Python); StoreUnavailable if it fails."""
+        settings = self.settings
+        query = {"database": self.database, "query": f"INSERT INTO {table} ({', '.join(columns)}) FORMAT RowBinary"}
+        if self.cluster:
+            query["insert_distributed_sync"] = "1"
+        login = base64.b64encode(f"{settings['user']}:{settings['password']}".encode()).decode()
+        connection = http.client.HTTPConnection(settings["host"], settings["http_port"], timeout=300)
+        try:
+            connection.request("POST", "/?" + urlencode(query), rows, {"Authorization": f"Basic {login}"})
+            response = connection.getresponse()
+            answer = response.read()
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"the banner store at {shown(self.url)} cannot be reached over HTTP (http_port "
+                f"{settings['http_port']}): {exc}"
+            ) from exc
+        finally:
+            connection.close()
+        if response.status != 200:
+            reason = " ".join(answer.decode(errors="replace").split("Stack trace:")[0].split())[:500]
+            raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}")
 
     def known_services(self, services: list[int]) -> set[int]:
         found: set[int] = set()
@@ -389,9 +422,8 @@ class ClickHouseStore:
 
 @contextmanager
 def paused_gc():
-    """The cyclic garbage collector off for a moment: held rows are millions of small lists (no
-    cycles), which it would otherwise walk over and over as they pile up (4x the time to hold
-    them, measured)."""
+    """The cyclic garbage collector off for a moment: held banners are many small tuples (no
+    cycles), which it would otherwise walk over and over as they pile up."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -403,69 +435,80 @@ def paused_gc():
 
 class Writer:
     """Adds banners: looks up what the store holds of their services, keeps the new ones, and
-    inserts them (bodies, demotions, then the rows: a banner is findable once its body is there)."""
+    inserts them (demotions, bodies, then the rows: a banner is findable once its body is there).
+    Inserts run in a thread of their own while the next banners are held, one at a time, in order."""
 
     def __init__(self, store: ClickHouseStore) -> None:
         self.store = store
-        self.rows: list[list] = []
-        self.bodies: list[tuple] = []
+        self.held: list[tuple[Prepared, int]] = []  # with its mark
         self.demoted: list[int] = []
-        self.keys: set[int] = set()  # of the banners held here, not inserted yet
+        self.keys: set[int] = set()  # of the banners this writer holds or added
         self.latest: dict[int, tuple[int, int, int]] = {}  # service -> (t, mark, key) of its current banner
+        self.fresh = store.total() == 0  # nothing stored before: no service to look up
+        self._sender = ThreadPoolExecutor(1, thread_name_prefix="clickhouse-insert")
+        self._sending: Future | None = None
 
     def add(self, prepared: list[Prepared]) -> list[int]:
         """Hold the banners not stored yet (inserted at the end of the block); their keys."""
-        wanted = list({p.service for p in prepared} - set(self.latest))
-        for service, key, t, mark in self.store.history_of(wanted):
-            self.keys.add(key)
-            best = self.latest.get(service)
-            if best is None or (t, mark) > best[:2]:
-                self.latest[service] = (t, mark, key)
+        if not self.fresh:
+            for service, key, t, mark in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
+                self.keys.add(key)
+                best = self.latest.get(service)
+                if best is None or (t, mark) > best[:2]:
+                    self.latest[service] = (t, mark, key)
         first = self.store.next_marks(len(prepared))
         added: list[int] = []
         with paused_gc():
             self._hold(prepared, first, added)
-        if len(self.rows) >= FLUSH_ROWS:
+        if len(self.held) >= FLUSH_ROWS:
             self.flush()
         return added
 
     def _hold(self, prepared: list[Prepared], first: int, added: list[int]) -> None:
-        for i, p in enumerate(prepared):
-            if p.key in self.keys:
+        keys, latest, demoted, held = self.keys, self.latest, self.demoted, self.held
+        for mark, p in enumerate(prepared, start=first):
+            if p.key in keys:
                 continue
-            self.keys.add(p.key)
-            row = marshal.loads(p.doc)
-            mark = row[2] = first + i
-            t = row[4]
-            old = self.latest.get(p.service)
+            keys.add(p.key)
+            t = tables.time_in(p.doc)
+            old = latest.get(p.service)
             if old is None or t >= old[0]:
                 if old is not None:
-                    self.demoted.append(old[2])
-                self.latest[p.service] = (t, mark, p.key)
+                    demoted.append(old[2])
+                latest[p.service] = (t, mark, p.key)
             else:
-                self.demoted.append(p.key)
-            self.rows.append(row)
-            self.bodies.append((mark, p.key, row[3], t, p.body))
+                demoted.append(p.key)
+            held.append((p, mark))
             added.append(p.key)
 
     def flush(self) -> None:
+        """Send what is held (after what was sent before)."""
         with paused_gc():
-            self._insert()
+            bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in self.held])
+            rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in self.held])
+        demoted = tables.key_rows(self.demoted)
+        self.held, self.demoted = [], []
+        self.wait()
+        self._sending = self._sender.submit(self._insert, demoted, bodies, rows)
 
-    def _insert(self) -> None:
-        if self.demoted:
-            demoted = tables.written_name("demoted", self.store.cluster)
-            self.store.execute(f"INSERT INTO {demoted} (key) VALUES", [(k,) for k in self.demoted])
-        if self.bodies:
-            self.store.execute(
-                f"INSERT INTO bodies ({', '.join(tables.BODY_COLUMNS)}) VALUES",
-                list(zip(*self.bodies, strict=True)),
-                columnar=True,
-            )
-        if self.rows:
-            self.store.execute(
-                f"INSERT INTO banners ({', '.join(tables.NAMES)}) VALUES",
-                list(zip(*self.rows, strict=True)),
-                columnar=True,
-            )
-        self.rows, self.bodies, self.demoted = [], [], []
+    def wait(self) -> None:
+        """Until what was sent is stored; the store's error if it was not."""
+        sending, self._sending = self._sending, None
+        if sending is not None:
+            sending.result()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+            self.wait()
+        finally:
+            self._sender.shutdown()
+
+    def _insert(self, demoted: bytes, bodies: bytes, rows: bytes) -> None:
+        cluster = self.store.cluster
+        if demoted:
+            self.store.insert(tables.written_name("demoted", cluster), ["key"], demoted)
+        if bodies:
+            self.store.insert("bodies", tables.BODY_COLUMNS, bodies)
+        if rows:
+            self.store.insert("banners", tables.NAMES, rows)
