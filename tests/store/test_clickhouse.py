@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, parse_facets, parse_strict
+from spyglass.server.bannerstore import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError
 from spyglass.server.clickhouse.compiler import Sql, where
 from spyglass.server.clickhouse.store import parse_url
@@ -133,7 +136,14 @@ def test_a_cluster_that_the_server_does_not_know_is_refused(clickhouse_server):
 
 @pytest.mark.parametrize(
     "url",
-    ["postgres://h/db", "clickhouse://127.0.0.1:9000", "clickhouse://h/db;drop", "clickhouse://h/db?cluster=a'b"],
+    [
+        "postgres://h/db",
+        "clickhouse://127.0.0.1:9000",
+        "clickhouse://h/db;drop",
+        "clickhouse://h/db?cluster=a'b",
+        "clickhouse://h/db?http_port=80;x",
+        "clickhouse://h/db?http_port=70000",
+    ],
 )
 def test_addresses_that_cannot_be_used_say_why(url):
     with pytest.raises(StoreURLError):
@@ -148,3 +158,46 @@ def test_a_banner_without_its_required_members_is_refused_by_the_clickhouse_stor
         del b[missing]
         with pytest.raises(BadBanner):
             ClickHouseStore.prepare(b)
+
+
+def test_the_http_port_is_8123_unless_the_address_names_another():
+    assert parse_url("clickhouse://h/db")["http_port"] == 8123
+    assert parse_url("clickhouse://h:9440/db?http_port=8443&cluster=c")["http_port"] == 8443
+
+
+def test_a_writer_that_cannot_reach_the_http_port_says_so(clickhouse_server, tmp_path):
+    with socket.socket() as free:  # a port nothing listens on once closed
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    url = clickhouse_server.address(database(tmp_path)).replace(
+        f"http_port={clickhouse_server.http_port}", f"http_port={port}"
+    )
+    store = ClickHouseStore(url)
+    with pytest.raises(StoreUnavailable, match=f"cannot be reached over HTTP \\(http_port {port}\\)"):
+        import_banners(store, [banner_with_tag("x")])
+    assert store.total() == 0
+    store.close()
+
+
+def test_tables_of_another_version_are_named_not_written_into(clickhouse_server, tmp_path):
+    name = database(tmp_path)
+    clickhouse_server.query(f"CREATE DATABASE {name}")
+    clickhouse_server.query(
+        f"CREATE TABLE {name}.banners (key UInt64, x_tag Array(String)) ENGINE = MergeTree ORDER BY key"
+    )
+    with pytest.raises(StoreUnavailable, match=f"{name}.banners was made by another version of spyglass"):
+        ClickHouseStore(clickhouse_server.address(name))
+
+
+def test_a_search_is_two_queries_and_trends_two(both, monkeypatch):
+    """The total and every facet in one pass, the page's bodies in one more (each query costs the
+    server several ms however small)."""
+    _, clickhouse = both
+    sent: list[str] = []
+    execute = clickhouse.execute
+    monkeypatch.setattr(clickhouse, "execute", lambda sql, *a, **k: sent.append(sql) or execute(sql, *a, **k))
+    total, page, facets = clickhouse.search(parse_strict("port:22,80"), parse_facets("port,org,country,product,vuln"))
+    assert len(sent) == 2 and total > len(page) > 0 and all(facets.values())
+    sent.clear()
+    clickhouse.trends(parse_strict("port:22,80"), parse_facets("country,port"))
+    assert len(sent) == 2

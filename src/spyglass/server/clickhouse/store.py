@@ -88,12 +88,6 @@ def shown(url: str) -> str:
     return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)).geturl()
 
 
-def _facet_value(value: Any, field_name: str) -> str:
-    if field_name.startswith("b_"):
-        return "true" if value else "false"
-    return value if isinstance(value, str) else str(value)
-
-
 class ClickHouseStore:
     """The banner store on ClickHouse; creates its database and tables when they are missing."""
 
@@ -175,21 +169,29 @@ class ClickHouseStore:
 
     def init(self) -> None:
         """Create the database and tables where missing: on one server, or the local tables on
-        every shard and the Distributed tables on each (any shard can then take queries)."""
-        if not self.cluster:
-            client = self._client(database="system")
-            client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
-            for table in tables.ENGINES:
-                client.execute(tables.create_local(self.database, table, ""))
-            client.disconnect()
-            return
-        for host, port in self.shards():
+        every shard and the Distributed tables on each (any shard can then take queries).
+        StoreUnavailable if tables there are another version's (other columns)."""
+        servers = self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
+        for host, port in servers:
             client = self._client(host, port, database="system")
             client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
             for table in tables.ENGINES:
                 client.execute(tables.create_local(self.database, table, self.cluster))
-                client.execute(tables.create_distributed(self.database, table, self.cluster))
+                if self.cluster:
+                    client.execute(tables.create_distributed(self.database, table, self.cluster))
+                self._check_columns(client, tables.local_name(table, self.cluster), table)
             client.disconnect()
+
+    def _check_columns(self, client, name: str, table: str) -> None:
+        found = client.execute(
+            "SELECT name FROM system.columns WHERE database = %(d)s AND table = %(t)s", {"d": self.database, "t": name}
+        )
+        wanted = [column.split()[0] for column in tables.TABLE_COLUMNS[table].split(", ")]
+        if sorted(n for (n,) in found) != sorted(wanted):
+            raise StoreUnavailable(
+                f"the table {self.database}.{name} was made by another version of spyglass (other columns): "
+                "give the store a new database and import the banners into it again"
+            )
 
     # -- notes ---------------------------------------------------------------------------------
     def get_meta(self, name: str, default: str | None = None) -> str | None:
@@ -284,52 +286,65 @@ class ClickHouseStore:
         return self._answer(query, facets, page)
 
     def _answer(self, query: Query, facets: list[Facet], page: int | None) -> tuple[int, list[bytes], FacetCounts]:
-        """The total, a page of bodies (none without ``page``) and the facets, their queries at
-        once (each on a connection of its own: the server runs them side by side)."""
+        """The total, a page of bodies (none without ``page``) and the facets: one query for the
+        total and the facets, one for the page's bodies, side by side (each on a connection of its
+        own: the server runs them at once)."""
         condition, params = self._where(query)
-        jobs: list[Callable[[], Any]] = [lambda: self.execute(f"SELECT count() FROM banners WHERE {condition}", params)]
+        jobs: list[Callable[[], Any]] = [partial(self._counted, condition, params, facets)]
         if page is not None:
-            jobs.append(
-                lambda: self._bodies_in_order(
-                    [
-                        r[0]
-                        for r in self.execute(
-                            f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC "
-                            f"LIMIT {(max(page, 1) - 1) * PAGE_SIZE}, {PAGE_SIZE}",
-                            params,
-                        )
-                    ]
-                )
-            )
-        jobs += [partial(self._facet, condition, params, facet) for facet in facets]
+            jobs.append(partial(self._newest, condition, params, PAGE_SIZE, (max(page, 1) - 1) * PAGE_SIZE))
         done = list(self._pool.map(lambda job: job(), jobs)) if len(jobs) > 1 else [jobs[0]()]
-        total = done.pop(0)[0][0]
-        bodies = done.pop(0) if page is not None else []
-        return total, bodies, {facet.name: counts for facet, counts in zip(facets, done, strict=True)}
+        (total, counts), bodies = done[0], done[1] if page is not None else []
+        return total, bodies, counts
 
-    def _bodies_in_order(self, marks: list[int]) -> list[bytes]:
-        bodies = self.raw_bodies(marks)
-        return [bodies[m] for m in marks if m in bodies]
-
-    def _facet(self, condition: str, params: dict, facet: Facet, by_month: bool = False) -> list:
-        """A facet's values, largest first (``by_month``: ``(month, value)`` pairs, per month)."""
-        field_name = FACET_FIELDS[facet.name]
-        col = column(field_name)
-        source = "banners" if col == "port" else f"banners ARRAY JOIN {col} AS v"
-        value = "port" if col == "port" else "v"
-        month = "month, " if by_month else ""
+    def _newest(self, condition: str, params: dict, limit: int, offset: int = 0) -> list[bytes]:
+        """The bodies of the newest matches, newest first, in one query (GLOBAL: on a cluster the
+        marks are found once and sent to every shard)."""
         rows = self.execute(
-            f"SELECT {month}{value} AS value, count() AS n FROM {source} WHERE {condition} "
-            f"GROUP BY {month}value ORDER BY {month}n DESC, value LIMIT {int(facet.size)}"
-            + (" BY month" if by_month else ""),
+            f"SELECT mark, t, body FROM bodies WHERE mark GLOBAL IN (SELECT mark FROM banners WHERE {condition} "
+            f"ORDER BY t DESC, mark DESC LIMIT {int(offset)}, {int(limit)})",
+            params,
+            raw=True,
+        )
+        return [body for _, _, body in sorted(rows, key=lambda r: (r[1], r[0]), reverse=True)]
+
+    def _counted(self, condition: str, params: dict, facets: list[Facet]) -> tuple[int, FacetCounts]:
+        """How many rows match, and the facets over them."""
+        if not facets:
+            return self.execute(f"SELECT count() FROM banners WHERE {condition}", params)[0][0], {}
+        total, counted = 0, [[] for _ in facets]
+        for _, facet, value, n in self._facet_rows(condition, params, facets, by_month=False):
+            if facet == 0:
+                total = n
+            else:
+                counted[facet - 1].append({"count": n, "value": value})
+        return total, {f.name: counts[: f.size] for f, counts in zip(facets, counted, strict=True)}
+
+    def _facet_rows(self, condition: str, params: dict, facets: list[Facet], by_month: bool) -> list:
+        """``(month, facet, value, count)`` of every facet's largest values (``facet``: its place
+        in ``facets`` from 1; 0 is the number of matching rows, value ''), per month or over all
+        (month 0), in one pass: each row's facet values are made (facet, value) pairs that one
+        GROUP BY counts, the condition read once (PREWHERE: before the pairs multiply the rows)."""
+        pairs = ["[(0, '', toInt64(0))]"]  # (facet, value, the number a value is when it is one: ties in its order)
+        for i, facet in enumerate(facets, start=1):
+            field_name = FACET_FIELDS[facet.name]
+            col = column(field_name)
+            if col == "port":
+                pairs.append(f"[({i}, toString(port), toInt64(port))]")
+            elif field_name.startswith("b_"):
+                pairs.append(f"arrayMap(x -> ({i}, if(x, 'true', 'false'), toInt64(x)), {col})")
+            elif field_name.startswith("i_"):
+                pairs.append(f"arrayMap(x -> ({i}, toString(x), x), {col})")
+            else:
+                pairs.append(f"arrayMap(x -> ({i}, x, toInt64(0)), {col})")
+        month = "month" if by_month else "toUInt32(0)"
+        size = max((int(f.size) for f in facets), default=1)
+        return self.execute(
+            f"SELECT {month} AS m, fv.1 AS f, fv.2 AS v, count() AS n FROM banners "
+            f"ARRAY JOIN arrayConcat({', '.join(pairs)}) AS fv PREWHERE {condition} "
+            f"GROUP BY m, f, v, fv.3 ORDER BY m, f, n DESC, fv.3, v LIMIT {size} BY m, f",
             params,
         )
-        if by_month:
-            return [(m, {"count": n, "value": _facet_value(v, field_name)}) for m, v, n in rows]
-        return [{"count": n, "value": _facet_value(v, field_name)} for v, n in rows]
-
-    def _marks(self, sql: str, params: dict) -> list[dict]:
-        return [loads(b) for b in self._bodies_in_order([r[0] for r in self.execute(sql, params)])]
 
     def host(self, ip: str) -> list[dict]:
         import ipaddress
@@ -338,25 +353,17 @@ class ClickHouseStore:
             address = ip16(ipaddress.ip_address(ip))
         except ValueError:
             return []
-        return self._marks(
-            "SELECT mark FROM banners WHERE ip = unhex(%(ip)s) ORDER BY t DESC, mark DESC LIMIT 10000",
-            {"ip": address.hex()},
-        )
+        return [loads(b) for b in self._newest("ip = unhex(%(ip)s)", {"ip": address.hex()}, 10_000)]
 
     def current(self, ip: str, port: int, transport: str) -> dict | None:
-        found = self._marks(
-            "SELECT mark FROM banners WHERE service = %(s)s ORDER BY t DESC, mark DESC LIMIT 1",
-            {"s": service_key_of(ip, port, transport)},
-        )
-        return found[0] if found else None
+        found = self._newest("service = %(s)s", {"s": service_key_of(ip, port, transport)}, 1)
+        return loads(found[0]) if found else None
 
     def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
         query = Query(f"hostname:{domain}", [Filter("hostname", (domain,))])
         sql = Sql()
         condition = where(sql, query, current="" if history else self.demoted)
-        return self._marks(
-            f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC LIMIT {int(limit)}", sql.params
-        )
+        return [loads(b) for b in self._newest(condition, sql.params, limit)]
 
     def span(self) -> tuple[int, int] | None:
         """The first and last months (YYYYMM) of the whole store; None when it is empty. Cached
@@ -370,28 +377,26 @@ class ClickHouseStore:
     def trends(self, query: Query, facets: list[Facet]) -> Trends:
         sql = Sql()
         condition = where(sql, query)
-        jobs: list[Callable[[], Any]] = [
-            self.span,
-            lambda: self.execute(f"SELECT month, count() FROM banners WHERE {condition} GROUP BY month", sql.params),
-            *(partial(self._facet, condition, sql.params, facet, by_month=True) for facet in facets),
-        ]
-        span, counted, *by_facet = self._pool.map(lambda job: job(), jobs)
+        span, rows = self._pool.map(
+            lambda job: job(), [self.span, partial(self._facet_rows, condition, sql.params, facets, True)]
+        )
         if span is None:
             return Trends(0, [], {f.name: [] for f in facets})
         calendar = [
             (key, int(key.replace("-", ""))) for key, _, _ in months(*(datetime(m // 100, m % 100, 1) for m in span))
         ]
-        counts = dict(counted)
+        counts: dict[int, int] = {}
+        values: list[dict[int, list[dict]]] = [{} for _ in facets]
+        for month, facet, value, n in rows:
+            if facet == 0:
+                counts[month] = n
+            elif len(got := values[facet - 1].setdefault(month, [])) < facets[facet - 1].size:
+                got.append({"count": n, "value": value})
         matches = [{"month": key, "count": counts.get(month, 0)} for key, month in calendar]
-        out: dict[str, list[dict]] = {}
-        for facet, rows in zip(facets, by_facet, strict=True):
-            values: dict[int, list[tuple[int, str]]] = {}
-            for month, value in rows:
-                values.setdefault(month, []).append((-value["count"], value["value"]))  # ties in one order
-            out[facet.name] = [
-                {"key": key, "values": [{"count": -n, "value": v} for n, v in sorted(values.get(month, []))]}
-                for key, month in calendar
-            ]
+        out = {
+            facet.name: [{"key": key, "values": by_month.get(month, [])} for key, month in calendar]
+            for facet, by_month in zip(facets, values, strict=True)
+        }
         return Trends(sum(m["count"] for m in matches), matches, out)
 
     # -- the bulk-data builder -----------------------------------------------------------------

@@ -7,8 +7,9 @@
   is one range of the table and a banner added twice by two importers at once is kept once after
   merges.
 - ``bodies``: each banner's bytes exactly as they came, ordered by mark (the order banners were
-  added), so the bulk-data builder reads what is new as one range and a page of results reads 100
-  small granules rather than the filter columns' big ones.
+  added) and partitioned by the month they were added, so the bulk-data builder reads what is new
+  as one range and a page of results reads 100 small granules rather than the filter columns' big
+  ones.
 - ``demoted``: the keys of banners a newer one of their service has replaced: search, count and
   facets leave them out (the embedded store's current flag). A Set table: held in memory (and on
   disk for restarts), so a query's ``key NOT IN demoted`` looks keys up in a set the server keeps
@@ -60,20 +61,23 @@ COLUMNS: list[tuple[str, str]] = [
     ("mark", "UInt64"),
 ]
 NAMES = [name for name, _ in COLUMNS]
-BODY_COLUMNS = ["key", "month", "t", "mark", "body"]  # the order of a bodies row (body_row)
+BODY_COLUMNS = ["key", "t", "mark", "body"]  # the order of a bodies row (body_row)
 _HEAD = struct.Struct("<QQIq16sH")  # key, service, month, t, ip, port: a row's first columns
 _T = struct.Struct("<q")
 _MARK = struct.Struct("<Q")
 
 ENGINES = {
     "banners": "ReplacingMergeTree() PARTITION BY month ORDER BY (ip, port, transport, t, key)",
-    "bodies": "ReplacingMergeTree() PARTITION BY month ORDER BY mark SETTINGS index_granularity = 64",
+    # by the month the banners were added (a mark is a time in ns): a page's marks are then each in
+    # one granule of one part, not in one of every banner month's parts
+    "bodies": "ReplacingMergeTree() PARTITION BY toYYYYMM(toDateTime(intDiv(mark, 1000000000))) ORDER BY mark "
+    "SETTINGS index_granularity = 64",
     "demoted": "Set",
     "meta": "ReplacingMergeTree(at) ORDER BY name",
 }
 TABLE_COLUMNS = {
     "banners": ", ".join(f"{name} {type_}" for name, type_ in COLUMNS),
-    "bodies": "mark UInt64, key UInt64, month UInt32, t Int64, body String",
+    "bodies": "mark UInt64, key UInt64, t Int64, body String",
     "demoted": "key UInt64",
     "meta": "name String, value String, at UInt64",
 }
@@ -135,7 +139,7 @@ def banner_row(row: bytes, mark: int) -> bytes:
 
 def body_row(row: bytes, mark: int, body: bytes) -> bytes:
     """A row of ``bodies`` (RowBinary, in the order of BODY_COLUMNS)."""
-    return row[:8] + row[16:28] + _MARK.pack(mark) + _length(len(body)) + body  # key, month, t of the row
+    return row[:8] + row[20:28] + _MARK.pack(mark) + _length(len(body)) + body  # key and t of the row
 
 
 def key_rows(keys: list[int]) -> bytes:
