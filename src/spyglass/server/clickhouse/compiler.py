@@ -9,8 +9,8 @@ The columns are the embedded index's fields (fields.py) by the same names, so bo
 banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
 as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values), ``text`` for free
 text. Words match as tantivy's tokenizer splits them: whole, case-insensitive, a phrase's words
-one after another (a regular expression over the lower-cased text; ClickHouse looks for its
-literal part first).
+one after another (a regular expression over the text, stored lower-cased; ClickHouse looks for
+its literal part first).
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ def _any(parts: list[str]) -> str:
 
 def _text(sql: Sql, col: str, value: str) -> str:
     pattern = word_pattern(value)
-    # lowerUTF8 rather than (?i): with (?i), 18.16 looks for the pattern's literal part case-sensitively
-    return f"match(lowerUTF8({col}), {sql.param(pattern)})" if pattern else "0"
+    # text columns are stored lower-cased (tables.py: as Python lower-cases, as the words are):
+    # no (?i), with which 18.16 would look for the pattern's literal part case-sensitively
+    return f"match({col}, {sql.param(pattern)})" if pattern else "0"
 
 
 def filter_condition(sql: Sql, f: Filter) -> str:

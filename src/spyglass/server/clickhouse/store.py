@@ -299,9 +299,10 @@ class ClickHouseStore:
 
     def _newest(self, condition: str, params: dict, limit: int, offset: int = 0) -> list[bytes]:
         """The bodies of the newest matches, newest first, in one query (GLOBAL: on a cluster the
-        marks are found once and sent to every shard)."""
+        marks are found once and sent to every shard; PREWHERE: bodies are read only from the
+        granules that hold one, as 18.16 reads no index for a subquery's set)."""
         rows = self.execute(
-            f"SELECT mark, t, body FROM bodies WHERE mark GLOBAL IN (SELECT mark FROM banners WHERE {condition} "
+            f"SELECT mark, t, body FROM bodies PREWHERE mark GLOBAL IN (SELECT mark FROM banners WHERE {condition} "
             f"ORDER BY t DESC, mark DESC LIMIT {int(offset)}, {int(limit)})",
             params,
             raw=True,
@@ -487,10 +488,14 @@ class Writer:
             added.append(p.key)
 
     def flush(self) -> None:
-        """Send what is held (after what was sent before)."""
+        """Send what is held (after what was sent before), its marks given anew in the order of
+        tables.alike: bodies are stored in mark order, and alike banners side by side compress
+        better (a stable sort: a service's banners keep their order)."""
+        marks = [mark for _, mark in self.held]
+        alike = sorted((p for p, _ in self.held), key=lambda p: tables.alike(p.doc))
         with paused_gc():
-            bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in self.held])
-            rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in self.held])
+            bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in zip(alike, marks, strict=True)])
+            rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True)])
         demoted = tables.key_rows(self.demoted)
         self.held, self.demoted = [], []
         self.wait()

@@ -18,9 +18,10 @@
 - ``meta``: the store's notes, the newest value of a name winning.
 
 On a cluster each is a local table ``NAME_local`` on every shard, and ``NAME`` a Distributed table
-over them, sharded by the banner's key; the Set is ``demoted`` on every shard (a query names it on
-each) and written through the Distributed ``demoted_shards``, sharded by key too, so that a
-banner's demotion is on the shard that holds it.
+over them, sharded by the banner's key (bodies by mark: a page's bodies are found by their marks
+on every shard); the Set is ``demoted`` on every shard (a query names it on each) and written
+through the Distributed ``demoted_shards``, sharded by key too, so that a banner's demotion is on
+the shard that holds it.
 
 A banner's row is made in the import's worker processes as ClickHouse's RowBinary (every column
 but the mark, which the writer appends), so the writer only joins bytes and sends them (store.py).
@@ -61,7 +62,7 @@ COLUMNS: list[tuple[str, str]] = [
     ("mark", "UInt64"),
 ]
 NAMES = [name for name, _ in COLUMNS]
-BODY_COLUMNS = ["key", "t", "mark", "body"]  # the order of a bodies row (body_row)
+BODY_COLUMNS = ["t", "mark", "body"]  # the order of a bodies row (body_row)
 _HEAD = struct.Struct("<QQIq16sH")  # key, service, month, t, ip, port: a row's first columns
 _T = struct.Struct("<q")
 _MARK = struct.Struct("<Q")
@@ -77,11 +78,11 @@ ENGINES = {
 }
 TABLE_COLUMNS = {
     "banners": ", ".join(f"{name} {type_}" for name, type_ in COLUMNS),
-    "bodies": "mark UInt64, key UInt64, t Int64, body String",
+    "bodies": "mark UInt64, t Int64, body String",
     "demoted": "key UInt64",
     "meta": "name String, value String, at UInt64",
 }
-SHARDING = {"banners": "key", "bodies": "key", "demoted": "key", "meta": "cityHash64(name)"}
+SHARDING = {"banners": "key", "bodies": "mark", "demoted": "key", "meta": "cityHash64(name)"}
 
 
 def local_name(table: str, cluster: str) -> str:
@@ -132,6 +133,12 @@ def time_in(row: bytes) -> int:
     return _T.unpack_from(row, 20)[0]
 
 
+def alike(row: bytes) -> bytes:
+    """What banners alike share, to sort a prepared row by: its port (the same port, the same
+    kind of banner)."""
+    return row[44:46]
+
+
 def banner_row(row: bytes, mark: int) -> bytes:
     """A prepared row with its mark: a row of ``banners`` (RowBinary, in the order of NAMES)."""
     return row + _MARK.pack(mark)
@@ -139,7 +146,7 @@ def banner_row(row: bytes, mark: int) -> bytes:
 
 def body_row(row: bytes, mark: int, body: bytes) -> bytes:
     """A row of ``bodies`` (RowBinary, in the order of BODY_COLUMNS)."""
-    return row[:8] + row[20:28] + _MARK.pack(mark) + _length(len(body)) + body  # key and t of the row
+    return row[20:28] + _MARK.pack(mark) + _length(len(body)) + body  # the t of the row
 
 
 def key_rows(keys: list[int]) -> bytes:
@@ -183,7 +190,12 @@ def _booleans(value: bool) -> bytes:
     return b"\x01\x01" if value else b"\x01\x00"
 
 
-_ENCODE = {"t": _string, "x": _strings, "f": _strings, "i": _integers, "b": _booleans}
+def _words(value: str) -> bytes:
+    """A text column's value, lower-cased (what its words are matched against: compiler._text)."""
+    return _string(value.lower())
+
+
+_ENCODE = {"t": _words, "x": _strings, "f": _strings, "i": _integers, "b": _booleans}
 _SLOT = {name: (i, _ENCODE[name[0]]) for i, name in enumerate(_FIELDS)}
 _EMPTY = [b"\x00"] * len(_FIELDS)  # an empty String and an empty Array are both one zero byte
 
@@ -202,5 +214,5 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
         if slot is not None and value is not None:
             fields[slot[0]] = slot[1](value)
     head = _HEAD.pack(key, service, month, us, _ip16(shape.ip_str), shape.port)
-    row = b"".join([head, _string(shape.transport), _string(doc.get("text", "")), *fields])
+    row = b"".join([head, _string(shape.transport), _words(doc.get("text", "")), *fields])
     return Prepared(key, service, shape.stamp, body if body is not None else dumps(banner), row)
