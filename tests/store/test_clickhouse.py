@@ -201,3 +201,15 @@ def test_a_search_is_two_queries_and_trends_two(both, monkeypatch):
     sent.clear()
     clickhouse.trends(parse_strict("port:22,80"), parse_facets("country,port"))
     assert len(sent) == 2
+
+
+def test_of_two_banners_of_a_service_at_one_time_search_and_current_agree(clickhouse_server, tmp_path):
+    """The writer stores a batch alike-first (its marks given anew): a service's banners keep their
+    order, so the one it made current is the one ``current`` reads back."""
+    store = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
+    first, second = (dict(banner_with_tag("x"), port=443, hash=h) for h in (1, 2))
+    others = [dict(banner_with_tag("y", ip=f"198.18.9.{i}"), port=port) for i, port in enumerate((80, 22, 8080), 2)]
+    import_banners(store, [others[0], first, others[1], second, others[2]])
+    _, found, _ = store.search(parse_strict("port:443"), [])
+    assert [b["hash"] for b in found] == [2] and store.current("198.18.9.1", 443, "tcp")["hash"] == 2
+    store.close()
