@@ -35,6 +35,7 @@ from __future__ import annotations
 import socket
 import struct
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from spyglass.exactjson import dumps
 from spyglass.server.bannerstore import Prepared
@@ -174,29 +175,20 @@ def _string(value: str) -> bytes:
     return _length(len(data)) + data
 
 
-def _strings(values: list[str] | str) -> bytes:
-    if isinstance(values, str):
-        return b"\x01" + _string(values)
+def _column(kind: str, value: Any) -> bytes:
+    """A field's value as its column's RowBinary: ``t`` text (stored lower-cased: what its words
+    are matched against, compiler._text), ``x``/``f`` strings, ``i`` integers, ``b`` booleans."""
+    if kind == "t":
+        return _string(value.lower())
+    if kind == "b":
+        return b"\x01\x01" if value else b"\x01\x00"
+    values = value if value.__class__ is list else [value]
+    if kind == "i":
+        return _length(len(values)) + struct.pack(f"<{len(values)}q", *values)
     return _length(len(values)) + b"".join(map(_string, values))
 
 
-def _integers(values: list[int] | int) -> bytes:
-    if isinstance(values, int):
-        values = [values]
-    return _length(len(values)) + struct.pack(f"<{len(values)}q", *values)
-
-
-def _booleans(value: bool) -> bytes:
-    return b"\x01\x01" if value else b"\x01\x00"
-
-
-def _words(value: str) -> bytes:
-    """A text column's value, lower-cased (what its words are matched against: compiler._text)."""
-    return _string(value.lower())
-
-
-_ENCODE = {"t": _words, "x": _strings, "f": _strings, "i": _integers, "b": _booleans}
-_SLOT = {name: (i, _ENCODE[name[0]]) for i, name in enumerate(_FIELDS)}
+_SLOT = {name: (i, name[0]) for i, name in enumerate(_FIELDS)}
 _EMPTY = [b"\x00"] * len(_FIELDS)  # an empty String and an empty Array are both one zero byte
 
 
@@ -212,7 +204,7 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
     for name, value in doc.items():  # the fields this banner has (a few of them), by their slot
         slot = _SLOT.get(name)
         if slot is not None and value is not None:
-            fields[slot[0]] = slot[1](value)
+            fields[slot[0]] = _column(slot[1], value)
     head = _HEAD.pack(key, service, month, us, _ip16(shape.ip_str), shape.port)
-    row = b"".join([head, _string(shape.transport), _words(doc.get("text", "")), *fields])
+    row = b"".join([head, _string(shape.transport), _column("t", doc.get("text", "")), *fields])
     return Prepared(key, service, shape.stamp, body if body is not None else dumps(banner), row)
