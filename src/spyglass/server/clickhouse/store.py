@@ -313,7 +313,8 @@ class ClickHouseStore:
         """How many rows match, and the facets over them."""
         if not facets:
             return self.execute(f"SELECT count() FROM banners WHERE {condition}", params)[0][0], {}
-        total, counted = 0, [[] for _ in facets]
+        total = 0
+        counted: list[list[dict]] = [[] for _ in facets]
         for _, facet, value, n in self._facet_rows(condition, params, facets, by_month=False):
             if facet == 0:
                 total = n
@@ -398,7 +399,7 @@ class ClickHouseStore:
             facet.name: [{"key": key, "values": by_month.get(month, [])} for key, month in calendar]
             for facet, by_month in zip(facets, values, strict=True)
         }
-        return Trends(sum(m["count"] for m in matches), matches, out)
+        return Trends(sum(counts.get(month, 0) for _, month in calendar), matches, out)
 
     # -- the bulk-data builder -----------------------------------------------------------------
     def last_mark(self) -> int:
