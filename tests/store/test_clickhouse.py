@@ -101,7 +101,7 @@ def test_hostile_values_are_parameters_never_sql(clickhouse_server, tmp_path, va
     import_banners(store, [banner_with_tag(value), banner_with_tag("plain", ip="198.18.9.2")])
     query = Query(f"tag:{value}", [Filter("tag", (value.lower(),))])
     sql = Sql()
-    condition = where(sql, query, current="db.demoted")
+    condition = where(sql, query)
     assert value.lower() not in condition and "'" not in condition  # only placeholders in the SQL
     total, matches, facets = store.search(query, parse_facets("tag"))
     assert total == 1 and matches[0]["tags"] == [value]

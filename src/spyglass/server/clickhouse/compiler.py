@@ -127,13 +127,17 @@ def filter_condition(sql: Sql, f: Filter) -> str:
     raise ValueError(f"no column for filter {f.name}")
 
 
-def where(sql: Sql, query: Query, current: str = "") -> str:
-    """The condition matching what ``query`` means (it must have parsed without errors);
-    ``current``: only the latest banner of each service, those whose key is not in the Set table
-    of this name (``DATABASE.demoted``: named in full, as a shard reads it)."""
-    # demoted is a Set table (tables.py); bitXor(key, 0) rather than key: 18.16's primary key
-    # analysis (key is in the sort key) would try to read the Set as a table, which it cannot
-    parts = [f"bitXor(key, 0) NOT IN {current}"] if current else []
+def current(demoted: str) -> str:
+    """The condition that a banner is the latest of its service: its key is not in the Set table
+    ``demoted`` (``DATABASE.demoted``: named in full, as a shard reads it)."""
+    # bitXor(key, 0) rather than key: 18.16's primary key analysis (key is in the sort key) would
+    # try to read the Set as a table, which it cannot
+    return f"bitXor(key, 0) NOT IN {demoted}"
+
+
+def where(sql: Sql, query: Query) -> str:
+    """The condition matching what ``query`` means (it must have parsed without errors)."""
+    parts = []
     for term in query.terms:
         if isinstance(term, Text):
             condition = _text(sql, "text", term.text)

@@ -28,14 +28,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from spyglass.exactjson import loads
 from spyglass.query import Facet, Filter, Query
 from spyglass.server.bannerstore import FacetCounts, Prepared, StoreUnavailable, Trends
 from spyglass.server.clickhouse import tables
-from spyglass.server.clickhouse.compiler import Sql, column, ip16, where
+from spyglass.server.clickhouse.compiler import Sql, column, current, ip16, where
 from spyglass.server.index.fields import FACET_FIELDS
 from spyglass.server.index.records import service_key_of
 from spyglass.server.index.trends import months
@@ -86,6 +86,26 @@ def shown(url: str) -> str:
     if parts.password is None:
         return url
     return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)).geturl()
+
+
+class Where(NamedTuple):
+    """Which rows a query reads: those matching ``condition`` and, unless it is empty, ``current``
+    (the latest of their service), with the condition's parameters."""
+
+    condition: str
+    current: str
+    params: dict
+
+    @property
+    def clauses(self) -> str:
+        """PREWHERE the condition, WHERE current: the Set is looked up only for the rows that match."""
+        if not self.current or self.condition == "1":
+            return f"WHERE {self.both}"
+        return f"PREWHERE {self.condition} WHERE {self.current}"
+
+    @property
+    def both(self) -> str:
+        return f"{self.current} AND {self.condition}" if self.current else self.condition
 
 
 class ClickHouseStore:
@@ -266,10 +286,10 @@ class ClickHouseStore:
         return rows
 
     # -- reading -------------------------------------------------------------------------------
-    def _where(self, query: Query) -> tuple[str, dict]:
+    def _where(self, query: Query, history: bool = False) -> Where:
         sql = Sql()
         of_a_scan = any(f.name == "scan" and not f.negated for f in query.filters)
-        return where(sql, query, current="" if of_a_scan else self.demoted), sql.params
+        return Where(where(sql, query), "" if history or of_a_scan else current(self.demoted), sql.params)
 
     def total(self) -> int:
         return self.execute("SELECT count() FROM banners")[0][0]
@@ -289,40 +309,40 @@ class ClickHouseStore:
         """The total, a page of bodies (none without ``page``) and the facets: one query for the
         total and the facets, one for the page's bodies, side by side (each on a connection of its
         own: the server runs them at once)."""
-        condition, params = self._where(query)
-        jobs: list[Callable[[], Any]] = [partial(self._counted, condition, params, facets)]
+        matching = self._where(query)
+        jobs: list[Callable[[], Any]] = [partial(self._counted, matching, facets)]
         if page is not None:
-            jobs.append(partial(self._newest, condition, params, PAGE_SIZE, (max(page, 1) - 1) * PAGE_SIZE))
+            jobs.append(partial(self._newest, matching, PAGE_SIZE, (max(page, 1) - 1) * PAGE_SIZE))
         done = list(self._pool.map(lambda job: job(), jobs)) if len(jobs) > 1 else [jobs[0]()]
         (total, counts), bodies = done[0], done[1] if page is not None else []
         return total, bodies, counts
 
-    def _newest(self, condition: str, params: dict, limit: int, offset: int = 0) -> list[bytes]:
+    def _newest(self, matching: Where, limit: int, offset: int = 0) -> list[bytes]:
         """The bodies of the newest matches, newest first, in one query (GLOBAL: on a cluster the
         marks are found once and sent to every shard; PREWHERE: bodies are read only from the
         granules that hold one, as 18.16 reads no index for a subquery's set)."""
         rows = self.execute(
-            f"SELECT mark, t, body FROM bodies PREWHERE mark GLOBAL IN (SELECT mark FROM banners WHERE {condition} "
+            f"SELECT mark, t, body FROM bodies PREWHERE mark GLOBAL IN (SELECT mark FROM banners {matching.clauses} "
             f"ORDER BY t DESC, mark DESC LIMIT {int(offset)}, {int(limit)})",
-            params,
+            matching.params,
             raw=True,
         )
         return [body for _, _, body in sorted(rows, key=lambda r: (r[1], r[0]), reverse=True)]
 
-    def _counted(self, condition: str, params: dict, facets: list[Facet]) -> tuple[int, FacetCounts]:
+    def _counted(self, matching: Where, facets: list[Facet]) -> tuple[int, FacetCounts]:
         """How many rows match, and the facets over them."""
         if not facets:
-            return self.execute(f"SELECT count() FROM banners WHERE {condition}", params)[0][0], {}
+            return self.execute(f"SELECT count() FROM banners {matching.clauses}", matching.params)[0][0], {}
         total = 0
         counted: list[list[dict]] = [[] for _ in facets]
-        for _, facet, value, n in self._facet_rows(condition, params, facets, by_month=False):
+        for _, facet, value, n in self._facet_rows(matching, facets, by_month=False):
             if facet == 0:
                 total = n
             else:
                 counted[facet - 1].append({"count": n, "value": value})
         return total, {f.name: counts[: f.size] for f, counts in zip(facets, counted, strict=True)}
 
-    def _facet_rows(self, condition: str, params: dict, facets: list[Facet], by_month: bool) -> list:
+    def _facet_rows(self, matching: Where, facets: list[Facet], by_month: bool) -> list:
         """``(month, facet, value, count)`` of every facet's largest values (``facet``: its place
         in ``facets`` from 1; 0 is the number of matching rows, value ''), per month or over all
         (month 0), in one pass: each row's facet values are made (facet, value) pairs that one
@@ -343,9 +363,9 @@ class ClickHouseStore:
         size = max((int(f.size) for f in facets), default=1)
         return self.execute(
             f"SELECT {month} AS m, fv.1 AS f, fv.2 AS v, count() AS n FROM banners "
-            f"ARRAY JOIN arrayConcat({', '.join(pairs)}) AS fv PREWHERE {condition} "
+            f"ARRAY JOIN arrayConcat({', '.join(pairs)}) AS fv PREWHERE {matching.both} "
             f"GROUP BY m, f, v, fv.3 ORDER BY m, f, n DESC, fv.3, v LIMIT {size} BY m, f",
-            params,
+            matching.params,
         )
 
     def host(self, ip: str) -> list[dict]:
@@ -355,17 +375,15 @@ class ClickHouseStore:
             address = ip16(ipaddress.ip_address(ip))
         except ValueError:
             return []
-        return [loads(b) for b in self._newest("ip = unhex(%(ip)s)", {"ip": address.hex()}, 10_000)]
+        return [loads(b) for b in self._newest(Where("ip = unhex(%(ip)s)", "", {"ip": address.hex()}), 10_000)]
 
     def current(self, ip: str, port: int, transport: str) -> dict | None:
-        found = self._newest("service = %(s)s", {"s": service_key_of(ip, port, transport)}, 1)
+        found = self._newest(Where("service = %(s)s", "", {"s": service_key_of(ip, port, transport)}), 1)
         return loads(found[0]) if found else None
 
     def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
         query = Query(f"hostname:{domain}", [Filter("hostname", (domain,))])
-        sql = Sql()
-        condition = where(sql, query, current="" if history else self.demoted)
-        return [loads(b) for b in self._newest(condition, sql.params, limit)]
+        return [loads(b) for b in self._newest(self._where(query, history), limit)]
 
     def span(self) -> tuple[int, int] | None:
         """The first and last months (YYYYMM) of the whole store; None when it is empty. Cached
@@ -377,10 +395,8 @@ class ClickHouseStore:
         return self._span[1]
 
     def trends(self, query: Query, facets: list[Facet]) -> Trends:
-        sql = Sql()
-        condition = where(sql, query)
         span, rows = self._pool.map(
-            lambda job: job(), [self.span, partial(self._facet_rows, condition, sql.params, facets, True)]
+            lambda job: job(), [self.span, partial(self._facet_rows, self._where(query, history=True), facets, True)]
         )
         if span is None:
             return Trends(0, [], {f.name: [] for f in facets})
