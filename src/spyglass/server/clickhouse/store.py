@@ -7,9 +7,13 @@ import's worker processes (tables.py), which the server parses: the writer only 
 
 Writers: any number at once, on any machines (``spyglass import`` on several, the backends'
 collectors). Each adds a batch after looking up what the store holds of the batch's services: the
-banners it already has (skipped) and each service's current banner (which a newer one demotes).
-Two writers adding banners of the same service at the same moment may both see theirs as the
-newest; the ReplacingMergeTree keeps one copy of a banner added twice.
+banners it already has (skipped) and each service's current banner (which a newer one demotes);
+a writer that found the store empty looks nothing up. Two writers adding banners of the same
+service at the same moment may both see theirs as the newest; the ReplacingMergeTree keeps one
+copy of a banner added twice.
+
+A search is two queries run side by side: the total with every facet in one pass, and the page's
+bodies; each query costs the server several ms however small, so they are few.
 
 Marks are the writer's clock in nanoseconds, rising within a writer: the bulk-data builder's
 "added since" is exact with one writer and may miss a banner that another writer inserted slower
@@ -43,7 +47,7 @@ from spyglass.server.index.trends import months
 PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
-QUERIES_AT_ONCE = 8  # a search's count, page and facets run side by side, each on its own connection
+QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 
 
 class StoreURLError(ValueError):
