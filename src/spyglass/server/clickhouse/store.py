@@ -9,8 +9,9 @@ Writers: any number at once, on any machines (``spyglass import`` on several, th
 collectors). Each adds a batch after looking up what the store holds of the batch's services: the
 banners it already has (skipped) and each service's current banner (which a newer one demotes);
 a writer that found the store empty looks nothing up. Two writers adding banners of the same
-service at the same moment may both see theirs as the newest; the ReplacingMergeTree keeps one
-copy of a banner added twice.
+service at the same moment may both see theirs as the newest (two importers started together on
+an empty store: for their whole length); the ReplacingMergeTree keeps one copy of a banner added
+twice.
 
 A search is two queries run side by side: the total with every facet in one pass, and the page's
 bodies; each query costs the server several ms however small, so they are few.
