@@ -71,9 +71,11 @@ ENGINES = {
     # one partition: a query pays for every part it opens (a month's was 2-3x a small count's time)
     "banners": "ReplacingMergeTree() ORDER BY (ip, port, transport, t, key)",
     # by the month the banners were added (a mark is a time in ns): a page's marks are then each in
-    # one granule of one part, not in one of every banner month's parts
+    # one granule of one part, not in one of every banner month's parts. A granule of 128 bodies is
+    # about 170 KB of JSON, one compressed block: a page reads 100 of them; 64 read faster and
+    # keep 14% more bytes (zstd sees fewer banners alike in a block)
     "bodies": "ReplacingMergeTree() PARTITION BY toYYYYMM(toDateTime(intDiv(mark, 1000000000))) ORDER BY mark "
-    "SETTINGS index_granularity = 64",
+    "SETTINGS index_granularity = 128",
     "demoted": "Set",
     "meta": "ReplacingMergeTree(at) ORDER BY name",
 }
