@@ -26,10 +26,10 @@ def database(folder: Path) -> str:
 STORES: dict[str, Callable[[pytest.FixtureRequest, Path], BannerStore]] = {
     "embedded": lambda request, folder: BannerIndex(folder),
     "clickhouse": lambda request, folder: ClickHouseStore(
-        f"{request.getfixturevalue('clickhouse_server').url}/{database(folder)}"
+        request.getfixturevalue("clickhouse_server").address(database(folder))
     ),
     "clickhouse-cluster": lambda request, folder: ClickHouseStore(
-        f"{request.getfixturevalue('clickhouse_cluster').url}/{database(folder)}?cluster=spyglass"
+        request.getfixturevalue("clickhouse_cluster").address(database(folder))
     ),
 }
 

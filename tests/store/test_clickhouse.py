@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, parse_facets, parse_strict
+from spyglass.server.bannerstore import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError
 from spyglass.server.clickhouse.compiler import Sql, where
 from spyglass.server.clickhouse.store import parse_url
@@ -44,7 +47,7 @@ def test_without_the_server_the_tests_skip_saying_how_to_install_it_and_fail_in_
 def both(tmp_path_factory, clickhouse_server):
     """The demo data in the embedded store and in ClickHouse."""
     embedded = BannerIndex(tmp_path_factory.mktemp("embedded"))
-    clickhouse = ClickHouseStore(f"{clickhouse_server.url}/compiler")
+    clickhouse = ClickHouseStore(clickhouse_server.address("compiler"))
     for store in (embedded, clickhouse):
         import_banners(store, generate(DEMO_BANNERS, seed=1))
     yield embedded, clickhouse
@@ -94,11 +97,11 @@ HOSTILE = [
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_hostile_values_are_parameters_never_sql(clickhouse_server, tmp_path, value):
-    store = ClickHouseStore(f"{clickhouse_server.url}/{database(tmp_path)}")
+    store = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
     import_banners(store, [banner_with_tag(value), banner_with_tag("plain", ip="198.18.9.2")])
     query = Query(f"tag:{value}", [Filter("tag", (value.lower(),))])
     sql = Sql()
-    condition = where(sql, query, current="db.demoted")
+    condition = where(sql, query)
     assert value.lower() not in condition and "'" not in condition  # only placeholders in the SQL
     total, matches, facets = store.search(query, parse_facets("tag"))
     assert total == 1 and matches[0]["tags"] == [value]
@@ -116,7 +119,7 @@ def banner_with_tag(tag: str, ip: str = "198.18.9.1") -> dict:
 
 
 def test_inserts_are_spread_across_the_shards(clickhouse_cluster, tmp_path):
-    store = ClickHouseStore(f"{clickhouse_cluster.url}/{database(tmp_path)}?cluster=spyglass")
+    store = ClickHouseStore(clickhouse_cluster.address(database(tmp_path)))
     import_banners(store, generate(400, seed=5))
     per_shard = [
         server.query(f"SELECT count() FROM {database(tmp_path)}.banners_local")[0][0]
@@ -128,12 +131,19 @@ def test_inserts_are_spread_across_the_shards(clickhouse_cluster, tmp_path):
 
 def test_a_cluster_that_the_server_does_not_know_is_refused(clickhouse_server):
     with pytest.raises(StoreURLError, match="no cluster 'nowhere'"):
-        ClickHouseStore(f"{clickhouse_server.url}/x?cluster=nowhere")
+        ClickHouseStore(clickhouse_server.address("x", "nowhere"))
 
 
 @pytest.mark.parametrize(
     "url",
-    ["postgres://h/db", "clickhouse://127.0.0.1:9000", "clickhouse://h/db;drop", "clickhouse://h/db?cluster=a'b"],
+    [
+        "postgres://h/db",
+        "clickhouse://127.0.0.1:9000",
+        "clickhouse://h/db;drop",
+        "clickhouse://h/db?cluster=a'b",
+        "clickhouse://h/db?http_port=80;x",
+        "clickhouse://h/db?http_port=70000",
+    ],
 )
 def test_addresses_that_cannot_be_used_say_why(url):
     with pytest.raises(StoreURLError):
@@ -148,3 +158,58 @@ def test_a_banner_without_its_required_members_is_refused_by_the_clickhouse_stor
         del b[missing]
         with pytest.raises(BadBanner):
             ClickHouseStore.prepare(b)
+
+
+def test_the_http_port_is_8123_unless_the_address_names_another():
+    assert parse_url("clickhouse://h/db")["http_port"] == 8123
+    assert parse_url("clickhouse://h:9440/db?http_port=8443&cluster=c")["http_port"] == 8443
+
+
+def test_a_writer_that_cannot_reach_the_http_port_says_so(clickhouse_server, tmp_path):
+    with socket.socket() as free:  # a port nothing listens on once closed
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    url = clickhouse_server.address(database(tmp_path)).replace(
+        f"http_port={clickhouse_server.http_port}", f"http_port={port}"
+    )
+    store = ClickHouseStore(url)
+    with pytest.raises(StoreUnavailable, match=f"cannot be reached over HTTP \\(http_port {port}\\)"):
+        import_banners(store, [banner_with_tag("x")])
+    assert store.total() == 0
+    store.close()
+
+
+def test_tables_of_another_version_are_named_not_written_into(clickhouse_server, tmp_path):
+    name = database(tmp_path)
+    clickhouse_server.query(f"CREATE DATABASE {name}")
+    clickhouse_server.query(
+        f"CREATE TABLE {name}.banners (key UInt64, x_tag Array(String)) ENGINE = MergeTree ORDER BY key"
+    )
+    with pytest.raises(StoreUnavailable, match=f"{name}.banners was made by another version of spyglass"):
+        ClickHouseStore(clickhouse_server.address(name))
+
+
+def test_a_search_is_two_queries_and_trends_two(both, monkeypatch):
+    """The total and every facet in one pass, the page's bodies in one more (each query costs the
+    server several ms however small)."""
+    _, clickhouse = both
+    sent: list[str] = []
+    execute = clickhouse.execute
+    monkeypatch.setattr(clickhouse, "execute", lambda sql, *a, **k: sent.append(sql) or execute(sql, *a, **k))
+    total, page, facets = clickhouse.search(parse_strict("port:22,80"), parse_facets("port,org,country,product,vuln"))
+    assert len(sent) == 2 and total > len(page) > 0 and all(facets.values())
+    sent.clear()
+    clickhouse.trends(parse_strict("port:22,80"), parse_facets("country,port"))
+    assert len(sent) == 2
+
+
+def test_of_two_banners_of_a_service_at_one_time_search_and_current_agree(clickhouse_server, tmp_path):
+    """The writer stores a batch alike-first (its marks given anew): a service's banners keep their
+    order, so the one it made current is the one ``current`` reads back."""
+    store = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
+    first, second = (dict(banner_with_tag("x"), port=443, hash=h) for h in (1, 2))
+    others = [dict(banner_with_tag("y", ip=f"198.18.9.{i}"), port=port) for i, port in enumerate((80, 22, 8080), 2)]
+    import_banners(store, [others[0], first, others[1], second, others[2]])
+    _, found, _ = store.search(parse_strict("port:443"), [])
+    assert [b["hash"] for b in found] == [2] and store.current("198.18.9.1", 443, "tcp")["hash"] == 2
+    store.close()

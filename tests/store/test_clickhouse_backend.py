@@ -14,7 +14,7 @@ from tests.store.conftest import database
 
 
 def test_store_init_then_import_load_files_into_clickhouse(clickhouse_server, tmp_path, capsys, monkeypatch):
-    url = f"{clickhouse_server.url}/{database(tmp_path)}"
+    url = clickhouse_server.address(database(tmp_path))
     assert main(["store", "init", "--store", url]) == EXIT_OK
     assert "tables ready, 0 banners" in capsys.readouterr().out
     path = tmp_path / "banners.json.gz"
@@ -48,7 +48,7 @@ def test_a_store_that_cannot_be_used_is_one_line_and_an_exit_code(tmp_path, caps
 async def test_the_backend_on_clickhouse_serves_search_host_and_trends_to_the_client(clickhouse_server, tmp_path):
     from spyglass.client import Clients
 
-    url = f"{clickhouse_server.url}/{database(tmp_path)}"
+    url = clickhouse_server.address(database(tmp_path))
     server, backend = start_backend(tmp_path / "data", store=url)
     assert isinstance(backend.app.state.banners, ClickHouseStore)
     with server:
@@ -86,7 +86,7 @@ def test_store_copy_moves_an_embedded_data_dir_into_clickhouse_byte_for_byte(cli
     import_banners(embedded, generate(1200, seed=4))
     sent = {b for batch in embedded.added_since(0, 500) for b in embedded.raw_bodies([m for m, _ in batch]).values()}
     embedded.close()
-    url = f"{clickhouse_server.url}/{database(tmp_path)}"
+    url = clickhouse_server.address(database(tmp_path))
     assert main(["store", "copy", "--data", str(data), "--store", url]) == EXIT_OK
     assert "1,200 banners copied" in capsys.readouterr().err
     store = ClickHouseStore(url)

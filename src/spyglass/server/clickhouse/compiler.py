@@ -9,8 +9,8 @@ The columns are the embedded index's fields (fields.py) by the same names, so bo
 banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
 as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values), ``text`` for free
 text. Words match as tantivy's tokenizer splits them: whole, case-insensitive, a phrase's words
-one after another (a regular expression over the lower-cased text; ClickHouse looks for its
-literal part first).
+one after another (a regular expression over the text, stored lower-cased; ClickHouse looks for
+its literal part first).
 """
 
 from __future__ import annotations
@@ -22,14 +22,25 @@ from datetime import UTC, date, datetime, timedelta
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
 from spyglass.server.index.compiler import _ip_ranges, words
-from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS, I64
+from spyglass.server.index.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_FIELDS, I64
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SEPARATOR = r"[^\pL\pN]"  # what splits words (tantivy's default tokenizer: not alphanumeric)
 
 
+# x_ fields that are their f_ field lower-cased (fields.py ``_add_exact``): not stored, their f_
+# column lower-cased where a filter reads it (18 columns fewer to write and keep)
+LOWERED = {
+    name: "f_" + name[2:]
+    for name in FILTER_FIELDS.values()
+    if name.startswith("x_") and "f_" + name[2:] in FACET_FIELDS.values() and name != "x_domain"  # domain: suffixes
+}
+
+
 def column(field_name: str) -> str:
-    """The column of an index field (the port and the time are plain columns)."""
+    """The column (or expression) of an index field (the port and the time are plain columns)."""
+    if field_name in LOWERED:
+        return f"arrayMap(lv -> lowerUTF8(lv), {LOWERED[field_name]})"
     return {"i_port": "port", "timestamp": "t"}.get(field_name, field_name)
 
 
@@ -75,8 +86,9 @@ def _any(parts: list[str]) -> str:
 
 def _text(sql: Sql, col: str, value: str) -> str:
     pattern = word_pattern(value)
-    # lowerUTF8 rather than (?i): with (?i), 18.16 looks for the pattern's literal part case-sensitively
-    return f"match(lowerUTF8({col}), {sql.param(pattern)})" if pattern else "0"
+    # text columns are stored lower-cased (tables.py: as Python lower-cases, as the words are):
+    # no (?i), with which 18.16 would look for the pattern's literal part case-sensitively
+    return f"match({col}, {sql.param(pattern)})" if pattern else "0"
 
 
 def filter_condition(sql: Sql, f: Filter) -> str:
@@ -115,13 +127,17 @@ def filter_condition(sql: Sql, f: Filter) -> str:
     raise ValueError(f"no column for filter {f.name}")
 
 
-def where(sql: Sql, query: Query, current: str = "") -> str:
-    """The condition matching what ``query`` means (it must have parsed without errors);
-    ``current``: only the latest banner of each service, those whose key is not in the Set table
-    of this name (``DATABASE.demoted``: named in full, as a shard reads it)."""
-    # demoted is a Set table (tables.py); bitXor(key, 0) rather than key: 18.16's primary key
-    # analysis (key is in the sort key) would try to read the Set as a table, which it cannot
-    parts = [f"bitXor(key, 0) NOT IN {current}"] if current else []
+def current(demoted: str) -> str:
+    """The condition that a banner is the latest of its service: its key is not in the Set table
+    ``demoted`` (``DATABASE.demoted``: named in full, as a shard reads it)."""
+    # bitXor(key, 0) rather than key: 18.16's primary key analysis (key is in the sort key) would
+    # try to read the Set as a table, which it cannot
+    return f"bitXor(key, 0) NOT IN {demoted}"
+
+
+def where(sql: Sql, query: Query) -> str:
+    """The condition matching what ``query`` means (it must have parsed without errors)."""
+    parts = []
     for term in query.terms:
         if isinstance(term, Text):
             condition = _text(sql, "text", term.text)

@@ -1,11 +1,20 @@
 """The banner store on ClickHouse (see :mod:`spyglass.server.bannerstore`), on one server or a
-sharded cluster: ``clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?cluster=NAME]``.
+sharded cluster: ``clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?cluster=NAME&http_port=N]``.
+
+Queries go over the native protocol (PORT, 9000 by default; clickhouse-driver); banners are
+inserted over the HTTP interface (``http_port``, 8123 by default) as RowBinary rows made in the
+import's worker processes (tables.py), which the server parses: the writer only joins bytes.
 
 Writers: any number at once, on any machines (``spyglass import`` on several, the backends'
 collectors). Each adds a batch after looking up what the store holds of the batch's services: the
-banners it already has (skipped) and each service's current banner (which a newer one demotes).
-Two writers adding banners of the same service at the same moment may both see theirs as the
-newest; the ReplacingMergeTree keeps one copy of a banner added twice.
+banners it already has (skipped) and each service's current banner (which a newer one demotes);
+a writer that found the store empty looks nothing up. Two writers adding banners of the same
+service at the same moment may both see theirs as the newest (two importers started together on
+an empty store: for their whole length); the ReplacingMergeTree keeps one copy of a banner added
+twice.
+
+A search is two queries run side by side: the total with every facet in one pass, and the page's
+bodies; each query costs the server several ms however small, so they are few.
 
 Marks are the writer's clock in nanoseconds, rising within a writer: the bulk-data builder's
 "added since" is exact with one writer and may miss a banner that another writer inserted slower
@@ -14,23 +23,24 @@ than a later one (its mark is then older than what the builder has seen).
 
 from __future__ import annotations
 
+import base64
 import gc
-import marshal
+import http.client
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
-from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from typing import Any, NamedTuple
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from spyglass.exactjson import loads
 from spyglass.query import Facet, Filter, Query
 from spyglass.server.bannerstore import FacetCounts, Prepared, StoreUnavailable, Trends
 from spyglass.server.clickhouse import tables
-from spyglass.server.clickhouse.compiler import Sql, column, ip16, where
+from spyglass.server.clickhouse.compiler import Sql, column, current, ip16, where
 from spyglass.server.index.fields import FACET_FIELDS
 from spyglass.server.index.records import service_key_of
 from spyglass.server.index.trends import months
@@ -38,7 +48,7 @@ from spyglass.server.index.trends import months
 PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
-QUERIES_AT_ONCE = 8  # a search's count, page and facets run side by side, each on its own connection
+QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 
 
 class StoreURLError(ValueError):
@@ -61,9 +71,13 @@ def parse_url(url: str) -> dict[str, Any]:
         port = parts.port or 9000
     except ValueError as exc:
         raise StoreURLError(f"bad port in {shown(url)!r}") from exc
+    http_port = query.get("http_port", ["8123"])[0]
+    if not http_port.isdigit() or not 0 < int(http_port) < 65536:
+        raise StoreURLError(f"not a port: http_port={http_port!r}")
     return {
         "host": parts.hostname or "127.0.0.1",
         "port": port,
+        "http_port": int(http_port),
         "user": unquote(parts.username or "default"),
         "password": unquote(parts.password or ""),
         "database": database,
@@ -79,10 +93,24 @@ def shown(url: str) -> str:
     return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)).geturl()
 
 
-def _facet_value(value: Any, field_name: str) -> str:
-    if field_name.startswith("b_"):
-        return "true" if value else "false"
-    return value if isinstance(value, str) else str(value)
+class Where(NamedTuple):
+    """Which rows a query reads: those matching ``condition`` and, unless it is empty, ``current``
+    (the latest of their service), with the condition's parameters."""
+
+    condition: str
+    current: str
+    params: dict
+
+    @property
+    def clauses(self) -> str:
+        """PREWHERE the condition, WHERE current: the Set is looked up only for the rows that match."""
+        if not self.current or self.condition == "1":
+            return f"WHERE {self.both}"
+        return f"PREWHERE {self.condition} WHERE {self.current}"
+
+    @property
+    def both(self) -> str:
+        return f"{self.current} AND {self.condition}" if self.current else self.condition
 
 
 class ClickHouseStore:
@@ -166,21 +194,29 @@ class ClickHouseStore:
 
     def init(self) -> None:
         """Create the database and tables where missing: on one server, or the local tables on
-        every shard and the Distributed tables on each (any shard can then take queries)."""
-        if not self.cluster:
-            client = self._client(database="system")
-            client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
-            for table in tables.ENGINES:
-                client.execute(tables.create_local(self.database, table, ""))
-            client.disconnect()
-            return
-        for host, port in self.shards():
+        every shard and the Distributed tables on each (any shard can then take queries).
+        StoreUnavailable if tables there are another version's (other columns)."""
+        servers = self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
+        for host, port in servers:
             client = self._client(host, port, database="system")
             client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
             for table in tables.ENGINES:
                 client.execute(tables.create_local(self.database, table, self.cluster))
-                client.execute(tables.create_distributed(self.database, table, self.cluster))
+                if self.cluster:
+                    client.execute(tables.create_distributed(self.database, table, self.cluster))
+                self._check_columns(client, tables.local_name(table, self.cluster), table)
             client.disconnect()
+
+    def _check_columns(self, client, name: str, table: str) -> None:
+        found = client.execute(
+            "SELECT name FROM system.columns WHERE database = %(d)s AND table = %(t)s", {"d": self.database, "t": name}
+        )
+        wanted = [column.split()[0] for column in tables.TABLE_COLUMNS[table].split(", ")]
+        if sorted(n for (n,) in found) != sorted(wanted):
+            raise StoreUnavailable(
+                f"the table {self.database}.{name} was made by another version of spyglass (other columns): "
+                "give the store a new database and import the banners into it again"
+            )
 
     # -- notes ---------------------------------------------------------------------------------
     def get_meta(self, name: str, default: str | None = None) -> str | None:
@@ -206,7 +242,31 @@ class ClickHouseStore:
         try:
             yield writer
         finally:
-            writer.flush()
+            writer.close()
+
+    def insert(self, table: str, columns: list[str], rows: bytes) -> None:
+        """Insert RowBinary ``rows`` over the HTTP interface (the server parses them: the native
+        protocol would have the driver build its columns in Python); StoreUnavailable if it fails."""
+        settings = self.settings
+        query = {"database": self.database, "query": f"INSERT INTO {table} ({', '.join(columns)}) FORMAT RowBinary"}
+        if self.cluster:
+            query["insert_distributed_sync"] = "1"
+        login = base64.b64encode(f"{settings['user']}:{settings['password']}".encode()).decode()
+        connection = http.client.HTTPConnection(settings["host"], settings["http_port"], timeout=300)
+        try:
+            connection.request("POST", "/?" + urlencode(query), rows, {"Authorization": f"Basic {login}"})
+            response = connection.getresponse()
+            answer = response.read()
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"the banner store at {shown(self.url)} cannot be reached over HTTP (http_port "
+                f"{settings['http_port']}): {exc}"
+            ) from exc
+        finally:
+            connection.close()
+        if response.status != 200:
+            reason = " ".join(answer.decode(errors="replace").split("Stack trace:")[0].split())[:500]
+            raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}")
 
     def known_services(self, services: list[int]) -> set[int]:
         found: set[int] = set()
@@ -231,10 +291,10 @@ class ClickHouseStore:
         return rows
 
     # -- reading -------------------------------------------------------------------------------
-    def _where(self, query: Query) -> tuple[str, dict]:
+    def _where(self, query: Query, history: bool = False) -> Where:
         sql = Sql()
         of_a_scan = any(f.name == "scan" and not f.negated for f in query.filters)
-        return where(sql, query, current="" if of_a_scan else self.demoted), sql.params
+        return Where(where(sql, query), "" if history or of_a_scan else current(self.demoted), sql.params)
 
     def total(self) -> int:
         return self.execute("SELECT count() FROM banners")[0][0]
@@ -251,52 +311,67 @@ class ClickHouseStore:
         return self._answer(query, facets, page)
 
     def _answer(self, query: Query, facets: list[Facet], page: int | None) -> tuple[int, list[bytes], FacetCounts]:
-        """The total, a page of bodies (none without ``page``) and the facets, their queries at
-        once (each on a connection of its own: the server runs them side by side)."""
-        condition, params = self._where(query)
-        jobs: list[Callable[[], Any]] = [lambda: self.execute(f"SELECT count() FROM banners WHERE {condition}", params)]
+        """The total, a page of bodies (none without ``page``) and the facets: one query for the
+        total and the facets, one for the page's bodies, side by side (each on a connection of its
+        own: the server runs them at once)."""
+        matching = self._where(query)
+        jobs: list[Callable[[], Any]] = [partial(self._counted, matching, facets)]
         if page is not None:
-            jobs.append(
-                lambda: self._bodies_in_order(
-                    [
-                        r[0]
-                        for r in self.execute(
-                            f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC "
-                            f"LIMIT {(max(page, 1) - 1) * PAGE_SIZE}, {PAGE_SIZE}",
-                            params,
-                        )
-                    ]
-                )
-            )
-        jobs += [partial(self._facet, condition, params, facet) for facet in facets]
+            jobs.append(partial(self._newest, matching, PAGE_SIZE, (max(page, 1) - 1) * PAGE_SIZE))
         done = list(self._pool.map(lambda job: job(), jobs)) if len(jobs) > 1 else [jobs[0]()]
-        total = done.pop(0)[0][0]
-        bodies = done.pop(0) if page is not None else []
-        return total, bodies, {facet.name: counts for facet, counts in zip(facets, done, strict=True)}
+        (total, counts), bodies = done[0], done[1] if page is not None else []
+        return total, bodies, counts
 
-    def _bodies_in_order(self, marks: list[int]) -> list[bytes]:
-        bodies = self.raw_bodies(marks)
-        return [bodies[m] for m in marks if m in bodies]
-
-    def _facet(self, condition: str, params: dict, facet: Facet, by_month: bool = False) -> list:
-        """A facet's values, largest first (``by_month``: ``(month, value)`` pairs, per month)."""
-        field_name = FACET_FIELDS[facet.name]
-        col = column(field_name)
-        source = "banners" if col == "port" else f"banners ARRAY JOIN {col} AS v"
-        value = "port" if col == "port" else "v"
-        month = "month, " if by_month else ""
+    def _newest(self, matching: Where, limit: int, offset: int = 0) -> list[bytes]:
+        """The bodies of the newest matches, newest first, in one query (GLOBAL: on a cluster the
+        marks are found once and sent to every shard; PREWHERE: bodies are read only from the
+        granules that hold one, as 18.16 reads no index for a subquery's set)."""
         rows = self.execute(
-            f"SELECT {month}{value} AS value, count() AS n FROM {source} WHERE {condition} "
-            f"GROUP BY {month}value ORDER BY {month}n DESC, value LIMIT {int(facet.size)}"
-            + (" BY month" if by_month else ""),
-            params,
+            f"SELECT mark, t, body FROM bodies PREWHERE mark GLOBAL IN (SELECT mark FROM banners {matching.clauses} "
+            f"ORDER BY t DESC, mark DESC LIMIT {int(offset)}, {int(limit)})",
+            matching.params,
+            raw=True,
         )
-        if by_month:
-            return [(m, {"count": n, "value": _facet_value(v, field_name)}) for m, v, n in rows]
-        return [{"count": n, "value": _facet_value(v, field_name)} for v, n in rows]
+        return [body for _, _, body in sorted(rows, key=lambda r: (r[1], r[0]), reverse=True)]
 
-    def _marks(self, sql: str, params: dict) -> list[dict]:
-        return [loads(b) for b in self._bodies_in_order([r[0] for r in self.execute(sql, params)])]
+    def _counted(self, matching: Where, facets: list[Facet]) -> tuple[int, FacetCounts]:
+        """How many rows match, and the facets over them."""
+        if not facets:
+            return self.execute(f"SELECT count() FROM banners {matching.clauses}", matching.params)[0][0], {}
+        total = 0
+        counted: list[list[dict]] = [[] for _ in facets]
+        for _, facet, value, n in self._facet_rows(matching, facets, by_month=False):
+            if facet == 0:
+                total = n
+            else:
+                counted[facet - 1].append({"count": n, "value": value})
+        return total, {f.name: counts[: f.size] for f, counts in zip(facets, counted, strict=True)}
+
+    def _facet_rows(self, matching: Where, facets: list[Facet], by_month: bool) -> list:
+        """``(month, facet, value, count)`` of every facet's largest values (``facet``: its place
+        in ``facets`` from 1; 0 is the number of matching rows, value ''), per month or over all
+        (month 0), in one pass: each row's facet values are made (facet, value) pairs that one
+        GROUP BY counts, the condition read once (PREWHERE: before the pairs multiply the rows)."""
+        pairs = ["[(0, '', toInt64(0))]"]  # (facet, value, the number a value is when it is one: ties in its order)
+        for i, facet in enumerate(facets, start=1):
+            field_name = FACET_FIELDS[facet.name]
+            col = column(field_name)
+            if col == "port":
+                pairs.append(f"[({i}, toString(port), toInt64(port))]")
+            elif field_name.startswith("b_"):
+                pairs.append(f"arrayMap(x -> ({i}, if(x, 'true', 'false'), toInt64(x)), {col})")
+            elif field_name.startswith("i_"):
+                pairs.append(f"arrayMap(x -> ({i}, toString(x), x), {col})")
+            else:
+                pairs.append(f"arrayMap(x -> ({i}, x, toInt64(0)), {col})")
+        month = "month" if by_month else "toUInt32(0)"
+        size = max((int(f.size) for f in facets), default=1)
+        return self.execute(
+            f"SELECT {month} AS m, fv.1 AS f, fv.2 AS v, count() AS n FROM banners "
+            f"ARRAY JOIN arrayConcat({', '.join(pairs)}) AS fv PREWHERE {matching.both} "
+            f"GROUP BY m, f, v, fv.3 ORDER BY m, f, n DESC, fv.3, v LIMIT {size} BY m, f",
+            matching.params,
+        )
 
     def host(self, ip: str) -> list[dict]:
         import ipaddress
@@ -305,25 +380,15 @@ class ClickHouseStore:
             address = ip16(ipaddress.ip_address(ip))
         except ValueError:
             return []
-        return self._marks(
-            "SELECT mark FROM banners WHERE ip = unhex(%(ip)s) ORDER BY t DESC, mark DESC LIMIT 10000",
-            {"ip": address.hex()},
-        )
+        return [loads(b) for b in self._newest(Where("ip = unhex(%(ip)s)", "", {"ip": address.hex()}), 10_000)]
 
     def current(self, ip: str, port: int, transport: str) -> dict | None:
-        found = self._marks(
-            "SELECT mark FROM banners WHERE service = %(s)s ORDER BY t DESC, mark DESC LIMIT 1",
-            {"s": service_key_of(ip, port, transport)},
-        )
-        return found[0] if found else None
+        found = self._newest(Where("service = %(s)s", "", {"s": service_key_of(ip, port, transport)}), 1)
+        return loads(found[0]) if found else None
 
     def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
         query = Query(f"hostname:{domain}", [Filter("hostname", (domain,))])
-        sql = Sql()
-        condition = where(sql, query, current="" if history else self.demoted)
-        return self._marks(
-            f"SELECT mark FROM banners WHERE {condition} ORDER BY t DESC, mark DESC LIMIT {int(limit)}", sql.params
-        )
+        return [loads(b) for b in self._newest(self._where(query, history), limit)]
 
     def span(self) -> tuple[int, int] | None:
         """The first and last months (YYYYMM) of the whole store; None when it is empty. Cached
@@ -335,31 +400,27 @@ class ClickHouseStore:
         return self._span[1]
 
     def trends(self, query: Query, facets: list[Facet]) -> Trends:
-        sql = Sql()
-        condition = where(sql, query)
-        jobs: list[Callable[[], Any]] = [
-            self.span,
-            lambda: self.execute(f"SELECT month, count() FROM banners WHERE {condition} GROUP BY month", sql.params),
-            *(partial(self._facet, condition, sql.params, facet, by_month=True) for facet in facets),
-        ]
-        span, counted, *by_facet = self._pool.map(lambda job: job(), jobs)
+        span, rows = self._pool.map(
+            lambda job: job(), [self.span, partial(self._facet_rows, self._where(query, history=True), facets, True)]
+        )
         if span is None:
             return Trends(0, [], {f.name: [] for f in facets})
         calendar = [
             (key, int(key.replace("-", ""))) for key, _, _ in months(*(datetime(m // 100, m % 100, 1) for m in span))
         ]
-        counts = dict(counted)
+        counts: dict[int, int] = {}
+        values: list[dict[int, list[dict]]] = [{} for _ in facets]
+        for month, facet, value, n in rows:
+            if facet == 0:
+                counts[month] = n
+            elif len(got := values[facet - 1].setdefault(month, [])) < facets[facet - 1].size:
+                got.append({"count": n, "value": value})
         matches = [{"month": key, "count": counts.get(month, 0)} for key, month in calendar]
-        out: dict[str, list[dict]] = {}
-        for facet, rows in zip(facets, by_facet, strict=True):
-            values: dict[int, list[tuple[int, str]]] = {}
-            for month, value in rows:
-                values.setdefault(month, []).append((-value["count"], value["value"]))  # ties in one order
-            out[facet.name] = [
-                {"key": key, "values": [{"count": -n, "value": v} for n, v in sorted(values.get(month, []))]}
-                for key, month in calendar
-            ]
-        return Trends(sum(m["count"] for m in matches), matches, out)
+        out = {
+            facet.name: [{"key": key, "values": by_month.get(month, [])} for key, month in calendar]
+            for facet, by_month in zip(facets, values, strict=True)
+        }
+        return Trends(sum(counts.get(month, 0) for _, month in calendar), matches, out)
 
     # -- the bulk-data builder -----------------------------------------------------------------
     def last_mark(self) -> int:
@@ -389,9 +450,8 @@ class ClickHouseStore:
 
 @contextmanager
 def paused_gc():
-    """The cyclic garbage collector off for a moment: held rows are millions of small lists (no
-    cycles), which it would otherwise walk over and over as they pile up (4x the time to hold
-    them, measured)."""
+    """The cyclic garbage collector off for a moment: held banners are many small tuples (no
+    cycles), which it would otherwise walk over and over as they pile up."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -403,69 +463,84 @@ def paused_gc():
 
 class Writer:
     """Adds banners: looks up what the store holds of their services, keeps the new ones, and
-    inserts them (bodies, demotions, then the rows: a banner is findable once its body is there)."""
+    inserts them (demotions, bodies, then the rows: a banner is findable once its body is there).
+    Inserts run in a thread of their own while the next banners are held, one at a time, in order."""
 
     def __init__(self, store: ClickHouseStore) -> None:
         self.store = store
-        self.rows: list[list] = []
-        self.bodies: list[tuple] = []
+        self.held: list[tuple[Prepared, int]] = []  # with its mark
         self.demoted: list[int] = []
-        self.keys: set[int] = set()  # of the banners held here, not inserted yet
+        self.keys: set[int] = set()  # of the banners this writer holds or added
         self.latest: dict[int, tuple[int, int, int]] = {}  # service -> (t, mark, key) of its current banner
+        self.fresh = store.total() == 0  # nothing stored before: no service to look up
+        self._sender = ThreadPoolExecutor(1, thread_name_prefix="clickhouse-insert")
+        self._sending: Future | None = None
 
     def add(self, prepared: list[Prepared]) -> list[int]:
         """Hold the banners not stored yet (inserted at the end of the block); their keys."""
-        wanted = list({p.service for p in prepared} - set(self.latest))
-        for service, key, t, mark in self.store.history_of(wanted):
-            self.keys.add(key)
-            best = self.latest.get(service)
-            if best is None or (t, mark) > best[:2]:
-                self.latest[service] = (t, mark, key)
+        if not self.fresh:
+            for service, key, t, mark in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
+                self.keys.add(key)
+                best = self.latest.get(service)
+                if best is None or (t, mark) > best[:2]:
+                    self.latest[service] = (t, mark, key)
         first = self.store.next_marks(len(prepared))
         added: list[int] = []
         with paused_gc():
             self._hold(prepared, first, added)
-        if len(self.rows) >= FLUSH_ROWS:
+        if len(self.held) >= FLUSH_ROWS:
             self.flush()
         return added
 
     def _hold(self, prepared: list[Prepared], first: int, added: list[int]) -> None:
-        for i, p in enumerate(prepared):
-            if p.key in self.keys:
+        keys, latest, demoted, held = self.keys, self.latest, self.demoted, self.held
+        for mark, p in enumerate(prepared, start=first):
+            if p.key in keys:
                 continue
-            self.keys.add(p.key)
-            row = marshal.loads(p.doc)
-            mark = row[2] = first + i
-            t = row[4]
-            old = self.latest.get(p.service)
+            keys.add(p.key)
+            t = tables.time_in(p.doc)
+            old = latest.get(p.service)
             if old is None or t >= old[0]:
                 if old is not None:
-                    self.demoted.append(old[2])
-                self.latest[p.service] = (t, mark, p.key)
+                    demoted.append(old[2])
+                latest[p.service] = (t, mark, p.key)
             else:
-                self.demoted.append(p.key)
-            self.rows.append(row)
-            self.bodies.append((mark, p.key, row[3], t, p.body))
+                demoted.append(p.key)
+            held.append((p, mark))
             added.append(p.key)
 
     def flush(self) -> None:
+        """Send what is held (after what was sent before), its marks given anew in the order of
+        tables.alike: bodies are stored in mark order, and alike banners side by side compress
+        better (a stable sort: a service's banners keep their order)."""
+        marks = [mark for _, mark in self.held]
+        alike = sorted((p for p, _ in self.held), key=lambda p: tables.alike(p.doc))
         with paused_gc():
-            self._insert()
+            bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in zip(alike, marks, strict=True)])
+            rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True)])
+        demoted = tables.key_rows(self.demoted)
+        self.held, self.demoted = [], []
+        self.wait()
+        self._sending = self._sender.submit(self._insert, demoted, bodies, rows)
 
-    def _insert(self) -> None:
-        if self.demoted:
-            demoted = tables.written_name("demoted", self.store.cluster)
-            self.store.execute(f"INSERT INTO {demoted} (key) VALUES", [(k,) for k in self.demoted])
-        if self.bodies:
-            self.store.execute(
-                f"INSERT INTO bodies ({', '.join(tables.BODY_COLUMNS)}) VALUES",
-                list(zip(*self.bodies, strict=True)),
-                columnar=True,
-            )
-        if self.rows:
-            self.store.execute(
-                f"INSERT INTO banners ({', '.join(tables.NAMES)}) VALUES",
-                list(zip(*self.rows, strict=True)),
-                columnar=True,
-            )
-        self.rows, self.bodies, self.demoted = [], [], []
+    def wait(self) -> None:
+        """Until what was sent is stored; the store's error if it was not."""
+        sending, self._sending = self._sending, None
+        if sending is not None:
+            sending.result()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+            self.wait()
+        finally:
+            self._sender.shutdown()
+
+    def _insert(self, demoted: bytes, bodies: bytes, rows: bytes) -> None:
+        cluster = self.store.cluster
+        if demoted:
+            self.store.insert(tables.written_name("demoted", cluster), ["key"], demoted)
+        if bodies:
+            self.store.insert("bodies", tables.BODY_COLUMNS, bodies)
+        if rows:
+            self.store.insert("banners", tables.NAMES, rows)
