@@ -61,8 +61,8 @@ class Common:
         self.store = self._parent(
             "--store",
             metavar="ADDRESS",
-            help="the banner store: clickhouse://HOST:PORT/DATABASE[?cluster=NAME] (default: $SPYGLASS_STORE, "
-            "or the embedded store in the data directory)",
+            help="the banner store: clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N] "
+            "(default: $SPYGLASS_STORE, or the embedded store in the data directory)",
         )
         self.profile = self._parent(
             "--profile", metavar="NAME", help="connection profile to use (default: the active one)"

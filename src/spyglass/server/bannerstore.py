@@ -140,8 +140,9 @@ class BannerStore(Protocol):
 
 
 def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
-    """The banner store at ``address`` (``clickhouse://HOST:PORT/DATABASE[?cluster=NAME]``), or
-    the embedded one in ``data_dir`` when there is none. ValueError for an address that is not
+    """The banner store at ``address`` (``clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N]``,
+    each parameter optional: inserts go to the HTTP port, 8123 unless named), or the embedded one
+    in ``data_dir`` when there is none. ValueError for an address that is not
     one; :class:`StoreUnavailable` when its server cannot be reached or refuses us."""
     if not address:
         from spyglass.server.index import BannerIndex
