@@ -198,3 +198,43 @@ def test_a_newer_banner_replaces_the_current_one_across_imports_and_crashes(tmp_
     assert [b["product"] for b in again.host(old["ip_str"])] == ["Newest", "New", "Old"]  # history keeps all
     assert not again.behind()
     again.close()
+
+
+def test_a_failure_while_indexing_reaches_the_caller_and_loses_nothing_stored(tmp_path, banners, monkeypatch):
+    """The index is fed in a thread of its own: what fails there fails the writer's caller, and the
+    banners stored meanwhile are indexed at the next start."""
+    from spyglass.server.index import banners as module
+
+    real = module.add_document
+
+    def failing(writer, seq, current, tail):
+        if seq > 30:
+            raise OSError("disk full")
+        real(writer, seq, current, tail)
+
+    monkeypatch.setattr(module, "add_document", failing)
+    idx = BannerIndex(tmp_path)
+    with pytest.raises(RuntimeError, match="indexing the stored banners failed") as failed:
+        import_banners(idx, banners[:60])
+    assert isinstance(failed.value.__cause__, OSError)
+    assert idx.records.count() == 60
+    idx.close()
+    monkeypatch.setattr(module, "add_document", real)
+    again = BannerIndex(tmp_path)
+    assert again.total() == 60 and not again.behind()
+    again.close()
+
+
+def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(tmp_path, banners, monkeypatch):
+    """Batches stored ahead of the index: a demotion the index has not seen the first banner of yet
+    still leaves one current banner per service."""
+    from spyglass.server.index import importer
+
+    monkeypatch.setattr(importer, "BATCH", 1)
+    old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
+    new = dict(old, timestamp="2025-06-01T00:00:00.000000", product="New")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [old, *banners[1:5], new])
+    assert search(idx, "product:old")[0] == 0 and search(idx, "product:new")[0] == 1
+    assert len(idx.host(old["ip_str"])) == sum(b["ip_str"] == old["ip_str"] for b in [old, *banners[1:5], new])
+    idx.close()

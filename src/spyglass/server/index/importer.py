@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import gzip
+import io
 import os
 import signal
 import sys
@@ -21,14 +22,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import IO, cast
+from typing import IO
 
 import orjson
 
 from spyglass.server.bannerstore import BannerStore, Prepared, Preparer
 from spyglass.server.index.shape import BadBanner
 
-BATCH = 5000
+BATCH = 5000  # banners given to the store at a time, from memory
+BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
 MAX_REPORTED = 50
 
 
@@ -85,13 +87,13 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def open_banner_file(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+def open_banner_file(path: Path) -> tuple[io.BufferedIOBase, IO[bytes]]:
     """(lines to read, raw file whose position measures progress); gzip by suffix or content."""
     raw = open(path, "rb")
     magic = raw.read(2)
     raw.seek(0)
     gz = magic == b"\x1f\x8b" or path.suffix == ".gz"
-    return cast(IO[bytes], gzip.GzipFile(fileobj=raw) if gz else raw), raw
+    return gzip.GzipFile(fileobj=raw) if gz else raw, raw
 
 
 @dataclass
@@ -106,11 +108,11 @@ class Chunk:
 def prepare_lines(prepare: Preparer, lines: list[bytes], name: str, first: int) -> Chunk:
     prepared, problems, read = [], [], 0
     for number, line in enumerate(lines, start=first):
-        if not line.strip():
+        body = line.strip()
+        if not body:
             continue
         read += 1
         try:
-            body = line.strip()
             prepared.append(prepare(orjson.loads(body), body))
         except orjson.JSONDecodeError as exc:
             problems.append((f"{name}:{number}", f"not JSON ({exc.msg})"))
@@ -121,36 +123,51 @@ def prepare_lines(prepare: Preparer, lines: list[bytes], name: str, first: int) 
     return Chunk(prepared, read, problems)
 
 
-def _chunks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[list[bytes], int]]:
-    """Batches of lines with the number of the first; if the file fails part way, the lines
-    read before it failed, then ImportFileError."""
-    batch: list[bytes] = []
-    first = number = 0
-    failure: ImportFileError | None = None
+def prepare_block(prepare: Preparer, block: bytes, name: str, first: int) -> Chunk:
+    """:func:`prepare_lines` of a block of whole lines (one bytes object crosses to the worker,
+    not thousands)."""
+    lines = block.split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    return prepare_lines(prepare, lines, name, first)
+
+
+def _blocks_of(path: Path, raw_progress: list[int]) -> Iterator[tuple[bytes, int]]:
+    """Blocks of about BLOCK bytes of whole lines, with the number of the first line; if the
+    file fails part way, the whole lines read before it failed, then ImportFileError."""
+    parts: list[bytes] = []
+    size = 0
+    first = 1
+    failure: str | None = None
     try:
         lines, raw = open_banner_file(path)
         with raw, lines:
-            for number, line in enumerate(lines, start=1):
-                if not batch:
-                    first = number
-                batch.append(line)
-                if len(batch) >= BATCH:
+            while part := lines.read1(BLOCK):
+                parts.append(part)
+                size += len(part)
+                if size >= BLOCK and b"\n" in part:
+                    data = b"".join(parts)
+                    cut = data.rfind(b"\n") + 1
+                    parts, size = [data[cut:]], len(data) - cut
                     raw_progress[0] = raw.tell()
-                    yield batch, first
-                    batch = []
+                    yield data[:cut], first
+                    first += data.count(b"\n", 0, cut)
             raw_progress[0] = raw.tell()
     except gzip.BadGzipFile:
-        failure = ImportFileError(path, "it is not a gzip file", number)
+        failure = "it is not a gzip file"
     except EOFError:
-        failure = ImportFileError(path, "it ends early (a truncated gzip file?)", number)
+        failure = "it ends early (a truncated gzip file?)"
     except zlib.error:
-        failure = ImportFileError(path, "its compressed data is corrupt", number)
+        failure = "its compressed data is corrupt"
     except OSError as exc:
-        failure = ImportFileError(path, exc.strerror or str(exc), number)
-    if batch:
-        yield batch, first
+        failure = exc.strerror or str(exc)
+    rest = b"".join(parts)
+    if failure:  # the line being read when it failed is cut off: not a line of the file
+        rest = rest[: rest.rfind(b"\n") + 1]
+    if rest:
+        yield rest, first
     if failure:
-        raise failure
+        raise ImportFileError(path, failure, first - 1 + rest.count(b"\n"))
 
 
 def import_files(
@@ -170,6 +187,9 @@ def import_files(
     total = sum(sizes.values())
     workers = workers if workers is not None else max(1, (os.cpu_count() or 2) - 1)
     done_before = 0
+    # A store may give its workers more of the writer's work than prepare does (the embedded one
+    # compresses the bodies there): ``preparer()``, asked again for each block.
+    preparer: Callable[[], Preparer] | None = getattr(index, "preparer", None)
     with (
         index.writing() as writer,
         ProcessPoolExecutor(
@@ -180,10 +200,9 @@ def import_files(
             position = [0]
             pending: deque = deque()
             try:
-                for lines, first in _chunks_of(path, position):
-                    pending.append(
-                        (pool.submit(prepare_lines, type(index).prepare, lines, path.name, first), position[0])
-                    )
+                for block, first in _blocks_of(path, position):
+                    prepare = preparer() if preparer else type(index).prepare
+                    pending.append((pool.submit(prepare_block, prepare, block, path.name, first), position[0]))
                     if len(pending) > 2 * workers:  # bounded: a huge file is never held in memory
                         _take(pending.popleft(), writer, report, progress, done_before, total)
             except ImportFileError as exc:
