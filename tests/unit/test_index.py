@@ -238,3 +238,22 @@ def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(
     assert search(idx, "product:old")[0] == 0 and search(idx, "product:new")[0] == 1
     assert len(idx.host(old["ip_str"])) == sum(b["ip_str"] == old["ip_str"] for b in [old, *banners[1:5], new])
     idx.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["tag:ΟΔΟΣ", "tag:οδοσ", "tag:Οδοσ", "version:1.0-rc1", "version:1.0-RC1", "vuln:cve-2024-0001", "transport:UDP"],
+)
+def test_an_exact_filter_matches_whatever_the_case_and_its_facet_shows_the_value_as_sent(tmp_path, banners, query):
+    """tag, version, vuln... are one field in the index (lower-cased terms, values as sent for the
+    facet): Σ included, which tantivy lower-cases letter by letter."""
+    b = dict(banners[0], tags=["ΟΔΟΣ"], version="1.0-RC1", vulns={"CVE-2024-0001": {}}, transport="UDP")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b, *banners[1:20]])
+    total, found, facets = search(idx, query, "tag,version,vuln,transport")
+    assert total == 1 and found == [b]
+    assert [(f["value"], f["count"]) for f in facets["tag"]] == [("ΟΔΟΣ", 1)]
+    assert [f["value"] for f in facets["version"]] == ["1.0-RC1"]
+    assert [f["value"] for f in facets["vuln"]] == ["CVE-2024-0001"]
+    assert [f["value"] for f in facets["transport"]] == ["udp"]  # a transport is a lower-case name
+    idx.close()

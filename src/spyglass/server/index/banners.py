@@ -19,7 +19,7 @@ from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
 from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import FACET_FIELDS, build_schema, document
+from spyglass.server.index.fields import FACET_FIELDS, build_schema, document, in_index, merged_exact, open_index
 from spyglass.server.index.records import RecordStore, banner_key, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, normalize
 from spyglass.server.sqlite import make_private
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("spyglass.index")
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 # Banners stored but not yet committed to the index are invisible to search until the next
 # commit (or the catch-up when the index is next opened, after a crash): commit often enough that
 # a killed import leaves most of its work searchable, rarely enough that segments stay large.
@@ -38,7 +38,7 @@ FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
-CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "f_transport", "x_transport")
+CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport")
 
 
 def hit_count(result: tantivy.SearchResult) -> int:
@@ -52,7 +52,7 @@ def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
 
 def document_tail(banner: dict, shape) -> bytes:
     """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
-    return orjson.dumps(document(banner, shape))[1:]
+    return orjson.dumps(document(banner, shape, merged_exact))[1:]
 
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
@@ -103,7 +103,7 @@ class BannerIndex:
             self.records.set_meta("indexed_seq", "0")
         self.path.mkdir(exist_ok=True)
         try:
-            self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            self.index = open_index(self.schema, self.path)
             self.index.searcher()  # opens every segment: a damaged file fails here, not in a search
         except ValueError as exc:
             # The index holds nothing the records do not: rebuild it rather than refuse to start.
@@ -111,7 +111,7 @@ class BannerIndex:
             shutil.rmtree(self.path, ignore_errors=True)
             self.path.mkdir()
             self.records.set_meta("indexed_seq", "0")
-            self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            self.index = open_index(self.schema, self.path)
         self.records.set_meta("schema_version", SCHEMA_VERSION)
         self._reloaded = 0.0
         self._write_lock = threading.Lock()
@@ -225,7 +225,13 @@ class BannerIndex:
         if not facets:
             return {}
         spec = {
-            f"f{i}": {"terms": {"field": FACET_FIELDS[f.name], "size": f.size, "segment_size": max(10 * f.size, 1000)}}
+            f"f{i}": {
+                "terms": {
+                    "field": in_index(FACET_FIELDS[f.name]),
+                    "size": f.size,
+                    "segment_size": max(10 * f.size, 1000),
+                }
+            }
             for i, f in enumerate(facets)
         }
         result = searcher.aggregate(tq, spec)
