@@ -18,7 +18,7 @@ import sys
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -26,10 +26,10 @@ from typing import IO
 
 import orjson
 
-from spyglass.server.bannerstore import BannerStore, Prepared, Preparer
+from spyglass.server.bannerstore import BannerBatch, BannerStore, Prepared, Preparer
 from spyglass.server.index.shape import BadBanner
 
-BATCH = 5000  # banners given to the store at a time, from memory
+BATCH = 20_000  # banners given to the store at a time
 BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
 MAX_REPORTED = 50
 
@@ -196,34 +196,47 @@ def import_files(
             workers, mp_context=get_context("spawn"), initializer=_die_with_parent, initargs=(os.getpid(),)
         ) as pool,
     ):
+        storing = _Storing(writer, report, progress, total)
         for path in paths:
             position = [0]
-            pending: deque = deque()
+            pending: deque[tuple[Future, int]] = deque()
             try:
                 for block, first in _blocks_of(path, position):
                     prepare = preparer() if preparer else type(index).prepare
                     pending.append((pool.submit(prepare_block, prepare, block, path.name, first), position[0]))
                     if len(pending) > 2 * workers:  # bounded: a huge file is never held in memory
-                        _take(pending.popleft(), writer, report, progress, done_before, total)
+                        storing.take(*pending.popleft(), done_before)
             except ImportFileError as exc:
                 report.file_errors.append(exc)
             while pending:
-                _take(pending.popleft(), writer, report, progress, done_before, total)
+                storing.take(*pending.popleft(), done_before)
+            storing.flush(done_before + sizes[path])
             done_before += sizes[path]
-            if progress:
-                progress(done_before, total, report)
     return report
 
 
-def _take(item, writer, report: ImportReport, progress, done_before: int, total: int) -> None:
-    future, position = item
-    chunk: Chunk = future.result()
-    report.read += chunk.read
-    for where, why in chunk.problems:
-        report.problem(where, why)
-    _flush(writer, chunk.prepared, report)
-    if progress:
-        progress(done_before + position, total, report)
+class _Storing:
+    """Parsed chunks, in file order, given to the store BATCH banners at a time (a store writes a
+    batch in one transaction: the bigger, the fewer times each page of its key index is written)."""
+
+    def __init__(self, writer: BannerBatch, report: ImportReport, progress, total: int) -> None:
+        self.writer, self.report, self.progress, self.total = writer, report, progress, total
+        self.held: list[Prepared] = []
+
+    def take(self, future: Future, position: int, done_before: int) -> None:
+        chunk: Chunk = future.result()
+        self.report.read += chunk.read
+        for where, why in chunk.problems:
+            self.report.problem(where, why)
+        self.held += chunk.prepared
+        if len(self.held) >= BATCH:
+            self.flush(done_before + position)
+
+    def flush(self, done: int) -> None:
+        _flush(self.writer, self.held, self.report)
+        self.held = []
+        if self.progress:
+            self.progress(done, self.total, self.report)
 
 
 def import_banners(index: BannerStore, banners: Iterable[dict]) -> ImportReport:
