@@ -257,3 +257,17 @@ def test_an_exact_filter_matches_whatever_the_case_and_its_facet_shows_the_value
     assert [f["value"] for f in facets["vuln"]] == ["CVE-2024-0001"]
     assert [f["value"] for f in facets["transport"]] == ["udp"]  # a transport is a lower-case name
     idx.close()
+
+
+def test_the_address_facet_and_host_read_the_address_field(tmp_path, banners):
+    """The ip facet counts the address column itself (IPv4 and IPv6 as written), and a host lookup
+    takes an address in any spelling; anything else finds nothing rather than failing."""
+    v6 = dict(banners[1], ip_str="2001:db8::1", ipv6="2001:db8::1")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [banners[0], v6])
+    _, facets = idx.count(parse_strict(f"port:{banners[0]['port']},{v6['port']}"), parse_facets("ip"))
+    assert sorted(f["value"] for f in facets["ip"]) == sorted([banners[0]["ip_str"], "2001:db8::1"])
+    assert idx.host("2001:0db8:0:0::1") == [v6]
+    assert idx.host(banners[0]["ip_str"]) == [banners[0]]
+    assert idx.host("not an address") == [] and idx.host("") == []
+    idx.close()

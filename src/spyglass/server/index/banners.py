@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ipaddress
 import logging
 import queue
 import shutil
@@ -19,7 +20,7 @@ from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
 from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import FACET_FIELDS, build_schema, document, in_index, merged_exact, open_index
+from spyglass.server.index.fields import FACET_FIELDS, build_schema, in_index, index_document, open_index
 from spyglass.server.index.records import RecordStore, banner_key, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, normalize
 from spyglass.server.sqlite import make_private
@@ -38,7 +39,7 @@ FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
-CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport")
+CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "e_transport")
 
 
 def hit_count(result: tantivy.SearchResult) -> int:
@@ -52,7 +53,7 @@ def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
 
 def document_tail(banner: dict, shape) -> bytes:
     """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
-    return orjson.dumps(document(banner, shape, merged_exact))[1:]
+    return orjson.dumps(index_document(banner, shape))[1:]
 
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
@@ -198,8 +199,12 @@ class BannerIndex:
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
+        try:
+            address = str(ipaddress.ip_address(ip))
+        except ValueError:
+            return []
         searcher = self.searcher()
-        tq = tantivy.Query.term_query(self.schema, "f_ip", ip)  # history too: current or not
+        tq = tantivy.Query.term_query(self.schema, "ip", address)  # history too: current or not
         hits = searcher.search(tq, limit=10_000, order_by_field="timestamp").hits
         return self.records.fetch(rowids(searcher, [a for _, a in hits]))
 

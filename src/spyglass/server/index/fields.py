@@ -141,15 +141,23 @@ EXACT_NAMES = frozenset(
     + ("screenshot_label", "http_component", "http_component_category", "http_waf", "ssl_cert_fingerprint")
     + ("ssl_cert_serial", "ssl_version", "ssl_alpn", "ssl_jarm", "ssl_ja3s")
 )
-_IN_INDEX = {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"}
+_IN_INDEX = {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"} | {"f_ip": "ip"}
 # The tokenizer of e_ fields. The index holds the value lower-cased (a filter matches it whatever
 # its case); its fast column holds the value as shown (the facet).
 EXACT = "exact"
 
 
 def in_index(field: str) -> str:
-    """The embedded index's field for a field of FILTER_FIELDS or FACET_FIELDS."""
+    """The embedded index's field for a field of FILTER_FIELDS or FACET_FIELDS (the address facet
+    reads the address field's own fast column)."""
     return _IN_INDEX.get(field, field)
+
+
+def index_document(b: dict, shape: Shape) -> dict:
+    """:func:`document` as the embedded index holds it (see :func:`in_index`)."""
+    doc = document(b, shape, merged_exact)
+    del doc["f_ip"]
+    return doc
 
 
 def exact_terms(text: str) -> list[str]:
