@@ -249,7 +249,7 @@ def test_an_exact_filter_matches_whatever_the_case_and_its_facet_shows_the_value
     facet): Σ included, which tantivy lower-cases letter by letter."""
     b = dict(banners[0], tags=["ΟΔΟΣ"], version="1.0-RC1", vulns={"CVE-2024-0001": {}}, transport="UDP")
     idx = BannerIndex(tmp_path)
-    import_banners(idx, [b, *banners[1:20]])
+    import_banners(idx, [b, *banners[2:20]])
     total, found, facets = search(idx, query, "tag,version,vuln,transport")
     assert total == 1 and found == [b]
     assert [(f["value"], f["count"]) for f in facets["tag"]] == [("ΟΔΟΣ", 1)]
@@ -270,4 +270,21 @@ def test_the_address_facet_and_host_read_the_address_field(tmp_path, banners):
     assert idx.host("2001:0db8:0:0::1") == [v6]
     assert idx.host(banners[0]["ip_str"]) == [banners[0]]
     assert idx.host("not an address") == [] and idx.host("") == []
+    idx.close()
+
+
+def test_a_named_value_is_searched_by_its_words_and_faceted_as_sent(tmp_path, banners):
+    """org, product, http.title... are one field in the index: the words for the filter (a phrase
+    too), the value as sent for the facet."""
+    b = dict(banners[0], org="Orchid Retail Group GmbH", http={"title": "Welcome to NGINX!"})
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b, *banners[2:10]])  # banners[1] is a newer banner of b's service
+    for query in ("org:orchid", 'org:"retail group"', "org:GMBH", 'http.title:"welcome to nginx"', "all:gmbh"):
+        assert search(idx, query)[0] == 1, query
+    assert search(idx, 'org:"group retail"')[0] == 0
+    _, facets = idx.count(parse_strict("org:gmbh"), parse_facets("org,http.title"))
+    assert facets == {
+        "org": [{"count": 1, "value": "Orchid Retail Group GmbH"}],
+        "http.title": [{"count": 1, "value": "Welcome to NGINX!"}],
+    }
     idx.close()

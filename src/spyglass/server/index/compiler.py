@@ -50,7 +50,7 @@ def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
     kind = FILTERS[f.name]
     field = in_index(FILTER_FIELDS[f.name])
     if f.name == "all":
-        return _any([_text_query(schema, fld, str(v)) for v in f.values for fld in ALL_TEXT_FIELDS])
+        return _any([_text_query(schema, fld, str(v)) for v in f.values for fld in map(in_index, ALL_TEXT_FIELDS)])
     if kind is Kind.TEXT:
         return _any([_text_query(schema, field, str(v)) for v in f.values])
     if kind in (Kind.EXACT, Kind.SUFFIX, Kind.PREFIX):

@@ -141,10 +141,21 @@ EXACT_NAMES = frozenset(
     + ("screenshot_label", "http_component", "http_component_category", "http_waf", "ssl_cert_fingerprint")
     + ("ssl_cert_serial", "ssl_version", "ssl_alpn", "ssl_jarm", "ssl_ja3s")
 )
-_IN_INDEX = {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"} | {"f_ip": "ip"}
-# The tokenizer of e_ fields. The index holds the value lower-cased (a filter matches it whatever
-# its case); its fast column holds the value as shown (the facet).
-EXACT = "exact"
+# t_NAME and f_NAME hold one value (its words, as shown): one f_NAME field in the index, whose
+# terms are the words and whose fast column is the value (cut at MAX_TERM, the words too)
+WORDS_NAMES = frozenset(
+    ("org", "isp", "os", "product", "city", "http_title", "ssl_cert_subject_cn", "ssl_cert_issuer_cn")
+)
+_IN_INDEX = (
+    {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"}
+    | {f"t_{name}": f"f_{name}" for name in WORDS_NAMES}
+    | {"f_ip": "ip"}
+)
+_LEFT_OUT = ("f_ip", *(f"t_{name}" for name in WORDS_NAMES))  # of document(), in the index
+# The tokenizers of e_ fields and of the f_ fields of WORDS_NAMES: the index holds the value
+# lower-cased (a filter matches it whatever its case), or its words as the default tokenizer
+# makes them; the fast column holds the value as shown (the facet).
+EXACT, WORDS = "exact", "words"
 
 
 def in_index(field: str) -> str:
@@ -156,7 +167,8 @@ def in_index(field: str) -> str:
 def index_document(b: dict, shape: Shape) -> dict:
     """:func:`document` as the embedded index holds it (see :func:`in_index`)."""
     doc = document(b, shape, merged_exact)
-    del doc["f_ip"]
+    for name in _LEFT_OUT:
+        doc.pop(name, None)
     return doc
 
 
@@ -174,7 +186,15 @@ def open_index(schema: tantivy.Schema, path: Path | None = None) -> tantivy.Inde
     index.register_tokenizer(
         EXACT, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(tantivy.Filter.lowercase()).build()
     )
-    index.register_fast_field_tokenizer(EXACT, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).build())
+    index.register_tokenizer(
+        WORDS,
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .build(),
+    )
+    for name in (EXACT, WORDS):
+        index.register_fast_field_tokenizer(name, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).build())
     return index
 
 
@@ -194,6 +214,8 @@ def build_schema() -> tantivy.Schema:
             sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
         elif name.startswith("e_"):
             sb.add_text_field(name, tokenizer_name=EXACT, fast=True, index_option="basic")
+        elif name[2:] in WORDS_NAMES:
+            sb.add_text_field(name, tokenizer_name=WORDS, fast=True, index_option="position")
         elif name.startswith("f_"):
             sb.add_text_field(name, tokenizer_name="raw", fast=True, index_option="basic")
         elif name.startswith("i_"):
