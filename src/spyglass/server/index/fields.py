@@ -242,6 +242,8 @@ def _text(v: Any) -> str | None:
 
 def _texts(v: Any) -> list[str]:
     """Text of a scalar or of each scalar in a list."""
+    if v.__class__ is str:
+        return [v] if v else []
     if v is None:
         return []
     if v.__class__ is list:
@@ -279,16 +281,23 @@ def _suffixes(names: list[str]) -> list[str]:
         while at >= 0:
             out.add(name[at + 1 :])
             at = name.find(".", at + 1)
-    return sorted(out)
+    return list(out)
 
 
 def _prefixes(cpes: list[str]) -> list[str]:
     """Each CPE and its leading parts from the third on (``cpe:2.3:a``, ``cpe:2.3:a:nginx``...)."""
     out: set[str] = set()
     for cpe in cpes:
-        parts = cpe.lower()[:MAX_TERM].split(":")
-        out.update(":".join(parts[:i]) for i in range(3, len(parts) + 1))
-    return sorted(out)
+        cpe = cpe.lower()[:MAX_TERM]
+        at = cpe.find(":", cpe.find(":") + 1)  # the second colon: a prefix ends at a later one
+        if at < 0:
+            continue
+        at = cpe.find(":", at + 1)
+        while at >= 0:
+            out.add(cpe[:at])
+            at = cpe.find(":", at + 1)
+        out.add(cpe)
+    return list(out)
 
 
 Exact = Callable[[dict, str, list[str]], None]  # puts the values of one of EXACT_NAMES in a document
@@ -341,7 +350,9 @@ def document(b: dict, shape: Shape, exact: Exact = split_exact) -> dict:
         if city:
             doc["t_city"] = city
             doc["f_city"] = city[:MAX_TERM]
-        exact(doc, "region", _texts(loc.get("region_code")))
+        region = loc.get("region_code")
+        if region is not None:
+            exact(doc, "region", _texts(region))
     asn = _text(b.get("asn"))
     if asn:
         asn = asn.upper()
@@ -355,8 +366,10 @@ def document(b: dict, shape: Shape, exact: Exact = split_exact) -> dict:
             doc[f_name] = value[:MAX_TERM]
             if in_text:
                 text.append(value)
-    exact(doc, "version", _texts(b.get("version")))
-    exact(doc, "tag", _texts(b.get("tags")))
+    for member, name in (("version", "version"), ("tags", "tag")):
+        value = b.get(member)
+        if value is not None:
+            exact(doc, name, _texts(value))
     if vulns:
         exact(doc, "vuln", _names(vulns))
         if isinstance(vulns, dict):
@@ -419,7 +432,9 @@ def _http_fields(doc: dict, http: dict, text: list, exact: Exact) -> None:
         if isinstance(components, dict):
             categories = sorted({c for v in components.values() for c in _texts(_obj(v).get("categories"))})
             exact(doc, "http_component_category", categories)
-    exact(doc, "http_waf", _texts(http.get("waf")))
+    waf = http.get("waf")
+    if waf is not None:
+        exact(doc, "http_waf", _texts(waf))
 
 
 def _ssl_fields(doc: dict, ssl: dict, exact: Exact) -> None:
