@@ -288,3 +288,26 @@ def test_a_named_value_is_searched_by_its_words_and_faceted_as_sent(tmp_path, ba
         "http.title": [{"count": 1, "value": "Welcome to NGINX!"}],
     }
     idx.close()
+
+
+@pytest.mark.parametrize(
+    "query, found",
+    [
+        ("cpe:cpe:2.3:a:nginx", True),
+        ("cpe:CPE:2.3:A:NGINX:NGINX:1.18.0", True),
+        ("cpe:cpe:/a:nginx:nginx", True),
+        ("cpe:cpe:2.3:a:ngin", False),  # a leading part ends at a colon
+        ("cpe:cpe:2.3:a:nginx:nginx:1.18.0:x", False),
+        ('cpe:"cpe:2.3:a:odd(+)*.[name]:x"', True),  # what a regular expression reads specially
+        ('cpe:"cpe:2.3:a:odd(+)*.[name"', False),
+        ("cpe:cpe:2.3:a:odd", False),
+    ],
+)
+def test_a_cpe_filter_matches_a_cpe_or_a_leading_part_of_it(tmp_path, banners, query, found):
+    b = dict(
+        banners[0], cpe23=["cpe:2.3:a:nginx:nginx:1.18.0", "cpe:2.3:a:odd(+)*.[name]:x"], cpe=["cpe:/a:nginx:nginx"]
+    )
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b])
+    assert search(idx, query)[0] == int(found)
+    idx.close()

@@ -26,6 +26,14 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text) if len(w) <= 40]
 
 
+_REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")  # what Rust's regex::escape escapes
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regular expression (tantivy's syntax) that matches it alone."""
+    return "".join("\\" + c if c in _REGEX_META else c for c in text)
+
+
 def _text_query(schema: tantivy.Schema, field: str, text: str) -> TQ:
     tokens = words(text)
     if not tokens:
@@ -53,7 +61,9 @@ def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
         return _any([_text_query(schema, fld, str(v)) for v in f.values for fld in map(in_index, ALL_TEXT_FIELDS)])
     if kind is Kind.TEXT:
         return _any([_text_query(schema, field, str(v)) for v in f.values])
-    if kind in (Kind.EXACT, Kind.SUFFIX, Kind.PREFIX):
+    if kind is Kind.PREFIX:  # a CPE, or a leading part of it up to a colon
+        return _any([TQ.regex_query(schema, field, _literal(str(v).lower()) + "(:(?s:.)*)?") for v in f.values])
+    if kind in (Kind.EXACT, Kind.SUFFIX):
         if field.startswith("e_"):
             values = [t for v in f.values for t in exact_terms(str(v))]
         else:

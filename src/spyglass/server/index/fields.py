@@ -166,7 +166,7 @@ def in_index(field: str) -> str:
 
 def index_document(b: dict, shape: Shape) -> dict:
     """:func:`document` as the embedded index holds it (see :func:`in_index`)."""
-    doc = document(b, shape, merged_exact)
+    doc = document(b, shape, merged_exact, _cpes)
     for name in _LEFT_OUT:
         doc.pop(name, None)
     return doc
@@ -320,9 +320,16 @@ def merged_exact(doc: dict, name: str, values: list[str]) -> None:
 _NAMED = [(n, "t_" + n, "f_" + n, n in ("org", "product")) for n in ("org", "isp", "os", "product")]
 
 
-def document(b: dict, shape: Shape, exact: Exact = split_exact) -> dict:
+def _cpes(cpes: list[str]) -> list[str]:
+    """Each CPE as the embedded index holds it (a cpe filter matches a leading part of it by a
+    regular expression: compiler.py)."""
+    return list({cpe.lower()[:MAX_TERM] for cpe in cpes})
+
+
+def document(b: dict, shape: Shape, exact: Exact = split_exact, cpe: Callable = _prefixes) -> dict:
     """The index document of banner ``b`` whose required members ``shape`` holds (no rowid and
-    current flag: the writer adds those); ``exact`` puts the values of EXACT_NAMES in it.
+    current flag: the writer adds those); ``exact`` puts the values of EXACT_NAMES in it, ``cpe``
+    makes the terms of its CPEs.
 
     On the import's hot path: plain lookups, nothing computed that a banner does not have.
     """
@@ -389,7 +396,7 @@ def document(b: dict, shape: Shape, exact: Exact = split_exact) -> dict:
         doc["f_domain"] = [d[:MAX_TERM] for d in domains]
     cpes = _texts(b.get("cpe23")) + _texts(b.get("cpe"))
     if cpes:
-        doc["x_cpe"] = _prefixes(cpes)
+        doc["x_cpe"] = cpe(cpes)
     http = b.get("http")
     if isinstance(http, dict):
         _http_fields(doc, http, text, exact)
