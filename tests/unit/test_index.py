@@ -259,9 +259,9 @@ def test_an_exact_filter_matches_whatever_the_case_and_its_facet_shows_the_value
     idx.close()
 
 
-def test_the_address_facet_and_host_read_the_address_field(tmp_path, banners):
-    """The ip facet counts the address column itself (IPv4 and IPv6 as written), and a host lookup
-    takes an address in any spelling; anything else finds nothing rather than failing."""
+def test_the_address_facet_and_a_host_lookup_in_any_spelling(tmp_path, banners):
+    """The ip facet counts addresses as written (IPv4 and IPv6), and a host lookup takes an address in
+    any spelling; anything else finds nothing rather than failing."""
     v6 = dict(banners[1], ip_str="2001:db8::1", ipv6="2001:db8::1")
     idx = BannerIndex(tmp_path)
     import_banners(idx, [banners[0], v6])

@@ -146,12 +146,10 @@ EXACT_NAMES = frozenset(
 WORDS_NAMES = frozenset(
     ("org", "isp", "os", "product", "city", "http_title", "ssl_cert_subject_cn", "ssl_cert_issuer_cn")
 )
-_IN_INDEX = (
-    {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"}
-    | {f"t_{name}": f"f_{name}" for name in WORDS_NAMES}
-    | {"f_ip": "ip"}
-)
-_LEFT_OUT = ("f_ip", *(f"t_{name}" for name in WORDS_NAMES))  # of document(), in the index
+_IN_INDEX = {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"} | {
+    f"t_{name}": f"f_{name}" for name in WORDS_NAMES
+}
+_LEFT_OUT = tuple(f"t_{name}" for name in WORDS_NAMES)  # of document(), in the index
 # The tokenizers of e_ fields and of the f_ fields of WORDS_NAMES: the index holds the value
 # lower-cased (a filter matches it whatever its case), or its words as the default tokenizer
 # makes them; the fast column holds the value as shown (the facet).
@@ -159,8 +157,7 @@ EXACT, WORDS = "exact", "words"
 
 
 def in_index(field: str) -> str:
-    """The embedded index's field for a field of FILTER_FIELDS or FACET_FIELDS (the address facet
-    reads the address field's own fast column)."""
+    """The embedded index's field for a field of FILTER_FIELDS or FACET_FIELDS."""
     return _IN_INDEX.get(field, field)
 
 
