@@ -203,7 +203,8 @@ def build_schema() -> tantivy.Schema:
     sb.add_date_field("timestamp", indexed=True, fast=True)
     sb.add_ip_addr_field("ip", indexed=True, fast=True)
     sb.add_text_field("text", index_option="position")
-    names = {in_index(f) for f in (*FILTER_FIELDS.values(), *FACET_FIELDS.values())}
+    facets = {in_index(f) for f in FACET_FIELDS.values()}
+    names = {in_index(f) for f in FILTER_FIELDS.values()} | facets
     for name in sorted(names):
         if name.startswith("t_"):
             sb.add_text_field(name, index_option="position")
@@ -217,8 +218,8 @@ def build_schema() -> tantivy.Schema:
             sb.add_text_field(name, tokenizer_name="raw", fast=True, index_option="basic")
         elif name.startswith("i_"):
             sb.add_integer_field(name, indexed=True, fast=True)
-        elif name.startswith("b_"):
-            sb.add_boolean_field(name, indexed=True, fast=True)
+        elif name.startswith("b_"):  # a column only for a facet (the has_* filters have none)
+            sb.add_boolean_field(name, indexed=True, fast=name in facets)
     return sb.build()
 
 
