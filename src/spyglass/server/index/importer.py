@@ -104,9 +104,13 @@ def open_banner_file(path: Path) -> tuple[io.BufferedIOBase, IO[bytes]]:
 class Chunk:
     """Lines of one file, parsed in a worker process: the prepared banners and the problems."""
 
-    prepared: list[Prepared]
+    columns: tuple[list, ...]  # the prepared banners' fields, a list each (pickled faster than tuples)
     read: int
     problems: list[tuple[str, str]]
+
+    @property
+    def prepared(self) -> list[Prepared]:
+        return list(map(Prepared, *self.columns)) if self.columns else []
 
 
 def prepare_lines(prepare: Preparer, lines: list[bytes], name: str, first: int) -> Chunk:
@@ -124,7 +128,7 @@ def prepare_lines(prepare: Preparer, lines: list[bytes], name: str, first: int) 
             problems.append((f"{name}:{number}", str(exc)))
         except Exception as exc:  # a line stands alone, whatever it holds
             problems.append((f"{name}:{number}", f"unreadable banner ({type(exc).__name__})"))
-    return Chunk(prepared, read, problems)
+    return Chunk(tuple(map(list, zip(*prepared, strict=True))), read, problems)
 
 
 def prepare_block(prepare: Preparer, block: bytes, name: str, first: int) -> Chunk:
