@@ -32,6 +32,7 @@ from spyglass.server.index.shape import BadBanner
 
 BATCH = 20_000  # banners given to the store at a time
 BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
+AHEAD = 6  # blocks a worker may parse ahead of the store (it goes on while a batch is stored)
 MAX_REPORTED = 50
 
 
@@ -212,7 +213,7 @@ def import_files(
                 for block, first in _blocks_of(path, position):
                     prepare = preparer() if preparer else type(index).prepare
                     pending.append((pool.submit(prepare_block, prepare, block, path.name, first), position[0]))
-                    if len(pending) > 2 * workers:  # bounded: a huge file is never held in memory
+                    if len(pending) > AHEAD * workers:  # bounded: a huge file is never held in memory
                         storing.take(*pending.popleft(), done_before)
             except ImportFileError as exc:
                 report.file_errors.append(exc)
