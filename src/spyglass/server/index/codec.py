@@ -18,7 +18,7 @@ import threading
 import zstandard
 
 TRAIN_AFTER = 1_000  # banners seen before a dictionary is trained (fewer teach it too little)
-TRAIN_ON = 10_000  # at most, banners it is trained on
+TRAIN_ON = 5_000  # at most, banners it is trained on (10,000: twice the time, 1% smaller)
 DICTIONARY_SIZE = 112 * 1024
 LEVEL = 3
 FRAME = b"\x00"  # a JSON body never starts with it

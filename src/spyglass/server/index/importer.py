@@ -20,6 +20,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -201,6 +202,7 @@ def import_files(
     # compresses the bodies there): ``preparer()``, asked again for each block.
     preparer: Callable[[], Preparer] | None = getattr(index, "preparer", None)
     with (
+        _no_cycle_collection(),
         index.writing() as writer,
         ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),)
@@ -223,6 +225,19 @@ def import_files(
             storing.flush(done_before + sizes[path])
             done_before += sizes[path]
     return report
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The import holds tens of thousands of prepared banners at a time (no reference cycles): the
+    cycle collector would walk them over and over. What cycles an error makes are collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Storing:
