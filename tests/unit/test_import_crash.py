@@ -25,7 +25,7 @@ SCRIPT = """
 import sys
 from pathlib import Path
 from spyglass.server.index import banners, importer
-importer.BATCH, banners.COMMIT_EVERY = 200, 500
+importer.BLOCK, importer.BATCH, banners.COMMIT_EVERY = 200_000, 100, 500
 kill_at, seen = int(sys.argv[3]), [0]
 
 def progress(done, total, report):

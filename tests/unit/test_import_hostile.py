@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import pytest
 
 from spyglass.query import FACETS, parse_facets, parse_strict
-from spyglass.server.index import BannerIndex
+from spyglass.server.index import BannerIndex, importer
 from spyglass.server.index.importer import ImportFileError, import_banners, import_files
 
 
@@ -207,4 +208,37 @@ def test_exit_status_says_whether_everything_loaded(tmp_path):
     assert import_files(idx, [good], workers=1).exit_status == 0
     assert import_files(idx, [good], workers=1).exit_status == 0  # already there counts as loaded
     assert import_files(idx, [bad], workers=1).exit_status == 2
+    idx.close()
+
+
+def test_lines_cut_across_read_blocks_load_whole_with_their_numbers(tmp_path, monkeypatch):
+    """A file is parsed in blocks of whole lines: a line split by a block's end, a line longer than
+    a block, blank lines and a last line without its newline all load, and problems keep their
+    line numbers."""
+    monkeypatch.setattr(importer, "BLOCK", 700)
+    long = real_banner(0, data="x" * 5000)
+    lines = [json.dumps(long).encode(), b""] + [json.dumps(real_banner(n)).encode() for n in range(1, 20)]
+    lines[9] = b"{broken"
+    for name, write in (("cut.json", Path.write_bytes), ("cut.json.gz", lambda p, b: p.write_bytes(gzip.compress(b)))):
+        path = tmp_path / name
+        write(path, b"\n".join(lines))  # no newline after the last line
+        idx = BannerIndex(tmp_path / name.replace(".", "-"))
+        report = import_files(idx, [path], workers=1)
+        assert (report.read, report.added, report.bad) == (20, 19, 1)
+        assert len(report.problems) == 1 and report.problems[0].startswith(f"{name}:10: not JSON")
+        assert idx.host(long["ip_str"])[0]["data"] == long["data"]
+        assert idx.host("198.19.0.19")  # the last line, without its newline
+        idx.close()
+
+
+def test_a_truncated_gzip_never_loads_the_line_it_cut(tmp_path, monkeypatch):
+    monkeypatch.setattr(importer, "BLOCK", 50_000)
+    body = b"\n".join(json.dumps(real_banner(i)).encode() for i in range(400)) + b"\n"
+    packed = gzip.compress(body)
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(packed[: len(packed) * 2 // 3])
+    idx = BannerIndex(tmp_path / "data")
+    report = import_files(idx, [path], workers=1)
+    assert report.bad == 0 and report.added > 0 and len(report.file_errors) == 1
+    assert report.file_errors[0].loaded == report.read == report.added
     idx.close()

@@ -198,3 +198,116 @@ def test_a_newer_banner_replaces_the_current_one_across_imports_and_crashes(tmp_
     assert [b["product"] for b in again.host(old["ip_str"])] == ["Newest", "New", "Old"]  # history keeps all
     assert not again.behind()
     again.close()
+
+
+def test_a_failure_while_indexing_reaches_the_caller_and_loses_nothing_stored(tmp_path, banners, monkeypatch):
+    """The index is fed in a thread of its own: what fails there fails the writer's caller, and the
+    banners stored meanwhile are indexed at the next start."""
+    from spyglass.server.index import banners as module
+
+    real = module.add_document
+
+    def failing(writer, seq, current, tail):
+        if seq > 30:
+            raise OSError("disk full")
+        real(writer, seq, current, tail)
+
+    monkeypatch.setattr(module, "add_document", failing)
+    idx = BannerIndex(tmp_path)
+    with pytest.raises(RuntimeError, match="indexing the stored banners failed") as failed:
+        import_banners(idx, banners[:60])
+    assert isinstance(failed.value.__cause__, OSError)
+    assert idx.records.count() == 60
+    idx.close()
+    monkeypatch.setattr(module, "add_document", real)
+    again = BannerIndex(tmp_path)
+    assert again.total() == 60 and not again.behind()
+    again.close()
+
+
+def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(tmp_path, banners, monkeypatch):
+    """Batches stored ahead of the index: a demotion the index has not seen the first banner of yet
+    still leaves one current banner per service."""
+    from spyglass.server.index import importer
+
+    monkeypatch.setattr(importer, "BATCH", 1)
+    old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
+    new = dict(old, timestamp="2025-06-01T00:00:00.000000", product="New")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [old, *banners[1:5], new])
+    assert search(idx, "product:old")[0] == 0 and search(idx, "product:new")[0] == 1
+    assert len(idx.host(old["ip_str"])) == sum(b["ip_str"] == old["ip_str"] for b in [old, *banners[1:5], new])
+    idx.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["tag:ΟΔΟΣ", "tag:οδοσ", "tag:Οδοσ", "version:1.0-rc1", "version:1.0-RC1", "vuln:cve-2024-0001", "transport:UDP"],
+)
+def test_an_exact_filter_matches_whatever_the_case_and_its_facet_shows_the_value_as_sent(tmp_path, banners, query):
+    """tag, version, vuln... are one field in the index (lower-cased terms, values as sent for the
+    facet): Σ included, which tantivy lower-cases letter by letter."""
+    b = dict(banners[0], tags=["ΟΔΟΣ"], version="1.0-RC1", vulns={"CVE-2024-0001": {}}, transport="UDP")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b, *banners[2:20]])
+    total, found, facets = search(idx, query, "tag,version,vuln,transport")
+    assert total == 1 and found == [b]
+    assert [(f["value"], f["count"]) for f in facets["tag"]] == [("ΟΔΟΣ", 1)]
+    assert [f["value"] for f in facets["version"]] == ["1.0-RC1"]
+    assert [f["value"] for f in facets["vuln"]] == ["CVE-2024-0001"]
+    assert [f["value"] for f in facets["transport"]] == ["udp"]  # a transport is a lower-case name
+    idx.close()
+
+
+def test_the_address_facet_and_a_host_lookup_in_any_spelling(tmp_path, banners):
+    """The ip facet counts addresses as written (IPv4 and IPv6), and a host lookup takes an address in
+    any spelling; anything else finds nothing rather than failing."""
+    v6 = dict(banners[1], ip_str="2001:db8::1", ipv6="2001:db8::1")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [banners[0], v6])
+    _, facets = idx.count(parse_strict(f"port:{banners[0]['port']},{v6['port']}"), parse_facets("ip"))
+    assert sorted(f["value"] for f in facets["ip"]) == sorted([banners[0]["ip_str"], "2001:db8::1"])
+    assert idx.host("2001:0db8:0:0::1") == [v6]
+    assert idx.host(banners[0]["ip_str"]) == [banners[0]]
+    assert idx.host("not an address") == [] and idx.host("") == []
+    idx.close()
+
+
+def test_a_named_value_is_searched_by_its_words_and_faceted_as_sent(tmp_path, banners):
+    """org, product, http.title... are one field in the index: the words for the filter (a phrase
+    too), the value as sent for the facet."""
+    b = dict(banners[0], org="Orchid Retail Group GmbH", http={"title": "Welcome to NGINX!"})
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b, *banners[2:10]])  # banners[1] is a newer banner of b's service
+    for query in ("org:orchid", 'org:"retail group"', "org:GMBH", 'http.title:"welcome to nginx"', "all:gmbh"):
+        assert search(idx, query)[0] == 1, query
+    assert search(idx, 'org:"group retail"')[0] == 0
+    _, facets = idx.count(parse_strict("org:gmbh"), parse_facets("org,http.title"))
+    assert facets == {
+        "org": [{"count": 1, "value": "Orchid Retail Group GmbH"}],
+        "http.title": [{"count": 1, "value": "Welcome to NGINX!"}],
+    }
+    idx.close()
+
+
+@pytest.mark.parametrize(
+    "query, found",
+    [
+        ("cpe:cpe:2.3:a:nginx", True),
+        ("cpe:CPE:2.3:A:NGINX:NGINX:1.18.0", True),
+        ("cpe:cpe:/a:nginx:nginx", True),
+        ("cpe:cpe:2.3:a:ngin", False),  # a leading part ends at a colon
+        ("cpe:cpe:2.3:a:nginx:nginx:1.18.0:x", False),
+        ('cpe:"cpe:2.3:a:odd(+)*.[name]:x"', True),  # what a regular expression reads specially
+        ('cpe:"cpe:2.3:a:odd(+)*.[name"', False),
+        ("cpe:cpe:2.3:a:odd", False),
+    ],
+)
+def test_a_cpe_filter_matches_a_cpe_or_a_leading_part_of_it(tmp_path, banners, query, found):
+    b = dict(
+        banners[0], cpe23=["cpe:2.3:a:nginx:nginx:1.18.0", "cpe:2.3:a:odd(+)*.[name]:x"], cpe=["cpe:/a:nginx:nginx"]
+    )
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [b])
+    assert search(idx, query)[0] == int(found)
+    idx.close()

@@ -14,7 +14,7 @@ import tantivy
 from spyglass.query import parse_strict
 from spyglass.server.index.banners import index_json, prepare, rowids
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import build_schema
+from spyglass.server.index.fields import build_schema, open_index
 
 MATCH_ALL = "*"
 NEW_SERVICE = "new_service"
@@ -77,7 +77,7 @@ def matching(banners: list[tuple[dict, bool]], names: set[str]) -> list[set[str]
     if not ruled or not banners:
         return out
     _SCHEMA = _SCHEMA or build_schema()
-    index = tantivy.Index(_SCHEMA)  # in memory
+    index = open_index(_SCHEMA)  # in memory
     writer = index.writer(heap_size=15_000_000, num_threads=1)
     for i, (banner, _) in enumerate(banners):
         writer.add_json(index_json(i, True, prepare(banner).doc))

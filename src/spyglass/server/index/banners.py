@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import ipaddress
 import logging
+import queue
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -15,8 +18,9 @@ import tantivy
 from spyglass.exactjson import dumps
 from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
+from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import FACET_FIELDS, build_schema, document
+from spyglass.server.index.fields import FACET_FIELDS, build_schema, in_index, index_document, open_index
 from spyglass.server.index.records import RecordStore, banner_key, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, normalize
 from spyglass.server.sqlite import make_private
@@ -26,15 +30,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("spyglass.index")
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 # Banners stored but not yet committed to the index are invisible to search until the next
 # commit (or the catch-up when the index is next opened, after a crash): commit often enough that
-# a killed import leaves most of its work searchable, rarely enough that segments stay large.
-COMMIT_EVERY = 50_000
+# a killed import leaves most of its work searchable, rarely enough that segments stay large and
+# few (tantivy merges segments 8 at a time: with 200,000 a commit, a million banners need no merge;
+# with 50,000 merging cost a tenth of the import's time).
+COMMIT_EVERY = 200_000
+FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
-CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "f_transport", "x_transport")
+CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport")
 
 
 def hit_count(result: tantivy.SearchResult) -> int:
@@ -48,21 +55,39 @@ def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
 
 def document_tail(banner: dict, shape) -> bytes:
     """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
-    return orjson.dumps(document(banner, shape))[1:]
+    return orjson.dumps(index_document(banner, shape))[1:]
 
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
     """What the writer needs of a banner: its keys, its body (``body`` if given: the bytes it
     was read from) and its index document; BadBanner if a required member is missing."""
+    return _prepare(banner, body, bytes)
+
+
+def _prepare(banner: object, body: bytes | None, pack: Callable[[bytes], bytes]) -> Prepared:
     shape = normalize(banner)
     assert isinstance(banner, dict)
     return Prepared(
         banner_key(banner, shape),
         service_key(shape),
         shape.stamp,
-        body if body is not None else dumps(banner),
+        pack(body if body is not None else dumps(banner)),
         document_tail(banner, shape),
     )
+
+
+@dataclass(frozen=True)
+class PackingPrepare:
+    """:func:`prepare`, and the body compressed with the store's dictionary (codec.py) when it has
+    one: what an import's worker processes run, so that the writer does not compress. Picklable:
+    it carries the dictionary, not the store."""
+
+    dictionary: bytes | None
+
+    def __call__(self, banner: object, body: bytes | None = None) -> Prepared:
+        if self.dictionary is None:
+            return prepare(banner, body)
+        return _prepare(banner, body, shared(self.dictionary).pack)
 
 
 class BannerIndex:
@@ -81,7 +106,7 @@ class BannerIndex:
             self.records.set_meta("indexed_seq", "0")
         self.path.mkdir(exist_ok=True)
         try:
-            self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            self.index = open_index(self.schema, self.path)
             self.index.searcher()  # opens every segment: a damaged file fails here, not in a search
         except ValueError as exc:
             # The index holds nothing the records do not: rebuild it rather than refuse to start.
@@ -89,7 +114,7 @@ class BannerIndex:
             shutil.rmtree(self.path, ignore_errors=True)
             self.path.mkdir()
             self.records.set_meta("indexed_seq", "0")
-            self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            self.index = open_index(self.schema, self.path)
         self.records.set_meta("schema_version", SCHEMA_VERSION)
         self._reloaded = 0.0
         self._write_lock = threading.Lock()
@@ -103,6 +128,10 @@ class BannerIndex:
 
     def close(self) -> None:
         self.records.close()
+
+    def preparer(self) -> PackingPrepare:
+        """What an import's workers prepare banners with (see :mod:`importer`)."""
+        return PackingPrepare(self.records.dictionary())
 
     def get_meta(self, name: str, default: str | None = None) -> str | None:
         return self.records.get_meta(name, default)
@@ -172,8 +201,12 @@ class BannerIndex:
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
+        try:
+            address = str(ipaddress.ip_address(ip))
+        except ValueError:
+            return []
         searcher = self.searcher()
-        tq = tantivy.Query.term_query(self.schema, "f_ip", ip)  # history too: current or not
+        tq = tantivy.Query.term_query(self.schema, "f_ip", address)  # history too: current or not
         hits = searcher.search(tq, limit=10_000, order_by_field="timestamp").hits
         return self.records.fetch(rowids(searcher, [a for _, a in hits]))
 
@@ -199,7 +232,13 @@ class BannerIndex:
         if not facets:
             return {}
         spec = {
-            f"f{i}": {"terms": {"field": FACET_FIELDS[f.name], "size": f.size, "segment_size": max(10 * f.size, 1000)}}
+            f"f{i}": {
+                "terms": {
+                    "field": in_index(FACET_FIELDS[f.name]),
+                    "size": f.size,
+                    "segment_size": max(10 * f.size, 1000),
+                }
+            }
             for i, f in enumerate(facets)
         }
         result = searcher.aggregate(tq, spec)
@@ -221,7 +260,11 @@ class BannerIndex:
             try:
                 self._catch_up(writer)
                 batch = Writer(self, writer)
-                yield batch
+                try:
+                    yield batch
+                except BaseException:
+                    batch.close(abandon=True)  # what was stored is indexed at the next start
+                    raise
                 batch.commit()
                 self.records.checkpoint()
             finally:
@@ -247,14 +290,14 @@ class BannerIndex:
             for seq, banner, shape in shaped:
                 add_document(writer, seq, seq in current, document_tail(banner, shape))
             last = batch[-1][0]
-        demoted = self._demote(writer)
+        demoted = self.records.demoted()
+        self._demote(writer, demoted)
         writer.commit()
         self.records.indexed(last, demoted)
         self._reloaded = 0.0
 
-    def _demote(self, writer) -> list[int]:
+    def _demote(self, writer, demoted: list[int]) -> None:
         """Re-index the banners a newer one replaced since the last commit as not current."""
-        demoted = self.records.demoted()
         for i in range(0, len(demoted), 1000):
             chunk = demoted[i : i + 1000]
             for seq, banner in self.records.bodies(chunk).items():
@@ -264,38 +307,90 @@ class BannerIndex:
                     continue  # unreachable: a demoted banner was current, so it was readable
                 writer.delete_documents_by_term("i_rowid", seq)
                 add_document(writer, seq, False, tail)
-        return demoted
 
 
 class Writer:
-    """Adds banners to the record store and the index; commits every COMMIT_EVERY and at the end."""
+    """Adds banners to the record store and the index; commits every COMMIT_EVERY and at the end.
+
+    The records are written in the caller's thread and the index fed in another (tantivy parses
+    and indexes a document without the GIL, as SQLite steps without it), so the two overlap: the
+    caller stores the next batch while the last one is indexed. Only the feeding thread touches
+    tantivy's writer until :meth:`close`.
+    """
 
     def __init__(self, owner: BannerIndex, writer) -> None:
         self.owner = owner
         self.writer = writer
         self.pending = 0
         self.last_seq = owner.records.indexed_seq()
+        self._work: queue.Queue = queue.Queue(maxsize=FEED_AHEAD)
+        self._failure: BaseException | None = None
+        self._abandon = False
+        self._feeder = threading.Thread(target=self._feed, name="spyglass-index-feed", daemon=True)
+        self._feeder.start()
 
     def add(self, prepared: list[Prepared]) -> list[int]:
         """Store and index the new ones of prepared banners (see :func:`prepare`); returns the
         keys of those that were new."""
+        self._raise_failure()
         added = self.owner.records.add(prepared)
-        for seq, current, p in added:
-            add_document(self.writer, seq, current, p.doc)
         if added:
+            self._put([(seq, current, p.doc) for seq, current, p in added])
             self.last_seq = added[-1][0]
             self.pending += len(added)
         if self.pending >= COMMIT_EVERY:
-            self.commit()
+            self._request_commit()
         return [p.key for _, _, p in added]
 
     def commit(self) -> None:
-        if self.pending or self.owner.records.demoted():
-            demoted = self.owner._demote(self.writer)
-            self.writer.commit()
-            self.owner.records.indexed(self.last_seq, demoted)
-            self.owner._reloaded = 0.0
+        """Everything added is committed to the index when this returns."""
+        self._request_commit()
+        self.close()
+        self._raise_failure()
+
+    def close(self, abandon: bool = False) -> None:
+        """Let the feeding thread finish what it was given (or drop it: ``abandon``), and end it."""
+        self._abandon = abandon
+        if self._feeder.is_alive():
+            self._work.put(None)
+            self._feeder.join()
+
+    def _request_commit(self) -> None:
+        demoted = self.owner.records.demoted()
+        if self.pending or demoted:
+            self._put((self.last_seq, demoted))
             self.pending = 0
+
+    def _put(self, item) -> None:
+        while True:  # never wait forever on a feeder that died
+            try:
+                self._work.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise RuntimeError("indexing the stored banners failed: they are indexed at the next start") from (
+                self._failure
+            )
+
+    def _feed(self) -> None:
+        while (item := self._work.get()) is not None:
+            if self._failure is not None or self._abandon:
+                continue  # drain: the caller learns of a failure at its next call
+            try:
+                if isinstance(item, list):
+                    for seq, current, doc in item:
+                        add_document(self.writer, seq, current, doc)
+                else:
+                    last_seq, demoted = item
+                    self.owner._demote(self.writer, demoted)
+                    self.writer.commit()
+                    self.owner.records.indexed(last_seq, demoted)
+                    self.owner._reloaded = 0.0
+            except BaseException as exc:  # kept for the caller's thread
+                self._failure = exc
 
 
 def index_json(seq: int, current: bool, tail: bytes) -> str:

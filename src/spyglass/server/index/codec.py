@@ -12,12 +12,13 @@ dictionary, or from before this layout) or ``\\x00`` and a zstd frame without it
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import zstandard
 
 TRAIN_AFTER = 1_000  # banners seen before a dictionary is trained (fewer teach it too little)
-TRAIN_ON = 10_000  # at most, banners it is trained on
+TRAIN_ON = 5_000  # at most, banners it is trained on (10,000: twice the time, 1% smaller)
 DICTIONARY_SIZE = 112 * 1024
 LEVEL = 3
 FRAME = b"\x00"  # a JSON body never starts with it
@@ -42,8 +43,10 @@ class Codec:
             params = zstandard.ZstdCompressionParameters.from_level(
                 LEVEL, format=zstandard.FORMAT_ZSTD1_MAGICLESS, write_checksum=0, write_dict_id=0
             )
+            digested = zstandard.ZstdCompressionDict(self.dictionary.as_bytes())
+            digested.precompute_compress(compression_params=params)  # else zstd loads it for every banner
             tools = (
-                zstandard.ZstdCompressor(dict_data=self.dictionary, compression_params=params),
+                zstandard.ZstdCompressor(dict_data=digested, compression_params=params),
                 zstandard.ZstdDecompressor(dict_data=self.dictionary, format=zstandard.FORMAT_ZSTD1_MAGICLESS),
             )
             self._local.tools = tools
@@ -54,6 +57,12 @@ class Codec:
 
     def unpack(self, stored: bytes) -> bytes:
         return self._tools()[1].decompress(stored[1:], max_output_size=MAX_BANNER)
+
+
+@functools.lru_cache(maxsize=2)
+def shared(dictionary: bytes) -> Codec:
+    """One Codec per dictionary in a process (an import's workers get the dictionary with each batch)."""
+    return Codec(dictionary)
 
 
 def plain(stored: bytes, codec: Codec | None) -> bytes:

@@ -17,13 +17,21 @@ from tantivy import Occur
 from tantivy import Query as TQ
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
-from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS
+from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS, exact_terms, in_index
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as tantivy's default tokenizer splits, lower-cased below
 
 
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text) if len(w) <= 40]
+
+
+_REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")  # what Rust's regex::escape escapes
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regular expression (tantivy's syntax) that matches it alone."""
+    return "".join("\\" + c if c in _REGEX_META else c for c in text)
 
 
 def _text_query(schema: tantivy.Schema, field: str, text: str) -> TQ:
@@ -48,13 +56,18 @@ def _day(d: date) -> datetime:
 
 def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
     kind = FILTERS[f.name]
-    field = FILTER_FIELDS[f.name]
+    field = in_index(FILTER_FIELDS[f.name])
     if f.name == "all":
-        return _any([_text_query(schema, fld, str(v)) for v in f.values for fld in ALL_TEXT_FIELDS])
+        return _any([_text_query(schema, fld, str(v)) for v in f.values for fld in map(in_index, ALL_TEXT_FIELDS)])
     if kind is Kind.TEXT:
         return _any([_text_query(schema, field, str(v)) for v in f.values])
-    if kind in (Kind.EXACT, Kind.SUFFIX, Kind.PREFIX):
-        values = [str(v).lower() for v in f.values]
+    if kind is Kind.PREFIX:  # a CPE, or a leading part of it up to a colon
+        return _any([TQ.regex_query(schema, field, _literal(str(v).lower()) + "(:(?s:.)*)?") for v in f.values])
+    if kind in (Kind.EXACT, Kind.SUFFIX):
+        if field.startswith("e_"):
+            values = [t for v in f.values for t in exact_terms(str(v))]
+        else:
+            values = [str(v).lower() for v in f.values]
         return TQ.term_query(schema, field, values[0]) if len(values) == 1 else TQ.term_set_query(schema, field, values)
     if kind in (Kind.COUNTRY, Kind.ASN):
         values = [str(v).upper() for v in f.values]

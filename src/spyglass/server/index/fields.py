@@ -11,11 +11,16 @@ hostnames, in one field so that a word costs one term lookup.
 
 Field prefixes say what a field is for: ``t_`` words (tokenized, for TEXT filters), ``x_``
 lower-cased exact values (EXACT, SUFFIX and PREFIX filters), ``f_`` values as shown (facets),
-``i_`` integers and ``b_`` booleans (both filters and facets).
+``i_`` integers and ``b_`` booleans (both filters and facets). The names are shared with the
+ClickHouse store's columns. The embedded index keeps the ``x_`` and ``f_`` fields of one value
+(EXACT_NAMES) as one ``e_`` field (:func:`in_index`): a term lower-cased for the filter, the value
+as shown in its fast column for the facet, one field's work rather than two.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import tantivy
@@ -130,25 +135,91 @@ FACET_FIELDS: dict[str, str] = {
 }
 
 
+# x_NAME and f_NAME hold the same values (lower-cased, as shown): one e_NAME field in the index
+EXACT_NAMES = frozenset(
+    ("transport", "region", "version", "tag", "vuln", "ssh_fingerprint", "ssh_type", "ssh_hassh")
+    + ("screenshot_label", "http_component", "http_component_category", "http_waf", "ssl_cert_fingerprint")
+    + ("ssl_cert_serial", "ssl_version", "ssl_alpn", "ssl_jarm", "ssl_ja3s")
+)
+# t_NAME and f_NAME hold one value (its words, as shown): one f_NAME field in the index, whose
+# terms are the words and whose fast column is the value (cut at MAX_TERM, the words too)
+WORDS_NAMES = frozenset(
+    ("org", "isp", "os", "product", "city", "http_title", "ssl_cert_subject_cn", "ssl_cert_issuer_cn")
+)
+_IN_INDEX = {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"} | {
+    f"t_{name}": f"f_{name}" for name in WORDS_NAMES
+}
+_LEFT_OUT = tuple(f"t_{name}" for name in WORDS_NAMES)  # of document(), in the index
+# The tokenizers of e_ fields and of the f_ fields of WORDS_NAMES: the index holds the value
+# lower-cased (a filter matches it whatever its case), or its words as the default tokenizer
+# makes them; the fast column holds the value as shown (the facet).
+EXACT, WORDS = "exact", "words"
+
+
+def in_index(field: str) -> str:
+    """The embedded index's field for a field of FILTER_FIELDS or FACET_FIELDS."""
+    return _IN_INDEX.get(field, field)
+
+
+def index_document(b: dict, shape: Shape) -> dict:
+    """:func:`document` as the embedded index holds it (see :func:`in_index`)."""
+    doc = document(b, shape, merged_exact, _cpes)
+    for name in _LEFT_OUT:
+        doc.pop(name, None)
+    return doc
+
+
+def exact_terms(text: str) -> list[str]:
+    """The terms an ``e_`` field may hold for ``text`` whatever its case. Tantivy lower-cases letter by
+    letter (Σ is always σ), Python with the final-sigma rule (ΟΔΟΣ is οδος): both forms."""
+    low = text.lower()
+    return [low, low.replace("ς", "σ")] if "ς" in low else [low]
+
+
+def open_index(schema: tantivy.Schema, path: Path | None = None) -> tantivy.Index:
+    """The index at ``path`` (made if missing; in memory without one), able to write ``e_`` fields:
+    tokenizers live in the process, not in the index, so every opening registers them."""
+    index = tantivy.Index(schema, path=None if path is None else str(path), reuse=True)
+    index.register_tokenizer(
+        EXACT, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(tantivy.Filter.lowercase()).build()
+    )
+    index.register_tokenizer(
+        WORDS,
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .build(),
+    )
+    for name in (EXACT, WORDS):
+        index.register_fast_field_tokenizer(name, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).build())
+    return index
+
+
 def build_schema() -> tantivy.Schema:
+    """The embedded index's schema."""
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("i_rowid", indexed=True, fast=True)
     sb.add_boolean_field("b_current", indexed=True, fast=True)
     sb.add_date_field("timestamp", indexed=True, fast=True)
     sb.add_ip_addr_field("ip", indexed=True, fast=True)
     sb.add_text_field("text", index_option="position")
-    names = set(FILTER_FIELDS.values()) | set(FACET_FIELDS.values())
+    facets = {in_index(f) for f in FACET_FIELDS.values()}
+    names = {in_index(f) for f in FILTER_FIELDS.values()} | facets
     for name in sorted(names):
         if name.startswith("t_"):
             sb.add_text_field(name, index_option="position")
         elif name.startswith("x_"):
             sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
+        elif name.startswith("e_"):
+            sb.add_text_field(name, tokenizer_name=EXACT, fast=True, index_option="basic")
+        elif name[2:] in WORDS_NAMES:
+            sb.add_text_field(name, tokenizer_name=WORDS, fast=True, index_option="position")
         elif name.startswith("f_"):
             sb.add_text_field(name, tokenizer_name="raw", fast=True, index_option="basic")
         elif name.startswith("i_"):
             sb.add_integer_field(name, indexed=True, fast=True)
-        elif name.startswith("b_"):
-            sb.add_boolean_field(name, indexed=True, fast=True)
+        elif name.startswith("b_"):  # a column only for a facet (the has_* filters have none)
+            sb.add_boolean_field(name, indexed=True, fast=name in facets)
     return sb.build()
 
 
@@ -169,6 +240,8 @@ def _text(v: Any) -> str | None:
 
 def _texts(v: Any) -> list[str]:
     """Text of a scalar or of each scalar in a list."""
+    if v.__class__ is str:
+        return [v] if v else []
     if v is None:
         return []
     if v.__class__ is list:
@@ -206,33 +279,55 @@ def _suffixes(names: list[str]) -> list[str]:
         while at >= 0:
             out.add(name[at + 1 :])
             at = name.find(".", at + 1)
-    return sorted(out)
+    return list(out)
 
 
 def _prefixes(cpes: list[str]) -> list[str]:
     """Each CPE and its leading parts from the third on (``cpe:2.3:a``, ``cpe:2.3:a:nginx``...)."""
     out: set[str] = set()
     for cpe in cpes:
-        parts = cpe.lower()[:MAX_TERM].split(":")
-        out.update(":".join(parts[:i]) for i in range(3, len(parts) + 1))
-    return sorted(out)
+        cpe = cpe.lower()[:MAX_TERM]
+        at = cpe.find(":", cpe.find(":") + 1)  # the second colon: a prefix ends at a later one
+        if at < 0:
+            continue
+        at = cpe.find(":", at + 1)
+        while at >= 0:
+            out.add(cpe[:at])
+            at = cpe.find(":", at + 1)
+        out.add(cpe)
+    return list(out)
 
 
-def _add_exact(doc: dict, name: str, values: list[str]) -> None:
-    if not values:
-        return
-    shown = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
-    if shown:
+Exact = Callable[[dict, str, list[str]], None]  # puts the values of one of EXACT_NAMES in a document
+
+
+def split_exact(doc: dict, name: str, values: list[str]) -> None:
+    """As the filter (``x_``, lower-cased) and the facet (``f_``, as shown) read them."""
+    if values:
+        shown = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
         doc["f_" + name] = shown
         doc["x_" + name] = [v.lower() for v in shown]
+
+
+def merged_exact(doc: dict, name: str, values: list[str]) -> None:
+    """As the embedded index holds them: one ``e_`` field."""
+    if values:
+        doc["e_" + name] = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
 
 
 _NAMED = [(n, "t_" + n, "f_" + n, n in ("org", "product")) for n in ("org", "isp", "os", "product")]
 
 
-def document(b: dict, shape: Shape) -> dict:
+def _cpes(cpes: list[str]) -> list[str]:
+    """Each CPE as the embedded index holds it (a cpe filter matches a leading part of it by a
+    regular expression: compiler.py)."""
+    return list({cpe.lower()[:MAX_TERM] for cpe in cpes})
+
+
+def document(b: dict, shape: Shape, exact: Exact = split_exact, cpe: Callable = _prefixes) -> dict:
     """The index document of banner ``b`` whose required members ``shape`` holds (no rowid and
-    current flag: the writer adds those).
+    current flag: the writer adds those); ``exact`` puts the values of EXACT_NAMES in it, ``cpe``
+    makes the terms of its CPEs.
 
     On the import's hot path: plain lookups, nothing computed that a banner does not have.
     """
@@ -244,13 +339,12 @@ def document(b: dict, shape: Shape) -> dict:
         "ip": ip_str,
         "i_port": shape.port,
         "f_ip": ip_str,
-        "f_transport": shape.transport,
-        "x_transport": shape.transport,
         "b_has_ipv6": ":" in ip_str,
         "b_has_ssl": bool(ssl),
         "b_has_vuln": bool(vulns),
         "b_has_screenshot": "screenshot" in b,
     }
+    exact(doc, "transport", [shape.transport])
     text = [_text(b.get("data"))]
     loc = _obj(b.get("location"))
     if loc:
@@ -261,7 +355,9 @@ def document(b: dict, shape: Shape) -> dict:
         if city:
             doc["t_city"] = city
             doc["f_city"] = city[:MAX_TERM]
-        _add_exact(doc, "region", _texts(loc.get("region_code")))
+        region = loc.get("region_code")
+        if region is not None:
+            exact(doc, "region", _texts(region))
     asn = _text(b.get("asn"))
     if asn:
         asn = asn.upper()
@@ -275,10 +371,12 @@ def document(b: dict, shape: Shape) -> dict:
             doc[f_name] = value[:MAX_TERM]
             if in_text:
                 text.append(value)
-    _add_exact(doc, "version", _texts(b.get("version")))
-    _add_exact(doc, "tag", _texts(b.get("tags")))
+    for member, name in (("version", "version"), ("tags", "tag")):
+        value = b.get(member)
+        if value is not None:
+            exact(doc, name, _texts(value))
     if vulns:
-        _add_exact(doc, "vuln", _names(vulns))
+        exact(doc, "vuln", _names(vulns))
         if isinstance(vulns, dict):
             doc["f_vuln_verified"] = [
                 c[:MAX_TERM] for c, v in vulns.items() if isinstance(v, dict) and v.get("verified")
@@ -296,28 +394,28 @@ def document(b: dict, shape: Shape) -> dict:
         doc["f_domain"] = [d[:MAX_TERM] for d in domains]
     cpes = _texts(b.get("cpe23")) + _texts(b.get("cpe"))
     if cpes:
-        doc["x_cpe"] = _prefixes(cpes)
+        doc["x_cpe"] = cpe(cpes)
     http = b.get("http")
     if isinstance(http, dict):
-        _http_fields(doc, http, text)
+        _http_fields(doc, http, text, exact)
     if isinstance(ssl, dict):
-        _ssl_fields(doc, ssl)
+        _ssl_fields(doc, ssl, exact)
     ssh = b.get("ssh")
     if isinstance(ssh, dict):
         for name in ("fingerprint", "type", "hassh"):
-            _add_exact(doc, "ssh_" + name, _texts(ssh.get(name)))
+            exact(doc, "ssh_" + name, _texts(ssh.get(name)))
     scan = _text(_obj(_obj(b.get(shape.crawler)).get("options")).get("scan")) if shape.crawler else None
     if scan:
         doc["x_scan"] = scan.lower()[:MAX_TERM]
     if "screenshot" in b:
-        _add_exact(doc, "screenshot_label", _texts(_obj(b["screenshot"]).get("labels")))
+        exact(doc, "screenshot_label", _texts(_obj(b["screenshot"]).get("labels")))
     if "mongodb" in b or "redis" in b or "rsync" in b:
         _module_fields(doc, b)
     doc["text"] = "\n".join(t for t in text if t)
     return doc
 
 
-def _http_fields(doc: dict, http: dict, text: list) -> None:
+def _http_fields(doc: dict, http: dict, text: list, exact: Exact) -> None:
     title = _text(http.get("title"))
     if title:
         doc["t_http_title"] = title
@@ -335,14 +433,16 @@ def _http_fields(doc: dict, http: dict, text: list) -> None:
         doc["i_http_favicon_hash"] = favicon_hash
     components = http.get("components")
     if components:
-        _add_exact(doc, "http_component", _names(components))
+        exact(doc, "http_component", _names(components))
         if isinstance(components, dict):
             categories = sorted({c for v in components.values() for c in _texts(_obj(v).get("categories"))})
-            _add_exact(doc, "http_component_category", categories)
-    _add_exact(doc, "http_waf", _texts(http.get("waf")))
+            exact(doc, "http_component_category", categories)
+    waf = http.get("waf")
+    if waf is not None:
+        exact(doc, "http_waf", _texts(waf))
 
 
-def _ssl_fields(doc: dict, ssl: dict) -> None:
+def _ssl_fields(doc: dict, ssl: dict, exact: Exact) -> None:
     cert = _obj(ssl.get("cert"))
     subject, issuer = _obj(cert.get("subject")), _obj(cert.get("issuer"))
     words = [t for t in map(_text, (*subject.values(), *issuer.values())) if t]
@@ -353,13 +453,13 @@ def _ssl_fields(doc: dict, ssl: dict) -> None:
         if cn:
             doc[f"t_ssl_cert_{name}_cn"] = cn
             doc[f"f_ssl_cert_{name}_cn"] = cn[:MAX_TERM]
-    _add_exact(doc, "ssl_cert_fingerprint", _texts(_obj(cert.get("fingerprint")).get("sha256")))
-    _add_exact(doc, "ssl_cert_serial", _texts(cert.get("serial")))
+    exact(doc, "ssl_cert_fingerprint", _texts(_obj(cert.get("fingerprint")).get("sha256")))
+    exact(doc, "ssl_cert_serial", _texts(cert.get("serial")))
     if isinstance(cert.get("expired"), bool):
         doc["b_ssl_cert_expired"] = cert["expired"]
-    _add_exact(doc, "ssl_version", _texts(ssl.get("versions")))
+    exact(doc, "ssl_version", _texts(ssl.get("versions")))
     for name in ("alpn", "jarm", "ja3s"):
-        _add_exact(doc, "ssl_" + name, _texts(ssl.get(name)))
+        exact(doc, "ssl_" + name, _texts(ssl.get(name)))
 
 
 def _module_fields(doc: dict, b: dict) -> None:

@@ -17,7 +17,7 @@ from spyglass.query import FACETS, FILTERS, Facet, Query
 from spyglass.server.bannerstore import Trends
 from spyglass.server.index.banners import BannerIndex, facet_value
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS
+from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, in_index
 
 # The seed's trends vocabulary, less any name this index cannot serve (all of them, today).
 SEED_FILTERS = (
@@ -95,7 +95,13 @@ class TrendsIndex:
             return Trends(0, [], {f.name: [] for f in facets})
         calendar = months(*span)
         terms = {
-            f"f{i}": {"terms": {"field": FACET_FIELDS[f.name], "size": f.size, "segment_size": max(10 * f.size, 1000)}}
+            f"f{i}": {
+                "terms": {
+                    "field": in_index(FACET_FIELDS[f.name]),
+                    "size": f.size,
+                    "segment_size": max(10 * f.size, 1000),
+                }
+            }
             for i, f in enumerate(facets)
         }
         ranges = [{"key": k, "from": start.timestamp() * NS, "to": end.timestamp() * NS} for k, start, end in calendar]
