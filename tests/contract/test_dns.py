@@ -4,6 +4,7 @@ DNS server on loopback, through the client and the CLI against the backend under
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 import httpx
@@ -160,6 +161,9 @@ def test_cli_domain_resolve_reverse(loaded, capsys, monkeypatch):
     assert main(["domain", "corp.test"]) == 0
     out = capsys.readouterr().out
     assert "www.corp.test" in out and "192.0.2.1" in out and "AAAA" in out
+    # the value (an address, a TXT record: any width) comes last, after the date seen, which lines up
+    dates = [re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  ", line) for line in out.splitlines()]
+    assert all(dates) and len({d.start() for d in dates if d}) == 1
     assert main(["resolve", "example.test", "missing.example.test"]) == 0
     out = [line for line in capsys.readouterr().out.splitlines() if "DNSHandler" not in line]  # dnslib's log
     assert out[0].split() == ["example.test", "192.0.2.10"] and out[1].split()[0] == "missing.example.test"

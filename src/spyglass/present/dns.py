@@ -34,9 +34,11 @@ def domain_summary(info: Any) -> str:
 
 
 def domain_lines(info: Any) -> list[str]:
+    """Name, type, last seen, value: the value last, as the one column of any width (a TXT
+    record), so that every other column lines up."""
     rows = record_rows(info)
     width = max((len(name) for name, *_ in rows), default=0)
-    return [f"{pad(name, width)}  {kind:<5}  {value}  {seen}" for name, kind, value, seen in rows]
+    return [f"{pad(name, width)}  {kind:<5}  {seen:<19}  {value}" for name, kind, value, seen in rows]
 
 
 def answer_rows(answers: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
