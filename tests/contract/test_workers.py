@@ -139,9 +139,11 @@ def test_a_reader_hands_a_write_to_the_primary_and_every_worker_sees_the_banner(
                 sent = http.post(f"{url}/spyglass/collect", params={"key": key}, content=json.dumps(banner(n)))
             assert sent.status_code == 200, sent.text
             via.append(sent.headers["x-spyglass-worker"])
+        deadline = time.monotonic() + WAIT
         for worker, stream in opened.items():
             got = []
-            for line in stream.iter_lines():  # (the client's read timeout bounds the wait)
+            for line in stream.iter_lines():  # a keep-alive line comes at least every 15 s
+                assert time.monotonic() < deadline, f"worker {worker}'s stream carried only {got}"
                 if line.strip():
                     got.append(json.loads(line)["data"])
                 if len(got) == n:

@@ -32,7 +32,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_exit
 from typing import Any
@@ -104,10 +103,8 @@ class PrimaryWorker:
     async def feed(self, receive, send) -> None:
         """Every banner the collector publishes, one JSON line each, until the reader goes."""
         from spyglass.server.stream.host import follow
-        from spyglass.server.stream.hub import Subscription, match_all
 
-        sub = Subscription(match_all, *FEED_QUEUE)
-        self.hub.subscriptions.add(sub)  # not hub.subscribe: no key, and no key's limit
+        sub = self.hub.subscribe(queue=FEED_QUEUE)  # no key: no key's limit of streams
 
         async def until_gone() -> None:  # a quiet feed would not notice otherwise, and hold shutdown
             while (await receive())["type"] != "http.disconnect":
@@ -369,7 +366,10 @@ def supervise(settings, sockets: list[socket.socket], count: int, exit_on_stdin_
     all on the one socket) until SIGTERM, SIGINT or (when asked) the end of stdin; what went wrong
     if the workers could not be kept running."""
     supervisor = Supervisor(settings, sockets, count)
-    stop: Callable[..., None] = lambda *_: supervisor.stop()  # noqa: E731
+
+    def stop(*_) -> None:
+        supervisor.stop()
+
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if exit_on_stdin_eof:
 

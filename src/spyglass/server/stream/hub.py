@@ -174,11 +174,15 @@ class StreamHub:
         self.subscriptions: set[Subscription] = set()
         self.published = 0
 
-    def subscribe(self, match: Match = match_all, key: str = "") -> Subscription:
-        """A new subscription; :class:`TooManyStreams` if ``key`` follows ``per_key`` already."""
+    def subscribe(
+        self, match: Match = match_all, key: str = "", *, queue: tuple[int, int] | None = None
+    ) -> Subscription:
+        """A new subscription; :class:`TooManyStreams` if ``key`` follows ``per_key`` already.
+        ``queue``: (banners, bytes) it may hold, rather than the hub's bounds for a reader."""
         if key and sum(1 for s in self.subscriptions if s.key == key) >= self.per_key:
             raise TooManyStreams(f"This key follows {self.per_key} streams already, the most it may at once")
-        sub = Subscription(match, self.queue_limit, self.queue_bytes, key)
+        limit, budget = queue or (self.queue_limit, self.queue_bytes)
+        sub = Subscription(match, limit, budget, key)
         self.subscriptions.add(sub)
         return sub
 
