@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import sys
@@ -41,6 +42,19 @@ def announcement(app, host: str, port: int, *, geonet_only: bool = False) -> lis
     is its geonet one)."""
     urls = {"geonet": base_urls(host, port)["main"]} if geonet_only else base_urls(host, port, app.state.hosts)
     return [f"{name:7} {url}" for name, url in urls.items()]
+
+
+def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
+    """Call ``stop`` when stdin ends: the launcher holds it open, and when the launcher goes away
+    for any reason, so do we."""
+
+    def watch() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.buffer.read(1024):
+                pass
+        stop()
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 DEMO_BANNERS = 20_000
@@ -114,11 +128,5 @@ def serve(
     server = uvicorn.Server(config)
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
     if exit_on_stdin_eof:
-        # The launcher holds our stdin open; when it goes away for any reason, so do we.
-        def watch() -> None:
-            while sys.stdin.buffer.read(1024):
-                pass
-            server.should_exit = True
-
-        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+        stop_at_stdin_eof(lambda: setattr(server, "should_exit", True))
     server.run(sockets=[sock])

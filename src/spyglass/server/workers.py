@@ -21,7 +21,6 @@ Held per worker, not across them: ``--rate-limit``, the failed-key and geonet li
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import multiprocessing
 import os
@@ -39,6 +38,7 @@ from typing import Any
 import httpx
 
 from spyglass.exactjson import loads
+from spyglass.server.runner import stop_at_stdin_eof
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
@@ -372,14 +372,7 @@ def supervise(settings, sockets: list[socket.socket], count: int, exit_on_stdin_
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if exit_on_stdin_eof:
-
-        def watch() -> None:
-            with contextlib.suppress(OSError, ValueError):
-                while sys.stdin.buffer.read(1024):
-                    pass
-            supervisor.stop()
-
-        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+        stop_at_stdin_eof(supervisor.stop)
     try:
         return supervisor.run()
     finally:
