@@ -126,15 +126,24 @@ class LoadShedding:
         if scope["type"] != "http" or scope["path"].startswith(self.exempt):
             return await self.app(scope, receive, send)
         if self.in_flight >= self.limit:
-            headers = [(b"content-type", b"application/json"), (b"retry-after", RETRY_AFTER.encode())]
-            await send({"type": "http.response.start", "status": 503, "headers": headers})
-            await send({"type": "http.response.body", "body": BUSY_BODY})
+            await send_json(send, 503, BUSY_BODY, [(b"retry-after", RETRY_AFTER.encode())])
             return
         self.in_flight += 1
         try:
             await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
+
+
+async def send_json(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """A whole JSON answer from ASGI middleware (which has no Response to make it)."""
+    start = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), *headers],
+    }
+    await send(start)
+    await send({"type": "http.response.body", "body": body})
 
 
 class QuietAcceptErrors(logging.Filter):

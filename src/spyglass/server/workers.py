@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 
 from spyglass.exactjson import loads
+from spyglass.server.guard import send_json
 from spyglass.server.runner import stop_at_stdin_eof
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
@@ -155,14 +156,14 @@ class ReaderWorker:
         )
         body = await read_body(receive, MAX_BODY)  # the guard bounds how long it may take to arrive
         if body is None:
-            await send_answer(send, 413, TOO_LARGE, [(WORKER_HEADER, self.name)])
+            await send_json(send, 413, TOO_LARGE, [(WORKER_HEADER, self.name)])
             return
         request = self.http().build_request(scope["method"], url, headers=headers, content=body)
         try:
             response = await self.http().send(request, stream=True)
         except httpx.TransportError as exc:
             log.warning("worker %d: the primary did not take a request (%s)", self.worker.number, exc)
-            await send_answer(send, 503, UNAVAILABLE, [(b"retry-after", b"1"), (WORKER_HEADER, self.name)])
+            await send_json(send, 503, UNAVAILABLE, [(b"retry-after", b"1"), (WORKER_HEADER, self.name)])
             return
         try:
             kept = [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP | {WORKER_HEADER}]
@@ -241,13 +242,6 @@ async def read_body(receive, most: int) -> bytes | None:
         if not message.get("more_body"):
             break
     return b"".join(parts)
-
-
-async def send_answer(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send(
-        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json"), *headers]}
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 # -- processes ---------------------------------------------------------------------------------
