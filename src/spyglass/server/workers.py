@@ -52,6 +52,8 @@ FEED_PATH = "/_spyglass/workers/feed"
 HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade", b"host", b"content-length"}
 )
+NOT_SENT_ON = HOP_BY_HOP | {CLIENT_HEADER}  # of a request handed to the primary (the reader sets its own)
+NOT_SENT_BACK = HOP_BY_HOP | {WORKER_HEADER}  # of the primary's answer (the reader says who took it)
 FORWARD_TIMEOUT = httpx.Timeout(120.0, connect=10.0)  # a replay or a notifier test waits on the primary's work
 FEED_RETRY = 0.5  # seconds between a reader's tries to follow the primary's feed
 FEED_QUEUE = (20_000, 32 << 20)  # banners and bytes a reader's feed may hold while it falls behind
@@ -149,7 +151,7 @@ class ReaderWorker:
 
     async def forward(self, scope, receive, send) -> None:
         client = scope.get("client") or ("", 0)
-        headers = [(k, v) for k, v in scope["headers"] if k not in HOP_BY_HOP and k != CLIENT_HEADER]
+        headers = [(k, v) for k, v in scope["headers"] if k not in NOT_SENT_ON]
         headers.append((CLIENT_HEADER, f"{client[0]} {client[1]}".encode("latin-1")))
         url = httpx.URL(
             scheme="http", host="primary", path=scope.get("root_path", "") + scope["path"], query=scope["query_string"]
@@ -166,7 +168,7 @@ class ReaderWorker:
             await send_json(send, 503, UNAVAILABLE, [(b"retry-after", b"1"), (WORKER_HEADER, self.name)])
             return
         try:
-            kept = [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP | {WORKER_HEADER}]
+            kept = [(k, v) for k, v in response.headers.raw if k.lower() not in NOT_SENT_BACK]
             kept.append((WORKER_HEADER, self.name + b">0"))  # taken here, carried out there
             await send({"type": "http.response.start", "status": response.status_code, "headers": kept})
             async for chunk in response.aiter_raw():
