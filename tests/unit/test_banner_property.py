@@ -122,7 +122,7 @@ def test_any_json_in_any_member_round_trips(tmp_path_factory, changes):
         put(banner, path, value)
     address = banner["ip_str"] = f"198.20.{n // 256}.{n % 256}"
     line = json.dumps(banner).encode()
-    chunk = prepare_lines(BannerIndex.prepare, [line], "property.json", 1)
+    chunk = prepare_lines(BannerIndex.prepare, [line])
     assert chunk.problems == [] and len(chunk.prepared) == 1
     with idx.writing() as writer:
         assert len(writer.add(chunk.prepared)) == 1

@@ -98,6 +98,7 @@ class RecordStore:
         row = self._db.conn.execute("SELECT data FROM dictionary").fetchone()
         self._codec: Codec | None = Codec(row[0]) if row else None
         self._train_at = TRAIN_AFTER  # banners stored when a dictionary is next tried
+        self._expect_new = True  # whether add may skip looking up the keys it is given
 
     def close(self) -> None:
         self._db.close()
@@ -130,11 +131,26 @@ class RecordStore:
     def add(self, banners: list[Prepared]) -> list[tuple[int, bool, Prepared]]:
         """Store the banners whose keys are new, in one transaction; returns ``(seq, current,
         prepared)`` of those added. A banner newer than its service's current one replaces it (the
-        old one is recorded as demoted); an older one is stored as not current."""
+        old one is recorded as demoted); an older one is stored as not current.
+
+        While the batches it is given are new (a first import), their keys are not looked up: the
+        key's unique index refuses one it holds, and that batch is stored again, looked up (as are
+        the next ones, until one holds no banner the store has)."""
+        if self._expect_new:
+            try:
+                return self._add(banners, look_up=False)
+            except sqlite3.IntegrityError:
+                pass  # rolled back: a banner the store holds
+        return self._add(banners, look_up=True)
+
+    def _add(self, banners: list[Prepared], look_up: bool) -> list[tuple[int, bool, Prepared]]:
         try:
             with self._db.transaction():
                 fresh: dict[int, Prepared] = {}
-                known = self._existing("SELECT key FROM banners WHERE key IN ({})", [p.key for p in banners])
+                known: set[int] = set()
+                if look_up:
+                    known = self._existing("SELECT key FROM banners WHERE key IN ({})", [p.key for p in banners])
+                    self._expect_new = not known
                 for p in banners:
                     if p.key not in known and p.key not in fresh:
                         fresh[p.key] = p
