@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import orjson
 from isal import igzip, isal_zlib
@@ -36,6 +36,7 @@ BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
 AHEAD = 6  # blocks a worker may parse ahead of the store (it goes on while a batch is stored)
 READ = 64 << 10  # bytes inflated at a time: a truncated .gz loses at most this much of its last lines
 MAX_REPORTED = 50
+CORRUPT = cast(type[Exception], isal_zlib.error)  # ISA-L's inflate error (its stub calls it an instance)
 
 
 class ImportFileError(Exception):
@@ -172,7 +173,7 @@ def _blocks_of(path: Path, raw_progress: list[int]) -> Iterator[bytes]:
         failure = "it is not a gzip file"
     except EOFError:
         failure = "it ends early (a truncated gzip file?)"
-    except isal_zlib.error:
+    except CORRUPT:
         failure = "its compressed data is corrupt"
     except OSError as exc:
         failure = exc.strerror or str(exc)
