@@ -21,7 +21,7 @@ from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
 from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, in_index, index_document, open_index
-from spyglass.server.index.records import RecordStore, banner_key, service_key, service_key_of
+from spyglass.server.index.records import RecordStore, keys, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, normalize
 from spyglass.server.sqlite import make_private
 
@@ -68,8 +68,7 @@ def _prepare(banner: object, body: bytes | None, pack: Callable[[bytes], bytes])
     shape = normalize(banner)
     assert isinstance(banner, dict)
     return Prepared(
-        banner_key(banner, shape),
-        service_key(shape),
+        *keys(banner, shape),
         shape.stamp,
         pack(body if body is not None else dumps(banner)),
         document_tail(banner, shape),

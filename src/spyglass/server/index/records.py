@@ -72,6 +72,19 @@ def banner_key(b: dict, shape: Shape) -> int:
     return _digest(f"{shape.ip_str}|{shape.port}|{b.get('transport', 'tcp')}|{b['timestamp']}|{b.get('hash')}")
 
 
+def keys(b: dict, shape: Shape) -> tuple[int, int]:
+    """:func:`banner_key` and :func:`service_key`, the one hashed on from the other where the
+    banner's transport is as the service's is written (nearly always): the import's hot path."""
+    hasher = hashlib.blake2b(
+        f"{shape.ip_str}|{shape.port}|{shape.transport}".encode(errors="surrogatepass"), digest_size=8
+    )
+    service = int.from_bytes(hasher.digest(), "big") >> 1
+    if b.get("transport", "tcp") != shape.transport:
+        return banner_key(b, shape), service
+    hasher.update(f"|{b['timestamp']}|{b.get('hash')}".encode(errors="surrogatepass"))
+    return int.from_bytes(hasher.digest(), "big") >> 1, service
+
+
 def service_key(shape: Shape) -> int:
     return service_key_of(shape.ip_str, shape.port, shape.transport)
 
