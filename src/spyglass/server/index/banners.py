@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("spyglass.index")
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 # Banners stored but not yet committed to the index are invisible to search until the next
 # commit (or the catch-up when the index is next opened, after a crash): commit often enough that
 # a killed import leaves most of its work searchable, rarely enough that segments stay large and
@@ -41,7 +41,7 @@ FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
-CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport")
+CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "e_transport")
 
 
 def hit_count(result: tantivy.SearchResult) -> int:
@@ -205,7 +205,7 @@ class BannerIndex:
         except ValueError:
             return []
         searcher = self.searcher()
-        tq = tantivy.Query.term_query(self.schema, "f_ip", address)  # history too: current or not
+        tq = tantivy.Query.term_query(self.schema, "ip", address)  # history too: current or not
         hits = searcher.search(tq, limit=10_000, order_by_field="timestamp").hits
         return self.records.fetch(rowids(searcher, [a for _, a in hits]))
 
