@@ -242,3 +242,17 @@ def test_a_truncated_gzip_never_loads_the_line_it_cut(tmp_path, monkeypatch):
     assert report.bad == 0 and report.added > 0 and len(report.file_errors) == 1
     assert report.file_errors[0].loaded == report.read == report.added
     idx.close()
+
+
+def test_a_file_is_read_exactly_an_integer_past_64_bits_too(tmp_path):
+    """An imported file's banners are indexed as they came: a serial past 64 bits by its digits (a
+    float's reading of it is not what an analyst searches for)."""
+    serial = 123456789012345678901234567890123456789
+    big = real_banner(1, ssl={"cert": {"serial": serial}})
+    path = tmp_path / "exact.json"
+    path.write_bytes(json.dumps(big).encode() + b"\n")
+    idx = BannerIndex(tmp_path / "data")
+    assert import_files(idx, [path], workers=1).added == 1
+    assert idx.count(parse_strict(f"ssl.cert.serial:{serial}"), [])[0] == 1
+    assert idx.host(big["ip_str"]) == [big]
+    idx.close()

@@ -240,6 +240,20 @@ def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(
     idx.close()
 
 
+def test_a_demoted_banner_holding_an_integer_past_64_bits_is_reindexed_exactly(tmp_path, banners, monkeypatch):
+    """A demoted banner is read again to be re-indexed: one orjson refuses is read exactly."""
+    from spyglass.server.index import importer
+
+    monkeypatch.setattr(importer, "BATCH", 1)
+    old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", hash=2**70, product="Old")
+    new = dict(old, timestamp="2025-06-01T00:00:00.000000", hash=1, product="New")
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, [old, new])
+    assert search(idx, "product:old")[0] == 0 and search(idx, "product:new")[0] == 1
+    assert old in idx.host(old["ip_str"]) and not idx.behind()
+    idx.close()
+
+
 @pytest.mark.parametrize(
     "query",
     ["tag:ΟΔΟΣ", "tag:οδοσ", "tag:Οδοσ", "version:1.0-rc1", "version:1.0-RC1", "vuln:cve-2024-0001", "transport:UDP"],

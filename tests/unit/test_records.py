@@ -33,12 +33,12 @@ def test_a_batch_holding_a_stored_banner_adds_only_the_new_ones(tmp_path):
     looked up, and keeps every new banner and the current one of each service."""
     records = RecordStore(tmp_path / "banners.db")
     first = [prepare(real_banner(n)) for n in range(5)]
-    assert [seq for seq, _, _ in records.add(first)] == [1, 2, 3, 4, 5]
+    assert [seq for seq, _, _ in records.add(first)[0]] == [1, 2, 3, 4, 5]
     newer = real_banner(2, timestamp="2026-09-01T00:00:00.000000Z")
     again = [prepare(real_banner(n)) for n in range(5, 8)] + [first[3], prepare(newer)]
-    added = records.add(again)
+    added, demoted = records.add(again)
     assert [(seq, current) for seq, current, _ in added] == [(6, True), (7, True), (8, True), (9, True)]
-    assert added[-1][2].key == prepare(newer).key and records.demoted() == [3]
-    assert records.count() == 9 and records.add([first[0]]) == []
-    assert [seq for seq, _, _ in records.add([prepare(real_banner(9))])] == [10]  # new again: stored
+    assert added[-1][2].key == prepare(newer).key and demoted == records.demoted() == [3]
+    assert records.count() == 9 and records.add([first[0]]) == ([], [])
+    assert [seq for seq, _, _ in records.add([prepare(real_banner(9))])[0]] == [10]  # new again: stored
     records.close()

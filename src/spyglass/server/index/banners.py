@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import orjson
 import tantivy
@@ -296,7 +296,7 @@ class BannerIndex:
         self._reloaded = 0.0
 
     def _demote(self, writer, demoted: list[int]) -> None:
-        """Re-index the banners a newer one replaced since the last commit as not current."""
+        """Re-index banners a newer one replaced as not current."""
         for i in range(0, len(demoted), 1000):
             chunk = demoted[i : i + 1000]
             for seq, banner in self.records.bodies(chunk).items():
@@ -314,7 +314,8 @@ class Writer:
     The records are written in the caller's thread and the index fed in another (tantivy parses
     and indexes a document without the GIL, as SQLite steps without it), so the two overlap: the
     caller stores the next batch while the last one is indexed. Only the feeding thread touches
-    tantivy's writer until :meth:`close`.
+    tantivy's writer until :meth:`close`. The banners a batch demoted are re-indexed with it, not
+    all at the commit, which would leave the import's last seconds to one thread.
     """
 
     def __init__(self, owner: BannerIndex, writer) -> None:
@@ -332,9 +333,9 @@ class Writer:
         """Store and index the new ones of prepared banners (see :func:`prepare`); returns the
         keys of those that were new."""
         self._raise_failure()
-        added = self.owner.records.add(prepared)
+        added, demoted = self.owner.records.add(prepared)
         if added:
-            self._put([(seq, current, p.doc) for seq, current, p in added])
+            self._put(_Batch([(seq, current, p.doc) for seq, current, p in added], demoted))
             self.last_seq = added[-1][0]
             self.pending += len(added)
         if self.pending >= COMMIT_EVERY:
@@ -357,7 +358,7 @@ class Writer:
     def _request_commit(self) -> None:
         demoted = self.owner.records.demoted()
         if self.pending or demoted:
-            self._put((self.last_seq, demoted))
+            self._put(_Commit(self.last_seq, demoted))
             self.pending = 0
 
     def _put(self, item) -> None:
@@ -375,21 +376,39 @@ class Writer:
             )
 
     def _feed(self) -> None:
+        demoted_since_commit: set[int] = set()  # re-indexed with their batch
         while (item := self._work.get()) is not None:
             if self._failure is not None or self._abandon:
                 continue  # drain: the caller learns of a failure at its next call
             try:
-                if isinstance(item, list):
-                    for seq, current, doc in item:
+                if isinstance(item, _Batch):
+                    for seq, current, doc in item.docs:
                         add_document(self.writer, seq, current, doc)
-                else:
-                    last_seq, demoted = item
-                    self.owner._demote(self.writer, demoted)
+                    self.owner._demote(self.writer, item.demoted)
+                    demoted_since_commit.update(item.demoted)
+                else:  # the store's list: also what another writer demoted (none while this one holds the index)
+                    self.owner._demote(self.writer, [s for s in item.demoted if s not in demoted_since_commit])
                     self.writer.commit()
-                    self.owner.records.indexed(last_seq, demoted)
+                    self.owner.records.indexed(item.last_seq, item.demoted)
                     self.owner._reloaded = 0.0
+                    demoted_since_commit.clear()
             except BaseException as exc:  # kept for the caller's thread
                 self._failure = exc
+
+
+class _Batch(NamedTuple):
+    """Stored banners to index (seq, current, document), and the seqs of those they demoted."""
+
+    docs: list[tuple[int, bool, bytes]]
+    demoted: list[int]
+
+
+class _Commit(NamedTuple):
+    """Commit everything fed before; ``demoted``: every banner the store lists as demoted since the
+    last commit (the feeder re-indexes those it has not), cleared once committed."""
+
+    last_seq: int
+    demoted: list[int]
 
 
 def index_json(seq: int, current: bool, tail: bytes) -> str:

@@ -25,9 +25,9 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import IO, cast
 
-import orjson
 from isal import igzip, isal_zlib
 
+from spyglass.exactjson import loads
 from spyglass.server.bannerstore import BannerBatch, BannerStore, Prepared, Preparer
 from spyglass.server.index.shape import BadBanner
 
@@ -124,6 +124,8 @@ class Chunk:
 
 
 def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
+    """Each line read exactly (integers past 64 bits too: a certificate serial is indexed as its
+    digits, not as a float's) and prepared."""
     prepared, problems, read = [], [], 0
     for number, line in enumerate(lines):
         body = line.strip()
@@ -131,9 +133,12 @@ def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
             continue
         read += 1
         try:
-            prepared.append(prepare(orjson.loads(body), body))
-        except orjson.JSONDecodeError as exc:
-            problems.append((number, f"not JSON ({exc.msg})"))
+            banner = loads(body)
+        except ValueError as exc:
+            problems.append((number, f"not JSON ({getattr(exc, 'msg', exc)})"))
+            continue
+        try:
+            prepared.append(prepare(banner, body))
         except BadBanner as exc:
             problems.append((number, str(exc)))
         except Exception as exc:  # a line stands alone, whatever it holds

@@ -141,10 +141,11 @@ class RecordStore:
         with self._db.lock:
             self._db.conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
 
-    def add(self, banners: list[Prepared]) -> list[tuple[int, bool, Prepared]]:
+    def add(self, banners: list[Prepared]) -> tuple[list[tuple[int, bool, Prepared]], list[int]]:
         """Store the banners whose keys are new, in one transaction; returns ``(seq, current,
-        prepared)`` of those added. A banner newer than its service's current one replaces it (the
-        old one is recorded as demoted); an older one is stored as not current.
+        prepared)`` of those added, and the seqs of the banners they demoted. A banner newer than its
+        service's current one replaces it (the old one is recorded as demoted); an older one is
+        stored as not current.
 
         While the batches it is given are new (a first import), their keys are not looked up: the
         key's unique index refuses one it holds, and that batch is stored again, looked up (as are
@@ -156,7 +157,7 @@ class RecordStore:
                 pass  # rolled back: a banner the store holds
         return self._add(banners, look_up=True)
 
-    def _add(self, banners: list[Prepared], look_up: bool) -> list[tuple[int, bool, Prepared]]:
+    def _add(self, banners: list[Prepared], look_up: bool) -> tuple[list[tuple[int, bool, Prepared]], list[int]]:
         try:
             with self._db.transaction():
                 fresh: dict[int, Prepared] = {}
@@ -208,7 +209,7 @@ class RecordStore:
             if self._codec is not None and not self._db.one("SELECT 1 FROM dictionary"):
                 self._codec = None  # trained in the transaction that failed: not kept
             raise
-        return [(s, current, p) for s, current, p in added]
+        return [(s, current, p) for s, current, p in added], demoted
 
     def _train(self, fresh: list[bytes], stored_then: int) -> None:
         """Within add's transaction: the dictionary, from the bodies stored so far and these. If
@@ -265,6 +266,7 @@ class RecordStore:
         return [rows[s] for s in seqs if s in rows]
 
     def bodies(self, seqs: list[int]) -> dict[int, dict]:
+        """The banners with these seqs, by seq, each exactly as it came."""
         with self._db.lock:
             rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
         return {s: unpack(plain(b, self._codec)) for s, b in rows}
