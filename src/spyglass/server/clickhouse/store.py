@@ -8,17 +8,23 @@ import's worker processes (tables.py), which the server parses: the writer only 
 Writers: any number at once, on any machines (``spyglass import`` on several, the backends'
 collectors). Each adds a batch after looking up what the store holds of the batch's services: the
 banners it already has (skipped) and each service's current banner (which a newer one demotes);
-a writer that found the store empty looks nothing up. Two writers adding banners of the same
-service at the same moment may both see theirs as the newest (two importers started together on
-an empty store: for their whole length); the ReplacingMergeTree keeps one copy of a banner added
-twice.
+a writer that found the store empty looks nothing up. What it cannot see is another writer adding
+banners of the same services at the same moment (two importers started together on an empty
+store: for their whole length), so when it ends it *reconciles* the services it touched, with one
+query that finds only what a race left behind: services with more than one banner not demoted
+(all but the newest are demoted) and banners stored twice (the later copies deleted, by mark).
+Alone, a writer's query finds nothing; the current banner is the newest by (time, key), an order
+of the banners themselves (not of who added them when), so every writer's view agrees with it and
+two reconciliations never undo each other. A writer inserts its demotions after its rows, so a
+service never has no current banner.
 
 A search is two queries run side by side: the total with every facet in one pass, and the page's
 bodies; each query costs the server several ms however small, so they are few.
 
-Marks are the writer's clock in nanoseconds, rising within a writer: the bulk-data builder's
-"added since" is exact with one writer and may miss a banner that another writer inserted slower
-than a later one (its mark is then older than what the builder has seen).
+Marks are the writer's clock in nanoseconds, rising within a writer, each writer's ending in a tag
+of its own (the low MARK_TAGS bits) so that two writers never give one mark: the bulk-data
+builder's "added since" is exact with one writer and may miss a banner that another writer
+inserted slower than a later one (its mark is then older than what the builder has seen).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from __future__ import annotations
 import base64
 import gc
 import http.client
+import itertools
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -49,6 +57,9 @@ PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
+MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
+_TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
+MUTATION_WAIT = 600.0  # seconds a reconciliation waits for the server to delete copies
 
 
 class StoreURLError(ValueError):
@@ -128,6 +139,7 @@ class ClickHouseStore:
         self._clients: list = []
         self._clients_lock = threading.Lock()
         self._last_mark = 0
+        self._tag = next(_TAGS) % MARK_TAGS
         self._mark_lock = threading.Lock()
         self._span: tuple[int, tuple[int, int] | None] | None = None
         self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
@@ -227,12 +239,13 @@ class ClickHouseStore:
         self.execute("INSERT INTO meta (name, value, at) VALUES", [(name, value, time.time_ns())])
 
     # -- writing -------------------------------------------------------------------------------
-    def next_marks(self, n: int) -> int:
-        """The first of ``n`` new marks: this writer's clock, always past its last mark."""
+    def next_marks(self, n: int) -> range:
+        """``n`` new marks: this writer's clock, always past its last mark, ending in its tag."""
         with self._mark_lock:
-            first = max(time.time_ns(), self._last_mark + 1)
-            self._last_mark = first + n - 1
-        return first
+            now = time.time_ns() // MARK_TAGS * MARK_TAGS + self._tag
+            first = max(now, self._last_mark + MARK_TAGS)
+            self._last_mark = first + (n - 1) * MARK_TAGS
+        return range(first, first + n * MARK_TAGS, MARK_TAGS)
 
     @contextmanager
     def writing(self):
@@ -280,15 +293,76 @@ class ClickHouseStore:
             )
         return found
 
-    def history_of(self, services: list[int]) -> list[tuple[int, int, int, int]]:
-        """(service, key, t, mark) of every banner of these services."""
+    def history_of(self, services: list[int], live: bool = False) -> list[tuple[int, int, int]]:
+        """(service, key, t) of every banner of these services (``live``: those not demoted)."""
         rows: list = []
+        alive = f" AND {current(self.demoted)}" if live else ""
         for i in range(0, len(services), LOOKUP_CHUNK):
             rows += self.execute(
-                "SELECT service, key, t, mark FROM banners WHERE service IN %(s)s",
+                f"SELECT service, key, t FROM banners WHERE service IN %(s)s{alive}",
                 {"s": tuple(services[i : i + LOOKUP_CHUNK])},
             )
         return rows
+
+    # -- reconciling ---------------------------------------------------------------------------
+    def reconcile(self, touched: Where) -> tuple[int, int]:
+        """Put right what racing writers left in the services ``touched`` selects: of each, every
+        banner but the newest by (t, key) demoted, and of a banner stored more than once every
+        copy but the first (by mark) deleted. Two GROUP BYs with a counter a group (no arrays:
+        one writer's whole import may be millions of services), which alone find nothing.
+        (demoted, deleted)."""
+        raced = [
+            service
+            for (service,) in self.execute(
+                f"SELECT service FROM banners {touched.clauses} GROUP BY service "
+                f"HAVING countIf({current(self.demoted)}) > 1",
+                touched.params,
+            )
+        ]
+        newest: dict[int, tuple[int, int]] = {}
+        live = self.history_of(raced, live=True)
+        for service, key, t in live:
+            newest[service] = max(newest.get(service, (t, key)), (t, key))
+        demote = sorted({key for service, key, t in live if newest[service] != (t, key)})
+        if demote:
+            self.insert(tables.written_name("demoted", self.cluster), ["key"], tables.key_rows(demote))
+        copies = [
+            mark
+            for (marks,) in self.execute(
+                f"SELECT groupArray(mark) FROM banners {touched.clauses} GROUP BY key HAVING count() > 1",
+                touched.params,
+            )
+            for mark in sorted(marks)[1:]
+        ]
+        if copies:
+            self.delete_marks(copies)
+        return len(demote), len(copies)
+
+    def delete_marks(self, marks: list[int]) -> None:
+        """Delete the rows and bodies of these marks on every server, and wait until they are gone
+        (a mutation: 18.16 runs it in the background and has no setting to wait for it)."""
+        servers = self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
+        for host, port in servers:
+            client = self._client(host, port)
+            try:
+                for table in ("banners", "bodies"):
+                    for i in range(0, len(marks), LOOKUP_CHUNK):
+                        client.execute(
+                            f"ALTER TABLE {tables.local_name(table, self.cluster)} DELETE WHERE mark IN %(m)s",
+                            {"m": tuple(marks[i : i + LOOKUP_CHUNK])},
+                        )
+                deadline = time.monotonic() + MUTATION_WAIT
+                while client.execute(
+                    "SELECT count() FROM system.mutations WHERE database = %(d)s AND NOT is_done", {"d": self.database}
+                )[0][0]:
+                    if time.monotonic() > deadline:
+                        raise StoreUnavailable(
+                            f"the banner store at {shown(self.url)} did not delete {len(marks):,} banners stored "
+                            f"twice within {MUTATION_WAIT:.0f} s (system.mutations on {host}:{port})"
+                        )
+                    time.sleep(0.05)
+            finally:
+                client.disconnect()
 
     # -- reading -------------------------------------------------------------------------------
     def _where(self, query: Query, history: bool = False) -> Where:
@@ -383,7 +457,8 @@ class ClickHouseStore:
         return [loads(b) for b in self._newest(Where("ip = unhex(%(ip)s)", "", {"ip": address.hex()}), 10_000)]
 
     def current(self, ip: str, port: int, transport: str) -> dict | None:
-        found = self._newest(Where("service = %(s)s", "", {"s": service_key_of(ip, port, transport)}), 1)
+        service = {"s": service_key_of(ip, port, transport)}
+        found = self._newest(Where("service = %(s)s", current(self.demoted), service), 1)
         return loads(found[0]) if found else None
 
     def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
@@ -463,15 +538,17 @@ def paused_gc():
 
 class Writer:
     """Adds banners: looks up what the store holds of their services, keeps the new ones, and
-    inserts them (demotions, bodies, then the rows: a banner is findable once its body is there).
-    Inserts run in a thread of their own while the next banners are held, one at a time, in order."""
+    inserts them (bodies, the rows: a banner is findable once its body is there; then demotions).
+    Inserts run in a thread of their own while the next banners are held, one at a time, in order.
+    At its end it reconciles the services it touched (the module's docstring says why)."""
 
     def __init__(self, store: ClickHouseStore) -> None:
         self.store = store
         self.held: list[tuple[Prepared, int]] = []  # with its mark
         self.demoted: list[int] = []
         self.keys: set[int] = set()  # of the banners this writer holds or added
-        self.latest: dict[int, tuple[int, int, int]] = {}  # service -> (t, mark, key) of its current banner
+        self.latest: dict[int, tuple[int, int]] = {}  # service -> (t, key) of its current banner
+        self.marks: range | None = None  # from the first to the last mark of what it added
         self.fresh = store.total() == 0  # nothing stored before: no service to look up
         self._sender = ThreadPoolExecutor(1, thread_name_prefix="clickhouse-insert")
         self._sending: Future | None = None
@@ -479,31 +556,33 @@ class Writer:
     def add(self, prepared: list[Prepared]) -> list[int]:
         """Hold the banners not stored yet (inserted at the end of the block); their keys."""
         if not self.fresh:
-            for service, key, t, mark in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
+            for service, key, t in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
                 self.keys.add(key)
                 best = self.latest.get(service)
-                if best is None or (t, mark) > best[:2]:
-                    self.latest[service] = (t, mark, key)
-        first = self.store.next_marks(len(prepared))
+                if best is None or (t, key) > best:
+                    self.latest[service] = (t, key)
+        marks = self.store.next_marks(len(prepared))
         added: list[int] = []
         with paused_gc():
-            self._hold(prepared, first, added)
+            self._hold(prepared, marks, added)
+        if added:
+            self.marks = range(self.marks.start if self.marks else marks.start, marks.stop)
         if len(self.held) >= FLUSH_ROWS:
             self.flush()
         return added
 
-    def _hold(self, prepared: list[Prepared], first: int, added: list[int]) -> None:
+    def _hold(self, prepared: list[Prepared], marks: range, added: list[int]) -> None:
         keys, latest, demoted, held = self.keys, self.latest, self.demoted, self.held
-        for mark, p in enumerate(prepared, start=first):
+        for mark, p in zip(marks, prepared, strict=True):
             if p.key in keys:
                 continue
             keys.add(p.key)
-            t = tables.time_in(p.doc)
+            new = (tables.time_in(p.doc), p.key)
             old = latest.get(p.service)
-            if old is None or t >= old[0]:
+            if old is None or new > old:
                 if old is not None:
-                    demoted.append(old[2])
-                latest[p.service] = (t, mark, p.key)
+                    demoted.append(old[1])
+                latest[p.service] = new
             else:
                 demoted.append(p.key)
             held.append((p, mark))
@@ -533,14 +612,32 @@ class Writer:
         try:
             self.flush()
             self.wait()
+            if self.marks:
+                self.reconcile()
         finally:
             self._sender.shutdown()
 
+    def reconcile(self) -> None:
+        """Reconcile the services it added banners of: named, when they are few; else those of the
+        banners marked while it wrote (its own among them)."""
+        services = list(self.latest)
+        if len(services) <= LOOKUP_CHUNK:
+            self.store.reconcile(Where("service IN %(s)s", "", {"s": tuple(services)}))
+        else:
+            assert self.marks is not None
+            self.store.reconcile(
+                Where(
+                    "service GLOBAL IN (SELECT service FROM banners WHERE mark >= %(lo)s AND mark < %(hi)s)",
+                    "",
+                    {"lo": self.marks.start, "hi": self.marks.stop},
+                )
+            )
+
     def _insert(self, demoted: bytes, bodies: bytes, rows: bytes) -> None:
         cluster = self.store.cluster
-        if demoted:
-            self.store.insert(tables.written_name("demoted", cluster), ["key"], demoted)
         if bodies:
             self.store.insert("bodies", tables.BODY_COLUMNS, bodies)
         if rows:
             self.store.insert("banners", tables.NAMES, rows)
+        if demoted:  # after the rows that demote them: a service is never without a current banner
+            self.store.insert(tables.written_name("demoted", cluster), ["key"], demoted)

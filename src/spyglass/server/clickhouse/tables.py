@@ -2,9 +2,10 @@
 
 - ``banners``: one row per banner, the columns the filters and facets read (the embedded index's
   fields by the same names, fields.py, less the x_ fields that are an f_ field lower-cased:
-  compiler.LOWERED); a ReplacingMergeTree ordered by address, port, transport, time (and key: two
-  banners of one service and second stay two), so a host's history is one range of the table and
-  a banner added twice by two importers at once is kept once after merges.
+  compiler.LOWERED); a MergeTree ordered by address, port, transport, time and key, so a host's
+  history is one range of the table. Not a ReplacingMergeTree: a banner added twice by two writers
+  at once is kept once by their reconciliation (store.py), which deletes the later copy's row and
+  body; a merge that dropped a copy on its own would leave its body behind, found by no row.
 - ``bodies``: each banner's bytes exactly as they came, ordered by mark (the order banners were
   added) and partitioned by the month they were added, so the bulk-data builder reads what is new
   as one range and a page of results reads 100 small granules rather than the filter columns' big
@@ -69,7 +70,7 @@ _MARK = struct.Struct("<Q")
 
 ENGINES = {
     # one partition: a query pays for every part it opens (a month's was 2-3x a small count's time)
-    "banners": "ReplacingMergeTree() ORDER BY (ip, port, transport, t, key)",
+    "banners": "MergeTree() ORDER BY (ip, port, transport, t, key)",
     # by the month the banners were added (a mark is a time in ns): a page's marks are then each in
     # one granule of one part, not in one of every banner month's parts. A granule of 128 bodies is
     # about 170 KB of JSON, one compressed block: a page reads 100 of them; 64 read faster and
