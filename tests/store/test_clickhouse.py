@@ -12,6 +12,7 @@ from spyglass.server.bannerstore import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError
 from spyglass.server.clickhouse.compiler import Sql, where
 from spyglass.server.clickhouse.store import parse_url
+from spyglass.server.clickhouse.upgrade import upgrade
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.importer import import_banners
 from spyglass.server.runner import DEMO_BANNERS
@@ -185,8 +186,11 @@ def test_tables_of_another_version_are_named_not_written_into(clickhouse_server,
     clickhouse_server.query(
         f"CREATE TABLE {name}.banners (key UInt64, x_tag Array(String)) ENGINE = MergeTree ORDER BY key"
     )
-    with pytest.raises(StoreUnavailable, match=f"{name}.banners was made by another version of spyglass"):
+    with pytest.raises(StoreUnavailable, match=f"{name}.banners was made by an earlier version of spyglass: run"):
         ClickHouseStore(clickhouse_server.address(name))
+    with pytest.raises(StoreUnavailable, match=f"{name}.bodies on .* is of no layout this version of spyglass can"):
+        upgrade(clickhouse_server.address(name))  # no bodies to copy from: nothing is moved
+    assert clickhouse_server.query(f"SELECT count() FROM {name}.banners") == [(0,)]
 
 
 def test_a_search_is_two_queries_and_trends_two(both, monkeypatch):

@@ -36,7 +36,7 @@ import itertools
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
@@ -129,7 +129,7 @@ class ClickHouseStore:
 
     prepare = staticmethod(tables.prepare)
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, init: bool = True) -> None:
         self.url = url
         self.settings = parse_url(url)
         self.database = self.settings["database"]
@@ -143,10 +143,11 @@ class ClickHouseStore:
         self._mark_lock = threading.Lock()
         self._span: tuple[int, tuple[int, int] | None] | None = None
         self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
-        self.init()
+        if init:
+            self.init()
 
     # -- connections ---------------------------------------------------------------------------
-    def _client(self, host: str | None = None, port: int | None = None, database: str | None = None):
+    def connect(self, host: str | None = None, port: int | None = None, database: str | None = None):
         from clickhouse_driver import Client
 
         settings: dict[str, Any] = {"insert_distributed_sync": 1} if self.cluster else {}
@@ -166,7 +167,7 @@ class ClickHouseStore:
         """This thread's connection (a driver client is for one thread at a time)."""
         client = getattr(self._local, "client", None)
         if client is None:
-            client = self._local.client = self._client()
+            client = self._local.client = self.connect()
             with self._clients_lock:
                 self._clients.append(client)
         return client
@@ -196,7 +197,7 @@ class ClickHouseStore:
     # -- tables --------------------------------------------------------------------------------
     def shards(self) -> list[tuple[str, int]]:
         """(host, port) of each shard of the cluster (from system.clusters)."""
-        rows = self._client(database="system").execute(
+        rows = self.connect(database="system").execute(
             "SELECT host_address, port FROM system.clusters WHERE cluster = %(c)s ORDER BY shard_num, replica_num",
             {"c": self.cluster},
         )
@@ -204,31 +205,38 @@ class ClickHouseStore:
             raise StoreURLError(f"the server knows no cluster {self.cluster!r} (system.clusters)")
         return [(host, int(port)) for host, port in rows]
 
-    def init(self) -> None:
+    def servers(self) -> list[tuple[str, int]]:
+        """(host, port) of every server that holds local tables: the shards, or the one server."""
+        return self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
+
+    def init(self, upgrading: bool = False) -> None:
         """Create the database and tables where missing: on one server, or the local tables on
         every shard and the Distributed tables on each (any shard can then take queries).
-        StoreUnavailable if tables there are another version's (other columns)."""
-        servers = self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
-        for host, port in servers:
-            client = self._client(host, port, database="system")
-            client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
-            for table in tables.ENGINES:
-                client.execute(tables.create_local(self.database, table, self.cluster))
-                if self.cluster:
-                    client.execute(tables.create_distributed(self.database, table, self.cluster))
-                self._check_columns(client, tables.local_name(table, self.cluster), table)
-            client.disconnect()
-
-    def _check_columns(self, client, name: str, table: str) -> None:
-        found = client.execute(
-            "SELECT name FROM system.columns WHERE database = %(d)s AND table = %(t)s", {"d": self.database, "t": name}
-        )
-        wanted = [column.split()[0] for column in tables.TABLE_COLUMNS[table].split(", ")]
-        if sorted(n for (n,) in found) != sorted(wanted):
-            raise StoreUnavailable(
-                f"the table {self.database}.{name} was made by another version of spyglass (other columns): "
-                "give the store a new database and import the banners into it again"
-            )
+        StoreUnavailable if tables there are an earlier version's, or those an upgrade is copying
+        from, unless ``upgrading`` (``spyglass store init`` upgrades them: upgrade.py)."""
+        for host, port in self.servers():
+            client = self.connect(host, port, database="system")
+            try:
+                client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
+                stale = tables.stale(tables.found(client, self.database), self.cluster)
+                if upgrading:
+                    stale = [name for name in stale if not name.endswith(tables.PREVIOUS)]
+                if stale:
+                    cut_short = [name for name in stale if name.endswith(tables.PREVIOUS)]
+                    raise StoreUnavailable(
+                        f"an upgrade of the store was cut short ({self.database}.{cut_short[0]} is still there): "
+                        f"run `spyglass store init --store {shown(self.url)}` again to finish it"
+                        if cut_short
+                        else f"the table {self.database}.{stale[0]} was made by an earlier version of spyglass: "
+                        f"run `spyglass store init --store {shown(self.url)}` to upgrade the store (it copies "
+                        "the banners into the current tables)"
+                    )
+                for table in tables.ENGINES:
+                    client.execute(tables.create_local(self.database, table, self.cluster))
+                    if self.cluster:
+                        client.execute(tables.create_distributed(self.database, table, self.cluster))
+            finally:
+                client.disconnect()
 
     # -- notes ---------------------------------------------------------------------------------
     def get_meta(self, name: str, default: str | None = None) -> str | None:
@@ -341,9 +349,8 @@ class ClickHouseStore:
     def delete_marks(self, marks: list[int]) -> None:
         """Delete the rows and bodies of these marks on every server, and wait until they are gone
         (a mutation: 18.16 runs it in the background and has no setting to wait for it)."""
-        servers = self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
-        for host, port in servers:
-            client = self._client(host, port)
+        for host, port in self.servers():
+            client = self.connect(host, port)
             try:
                 for table in ("banners", "bodies"):
                     for i in range(0, len(marks), LOOKUP_CHUNK):
@@ -548,30 +555,36 @@ class Writer:
         self.demoted: list[int] = []
         self.keys: set[int] = set()  # of the banners this writer holds or added
         self.latest: dict[int, tuple[int, int]] = {}  # service -> (t, key) of its current banner
-        self.marks: range | None = None  # from the first to the last mark of what it added
+        self.marks: tuple[int, int] | None = None  # the first and last marks of what it added
+        self.kept = False  # whether it keeps the marks it was given, and their order
         self.fresh = store.total() == 0  # nothing stored before: no service to look up
         self._sender = ThreadPoolExecutor(1, thread_name_prefix="clickhouse-insert")
         self._sending: Future | None = None
 
-    def add(self, prepared: list[Prepared]) -> list[int]:
-        """Hold the banners not stored yet (inserted at the end of the block); their keys."""
+    def add(self, prepared: list[Prepared], marks: Sequence[int] | None = None) -> list[int]:
+        """Hold the banners not stored yet (inserted at the end of the block); their keys.
+        ``marks``: theirs, to keep (an upgrade's copy, upgrade.py): then stored in that order."""
         if not self.fresh:
             for service, key, t in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
                 self.keys.add(key)
                 best = self.latest.get(service)
                 if best is None or (t, key) > best:
                     self.latest[service] = (t, key)
-        marks = self.store.next_marks(len(prepared))
+        if marks is None:
+            marks = self.store.next_marks(len(prepared))
+        else:
+            self.kept = True
         added: list[int] = []
         with paused_gc():
             self._hold(prepared, marks, added)
         if added:
-            self.marks = range(self.marks.start if self.marks else marks.start, marks.stop)
+            lo, hi = (marks[0], marks[-1]) if isinstance(marks, range) else (min(marks), max(marks))
+            self.marks = (min(lo, self.marks[0]), max(hi, self.marks[1])) if self.marks else (lo, hi)
         if len(self.held) >= FLUSH_ROWS:
             self.flush()
         return added
 
-    def _hold(self, prepared: list[Prepared], marks: range, added: list[int]) -> None:
+    def _hold(self, prepared: list[Prepared], marks: Sequence[int], added: list[int]) -> None:
         keys, latest, demoted, held = self.keys, self.latest, self.demoted, self.held
         for mark, p in zip(marks, prepared, strict=True):
             if p.key in keys:
@@ -593,7 +606,9 @@ class Writer:
         tables.alike: bodies are stored in mark order, and alike banners side by side compress
         better (a stable sort: a service's banners keep their order)."""
         marks = [mark for _, mark in self.held]
-        alike = sorted((p for p, _ in self.held), key=lambda p: tables.alike(p.doc))
+        alike = [p for p, _ in self.held]
+        if not self.kept:
+            alike.sort(key=lambda p: tables.alike(p.doc))
         with paused_gc():
             bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in zip(alike, marks, strict=True)])
             rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True)])
@@ -627,9 +642,9 @@ class Writer:
             assert self.marks is not None
             self.store.reconcile(
                 Where(
-                    "service GLOBAL IN (SELECT service FROM banners WHERE mark >= %(lo)s AND mark < %(hi)s)",
+                    "service GLOBAL IN (SELECT service FROM banners WHERE mark >= %(lo)s AND mark <= %(hi)s)",
                     "",
-                    {"lo": self.marks.start, "hi": self.marks.stop},
+                    {"lo": self.marks[0], "hi": self.marks[1]},
                 )
             )
 

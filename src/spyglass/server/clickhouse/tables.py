@@ -89,6 +89,39 @@ TABLE_COLUMNS = {
 SHARDING = {"banners": "key", "bodies": "mark", "demoted": "key", "meta": "cityHash64(name)"}
 
 
+PREVIOUS = "_previous"  # an upgrade's name for a table of an earlier layout while it copies from it (upgrade.py)
+
+
+def layout(cluster: str) -> dict[str, tuple[str, list[str]]]:
+    """(engine, column names) of every table of the current layout on one server, by name."""
+    out = {}
+    for table, engine in ENGINES.items():
+        names = sorted(c.split()[0] for c in TABLE_COLUMNS[table].split(", "))
+        out[local_name(table, cluster)] = (engine.split("(")[0], names)
+        if cluster:
+            out[written_name(table, cluster)] = ("Distributed", names)
+    return out
+
+
+def found(client: Any, database: str) -> dict[str, tuple[str, list[str]]]:
+    """(engine, column names) of the tables ``database`` holds on the server ``client`` reaches."""
+    params = {"d": database}
+    engines = dict(client.execute("SELECT name, engine FROM system.tables WHERE database = %(d)s", params))
+    columns: dict[str, list[str]] = {}
+    for table, name in client.execute("SELECT table, name FROM system.columns WHERE database = %(d)s", params):
+        columns.setdefault(table, []).append(name)
+    return {name: (engine, sorted(columns.get(name, []))) for name, engine in engines.items()}
+
+
+def stale(tables: dict[str, tuple[str, list[str]]], cluster: str) -> list[str]:
+    """The tables of ``found`` that the current layout does not have so (another engine or other
+    columns: an earlier version's), and those an upgrade cut short left behind."""
+    current = layout(cluster)
+    return sorted(
+        name for name, got in tables.items() if name.endswith(PREVIOUS) or (name in current and got != current[name])
+    )
+
+
 def local_name(table: str, cluster: str) -> str:
     """The table on each server: ``table`` itself on one server, ``table_local`` on a shard."""
     return f"{table}_local" if cluster and table != "demoted" else table
