@@ -10,10 +10,10 @@ collectors). Each adds a batch after looking up what the store holds of the batc
 banners it already has (skipped) and each service's current banner (which a newer one demotes);
 a writer that found the store empty looks nothing up. What it cannot see is another writer adding
 banners of the same services at the same moment (two importers started together on an empty
-store: for their whole length), so when it ends it *reconciles* the services it touched, with one
-query that finds only what a race left behind: services with more than one banner not demoted
+store: for their whole length), so when it ends it *reconciles* the services it touched, with two
+queries that find only what a race left behind: services with more than one banner not demoted
 (all but the newest are demoted) and banners stored twice (the later copies deleted, by mark).
-Alone, a writer's query finds nothing; the current banner is the newest by (time, key), an order
+Alone, a writer's queries find nothing; the current banner is the newest by (time, key), an order
 of the banners themselves (not of who added them when), so every writer's view agrees with it and
 two reconciliations never undo each other. A writer inserts its demotions after its rows, so a
 service never has no current banner.
@@ -340,7 +340,7 @@ class ClickHouseStore:
                 f"SELECT groupArray(mark) FROM banners {touched.clauses} GROUP BY key HAVING count() > 1",
                 touched.params,
             )
-            for mark in sorted(marks)[1:]
+            for mark in sorted(set(marks))[1:]  # one row twice under one mark is never ours: left alone
         ]
         if copies:
             self.delete_marks(copies)
@@ -604,7 +604,7 @@ class Writer:
     def flush(self) -> None:
         """Send what is held (after what was sent before), its marks given anew in the order of
         tables.alike: bodies are stored in mark order, and alike banners side by side compress
-        better (a stable sort: a service's banners keep their order)."""
+        better (unless it keeps the marks it was given)."""
         marks = [mark for _, mark in self.held]
         alike = [p for p, _ in self.held]
         if not self.kept:
