@@ -11,6 +11,7 @@ import pytest
 
 from spyglass.query import parse_facets, parse_strict
 from spyglass.server.clickhouse import ClickHouseStore
+from spyglass.server.clickhouse import store as clickhouse_store
 from tests.store.conftest import database
 
 SERVICES, ROUNDS = 12, 4
@@ -66,8 +67,11 @@ def write_together(stores: list[ClickHouseStore]) -> None:
     assert not failed, failed
 
 
+@pytest.mark.parametrize("touched", ["named", "by their marks"])
 @pytest.mark.parametrize("start", ["empty", "not empty"])
-def test_racing_writers_leave_one_current_banner_a_service_and_every_banner_once(address, start):
+def test_racing_writers_leave_one_current_banner_a_service_and_every_banner_once(address, start, touched, monkeypatch):
+    if touched == "by their marks":  # as a writer of more services than one look-up names (an import)
+        monkeypatch.setattr(clickhouse_store, "LOOKUP_CHUNK", 5)
     stores = [ClickHouseStore(address) for _ in range(2)]
     if start == "not empty":  # the writers look up what is stored: what the other adds they still miss
         with stores[0].writing() as writer:
