@@ -633,10 +633,13 @@ class Writer:
             self._sender.shutdown()
 
     def reconcile(self) -> None:
-        """Reconcile the services it added banners of: named, when they are few; else those of the
-        banners marked while it wrote (its own among them)."""
+        """Reconcile the services it added banners of: all there are, when it found the store
+        empty (each came while it wrote: no set of them to build); named, when they are few; else
+        those of the banners marked while it wrote (its own among them)."""
         services = list(self.latest)
-        if len(services) <= LOOKUP_CHUNK:
+        if self.fresh:
+            self.store.reconcile(Where("1", "", {}))
+        elif len(services) <= LOOKUP_CHUNK:
             self.store.reconcile(Where("service IN %(s)s", "", {"s": tuple(services)}))
         else:
             assert self.marks is not None
