@@ -162,3 +162,34 @@ def test_an_upgrade_cut_short_is_refused_until_store_init_runs_again(earlier, ca
     store = ClickHouseStore(earlier)
     assert store.raw_bodies([mark for mark, _ in BODIES]) == dict(BODIES) and store.total() == 5
     store.close()
+
+
+def test_a_store_whose_banners_were_a_replacing_merge_tree_is_upgraded_too(clickhouse_server, tmp_path, capsys):
+    """The layout before racing writers were reconciled: the same columns, banners a
+    ReplacingMergeTree (whose merges dropped a copy and left its body behind)."""
+    from spyglass.server.clickhouse import tables
+
+    name = database(tmp_path)
+    url = clickhouse_server.address(name)
+    clickhouse_server.query(f"CREATE DATABASE {name}")
+    for table, engine in tables.ENGINES.items():
+        engine = engine.replace("MergeTree()", "ReplacingMergeTree()") if table == "banners" else engine
+        clickhouse_server.query(f"CREATE TABLE {name}.{table} ({tables.TABLE_COLUMNS[table]}) ENGINE = {engine}")
+    earlier = ClickHouseStore(url, init=False)
+    with earlier.writing() as writer:
+        writer.add([earlier.prepare(json.loads(body), body) for _, body in BODIES])
+    sent = {
+        m: body
+        for batch in earlier.added_since(0, 100)
+        for m, body in earlier.raw_bodies([m for m, _ in batch]).items()
+    }
+    earlier.close()
+    with pytest.raises(StoreUnavailable, match=f"{name}.banners was made by an earlier version"):
+        ClickHouseStore(url)
+
+    assert main(["store", "init", "--store", url]) == EXIT_OK
+    assert "5 banners copied" in capsys.readouterr().err
+    store = ClickHouseStore(url)
+    assert store.raw_bodies(list(sent)) == sent and store.total() == 5
+    assert [b["data"] for b in store.search(parse_strict("port:22"), [])[1]] == ["new"]
+    store.close()
