@@ -352,6 +352,7 @@ class ClickHouseStore:
         for host, port in self.servers():
             client = self.connect(host, port)
             try:
+                since = client.execute("SELECT now()")[0][0]  # the server's clock: which mutations are ours, or later
                 for table in ("banners", "bodies"):
                     for i in range(0, len(marks), LOOKUP_CHUNK):
                         client.execute(
@@ -360,7 +361,9 @@ class ClickHouseStore:
                         )
                 deadline = time.monotonic() + MUTATION_WAIT
                 while client.execute(
-                    "SELECT count() FROM system.mutations WHERE database = %(d)s AND NOT is_done", {"d": self.database}
+                    "SELECT count() FROM system.mutations "
+                    "WHERE database = %(d)s AND create_time >= %(t)s AND NOT is_done",
+                    {"d": self.database, "t": since},
                 )[0][0]:
                     if time.monotonic() > deadline:
                         raise StoreUnavailable(
