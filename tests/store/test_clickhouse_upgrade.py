@@ -193,3 +193,22 @@ def test_a_store_whose_banners_were_a_replacing_merge_tree_is_upgraded_too(click
     assert store.raw_bodies(list(sent)) == sent and store.total() == 5
     assert [b["data"] for b in store.search(parse_strict("port:22"), [])[1]] == ["new"]
     store.close()
+
+
+def test_bodies_that_cannot_be_read_are_kept_aside_and_said(clickhouse_server, tmp_path, capsys):
+    name = database(tmp_path)
+    make_earlier_store([clickhouse_server], name, "")
+    bad = b'{"port": 1, "data": "no address, no time"}'
+    Client("127.0.0.1", port=clickhouse_server.port).execute(
+        f"INSERT INTO {name}.bodies (mark, key, month, t, body) VALUES",
+        [(1_700_000_000_000_009_000, 1, 202601, 0, bad)],
+    )
+    url = clickhouse_server.address(name)
+    assert main(["store", "init", "--store", url]) == EXIT_OK
+    err = capsys.readouterr().err
+    assert "5 banners copied" in err
+    assert f"1 could not be read (not JSON, or no address, port or time): they stay in {name}.bodies_unread" in err
+    assert clickhouse_server.query(f"SELECT body FROM {name}.bodies_unread") == [(bad.decode(),)]
+    store = ClickHouseStore(url)  # the store serves
+    assert store.total() == 5
+    store.close()

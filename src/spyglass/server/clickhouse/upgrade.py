@@ -8,8 +8,9 @@ server the earlier ``banners`` and ``bodies`` become ``*_previous`` (the Set of 
 the Distributed tables are dropped: made again), the current tables are created, and every body
 is read back and added again as the import adds it, under its mark (the bulk-data builder's
 "added since" stays right), with the current banner of each service worked out anew. Once the
-copy holds every banner the ``*_previous`` tables are dropped. Cut short, it starts again from
-the ``*_previous`` tables (the store refuses to serve until then). ``meta`` stays as it is.
+copy holds every banner the ``*_previous`` tables are dropped (a body that is no banner by today's
+rules kept aside in ``bodies_unread``, and said). Cut short, it starts again from the
+``*_previous`` tables (the store refuses to serve until then). ``meta`` stays as it is.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from spyglass.server.index.shape import BadBanner
 
 BATCH = 20_000  # bodies read, and inserted, at a time
 MOVED = ("banners", "bodies")  # the tables whose rows are copied; the others are kept or made again
+# bodies that cannot be read as banners any more are kept aside in bodies_unread, to look at
+UNREAD, UNREAD_COLUMNS, UNREAD_ENGINE = "_unread", "mark UInt64, body String", "MergeTree() ORDER BY mark"
 
 
 def upgrade(url: str, progress: Callable[[int], None] = lambda copied: None) -> str | None:
@@ -39,19 +42,36 @@ def upgrade(url: str, progress: Callable[[int], None] = lambda copied: None) -> 
         copied, doubles, unreadable = _copy(store, servers, progress)
         if store.total() != copied:
             raise StoreUnavailable(f"the upgrade copied {copied:,} banners but the store holds {store.total():,}")
-        kept = f"; {doubles:,} stored twice kept once" if doubles else ""
-        if unreadable:
-            return (
-                f"{shown(url)}: upgraded from an earlier layout, {copied:,} banners copied{kept}; {unreadable:,} "
-                f"could not be read (not JSON, or no address, port or time): they stay in the tables "
-                f"{', '.join(_previous(store.cluster))} on each server, which may be dropped once looked at"
-            )
+        banners, bodies = _previous(store.cluster)
+        aside = bodies.removesuffix(tables.PREVIOUS) + UNREAD
         for host, port in servers:
-            _run(store, host, port, [f"DROP TABLE IF EXISTS {name}" for name in _previous(store.cluster)])
+            if unreadable:  # their bytes kept, in a table the store does not read
+                _run(
+                    store,
+                    host,
+                    port,
+                    [f"CREATE TABLE IF NOT EXISTS {aside} ({UNREAD_COLUMNS}) ENGINE = {UNREAD_ENGINE}"],
+                )
+                for i in range(0, len(unreadable), BATCH):
+                    _run(
+                        store,
+                        host,
+                        port,
+                        [f"INSERT INTO {aside} SELECT mark, body FROM {bodies} WHERE mark IN %(m)s"],
+                        {"m": tuple(unreadable[i : i + BATCH])},
+                    )
+            _run(store, host, port, [f"DROP TABLE {banners}", f"DROP TABLE {bodies}"])
+        kept = f"; {doubles:,} stored twice kept once" if doubles else ""
+        unread = (
+            f"; {len(unreadable):,} could not be read (not JSON, or no address, port or time): they stay in "
+            f"{store.database}.{aside} on each server, to look at and drop"
+            if unreadable
+            else ""
+        )
         return (
             f"{shown(url)}: upgraded from an earlier layout: {copied:,} banners copied into the current tables, "
             f"byte for byte and under their marks{kept} (a copy: ClickHouse cannot change a table's engine or "
-            "partitioning in place); the earlier tables dropped"
+            f"partitioning in place); the earlier tables dropped{unread}"
         )
     finally:
         store.close()
@@ -61,11 +81,11 @@ def _previous(cluster: str) -> list[str]:
     return [tables.local_name(table, cluster) + tables.PREVIOUS for table in MOVED]
 
 
-def _run(store: ClickHouseStore, host: str, port: int, statements: list[str]) -> None:
+def _run(store: ClickHouseStore, host: str, port: int, statements: list[str], params: dict | None = None) -> None:
     client = store.connect(host, port)
     try:
         for sql in statements:
-            client.execute(sql)
+            client.execute(sql, params)
     finally:
         client.disconnect()
 
@@ -108,11 +128,13 @@ def _set_aside(store: ClickHouseStore, host: str, port: int) -> bool:
 
 def _copy(
     store: ClickHouseStore, servers: list[tuple[str, int]], progress: Callable[[int], None]
-) -> tuple[int, int, int]:
+) -> tuple[int, int, list[int]]:
     """Every body of the ``bodies_previous`` tables added again under its mark, as an import adds
-    it (the current banner of each service worked out anew); (copied, stored twice, unreadable)."""
+    it (the current banner of each service worked out anew); (copied, stored twice, the marks of
+    those that cannot be read: kept aside in ``bodies_unread``)."""
     marks: set[int] = set()
-    copied = doubles = unreadable = 0
+    unreadable: list[int] = []
+    copied = doubles = 0
     source = tables.local_name("bodies", store.cluster) + tables.PREVIOUS
     with store.writing() as writer:
         for host, port in servers:
@@ -136,7 +158,7 @@ def _copy(
                         try:
                             prepared.append(tables.prepare(loads(body), body))
                         except (BadBanner, ValueError):
-                            unreadable += 1
+                            unreadable.append(mark)
                             continue
                         if mark in marks:  # two banners under one mark (writers whose clocks met): one anew
                             mark = store.next_marks(1)[0]
