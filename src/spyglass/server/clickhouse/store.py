@@ -237,6 +237,15 @@ class ClickHouseStore:
                         client.execute(tables.create_distributed(self.database, table, self.cluster))
             finally:
                 client.disconnect()
+        note = self.get_meta("layout")
+        if note is None and self.total() == 0:
+            self.set_meta("layout", tables.LAYOUT)
+        elif note != tables.LAYOUT and not upgrading:
+            raise StoreUnavailable(
+                f"the banners were stored by an earlier version of spyglass (rows of layout {note or 1}, this "
+                f"version's are {tables.LAYOUT}): run `spyglass store init --store {shown(self.url)}` to upgrade "
+                "the store (it copies the banners into the current tables)"
+            )
 
     # -- notes ---------------------------------------------------------------------------------
     def get_meta(self, name: str, default: str | None = None) -> str | None:

@@ -89,6 +89,10 @@ TABLE_COLUMNS = {
 SHARDING = {"banners": "key", "bodies": "mark", "demoted": "key", "meta": "cityHash64(name)"}
 
 
+# What a layout's rows hold, noted in the store's meta as "layout": raise it when that changes while
+# the tables' columns and engines do not (how a key is hashed, how a field's column is made), so
+# that a store of the earlier one is upgraded (its rows made again from the bodies), not misread.
+LAYOUT = "2"
 PREVIOUS = "_previous"  # an upgrade's name for a table of an earlier layout while it copies from it (upgrade.py)
 
 

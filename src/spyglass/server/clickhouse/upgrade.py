@@ -37,11 +37,15 @@ def upgrade(url: str, progress: Callable[[int], None] = lambda copied: None) -> 
     try:
         servers = store.servers()
         if not any([_set_aside(store, host, port) for host, port in servers]):
-            return None
+            if not _rows_outdated(store):
+                return None
+            for host, port in servers:
+                _set_aside(store, host, port, rows_outdated=True)
         store.init(upgrading=True)
         copied, doubles, unreadable = _copy(store, servers, progress)
         if store.total() != copied:
             raise StoreUnavailable(f"the upgrade copied {copied:,} banners but the store holds {store.total():,}")
+        store.set_meta("layout", tables.LAYOUT)
         banners, bodies = _previous(store.cluster)
         aside = bodies.removesuffix(tables.PREVIOUS) + UNREAD
         for host, port in servers:
@@ -90,9 +94,19 @@ def _run(store: ClickHouseStore, host: str, port: int, statements: list[str], pa
         client.disconnect()
 
 
-def _set_aside(store: ClickHouseStore, host: str, port: int) -> bool:
-    """Move one server's tables of an earlier layout out of the way (after an upgrade cut short:
-    drop what it had made, to copy again); whether there is anything to copy."""
+def _rows_outdated(store: ClickHouseStore) -> bool:
+    """Whether the store holds banners whose rows are of an earlier layout than tables.LAYOUT (its
+    tables the current ones: what the rows hold changed, not their columns)."""
+    try:
+        return store.get_meta("layout") != tables.LAYOUT and store.total() > 0
+    except StoreUnavailable:  # no tables yet
+        return False
+
+
+def _set_aside(store: ClickHouseStore, host: str, port: int, rows_outdated: bool = False) -> bool:
+    """Move one server's tables of an earlier layout (or, ``rows_outdated``, its current tables of
+    outdated rows) out of the way (after an upgrade cut short: drop what it had made, to copy
+    again); whether there is anything to copy."""
     client = store.connect(host, port, database="system")
     try:
         client.execute(f"CREATE DATABASE IF NOT EXISTS {store.database}")
@@ -100,10 +114,10 @@ def _set_aside(store: ClickHouseStore, host: str, port: int) -> bool:
     finally:
         client.disconnect()
     cluster = store.cluster
-    stale = tables.stale(found, cluster)
+    moved = [tables.local_name(table, cluster) for table in MOVED]
+    stale = tables.stale(found, cluster) + ([name for name in moved if name in found] if rows_outdated else [])
     if not stale:
         return False
-    moved = [tables.local_name(table, cluster) for table in MOVED]
     unknown = [
         n for n in stale if n not in {*moved, *_previous(cluster), *(tables.written_name(t, cluster) for t in MOVED)}
     ]
