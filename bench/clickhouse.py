@@ -70,15 +70,34 @@ def measure(
     data = work / f"backend-{name.replace(' ', '-')}"
     shutil.rmtree(data, ignore_errors=True)
     store = open_banner_store(address, data / "embedded")
+    reconciling = timed(store, "reconcile")  # a ClickHouse writer's, at its end
     started = time.perf_counter()
     report = import_files(store, [source])
     elapsed = time.perf_counter() - started
     store.close()
-    print(f"{name}: imported {report.added:,} banners in {elapsed:.1f} s", flush=True)
+    of_which = f" (of which the writer's reconciliation at its end {sum(reconciling):.2f} s)" if reconciling else ""
+    print(f"{name}: imported {report.added:,} banners in {elapsed:.1f} s{of_which}", flush=True)
     settle()  # merge each month's parts, as the server does in time, before the disk is measured
     result: dict[str, float | list[float]] = {"import": report.added / elapsed, "bytes": size() / report.added}
     result.update(http_latencies(data, address, repeat))
     return result
+
+
+def timed(obj: object, method: str) -> list[float]:
+    """The seconds each call of ``obj.method`` takes from now on (none if it has no such method)."""
+    seconds: list[float] = []
+    inner = getattr(obj, method, None)
+    if inner is not None:
+
+        def timing(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                seconds.append(time.perf_counter() - started)
+
+        setattr(obj, method, timing)
+    return seconds
 
 
 def p(samples: list[float], q: float) -> float:

@@ -12,6 +12,7 @@ from spyglass.server.bannerstore import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError
 from spyglass.server.clickhouse.compiler import Sql, where
 from spyglass.server.clickhouse.store import parse_url
+from spyglass.server.clickhouse.upgrade import upgrade
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.importer import import_banners
 from spyglass.server.runner import DEMO_BANNERS
@@ -185,8 +186,11 @@ def test_tables_of_another_version_are_named_not_written_into(clickhouse_server,
     clickhouse_server.query(
         f"CREATE TABLE {name}.banners (key UInt64, x_tag Array(String)) ENGINE = MergeTree ORDER BY key"
     )
-    with pytest.raises(StoreUnavailable, match=f"{name}.banners was made by another version of spyglass"):
+    with pytest.raises(StoreUnavailable, match=f"{name}.banners was made by an earlier version of spyglass: run"):
         ClickHouseStore(clickhouse_server.address(name))
+    with pytest.raises(StoreUnavailable, match=f"{name}.bodies on .* is of no layout this version of spyglass can"):
+        upgrade(clickhouse_server.address(name))  # no bodies to copy from: nothing is moved
+    assert clickhouse_server.query(f"SELECT count() FROM {name}.banners") == [(0,)]
 
 
 def test_a_search_is_two_queries_and_trends_two(both, monkeypatch):
@@ -204,12 +208,15 @@ def test_a_search_is_two_queries_and_trends_two(both, monkeypatch):
 
 
 def test_of_two_banners_of_a_service_at_one_time_search_and_current_agree(clickhouse_server, tmp_path):
-    """The writer stores a batch alike-first (its marks given anew): a service's banners keep their
-    order, so the one it made current is the one ``current`` reads back."""
-    store = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
+    """Of two banners of a service at one time the current one is that of the larger key, whatever
+    the order they came in (an order of the banners themselves, so that racing writers agree), and
+    search and ``current`` read the same one."""
     first, second = (dict(banner_with_tag("x"), port=443, hash=h) for h in (1, 2))
     others = [dict(banner_with_tag("y", ip=f"198.18.9.{i}"), port=port) for i, port in enumerate((80, 22, 8080), 2)]
-    import_banners(store, [others[0], first, others[1], second, others[2]])
-    _, found, _ = store.search(parse_strict("port:443"), [])
-    assert [b["hash"] for b in found] == [2] and store.current("198.18.9.1", 443, "tcp")["hash"] == 2
-    store.close()
+    winner = max((first, second), key=lambda b: ClickHouseStore.prepare(b).key)["hash"]
+    for order in ((first, second), (second, first)):
+        store = ClickHouseStore(clickhouse_server.address(database(tmp_path / str(order[0]["hash"]))))
+        import_banners(store, [others[0], order[0], others[1], order[1], others[2]])
+        _, found, _ = store.search(parse_strict("port:443"), [])
+        assert [b["hash"] for b in found] == [winner] and store.current("198.18.9.1", 443, "tcp")["hash"] == winner
+        store.close()

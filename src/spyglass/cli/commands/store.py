@@ -13,11 +13,22 @@ COPY_BATCH = 5000
 
 def init_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
-    from spyglass.server.clickhouse import shown
+    from spyglass.progress import Progress
+    from spyglass.server.clickhouse import StoreURLError, shown
+    from spyglass.server.clickhouse.upgrade import upgrade
 
     address = store_address(args)
     if not address:
         return fail("store init: name a ClickHouse store with --store or $SPYGLASS_STORE", EXIT_USAGE)
+    progress = Progress("upgrade")
+    try:  # tables of an earlier version's layout: their banners copied into the current ones
+        said = upgrade(address, lambda copied: progress.update(None, f"{copied:,} banners copied"))
+    except StoreURLError as exc:
+        return fail(f"store init: {exc}", EXIT_USAGE)
+    except Exception as exc:  # the driver's network, server and auth errors; the upgrade's own
+        return fail(f"store init: cannot use the banner store at {shown(address)}: {exc}", EXIT_UNAVAILABLE)
+    if said:
+        progress.done(said)
     store = open_store(args, "store init", args.data or data_dir())  # creates what is missing
     if isinstance(store, int):
         return store
@@ -80,11 +91,12 @@ def register(sub, common: Common) -> None:
     init = family.add_parser(
         "init",
         parents=[common.store, common.data],
-        help="create a ClickHouse store's database and tables (on every shard of its cluster)",
+        help="create a ClickHouse store's database and tables (on every shard of its cluster), or upgrade them",
         description="Create the database and tables of the ClickHouse store named by --store or "
         "$SPYGLASS_STORE where they are missing: on one server, or with ?cluster=NAME the local tables "
         "on every shard the server's system.clusters lists and a Distributed table over them. The "
-        "backend does the same when it starts.",
+        "backend does the same when it starts. Tables an earlier version of spyglass made are upgraded: "
+        "every banner copied into the current tables, byte for byte (the backend refuses them until then).",
     )
     init.set_defaults(func=init_command)
     copy = family.add_parser(

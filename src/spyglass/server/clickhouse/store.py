@@ -8,17 +8,23 @@ import's worker processes (tables.py), which the server parses: the writer only 
 Writers: any number at once, on any machines (``spyglass import`` on several, the backends'
 collectors). Each adds a batch after looking up what the store holds of the batch's services: the
 banners it already has (skipped) and each service's current banner (which a newer one demotes);
-a writer that found the store empty looks nothing up. Two writers adding banners of the same
-service at the same moment may both see theirs as the newest (two importers started together on
-an empty store: for their whole length); the ReplacingMergeTree keeps one copy of a banner added
-twice.
+a writer that found the store empty looks nothing up. What it cannot see is another writer adding
+banners of the same services at the same moment (two importers started together on an empty
+store: for their whole length), so when it ends it *reconciles* the services it touched, with two
+queries that find only what a race left behind: services with more than one banner not demoted
+(all but the newest are demoted) and banners stored twice (the later copies deleted, by mark).
+Alone, a writer's queries find nothing; the current banner is the newest by (time, key), an order
+of the banners themselves (not of who added them when), so every writer's view agrees with it and
+two reconciliations never undo each other. A writer inserts its demotions after its rows, so a
+service never has no current banner.
 
 A search is two queries run side by side: the total with every facet in one pass, and the page's
 bodies; each query costs the server several ms however small, so they are few.
 
-Marks are the writer's clock in nanoseconds, rising within a writer: the bulk-data builder's
-"added since" is exact with one writer and may miss a banner that another writer inserted slower
-than a later one (its mark is then older than what the builder has seen).
+Marks are the writer's clock in nanoseconds, rising within a writer, each writer's ending in a tag
+of its own (the low MARK_TAGS bits) so that two writers never give one mark: the bulk-data
+builder's "added since" is exact with one writer and may miss a banner that another writer
+inserted slower than a later one (its mark is then older than what the builder has seen).
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from __future__ import annotations
 import base64
 import gc
 import http.client
+import itertools
+import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
@@ -49,6 +57,9 @@ PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
+MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
+_TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
+MUTATION_WAIT = 600.0  # seconds a reconciliation waits for the server to delete copies
 
 
 class StoreURLError(ValueError):
@@ -118,7 +129,7 @@ class ClickHouseStore:
 
     prepare = staticmethod(tables.prepare)
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, init: bool = True) -> None:
         self.url = url
         self.settings = parse_url(url)
         self.database = self.settings["database"]
@@ -128,13 +139,15 @@ class ClickHouseStore:
         self._clients: list = []
         self._clients_lock = threading.Lock()
         self._last_mark = 0
+        self._tag = next(_TAGS) % MARK_TAGS
         self._mark_lock = threading.Lock()
         self._span: tuple[int, tuple[int, int] | None] | None = None
         self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
-        self.init()
+        if init:
+            self.init()
 
     # -- connections ---------------------------------------------------------------------------
-    def _client(self, host: str | None = None, port: int | None = None, database: str | None = None):
+    def connect(self, host: str | None = None, port: int | None = None, database: str | None = None):
         from clickhouse_driver import Client
 
         settings: dict[str, Any] = {"insert_distributed_sync": 1} if self.cluster else {}
@@ -154,7 +167,7 @@ class ClickHouseStore:
         """This thread's connection (a driver client is for one thread at a time)."""
         client = getattr(self._local, "client", None)
         if client is None:
-            client = self._local.client = self._client()
+            client = self._local.client = self.connect()
             with self._clients_lock:
                 self._clients.append(client)
         return client
@@ -184,7 +197,7 @@ class ClickHouseStore:
     # -- tables --------------------------------------------------------------------------------
     def shards(self) -> list[tuple[str, int]]:
         """(host, port) of each shard of the cluster (from system.clusters)."""
-        rows = self._client(database="system").execute(
+        rows = self.connect(database="system").execute(
             "SELECT host_address, port FROM system.clusters WHERE cluster = %(c)s ORDER BY shard_num, replica_num",
             {"c": self.cluster},
         )
@@ -192,30 +205,46 @@ class ClickHouseStore:
             raise StoreURLError(f"the server knows no cluster {self.cluster!r} (system.clusters)")
         return [(host, int(port)) for host, port in rows]
 
-    def init(self) -> None:
+    def servers(self) -> list[tuple[str, int]]:
+        """(host, port) of every server that holds local tables: the shards, or the one server."""
+        return self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
+
+    def init(self, upgrading: bool = False) -> None:
         """Create the database and tables where missing: on one server, or the local tables on
         every shard and the Distributed tables on each (any shard can then take queries).
-        StoreUnavailable if tables there are another version's (other columns)."""
-        servers = self.shards() if self.cluster else [(self.settings["host"], self.settings["port"])]
-        for host, port in servers:
-            client = self._client(host, port, database="system")
-            client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
-            for table in tables.ENGINES:
-                client.execute(tables.create_local(self.database, table, self.cluster))
-                if self.cluster:
-                    client.execute(tables.create_distributed(self.database, table, self.cluster))
-                self._check_columns(client, tables.local_name(table, self.cluster), table)
-            client.disconnect()
-
-    def _check_columns(self, client, name: str, table: str) -> None:
-        found = client.execute(
-            "SELECT name FROM system.columns WHERE database = %(d)s AND table = %(t)s", {"d": self.database, "t": name}
-        )
-        wanted = [column.split()[0] for column in tables.TABLE_COLUMNS[table].split(", ")]
-        if sorted(n for (n,) in found) != sorted(wanted):
+        StoreUnavailable if tables there are an earlier version's, or those an upgrade is copying
+        from, unless ``upgrading`` (``spyglass store init`` upgrades them: upgrade.py)."""
+        for host, port in self.servers():
+            client = self.connect(host, port, database="system")
+            try:
+                client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
+                stale = tables.stale(tables.found(client, self.database), self.cluster)
+                if upgrading:
+                    stale = [name for name in stale if not name.endswith(tables.PREVIOUS)]
+                if stale:
+                    cut_short = [name for name in stale if name.endswith(tables.PREVIOUS)]
+                    raise StoreUnavailable(
+                        f"an upgrade of the store was cut short ({self.database}.{cut_short[0]} is still there): "
+                        f"run `spyglass store init --store {shown(self.url)}` again to finish it"
+                        if cut_short
+                        else f"the table {self.database}.{stale[0]} was made by an earlier version of spyglass: "
+                        f"run `spyglass store init --store {shown(self.url)}` to upgrade the store (it copies "
+                        "the banners into the current tables)"
+                    )
+                for table in tables.ENGINES:
+                    client.execute(tables.create_local(self.database, table, self.cluster))
+                    if self.cluster:
+                        client.execute(tables.create_distributed(self.database, table, self.cluster))
+            finally:
+                client.disconnect()
+        note = self.get_meta("layout")
+        if note is None and self.total() == 0:
+            self.set_meta("layout", tables.LAYOUT)
+        elif note != tables.LAYOUT and not upgrading:
             raise StoreUnavailable(
-                f"the table {self.database}.{name} was made by another version of spyglass (other columns): "
-                "give the store a new database and import the banners into it again"
+                f"the banners were stored by an earlier version of spyglass (rows of layout {note or 1}, this "
+                f"version's are {tables.LAYOUT}): run `spyglass store init --store {shown(self.url)}` to upgrade "
+                "the store (it copies the banners into the current tables)"
             )
 
     # -- notes ---------------------------------------------------------------------------------
@@ -227,12 +256,13 @@ class ClickHouseStore:
         self.execute("INSERT INTO meta (name, value, at) VALUES", [(name, value, time.time_ns())])
 
     # -- writing -------------------------------------------------------------------------------
-    def next_marks(self, n: int) -> int:
-        """The first of ``n`` new marks: this writer's clock, always past its last mark."""
+    def next_marks(self, n: int) -> range:
+        """``n`` new marks: this writer's clock, always past its last mark, ending in its tag."""
         with self._mark_lock:
-            first = max(time.time_ns(), self._last_mark + 1)
-            self._last_mark = first + n - 1
-        return first
+            now = time.time_ns() // MARK_TAGS * MARK_TAGS + self._tag
+            first = max(now, self._last_mark + MARK_TAGS)
+            self._last_mark = first + (n - 1) * MARK_TAGS
+        return range(first, first + n * MARK_TAGS, MARK_TAGS)
 
     @contextmanager
     def writing(self):
@@ -280,15 +310,84 @@ class ClickHouseStore:
             )
         return found
 
-    def history_of(self, services: list[int]) -> list[tuple[int, int, int, int]]:
-        """(service, key, t, mark) of every banner of these services."""
+    def history_of(self, services: list[int], live: bool = False) -> list[tuple[int, int, int]]:
+        """(service, key, t) of every banner of these services (``live``: those not demoted)."""
         rows: list = []
+        alive = f" AND {current(self.demoted)}" if live else ""
         for i in range(0, len(services), LOOKUP_CHUNK):
             rows += self.execute(
-                "SELECT service, key, t, mark FROM banners WHERE service IN %(s)s",
+                f"SELECT service, key, t FROM banners WHERE service IN %(s)s{alive}",
                 {"s": tuple(services[i : i + LOOKUP_CHUNK])},
             )
         return rows
+
+    # -- reconciling ---------------------------------------------------------------------------
+    def reconcile(self, touched: Where) -> tuple[int, int]:
+        """Put right what racing writers left in the services ``touched`` selects: of each, every
+        banner but the newest by (t, key) demoted, and of a banner stored more than once every
+        copy but the first (by mark) deleted. Two GROUP BYs with a counter a group (no arrays:
+        one writer's whole import may be millions of services), which alone find nothing.
+        (demoted, deleted)."""
+        raced = [
+            service
+            for (service,) in self.execute(
+                f"SELECT service FROM banners {touched.clauses} GROUP BY service "
+                f"HAVING countIf({current(self.demoted)}) > 1",
+                touched.params,
+            )
+        ]
+        newest: dict[int, tuple[int, int]] = {}
+        live = self.history_of(raced, live=True)
+        for service, key, t in live:
+            newest[service] = max(newest.get(service, (t, key)), (t, key))
+        demote = sorted({key for service, key, t in live if newest[service] != (t, key)})
+        if demote:
+            self.insert(tables.written_name("demoted", self.cluster), ["key"], tables.key_rows(demote))
+        copies = [
+            mark
+            for (marks,) in self.execute(
+                f"SELECT groupArray(mark) FROM banners {touched.clauses} GROUP BY key HAVING count() > 1",
+                touched.params,
+            )
+            for mark in sorted(set(marks))[1:]  # one row twice under one mark is never ours: left alone
+        ]
+        if copies:
+            self.delete_marks(copies)
+        return len(demote), len(copies)
+
+    def delete_marks(self, marks: list[int]) -> None:
+        """Delete the rows and bodies of these marks on every server, and wait until they are gone:
+        one mutation a table however many they are (two importers of one file: every banner), its
+        marks in a table of their own made for it (18.16 reads no Set in a mutation; a list in the
+        SQL is bounded by max_query_size). 18.16 runs a mutation in the background and has no
+        setting to wait for it: the mutations made since are watched."""
+        helper = f"{self.database}.deleting_{self._tag}_{time.time_ns()}"
+        for host, port in self.servers():
+            client = self.connect(host, port)
+            try:
+                since = client.execute("SELECT now()")[0][0]  # the server's clock: which mutations are ours, or later
+                client.execute(f"CREATE TABLE {helper} (mark UInt64) ENGINE = MergeTree() ORDER BY mark")
+                client.execute(f"INSERT INTO {helper} (mark) VALUES", [(mark,) for mark in marks])
+                for table in ("banners", "bodies"):
+                    client.execute(
+                        f"ALTER TABLE {tables.local_name(table, self.cluster)} DELETE WHERE mark IN "
+                        f"(SELECT mark FROM {helper})"
+                    )
+                deadline = time.monotonic() + MUTATION_WAIT
+                while client.execute(
+                    "SELECT count() FROM system.mutations "
+                    "WHERE database = %(d)s AND create_time >= %(t)s AND NOT is_done",
+                    {"d": self.database, "t": since},
+                )[0][0]:
+                    if time.monotonic() > deadline:  # the helper stays: the mutation still reads it
+                        raise StoreUnavailable(
+                            f"the banner store at {shown(self.url)} did not delete {len(marks):,} banners stored "
+                            f"twice within {MUTATION_WAIT:.0f} s (system.mutations on {host}:{port})"
+                        )
+                    time.sleep(0.05)
+                client.execute(f"DROP TABLE {helper}")
+            finally:
+                client.disconnect()
 
     # -- reading -------------------------------------------------------------------------------
     def _where(self, query: Query, history: bool = False) -> Where:
@@ -383,7 +482,8 @@ class ClickHouseStore:
         return [loads(b) for b in self._newest(Where("ip = unhex(%(ip)s)", "", {"ip": address.hex()}), 10_000)]
 
     def current(self, ip: str, port: int, transport: str) -> dict | None:
-        found = self._newest(Where("service = %(s)s", "", {"s": service_key_of(ip, port, transport)}), 1)
+        service = {"s": service_key_of(ip, port, transport)}
+        found = self._newest(Where("service = %(s)s", current(self.demoted), service), 1)
         return loads(found[0]) if found else None
 
     def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
@@ -463,47 +563,57 @@ def paused_gc():
 
 class Writer:
     """Adds banners: looks up what the store holds of their services, keeps the new ones, and
-    inserts them (demotions, bodies, then the rows: a banner is findable once its body is there).
-    Inserts run in a thread of their own while the next banners are held, one at a time, in order."""
+    inserts them (bodies, the rows: a banner is findable once its body is there; then demotions).
+    Inserts run in a thread of their own while the next banners are held, one at a time, in order.
+    At its end it reconciles the services it touched (the module's docstring says why)."""
 
     def __init__(self, store: ClickHouseStore) -> None:
         self.store = store
         self.held: list[tuple[Prepared, int]] = []  # with its mark
         self.demoted: list[int] = []
         self.keys: set[int] = set()  # of the banners this writer holds or added
-        self.latest: dict[int, tuple[int, int, int]] = {}  # service -> (t, mark, key) of its current banner
+        self.latest: dict[int, tuple[int, int]] = {}  # service -> (t, key) of its current banner
+        self.marks: tuple[int, int] | None = None  # the first and last marks of what it added
+        self.kept = False  # whether it keeps the marks it was given, and their order
         self.fresh = store.total() == 0  # nothing stored before: no service to look up
         self._sender = ThreadPoolExecutor(1, thread_name_prefix="clickhouse-insert")
         self._sending: Future | None = None
 
-    def add(self, prepared: list[Prepared]) -> list[int]:
-        """Hold the banners not stored yet (inserted at the end of the block); their keys."""
+    def add(self, prepared: list[Prepared], marks: Sequence[int] | None = None) -> list[int]:
+        """Hold the banners not stored yet (inserted at the end of the block); their keys.
+        ``marks``: theirs, to keep (an upgrade's copy, upgrade.py): then stored in that order."""
         if not self.fresh:
-            for service, key, t, mark in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
+            for service, key, t in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
                 self.keys.add(key)
                 best = self.latest.get(service)
-                if best is None or (t, mark) > best[:2]:
-                    self.latest[service] = (t, mark, key)
-        first = self.store.next_marks(len(prepared))
+                if best is None or (t, key) > best:
+                    self.latest[service] = (t, key)
+        if marks is None:
+            marks = self.store.next_marks(len(prepared))
+        else:
+            self.kept = True
         added: list[int] = []
         with paused_gc():
-            self._hold(prepared, first, added)
+            self._hold(prepared, marks, added)
+        if added:
+            lo, hi = (marks[0], marks[-1]) if isinstance(marks, range) else (min(marks), max(marks))
+            self.marks = (min(lo, self.marks[0]), max(hi, self.marks[1])) if self.marks else (lo, hi)
         if len(self.held) >= FLUSH_ROWS:
             self.flush()
         return added
 
-    def _hold(self, prepared: list[Prepared], first: int, added: list[int]) -> None:
+    def _hold(self, prepared: list[Prepared], marks: Sequence[int], added: list[int]) -> None:
         keys, latest, demoted, held = self.keys, self.latest, self.demoted, self.held
-        for mark, p in enumerate(prepared, start=first):
+        for mark, p in zip(marks, prepared, strict=True):
             if p.key in keys:
                 continue
             keys.add(p.key)
-            t = tables.time_in(p.doc)
+            new = (tables.time_in(p.doc), p.key)
             old = latest.get(p.service)
-            if old is None or t >= old[0]:
+            if old is None or new > old:
                 if old is not None:
-                    demoted.append(old[2])
-                latest[p.service] = (t, mark, p.key)
+                    demoted.append(old[1])
+                latest[p.service] = new
             else:
                 demoted.append(p.key)
             held.append((p, mark))
@@ -512,9 +622,11 @@ class Writer:
     def flush(self) -> None:
         """Send what is held (after what was sent before), its marks given anew in the order of
         tables.alike: bodies are stored in mark order, and alike banners side by side compress
-        better (a stable sort: a service's banners keep their order)."""
+        better (unless it keeps the marks it was given)."""
         marks = [mark for _, mark in self.held]
-        alike = sorted((p for p, _ in self.held), key=lambda p: tables.alike(p.doc))
+        alike = [p for p, _ in self.held]
+        if not self.kept:
+            alike.sort(key=lambda p: tables.alike(p.doc))
         with paused_gc():
             bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in zip(alike, marks, strict=True)])
             rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True)])
@@ -533,14 +645,35 @@ class Writer:
         try:
             self.flush()
             self.wait()
+            if self.marks:
+                self.reconcile()
         finally:
             self._sender.shutdown()
 
+    def reconcile(self) -> None:
+        """Reconcile the services it added banners of: all there are, when it found the store
+        empty (each came while it wrote: no set of them to build); named, when they are few; else
+        those of the banners marked while it wrote (its own among them)."""
+        services = list(self.latest)
+        if self.fresh:
+            self.store.reconcile(Where("1", "", {}))
+        elif len(services) <= LOOKUP_CHUNK:
+            self.store.reconcile(Where("service IN %(s)s", "", {"s": tuple(services)}))
+        else:
+            assert self.marks is not None
+            self.store.reconcile(
+                Where(
+                    "service GLOBAL IN (SELECT service FROM banners WHERE mark >= %(lo)s AND mark <= %(hi)s)",
+                    "",
+                    {"lo": self.marks[0], "hi": self.marks[1]},
+                )
+            )
+
     def _insert(self, demoted: bytes, bodies: bytes, rows: bytes) -> None:
         cluster = self.store.cluster
-        if demoted:
-            self.store.insert(tables.written_name("demoted", cluster), ["key"], demoted)
         if bodies:
             self.store.insert("bodies", tables.BODY_COLUMNS, bodies)
         if rows:
             self.store.insert("banners", tables.NAMES, rows)
+        if demoted:  # after the rows that demote them: a service is never without a current banner
+            self.store.insert(tables.written_name("demoted", cluster), ["key"], demoted)

@@ -2,9 +2,10 @@
 
 - ``banners``: one row per banner, the columns the filters and facets read (the embedded index's
   fields by the same names, fields.py, less the x_ fields that are an f_ field lower-cased:
-  compiler.LOWERED); a ReplacingMergeTree ordered by address, port, transport, time (and key: two
-  banners of one service and second stay two), so a host's history is one range of the table and
-  a banner added twice by two importers at once is kept once after merges.
+  compiler.LOWERED); a MergeTree ordered by address, port, transport, time and key, so a host's
+  history is one range of the table. Not a ReplacingMergeTree: a banner added twice by two writers
+  at once is kept once by their reconciliation (store.py), which deletes the later copy's row and
+  body; a merge that dropped a copy on its own would leave its body behind, found by no row.
 - ``bodies``: each banner's bytes exactly as they came, ordered by mark (the order banners were
   added) and partitioned by the month they were added, so the bulk-data builder reads what is new
   as one range and a page of results reads 100 small granules rather than the filter columns' big
@@ -69,7 +70,7 @@ _MARK = struct.Struct("<Q")
 
 ENGINES = {
     # one partition: a query pays for every part it opens (a month's was 2-3x a small count's time)
-    "banners": "ReplacingMergeTree() ORDER BY (ip, port, transport, t, key)",
+    "banners": "MergeTree() ORDER BY (ip, port, transport, t, key)",
     # by the month the banners were added (a mark is a time in ns): a page's marks are then each in
     # one granule of one part, not in one of every banner month's parts. A granule of 128 bodies is
     # about 170 KB of JSON, one compressed block: a page reads 100 of them; 64 read faster and
@@ -86,6 +87,43 @@ TABLE_COLUMNS = {
     "meta": "name String, value String, at UInt64",
 }
 SHARDING = {"banners": "key", "bodies": "mark", "demoted": "key", "meta": "cityHash64(name)"}
+
+
+# What a layout's rows hold, noted in the store's meta as "layout": raise it when that changes while
+# the tables' columns and engines do not (how a key is hashed, how a field's column is made), so
+# that a store of the earlier one is upgraded (its rows made again from the bodies), not misread.
+LAYOUT = "2"
+PREVIOUS = "_previous"  # an upgrade's name for a table of an earlier layout while it copies from it (upgrade.py)
+
+
+def layout(cluster: str) -> dict[str, tuple[str, list[str]]]:
+    """(engine, column names) of every table of the current layout on one server, by name."""
+    out = {}
+    for table, engine in ENGINES.items():
+        names = sorted(c.split()[0] for c in TABLE_COLUMNS[table].split(", "))
+        out[local_name(table, cluster)] = (engine.split("(")[0], names)
+        if cluster:
+            out[written_name(table, cluster)] = ("Distributed", names)
+    return out
+
+
+def found(client: Any, database: str) -> dict[str, tuple[str, list[str]]]:
+    """(engine, column names) of the tables ``database`` holds on the server ``client`` reaches."""
+    params = {"d": database}
+    engines = dict(client.execute("SELECT name, engine FROM system.tables WHERE database = %(d)s", params))
+    columns: dict[str, list[str]] = {}
+    for table, name in client.execute("SELECT table, name FROM system.columns WHERE database = %(d)s", params):
+        columns.setdefault(table, []).append(name)
+    return {name: (engine, sorted(columns.get(name, []))) for name, engine in engines.items()}
+
+
+def stale(tables: dict[str, tuple[str, list[str]]], cluster: str) -> list[str]:
+    """The tables of ``found`` that the current layout does not have so (another engine or other
+    columns: an earlier version's), and those an upgrade cut short left behind."""
+    current = layout(cluster)
+    return sorted(
+        name for name, got in tables.items() if name.endswith(PREVIOUS) or (name in current and got != current[name])
+    )
 
 
 def local_name(table: str, cluster: str) -> str:
