@@ -41,7 +41,7 @@ from spyglass.exactjson import dumps
 from spyglass.server.bannerstore import Prepared
 from spyglass.server.clickhouse.compiler import EPOCH, LOWERED, column
 from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, document
-from spyglass.server.index.records import banner_key, service_key
+from spyglass.server.index.records import keys
 from spyglass.server.index.shape import normalize
 
 _FIELDS = sorted(
@@ -239,7 +239,7 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
     assert isinstance(banner, dict)
     doc = document(banner, shape)
     us, month = time_of(shape.stamp)
-    key, service = banner_key(banner, shape), service_key(shape)
+    key, service = keys(banner, shape)
     fields = _EMPTY.copy()
     for name, value in doc.items():  # the fields this banner has (a few of them), by their slot
         slot = _SLOT.get(name)
