@@ -63,6 +63,10 @@ def search(index, q, facets=""):
         ("tag:ics", lambda b: "ics" in b.get("tags", [])),
         ("has_vuln:true", lambda b: bool(b.get("vulns"))),
         ("has_ssl:false", lambda b: "ssl" not in b),
+        ("-has_ssl:false", lambda b: "ssl" in b),  # false is a flag's absence in the index
+        ("has_vuln:false port:22", lambda b: not b.get("vulns") and b["port"] == 22),
+        ("has_ipv6:false", lambda b: ":" not in b["ip_str"]),
+        ("has_ssl:true,false", lambda b: True),
         ("vuln:CVE-2021-41773", lambda b: "CVE-2021-41773" in b.get("vulns", {})),
         ("product:openssh", lambda b: b.get("product") == "OpenSSH"),
         ("http.status:404", lambda b: (b.get("http") or {}).get("status") == 404),

@@ -17,7 +17,7 @@ from tantivy import Occur
 from tantivy import Query as TQ
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
-from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS, exact_terms, in_index
+from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS, TRUE_ONLY, exact_terms, in_index
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as tantivy's default tokenizer splits, lower-cased below
 
@@ -75,7 +75,7 @@ def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
     if kind is Kind.INT:
         return TQ.term_set_query(schema, field, list(f.values))
     if kind is Kind.BOOL:
-        return _any([TQ.term_query(schema, field, bool(v)) for v in f.values])
+        return _any([_flag(schema, field, bool(v)) for v in f.values])
     if kind is Kind.DATE:
         dates = [v for v in f.values if isinstance(v, date)]
         if f.name == "before":
@@ -91,6 +91,12 @@ def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
                 ranges.append(TQ.range_query(schema, field, tantivy.FieldType.IpAddr, str(low), str(high)))
         return _any(ranges) if ranges else TQ.empty_query()
     raise ValueError(f"no index for filter {f.name}")
+
+
+def _flag(schema: tantivy.Schema, field: str, value: bool) -> TQ:
+    if value or field not in TRUE_ONLY:
+        return TQ.term_query(schema, field, value)
+    return TQ.boolean_query([(Occur.Must, TQ.all_query()), (Occur.MustNot, TQ.term_query(schema, field, True))])
 
 
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # how the index holds IPv4 addresses
