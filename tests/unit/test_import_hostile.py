@@ -256,3 +256,17 @@ def test_a_file_is_read_exactly_an_integer_past_64_bits_too(tmp_path):
     assert idx.count(parse_strict(f"ssl.cert.serial:{serial}"), [])[0] == 1
     assert idx.host(big["ip_str"]) == [big]
     idx.close()
+
+
+def test_a_lone_surrogate_is_kept_in_the_banner_and_its_other_words_are_searchable(tmp_path):
+    """Wild banners hold the escape of a lone surrogate: the banner is stored as it came and
+    indexed with U+FFFD in its place."""
+    banner = real_banner(3, org="Lone \ud800 Org", http={"title": "t\udc00itle"})
+    path = tmp_path / "lone.json"
+    path.write_bytes(json.dumps(banner).encode() + b"\n")
+    idx = BannerIndex(tmp_path / "data")
+    report = import_files(idx, [path], workers=1)
+    assert (report.added, report.bad) == (1, 0)
+    assert idx.host(banner["ip_str"]) == [banner]
+    assert idx.count(parse_strict("org:lone port:443"), [])[0] == 1
+    idx.close()

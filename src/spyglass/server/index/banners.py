@@ -55,7 +55,20 @@ def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
 
 def document_tail(banner: dict, shape) -> bytes:
     """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
-    return orjson.dumps(index_document(banner, shape))[1:]
+    doc = index_document(banner, shape)
+    try:
+        return orjson.dumps(doc)[1:]
+    except TypeError:  # a lone surrogate (wild banners hold them): U+FFFD in the index, kept in the body
+        return orjson.dumps({name: _valid(value) for name, value in doc.items()})[1:]
+
+
+def _valid(value: Any) -> Any:
+    """A document's value (text, a number, a flag or a list of text) as valid Unicode."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_valid(v) for v in value]
+    return value
 
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
