@@ -18,9 +18,14 @@ import orjson
 _decode = msgspec.json.Decoder().decode
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")  # the standard library would read it as a float
+
+
 def loads(data: bytes) -> Any:
-    """The JSON document in ``data`` (ValueError when it is not JSON, or nested past what can be
-    read without exhausting the stack)."""
+    """The JSON document in ``data`` (ValueError when it is not JSON: NaN and Infinity neither, as
+    nothing that writes banners back out could; or nested past what can be read without exhausting
+    the stack)."""
     try:
         return _decode(data)
     except msgspec.DecodeError:
@@ -28,7 +33,7 @@ def loads(data: bytes) -> Any:
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     try:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_not_json)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 

@@ -161,6 +161,7 @@ def test_an_odd_banner_never_changes_what_later_banners_may_be(tmp_path):
         (b'{"ip_str": "198.18.0.1", "port": true, "timestamp": "2025-01-01T00:00:00"}', "no valid port"),
         (b'{"ip_str": "198.18.0.1", "port": 1, "timestamp": "2025-01-01T00:00:00", "transport": 5}', "transport"),
         (b"\xff\xfe garbage", "not JSON"),
+        (b'{"ip_str": "198.18.0.1", "port": 1, "timestamp": "2025-01-01T00:00:00", "x": NaN}', "not JSON"),
     ],
 )
 def test_a_bad_line_is_reported_and_skipped(tmp_path, line, reason):
