@@ -125,3 +125,37 @@ def test_two_writers_never_give_one_mark(address, monkeypatch):
         assert {b["data"] for b in stores[0].host(f"198.18.23.{w}")} == {f"writer {w}"}
     for store in stores:
         store.close()
+
+
+def test_a_small_writer_looks_up_only_the_addresses_it_adds(clickhouse_server, tmp_path, monkeypatch):
+    """A collector's batch of a few services looks up their banners, and at its end what racing
+    writers left of them, by address (the table's order): ClickHouse reads the granules that hold
+    them, not the service of every row of a store of billions (here: at most 20,000 rows a lookup
+    in a store of 40,000)."""
+    store = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
+    with store.writing() as writer:
+        for first in range(0, 40_000, 10_000):
+            writer.add(
+                [
+                    store.prepare(banner(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}", 80, 1, "old"))
+                    for n in range(first, first + 10_000)
+                ]
+            )
+    looked_up = []
+
+    def execute(self, sql, params=None, raw=False, columnar=False):
+        settings = {"strings_as_bytes": True} if raw else {}
+        if "service IN" in sql:
+            looked_up.append(sql)
+            settings["max_rows_to_read"] = 20_000
+        return self.client.execute(sql, params, settings=settings or None, columnar=columnar)
+
+    monkeypatch.setattr(ClickHouseStore, "execute", execute)
+    newer = banner("10.0.48.57", 80, 2, "newer")
+    with store.writing() as writer:
+        writer.add([store.prepare(newer)])
+    assert len(looked_up) >= 3  # the services' banners, then the two checks of the reconciliation
+    monkeypatch.undo()
+    total, page, _ = store.search(parse_strict("net:10.0.48.57/32"), [])
+    assert total == 1 and page == [newer] and len(store.host("10.0.48.57")) == 2
+    store.close()

@@ -56,6 +56,9 @@ from spyglass.server.index.trends import months
 PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
+# Rows at these addresses (a parameter ``ips``: their 16 bytes in hex): in a subquery, which 18.16
+# turns into a set that its primary key index is searched with.
+AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
 _TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
@@ -310,14 +313,19 @@ class ClickHouseStore:
             )
         return found
 
-    def history_of(self, services: list[int], live: bool = False) -> list[tuple[int, int, int]]:
-        """(service, key, t) of every banner of these services (``live``: those not demoted)."""
+    def history_of(self, services: dict[int, bytes], live: bool = False) -> list[tuple[int, int, int]]:
+        """(service, key, t) of every banner of these services, given with their addresses
+        (``live``: those not demoted). The addresses are the table's order: ClickHouse reads the
+        granules that hold them, not the whole service column (a collector's batch of a few
+        services in a store of billions)."""
         rows: list = []
         alive = f" AND {current(self.demoted)}" if live else ""
-        for i in range(0, len(services), LOOKUP_CHUNK):
+        named = list(services.items())
+        for i in range(0, len(named), LOOKUP_CHUNK):
+            chunk = named[i : i + LOOKUP_CHUNK]
             rows += self.execute(
-                f"SELECT service, key, t FROM banners WHERE service IN %(s)s{alive}",
-                {"s": tuple(services[i : i + LOOKUP_CHUNK])},
+                f"SELECT service, key, t FROM banners WHERE {AT_ADDRESSES} AND service IN %(s)s{alive}",
+                {"s": tuple(s for s, _ in chunk), "ips": sorted({ip.hex() for _, ip in chunk})},
             )
         return rows
 
@@ -328,14 +336,14 @@ class ClickHouseStore:
         copy but the first (by mark) deleted. Two GROUP BYs with a counter a group (no arrays:
         one writer's whole import may be millions of services), which alone find nothing.
         (demoted, deleted)."""
-        raced = [
-            service
-            for (service,) in self.execute(
-                f"SELECT service FROM banners {touched.clauses} GROUP BY service "
+        raced = dict(
+            self.execute(
+                f"SELECT service, any(ip) FROM banners {touched.clauses} GROUP BY service "
                 f"HAVING countIf({current(self.demoted)}) > 1",
                 touched.params,
+                raw=True,
             )
-        ]
+        )
         newest: dict[int, tuple[int, int]] = {}
         live = self.history_of(raced, live=True)
         for service, key, t in live:
@@ -573,6 +581,7 @@ class Writer:
         self.demoted: list[int] = []
         self.keys: set[int] = set()  # of the banners this writer holds or added
         self.latest: dict[int, tuple[int, int]] = {}  # service -> (t, key) of its current banner
+        self.addresses: set[bytes] | None = set()  # of the banners it added, while they are few
         self.marks: tuple[int, int] | None = None  # the first and last marks of what it added
         self.kept = False  # whether it keeps the marks it was given, and their order
         self.fresh = store.total() == 0  # nothing stored before: no service to look up
@@ -583,7 +592,9 @@ class Writer:
         """Hold the banners not stored yet (inserted at the end of the block); their keys.
         ``marks``: theirs, to keep (an upgrade's copy, upgrade.py): then stored in that order."""
         if not self.fresh:
-            for service, key, t in self.store.history_of(list({p.service for p in prepared} - set(self.latest))):
+            latest = self.latest
+            wanted = {p.service: tables.ip_in(p.doc) for p in prepared if p.service not in latest}
+            for service, key, t in self.store.history_of(wanted):
                 self.keys.add(key)
                 best = self.latest.get(service)
                 if best is None or (t, key) > best:
@@ -592,6 +603,10 @@ class Writer:
             marks = self.store.next_marks(len(prepared))
         else:
             self.kept = True
+        if self.addresses is not None:
+            self.addresses.update(tables.ip_in(p.doc) for p in prepared)
+            if len(self.addresses) > LOOKUP_CHUNK:
+                self.addresses = None  # the services are more: they are reconciled by their marks
         added: list[int] = []
         with paused_gc():
             self._hold(prepared, marks, added)
@@ -657,8 +672,9 @@ class Writer:
         services = list(self.latest)
         if self.fresh:
             self.store.reconcile(Where("1", "", {}))
-        elif len(services) <= LOOKUP_CHUNK:
-            self.store.reconcile(Where("service IN %(s)s", "", {"s": tuple(services)}))
+        elif len(services) <= LOOKUP_CHUNK and self.addresses is not None:
+            ips = sorted(ip.hex() for ip in self.addresses)
+            self.store.reconcile(Where(f"{AT_ADDRESSES} AND service IN %(s)s", "", {"s": tuple(services), "ips": ips}))
         else:
             assert self.marks is not None
             self.store.reconcile(

@@ -174,6 +174,11 @@ def time_in(row: bytes) -> int:
     return _T.unpack_from(row, 20)[0]
 
 
+def ip_in(row: bytes) -> bytes:
+    """The address column of a prepared row (:func:`ip16`)."""
+    return row[28:44]
+
+
 def alike(row: bytes) -> bytes:
     """What banners alike share, to sort a prepared row by: its port (the same port, the same
     kind of banner)."""
