@@ -395,6 +395,22 @@ async def test_text_typed_into_a_table_goes_to_the_query_and_digits_do_not_switc
         assert pane.results.has_focus and pane.results.sorted_by is not None
 
 
+async def test_text_typed_into_a_table_starts_a_new_term_of_the_query(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        pane = app.query_one(SearchPane)
+        box = app.query_one("#query", Input)
+        pane.results.focus()
+        await pilot.press(*"443")
+        assert box.has_focus and box.value == "port:22 443"  # not port:22443
+        box.value = "port:22 "  # a space already there: not a second one
+        app.query_one("#facets", OptionList).focus()
+        await pilot.press(*"org")
+        assert box.has_focus and box.value == "port:22 org"
+
+
 async def test_at_80_columns_the_room_goes_to_what_differs(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=(80, 24)) as pilot:
