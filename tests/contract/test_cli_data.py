@@ -127,6 +127,30 @@ def test_search_and_host_print_hostile_text_inert(tmp_path, capsys, monkeypatch)
     assert orjson.loads(as_json)["data"][0]["http"]["title"] == "\x9b31mtitle\u202e"  # still exact JSON
 
 
+def test_an_unknown_facet_is_left_out_and_said_the_search_still_runs(tmp_path, capsys, monkeypatch):
+    banners = [
+        {"ip_str": f"198.18.7.{n}", "port": port, "transport": "tcp", "timestamp": "2026-01-01T00:00:00.000000"}
+        for n, port in ((1, 22), (2, 22), (3, 80))
+    ]
+    with backend_with(tmp_path, banners) as backend:
+        monkeypatch.setenv("SPYGLASS_URL", backend.url)
+        monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
+        assert main(["search", "--facets", "port,nosuchfacet,Other:3", "port:22", "--json"]) == 0
+        captured = capsys.readouterr()
+        assert captured.err.splitlines() == ["spyglass: facets left out (unknown): nosuchfacet, Other"]
+        body = orjson.loads(captured.out)
+        assert body["total"] == 2 and body["facets"]["port"] == [{"count": 2, "value": "22"}]
+        assert main(["count", "--facets", "nosuchfacet", "port:80"]) == 0  # none left: a plain count
+        captured = capsys.readouterr()
+        assert captured.out.splitlines()[0] == "1" and "nosuchfacet" in captured.err
+        # A known facet with a malformed count is still refused, as the query module says.
+        assert main(["count", "--facets", "port:many,nosuchfacet", "port:22"]) == 2
+        assert errors_of(capsys) == [
+            "spyglass: facets left out (unknown): nosuchfacet",
+            "spyglass: Invalid facets: facet port: count must be 1 to 1000 (HTTP 400)",
+        ]
+
+
 def errors_of(capsys) -> list[str]:
     return [line for line in capsys.readouterr().err.splitlines() if line.startswith("spyglass: ")]
 

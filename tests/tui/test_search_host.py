@@ -378,7 +378,7 @@ async def test_enter_on_a_pivot_searches_for_it_and_minus_excludes_it(data_backe
         assert all(service.split("/")[0] != other.value for _, service in search.results.items)
 
 
-async def test_text_typed_into_a_table_goes_to_the_query_and_digits_do_not_switch_panes(data_backend):
+async def test_text_typed_into_a_table_goes_to_the_query_as_a_new_term_and_digits_do_not_switch_panes(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -393,6 +393,14 @@ async def test_text_typed_into_a_table_goes_to_the_query_and_digits_do_not_switc
         pane.results.focus()
         await pilot.press("j", "s")  # the table's own keys still act
         assert pane.results.has_focus and pane.results.sorted_by is not None
+        box.value = "port:22"
+        pane.results.focus()
+        await pilot.press(*"443")  # a new term, not port:22443
+        assert box.has_focus and box.value == "port:22 443"
+        box.value = "port:22 "  # a space already there: not a second one
+        app.query_one("#facets", OptionList).focus()
+        await pilot.press(*"org")
+        assert box.has_focus and box.value == "port:22 org"
 
 
 async def test_at_80_columns_the_room_goes_to_what_differs(data_backend):

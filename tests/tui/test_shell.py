@@ -239,6 +239,25 @@ async def test_without_colour_the_cursor_shows_in_reverse_video(backend, monkeyp
         assert isinstance(table, DataTable) and table.get_component_rich_style("datatable--cursor").reverse
 
 
+async def test_without_colour_only_the_focused_query_box_shows_its_reverse_video_bar(backend, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.query_one("#query", Input)
+
+        def bar() -> bool:  # the left edge of the box, on the row of its text
+            return bool(app.screen.get_style_at(box.region.x, box.region.y + 1).reverse)
+
+        assert box.has_focus and bar()
+        await pilot.press("escape")  # the keys leave for the pane: the box looks unfocused
+        await settle(pilot)
+        assert not box.has_focus and not bar()
+        text = screen_text(app)
+        assert "search: free text" in text and "▔▔▔" in text  # still a box, with its placeholder
+        assert "port,org,country" in text  # a compact box (the facets) is left as it was
+
+
 async def test_the_linux_console_gets_boxes_and_marks_its_fonts_have(backend, monkeypatch):
     monkeypatch.setenv("TERM", "linux")
     app = SpyglassApp(backend.profile(backend.key()))

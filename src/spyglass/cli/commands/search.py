@@ -10,8 +10,31 @@ from spyglass.cli.common import Common, api_command, positive
 from spyglass.present.values import plural
 
 
+def known_facets(spec: str | None) -> str | None:
+    """``spec`` without the facets the index does not know, said in one line on stderr: the search
+    runs with the others, as in the dashboard. A malformed count stays in for the server to refuse."""
+    from spyglass.query import parse_facets
+    from spyglass.safetext import clean
+
+    if not spec:
+        return spec
+    kept, unknown = [], []
+    for item in spec.split(","):
+        name = item.partition(":")[0]
+        try:
+            parse_facets(name)  # a bare name fails only for being unknown
+        except ValueError:
+            unknown.append(name.strip())
+            continue
+        kept.append(item)
+    if unknown:
+        names = clean(", ".join(unknown), one_line=True, max_chars=200)
+        print(f"spyglass: facets left out (unknown): {names}", file=sys.stderr)
+    return ",".join(kept) or None
+
+
 async def search(clients, args):
-    result = await clients.search.search(args.query, args.facets, page=args.page)
+    result = await clients.search.search(args.query, known_facets(args.facets), page=args.page)
     if args.json:
         return result
     render.search_rows(result.matches)
@@ -20,7 +43,7 @@ async def search(clients, args):
 
 
 async def count(clients, args):
-    result = await clients.search.count(args.query, args.facets)
+    result = await clients.search.count(args.query, known_facets(args.facets))
     if args.json:
         return result
     print(f"{result.total:,}")

@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
 from spyglass.tui.widgets.pagedtable import PagedTable
+from spyglass.tui.widgets.queryinput import QueryInput
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
@@ -127,8 +128,8 @@ class Pane(VerticalScroll):
             self.dashboard.status.note = ""
 
     def on_key(self, event: events.Key) -> None:
-        """Text typed while a table or list has the keys goes to the pane's input, as if it had had
-        them, unless the key is one of the table's, the pane's or the app's commands, or a digit
+        """Text typed while a table or list has the keys goes to the pane's input (a new term in a
+        query box), unless the key is one of the table's, the pane's or the app's commands, or a digit
         right after Esc: digits typed as ports no longer switch panes, letters typed as a folder no
         longer open the backend log."""
         previous, self.last_key = self.last_key, event.key
@@ -149,7 +150,10 @@ class Pane(VerticalScroll):
         event.prevent_default()
         box.focus()
         box.action_end()
-        box.insert_text_at_cursor(event.character)
+        # In a query box it starts a new term: "443" after "port:22" is not "port:22443".
+        term = isinstance(box.parent, QueryInput) and box.value and not box.value.endswith(" ")
+        space = " " if term else ""
+        box.insert_text_at_cursor(space + event.character)
 
     def focus_first(self) -> None:
         """Put the keyboard where the pane's work starts: its first input, else its first widget."""
