@@ -42,3 +42,15 @@ def test_a_batch_holding_a_stored_banner_adds_only_the_new_ones(tmp_path):
     assert records.count() == 9 and records.add([first[0]]) == ([], [])
     assert [seq for seq, _, _ in records.add([prepare(real_banner(9))])[0]] == [10]  # new again: stored
     records.close()
+
+
+def test_keys_stay_those_every_data_dir_holds():
+    """Stores hold these keys: blake2b of the members joined by '|', its top 63 bits."""
+    import hashlib
+
+    def digest(text: str) -> int:
+        return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
+
+    b = {"ip_str": "192.0.2.7", "port": 443, "transport": "tcp", "timestamp": "2026-05-01T10:00:00", "hash": -5}
+    shape = normalize(b)
+    assert keys(b, shape) == (digest("192.0.2.7|443|tcp|2026-05-01T10:00:00|-5"), digest("192.0.2.7|443|tcp"))

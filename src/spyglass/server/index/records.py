@@ -16,6 +16,7 @@ import logging
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import zstandard
 
@@ -63,26 +64,37 @@ _LAYOUT_2 = "CREATE TABLE IF NOT EXISTS dictionary (id INTEGER PRIMARY KEY CHECK
 MIGRATIONS = (_layout_1, _LAYOUT_2)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
 
 
-def _digest(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode(errors="surrogatepass"), digest_size=8).digest(), "big") >> 1
+def _hasher(text: str) -> Any:
+    return hashlib.blake2b(text.encode(errors="surrogatepass"), digest_size=8)
+
+
+def _key(hasher: Any) -> int:
+    return int.from_bytes(hasher.digest(), "big") >> 1
+
+
+def _service_text(ip: str, port: int, transport: str) -> str:
+    return f"{ip}|{port}|{transport}"
 
 
 def banner_key(b: dict, shape: Shape) -> int:
     """What identifies a banner (a re-import adds nothing): address, port, transport, time, hash."""
-    return _digest(f"{shape.ip_str}|{shape.port}|{b.get('transport', 'tcp')}|{b['timestamp']}|{b.get('hash')}")
+    return _key(_hasher(_service_text(shape.ip_str, shape.port, b.get("transport", "tcp")) + _rest(b)))
+
+
+def _rest(b: dict) -> str:
+    """What a banner's key holds past its service's: its time and hash."""
+    return f"|{b['timestamp']}|{b.get('hash')}"
 
 
 def keys(b: dict, shape: Shape) -> tuple[int, int]:
     """:func:`banner_key` and :func:`service_key`, the one hashed on from the other where the
     banner's transport is as the service's is written (nearly always): the import's hot path."""
-    hasher = hashlib.blake2b(
-        f"{shape.ip_str}|{shape.port}|{shape.transport}".encode(errors="surrogatepass"), digest_size=8
-    )
-    service = int.from_bytes(hasher.digest(), "big") >> 1
+    hasher = _hasher(_service_text(shape.ip_str, shape.port, shape.transport))
+    service = _key(hasher)
     if b.get("transport", "tcp") != shape.transport:
         return banner_key(b, shape), service
-    hasher.update(f"|{b['timestamp']}|{b.get('hash')}".encode(errors="surrogatepass"))
-    return int.from_bytes(hasher.digest(), "big") >> 1, service
+    hasher.update(_rest(b).encode(errors="surrogatepass"))
+    return _key(hasher), service
 
 
 def service_key(shape: Shape) -> int:
@@ -90,7 +102,7 @@ def service_key(shape: Shape) -> int:
 
 
 def service_key_of(ip: str, port: int, transport: str) -> int:
-    return _digest(f"{ip}|{port}|{transport}")
+    return _key(_hasher(_service_text(ip, port, transport)))
 
 
 def unpack(body: bytes) -> dict:
