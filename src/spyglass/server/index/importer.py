@@ -223,7 +223,7 @@ def import_files(
         for path in paths:
             position = [0]
             pending: deque[tuple[Future, int]] = deque()
-            storing.lines, storing.name = 0, path.name
+            storing.start(path.name)
             failed = None
             try:
                 for block in _blocks_of(path, position):
@@ -264,6 +264,10 @@ class _Storing:
         self.writer, self.report, self.progress, self.total = writer, report, progress, total
         self.held: list[Prepared] = []
         self.name, self.lines = "", 0  # the file's name, and its lines taken so far
+
+    def start(self, name: str) -> None:
+        """Take the chunks of another file from here on (its problems are numbered from its first line)."""
+        self.name, self.lines = name, 0
 
     def take(self, future: Future, position: int, done_before: int) -> None:
         chunk: Chunk = future.result()
