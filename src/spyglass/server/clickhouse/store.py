@@ -596,9 +596,9 @@ class Writer:
             wanted = {p.service: tables.ip_in(p.doc) for p in prepared if p.service not in latest}
             for service, key, t in self.store.history_of(wanted):
                 self.keys.add(key)
-                best = self.latest.get(service)
+                best = latest.get(service)
                 if best is None or (t, key) > best:
-                    self.latest[service] = (t, key)
+                    latest[service] = (t, key)
         if marks is None:
             marks = self.store.next_marks(len(prepared))
         else:
@@ -669,12 +669,11 @@ class Writer:
         """Reconcile the services it added banners of: all there are, when it found the store
         empty (each came while it wrote: no set of them to build); named, when they are few; else
         those of the banners marked while it wrote (its own among them)."""
-        services = list(self.latest)
         if self.fresh:
             self.store.reconcile(Where("1", "", {}))
-        elif len(services) <= LOOKUP_CHUNK and self.addresses is not None:
-            ips = sorted(ip.hex() for ip in self.addresses)
-            self.store.reconcile(Where(f"{AT_ADDRESSES} AND service IN %(s)s", "", {"s": tuple(services), "ips": ips}))
+        elif len(self.latest) <= LOOKUP_CHUNK and self.addresses is not None:
+            named = {"s": tuple(self.latest), "ips": sorted(ip.hex() for ip in self.addresses)}
+            self.store.reconcile(Where(f"{AT_ADDRESSES} AND service IN %(s)s", "", named))
         else:
             assert self.marks is not None
             self.store.reconcile(
