@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from spyglass.exactjson import dumps
 from spyglass.server.bannerstore import Prepared
 from spyglass.server.clickhouse.compiler import EPOCH, LOWERED, column
-from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, document
+from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document
 from spyglass.server.index.records import keys
 from spyglass.server.index.shape import normalize
 
@@ -217,24 +218,43 @@ _BYTE = [bytes([i]) for i in range(0x80)]
 
 def _string(value: str) -> bytes:
     data = value.encode("utf-8", "surrogatepass")  # a lone surrogate (JSON allows it) kept as it came
-    return _length(len(data)) + data
+    n = len(data)
+    return _BYTE[n] + data if n < 0x80 else _length(n) + data
 
 
-def _column(kind: str, value: Any) -> bytes:
-    """A field's value as its column's RowBinary: ``t`` text (stored lower-cased: what its words
-    are matched against, compiler._text), ``x``/``f`` strings, ``i`` integers, ``b`` booleans."""
-    if kind == "t":
-        return _string(value.lower())
-    if kind == "b":
-        return b"\x01\x01" if value else b"\x01\x00"
+def _lowered(value: str) -> bytes:
+    """A ``t`` field: its text lower-cased, what its words are matched against (compiler._text)."""
+    return _string(value.lower())
+
+
+def _strings(value: str | list[str]) -> bytes:
+    """An ``f``/``x`` field (one value or a list) as an Array(String)."""
+    if value.__class__ is str:
+        return b"\x01" + _string(value)
+    return _length(len(value)) + b"".join([_string(v) for v in value])
+
+
+def _integers(value: int | list[int]) -> bytes:
+    """An ``i`` field as an Array(Int64)."""
     values = value if value.__class__ is list else [value]
-    if kind == "i":
-        return _length(len(values)) + struct.pack(f"<{len(values)}q", *values)
-    return _length(len(values)) + b"".join(map(_string, values))
+    return _length(len(values)) + struct.pack(f"<{len(values)}q", *values)
 
 
-_SLOT = {name: (i, name[0]) for i, name in enumerate(_FIELDS)}
+def _flag(value: bool) -> bytes:
+    """A ``b`` field as an Array(UInt8) of one."""
+    return b"\x01\x01" if value else b"\x01\x00"
+
+
+_ENCODERS: dict[str, Callable[[Any], bytes]] = {"t": _lowered, "x": _strings, "f": _strings, "i": _integers, "b": _flag}
+_SLOT = {name: (i, _ENCODERS[name[0]]) for i, name in enumerate(_FIELDS)}
 _EMPTY = [b"\x00"] * len(_FIELDS)  # an empty String and an empty Array are both one zero byte
+
+
+def _shown_exact(doc: dict, name: str, values: list[str]) -> None:
+    """The values of one of EXACT_NAMES as the facet shows them (``f_``): the filter reads them
+    lower-cased from that column (compiler.LOWERED), so no ``x_`` field is made."""
+    if values:
+        doc["f_" + name] = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
 
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
@@ -242,14 +262,14 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
     its body and its ``banners`` row as RowBinary without the mark (the writer appends it)."""
     shape = normalize(banner)
     assert isinstance(banner, dict)
-    doc = document(banner, shape)
+    doc = document(banner, shape, _shown_exact)
     us, month = time_of(shape.stamp)
     key, service = keys(banner, shape)
     fields = _EMPTY.copy()
     for name, value in doc.items():  # the fields this banner has (a few of them), by their slot
         slot = _SLOT.get(name)
         if slot is not None and value is not None:
-            fields[slot[0]] = _column(slot[1], value)
+            fields[slot[0]] = slot[1](value)
     head = _HEAD.pack(key, service, month, us, _ip16(shape.ip_str), shape.port)
-    row = b"".join([head, _string(shape.transport), _column("t", doc.get("text", "")), *fields])
+    row = b"".join([head, _string(shape.transport), _lowered(doc["text"]), *fields])
     return Prepared(key, service, shape.stamp, body if body is not None else dumps(banner), row)
