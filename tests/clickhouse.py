@@ -4,9 +4,11 @@ Each server runs from a config file written under its own folder (ports, paths, 
 127.0.0.1). The OS chooses its ports: the config asks for port 0 (native and HTTP) and the ports
 are read back from the server's listening sockets in /proc, so two test workers never meet. A
 cluster's ``remote_servers`` is written once every shard listens (its ports known), and each
-server reloads it (ClickHouse watches its config file). Parts are compressed with zstd at level 9
-(the store's advice to operators: banner text compresses far better than with the default LZ4,
-and level 9 keeps 12% less than level 1 for less than twice the merge time, measured).
+server reloads it (ClickHouse watches its config file). Parts are compressed with zstd, the
+store's advice to operators: banner text compresses far better than with the default LZ4. Fresh
+parts (an insert's, small merges') at level 1, parts merged from 10 MB or more at level 9, which
+keeps 12% less than level 1: an import's inserts cost the server half the CPU of level 9
+throughout, and the parts that last end as small (measured at 300,000 banners).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ CONFIG = """<yandex>
   <format_schema_path>{folder}/schema/</format_schema_path>
   <logger><level>warning</level><log>{folder}/server.log</log><errorlog>{folder}/error.log</errorlog></logger>
   <mark_cache_size>268435456</mark_cache_size>
-  <compression><case><method>zstd</method><level>9</level></case></compression>
+  <compression><case><method>zstd</method><level>1</level></case>
+    <case><min_part_size>10000000</min_part_size><method>zstd</method><level>9</level></case></compression>
   <users_config>{folder}/config.xml</users_config>
   <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
     <profile>default</profile><quota>default</quota></default></users>
