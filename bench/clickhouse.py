@@ -40,6 +40,8 @@ MEASURES = [
 
 
 def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[float]]:
+    """The samples of each of MEASURES, and under "totals" what each count query found: every
+    store must find the same (a bench that reads an empty store would otherwise look fast)."""
     import httpx
 
     from spyglass.server.app import Settings, create_app
@@ -51,6 +53,9 @@ def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[floa
     out: dict[str, list[float]] = {}
     with ThreadedServer(create_app(Settings(data_dir=data, store=address), store)) as server:
         with httpx.Client(base_url=server.url, timeout=120) as http:
+            out["totals"] = [
+                http.get("/intel/host/count", params={"key": key, "query": q}).json()["total"] for q in SEARCHES
+            ]
             for name, path, queries, facets in MEASURES:
                 samples = []
                 for i in range(len(queries) + repeat):
@@ -69,7 +74,7 @@ def measure(
 ) -> dict[str, float | list[float]]:
     data = work / f"backend-{name.replace(' ', '-')}"
     shutil.rmtree(data, ignore_errors=True)
-    store = open_banner_store(address, data / "embedded")
+    store = open_banner_store(address, data)  # where the backend below opens it
     reconciling = timed(store, "reconcile")  # a ClickHouse writer's, at its end
     started = time.perf_counter()
     report = import_files(store, [source])
@@ -135,7 +140,7 @@ def main() -> None:
     results: dict[str, dict] = {}
 
     runs: list[tuple[str, Callable[[], AbstractContextManager], Callable[..., tuple[str, Callable[[], int]]]]] = [
-        ("embedded", nullcontext, lambda _: ("", lambda: dir_size(args.work / "backend-embedded" / "embedded"))),
+        ("embedded", nullcontext, lambda _: ("", lambda: dir_size(args.work / "backend-embedded"))),
         ("ClickHouse 1 server", lambda: running(ClickHouseServer(servers / "one")), one_server),
         ("ClickHouse 2 shards", lambda: running(ClickHouseCluster(servers / "two", shards=2)), cluster),
     ]
@@ -144,6 +149,10 @@ def main() -> None:
             address, size = address_of(started)
             servers_of = [] if started is None else getattr(started, "servers", [started])
             results[name] = measure(name, source, args.work, address, size, partial(merged, servers_of), args.repeat)
+    totals = {name: r.pop("totals") for name, r in results.items()}
+    print(f"count of each query, all stores: {next(iter(totals.values()))}")
+    if len({tuple(t) for t in totals.values()}) != 1:
+        sys.exit(f"the stores found different banners, so their figures compare nothing: {totals}")
     table(results, args.count, source.stat().st_size / args.count)
 
 
