@@ -6,8 +6,8 @@ cluster (two servers on this machine), in one run on the same generated banners.
 
 The servers are Debian's clickhouse-server (apt-get install -y clickhouse-server), started on
 loopback from configs written under WORK (tests/clickhouse.py). Each store is measured alone:
-the servers of the others are stopped. Queries go through the backend over HTTP (raw httpx, the
-bytes a plain client reads), each query warmed once; p50/p95 over REPEAT requests.
+the servers of the others are stopped. Queries go through ``spyglass serve --store`` over HTTP (raw
+httpx, the bytes a plain client reads); each query warmed once, p50/p95 over REPEAT requests.
 """
 
 from __future__ import annotations
@@ -24,7 +24,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.index import FACETS2, FACETS5, FREE_TEXT, SEARCHES, TRENDS, arguments, dataset, dir_size  # noqa: E402
+from bench.index import (  # noqa: E402
+    FACETS2,
+    FACETS5,
+    FREE_TEXT,
+    SEARCHES,
+    TRENDS,
+    arguments,
+    dataset,
+    dir_size,
+    serve,
+)
 from spyglass.server.bannerstore import open_banner_store  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
 from tests.clickhouse import ClickHouseCluster, ClickHouseServer  # noqa: E402
@@ -44,15 +54,18 @@ def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[floa
     store must find the same (a bench that reads an empty store would otherwise look fast)."""
     import httpx
 
-    from spyglass.server.app import Settings, create_app
     from spyglass.server.store import Store
-    from tests.servers import ThreadedServer
 
     store = Store(data)
     key = store.local_key()
+    account = store.account_for_key(key)
+    assert account is not None
+    store.set_credits(account.id, query=1_000_000_000)  # charged searches never run short here
+    store.close()
     out: dict[str, list[float]] = {}
-    with ThreadedServer(create_app(Settings(data_dir=data, store=address), store)) as server:
-        with httpx.Client(base_url=server.url, timeout=120) as http:
+    process, url = serve(data, store=address)
+    try:
+        with httpx.Client(base_url=url, timeout=120) as http:
             out["totals"] = [
                 http.get("/intel/host/count", params={"key": key, "query": q}).json()["total"] for q in SEARCHES
             ]
@@ -65,7 +78,9 @@ def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[floa
                     if i >= len(queries):  # the first of each query warms it
                         samples.append(time.perf_counter() - started)
                 out[name] = samples
-    store.close()
+    finally:
+        process.terminate()
+        process.wait(30)
     return out
 
 

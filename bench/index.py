@@ -5,7 +5,8 @@
 Generates COUNT synthetic banners (kept in WORK for later runs), imports them into a fresh
 data dir, and DuckDB (the peer an analyst with a dump would reach for; installed from PyPI here
 when missing) reads the same ``.json.gz`` into a table, in the same run. Then times, in process and
-over HTTP through the embedded backend: a search page with 5 facets, a count, a facet with 1,000+
+over HTTP from ``spyglass serve`` on that data dir (a process of its own, as a user runs it: a server
+in a thread of the bench would share the client's GIL): a search page with 5 facets, a count, a facet with 1,000+
 distinct values, free text with filters, and a trends monthly series with 2 facets per month over
 every banner (history too); and a credit's charge.
 Goals: import >= 0.5x DuckDB's rate; disk <= 3x the gzip input; search page + 5 facets over HTTP
@@ -25,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,21 +146,47 @@ def real_banners_compressed(data: Path) -> None:
     assert all(Codec(codec.dictionary.as_bytes()).unpack(codec.pack(b)) == b for b in real)
 
 
-def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> None:
-    """Over HTTP: raw (the bytes a plain client reads: what the server costs) and through spyglass's
-    client (parsed into its models), each against the same query in process."""
-    import httpx
+def serve(data: Path, workers: int = 1, store: str = "") -> tuple[subprocess.Popen, str]:
+    """``spyglass serve`` on ``data`` (and the banner store at ``store``) as a user runs it: a
+    process of its own, on a port the OS picks. Once every worker answers: the process and its URL.
+    It builds no bulk data files: on a data dir just imported that takes its first minutes (hours
+    for 10M banners on ClickHouse), sharing the interpreter with the requests a bench times."""
+    command = [sys.executable, "-m", "spyglass", "serve", "--data", str(data), "--port", "0", "--workers", str(workers)]
+    command.append("--no-bulk-data")
+    process = subprocess.Popen(
+        command + (["--store", store] if store else []),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().split()[1]
+    seen: set[str] = set()
+    deadline = time.monotonic() + 60
+    while len(seen) < workers and time.monotonic() < deadline:  # every worker up before the load
+        try:
+            with httpx.Client() as http:
+                seen.add(http.get(f"{url}/api-info").headers.get("x-spyglass-worker", "0"))
+        except httpx.TransportError:
+            time.sleep(0.1)
+    return process, url
 
+
+def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> None:
+    """Over HTTP from ``spyglass serve`` in its own process: raw (the bytes a plain client reads:
+    what the server costs) and through spyglass's client (parsed into its models), each against
+    the same query in process."""
     from spyglass.client import Clients
     from spyglass.config import Profile
-    from spyglass.server.app import Settings, create_app
     from spyglass.server.store import Store
-    from tests.servers import ThreadedServer
 
     store = Store(data)
     key = store.local_key()
-    with ThreadedServer(create_app(Settings(data_dir=data), store)) as server:
-        with httpx.Client(base_url=server.url) as raw:
+    account = store.account_for_key(key)
+    assert account is not None
+    store.set_credits(account.id, query=1_000_000_000)  # charged searches never run short here
+    process, url = serve(data)
+    try:
+        with httpx.Client(base_url=url) as raw:
             for name, path, facets in (("search page + 5 facets", "search", FACETS5), ("count", "count", "")):
                 samples = []
                 for i in range(len(SEARCHES) + repeat):
@@ -171,7 +199,7 @@ def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> Non
                 print(f"{'HTTP ' + name:34} {percentiles(samples)}   {ratio:.2f}x in process")
 
         async def run() -> None:
-            async with Clients.from_profile(Profile(name="bench", url=server.url, key=key, rate=None)) as c:
+            async with Clients.from_profile(Profile(name="bench", url=url, key=key, rate=None)) as c:
                 for name, call, queries in (
                     ("client search page + 5 facets", lambda q: c.search.search(q, FACETS5), SEARCHES),
                     ("client count", lambda q: c.search.count(q), SEARCHES),
@@ -185,15 +213,16 @@ def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> Non
                     print(f"{name:34} {percentiles(samples)}")
 
         asyncio.run(run())
-        account = store.account_for_key(key)
-        assert account is not None
-        samples = []
-        for _ in range(200):
-            started = time.perf_counter()
-            store.charge(account.id, query=1)
-            samples.append(time.perf_counter() - started)
-        share = statistics.median(samples) / in_process["search page + 5 facets"]
-        print(f"{'charging a credit':34} {percentiles(samples)}   {share:.1%} of a search in process")
+    finally:
+        process.terminate()
+        process.wait(30)
+    samples = []
+    for _ in range(200):
+        started = time.perf_counter()
+        store.charge(account.id, query=1)
+        samples.append(time.perf_counter() - started)
+    share = statistics.median(samples) / in_process["search page + 5 facets"]
+    print(f"{'charging a credit':34} {percentiles(samples)}   {share:.1%} of a search in process")
     store.close()
 
 

@@ -27,7 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from index import FACETS5, SEARCHES, dataset  # noqa: E402  (bench/index.py)
+from index import FACETS5, SEARCHES, dataset, serve  # noqa: E402  (bench/index.py)
 
 from spyglass.server.index import BannerIndex  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
@@ -62,25 +62,6 @@ def data_dir(work: Path, count: int) -> Path:
         import_files(index, [dataset(work, count)])
         index.close()
     return data
-
-
-def serve(data: Path, workers: int) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "spyglass", "serve", "--data", str(data), "--port", "0", "--workers", str(workers)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().split()[1]
-    seen: set[str] = set()
-    deadline = time.monotonic() + 60
-    while len(seen) < workers and time.monotonic() < deadline:  # every worker up before the load
-        try:
-            with httpx.Client() as http:
-                seen.add(http.get(f"{url}/api-info").headers.get("x-spyglass-worker", "0"))
-        except httpx.TransportError:
-            time.sleep(0.1)
-    return process, url
 
 
 def cpu_seconds(pid: int) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import threading
 import time
 from collections import Counter
 
@@ -207,3 +208,27 @@ def test_a_lost_file_is_rebuilt_and_leftovers_removed(tmp_path):
     assert service.path(lost).read_bytes() == before and service.file("daily", lost.name).sha1 == lost.sha1
     service.close()
     index.close()
+
+
+async def test_a_backend_serving_no_bulk_data_lists_the_files_built_and_builds_none(tmp_path):
+    """serve --no-bulk-data: another backend on the same banner store builds the files."""
+    from spyglass.server.datasets import DatasetService
+    from spyglass.server.index import BannerIndex
+    from spyglass.server.index.importer import import_banners
+
+    index = BannerIndex(tmp_path)
+    import_banners(index, (dict(b) for b in BANNERS[:50]))
+    built = DatasetService(tmp_path, index)
+    built.catch_up()
+    names = [f.name for f in built.files("daily")]
+    built.close()
+    index.close()
+    builders = sum(t.name == "datasets" for t in threading.enumerate())  # other tests' backends
+    with backend_with(tmp_path, BANNERS[50:60], bulk_data=False) as backend:
+        service = backend.app.state.datasets
+        backend.collect([{**BANNERS[0], "timestamp": "2030-01-02T03:04:05.000000", "hash": 4343}])
+        service.wake()
+        async with Clients.from_profile(backend.profile(backend.key("enterprise"))) as c:
+            assert [f.name for f in await c.data.files("daily")] == names  # listed, and nothing new
+        assert service.behind()  # the banners since wait for a backend that builds
+        assert sum(t.name == "datasets" for t in threading.enumerate()) == builders

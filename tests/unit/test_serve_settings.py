@@ -69,3 +69,8 @@ def test_the_banner_store_from_the_command_line_or_the_environment(monkeypatch):
     monkeypatch.setenv("SPYGLASS_STORE", "clickhouse://127.0.0.1:9000/env")
     assert settings().store == "clickhouse://127.0.0.1:9000/env"
     assert settings("--store", "clickhouse://127.0.0.1:9000/flag").store == "clickhouse://127.0.0.1:9000/flag"
+
+
+def test_no_bulk_data_leaves_the_files_to_another_backend():
+    assert settings().bulk_data is True
+    assert settings("--no-bulk-data").bulk_data is False

@@ -54,6 +54,7 @@ class Settings:
     notifier_allow: list[str] = field(default_factory=list)  # internal networks notifications may reach
     limits: Limits = field(default_factory=Limits)  # connections, timeouts, requests in flight (guard.py)
     store: str = ""  # the banner store's address (clickhouse://...); "": the embedded store in data_dir
+    bulk_data: bool = True  # build the bulk data files; False: list only those already built
 
 
 class BackgroundService(Protocol):
@@ -108,7 +109,10 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.services += [app.state.hub, DemoCollector(app.state.collector, banners, settings.demo_rate)]
     install_alerts(app)
     app.state.datasets = DatasetService(
-        settings.data_dir, banners, clock=lambda: store.clock().replace(tzinfo=UTC).timestamp()
+        settings.data_dir,
+        banners,
+        clock=lambda: store.clock().replace(tzinfo=UTC).timestamp(),
+        build=settings.bulk_data,
     )
     app.state.collector.subscribe(lambda _: app.state.datasets.wake())
     app.state.services.append(app.state.datasets)

@@ -91,10 +91,17 @@ class _Hashing:
 class DatasetService:
     """The background service (``start``/``stop``) that produces the files, and their listing."""
 
-    def __init__(self, data_dir: Path, banners: BannerStore, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        banners: BannerStore,
+        clock: Callable[[], float] = time.time,
+        build: bool = True,
+    ) -> None:
         self.root = Path(data_dir) / "datasets"
         self.banners = banners
         self.clock = clock
+        self.build_files = build  # False: the service lists the files already built and builds none
         # NORMAL: the files table is rebuilt from the record store if a crash loses its end.
         self._db = Database(Path(data_dir) / "datasets.db", synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
         self._wake = threading.Event()
@@ -103,6 +110,8 @@ class DatasetService:
 
     # -- the service -------------------------------------------------------------------------
     async def start(self) -> None:
+        if not self.build_files:
+            return
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="datasets", daemon=True)
         self._thread.start()

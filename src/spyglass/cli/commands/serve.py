@@ -59,6 +59,7 @@ def settings_from(args: argparse.Namespace):
         notifier_urls=parse_notifier_urls(notifier_urls),
         notifier_allow=[network_option("--notifier-allow", n) for n in notifier_allow],
         limits=Limits(args.request_timeout, args.body_timeout, args.max_connections, args.max_in_flight),
+        bulk_data=not args.no_bulk_data,
     )
 
 
@@ -270,6 +271,12 @@ def register(sub, common: Common) -> None:
         metavar="N",
         help="serve with N processes to use N cores: one writes (collection, scans, alerts), the others answer "
         "what only reads and hand it the rest; credits stay exact (rate limits hold per worker)",
+    )
+    p.add_argument(
+        "--no-bulk-data",
+        action="store_true",
+        help="do not build the bulk data files (another backend on the same banner store does); "
+        "those already built stay listed",
     )
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
