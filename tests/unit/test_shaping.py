@@ -46,3 +46,14 @@ def test_a_member_named_like_the_namespace_deeper_down_is_not_taken_for_it():
 def test_bytes_msgspec_refuses_are_served_the_long_way():
     stored = b'{"ip_str":"198.18.0.1","port":1,"timestamp":"2026-01-01T00:00:00","_intel":{},"data":"\\ud800"}'
     assert json.loads(served(stored, "intel", minify=True))["data"] == "\ud800"
+
+
+def test_minify_writes_every_value_it_keeps_as_the_bytes_it_was():
+    stored = (
+        b'{"ip_str":"198.18.0.1","port":80,"timestamp":"2026-01-01T00:00:00","_intel":{},"z":1E2,'
+        b'"http":{"n":1.50, "html":"<p>","serial":123456789012345678901234567890},"ssl":["chain"]}'
+    )
+    assert served(stored, "intel", minify=True) == (
+        b'{"ip_str":"198.18.0.1","port":80,"timestamp":"2026-01-01T00:00:00","_intel":{},"z":1E2,'
+        b'"http":{"n":1.50,"serial":123456789012345678901234567890},"ssl":["chain"]}'
+    )

@@ -114,9 +114,31 @@ def served(body: bytes, namespace: str, minify: bool) -> bytes:
     if top is not None and top.ip_str and top.crawler:  # nothing to add, nothing to rename
         if not minify or not any(f'"{inner}"'.encode() in bytes(getattr(top, m)) for m, inner in MINIFY_DROP):
             return body
-        return dumps(minified(loads(body)))
+        try:
+            return _without_dropped(body)
+        except msgspec.DecodeError:
+            return dumps(minified(loads(body)))
     banner = loads(body)
     return dumps(for_namespace(minified(banner) if minify else banner, namespace))
+
+
+_MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_encode_members = msgspec.json.Encoder().encode
+
+
+def _without_dropped(body: bytes) -> bytes:
+    """``minified`` on the stored bytes: only the objects that lose a member are decoded, down
+    to their own members, and every value is written back as the bytes it was (a search page of
+    banners holding ``http.html`` is otherwise decoded and encoded whole)."""
+    top = _MEMBERS.decode(body)
+    for member, inner in MINIFY_DROP:
+        raw = top.get(member)
+        if raw is None or not bytes(raw).startswith(b"{"):  # minified drops only from an object
+            continue
+        members = _MEMBERS.decode(raw)
+        if members.pop(inner, None) is not None:
+            top[member] = msgspec.Raw(_encode_members(members))
+    return _encode_members(top)
 
 
 @functools.cache
