@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import pty
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -49,19 +51,33 @@ def type_into_box(tmp_path: Path, *writes: bytes, child: str = CHILD) -> str:
     pid, fd = pty.fork()
     if pid == 0:  # the child: the app on the pty
         os.execv(sys.executable, [sys.executable, "-c", child, str(out)])
+    deadline = time.monotonic() + 90  # a busy machine is slow, never this slow
     try:
         while not out.with_suffix(".ready").exists():
+            assert time.monotonic() < deadline, "the app did not start"
             drain(fd)
         for chunk in (*writes, b"\x1b[15~"):  # F5 in its own write, after the keys under test
             os.write(fd, chunk)
             while drain(fd, 0.2):  # the app repaints after each key; let it finish this read
                 pass
-        while drain(fd) and not out.exists():
-            pass
+        while not out.exists():  # F5 writes the box and exits (a quiet second is no answer)
+            assert time.monotonic() < deadline, "the app did not answer F5"
+            drain(fd)
         return out.read_text()
     finally:
         os.close(fd)
-        os.waitpid(pid, 0)
+        stop(pid)
+
+
+def stop(pid: int) -> None:
+    """Reap the app; one that has not exited within seconds is killed (it would go on running,
+    on a closed terminal, through the rest of the suite)."""
+    for _ in range(50):
+        if os.waitpid(pid, os.WNOHANG) != (0, 0):
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 
 
 def drain(fd: int, wait: float = 1.0) -> int:

@@ -12,7 +12,7 @@ from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFi
 from spyglass.query import FACETS, FILTERS, tokens
 from spyglass.server.auth import Caller, caller
 from spyglass.server.deps import Banners, settings_of
-from spyglass.server.errors import bad_request, not_found
+from spyglass.server.errors import bad_request, not_found, responses
 from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
 from spyglass.server.shaping import for_namespace, host_record, only_fields, served
 
@@ -80,7 +80,7 @@ def search_tokens(query: str = Query(...), who: Caller = Depends(caller)) -> dic
     return tokens(query)
 
 
-@router.get("/host/{ip}", response_model=HostRecord, summary="All services of one address")
+@router.get("/host/{ip}", response_model=HostRecord, summary="All services of one address", responses=responses(404))
 def host(
     request: Request,
     banners: Banners,
