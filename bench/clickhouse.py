@@ -33,6 +33,7 @@ from bench.index import (  # noqa: E402
     arguments,
     dataset,
     dir_size,
+    funded_key,
     serve,
 )
 from spyglass.server.bannerstore import open_banner_store  # noqa: E402
@@ -54,14 +55,7 @@ def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[floa
     store must find the same (a bench that reads an empty store would otherwise look fast)."""
     import httpx
 
-    from spyglass.server.store import Store
-
-    store = Store(data)
-    key = store.local_key()
-    account = store.account_for_key(key)
-    assert account is not None
-    store.set_credits(account.id, query=1_000_000_000)  # charged searches never run short here
-    store.close()
+    key = funded_key(data)
     out: dict[str, list[float]] = {}
     process, url = serve(data, store=address)
     try:

@@ -4,11 +4,11 @@
 
 Generates COUNT synthetic banners (kept in WORK for later runs), imports them into a fresh
 data dir, and DuckDB (the peer an analyst with a dump would reach for; installed from PyPI here
-when missing) reads the same ``.json.gz`` into a table, in the same run. Then times, in process and
-over HTTP from ``spyglass serve`` on that data dir (a process of its own, as a user runs it: a server
-in a thread of the bench would share the client's GIL): a search page with 5 facets, a count, a facet with 1,000+
-distinct values, free text with filters, and a trends monthly series with 2 facets per month over
-every banner (history too); and a credit's charge.
+when missing) reads the same ``.json.gz`` into a table, in the same run. Then times, in process
+and over HTTP from ``spyglass serve`` on that data dir (a process of its own, as a user runs it: a
+server in a thread of the bench would share the client's GIL): a search page with 5 facets, a
+count, a facet with 1,000+ distinct values, free text with filters, and a trends monthly series
+with 2 facets per month over every banner (history too); and a credit's charge.
 Goals: import >= 0.5x DuckDB's rate; disk <= 3x the gzip input; search page + 5 facets over HTTP
 <= 1.5x in process and <= 10 ms p50 at 1M; a charge <= 10% of a search.
 """
@@ -146,18 +146,29 @@ def real_banners_compressed(data: Path) -> None:
     assert all(Codec(codec.dictionary.as_bytes()).unpack(codec.pack(b)) == b for b in real)
 
 
+def funded_key(data: Path) -> str:
+    """The data dir's local key, with credits enough that no charged search of a bench runs short."""
+    from spyglass.server.store import Store
+
+    store = Store(data)
+    try:
+        key = store.local_key()
+        account = store.account_for_key(key)
+        assert account is not None
+        store.set_credits(account.id, query=1_000_000_000)
+        return key
+    finally:
+        store.close()
+
+
 def serve(data: Path, workers: int = 1, store: str = "") -> tuple[subprocess.Popen, str]:
     """``spyglass serve`` on ``data`` (and the banner store at ``store``) as a user runs it: a
     process of its own, on a port the OS picks. Once every worker answers: the process and its URL.
     It builds no bulk data files: on a data dir just imported that takes its first minutes (hours
     for 10M banners on ClickHouse), sharing the interpreter with the requests a bench times."""
-    command = [sys.executable, "-m", "spyglass", "serve", "--data", str(data), "--port", "0", "--workers", str(workers)]
-    command.append("--no-bulk-data")
-    process = subprocess.Popen(
-        command + (["--store", store] if store else []),
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    command = [sys.executable, "-m", "spyglass", "serve", "--data", str(data), "--port", "0"]
+    command += ["--workers", str(workers), "--no-bulk-data", *(["--store", store] if store else [])]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     url = process.stdout.readline().split()[1]
     seen: set[str] = set()
@@ -179,11 +190,7 @@ def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> Non
     from spyglass.config import Profile
     from spyglass.server.store import Store
 
-    store = Store(data)
-    key = store.local_key()
-    account = store.account_for_key(key)
-    assert account is not None
-    store.set_credits(account.id, query=1_000_000_000)  # charged searches never run short here
+    key = funded_key(data)
     process, url = serve(data)
     try:
         with httpx.Client(base_url=url) as raw:
@@ -216,6 +223,9 @@ def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> Non
     finally:
         process.terminate()
         process.wait(30)
+    store = Store(data)
+    account = store.account_for_key(key)
+    assert account is not None
     samples = []
     for _ in range(200):
         started = time.perf_counter()

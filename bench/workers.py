@@ -27,11 +27,10 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from index import FACETS5, SEARCHES, dataset, serve  # noqa: E402  (bench/index.py)
+from index import FACETS5, SEARCHES, dataset, funded_key, serve  # noqa: E402  (bench/index.py)
 
 from spyglass.server.index import BannerIndex  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
-from spyglass.server.store import Store  # noqa: E402
 
 # wrk's script: each request the next query of the list, URL-encoded by the caller
 ROTATE = """
@@ -98,12 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     data = data_dir(args.work, args.count)
-    store = Store(data)
-    key = store.local_key()
-    account = store.account_for_key(key)
-    assert account is not None
-    store.set_credits(account.id, query=1_000_000_000)  # charged searches never run short here
-    store.close()
+    key = funded_key(data)
     quoted = [httpx.QueryParams({"key": key, "query": q}) for q in SEARCHES]
     loads = {
         "count": [f"/intel/host/count?{q}" for q in quoted],
