@@ -112,7 +112,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         settings.data_dir,
         banners,
         clock=lambda: store.clock().replace(tzinfo=UTC).timestamp(),
-        build=settings.bulk_data,
+        build_files=settings.bulk_data,
     )
     app.state.collector.subscribe(lambda _: app.state.datasets.wake())
     app.state.services.append(app.state.datasets)

@@ -96,12 +96,12 @@ class DatasetService:
         data_dir: Path,
         banners: BannerStore,
         clock: Callable[[], float] = time.time,
-        build: bool = True,
+        build_files: bool = True,
     ) -> None:
         self.root = Path(data_dir) / "datasets"
         self.banners = banners
         self.clock = clock
-        self.build_files = build  # False: the service lists the files already built and builds none
+        self.build_files = build_files  # False: the service lists the files already built and builds none
         # NORMAL: the files table is rebuilt from the record store if a crash loses its end.
         self._db = Database(Path(data_dir) / "datasets.db", synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
         self._wake = threading.Event()
