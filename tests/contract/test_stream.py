@@ -397,7 +397,7 @@ def test_the_cli_follows_the_stream_through_restarts(tmp_path):
     """Slow (about 8 s): a CLI process, and three restarts of the backend, each of which waits out
     its 1 s graceful stop while the stream is open."""
     live = Restartable(tmp_path / "data")
-    env = {**os.environ, "SPYGLASS_URL": live.backend.url, "SPYGLASS_API_KEY": live.key}
+    env = {**os.environ, "SPYGLASS_URL": live.backend.url, "SPYGLASS_API_KEY": live.key, "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "spyglass", "stream", "--ports", "6000,6001,6002,6003", "--json"]
         + ["--datadir", str(tmp_path / "saved")],
@@ -417,7 +417,12 @@ def test_the_cli_follows_the_stream_through_restarts(tmp_path):
             if round_ < 3:
                 live.restart()
         proc.send_signal(signal.SIGINT)  # ctrl+c: what was saved is written out as the command ends
-        _, err = proc.communicate(timeout=20)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:  # say where it is stuck: faulthandler prints every thread
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=10)
+            pytest.fail(f"ctrl+c did not end the command; its threads:\n{err.decode(errors='replace')[-6000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
