@@ -193,15 +193,17 @@ def test_tables_of_another_version_are_named_not_written_into(clickhouse_server,
     assert clickhouse_server.query(f"SELECT count() FROM {name}.banners") == [(0,)]
 
 
-def test_a_search_is_two_queries_and_trends_two(both, monkeypatch):
-    """The total and every facet in one pass, the page's bodies in one more (each query costs the
-    server several ms however small)."""
+def test_a_search_is_three_queries_and_trends_two(both, monkeypatch):
+    """The total and every facet in one pass; the page's marks, then their bodies named by mark (a
+    query costs the server several ms however small, but a subquery's marks would have it read the
+    whole mark column of the bodies)."""
     _, clickhouse = both
     sent: list[str] = []
     execute = clickhouse.execute
     monkeypatch.setattr(clickhouse, "execute", lambda sql, *a, **k: sent.append(sql) or execute(sql, *a, **k))
     total, page, facets = clickhouse.search(parse_strict("port:22,80"), parse_facets("port,org,country,product,vuln"))
-    assert len(sent) == 2 and total > len(page) > 0 and all(facets.values())
+    assert len(sent) == 3 and total > len(page) > 0 and all(facets.values())
+    assert "FROM bodies WHERE mark IN" in sent[-1]
     sent.clear()
     clickhouse.trends(parse_strict("port:22,80"), parse_facets("country,port"))
     assert len(sent) == 2
@@ -220,3 +222,76 @@ def test_of_two_banners_of_a_service_at_one_time_search_and_current_agree(clickh
         _, found, _ = store.search(parse_strict("port:443"), [])
         assert [b["hash"] for b in found] == [winner] and store.current("198.18.9.1", 443, "tcp")["hash"] == winner
         store.close()
+
+
+# -- the current rows: what search, count and facets read --------------------------------------------
+
+
+@pytest.fixture(params=["clickhouse_server", "clickhouse_cluster"])
+def servers(request) -> list:
+    """The servers holding local tables, and the address of a store over them (a database per test)."""
+    found = request.getfixturevalue(request.param)
+    return found.servers if request.param == "clickhouse_cluster" else [found]
+
+
+def address_on(servers: list, name: str) -> str:
+    return servers[0].address(name, "spyglass" if len(servers) > 1 else "")
+
+
+def local(servers: list, table: str) -> str:
+    return f"{table}_local" if len(servers) > 1 else table
+
+
+def seen_again(services: int, rounds: int) -> list[list[dict]]:
+    """What writers add one after another: each service seen once a round, newer each round, and
+    with each round after the first one banner older than any (history that arrives late)."""
+    out = []
+    for r in range(rounds):
+        batch = [
+            {**banner_with_tag(f"r{r}", ip=f"198.18.30.{s}"), "timestamp": f"2026-02-0{r + 2}T00:00:00"}
+            for s in range(services)
+        ]
+        if r:
+            batch.append({**banner_with_tag("late", ip=f"198.18.30.{r}"), "timestamp": "2025-01-01T00:00:00"})
+        out.append(batch)
+    return out
+
+
+def test_merges_leave_one_current_row_a_service(servers, tmp_path, monkeypatch):
+    """A banner's row in current is cancelled when a newer one of its service comes (in the same
+    flush, a later one, or by a later writer), so that once merged the table holds only the current
+    banners: what search reads shrinks to the services, however long their history."""
+    from spyglass.server.clickhouse import store as clickhouse_store
+
+    name = database(tmp_path)
+    monkeypatch.setattr(clickhouse_store, "FLUSH_ROWS", 7)  # flushes part way through each writer's batch
+    store = ClickHouseStore(address_on(servers, name))
+    rounds = seen_again(services=20, rounds=4)
+    for batch in rounds[:2]:
+        import_banners(store, batch)
+    import_banners(store, [b for batch in rounds[2:] for b in batch])  # two rounds in one writer
+    assert store.total() == sum(map(len, rounds))
+    assert store.count(parse_strict("net:198.18.30.0/24"), [])[0] == 20
+    assert {b["tags"][0] for b in store.search(parse_strict("net:198.18.30.0/24"), [])[1]} == {"r3"}
+    for server in servers:
+        server.query(f"OPTIMIZE TABLE {name}.{local(servers, 'current')} FINAL")
+    rows = sum(server.query(f"SELECT count() FROM {name}.{local(servers, 'current')}")[0][0] for server in servers)
+    assert rows == 20
+    store.close()
+
+
+def test_a_store_made_before_the_current_rows_gets_them_when_opened(servers, tmp_path):
+    name = database(tmp_path)
+    store = ClickHouseStore(address_on(servers, name))
+    for batch in seen_again(services=10, rounds=3):
+        import_banners(store, batch)
+    before = store.search(parse_strict("tag:r2"), parse_facets("tag"))
+    store.close()
+    for server in servers:  # as an earlier version left it: no current rows
+        for table in {"current", local(servers, "current")}:
+            server.query(f"DROP TABLE {name}.{table}")
+    store = ClickHouseStore(address_on(servers, name))
+    assert store.search(parse_strict("tag:r2"), parse_facets("tag")) == before
+    assert before[0] == 10 and store.count(parse_strict("tag:r0"), [])[0] == 0
+    assert store.current("198.18.30.4", 80, "tcp")["tags"] == ["r2"]
+    store.close()

@@ -10,6 +10,12 @@
   added) and partitioned by the month they were added, so the bulk-data builder reads what is new
   as one range and a page of results reads 100 small granules rather than the filter columns' big
   ones.
+- ``current``: the rows of ``banners`` that were the latest of their service when written (a
+  CollapsingMergeTree by service and key): what search, count and facets read, so that they read
+  the services' current banners and not every banner they ever had (the generated 10M banners are
+  97% history). A writer adds a banner's row here too (sign 1) unless it is already replaced, and
+  cancels (sign -1) the row of each banner it replaces; merges drop the pairs. Until they do, and
+  after writers raced, ``demoted`` stays the authority: a query reads rows of sign 1 not demoted.
 - ``demoted``: the keys of banners a newer one of their service has replaced: search, count and
   facets leave them out (the embedded store's current flag). A Set table: held in memory (and on
   disk for restarts), so a query's ``key NOT IN demoted`` looks keys up in a set the server keeps
@@ -82,16 +88,23 @@ ENGINES = {
     # keep 14% more bytes (zstd sees fewer banners alike in a block)
     "bodies": "ReplacingMergeTree() PARTITION BY toYYYYMM(toDateTime(intDiv(mark, 1000000000))) ORDER BY mark "
     "SETTINGS index_granularity = 128",
+    # by service: a service's current banner is one range of it (the collector's lookups); a row and
+    # the one cancelling it share service, key and mark (two writers' copies of a banner do not)
+    "current": "CollapsingMergeTree(sign) ORDER BY (service, key, mark)",
     "demoted": "Set",
     "meta": "ReplacingMergeTree(at) ORDER BY name",
 }
 TABLE_COLUMNS = {
     "banners": ", ".join(f"{name} {type_}" for name, type_ in COLUMNS),
     "bodies": "mark UInt64, t Int64, body String",
+    "current": ", ".join(f"{name} {type_}" for name, type_ in COLUMNS) + ", sign Int8",
     "demoted": "key UInt64",
     "meta": "name String, value String, at UInt64",
 }
-SHARDING = {"banners": "key", "bodies": "mark", "demoted": "key", "meta": "cityHash64(name)"}
+SHARDING = {"banners": "key", "bodies": "mark", "current": "key", "demoted": "key", "meta": "cityHash64(name)"}
+CURRENT_COLUMNS = [*NAMES, "sign"]  # the order of a current row (current_row)
+CANCEL_COLUMNS = ["key", "service", "mark", "sign"]  # the order of a row cancelling one (cancel_rows)
+_CANCEL = struct.Struct("<QQQb")
 
 
 # What a layout's rows hold, noted in the store's meta as "layout": raise it when that changes while
@@ -195,6 +208,18 @@ def alike(row: bytes) -> bytes:
 def banner_row(row: bytes, mark: int) -> bytes:
     """A prepared row with its mark: a row of ``banners`` (RowBinary, in the order of NAMES)."""
     return row + _MARK.pack(mark)
+
+
+def current_row(row: bytes, mark: int) -> bytes:
+    """A prepared row with its mark, as a row of ``current`` (CURRENT_COLUMNS) of sign 1."""
+    return row + _MARK.pack(mark) + b"\x01"
+
+
+def cancel_rows(replaced: list[tuple[int, int, int]]) -> bytes:
+    """Rows of ``current`` (CANCEL_COLUMNS) of sign -1 for these (service, key, mark): a merge
+    drops each with the row it cancels (the other columns are left empty: only the sort key is
+    compared)."""
+    return b"".join([_CANCEL.pack(key, service, mark, -1) for service, key, mark in replaced])
 
 
 def body_row(row: bytes, mark: int, body: bytes) -> bytes:

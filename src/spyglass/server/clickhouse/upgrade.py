@@ -4,8 +4,8 @@ Not in place: ClickHouse 18.16 cannot change a table's engine or partitioning (`
 ReplacingMergeTree partitioned by month, ``bodies`` partitioned by the banner's month), and the
 rows of ``banners`` changed what they hold (the x_ columns went, text is stored lower-cased). But
 every banner's exact bytes are in ``bodies``, and every other table is made from them. So on each
-server the earlier ``banners`` and ``bodies`` become ``*_previous`` (the Set of demoted keys and
-the Distributed tables are dropped: made again), the current tables are created, and every body
+server the earlier ``banners`` and ``bodies`` become ``*_previous`` (the Set of demoted keys, the
+current rows and the Distributed tables are dropped: made again), the current tables are created, and every body
 is read back and added again as the import adds it, under its mark (the bulk-data builder's
 "added since" stays right), with the current banner of each service worked out anew. Once the
 copy holds every banner the ``*_previous`` tables are dropped (a body that is no banner by today's
@@ -129,8 +129,13 @@ def _set_aside(store: ClickHouseStore, host: str, port: int, rows_outdated: bool
             f"the table {store.database}.{unknown[0]} on {host}:{port} is of no layout this version of spyglass "
             "can upgrade: give the store a new database and import the banners into it again"
         )
-    # made again: the Set of demoted keys (from the copied banners), the Distributed tables
-    remade = ["demoted", *([tables.written_name(t, cluster) for t in (*MOVED, "demoted")] if cluster else [])]
+    # made again: the Set of demoted keys and the current rows (from the copied banners), the
+    # Distributed tables
+    remade = [
+        "demoted",
+        tables.local_name("current", cluster),
+        *([tables.written_name(t, cluster) for t in (*MOVED, "current", "demoted")] if cluster else []),
+    ]
     if any(name in found for name in _previous(cluster)):  # cut short: what it made goes, the copy starts again
         statements = [f"DROP TABLE IF EXISTS {name}" for name in [*remade, *moved]]
     else:
