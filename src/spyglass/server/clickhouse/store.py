@@ -62,7 +62,7 @@ LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
 AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
-_TAGS = itertools.count(random.randrange(MARK_TAGS))  # writers of one process: tags one after another
+_TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
 MUTATION_WAIT = 600.0  # seconds a reconciliation waits for the server to delete copies
 
 
@@ -143,6 +143,9 @@ class ClickHouseStore:
         self._local = threading.local()
         self._clients: list = []
         self._clients_lock = threading.Lock()
+        self._last_mark = 0
+        self._tag = next(_TAGS) % MARK_TAGS
+        self._mark_lock = threading.Lock()
         self._span: tuple[int, tuple[int, int] | None] | None = None
         self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
         if init:
@@ -238,9 +241,8 @@ class ClickHouseStore:
                     client.execute(tables.create_local(self.database, table, self.cluster))
                     if self.cluster:
                         client.execute(tables.create_distributed(self.database, table, self.cluster))
-                current_rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
-                if not upgrading and current_rows not in found and banners in found:
-                    self._fill_current(client)  # a store made before the table was
+                if not upgrading:
+                    self._fill_current(client, found)
             finally:
                 client.disconnect()
         note = self.get_meta("layout")
@@ -253,23 +255,16 @@ class ClickHouseStore:
                 "the store (it copies the banners into the current tables)"
             )
 
-    def fill_current(self, condition: str, params: dict) -> None:
-        """On every server, the rows in ``current`` of the banners matching ``condition`` that
-        are not demoted (a writer that wrote none as it went: Writer.defers)."""
-        for host, port in self.servers():
-            client = self.connect(host, port)
-            try:
-                self._fill_current(client, condition, params)
-            finally:
-                client.disconnect()
-
-    def _fill_current(self, client, condition: str = "1", params: dict | None = None) -> None:
+    def _fill_current(self, client, found: dict) -> None:
+        """On a server whose banners came before the ``current`` table did (a store made by an
+        earlier version): its rows of the banners not demoted, once, as the table is made."""
         rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
+        if rows in found or banners not in found:
+            return
         names = ", ".join(tables.NAMES)
         client.execute(
             f"INSERT INTO {self.database}.{rows} ({names}, sign) SELECT {names}, toInt8(1) "
-            f"FROM {self.database}.{banners} WHERE {condition} AND {current(self.demoted)}",
-            params,
+            f"FROM {self.database}.{banners} WHERE {current(self.demoted)}"
         )
 
     # -- notes ---------------------------------------------------------------------------------
@@ -281,6 +276,14 @@ class ClickHouseStore:
         self.execute("INSERT INTO meta (name, value, at) VALUES", [(name, value, time.time_ns())])
 
     # -- writing -------------------------------------------------------------------------------
+    def next_marks(self, n: int) -> range:
+        """``n`` new marks: this writer's clock, always past its last mark, ending in its tag."""
+        with self._mark_lock:
+            now = time.time_ns() // MARK_TAGS * MARK_TAGS + self._tag
+            first = max(now, self._last_mark + MARK_TAGS)
+            self._last_mark = first + (n - 1) * MARK_TAGS
+        return range(first, first + n * MARK_TAGS, MARK_TAGS)
+
     @contextmanager
     def writing(self):
         """A writer; what it added is inserted when the block ends, also when it ends by an error
@@ -385,7 +388,7 @@ class ClickHouseStore:
         marks in a table of their own made for it (18.16 reads no Set in a mutation; a list in the
         SQL is bounded by max_query_size). 18.16 runs a mutation in the background and has no
         setting to wait for it: the mutations made since are watched."""
-        helper = f"{self.database}.deleting_{random.getrandbits(24)}_{time.time_ns()}"
+        helper = f"{self.database}.deleting_{self._tag}_{time.time_ns()}"
         for host, port in self.servers():
             client = self.connect(host, port)
             try:
@@ -608,13 +611,6 @@ class Writer:
         self.marks: tuple[int, int] | None = None  # the first and last marks of what it added
         self.kept = False  # whether it keeps the marks it was given, and their order
         self.fresh = store.total() == 0  # nothing stored before: no service to look up
-        # A first import into an empty store writes no current rows as it goes (its banners are
-        # mostly replaced by its own later ones: history): they are made from its banners when it
-        # ends, in one pass on each server, and searchable from then on. 56 -> 50 s for 1M
-        # generated banners into one server (by hand). Not an upgrade's copy: its marks are not its own.
-        self.defers = self.fresh
-        self.tag = next(_TAGS) % MARK_TAGS  # the low bits of its marks
-        self._last_mark = 0
         self._sender = ThreadPoolExecutor(1, thread_name_prefix="clickhouse-insert")
         self._sending: Future | None = None
 
@@ -630,9 +626,9 @@ class Writer:
                 if best is None or (t, key) > best[:2]:
                     latest[service] = (t, key, mark)
         if marks is None:
-            marks = self.next_marks(len(prepared))
+            marks = self.store.next_marks(len(prepared))
         else:
-            self.kept, self.defers = True, False
+            self.kept = True
         if self.addresses is not None:
             self.addresses.update(tables.ip_in(p.doc) for p in prepared)
             if len(self.addresses) > LOOKUP_CHUNK:
@@ -646,13 +642,6 @@ class Writer:
         if len(self.held) >= FLUSH_ROWS:
             self.flush()
         return added
-
-    def next_marks(self, n: int) -> range:
-        """``n`` new marks: this writer's clock, always past its last mark, ending in its tag."""
-        now = time.time_ns() // MARK_TAGS * MARK_TAGS + self.tag
-        first = max(now, self._last_mark + MARK_TAGS)
-        self._last_mark = first + (n - 1) * MARK_TAGS
-        return range(first, first + n * MARK_TAGS, MARK_TAGS)
 
     def _hold(self, prepared: list[Prepared], marks: Sequence[int], added: list[int]) -> None:
         keys, latest, demoted, held = self.keys, self.latest, self.demoted, self.held
@@ -679,29 +668,25 @@ class Writer:
         alike = [p for p, _ in self.held]
         if not self.kept:
             alike.sort(key=lambda p: tables.alike(p.doc))
+        replaced = {key for _, key, _ in self.demoted}
         with paused_gc():
             bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in zip(alike, marks, strict=True)])
             rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True)])
-            current, cancels = (b"", b"") if self.defers else self._current_rows(alike, marks)
+            current = b"".join(
+                [tables.current_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True) if p.key not in replaced]
+            )
+            latest = self.latest
+            for p, mark in zip(alike, marks, strict=True):  # the marks the current rows are stored under
+                best = latest.get(p.service)
+                if best is not None and best[1] == p.key:
+                    latest[p.service] = (best[0], p.key, mark)
+        # a banner held and replaced at once has no row in current to cancel
+        held = {p.key for p in alike}
+        cancels = tables.cancel_rows([row for row in self.demoted if row[1] not in held])
         demoted = tables.key_rows([key for _, key, _ in self.demoted])
         self.held, self.demoted = [], []
         self.wait()
         self._sending = self._sender.submit(self._insert, Batch(bodies, rows, current, demoted, cancels))
-
-    def _current_rows(self, alike: list[Prepared], marks: list[int]) -> tuple[bytes, bytes]:
-        """The rows in ``current`` of the banners of a flush not already replaced, and those
-        cancelling the rows of the banners replaced since the last flush."""
-        replaced = {key for _, key, _ in self.demoted}
-        current = b"".join(
-            [tables.current_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True) if p.key not in replaced]
-        )
-        latest = self.latest
-        for p, mark in zip(alike, marks, strict=True):  # the marks the current rows are stored under
-            best = latest.get(p.service)
-            if best is not None and best[1] == p.key:
-                latest[p.service] = (best[0], p.key, mark)
-        held = {p.key for p in alike}  # a banner held and replaced at once has no row to cancel
-        return current, tables.cancel_rows([row for row in self.demoted if row[1] not in held])
 
     def wait(self) -> None:
         """Until what was sent is stored; the store's error if it was not."""
@@ -714,12 +699,6 @@ class Writer:
             self.flush()
             self.wait()
             if self.marks:
-                if self.defers:  # before reconciling: what a race left is cancelled as it is demoted
-                    lo, hi = self.marks
-                    self.store.fill_current(
-                        "mark >= %(lo)s AND mark <= %(hi)s AND modulo(mark, %(tags)s) = %(tag)s",
-                        {"lo": lo, "hi": hi, "tags": MARK_TAGS, "tag": self.tag},
-                    )
                 self.reconcile()
         finally:
             self._sender.shutdown()

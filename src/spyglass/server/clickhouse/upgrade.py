@@ -180,7 +180,7 @@ def _copy(
                             unreadable.append(mark)
                             continue
                         if mark in marks:  # two banners under one mark (writers whose clocks met): one anew
-                            mark = writer.next_marks(1)[0]
+                            mark = store.next_marks(1)[0]
                         marks.add(mark)
                         kept.append(mark)
                     added = len(writer.add(prepared, kept))
