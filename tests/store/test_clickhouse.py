@@ -295,3 +295,36 @@ def test_a_store_made_before_the_current_rows_gets_them_when_opened(servers, tmp
     assert before[0] == 10 and store.count(parse_strict("tag:r0"), [])[0] == 0
     assert store.current("198.18.30.4", 80, "tcp")["tags"] == ["r2"]
     store.close()
+
+
+def test_what_a_writer_stopped_between_its_inserts_left_store_init_puts_right(servers, tmp_path, monkeypatch, capsys):
+    """The server went away after a writer stored its banners and before their current rows and
+    demotions: they are not searchable, and their services have two banners not demoted, until
+    `store init` reconciles every service."""
+    from spyglass.cli import EXIT_OK, main
+
+    url = address_on(servers, database(tmp_path))
+    store = ClickHouseStore(url)
+    first, second = seen_again(services=10, rounds=2)
+    import_banners(store, first)
+    real = store.insert
+
+    def gone_before_current(table: str, columns: list[str], rows: bytes) -> None:
+        if table == "current":
+            raise StoreUnavailable("the server went away")
+        real(table, columns, rows)
+
+    monkeypatch.setattr(store, "insert", gone_before_current)
+    with pytest.raises(StoreUnavailable):
+        import_banners(store, second)
+    monkeypatch.undo()
+    net = parse_strict("net:198.18.30.0/24")
+    assert store.total() == 21 and {b["tags"][0] for b in store.search(net, [])[1]} == {"r0"}
+
+    assert main(["store", "init", "--store", url]) == EXIT_OK
+    # each service's r0 banner demoted, and the late one (older than r0) too
+    assert "tables ready, 21 banners; put right: 11 demoted, 0 copies deleted" in capsys.readouterr().out
+    total, found, _ = store.search(net, [])
+    assert total == 10 and [b["tags"][0] for b in found] == ["r1"] * 10
+    assert store.repair() == (0, 0) and store.count(net, [])[0] == 10  # put right once: nothing left to do
+    store.close()

@@ -33,7 +33,9 @@ def init_command(args: argparse.Namespace) -> int:
     if isinstance(store, int):
         return store
     try:
-        print(f"{shown(address)}: tables ready, {store.total():,} banners")
+        demoted, deleted = store.repair()  # what writers stopped part way left
+        put_right = f"; put right: {demoted:,} demoted, {deleted:,} copies deleted" if demoted or deleted else ""
+        print(f"{shown(address)}: tables ready, {store.total():,} banners{put_right}")
     finally:
         store.close()
     return EXIT_OK
@@ -96,7 +98,9 @@ def register(sub, common: Common) -> None:
         "$SPYGLASS_STORE where they are missing: on one server, or with ?cluster=NAME the local tables "
         "on every shard the server's system.clusters lists and a Distributed table over them. The "
         "backend does the same when it starts. Tables an earlier version of spyglass made are upgraded: "
-        "every banner copied into the current tables, byte for byte (the backend refuses them until then).",
+        "every banner copied into the current tables, byte for byte (the backend refuses them until then). "
+        "Then it puts right what writers stopped part way left (killed, or the server gone between their "
+        "inserts): one current banner a service, each banner once, each current banner searchable.",
     )
     init.set_defaults(func=init_command)
     copy = family.add_parser(

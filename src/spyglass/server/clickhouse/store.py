@@ -241,8 +241,9 @@ class ClickHouseStore:
                     client.execute(tables.create_local(self.database, table, self.cluster))
                     if self.cluster:
                         client.execute(tables.create_distributed(self.database, table, self.cluster))
-                if not upgrading:
-                    self._fill_current(client, found)
+                current_rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
+                if not upgrading and current_rows not in found and banners in found:
+                    self._fill_current(client)  # a store made before the table was
             finally:
                 client.disconnect()
         note = self.get_meta("layout")
@@ -255,16 +256,17 @@ class ClickHouseStore:
                 "the store (it copies the banners into the current tables)"
             )
 
-    def _fill_current(self, client, found: dict) -> None:
-        """On a server whose banners came before the ``current`` table did (a store made by an
-        earlier version): its rows of the banners not demoted, once, as the table is made."""
+    def _fill_current(self, client, condition: str = "1", params: dict | None = None) -> None:
+        """On the server of ``client``: a row in ``current`` for each banner matching ``condition``
+        (of the columns both tables have) that is not demoted and has none (a store made before
+        the table; a writer stopped between its inserts). Shards hold a banner and its row alike."""
         rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
-        if rows in found or banners not in found:
-            return
         names = ", ".join(tables.NAMES)
         client.execute(
             f"INSERT INTO {self.database}.{rows} ({names}, sign) SELECT {names}, toInt8(1) "
-            f"FROM {self.database}.{banners} WHERE {current(self.demoted)}"
+            f"FROM {self.database}.{banners} WHERE {condition} AND {current(self.demoted)} "
+            f"AND (key, mark) NOT IN (SELECT key, mark FROM {self.database}.{rows} WHERE sign = 1 AND {condition})",
+            params,
         )
 
     # -- notes ---------------------------------------------------------------------------------
@@ -351,7 +353,8 @@ class ClickHouseStore:
         """Put right what racing writers left in the services ``touched`` selects: of each, every
         banner but the newest by (t, key) demoted, and of a banner stored more than once every
         copy but the first (by mark) deleted. Two GROUP BYs with a counter a group (no arrays:
-        one writer's whole import may be millions of services), which alone find nothing.
+        one writer's whole import may be millions of services), which alone find nothing. And
+        what a writer stopped between its inserts left: a current banner with no current row.
         (demoted, deleted)."""
         raced = dict(
             self.execute(
@@ -370,6 +373,12 @@ class ClickHouseStore:
             keys = sorted({key for _, key, _ in demote})
             self.insert(tables.written_name("demoted", self.cluster), ["key"], tables.key_rows(keys))
             self.insert("current", tables.CANCEL_COLUMNS, tables.cancel_rows(demote))
+        for host, port in self.servers():
+            client = self.connect(host, port)
+            try:
+                self._fill_current(client, touched.condition, touched.params)
+            finally:
+                client.disconnect()
         copies = [
             mark
             for (marks,) in self.execute(
@@ -381,6 +390,11 @@ class ClickHouseStore:
         if copies:
             self.delete_marks(copies)
         return len({key for _, key, _ in demote}), len(copies)
+
+    def repair(self) -> tuple[int, int]:
+        """What a writer's end does for the services it touched, for every service: after writers
+        stopped part way (killed, or the server gone between their inserts). (demoted, deleted)."""
+        return self.reconcile(Where("1", "", {}))
 
     def delete_marks(self, marks: list[int]) -> None:
         """Delete the rows and bodies of these marks on every server, and wait until they are gone:
