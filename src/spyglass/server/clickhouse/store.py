@@ -63,6 +63,7 @@ AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
 _TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
+REPAIR_ROWS = 5_000_000  # current rows a repair checks banners against at once (a set of 16 B each in the server)
 MUTATION_WAIT = 600.0  # seconds a reconciliation waits for the server to delete copies
 
 
@@ -259,7 +260,7 @@ class ClickHouseStore:
     def _fill_current(self, client, condition: str = "1", params: dict | None = None) -> None:
         """On the server of ``client``: a row in ``current`` for each banner matching ``condition``
         (of the columns both tables have) that is not demoted and has none (a store made before
-        the table; a writer stopped between its inserts). Shards hold a banner and its row alike."""
+        the table; a writer stopped between its inserts: repair). A shard holds a banner's row."""
         rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
         names = ", ".join(tables.NAMES)
         client.execute(
@@ -353,8 +354,7 @@ class ClickHouseStore:
         """Put right what racing writers left in the services ``touched`` selects: of each, every
         banner but the newest by (t, key) demoted, and of a banner stored more than once every
         copy but the first (by mark) deleted. Two GROUP BYs with a counter a group (no arrays:
-        one writer's whole import may be millions of services), which alone find nothing. And
-        what a writer stopped between its inserts left: a current banner with no current row.
+        one writer's whole import may be millions of services), which alone find nothing.
         (demoted, deleted)."""
         raced = dict(
             self.execute(
@@ -373,12 +373,6 @@ class ClickHouseStore:
             keys = sorted({key for _, key, _ in demote})
             self.insert(tables.written_name("demoted", self.cluster), ["key"], tables.key_rows(keys))
             self.insert("current", tables.CANCEL_COLUMNS, tables.cancel_rows(demote))
-        for host, port in self.servers():
-            client = self.connect(host, port)
-            try:
-                self._fill_current(client, touched.condition, touched.params)
-            finally:
-                client.disconnect()
         copies = [
             mark
             for (marks,) in self.execute(
@@ -392,9 +386,22 @@ class ClickHouseStore:
         return len({key for _, key, _ in demote}), len(copies)
 
     def repair(self) -> tuple[int, int]:
-        """What a writer's end does for the services it touched, for every service: after writers
-        stopped part way (killed, or the server gone between their inserts). (demoted, deleted)."""
-        return self.reconcile(Where("1", "", {}))
+        """After writers stopped part way (killed, or the server gone between their inserts): what
+        a writer's end does for the services it touched, for every service, and the current rows
+        that current banners lack. The rows are looked for a slice of keys at a time, so that the
+        set of current rows each slice is checked against stays within REPAIR_ROWS.
+        (demoted, deleted)."""
+        said = self.reconcile(Where("1", "", {}))
+        rows = self.execute("SELECT count() FROM current WHERE sign = 1")[0][0]
+        slices = 1 + rows // REPAIR_ROWS
+        for host, port in self.servers():
+            client = self.connect(host, port)
+            try:
+                for i in range(slices):
+                    self._fill_current(client, "modulo(key, %(n)s) = %(i)s", {"n": slices, "i": i})
+            finally:
+                client.disconnect()
+        return said
 
     def delete_marks(self, marks: list[int]) -> None:
         """Delete the rows and bodies of these marks on every server, and wait until they are gone:
