@@ -11,7 +11,7 @@
   as one range and a page of results reads 100 small granules rather than the filter columns' big
   ones.
 - ``current``: the rows of ``banners`` that were the latest of their service when written (a
-  CollapsingMergeTree by service and key): what search, count and facets read, so that they read
+  CollapsingMergeTree by service, key and mark): what search, count and facets read, so that they read
   the services' current banners and not every banner they ever had (the generated 10M banners are
   97% history). A writer adds a banner's row here too (sign 1) unless it is already replaced, and
   cancels (sign -1) the row of each banner it replaces; merges drop the pairs. Until they do, and
@@ -94,10 +94,11 @@ ENGINES = {
     "demoted": "Set",
     "meta": "ReplacingMergeTree(at) ORDER BY name",
 }
+_ROW = ", ".join(f"{name} {type_}" for name, type_ in COLUMNS)
 TABLE_COLUMNS = {
-    "banners": ", ".join(f"{name} {type_}" for name, type_ in COLUMNS),
+    "banners": _ROW,
     "bodies": "mark UInt64, t Int64, body String",
-    "current": ", ".join(f"{name} {type_}" for name, type_ in COLUMNS) + ", sign Int8",
+    "current": _ROW + ", sign Int8",
     "demoted": "key UInt64",
     "meta": "name String, value String, at UInt64",
 }

@@ -5,9 +5,10 @@ ReplacingMergeTree partitioned by month, ``bodies`` partitioned by the banner's 
 rows of ``banners`` changed what they hold (the x_ columns went, text is stored lower-cased). But
 every banner's exact bytes are in ``bodies``, and every other table is made from them. So on each
 server the earlier ``banners`` and ``bodies`` become ``*_previous`` (the Set of demoted keys, the
-current rows and the Distributed tables are dropped: made again), the current tables are created, and every body
-is read back and added again as the import adds it, under its mark (the bulk-data builder's
-"added since" stays right), with the current banner of each service worked out anew. Once the
+current rows and the Distributed tables are dropped: made again), the current tables are
+created, and every body is read back and added again as the import adds it, under its mark (the
+bulk-data builder's "added since" stays right), with the current banner of each service worked
+out anew. Once the
 copy holds every banner the ``*_previous`` tables are dropped (a body that is no banner by today's
 rules kept aside in ``bodies_unread``, and said). Cut short, it starts again from the
 ``*_previous`` tables (the store refuses to serve until then). ``meta`` stays as it is.
