@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import threading
 
 import orjson
 import pytest
@@ -107,6 +108,23 @@ def test_facets_count_exactly(index, current):
     assert total == len(ssl)
     assert [(f["value"], f["count"]) for f in facets["port"]] == sorted(by_port.items(), key=lambda kv: -kv[1])[:3]
     assert sum(f["count"] for f in facets["country"]) == len(ssl)
+
+
+def test_facets_are_counted_beside_the_search_not_after_it(index, monkeypatch):
+    """In another thread, while the page and the total are found (tantivy lets go of the GIL):
+    what a search, or a count, answers is the same."""
+    threads: list[str] = []
+    counted = index._facets
+
+    def facets(*args):
+        threads.append(threading.current_thread().name)
+        return counted(*args)
+
+    before = [index.search(parse_strict("port:22"), parse_facets("org,port")), index.count(parse_strict("port:22"), [])]
+    monkeypatch.setattr(index, "_facets", facets)
+    after = [index.search(parse_strict("port:22"), parse_facets("org,port")), index.count(parse_strict("port:22"), [])]
+    assert after == before and before[0][2]["org"]
+    assert len(threads) == 1 and threads[0].startswith("facets") and threads[0] != threading.current_thread().name
 
 
 def test_host_has_every_banner_of_the_address(index, banners):

@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import queue
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -102,6 +105,12 @@ class PackingPrepare:
         return _prepare(banner, body, shared(self.dictionary).pack)
 
 
+@cache
+def _aside() -> ThreadPoolExecutor:
+    """The threads facets are counted in beside a search (BannerIndex._facets_aside)."""
+    return ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="facets")
+
+
 class BannerIndex:
     """The embedded banner store (see :mod:`spyglass.server.bannerstore`): tantivy beside the record store."""
 
@@ -189,8 +198,9 @@ class BannerIndex:
     def count(self, query: Query, facets: list[Facet]) -> tuple[int, dict[str, list[dict]]]:
         searcher = self.searcher()
         tq = self.compile(query)
+        counting = self._facets_aside(searcher, tq, facets)
         total = hit_count(searcher.search(tq, limit=1, count=True))
-        return total, self._facets(searcher, tq, facets)
+        return total, counting.result()
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], dict]:
         """One page of matches, newest first, with the total and the facet counts."""
@@ -205,11 +215,12 @@ class BannerIndex:
     def _page(self, query: Query, facets: list[Facet], page: int) -> tuple[int, list[int], dict]:
         searcher = self.searcher()
         tq = self.compile(query)
+        counting = self._facets_aside(searcher, tq, facets)
         result = searcher.search(
             tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
         )
         seqs = rowids(searcher, [address for _, address in result.hits])
-        return hit_count(result), seqs, self._facets(searcher, tq, facets)
+        return hit_count(result), seqs, counting.result()
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
@@ -239,6 +250,18 @@ class BannerIndex:
         searcher = self.searcher()
         hits = searcher.search(tq, limit=limit, order_by_field="timestamp").hits
         return self.records.fetch(rowids(searcher, [address for _, address in hits]))
+
+    def _facets_aside(
+        self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]
+    ) -> Future[dict[str, list[dict]]]:
+        """The facets, counted in another thread while this one finds the matches: tantivy lets go
+        of the GIL, so a request uses both cores (search page + 5 facets in process at 1M
+        generated banners: 6.5 -> 3.5 ms p50, measured by hand)."""
+        if facets:
+            return _aside().submit(self._facets, searcher, tq, facets)
+        none: Future[dict[str, list[dict]]] = Future()
+        none.set_result({})
+        return none
 
     def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
         if not facets:
