@@ -105,6 +105,23 @@ class PackingPrepare:
         return _prepare(banner, body, shared(self.dictionary).pack)
 
 
+_running = [0]  # searches running in this process (BannerIndex._facets_aside)
+_running_lock = threading.Lock()
+
+
+@contextmanager
+def _searching() -> Iterator[bool]:
+    """For the length of a search: whether it is the only one running in this process."""
+    with _running_lock:
+        _running[0] += 1
+        alone = _running[0] == 1
+    try:
+        yield alone
+    finally:
+        with _running_lock:
+            _running[0] -= 1
+
+
 @cache
 def _aside() -> ThreadPoolExecutor:
     """The threads facets are counted in beside a search (BannerIndex._facets_aside)."""
@@ -198,9 +215,10 @@ class BannerIndex:
     def count(self, query: Query, facets: list[Facet]) -> tuple[int, dict[str, list[dict]]]:
         searcher = self.searcher()
         tq = self.compile(query)
-        counting = self._facets_aside(searcher, tq, facets)
-        total = hit_count(searcher.search(tq, limit=1, count=True))
-        return total, counting.result()
+        with _searching() as alone:
+            counting = self._facets_aside(searcher, tq, facets, alone)
+            total = hit_count(searcher.search(tq, limit=1, count=True))
+            return total, counting.result()
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], dict]:
         """One page of matches, newest first, with the total and the facet counts."""
@@ -215,12 +233,13 @@ class BannerIndex:
     def _page(self, query: Query, facets: list[Facet], page: int) -> tuple[int, list[int], dict]:
         searcher = self.searcher()
         tq = self.compile(query)
-        counting = self._facets_aside(searcher, tq, facets)
-        result = searcher.search(
-            tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
-        )
-        seqs = rowids(searcher, [address for _, address in result.hits])
-        return hit_count(result), seqs, counting.result()
+        with _searching() as alone:
+            counting = self._facets_aside(searcher, tq, facets, alone)
+            result = searcher.search(
+                tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
+            )
+            seqs = rowids(searcher, [address for _, address in result.hits])
+            return hit_count(result), seqs, counting.result()
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
@@ -252,16 +271,18 @@ class BannerIndex:
         return self.records.fetch(rowids(searcher, [address for _, address in hits]))
 
     def _facets_aside(
-        self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]
+        self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet], alone: bool
     ) -> Future[dict[str, list[dict]]]:
-        """The facets, counted in another thread while this one finds the matches: tantivy lets go
-        of the GIL, so a request uses both cores (search page + 5 facets in process at 1M
-        generated banners: 6.5 -> 3.5 ms p50, measured by hand)."""
-        if facets:
+        """The facets: counted in another thread while this one finds the matches when this is the
+        process's only search (tantivy lets go of the GIL, so one request uses both cores: search
+        page + 5 facets in process at 1M generated banners 6.5 -> 3.5 ms p50, by hand), here
+        when others run too (then the cores are busy, and handing over costs: bench/workers.py's
+        searches with 2 workers and 32 clients went from 355 to 316 a second)."""
+        if facets and alone:
             return _aside().submit(self._facets, searcher, tq, facets)
-        none: Future[dict[str, list[dict]]] = Future()
-        none.set_result({})
-        return none
+        counted: Future[dict[str, list[dict]]] = Future()
+        counted.set_result(self._facets(searcher, tq, facets) if facets else {})
+        return counted
 
     def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
         if not facets:
