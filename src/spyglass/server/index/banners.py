@@ -222,24 +222,28 @@ class BannerIndex:
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], dict]:
         """One page of matches, newest first, with the total and the facet counts."""
-        total, seqs, counts = self._page(query, facets, page)
-        return total, self.records.fetch(seqs), counts
+        with _searching() as alone:
+            total, seqs, counting = self._page(query, facets, page, alone)
+            return total, self.records.fetch(seqs), counting.result()
 
     def search_bodies(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[bytes], dict]:
-        total, seqs, counts = self._page(query, facets, page)
-        bodies = self.records.raw_bodies(seqs)
-        return total, [bodies[s] for s in seqs if s in bodies], counts
+        with _searching() as alone:
+            total, seqs, counting = self._page(query, facets, page, alone)
+            bodies = self.records.raw_bodies(seqs)
+            return total, [bodies[s] for s in seqs if s in bodies], counting.result()
 
-    def _page(self, query: Query, facets: list[Facet], page: int) -> tuple[int, list[int], dict]:
+    def _page(
+        self, query: Query, facets: list[Facet], page: int, alone: bool
+    ) -> tuple[int, list[int], Future[dict[str, list[dict]]]]:
+        """The total and the page's records; the facets as they are counted (the caller reads the
+        records meanwhile: SQLite and zstd let go of the GIL too)."""
         searcher = self.searcher()
         tq = self.compile(query)
-        with _searching() as alone:
-            counting = self._facets_aside(searcher, tq, facets, alone)
-            result = searcher.search(
-                tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
-            )
-            seqs = rowids(searcher, [address for _, address in result.hits])
-            return hit_count(result), seqs, counting.result()
+        counting = self._facets_aside(searcher, tq, facets, alone)
+        result = searcher.search(
+            tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
+        )
+        return hit_count(result), rowids(searcher, [address for _, address in result.hits]), counting
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
