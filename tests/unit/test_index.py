@@ -13,6 +13,7 @@ import pytest
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
 from spyglass.server.index import BannerIndex
+from spyglass.server.index.aside import searching
 from spyglass.server.index.importer import import_banners, import_files
 
 COUNT = 3000
@@ -114,7 +115,6 @@ def test_facets_are_counted_beside_the_search_not_after_it(index, monkeypatch):
     """In another thread, while the page and the total are found (tantivy lets go of the GIL),
     unless other searches are running (the cores are busy then): what a search, or a count,
     answers is the same."""
-    from spyglass.server.index.banners import _searching
 
     threads: list[str] = []
     counted = index._facets
@@ -127,10 +127,19 @@ def test_facets_are_counted_beside_the_search_not_after_it(index, monkeypatch):
     monkeypatch.setattr(index, "_facets", facets)
     after = [index.search(parse_strict("port:22"), parse_facets("org,port")), index.count(parse_strict("port:22"), [])]
     assert after == before and before[0][2]["org"]
-    assert len(threads) == 1 and threads[0].startswith("facets") and threads[0] != threading.current_thread().name
-    with _searching():  # another search, running
+    assert len(threads) == 1 and threads[0].startswith("aside") and threads[0] != threading.current_thread().name
+    with searching():  # another search, running
         assert index.search(parse_strict("port:22"), parse_facets("org,port")) == before[0]
     assert threads[1:] == [threading.current_thread().name]
+
+
+@pytest.mark.parametrize("facets", ["country", "country,port", "country:3,port,org"])
+def test_trends_alone_count_half_their_facets_aside_and_answer_the_same(index, facets):
+    query, wanted = parse_strict("port:22,80,443"), parse_facets(facets)
+    with searching():  # another search, running: every facet counted in one pass, here
+        together = index.trends(query, wanted)
+    alone = index.trends(query, wanted)
+    assert alone == together and together.total and all(any(m["values"] for m in v) for v in together.facets.values())
 
 
 def test_host_has_every_banner_of_the_address(index, banners):

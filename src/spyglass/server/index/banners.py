@@ -2,16 +2,14 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import os
 import queue
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -21,6 +19,7 @@ import tantivy
 from spyglass.exactjson import dumps
 from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
+from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, in_index, index_document, open_index
@@ -103,29 +102,6 @@ class PackingPrepare:
         if self.dictionary is None:
             return prepare(banner, body)
         return _prepare(banner, body, shared(self.dictionary).pack)
-
-
-_running = [0]  # searches running in this process (BannerIndex._facets_aside)
-_running_lock = threading.Lock()
-
-
-@contextmanager
-def _searching() -> Iterator[bool]:
-    """For the length of a search: whether it is the only one running in this process."""
-    with _running_lock:
-        _running[0] += 1
-        alone = _running[0] == 1
-    try:
-        yield alone
-    finally:
-        with _running_lock:
-            _running[0] -= 1
-
-
-@cache
-def _aside() -> ThreadPoolExecutor:
-    """The threads facets are counted in beside a search (BannerIndex._facets_aside)."""
-    return ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="facets")
 
 
 class BannerIndex:
@@ -215,19 +191,19 @@ class BannerIndex:
     def count(self, query: Query, facets: list[Facet]) -> tuple[int, dict[str, list[dict]]]:
         searcher = self.searcher()
         tq = self.compile(query)
-        with _searching() as alone:
+        with searching() as alone:
             counting = self._facets_aside(searcher, tq, facets, alone)
             total = hit_count(searcher.search(tq, limit=1, count=True))
             return total, counting.result()
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], dict]:
         """One page of matches, newest first, with the total and the facet counts."""
-        with _searching() as alone:
+        with searching() as alone:
             total, seqs, counting = self._page(query, facets, page, alone)
             return total, self.records.fetch(seqs), counting.result()
 
     def search_bodies(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[bytes], dict]:
-        with _searching() as alone:
+        with searching() as alone:
             total, seqs, counting = self._page(query, facets, page, alone)
             bodies = self.records.raw_bodies(seqs)
             return total, [bodies[s] for s in seqs if s in bodies], counting.result()
@@ -277,16 +253,10 @@ class BannerIndex:
     def _facets_aside(
         self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet], alone: bool
     ) -> Future[dict[str, list[dict]]]:
-        """The facets: counted in another thread while this one finds the matches when this is the
-        process's only search (tantivy lets go of the GIL, so one request uses both cores: search
-        page + 5 facets in process at 1M generated banners 6.5 -> 3.5 ms p50, by hand), here
-        when others run too (then the cores are busy, and handing over costs: bench/workers.py's
-        searches with 2 workers and 32 clients went from 355 to 316 a second)."""
-        if facets and alone:
-            return _aside().submit(self._facets, searcher, tq, facets)
-        counted: Future[dict[str, list[dict]]] = Future()
-        counted.set_result(self._facets(searcher, tq, facets) if facets else {})
-        return counted
+        """The facets, counted while this thread finds the matches when the search is ``alone``
+        (aside.py; search page + 5 facets in process at 1M generated banners 6.5 -> 3.5 ms p50,
+        by hand)."""
+        return aside(alone, self._facets, searcher, tq, facets) if facets else aside(False, dict)
 
     def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
         if not facets:

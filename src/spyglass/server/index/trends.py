@@ -15,6 +15,7 @@ import tantivy
 
 from spyglass.query import FACETS, FILTERS, Facet, Query
 from spyglass.server.bannerstore import Trends
+from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.banners import BannerIndex, facet_value
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, in_index
@@ -94,22 +95,33 @@ class TrendsIndex:
         if span is None:
             return Trends(0, [], {f.name: [] for f in facets})
         calendar = months(*span)
-        terms = {
-            f"f{i}": {
-                "terms": {
-                    "field": in_index(FACET_FIELDS[f.name]),
-                    "size": f.size,
-                    "segment_size": max(10 * f.size, 1000),
-                }
-            }
-            for i, f in enumerate(facets)
-        }
         ranges = [{"key": k, "from": start.timestamp() * NS, "to": end.timestamp() * NS} for k, start, end in calendar]
-        spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}}}
-        if terms:
-            spec["months"]["aggs"] = terms
+
+        def by_month(some: list[tuple[int, Facet]]) -> dict[str, dict]:
+            """The month buckets with these facets counted in each."""
+            spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}}}
+            if some:
+                spec["months"]["aggs"] = {
+                    f"f{i}": {
+                        "terms": {
+                            "field": in_index(FACET_FIELDS[f.name]),
+                            "size": f.size,
+                            "segment_size": max(10 * f.size, 1000),
+                        }
+                    }
+                    for i, f in some
+                }
+            return {b["key"]: b for b in searcher.aggregate(tq, spec)["months"]["buckets"]}
+
         tq = compile_query(self.index.schema, query, current=False)
-        buckets = {b["key"]: b for b in searcher.aggregate(tq, spec)["months"]["buckets"]}
+        numbered = list(enumerate(facets))
+        with searching() as alone:  # alone: half the facets counted in another thread (aside.py)
+            half = (len(numbered) + 1) // 2 if alone else len(numbered)
+            rest = numbered[half:]
+            other = aside(True, by_month, rest) if rest else None
+            buckets = by_month(numbered[:half])
+            for key, bucket in other.result().items() if other else ():
+                buckets[key].update((f"f{i}", bucket[f"f{i}"]) for i, _ in rest if f"f{i}" in bucket)
         counts = [int(buckets[key]["doc_count"]) for key, _, _ in calendar]
         matches = [{"month": key, "count": n} for (key, _, _), n in zip(calendar, counts, strict=True)]
         out: dict[str, list[dict]] = {}
