@@ -165,14 +165,21 @@ def main() -> None:
     table(results, args.count, source.stat().st_size / args.count)
 
 
-def merged(servers: list[ClickHouseServer]) -> None:
-    """Every partition of the bench's tables merged into one part (OPTIMIZE ... FINAL)."""
+def merged(servers: list[ClickHouseServer], timeout: float = 3600.0) -> None:
+    """Every partition of the bench's tables merged into one part (OPTIMIZE ... FINAL), and no
+    merge still running: queries timed beside a merge share the cores with it."""
     for server in servers:
         parts = server.query(
             f"SELECT DISTINCT table, partition FROM system.parts WHERE database = '{DATABASE}' AND active"
         )
         for table, partition in parts:
             server.query(f"OPTIMIZE TABLE {DATABASE}.{table} PARTITION {partition} FINAL")
+    deadline = time.monotonic() + timeout
+    running = f"SELECT count() FROM system.merges WHERE database = '{DATABASE}'"
+    while any(server.query(running)[0][0] for server in servers):
+        if time.monotonic() > deadline:
+            sys.exit(f"merges still running after {timeout:.0f} s: the figures would be taken beside them")
+        time.sleep(1)
 
 
 class running:
