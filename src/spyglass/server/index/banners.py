@@ -6,7 +6,7 @@ import queue
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -261,17 +261,7 @@ class BannerIndex:
     def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
         if not facets:
             return {}
-        spec = {
-            f"f{i}": {
-                "terms": {
-                    "field": in_index(FACET_FIELDS[f.name]),
-                    "size": f.size,
-                    "segment_size": max(10 * f.size, 1000),
-                }
-            }
-            for i, f in enumerate(facets)
-        }
-        result = searcher.aggregate(tq, spec)
+        result = searcher.aggregate(tq, facet_terms(enumerate(facets)))
         out: dict[str, list[dict]] = {}
         for i, f in enumerate(facets):
             buckets = result.get(f"f{i}", {}).get("buckets", [])
@@ -453,6 +443,16 @@ def add_document(writer, seq: int, current: bool, tail: bytes) -> None:
     except ValueError:  # never expected (fields.document types every value); keep what is sure
         core = {k: v for k, v in orjson.loads(text).items() if k in CORE_FIELDS}
         writer.add_json(orjson.dumps(core).decode())
+
+
+def facet_terms(numbered: Iterable[tuple[int, Facet]]) -> dict[str, dict]:
+    """The tantivy aggregations counting each facet's largest values, named ``f{i}`` by its number."""
+    return {
+        f"f{i}": {
+            "terms": {"field": in_index(FACET_FIELDS[f.name]), "size": f.size, "segment_size": max(10 * f.size, 1000)}
+        }
+        for i, f in numbered
+    }
 
 
 def facet_value(bucket: dict[str, Any]) -> str:

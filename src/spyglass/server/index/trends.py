@@ -16,9 +16,9 @@ import tantivy
 from spyglass.query import FACETS, FILTERS, Facet, Query
 from spyglass.server.bannerstore import Trends
 from spyglass.server.index.aside import aside, searching
-from spyglass.server.index.banners import BannerIndex, facet_value
+from spyglass.server.index.banners import BannerIndex, facet_terms, facet_value
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, in_index
+from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS
 
 # The seed's trends vocabulary, less any name this index cannot serve (all of them, today).
 SEED_FILTERS = (
@@ -101,16 +101,7 @@ class TrendsIndex:
             """The month buckets with these facets counted in each."""
             spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}}}
             if some:
-                spec["months"]["aggs"] = {
-                    f"f{i}": {
-                        "terms": {
-                            "field": in_index(FACET_FIELDS[f.name]),
-                            "size": f.size,
-                            "segment_size": max(10 * f.size, 1000),
-                        }
-                    }
-                    for i, f in some
-                }
+                spec["months"]["aggs"] = facet_terms(some)
             return {b["key"]: b for b in searcher.aggregate(tq, spec)["months"]["buckets"]}
 
         tq = compile_query(self.index.schema, query, current=False)
