@@ -369,8 +369,8 @@ class ClickHouseStore:
         for service, key, t, _ in live:
             newest[service] = max(newest.get(service, (t, key)), (t, key))
         demote = sorted({(service, key, mark) for service, key, t, mark in live if newest[service] != (t, key)})
+        keys = sorted({key for _, key, _ in demote})
         if demote:
-            keys = sorted({key for _, key, _ in demote})
             self.insert(tables.written_name("demoted", self.cluster), ["key"], tables.key_rows(keys))
             self.insert("current", tables.CANCEL_COLUMNS, tables.cancel_rows(demote))
         copies = [
@@ -383,7 +383,7 @@ class ClickHouseStore:
         ]
         if copies:
             self.delete_marks(copies)
-        return len({key for _, key, _ in demote}), len(copies)
+        return len(keys), len(copies)
 
     def repair(self) -> tuple[int, int]:
         """After writers stopped part way (killed, or the server gone between their inserts): what
