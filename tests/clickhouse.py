@@ -16,8 +16,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,3 +201,103 @@ class ClickHouseCluster:
     def stop(self) -> None:
         for server in self.servers:
             server.stop()
+
+
+class CurrentEngine:
+    """Today's ClickHouse (26.x) in this process, through chdb (PyPI): what the store sends an
+    18.16 server, run on a current engine. It speaks no protocol, so :class:`CurrentEngineStore`
+    hands it the store's statements with their parameters put in as clickhouse-driver puts them,
+    and reads the answers as the driver gives them. One per process (chdb holds one session)."""
+
+    def __init__(self, folder: Path) -> None:
+        try:
+            import chdb.session as chdb
+        except ImportError:
+            message = "chdb is not installed: pip install -e '.[test]'"
+            if os.environ.get("CI") == "true":
+                pytest.fail(message + " (in CI the ClickHouse tests must run)")
+            pytest.skip(message)
+        from clickhouse_driver import Client
+
+        self.folder = folder
+        self.session = chdb.Session(str(folder / "engine"))
+        self.context = Client("127.0.0.1").connection.context  # how the driver escapes a parameter
+        self.lock = threading.Lock()  # one statement at a time (the store runs several side by side)
+
+    def run(self, sql: str, database: str, params: Any = None, raw: bool = False, columnar: bool = False) -> list:
+        import pyarrow
+        from clickhouse_driver.util.escape import escape_param, escape_params
+
+        if isinstance(params, list):  # an INSERT's rows
+            rows = ("(" + ", ".join(str(escape_param(v, self.context)) for v in row) + ")" for row in params)
+            sql += " " + ", ".join(rows)
+        elif params:
+            sql = sql % escape_params(params, self.context)
+        with self.lock:
+            self.session.query("SET output_format_arrow_string_as_string = 0")  # strings as bytes: bodies exact
+            if database:
+                self.session.query(f"USE {database}")
+            data = self.session.query(sql, "ArrowStream").bytes()
+        if not data:
+            return []
+        table = pyarrow.ipc.open_stream(data).read_all()
+        columns = [[_as_driver(v, raw) for v in column.to_pylist()] for column in table.columns]
+        return [tuple(c) for c in columns] if columnar else list(zip(*columns, strict=True))
+
+
+def _as_driver(value: Any, raw: bool) -> Any:
+    """A value from Arrow as clickhouse-driver gives it: strings as text (bytes with
+    ``strings_as_bytes``), tuples as tuples."""
+    if isinstance(value, bytes):
+        return value if raw else value.decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return tuple(_as_driver(v, raw) for v in value.values())
+    if isinstance(value, list):
+        return [_as_driver(v, raw) for v in value]
+    return value
+
+
+class _EngineClient:
+    """A driver client's ``execute`` and ``disconnect``, on the current engine."""
+
+    def __init__(self, engine: CurrentEngine, database: str) -> None:
+        self.engine, self.database = engine, database
+
+    def execute(self, sql: str, params: Any = None, settings: dict | None = None, columnar: bool = False) -> list:
+        raw = bool(settings and settings.get("strings_as_bytes"))
+        return self.engine.run(sql, self.database, params, raw=raw, columnar=columnar)
+
+    def disconnect(self) -> None:
+        pass
+
+
+def current_engine_store(engine: CurrentEngine, database: str):
+    """A ClickHouseStore whose statements run on ``engine``: queries through its client, inserts
+    of RowBinary rows from a file (the server's HTTP interface takes them as they are)."""
+    from spyglass.server.bannerstore import StoreUnavailable
+    from spyglass.server.clickhouse import ClickHouseStore, tables
+
+    class CurrentEngineStore(ClickHouseStore):
+        def connect(self, host=None, port=None, database=None):
+            return _EngineClient(engine, database or self.database)
+
+        def execute(self, sql, params=None, raw=False, columnar=False):
+            try:
+                return engine.run(sql, self.database, params, raw=raw, columnar=columnar)
+            except Exception as exc:  # as the store says a server's failure
+                raise StoreUnavailable(f"the banner store failed: {exc}") from exc
+
+        def insert(self, table, columns, rows):
+            types = dict(c.split(" ", 1) for c in tables.TABLE_COLUMNS[table.removesuffix("_shards")].split(", "))
+            structure = ", ".join(f"{name} {types[name]}" for name in columns)
+            path = engine.folder / f"rows-{threading.get_ident()}-{time.monotonic_ns()}.bin"
+            path.write_bytes(rows)
+            try:
+                self.execute(
+                    f"INSERT INTO {self.database}.{table} ({', '.join(columns)}) "
+                    f"SELECT * FROM file('{path}', 'RowBinary', '{structure}')"
+                )
+            finally:
+                path.unlink()
+
+    return CurrentEngineStore(f"clickhouse://127.0.0.1:9000/{database}")

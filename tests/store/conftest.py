@@ -13,7 +13,7 @@ import pytest
 from spyglass.server.bannerstore import BannerStore
 from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.index import BannerIndex
-from tests.clickhouse import ClickHouseCluster, ClickHouseServer
+from tests.clickhouse import ClickHouseCluster, ClickHouseServer, CurrentEngine, current_engine_store
 
 OpenStore = Callable[[], BannerStore]
 
@@ -31,6 +31,10 @@ STORES: dict[str, Callable[[pytest.FixtureRequest, Path], BannerStore]] = {
     "clickhouse-cluster": lambda request, folder: ClickHouseStore(
         request.getfixturevalue("clickhouse_cluster").address(database(folder))
     ),
+    # the same statements on today's ClickHouse (26.x, in process): text indexes there
+    "clickhouse-current": lambda request, folder: current_engine_store(
+        request.getfixturevalue("current_engine"), database(folder)
+    ),
 }
 
 
@@ -39,6 +43,11 @@ def clickhouse_server(tmp_path_factory) -> ClickHouseServer:
     server = ClickHouseServer(tmp_path_factory.mktemp("clickhouse")).start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def current_engine(tmp_path_factory) -> CurrentEngine:
+    return CurrentEngine(tmp_path_factory.mktemp("clickhouse-current"))
 
 
 @pytest.fixture(scope="session")

@@ -9,13 +9,14 @@ import pytest
 from spyglass.datagen import generate
 from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, parse_facets, parse_strict
 from spyglass.server.bannerstore import StoreUnavailable
-from spyglass.server.clickhouse import ClickHouseStore, StoreURLError
+from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, tables
 from spyglass.server.clickhouse.compiler import Sql, where
 from spyglass.server.clickhouse.store import parse_url
 from spyglass.server.clickhouse.upgrade import upgrade
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.importer import import_banners
 from spyglass.server.runner import DEMO_BANNERS
+from tests.clickhouse import current_engine_store
 from tests.store.conftest import database
 
 
@@ -329,3 +330,42 @@ def test_what_a_writer_stopped_between_its_inserts_left_store_init_puts_right(se
     assert total == 10 and [b["tags"][0] for b in found] == ["r1"] * 10
     assert store.repair() == (0, 0) and store.count(net, [])[0] == 10  # put right once: nothing left to do
     store.close()
+
+
+def test_free_text_reads_the_text_index_where_the_server_has_one(current_engine, clickhouse_server, tmp_path):
+    """On today's ClickHouse (26.x) the store's tables index the free text's words and a free text
+    query skips the granules without its words; 18.16 has no such index and reads every row."""
+    store = current_engine_store(current_engine, database(tmp_path))
+    old = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
+    assert store.tokens and not old.tokens
+    banners = [*generate(20_000, seed=5), {**next(iter(generate(1, seed=6))), "data": "Gate to Zanzibar\u2014north"}]
+    for each in (store, old):
+        with each.writing() as writer:
+            writer.add([each.prepare(b) for b in banners])
+    for table in ("banners", "current"):
+        (made,) = current_engine.run(f"SHOW CREATE TABLE {table}", store.database, raw=True)[0]
+        assert b"INDEX words replaceRegexpAll(text" in made
+    sql = Sql()
+    condition = where(sql, parse_strict("zanzibar"), tokens=True)
+    plan = current_engine.run(
+        f"EXPLAIN indexes = 1 SELECT count() FROM banners WHERE {condition}", store.database, sql.params
+    )
+    skipped = "\n".join(line for (line,) in plan).split("Name: words", 1)[1]
+    read, total = (int(n) for n in skipped.split("Granules: ", 1)[1].split()[0].split("/"))
+    assert read < total  # 20,001 banners are 3 granules: 1 has the word
+    assert store.count(parse_strict("zanzibar"), [])[0] == old.count(parse_strict("zanzibar"), [])[0] == 1
+    assert store.count(parse_strict('"gate to zanzibar"'), [])[0] == 1
+    store.close()
+    old.close()
+
+
+def test_a_store_made_before_its_server_had_text_indexes_gets_the_index_when_opened(current_engine, tmp_path):
+    name = database(tmp_path)
+    current_engine.run(f"CREATE DATABASE {name}", "")
+    for table in tables.ENGINES:  # as a store made on 18.16 has them
+        current_engine.run(tables.create_local(name, table, ""), name)
+    with current_engine_store(current_engine, name).writing() as writer:
+        writer.add([tables.prepare(b) for b in generate(50, seed=8)])
+    for table in ("banners", "current"):
+        (made,) = current_engine.run(f"SHOW CREATE TABLE {table}", name, raw=True)[0]
+        assert b"INDEX words" in made

@@ -222,3 +222,25 @@ def test_many_banners_come_back_to_the_byte(store):
     marks = [m for batch in store.added_since(0, 500) for m, _ in batch]
     back = store.raw_bodies(marks)
     assert sorted(back[m] for m in marks) == sorted(sent)
+
+
+def test_free_text_matches_words_split_at_any_character_not_a_letter_or_digit(store):
+    """A dash, a curly quote or a no-break space splits words as a space does (a store that looks
+    words up in an index of them must split alike, or it misses these)."""
+    add(
+        store,
+        banner(ip="198.18.4.1", data="Welcome to nginx\u2014gateway"),
+        banner(ip="198.18.4.2", data="caf\u00e9\u00a0\u201cnginx\u201d"),
+        banner(ip="198.18.4.3", data="nginxy gateway-2"),
+        banner(ip="198.18.4.4", data="\u041f\u0420\u0418\u0412\u0415\u0422 world"),
+    )
+
+    def found(query: str) -> list[str]:
+        return sorted(b["ip_str"] for b in search(store, query)[1])
+
+    assert found("nginx") == ["198.18.4.1", "198.18.4.2"]
+    assert found("GATEWAY") == ["198.18.4.1", "198.18.4.3"]
+    assert found('"nginx gateway"') == ["198.18.4.1"]
+    assert found('"caf\u00e9 nginx"') == ["198.18.4.2"]
+    assert found("\u043f\u0440\u0438\u0432\u0435\u0442") == ["198.18.4.4"]
+    assert found("nginx -gateway") == ["198.18.4.2"]

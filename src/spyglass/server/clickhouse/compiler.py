@@ -11,12 +11,19 @@ as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values), `
 text. Words match as tantivy's tokenizer splits them: whole, case-insensitive, a phrase's words
 one after another (a regular expression over the text, stored lower-cased; ClickHouse looks for
 its literal part first).
+
+On a server with text indexes (ClickHouse 26.2 and later: ``tokens``), free text also asks that
+each word be a token of the text's WORDS (tables.py indexes that expression), which the server
+answers from the index before it reads a row; the expression splits where the regular
+expression does (a curly quote or a no-break space too), so the index never drops a match.
+18.16 has neither the index nor ``hasToken``: there the regular expression alone decides.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -26,6 +33,11 @@ from spyglass.server.index.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_F
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SEPARATOR = r"[^\pL\pN]"  # what splits words (tantivy's default tokenizer: not alphanumeric)
+# The free text's words with a space between each two, as a text index's ASCII tokenizer splits
+# them (it would keep "a\u2014b" one token); the index and the condition name it alike.
+WORDS = f"replaceRegexpAll(text, '{_SEPARATOR}', ' ')".replace("\\", "\\\\")
+TEXT_INDEX = f"INDEX words {WORDS} TYPE text(tokenizer = 'splitByNonAlpha')"
+TEXT_INDEX_SINCE = (26, 2)  # text indexes are generally available from this version
 
 
 # x_ fields that are their f_ field lower-cased (fields.py ``_add_exact``): not stored, their f_
@@ -84,11 +96,18 @@ def _any(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def _text(sql: Sql, col: str, value: str) -> str:
+def _text(sql: Sql, col: str, value: str, tokens: bool = False) -> str:
     pattern = word_pattern(value)
+    if not pattern:
+        return "0"
     # text columns are stored lower-cased (tables.py: as Python lower-cases, as the words are):
     # no (?i), with which 18.16 would look for the pattern's literal part case-sensitively
-    return f"match({col}, {sql.param(pattern)})" if pattern else "0"
+    matched = f"match({col}, {sql.param(pattern)})"
+    if not tokens or col != "text":
+        return matched
+    # a word with a character the separator class splits on (a combining mark) is left to match
+    indexed = [w for w in dict.fromkeys(words(value)) if all(unicodedata.category(c)[0] in "LN" for c in w)]
+    return " AND ".join([*(f"hasToken({WORDS}, {sql.param(w)})" for w in indexed), matched])
 
 
 def filter_condition(sql: Sql, f: Filter) -> str:
@@ -135,12 +154,13 @@ def current(demoted: str) -> str:
     return f"bitXor(key, 0) NOT IN {demoted}"
 
 
-def where(sql: Sql, query: Query) -> str:
-    """The condition matching what ``query`` means (it must have parsed without errors)."""
+def where(sql: Sql, query: Query, tokens: bool = False) -> str:
+    """The condition matching what ``query`` means (it must have parsed without errors);
+    ``tokens``: the server has text indexes (free text then uses the one on WORDS)."""
     parts = []
     for term in query.terms:
         if isinstance(term, Text):
-            condition = _text(sql, "text", term.text)
+            condition = _text(sql, "text", term.text, tokens)
         else:
             condition = filter_condition(sql, term)
         parts.append(f"NOT ({condition})" if term.negated else condition)

@@ -49,7 +49,7 @@ from spyglass.exactjson import loads
 from spyglass.query import Facet, Filter, Query
 from spyglass.server.bannerstore import FacetCounts, Prepared, StoreUnavailable, Trends
 from spyglass.server.clickhouse import tables
-from spyglass.server.clickhouse.compiler import Sql, column, current, ip16, where
+from spyglass.server.clickhouse.compiler import TEXT_INDEX_SINCE, Sql, column, current, ip16, where
 from spyglass.server.index.fields import FACET_FIELDS
 from spyglass.server.index.records import service_key_of
 from spyglass.server.index.trends import months
@@ -109,6 +109,12 @@ def shown(url: str) -> str:
     return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)).geturl()
 
 
+def server_version(client) -> tuple[int, ...]:
+    """The version of the server ``client`` reaches, as numbers (``26.9.2.1``: (26, 9, 2, 1))."""
+    text = client.execute("SELECT version()")[0][0]
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
 class Where(NamedTuple):
     """Which rows a query reads: those of ``table`` matching ``condition`` and, unless it is empty,
     ``current`` (the latest of their service), with the condition's parameters."""
@@ -149,6 +155,7 @@ class ClickHouseStore:
         self._mark_lock = threading.Lock()
         self._span: tuple[int, tuple[int, int] | None] | None = None
         self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
+        self.tokens = False  # every server has text indexes: free text reads the one on its words (init)
         if init:
             self.init()
 
@@ -219,8 +226,18 @@ class ClickHouseStore:
         """Create the database and tables where missing: on one server, or the local tables on
         every shard and the Distributed tables on each (any shard can then take queries).
         StoreUnavailable if tables there are an earlier version's, or those an upgrade is copying
-        from, unless ``upgrading`` (``spyglass store init`` upgrades them: upgrade.py)."""
-        for host, port in self.servers():
+        from, unless ``upgrading`` (``spyglass store init`` upgrades them: upgrade.py). Where
+        every server has text indexes, the free text gets one (tables.INDEXED)."""
+        servers = self.servers()
+        text_index = []
+        for host, port in servers:
+            client = self.connect(host, port, database="system")
+            try:
+                text_index.append(server_version(client) >= TEXT_INDEX_SINCE)
+            finally:
+                client.disconnect()
+        self.tokens = all(text_index)
+        for host, port in servers:
             client = self.connect(host, port, database="system")
             try:
                 client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
@@ -239,7 +256,9 @@ class ClickHouseStore:
                         "the banners into the current tables)"
                     )
                 for table in tables.ENGINES:
-                    client.execute(tables.create_local(self.database, table, self.cluster))
+                    client.execute(tables.create_local(self.database, table, self.cluster, self.tokens))
+                    if self.tokens and table in tables.INDEXED:
+                        client.execute(tables.add_text_index(self.database, table, self.cluster))
                     if self.cluster:
                         client.execute(tables.create_distributed(self.database, table, self.cluster))
                 current_rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
@@ -440,7 +459,7 @@ class ClickHouseStore:
     # -- reading -------------------------------------------------------------------------------
     def _where(self, query: Query, history: bool = False) -> Where:
         sql = Sql()
-        condition = where(sql, query)
+        condition = where(sql, query, self.tokens)
         if history or any(f.name == "scan" and not f.negated for f in query.filters):
             return Where(condition, "", sql.params)
         return self._current(condition, sql.params)

@@ -33,7 +33,8 @@ A banner's row is made in the import's worker processes as ClickHouse's RowBinar
 but the mark, which the writer appends), so the writer only joins bytes and sends them (store.py).
 
 Only what ClickHouse 18.16 has (Debian's package): no codecs, no skipping indexes, no DateTime64
-(times are microseconds in an Int64: banners carry years 1678 to 2261).
+(times are microseconds in an Int64: banners carry years 1678 to 2261). On a server with text
+indexes (compiler.TEXT_INDEX_SINCE), ``banners`` and ``current`` index the free text's words too.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from typing import Any
 
 from spyglass.exactjson import dumps
 from spyglass.server.bannerstore import Prepared
-from spyglass.server.clickhouse.compiler import EPOCH, LOWERED, column
+from spyglass.server.clickhouse.compiler import EPOCH, LOWERED, TEXT_INDEX, column
 from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document
 from spyglass.server.index.records import keys
 from spyglass.server.index.shape import normalize
@@ -155,9 +156,21 @@ def written_name(table: str, cluster: str) -> str:
     return "demoted_shards" if cluster and table == "demoted" else table
 
 
-def create_local(database: str, table: str, cluster: str) -> str:
+INDEXED = ("banners", "current")  # the tables with the free text's index, where the server has them
+
+
+def create_local(database: str, table: str, cluster: str, text_index: bool = False) -> str:
+    """``text_index``: the server has text indexes (:data:`INDEXED` get one on the free text)."""
     name = local_name(table, cluster)
-    return f"CREATE TABLE IF NOT EXISTS {database}.{name} ({TABLE_COLUMNS[table]}) ENGINE = {ENGINES[table]}"
+    index = f", {TEXT_INDEX}" if text_index and table in INDEXED else ""
+    return f"CREATE TABLE IF NOT EXISTS {database}.{name} ({TABLE_COLUMNS[table]}{index}) ENGINE = {ENGINES[table]}"
+
+
+def add_text_index(database: str, table: str, cluster: str) -> str:
+    """The text index added to a table made without it (on a server since upgraded): the parts
+    written from then on have it; the server reads the older ones whole, as before."""
+    index = TEXT_INDEX.replace("INDEX", "INDEX IF NOT EXISTS", 1)
+    return f"ALTER TABLE {database}.{local_name(table, cluster)} ADD {index}"
 
 
 def create_distributed(database: str, table: str, cluster: str) -> str:
