@@ -124,7 +124,9 @@ def serve(
             raise WorkersFailed(failure)
         return
     protocol = guarded_protocol(settings.limits)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol, loop="uvloop"
+    )
     server = uvicorn.Server(config)
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
     if exit_on_stdin_eof:

@@ -274,7 +274,9 @@ def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     logging.basicConfig(level=logging.WARNING, format=f"worker {worker.number}: %(levelname)s %(name)s: %(message)s")
     app = worker_app(settings, worker)
     protocol = guarded_protocol(settings.limits)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol, loop="uvloop"
+    )
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
     server = uvicorn.Server(config)
 
