@@ -223,6 +223,8 @@ class CurrentEngine:
         self.session = chdb.Session(str(folder / "engine"))
         self.context = Client("127.0.0.1").connection.context  # how the driver escapes a parameter
         self.lock = threading.Lock()  # one statement at a time (the store runs several side by side)
+        self.session.query("SET output_format_arrow_string_as_string = 0")  # strings as bytes: bodies exact
+        self.database = ""
 
     def run(self, sql: str, database: str, params: Any = None, raw: bool = False, columnar: bool = False) -> list:
         import pyarrow
@@ -234,9 +236,9 @@ class CurrentEngine:
         elif params:
             sql = sql % escape_params(params, self.context)
         with self.lock:
-            self.session.query("SET output_format_arrow_string_as_string = 0")  # strings as bytes: bodies exact
-            if database:
+            if database and database != self.database:
                 self.session.query(f"USE {database}")
+                self.database = database
             data = self.session.query(sql, "ArrowStream").bytes()
         if not data:
             return []
