@@ -57,6 +57,25 @@ def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+def uvicorn_server(app, limits):
+    """uvicorn serving ``app`` as the backend does, in one process or in each worker: the guarded
+    HTTP/1.1 protocol (guard.py) on uvloop, accept errors logged once a minute."""
+    import uvicorn
+
+    from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=3,
+        http=guarded_protocol(limits),
+        loop="uvloop",  # libuv's loop: 0.3-0.4 ms less of each request than asyncio's (a count: ~2.5 ms)
+    )
+    logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
+    return uvicorn.Server(config)
+
+
 DEMO_BANNERS = 20_000
 
 
@@ -90,11 +109,8 @@ def serve(
     """Serve ``settings`` (a :class:`spyglass.server.app.Settings`) until interrupted. ``sock`` is a
     listening socket handed over by the launcher. With several ``workers``, this process binds,
     announces and supervises; the workers serve (:mod:`spyglass.server.workers`)."""
-    import uvicorn
-
     from spyglass.server.app import create_app
     from spyglass.server.datalock import hold
-    from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
     from spyglass.server.routers.geonet import create_geonet_app
     from spyglass.server.sqlite import private_files
 
@@ -123,12 +139,7 @@ def serve(
         if failure := supervise(settings, sockets, workers, exit_on_stdin_eof):
             raise WorkersFailed(failure)
         return
-    protocol = guarded_protocol(settings.limits)
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol, loop="uvloop"
-    )
-    server = uvicorn.Server(config)
-    logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
+    server = uvicorn_server(app, settings.limits)
     if exit_on_stdin_eof:
         stop_at_stdin_eof(lambda: setattr(server, "should_exit", True))
     server.run(sockets=[sock])

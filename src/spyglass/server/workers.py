@@ -39,7 +39,7 @@ import httpx
 
 from spyglass.exactjson import loads
 from spyglass.server.guard import send_json
-from spyglass.server.runner import stop_at_stdin_eof
+from spyglass.server.runner import stop_at_stdin_eof, uvicorn_server
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
@@ -263,9 +263,6 @@ def worker_app(settings, worker: Worker):
 
 def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     """A worker process: serve ``sockets`` until told to stop (SIGTERM, or SIGINT)."""
-    import uvicorn
-
-    from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
     from spyglass.server.sqlite import private_files
 
     os.setpgrp()  # a Ctrl-C in the terminal is the supervisor's, which stops the workers in order
@@ -273,12 +270,7 @@ def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     private_files()
     logging.basicConfig(level=logging.WARNING, format=f"worker {worker.number}: %(levelname)s %(name)s: %(message)s")
     app = worker_app(settings, worker)
-    protocol = guarded_protocol(settings.limits)
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, timeout_graceful_shutdown=3, http=protocol, loop="uvloop"
-    )
-    logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
-    server = uvicorn.Server(config)
+    server = uvicorn_server(app, settings.limits)
 
     def orphaned() -> None:  # the supervisor was killed: nobody would ever stop this worker
         while os.getppid() == parent:
