@@ -205,7 +205,7 @@ class ClickHouseCluster:
 
 class CurrentEngine:
     """Today's ClickHouse (26.x) in this process, through chdb (PyPI): what the store sends an
-    18.16 server, run on a current engine. It speaks no protocol, so :class:`CurrentEngineStore`
+    18.16 server, run on a current engine. It speaks no protocol, so :func:`current_engine_store`
     hands it the store's statements with their parameters put in as clickhouse-driver puts them,
     and reads the answers as the driver gives them. One per process (chdb holds one session)."""
 
@@ -224,7 +224,7 @@ class CurrentEngine:
         self.context = Client("127.0.0.1").connection.context  # how the driver escapes a parameter
         self.lock = threading.Lock()  # one statement at a time (the store runs several side by side)
         self.session.query("SET output_format_arrow_string_as_string = 0")  # strings as bytes: bodies exact
-        self.database = ""
+        self.used = ""  # the database of the session's last USE
 
     def run(self, sql: str, database: str, params: Any = None, raw: bool = False, columnar: bool = False) -> list:
         import pyarrow
@@ -236,9 +236,9 @@ class CurrentEngine:
         elif params:
             sql = sql % escape_params(params, self.context)
         with self.lock:
-            if database and database != self.database:
+            if database and database != self.used:
                 self.session.query(f"USE {database}")
-                self.database = database
+                self.used = database
             data = self.session.query(sql, "ArrowStream").bytes()
         if not data:
             return []
