@@ -68,12 +68,9 @@ def ip16(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
     return address.packed
 
 
-def word_pattern(text: str) -> str | None:
-    """A regular expression matching ``text``'s words as whole words, one after another; None when
-    it has none (it then matches nothing, as in the embedded store)."""
-    tokens = words(text)
-    if not tokens:
-        return None
+def word_pattern(tokens: list[str]) -> str:
+    """A regular expression matching these words (``words`` of a text) as whole words, one after
+    another."""
     body = f"{_SEPARATOR}+".join(re.escape(t) for t in tokens)
     return f"(?:^|{_SEPARATOR}){body}(?:$|{_SEPARATOR})"
 
@@ -97,16 +94,16 @@ def _any(parts: list[str]) -> str:
 
 
 def _text(sql: Sql, col: str, value: str, tokens: bool = False) -> str:
-    pattern = word_pattern(value)
-    if not pattern:
-        return "0"
+    found = words(value)
+    if not found:
+        return "0"  # no words match nothing, as in the embedded store
     # text columns are stored lower-cased (tables.py: as Python lower-cases, as the words are):
     # no (?i), with which 18.16 would look for the pattern's literal part case-sensitively
-    matched = f"match({col}, {sql.param(pattern)})"
+    matched = f"match({col}, {sql.param(word_pattern(found))})"
     if not tokens or col != "text":
         return matched
     # a word with a character the separator class splits on (a combining mark) is left to match
-    indexed = [w for w in dict.fromkeys(words(value)) if all(unicodedata.category(c)[0] in "LN" for c in w)]
+    indexed = [w for w in dict.fromkeys(found) if all(unicodedata.category(c)[0] in "LN" for c in w)]
     return " AND ".join([*(f"hasToken({WORDS}, {sql.param(w)})" for w in indexed), matched])
 
 

@@ -228,43 +228,13 @@ class ClickHouseStore:
         StoreUnavailable if tables there are an earlier version's, or those an upgrade is copying
         from, unless ``upgrading`` (``spyglass store init`` upgrades them: upgrade.py). Where
         every server has text indexes, the free text gets one (tables.INDEXED)."""
-        servers = self.servers()
-        text_index = []
-        for host, port in servers:
-            client = self.connect(host, port, database="system")
-            try:
-                text_index.append(server_version(client) >= TEXT_INDEX_SINCE)
-            finally:
-                client.disconnect()
-        self.tokens = all(text_index)
-        for host, port in servers:
-            client = self.connect(host, port, database="system")
-            try:
-                client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
-                found = tables.found(client, self.database)
-                stale = tables.stale(found, self.cluster)
-                if upgrading:
-                    stale = [name for name in stale if not name.endswith(tables.PREVIOUS)]
-                if stale:
-                    cut_short = [name for name in stale if name.endswith(tables.PREVIOUS)]
-                    raise StoreUnavailable(
-                        f"an upgrade of the store was cut short ({self.database}.{cut_short[0]} is still there): "
-                        f"run `spyglass store init --store {shown(self.url)}` again to finish it"
-                        if cut_short
-                        else f"the table {self.database}.{stale[0]} was made by an earlier version of spyglass: "
-                        f"run `spyglass store init --store {shown(self.url)}` to upgrade the store (it copies "
-                        "the banners into the current tables)"
-                    )
-                for table in tables.ENGINES:
-                    client.execute(tables.create_local(self.database, table, self.cluster, self.tokens))
-                    if self.tokens and table in tables.INDEXED:
-                        client.execute(tables.add_text_index(self.database, table, self.cluster))
-                    if self.cluster:
-                        client.execute(tables.create_distributed(self.database, table, self.cluster))
-                current_rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
-                if not upgrading and current_rows not in found and banners in found:
-                    self._fill_current(client)  # a store made before the table was
-            finally:
+        clients = [self.connect(host, port, database="system") for host, port in self.servers()]
+        try:
+            self.tokens = all(server_version(client) >= TEXT_INDEX_SINCE for client in clients)
+            for client in clients:
+                self._init_server(client, upgrading)
+        finally:
+            for client in clients:
                 client.disconnect()
         note = self.get_meta("layout")
         if note is None and self.total() == 0:
@@ -275,6 +245,35 @@ class ClickHouseStore:
                 f"version's are {tables.LAYOUT}): run `spyglass store init --store {shown(self.url)}` to upgrade "
                 "the store (it copies the banners into the current tables)"
             )
+
+    def _init_server(self, client, upgrading: bool) -> None:
+        """:meth:`init` on the server of ``client``."""
+        client.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
+        found = tables.found(client, self.database)
+        stale = tables.stale(found, self.cluster)
+        if upgrading:
+            stale = [name for name in stale if not name.endswith(tables.PREVIOUS)]
+        if stale:
+            cut_short = [name for name in stale if name.endswith(tables.PREVIOUS)]
+            raise StoreUnavailable(
+                f"an upgrade of the store was cut short ({self.database}.{cut_short[0]} is still there): "
+                f"run `spyglass store init --store {shown(self.url)}` again to finish it"
+                if cut_short
+                else f"the table {self.database}.{stale[0]} was made by an earlier version of spyglass: "
+                f"run `spyglass store init --store {shown(self.url)}` to upgrade the store (it copies "
+                "the banners into the current tables)"
+            )
+        indexed = tables.text_indexed(client, self.database) if self.tokens else set()
+        for table in tables.ENGINES:
+            name = tables.local_name(table, self.cluster)
+            client.execute(tables.create_local(self.database, table, self.cluster, self.tokens))
+            if self.tokens and table in tables.INDEXED and name in found and name not in indexed:
+                client.execute(tables.add_text_index(self.database, table, self.cluster))  # made on an older server
+            if self.cluster:
+                client.execute(tables.create_distributed(self.database, table, self.cluster))
+        current_rows, banners = (tables.local_name(t, self.cluster) for t in ("current", "banners"))
+        if not upgrading and current_rows not in found and banners in found:
+            self._fill_current(client)  # a store made before the table was
 
     def _fill_current(self, client, condition: str = "1", params: dict | None = None) -> None:
         """On the server of ``client``: a row in ``current`` for each banner matching ``condition``

@@ -166,6 +166,14 @@ def create_local(database: str, table: str, cluster: str, text_index: bool = Fal
     return f"CREATE TABLE IF NOT EXISTS {database}.{name} ({TABLE_COLUMNS[table]}{index}) ENGINE = {ENGINES[table]}"
 
 
+def text_indexed(client: Any, database: str) -> set[str]:
+    """The tables of ``database`` that have the free text's index, on a server with text indexes."""
+    rows = client.execute(
+        "SELECT table FROM system.data_skipping_indices WHERE database = %(d)s AND name = 'words'", {"d": database}
+    )
+    return {table for (table,) in rows}
+
+
 def add_text_index(database: str, table: str, cluster: str) -> str:
     """The text index added to a table made without it (on a server since upgraded): the parts
     written from then on have it; the server reads the older ones whole, as before."""

@@ -8,10 +8,9 @@ server the earlier ``banners`` and ``bodies`` become ``*_previous`` (the Set of 
 current rows and the Distributed tables are dropped: made again), the current tables are
 created, and every body is read back and added again as the import adds it, under its mark (the
 bulk-data builder's "added since" stays right), with the current banner of each service worked
-out anew. Once the
-copy holds every banner the ``*_previous`` tables are dropped (a body that is no banner by today's
-rules kept aside in ``bodies_unread``, and said). Cut short, it starts again from the
-``*_previous`` tables (the store refuses to serve until then). ``meta`` stays as it is.
+out anew. Once the copy holds every banner the ``*_previous`` tables are dropped (a body that is
+no banner by today's rules kept aside in ``bodies_unread``, and said). Cut short, it starts again
+from the ``*_previous`` tables (the store refuses to serve until then). ``meta`` stays as it is.
 """
 
 from __future__ import annotations
