@@ -19,6 +19,7 @@ import gzip
 import shutil
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -27,13 +28,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.clickhouse import DATABASE, merged, p  # noqa: E402
-from bench.index import FREE_TEXT, arguments, dataset  # noqa: E402
+from bench.index import FREE_TEXT, arguments, dataset, timed  # noqa: E402
 from spyglass.query import parse_strict  # noqa: E402
 from spyglass.server.clickhouse import ClickHouseStore  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
 from tests.clickhouse import ClickHouseServer, CurrentEngine, current_engine_store  # noqa: E402
 
-MEASURES = ("count", "search page", "trends")  # trends: by month over every banner, history too
+# what is timed: the store's method of each (trends: by month over every banner, history too)
+MEASURES = {"count": "count", "search page": "search_bodies", "trends": "trends"}
 
 
 def rare_words(source: Path, count: int, how_many: int = 4) -> list[str]:
@@ -56,15 +58,16 @@ def imported(store: ClickHouseStore, source: Path) -> float:
     return report.added / (time.perf_counter() - started)
 
 
+def _ask(call, query: str) -> None:
+    call(parse_strict(query), [])
+
+
 def latencies(store: ClickHouseStore, queries: list[str], repeat: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {name: [] for name in MEASURES}
-    for name, call in (("count", store.count), ("search page", store.search_bodies), ("trends", store.trends)):
-        for i in range(len(queries) + repeat):
-            query = parse_strict(queries[i % len(queries)])
-            started = time.perf_counter()
-            call(query, [])
-            if i >= len(queries):  # the first of each query warms it
-                out[name].append(time.perf_counter() - started)
+    out: dict[str, list[float]] = {}
+    for name, method in MEASURES.items():
+        ask = partial(_ask, getattr(store, method))
+        timed(ask, len(queries), queries)  # warm each query once
+        out[name] = timed(ask, repeat, queries)
     return out
 
 

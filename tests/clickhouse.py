@@ -290,7 +290,7 @@ def current_engine_store(engine: CurrentEngine, database: str):
                 raise StoreUnavailable(f"the banner store failed: {exc}") from exc
 
         def insert(self, table, columns, rows):
-            types = dict(c.split(" ", 1) for c in tables.TABLE_COLUMNS[table.removesuffix("_shards")].split(", "))
+            types = dict(c.split(" ", 1) for c in tables.TABLE_COLUMNS[table].split(", "))  # one server: no _shards
             structure = ", ".join(f"{name} {types[name]}" for name in columns)
             path = engine.folder / f"rows-{threading.get_ident()}-{time.monotonic_ns()}.bin"
             path.write_bytes(rows)
