@@ -97,13 +97,25 @@ HOSTILE = [
 ]
 
 
+def test_regular_expressions_are_asked_only_of_rows_the_rest_let_through():
+    """18.16 evaluates a whole PREWHERE for every row: the expressions go to WHERE, and what each
+    word needs (its bytes, or its token where the server indexes them) to PREWHERE."""
+    query = parse_strict('nginx "welcome to" title:login -apache port:22')
+    cheap, costly = where(Sql(), query)
+    assert "match(" not in cheap and cheap.count("position(") == 4 and "port IN" in cheap
+    assert costly.count("match(") == 4 and costly.count("NOT (") == 1 and "port" not in costly
+    indexed, _ = where(Sql(), query, tokens=True)
+    assert indexed.count("hasToken(") == 3 and indexed.count("position(") == 1  # the title has no token index
+    assert where(Sql(), parse_strict("port:22")) == ("port IN %(p0)s", "1")
+
+
 @pytest.mark.parametrize("value", HOSTILE)
 def test_hostile_values_are_parameters_never_sql(clickhouse_server, tmp_path, value):
     store = ClickHouseStore(clickhouse_server.address(database(tmp_path)))
     import_banners(store, [banner_with_tag(value), banner_with_tag("plain", ip="198.18.9.2")])
     query = Query(f"tag:{value}", [Filter("tag", (value.lower(),))])
     sql = Sql()
-    condition = where(sql, query)
+    condition = " AND ".join(where(sql, query))
     assert value.lower() not in condition and "'" not in condition  # only placeholders in the SQL
     total, matches, facets = store.search(query, parse_facets("tag"))
     assert total == 1 and matches[0]["tags"] == [value]
@@ -346,7 +358,7 @@ def test_free_text_reads_the_text_index_where_the_server_has_one(current_engine,
         (made,) = current_engine.run(f"SHOW CREATE TABLE {table}", store.database, raw=True)[0]
         assert b"INDEX words replaceRegexpAll(text" in made
     sql = Sql()
-    condition = where(sql, parse_strict("zanzibar"), tokens=True)
+    condition = " AND ".join(where(sql, parse_strict("zanzibar"), tokens=True))
     plan = current_engine.run(
         f"EXPLAIN indexes = 1 SELECT count() FROM banners WHERE {condition}", store.database, sql.params
     )

@@ -244,3 +244,19 @@ def test_free_text_matches_words_split_at_any_character_not_a_letter_or_digit(st
     assert found('"caf\u00e9 nginx"') == ["198.18.4.2"]
     assert found("\u043f\u0440\u0438\u0432\u0435\u0442") == ["198.18.4.4"]
     assert found("nginx -gateway") == ["198.18.4.2"]
+
+
+def test_facets_and_trends_of_free_text_count_whole_words_of_current_banners(store):
+    """What holds a word only inside another (``nginxplus``) and what a newer banner replaced are
+    left out of the facets as of the matches (a store may look for the bytes first and ask the
+    rest only of what it found)."""
+    add(store, banner(ip="198.18.5.1", stamp="2026-01-10T00:00:00.000000", data="nginx 1.18"))
+    add(store, banner(ip="198.18.5.1", stamp="2026-02-10T00:00:00.000000", data="nginx 1.25"))
+    add(store, banner(ip="198.18.5.2", port=443, data="nginxplus"), banner(ip="198.18.5.3", port=80, data="nginx"))
+    assert count(store, "nginx", "port") == (2, {"port": [{"count": 1, "value": "22"}, {"count": 1, "value": "80"}]})
+    assert count(store, '"nginx 1.25" port:22', "ip") == (1, {"ip": [{"count": 1, "value": "198.18.5.1"}]})
+    assert count(store, "nginx -port:80", "port") == (1, {"port": [{"count": 1, "value": "22"}]})
+    assert count(store, "title:nginx", "port") == (0, {"port": []})
+    trends = store.trends(parse_strict("nginx port:22"), parse_facets("port"))
+    assert [m["count"] for m in trends.matches] == [1, 1, 0]  # January, February, March: history counts
+    assert trends.facets["port"][1] == {"key": "2026-02", "values": [{"count": 1, "value": "22"}]}

@@ -26,6 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import NamedTuple
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
 from spyglass.server.index.compiler import _ip_ranges, words
@@ -93,18 +94,29 @@ def _any(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
+def _needs(sql: Sql, col: str, found: list[str], tokens: bool) -> list[str]:
+    """What a text column must hold for these words to match, found far faster than the regular
+    expression: each word as a token of the indexed WORDS (``tokens``: free text on a server with
+    text indexes, which answers from the index) or else as bytes anywhere in the column."""
+    if tokens and col == "text":
+        # a word with a character the separator class splits on (a combining mark) is left to match
+        indexed = [w for w in dict.fromkeys(found) if all(unicodedata.category(c)[0] in "LN" for c in w)]
+        return [f"hasToken({WORDS}, {sql.param(w)})" for w in indexed]
+    return [f"position({col}, {sql.param(w)}) > 0" for w in dict.fromkeys(found)]
+
+
+def _matched(sql: Sql, col: str, found: list[str]) -> str:
+    # text columns are stored lower-cased (tables.py: as Python lower-cases, as the words are):
+    # no (?i), with which 18.16 would look for the pattern's literal part case-sensitively
+    return f"match({col}, {sql.param(word_pattern(found))})"
+
+
 def _text(sql: Sql, col: str, value: str, tokens: bool = False) -> str:
     found = words(value)
     if not found:
         return "0"  # no words match nothing, as in the embedded store
-    # text columns are stored lower-cased (tables.py: as Python lower-cases, as the words are):
-    # no (?i), with which 18.16 would look for the pattern's literal part case-sensitively
-    matched = f"match({col}, {sql.param(word_pattern(found))})"
-    if not tokens or col != "text":
-        return matched
-    # a word with a character the separator class splits on (a combining mark) is left to match
-    indexed = [w for w in dict.fromkeys(found) if all(unicodedata.category(c)[0] in "LN" for c in w)]
-    return " AND ".join([*(f"hasToken({WORDS}, {sql.param(w)})" for w in indexed), matched])
+    needs = _needs(sql, col, found, tokens) if tokens and col == "text" else []  # the index's, in a negated term
+    return " AND ".join([*needs, _matched(sql, col, found)])
 
 
 def filter_condition(sql: Sql, f: Filter) -> str:
@@ -151,14 +163,42 @@ def current(demoted: str) -> str:
     return f"bitXor(key, 0) NOT IN {demoted}"
 
 
-def where(sql: Sql, query: Query, tokens: bool = False) -> str:
+class Condition(NamedTuple):
+    """A query's condition in two parts that hold together: ``cheap``, and ``costly`` (the terms
+    that match regular expressions). The store reads the first in PREWHERE and the second in
+    WHERE, so that 18.16 (which evaluates every part of a condition for every row) runs the
+    expressions only on the rows the rest let through: ``cheap`` also holds what each word of a
+    text term must be for it to match (:func:`_needs`: 10M banners counted for a common word
+    681 -> 506 ms, by hand)."""
+
+    cheap: str
+    costly: str
+
+
+def _worded(term: Text | Filter) -> tuple[str, str] | None:
+    """(column, text) of a positive term that matches words in one column: free text, or a text
+    filter of one value."""
+    if term.negated:
+        return None
+    if isinstance(term, Text):
+        return "text", term.text
+    if FILTERS[term.name] is Kind.TEXT and len(term.values) == 1:
+        return column(FILTER_FIELDS[term.name]), str(term.values[0])
+    return None
+
+
+def where(sql: Sql, query: Query, tokens: bool = False) -> Condition:
     """The condition matching what ``query`` means (it must have parsed without errors);
     ``tokens``: the server has text indexes (free text then uses the one on WORDS)."""
-    parts = []
+    cheap, costly = [], []
     for term in query.terms:
-        if isinstance(term, Text):
-            condition = _text(sql, "text", term.text, tokens)
-        else:
-            condition = filter_condition(sql, term)
-        parts.append(f"NOT ({condition})" if term.negated else condition)
-    return " AND ".join(parts) or "1"
+        worded = _worded(term)
+        found = words(worded[1]) if worded else []
+        if worded and found:
+            cheap += _needs(sql, worded[0], found, tokens)
+            costly.append(_matched(sql, worded[0], found))
+            continue
+        condition = _text(sql, "text", term.text, tokens) if isinstance(term, Text) else filter_condition(sql, term)
+        condition = f"NOT ({condition})" if term.negated else condition
+        (costly if "match(" in condition else cheap).append(condition)
+    return Condition(" AND ".join(cheap) or "1", " AND ".join(costly) or "1")
