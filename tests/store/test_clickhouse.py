@@ -209,7 +209,7 @@ def test_tables_of_another_version_are_named_not_written_into(clickhouse_server,
 def test_a_search_is_three_queries_and_trends_two(both, monkeypatch):
     """The total and every facet in one pass; the page's marks, then their bodies named by mark (a
     query costs the server several ms however small, but a subquery's marks would have it read the
-    whole mark column of the bodies)."""
+    whole mark column of the bodies); trends: the count of banners and the facets by month."""
     _, clickhouse = both
     sent: list[str] = []
     execute = clickhouse.execute
@@ -217,9 +217,10 @@ def test_a_search_is_three_queries_and_trends_two(both, monkeypatch):
     total, page, facets = clickhouse.search(parse_strict("port:22,80"), parse_facets("port,org,country,product,vuln"))
     assert len(sent) == 3 and total > len(page) > 0 and all(facets.values())
     assert "FROM bodies WHERE mark IN" in sent[-1]
-    sent.clear()
-    clickhouse.trends(parse_strict("port:22,80"), parse_facets("country,port"))
-    assert len(sent) == 2
+    for _ in range(2):  # the store's months are read again only when its count changed (a first time here)
+        sent.clear()
+        clickhouse.trends(parse_strict("port:22,80"), parse_facets("country,port"))
+    assert len(sent) == 2 and not any("min(month)" in sql for sql in sent)
 
 
 def test_of_two_banners_of_a_service_at_one_time_search_and_current_agree(clickhouse_server, tmp_path):

@@ -145,6 +145,12 @@ def test_trends_count_every_banner_by_month_and_answer_zero_for_empty_months(sto
     assert trends.total == 2
     assert trends.facets["port"][0] == {"key": "2026-01", "values": [{"count": 1, "value": "22"}]}
     assert trends.facets["port"][1] == {"key": "2026-02", "values": []}
+    add(store, banner(ip="198.18.4.2", stamp="2026-06-15T00:00:00.000000"))  # the months grow with the store
+    assert [m["month"] for m in store.trends(parse_strict("port:22"), []).matches][-3:] == [
+        "2026-04",
+        "2026-05",
+        "2026-06",
+    ]
 
 
 def test_trends_of_an_empty_store(store):

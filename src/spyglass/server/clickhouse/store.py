@@ -585,10 +585,12 @@ class ClickHouseStore:
 
     def span(self) -> tuple[int, int] | None:
         """The first and last months (YYYYMM) of the whole store; None when it is empty. Cached
-        while the count of banners holds."""
-        rows = self.execute("SELECT count(), min(month), max(month) FROM banners")
-        n, first, last = rows[0]
+        while the count of banners holds: banners are only added, and a copy is deleted only of a
+        banner kept, so the months change only when the count does (a count reads the narrowest
+        column; the months read every banner's, 65 ms of a trends request at 10M banners)."""
+        n = self.execute("SELECT count() FROM banners")[0][0]
         if self._span is None or self._span[0] != n:
+            first, last = self.execute("SELECT min(month), max(month) FROM banners")[0] if n else (0, 0)
             self._span = (n, (first, last) if n else None)
         return self._span[1]
 
