@@ -382,3 +382,34 @@ def test_a_store_made_before_its_server_had_text_indexes_gets_the_index_when_ope
     for table in ("banners", "current"):
         (made,) = current_engine.run(f"SHOW CREATE TABLE {table}", name, raw=True)[0]
         assert b"INDEX words" in made
+
+
+def test_a_field_with_a_plain_column_never_holds_more_than_one_value():
+    """compiler.SCALAR: the fields document() gives one value or none, whatever a banner's members
+    hold (a list, an object, a number where text is usual), and the flags every banner has."""
+    from spyglass.server.clickhouse.compiler import SCALAR
+    from spyglass.server.clickhouse.tables import _shown_exact
+    from spyglass.server.index.fields import document
+    from spyglass.server.index.shape import BadBanner, normalize
+
+    odd = {"a": [1, "x"], "b": {"k": "v"}, "c": 7, "d": None, "e": True, "f": ""}
+    hostile = [
+        {**b, name: value}
+        for b in generate(40, seed=9)
+        for name in ("org", "isp", "os", "product", "asn", "location", "http", "ssl", "ip_str", "_shodan")
+        for value in odd.values()
+    ]
+    scans = [
+        {**b, "_shodan": {"crawler": "c", "options": {"scan": v}}} for b in generate(5) for v in [*odd.values(), "S"]
+    ]
+    seen: set[str] = set()
+    for b in [*generate(2_000, seed=10), *hostile, *scans]:
+        try:
+            doc = document(b, normalize(b), _shown_exact)
+        except BadBanner:
+            continue
+        for name in SCALAR & set(doc):
+            assert isinstance(doc[name], str if name[0] in "fx" else bool) and doc[name] != "", (name, b)
+            seen.add(name)
+    assert {"f_org", "f_country", "f_ip", "f_http_title", "b_has_vuln", "x_scan"} <= seen
+    assert SCALAR <= {name for name, type_ in tables.COLUMNS if type_ in ("String", "UInt8")}

@@ -266,3 +266,23 @@ def test_facets_and_trends_of_free_text_count_whole_words_of_current_banners(sto
     trends = store.trends(parse_strict("nginx port:22"), parse_facets("port"))
     assert [m["count"] for m in trends.matches] == [1, 1, 0]  # January, February, March: history counts
     assert trends.facets["port"][1] == {"key": "2026-02", "values": [{"count": 1, "value": "22"}]}
+
+
+def test_a_field_a_banner_lacks_is_no_value_of_its_facet_and_matches_no_filter_but_a_negated_one(store):
+    add(
+        store,
+        banner(ip="198.18.6.1", org="Acme", location={"country_code": "de"}, vulns={"CVE-1": {}}, screenshot={}),
+        banner(ip="198.18.6.2", org=["Acme", "a list"], location={"country_code": ""}),  # no org, no country
+        banner(ip="198.18.6.3", product="nginx", http={"title": "Acme"}),
+    )
+    assert count(store, "port:22", "org,country,has_screenshot") == (
+        3,
+        {
+            "org": [{"count": 1, "value": "Acme"}],
+            "country": [{"count": 1, "value": "DE"}],
+            "has_screenshot": [{"count": 2, "value": "false"}, {"count": 1, "value": "true"}],
+        },
+    )
+    assert count(store, "org:acme")[0] == count(store, "country:DE")[0] == count(store, "has_vuln:true")[0] == 1
+    assert count(store, "-org:acme")[0] == count(store, "-country:de")[0] == count(store, "has_vuln:false")[0] == 2
+    assert count(store, 'org:"a list"')[0] == 0 and count(store, "product:NGINX org:acme,nginx")[0] == 0

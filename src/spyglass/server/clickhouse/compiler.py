@@ -50,10 +50,26 @@ LOWERED = {
 }
 
 
+# Fields that a banner's document holds one value of, or none (fields.document sets them so,
+# whatever the banner's members hold): a plain column each (String, or UInt8 for the flags every
+# banner has), the empty string for none, which 18.16 reads and counts several times faster than
+# an array (trends of port:22 by country at 10M banners 560 -> 312 ms, by hand).
+SCALAR = frozenset(
+    "f_asn f_city f_country f_http_title f_ip f_isp f_org f_os f_product f_ssl_cert_issuer_cn "
+    "f_ssl_cert_subject_cn x_scan b_has_ipv6 b_has_screenshot b_has_ssl b_has_vuln".split()
+)
+
+
+def scalar(field_name: str) -> bool:
+    """Whether a field's column holds one value (SCALAR; an x_ field read from its f_ column too)."""
+    return LOWERED.get(field_name, field_name) in SCALAR
+
+
 def column(field_name: str) -> str:
     """The column (or expression) of an index field (the port and the time are plain columns)."""
     if field_name in LOWERED:
-        return f"arrayMap(lv -> lowerUTF8(lv), {LOWERED[field_name]})"
+        shown = LOWERED[field_name]
+        return f"lowerUTF8({shown})" if shown in SCALAR else f"arrayMap(lv -> lowerUTF8(lv), {shown})"
     return {"i_port": "port", "timestamp": "t"}.get(field_name, field_name)
 
 
@@ -119,26 +135,32 @@ def _text(sql: Sql, col: str, value: str, tokens: bool = False) -> str:
     return " AND ".join([*needs, _matched(sql, col, found)])
 
 
+def _one_of(sql: Sql, field_name: str, values: list) -> str:
+    """That a field holds one of ``values`` (its column holds one value, or several)."""
+    if not values:
+        return "0"
+    col = column(field_name)
+    if scalar(field_name) or col == "port":
+        return f"{col} IN {sql.param(tuple(values))}"
+    return f"hasAny({col}, {sql.param(values)})"
+
+
 def filter_condition(sql: Sql, f: Filter) -> str:
     kind = FILTERS[f.name]
-    col = column(FILTER_FIELDS[f.name])
+    field_name = FILTER_FIELDS[f.name]
+    col = column(field_name)
     if f.name == "all":
         return _any([_text(sql, column(c), str(v)) for v in f.values for c in ALL_TEXT_FIELDS])
     if kind is Kind.TEXT:
         return _any([_text(sql, col, str(v)) for v in f.values])
     if kind in (Kind.EXACT, Kind.SUFFIX, Kind.PREFIX):
-        return f"hasAny({col}, {sql.param([str(v).lower() for v in f.values])})"
+        return _one_of(sql, field_name, [str(v).lower() for v in f.values])
     if kind in (Kind.COUNTRY, Kind.ASN):
-        return f"hasAny({col}, {sql.param([str(v).upper() for v in f.values])})"
+        return _one_of(sql, field_name, [str(v).upper() for v in f.values])
     if kind is Kind.INT:
-        numbers = [int(v) for v in f.values if isinstance(v, int) and I64[0] <= v <= I64[1]]
-        if not numbers:
-            return "0"
-        if col == "port":
-            return f"port IN {sql.param(tuple(numbers))}"
-        return f"hasAny({col}, {sql.param(numbers)})"
+        return _one_of(sql, field_name, [int(v) for v in f.values if isinstance(v, int) and I64[0] <= v <= I64[1]])
     if kind is Kind.BOOL:
-        return f"hasAny({col}, {sql.param([int(bool(v)) for v in f.values])})"
+        return _one_of(sql, field_name, [int(bool(v)) for v in f.values])
     if kind is Kind.DATE:
         dates = [v for v in f.values if isinstance(v, date)]
         if f.name == "before":

@@ -49,7 +49,7 @@ from spyglass.exactjson import loads
 from spyglass.query import Facet, Filter, Query
 from spyglass.server.bannerstore import FacetCounts, Prepared, StoreUnavailable, Trends
 from spyglass.server.clickhouse import tables
-from spyglass.server.clickhouse.compiler import TEXT_INDEX_SINCE, Sql, column, current, ip16, where
+from spyglass.server.clickhouse.compiler import TEXT_INDEX_SINCE, Sql, column, current, ip16, scalar, where
 from spyglass.server.index.fields import FACET_FIELDS
 from spyglass.server.index.records import service_key_of
 from spyglass.server.index.trends import months
@@ -61,6 +61,7 @@ LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
 # turns into a set that its primary key index is searched with.
 AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
 CONCURRENT_READ_ROWS = 2048
+NO_PAIRS = "CAST([] AS Array(Tuple(UInt16, String, Int64)))"  # a row's facet pairs when it has none
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
 _TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
@@ -546,15 +547,19 @@ class ClickHouseStore:
             col = column(field_name)
             if col == "port":
                 pairs.append(f"[(toUInt16({i}), toString(port), toInt64(port))]")
+            elif field_name.startswith("b_") and scalar(field_name):
+                pairs.append(f"[(toUInt16({i}), if({col}, 'true', 'false'), toInt64({col}))]")
             elif field_name.startswith("b_"):
                 pairs.append(f"arrayMap(x -> (toUInt16({i}), if(x, 'true', 'false'), toInt64(x)), {col})")
             elif field_name.startswith("i_"):
                 pairs.append(f"arrayMap(x -> (toUInt16({i}), toString(x), x), {col})")
+            elif scalar(field_name):  # the empty string: none
+                pairs.append(f"if({col} = '', {NO_PAIRS}, [(toUInt16({i}), {col}, toInt64(0))])")
             else:
                 pairs.append(f"arrayMap(x -> (toUInt16({i}), x, toInt64(0)), {col})")
         every = f"arrayConcat({', '.join(pairs)})"
         if matching.checks:
-            every = f"if({matching.checks}, {every}, CAST([] AS Array(Tuple(UInt16, String, Int64))))"
+            every = f"if({matching.checks}, {every}, {NO_PAIRS})"
         month = "month" if by_month else "toUInt32(0)"
         size = max((int(f.size) for f in facets), default=1)
         prewhere = f" PREWHERE {matching.condition}" if matching.condition != "1" else ""

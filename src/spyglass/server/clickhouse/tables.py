@@ -47,7 +47,7 @@ from typing import Any
 
 from spyglass.exactjson import dumps
 from spyglass.server.bannerstore import Prepared
-from spyglass.server.clickhouse.compiler import EPOCH, LOWERED, TEXT_INDEX, column
+from spyglass.server.clickhouse.compiler import EPOCH, LOWERED, SCALAR, TEXT_INDEX, column
 from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document
 from spyglass.server.index.records import keys
 from spyglass.server.index.shape import normalize
@@ -60,6 +60,12 @@ _FIELDS = _ALIKE_FIELDS + sorted(
     - set(LOWERED)
 )
 _TYPES = {"t_": "String", "x_": "Array(String)", "f_": "Array(String)", "i_": "Array(Int64)", "b_": "Array(UInt8)"}
+_SCALAR_TYPES = {"x_": "String", "f_": "String", "b_": "UInt8"}  # compiler.SCALAR's columns
+
+
+def _type(field_name: str) -> str:
+    return (_SCALAR_TYPES if field_name in SCALAR else _TYPES)[field_name[:2]]
+
 
 # (name, type) of every column of ``banners``, in the order of a prepared row (the writer appends the mark)
 COLUMNS: list[tuple[str, str]] = [
@@ -69,7 +75,7 @@ COLUMNS: list[tuple[str, str]] = [
     ("t", "Int64"),  # microseconds since 1970, UTC
     ("ip", "FixedString(16)"),  # IPv4 mapped into IPv6: one order, one range filter
     ("port", "UInt16"),
-    *[(column(f), _TYPES[f[:2]]) for f in _FIELDS],
+    *[(column(f), _type(f)) for f in _FIELDS],
     ("transport", "String"),
     ("text", "String"),
     ("mark", "UInt64"),
@@ -112,7 +118,7 @@ _CANCEL = struct.Struct("<QQQb")
 # What a layout's rows hold, noted in the store's meta as "layout": raise it when that changes while
 # the tables' columns and engines do not (how a key is hashed, how a field's column is made), so
 # that a store of the earlier one is upgraded (its rows made again from the bodies), not misread.
-LAYOUT = "2"
+LAYOUT = "3"
 PREVIOUS = "_previous"  # an upgrade's name for a table of an earlier layout while it copies from it (upgrade.py)
 
 
@@ -298,9 +304,15 @@ def _flag(value: bool) -> bytes:
     return b"\x01\x01" if value else b"\x01\x00"
 
 
+def _one_flag(value: bool) -> bytes:
+    """A ``b`` field of SCALAR as a UInt8."""
+    return b"\x01" if value else b"\x00"
+
+
 _ENCODERS: dict[str, Callable[[Any], bytes]] = {"t": _lowered, "x": _strings, "f": _strings, "i": _integers, "b": _flag}
-_SLOT = {name: (i, _ENCODERS[name[0]]) for i, name in enumerate(_FIELDS)}
-_EMPTY = [b"\x00"] * len(_FIELDS)  # an empty String and an empty Array are both one zero byte
+_SCALAR_ENCODERS: dict[str, Callable[[Any], bytes]] = {"x": _string, "f": _string, "b": _one_flag}
+_SLOT = {name: (i, (_SCALAR_ENCODERS if name in SCALAR else _ENCODERS)[name[0]]) for i, name in enumerate(_FIELDS)}
+_EMPTY = [b"\x00"] * len(_FIELDS)  # an empty String, an empty Array and a UInt8 0 are all one zero byte
 
 
 def _shown_exact(doc: dict, name: str, values: list[str]) -> None:
