@@ -1,4 +1,4 @@
-"""The query AST as a ClickHouse ``WHERE`` condition: the second compiler beside the tantivy one
+"""The query AST as a ClickHouse condition: the second compiler beside the tantivy one
 (:mod:`spyglass.server.index.compiler`), from the same parsed :class:`~spyglass.query.Query`.
 
 Every value the user typed reaches the server as a query parameter (``%(p0)s``, escaped by the
@@ -7,16 +7,16 @@ knows and parameter placeholders.
 
 The columns are the embedded index's fields (fields.py) by the same names, so both stores read a
 banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
-as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values), ``text`` for free
-text. Words match as tantivy's tokenizer splits them: whole, case-insensitive, a phrase's words
-one after another (a regular expression over the text, stored lower-cased; ClickHouse looks for
-its literal part first).
+as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values, or one value where a
+banner never has more: SCALAR), ``text`` for free text. Words match as tantivy's tokenizer splits
+them: whole, case-insensitive, a phrase's words one after another (a regular expression over the
+text, stored lower-cased), asked only of the rows that hold each word's bytes (Condition).
 
-On a server with text indexes (ClickHouse 26.2 and later: ``tokens``), free text also asks that
-each word be a token of the text's WORDS (tables.py indexes that expression), which the server
-answers from the index before it reads a row; the expression splits where the regular
-expression does (a curly quote or a no-break space too), so the index never drops a match.
-18.16 has neither the index nor ``hasToken``: there the regular expression alone decides.
+On a server with text indexes (ClickHouse 26.2 and later: ``tokens``), a word is looked for as a
+token of the text's WORDS (tables.py indexes that expression) instead, which the server answers
+from the index before it reads a row; the expression splits where the regular expression does (a
+curly quote or a no-break space too), so the index never drops a match. 18.16 has neither the
+index nor ``hasToken``.
 """
 
 from __future__ import annotations

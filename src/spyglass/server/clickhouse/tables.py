@@ -2,7 +2,8 @@
 
 - ``banners``: one row per banner, the columns the filters and facets read (the embedded index's
   fields by the same names, fields.py, less the x_ fields that are an f_ field lower-cased:
-  compiler.LOWERED); a MergeTree ordered by address, port, transport, time and key, so a host's
+  compiler.LOWERED; a field a banner has one value of at most is a plain column, not an array:
+  compiler.SCALAR); a MergeTree ordered by address, port, transport, time and key, so a host's
   history is one range of the table. Not a ReplacingMergeTree: a banner added twice by two writers
   at once is kept once by their reconciliation (store.py), which deletes the later copy's row and
   body; a merge that dropped a copy on its own would leave its body behind, found by no row.
