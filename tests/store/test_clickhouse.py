@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 
 import pytest
 
 from spyglass.datagen import generate
-from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, parse_facets, parse_strict
+from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, Text, parse_facets, parse_strict
 from spyglass.server.bannerstore import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, tables
 from spyglass.server.clickhouse.compiler import Sql, where
@@ -122,6 +123,13 @@ def test_hostile_values_are_parameters_never_sql(clickhouse_server, tmp_path, va
     assert facets["tag"] == [{"count": 1, "value": value}]
     negated = Query(f"-tag:{value}", [Filter("tag", (value.lower(),), negated=True)])
     assert store.count(negated, [])[0] == 1 and store.total() == 2  # the tables are still there
+    for term in (Text(value), Text(value, phrase=True), Filter("title", (value,))):  # words: cheap and costly parts
+        cheap, costly = where(Sql(), Query(value, [term]))
+        assert "'" not in cheap + costly
+        counted = store.count(Query(value, [term]), parse_facets("org,country"))[0]
+        against = replace(term, negated=True)
+        assert counted + store.count(Query(value, [against]), parse_facets("tag"))[0] == 2
+        assert store.trends(Query(value, [term]), parse_facets("country")).total == counted  # no history here
     store.close()
 
 
