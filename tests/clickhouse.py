@@ -93,6 +93,12 @@ def _answers_http(port: int) -> bool:
         connection.close()
 
 
+# The server ended by the kernel when the process that started it ends, however that ends (a test
+# run or a bench killed by a signal runs no ``stop()``): util-linux's setpriv sets that and execs
+# the server (a preexec_fn could deadlock the fork of a process with threads).
+ENDED_WITH_US = ["setpriv", "--pdeathsig", "TERM", "--"] if shutil.which("setpriv") else []
+
+
 class ClickHouseServer:
     """One clickhouse-server on loopback, its files under ``folder``."""
 
@@ -118,7 +124,8 @@ class ClickHouseServer:
         self.write_config()
         config = self.folder / "config.xml"
         log = open(self.folder / "stdout.log", "wb")
-        self.process = subprocess.Popen([binary(), f"--config-file={config}"], stdout=log, stderr=log, cwd=self.folder)
+        command = [*ENDED_WITH_US, binary(), f"--config-file={config}"]
+        self.process = subprocess.Popen(command, stdout=log, stderr=log, cwd=self.folder)
         log.close()
         deadline = time.monotonic() + timeout
         while True:
