@@ -82,13 +82,12 @@ def main() -> None:
     print(f"rare words: {sets['rare words']}")
     server = ClickHouseServer(folder / "server").start()
     try:
-        old = ClickHouseStore(server.address(DATABASE))
         new = current_engine_store(CurrentEngine(folder), DATABASE)
-        rates = {"ClickHouse 18.16": imported(old, source), "ClickHouse 26.9 (chdb)": imported(new, source)}
+        stores = {"ClickHouse 18.16": ClickHouseStore(server.address(DATABASE)), "ClickHouse 26.9 (chdb)": new}
+        rates = {name: imported(store, source) for name, store in stores.items()}
         merged([server])
         for table in ("banners", "current", "bodies"):
             new.execute(f"OPTIMIZE TABLE {DATABASE}.{table} FINAL")
-        stores = {"ClickHouse 18.16": old, "ClickHouse 26.9 (chdb)": new}
         for words, queries in sets.items():
             totals = {name: [store.count(parse_strict(q), [])[0] for q in queries] for name, store in stores.items()}
             if len({tuple(t) for t in totals.values()}) != 1:

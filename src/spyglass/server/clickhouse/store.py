@@ -60,6 +60,9 @@ LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
 # Rows at these addresses (a parameter ``ips``: their 16 bytes in hex): in a subquery, which 18.16
 # turns into a set that its primary key index is searched with.
 AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
+# A query reads in as many streams as max_threads allows from this many rows up: the default,
+# 163,840, left a search of the 276k current rows at 10M banners, or a page's 100 bodies, to one
+# core (the facets of port:22 at 10M 68 -> 43 ms, by hand).
 CONCURRENT_READ_ROWS = 2048
 NO_PAIRS = "CAST([] AS Array(Tuple(UInt16, String, Int64)))"  # a row's facet pairs when it has none
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
@@ -172,9 +175,6 @@ class ClickHouseStore:
     def connect(self, host: str | None = None, port: int | None = None, database: str | None = None):
         from clickhouse_driver import Client
 
-        # a query reads in as many streams as max_threads allows from this many rows up (the
-        # default, 163,840, left a search of 276k current rows or a page's 100 bodies to one core:
-        # search page + 5 facets at 10M banners 72 -> 43 ms, by hand)
         settings: dict[str, Any] = {"merge_tree_min_rows_for_concurrent_read": CONCURRENT_READ_ROWS}
         if self.cluster:
             settings["insert_distributed_sync"] = 1
