@@ -121,24 +121,22 @@ def p(samples: list[float], q: float) -> float:
 
 def table(results: dict[str, dict], count: int, gz: float) -> None:
     names = list(results)
-    base = results[names[0]]
     head = f"{'at ' + format(count, ',') + ' banners':32}" + "".join(f"{n:>22}" for n in names)
     print("\n" + head + "\n" + "-" * len(head))
 
-    def row(label: str, values: list[float], unit: str, higher_better: bool) -> None:
+    def row(label: str, values: list[float], unit: str) -> None:
         cells = []
         for i, v in enumerate(values):
             ratio = "" if i == 0 else f" ({v / values[0]:.2f}x)"
             cells.append(f"{v:,.1f}{unit}{ratio}" if v < 100 else f"{v:,.0f}{unit}{ratio}")
         print(f"{label:32}" + "".join(f"{c:>22}" for c in cells))
 
-    row("import, banners/s", [r["import"] for r in results.values()], "", True)
-    row("disk, bytes per banner", [r["bytes"] for r in results.values()], " B", False)
+    row("import, banners/s", [r["import"] for r in results.values()], "")
+    row("disk, bytes per banner", [r["bytes"] for r in results.values()], " B")
     for name, *_ in MEASURES:
         for q, label in ((0.5, "p50"), (0.95, "p95")):
-            row(f"{name} {label}", [p(r[name], q) for r in results.values()], " ms", False)
+            row(f"{name} {label}", [p(r[name], q) for r in results.values()], " ms")
     print(f"(the gzip input: {gz:,.0f} B per banner; ratios are to {names[0]}: above 1 is more)")
-    del base
 
 
 def main() -> None:
