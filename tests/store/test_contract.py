@@ -286,3 +286,42 @@ def test_a_field_a_banner_lacks_is_no_value_of_its_facet_and_matches_no_filter_b
     assert count(store, "org:acme")[0] == count(store, "country:DE")[0] == count(store, "has_vuln:true")[0] == 1
     assert count(store, "-org:acme")[0] == count(store, "-country:de")[0] == count(store, "has_vuln:false")[0] == 2
     assert count(store, 'org:"a list"')[0] == 0 and count(store, "product:NGINX org:acme,nginx")[0] == 0
+
+
+def test_more_than_nine_facets_at_once_each_counted_apart_numbers_tied_in_numeric_order(store):
+    """Eleven facets of one query (a store may number them in one pass), over all and by month; a
+    facet of numbers orders values of one count as numbers (22 before 1000, -3 before 5), not as text."""
+    tagged = {"org": "Acme", "asn": "AS64512", "location": {"country_code": "DE", "city": "Bonn"}, "tags": ["ics"]}
+    add(
+        store,
+        banner(ip="198.18.7.1", port=1000, hash=5, http={"status": 200}, version="1.0", product="nginx", **tagged),
+        banner(ip="198.18.7.2", port=1000, hash=-3, vulns={"CVE-2": {}}, stamp="2026-04-01T00:00:00.000000"),
+        banner(ip="198.18.7.3", port=22, hash=100, http={"status": 404}, **tagged),
+        banner(ip="198.18.7.4", port=22, hash=5, http={"status": 200}),
+        banner(ip="198.18.7.5", port=443, hash=-3),
+    )
+    names = "port,org,asn,country,product,vuln,tag,hash,http.status,version,city"
+    total, facets = count(store, "net:198.18.7.0/24", names)
+    assert total == 5
+    assert facets == {
+        "port": [{"count": 2, "value": "22"}, {"count": 2, "value": "1000"}, {"count": 1, "value": "443"}],
+        "org": [{"count": 2, "value": "Acme"}],
+        "asn": [{"count": 2, "value": "AS64512"}],
+        "country": [{"count": 2, "value": "DE"}],
+        "product": [{"count": 1, "value": "nginx"}],
+        "vuln": [{"count": 1, "value": "CVE-2"}],
+        "tag": [{"count": 2, "value": "ics"}],
+        "hash": [{"count": 2, "value": "-3"}, {"count": 2, "value": "5"}, {"count": 1, "value": "100"}],
+        "http.status": [{"count": 2, "value": "200"}, {"count": 1, "value": "404"}],
+        "version": [{"count": 1, "value": "1.0"}],
+        "city": [{"count": 2, "value": "Bonn"}],
+    }
+    trends = store.trends(parse_strict("net:198.18.7.0/24"), parse_facets(names))
+    assert [m["count"] for m in trends.matches] == [4, 1]  # March, April
+    assert trends.facets["port"][0]["values"] == [
+        {"count": 2, "value": "22"},
+        {"count": 1, "value": "443"},
+        {"count": 1, "value": "1000"},
+    ]
+    assert trends.facets["vuln"][1] == {"key": "2026-04", "values": [{"count": 1, "value": "CVE-2"}]}
+    assert trends.facets["city"][0] == {"key": "2026-03", "values": [{"count": 2, "value": "Bonn"}]}

@@ -64,7 +64,6 @@ AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
 # 163,840, left a search of the 276k current rows at 10M banners, or a page's 100 bodies, to one
 # core (the facets of port:22 at 10M 68 -> 43 ms, by hand).
 CONCURRENT_READ_ROWS = 2048
-NO_PAIRS = "CAST([] AS Array(Tuple(UInt16, String, Int64)))"  # a row's facet pairs when it has none
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
 _TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
@@ -536,37 +535,48 @@ class ClickHouseStore:
     def _facet_rows(self, matching: Where, facets: list[Facet], by_month: bool) -> list:
         """``(month, facet, value, count)`` of every facet's largest values (``facet``: its place
         in ``facets`` from 1; 0 is the number of matching rows, value ''), per month or over all
-        (month 0), in one pass: each row's facet values are made (facet, value) pairs that one
-        GROUP BY counts. The condition is PREWHERE, and the checks (Where.checks) choose between
-        a row's pairs and none, so that each is asked once a row (a WHERE would ask it of every
-        pair) and each shard still counts its own rows."""
-        # (facet, value, the number a value is when it is one: ties in its order)
-        pairs = ["[(toUInt16(0), '', toInt64(0))]"]
+        (month 0), in one pass: each row's facet values are made keys, the facet's place in
+        digits of one width before the value, that one GROUP BY counts. 18.16 groups a month and
+        a string by a faster method than the (facet, value, number) tuples it grouped before
+        (trends of port:22 at 10M banners, about a third less time, by hand). The condition is
+        PREWHERE, and the checks (Where.checks) choose between a row's keys and none, so that each
+        is asked once a row (a WHERE would ask it of every key) and each shard still counts its
+        own rows."""
+        width = len(str(len(facets)))
+        keys = [f"['{0:0{width}d}']"]
+        month = "month" if by_month else "toUInt32(0)"
+        numbers = []  # (facet, its values as numbers): ties in that order, as the embedded store's
         for i, facet in enumerate(facets, start=1):
             field_name = FACET_FIELDS[facet.name]
             col = column(field_name)
+            key = f"concat('{i:0{width}d}', "
             if col == "port":
-                pairs.append(f"[(toUInt16({i}), toString(port), toInt64(port))]")
+                keys.append(f"[{key}toString(port))]")
             elif field_name.startswith("b_") and scalar(field_name):
-                pairs.append(f"[(toUInt16({i}), if({col}, 'true', 'false'), toInt64({col}))]")
+                keys.append(f"[{key}if({col}, 'true', 'false'))]")
             elif field_name.startswith("b_"):
-                pairs.append(f"arrayMap(x -> (toUInt16({i}), if(x, 'true', 'false'), toInt64(x)), {col})")
+                keys.append(f"arrayMap(x -> {key}if(x, 'true', 'false')), {col})")
             elif field_name.startswith("i_"):
-                pairs.append(f"arrayMap(x -> (toUInt16({i}), toString(x), x), {col})")
+                keys.append(f"arrayMap(x -> {key}toString(x)), {col})")
             elif scalar(field_name):  # the empty string: none
-                pairs.append(f"if({col} = '', {NO_PAIRS}, [(toUInt16({i}), {col}, toInt64(0))])")
+                keys.append(f"if({col} = '', emptyArrayString(), [{key}{col})])")
             else:
-                pairs.append(f"arrayMap(x -> (toUInt16({i}), x, toInt64(0)), {col})")
-        every = f"arrayConcat({', '.join(pairs)})"
+                keys.append(f"arrayMap(x -> {key}x), {col})")
+            if col == "port" or field_name[:2] in ("b_", "i_"):
+                numbers.append(
+                    f"f = {i}, toInt64(v = 'true')" if field_name.startswith("b_") else f"f = {i}, toInt64OrZero(v)"
+                )
+        every = f"arrayConcat({', '.join(keys)})"
         if matching.checks:
-            every = f"if({matching.checks}, {every}, {NO_PAIRS})"
-        month = "month" if by_month else "toUInt32(0)"
+            every = f"if({matching.checks}, {every}, emptyArrayString())"
+        number = f"multiIf({', '.join(numbers)}, toInt64(0))" if numbers else "toInt64(0)"
         size = max((int(f.size) for f in facets), default=1)
         prewhere = f" PREWHERE {matching.condition}" if matching.condition != "1" else ""
         return self.execute(
-            f"SELECT {month} AS m, fv.1 AS f, fv.2 AS v, count() AS n FROM {matching.table} "
-            f"ARRAY JOIN {every} AS fv{prewhere} "
-            f"GROUP BY m, f, v, fv.3 ORDER BY m, f, n DESC, fv.3, v LIMIT {size} BY m, f",
+            f"SELECT m, toUInt16(substring(k, 1, {width})) AS f, substring(k, {width + 1}) AS v, n "
+            f"FROM (SELECT {month} AS m, k, count() AS n FROM {matching.table} "
+            f"ARRAY JOIN {every} AS k{prewhere} GROUP BY m, k) "
+            f"ORDER BY m, f, n DESC, {number}, v LIMIT {size} BY m, f",
             matching.params,
         )
 
