@@ -544,27 +544,27 @@ class ClickHouseStore:
         width = len(str(len(facets)))
         keys = [f"['{0:0{width}d}']"]
         month = "month" if by_month else "toUInt32(0)"
-        numbers = []  # (facet, its values as numbers): ties in that order, as the embedded store's
+        numbers = []  # facet i's values as numbers: ties in that order, as the embedded store's
         for i, facet in enumerate(facets, start=1):
             field_name = FACET_FIELDS[facet.name]
             col = column(field_name)
             key = f"concat('{i:0{width}d}', "
             if col == "port":
                 keys.append(f"[{key}toString(port))]")
-            elif field_name.startswith("b_") and scalar(field_name):
-                keys.append(f"[{key}if({col}, 'true', 'false'))]")
+                numbers.append(f"f = {i}, toInt64OrZero(v)")
             elif field_name.startswith("b_"):
-                keys.append(f"arrayMap(x -> {key}if(x, 'true', 'false')), {col})")
+                if scalar(field_name):
+                    keys.append(f"[{key}if({col}, 'true', 'false'))]")
+                else:
+                    keys.append(f"arrayMap(x -> {key}if(x, 'true', 'false')), {col})")
+                numbers.append(f"f = {i}, toInt64(v = 'true')")
             elif field_name.startswith("i_"):
                 keys.append(f"arrayMap(x -> {key}toString(x)), {col})")
+                numbers.append(f"f = {i}, toInt64OrZero(v)")
             elif scalar(field_name):  # the empty string: none
                 keys.append(f"if({col} = '', emptyArrayString(), [{key}{col})])")
             else:
                 keys.append(f"arrayMap(x -> {key}x), {col})")
-            if col == "port" or field_name[:2] in ("b_", "i_"):
-                numbers.append(
-                    f"f = {i}, toInt64(v = 'true')" if field_name.startswith("b_") else f"f = {i}, toInt64OrZero(v)"
-                )
         every = f"arrayConcat({', '.join(keys)})"
         if matching.checks:
             every = f"if({matching.checks}, {every}, emptyArrayString())"
