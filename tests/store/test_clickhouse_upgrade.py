@@ -145,10 +145,10 @@ def test_store_init_upgrades_a_store_of_the_earlier_layout_keeping_every_banner(
 
 
 def test_an_upgrade_cut_short_is_refused_until_store_init_runs_again(earlier, capsys, monkeypatch):
-    from spyglass.server.clickhouse import upgrade
+    from spyglass.server.clickhouse import tables, upgrade
 
     def cut(store, *args):
-        store.insert("bodies", ["mark", "t", "body"], b"")  # part way
+        store.insert("bodies", tables.BODY_COLUMNS, b"")  # part way
         raise ConnectionResetError("the connection dropped")
 
     monkeypatch.setattr(upgrade, "_copy", cut)
@@ -192,6 +192,31 @@ def test_a_store_whose_banners_were_a_replacing_merge_tree_is_upgraded_too(click
     store = ClickHouseStore(url)
     assert store.raw_bodies(list(sent)) == sent and store.total() == 5
     assert [b["data"] for b in store.search(parse_strict("port:22"), [])[1]] == ["new"]
+    store.close()
+
+
+def test_a_store_whose_bodies_kept_their_time_is_upgraded_and_still_says_what_was_added(
+    clickhouse_cluster, tmp_path, capsys
+):
+    """Layout 3: the tables of today but for a time column in ``bodies`` (the bulk-data builder
+    now reads the times from ``banners``)."""
+    name = database(tmp_path)
+    url = clickhouse_cluster.address(name)
+    earlier = ClickHouseStore(url)
+    with earlier.writing() as writer:
+        writer.add([earlier.prepare(json.loads(body), body) for _, body in BODIES])
+    sent = [row for batch in earlier.added_since(0, 2) for row in batch]
+    earlier.close()
+    for server in clickhouse_cluster.servers:
+        server.query(f"ALTER TABLE {name}.bodies_local ADD COLUMN t Int64")
+    with pytest.raises(StoreUnavailable, match=f"{name}.bodies_local was made by an earlier version"):
+        ClickHouseStore(url)
+
+    assert main(["store", "init", "--store", url]) == EXIT_OK
+    assert "5 banners copied" in capsys.readouterr().err
+    store = ClickHouseStore(url)
+    assert [row for batch in store.added_since(0, 2) for row in batch] == sent  # marks and times, as before
+    assert sorted(store.raw_bodies([m for m, _ in sent]).values()) == sorted(body for _, body in BODIES)
     store.close()
 
 

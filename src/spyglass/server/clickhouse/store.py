@@ -57,6 +57,7 @@ from spyglass.server.index.trends import months
 PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
+ADDED_WINDOW = 200_000  # marks the bulk-data builder is handed from one query (added_since)
 # Rows at these addresses (a parameter ``ips``: their 16 bytes in hex): in a subquery, which 18.16
 # turns into a set that its primary key index is searched with.
 AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
@@ -636,14 +637,18 @@ class ClickHouseStore:
         return self.execute("SELECT max(mark) FROM bodies")[0][0] or 0
 
     def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
+        """From ``banners``, whose rows are inserted after their bodies (each banner's body is
+        there), ADDED_WINDOW at a time: the table is in address order, so each query reads its
+        whole mark column."""
         last = mark
         while True:
             rows = self.execute(
-                f"SELECT mark, t FROM bodies WHERE mark > %(m)s ORDER BY mark LIMIT {int(batch)}", {"m": last}
+                f"SELECT mark, t FROM banners WHERE mark > %(m)s ORDER BY mark LIMIT {ADDED_WINDOW}", {"m": last}
             )
             if not rows:
                 return
-            yield [(m, tables.stamp_of(t)) for m, t in rows]
+            for i in range(0, len(rows), batch):
+                yield [(m, tables.stamp_of(t)) for m, t in rows[i : i + batch]]
             last = rows[-1][0]
 
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
@@ -745,7 +750,7 @@ class Writer:
             alike.sort(key=lambda p: tables.alike(p.doc))
         replaced = {key for _, key, _ in self.demoted}
         with paused_gc():
-            bodies = b"".join([tables.body_row(p.doc, mark, p.body) for p, mark in zip(alike, marks, strict=True)])
+            bodies = b"".join([tables.body_row(mark, p.body) for p, mark in zip(alike, marks, strict=True)])
             rows = b"".join([tables.banner_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True)])
             current = b"".join(
                 [tables.current_row(p.doc, mark) for p, mark in zip(alike, marks, strict=True) if p.key not in replaced]
