@@ -8,17 +8,21 @@ The servers are Debian's clickhouse-server (apt-get install -y clickhouse-server
 loopback from configs written under WORK (tests/clickhouse.py). Each store is measured alone:
 the servers of the others are stopped. Queries go through ``spyglass serve --store`` over HTTP (raw
 httpx, the bytes a plain client reads); each query warmed once, p50/p95 over REPEAT requests.
+Each import's CPU time a banner is printed too, split between this process, the import's worker
+processes and the servers: an import is bound by the machine's cores, and this says whose work
+fills them.
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import shutil
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,22 +83,48 @@ def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[floa
 
 
 def measure(
-    name: str, source: Path, work: Path, address: str, size: Callable[[], int], settle: Callable[[], None], repeat: int
+    name: str, source: Path, work: Path, address: str, size: Callable[[], int], servers: list, repeat: int
 ) -> dict[str, float | list[float]]:
     data = work / f"backend-{name.replace(' ', '-')}"
     shutil.rmtree(data, ignore_errors=True)
     store = open_banner_store(address, data)  # where the backend below opens it
     reconciling = timed(store, "reconcile")  # a ClickHouse writer's, at its end
+    cpu_before = cpu_seconds(servers)
     started = time.perf_counter()
     report = import_files(store, [source])
     elapsed = time.perf_counter() - started
+    cpu = [after - before for before, after in zip(cpu_before, cpu_seconds(servers), strict=True)]
     store.close()
     of_which = f" (of which the writer's reconciliation at its end {sum(reconciling):.2f} s)" if reconciling else ""
     print(f"{name}: imported {report.added:,} banners in {elapsed:.1f} s{of_which}", flush=True)
-    settle()  # merge each month's parts, as the server does in time, before the disk is measured
-    result: dict[str, float | list[float]] = {"import": report.added / elapsed, "bytes": size() / report.added}
+    per_banner = [seconds / report.added * 1e6 for seconds in cpu]
+    print(
+        f"  CPU a banner: {per_banner[0]:.1f} us this process (the writer), {per_banner[1]:.1f} us its workers "
+        f"(parsing, preparing), {per_banner[2]:.1f} us the ClickHouse servers; {sum(per_banner):.1f} us in all, "
+        f"of {2 * elapsed / report.added * 1e6:.1f} us of 2 cores' time",
+        flush=True,
+    )
+    merged(servers)  # merge each month's parts, as the server does in time, before the disk is measured
+    result: dict[str, float | list[float]] = {
+        "import": report.added / elapsed,
+        "cpu": sum(per_banner),
+        "bytes": size() / report.added,
+    }
     result.update(http_latencies(data, address, repeat))
     return result
+
+
+def cpu_seconds(servers: list[ClickHouseServer]) -> tuple[float, float, float]:
+    """CPU seconds (user and system) used so far by this process, its ended children (an import's
+    workers, once it ends) and these servers (alive: read from /proc)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    tick = os.sysconf("SC_CLK_TCK")
+    served = 0.0
+    for server in servers:
+        assert server.process is not None
+        fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        served += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime, served
 
 
 def timed(obj: object, method: str) -> list[float]:
@@ -132,6 +162,7 @@ def table(results: dict[str, dict], count: int, gz: float) -> None:
         print(f"{label:32}" + "".join(f"{c:>22}" for c in cells))
 
     row("import, banners/s", [r["import"] for r in results.values()], "")
+    row("import, CPU us a banner", [r["cpu"] for r in results.values()], " us")
     row("disk, bytes per banner", [r["bytes"] for r in results.values()], " B")
     for name, *_ in MEASURES:
         for q, label in ((0.5, "p50"), (0.95, "p95")):
@@ -155,7 +186,7 @@ def main() -> None:
         with start() as started:
             address, size = address_of(started)
             servers_of = [] if started is None else getattr(started, "servers", [started])
-            results[name] = measure(name, source, args.work, address, size, partial(merged, servers_of), args.repeat)
+            results[name] = measure(name, source, args.work, address, size, servers_of, args.repeat)
     totals = {name: r.pop("totals") for name, r in results.items()}
     print(f"count of each query, all stores: {next(iter(totals.values()))}")
     if len({tuple(t) for t in totals.values()}) != 1:
