@@ -639,7 +639,8 @@ class ClickHouseStore:
     def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
         """From ``banners``, whose rows are inserted after their bodies (each banner's body is
         there), ADDED_WINDOW at a time: the table is in address order, so each query reads its
-        whole mark column."""
+        whole mark column. By hand at 10M banners: every mark in 60 s (0.6 s a query, 0.75 s to
+        make its times' text), where 2,000 at a time from ``bodies`` took 157 s for the first 2M."""
         last = mark
         while True:
             rows = self.execute(
