@@ -35,6 +35,7 @@ from bench.index import (  # noqa: E402
     SEARCHES,
     TRENDS,
     arguments,
+    cpu_seconds,
     dataset,
     dir_size,
     funded_key,
@@ -83,25 +84,32 @@ def http_latencies(data: Path, address: str, repeat: int) -> dict[str, list[floa
 
 
 def measure(
-    name: str, source: Path, work: Path, address: str, size: Callable[[], int], servers: list, repeat: int
+    name: str,
+    source: Path,
+    work: Path,
+    address: str,
+    size: Callable[[], int],
+    servers: list[ClickHouseServer],
+    repeat: int,
 ) -> dict[str, float | list[float]]:
     data = work / f"backend-{name.replace(' ', '-')}"
     shutil.rmtree(data, ignore_errors=True)
     store = open_banner_store(address, data)  # where the backend below opens it
     reconciling = timed(store, "reconcile")  # a ClickHouse writer's, at its end
-    cpu_before = cpu_seconds(servers)
+    cpu_before = cpu_split(servers)
     started = time.perf_counter()
     report = import_files(store, [source])
     elapsed = time.perf_counter() - started
-    cpu = [after - before for before, after in zip(cpu_before, cpu_seconds(servers), strict=True)]
+    cpu = [after - before for before, after in zip(cpu_before, cpu_split(servers), strict=True)]
     store.close()
     of_which = f" (of which the writer's reconciliation at its end {sum(reconciling):.2f} s)" if reconciling else ""
     print(f"{name}: imported {report.added:,} banners in {elapsed:.1f} s{of_which}", flush=True)
     per_banner = [seconds / report.added * 1e6 for seconds in cpu]
+    cores = os.cpu_count() or 1
     print(
         f"  CPU a banner: {per_banner[0]:.1f} us this process (the writer), {per_banner[1]:.1f} us its workers "
         f"(parsing, preparing), {per_banner[2]:.1f} us the ClickHouse servers; {sum(per_banner):.1f} us in all, "
-        f"of {2 * elapsed / report.added * 1e6:.1f} us of 2 cores' time",
+        f"of {cores * elapsed / report.added * 1e6:.1f} us of {cores} cores' time",
         flush=True,
     )
     merged(servers)  # merge each month's parts, as the server does in time, before the disk is measured
@@ -114,16 +122,11 @@ def measure(
     return result
 
 
-def cpu_seconds(servers: list[ClickHouseServer]) -> tuple[float, float, float]:
-    """CPU seconds (user and system) used so far by this process, its ended children (an import's
-    workers, once it ends) and these servers (alive: read from /proc)."""
+def cpu_split(servers: list[ClickHouseServer]) -> tuple[float, float, float]:
+    """CPU seconds used so far by this process, its ended children (an import's workers, once it
+    ends) and these servers (alive, so not yet among the children)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    tick = os.sysconf("SC_CLK_TCK")
-    served = 0.0
-    for server in servers:
-        assert server.process is not None
-        fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        served += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    served = sum(cpu_seconds(server.process.pid) for server in servers if server.process is not None)
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime, served
 
 

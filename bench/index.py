@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
+import os
 import shutil
 import statistics
 import subprocess
@@ -75,6 +76,14 @@ def timed(fn, repeat: int, queries: list[str]) -> list[float]:
         fn(q)
         samples.append(time.perf_counter() - started)
     return samples
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a process and every process under it, so far."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    own = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    return own + sum(cpu_seconds(c) for c in children)
 
 
 def dir_size(path: Path) -> int:

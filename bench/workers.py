@@ -27,7 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from index import FACETS5, SEARCHES, dataset, funded_key, serve  # noqa: E402  (bench/index.py)
+from index import FACETS5, SEARCHES, cpu_seconds, dataset, funded_key, serve  # noqa: E402  (bench/index.py)
 
 from spyglass.server.index import BannerIndex  # noqa: E402
 from spyglass.server.index.importer import import_files  # noqa: E402
@@ -61,14 +61,6 @@ def data_dir(work: Path, count: int) -> Path:
         import_files(index, [dataset(work, count)])
         index.close()
     return data
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of a process and every process under it, so far."""
-    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    own = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
-    return own + sum(cpu_seconds(c) for c in children)
 
 
 def load(url: str, paths: list[str], clients: int, seconds: float, script_dir: Path) -> tuple[float, str]:
