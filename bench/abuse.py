@@ -8,7 +8,17 @@
 3. the delay of one account's notification while another account's receiver never answers
    (30 notifications queued for it, each try waiting out its 10 s timeout). Goal: under 2 s.
 
-    python bench/abuse.py [--seconds 10]
+Then one account (or a client with no key) against the others (issue 34, items 4-8), each on a
+stock `spyglass serve --demo`, while another client asks for a count every 0.1 s: that client's
+p50/p95 and the server's RSS before, at its peak and after. Goals: the other client answered within
+2 s throughout, the server under 500 MB and back near where it started.
+
+4. lookups: 70 notifier tests and 20 geonet pings of names whose DNS never answers;
+5. uploads: 64 slow uploads with no key; 6. keys: wrong keys from the other client's address, and
+   wrong keys under rotated X-Forwarded-For; 7. queries: 24 clients counting (free) cpe: with
+   2,000 values and net: with 1,000; 8. logs: 300 aborted uploads, and what they log.
+
+    python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -23,6 +33,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -157,13 +169,253 @@ def delivery_delay() -> None:
     print(f"another account's notification beside a receiver that never answers (30 queued): {took * 1000:.0f} ms")
 
 
+# --- attacks of one account (or none) on the others: issue 34, items 4-8 -------------------------
+
+
+class Victim:
+    """Another client, a polite one, asking for a count with a facet every 0.1 s on a connection
+    of its own each time (as the CLI does) while an attack runs; and the server's RSS meanwhile."""
+
+    def __init__(self, url: str, key: str, pid: int) -> None:
+        self.url, self.key, self.pid = url, key, pid
+        self.answers: list[tuple[float, int]] = []  # (seconds, status; 0: no answer within 10 s)
+        self.rss_before = self.rss_peak = self.rss_after = 0.0
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def __enter__(self) -> Victim:
+        time.sleep(1)
+        self.rss_before = self.rss_peak = rss_mb(self.pid)
+        self._threads = [threading.Thread(target=self._ask), threading.Thread(target=self._watch)]
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+
+    def settle(self, seconds: float = 5.0) -> None:
+        time.sleep(seconds)
+        self.rss_after = rss_mb(self.pid)
+
+    def _ask(self) -> None:
+        params = {"key": self.key, "query": "port:22", "facets": "country"}
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            try:
+                status = httpx.get(f"{self.url}/intel/host/count", params=params, timeout=10).status_code
+            except httpx.HTTPError:
+                status = 0
+            self.answers.append((time.perf_counter() - started, status))
+            self._stop.wait(0.1)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.2):
+            self.rss_peak = max(self.rss_peak, rss_mb(self.pid))
+
+    def report(self, attack: str) -> None:
+        times = sorted(t for t, _ in self.answers)
+        ok = sum(1 for _, s in self.answers if s == 200)
+        p50 = times[len(times) // 2] if times else float("nan")
+        p95 = times[min(len(times) - 1, int(len(times) * 0.95))] if times else float("nan")
+        print(
+            f"{attack}: another client p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, {ok} of "
+            f"{len(self.answers)} answered 200; server RSS {self.rss_before:.0f} MB before, "
+            f"{self.rss_peak:.0f} MB peak, {self.rss_after:.0f} MB after"
+        )
+
+
+@contextmanager
+def stock_backend(*options: str, stderr: Path | None = None) -> Iterator[tuple[str, int, str]]:
+    """``spyglass serve --demo`` with its stock settings, as a process: its URL, pid and data dir."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with serve(tmp, "--demo", *options, stderr=stderr) as url:
+            yield url, server_pid(url), tmp
+
+
+def keys(data_dir: str, *plans: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "spyglass", "keys", "create", "--data", data_dir, "--plan", plans[0]],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    made = [out.stdout.strip()]
+    for plan in plans[1:]:
+        made += keys(data_dir, plan)
+    return made
+
+
+FORM = "content-type: application/x-www-form-urlencoded\r\n"  # a form body may carry the key: it is read
+
+
+def silent_nameserver() -> socket.socket:
+    """A UDP socket on loopback that is never read: a DNS server that never answers."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+def slow_name_lookups(seconds: float) -> None:
+    """Item 4: a free account keeps 70 notifier tests to a name whose DNS never answers in flight,
+    and anyone (no key) 20 geonet pings of such names."""
+    with silent_nameserver() as dns:
+        nameserver = f"127.0.0.1:{dns.getsockname()[1]}"
+        with stock_backend("--nameserver", nameserver) as (url, pid, data):
+            free, victim = keys(data, "free", "member")
+            hook = {"provider": "webhook", "url": "http://never.answers.test/hook"}
+            made = httpx.post(f"{url}/notifier", params={"key": free}, data=hook, timeout=10)
+            notifier = made.json()["id"]
+            stop = threading.Event()
+
+            def tests() -> None:
+                while not stop.is_set():
+                    try:
+                        httpx.post(f"{url}/notifier/{notifier}/test", params={"key": free}, timeout=30)
+                    except httpx.HTTPError:
+                        pass
+
+            def pings() -> None:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    try:
+                        httpx.get(f"{url}/geonet/api/ping/slow{n}.never.answers.test", timeout=30)
+                    except httpx.HTTPError:
+                        pass
+
+            with Victim(url, victim, pid) as v:
+                flood = [threading.Thread(target=tests) for _ in range(70)]
+                flood += [threading.Thread(target=pings) for _ in range(20)]
+                for t in flood:
+                    t.start()
+                time.sleep(seconds)
+                stop.set()
+                for t in flood:
+                    t.join()
+                v.settle()
+            v.report("4. 70 notifier tests + 20 geonet pings of names whose DNS never answers")
+
+
+def slow_uploads(seconds: float) -> None:
+    """Item 5: 64 connections with no key send POST /notifier with Content-Length 1,000,000,000
+    and a byte every 5 s."""
+    with stock_backend() as (url, pid, data):
+        (victim,) = keys(data, "member")
+        host, port = url.removeprefix("http://").split(":")
+        head = f"POST /notifier HTTP/1.1\r\nHost: {host}\r\n{FORM}content-length: 1000000000\r\n\r\n".encode()
+        with Victim(url, victim, pid) as v:
+            started, socks = time.monotonic(), []
+            while time.monotonic() - started < seconds:
+                live = []
+                for s in socks:
+                    try:
+                        s.send(b"a")
+                        live.append(s)
+                    except OSError:
+                        s.close()
+                while len(live) < 64:  # the attacker comes back as soon as it is cut off
+                    s = socket.create_connection((host, int(port)))
+                    s.sendall(head)
+                    live.append(s)
+                socks = live
+                time.sleep(5)
+            for s in socks:
+                s.close()
+            v.settle()
+        v.report("5. 64 slow uploads with no key (a byte every 5 s)")
+
+
+def wrong_keys(seconds: float) -> None:
+    """Item 6: 5 wrong keys a second from the victim's own address, then 200 wrong keys each with
+    another X-Forwarded-For: how many of those were refused with 429 (all but the first 20 when the
+    header is not trusted)."""
+    with stock_backend() as (url, pid, data):
+        (victim,) = keys(data, "member")
+        with Victim(url, victim, pid) as v:
+            started = time.monotonic()
+            while time.monotonic() - started < seconds:
+                httpx.get(f"{url}/api-info", params={"key": "0" * 32}, timeout=10)
+                time.sleep(0.2)
+            v.settle(1)
+        v.report("6. 5 wrong keys a second from the same address")
+    with stock_backend() as (url, pid, data):
+        refused = sum(
+            httpx.get(f"{url}/api-info", params={"key": "0" * 32},
+                      headers={"X-Forwarded-For": f"203.0.113.{n % 250 + 1}"}, timeout=10).status_code == 429
+            for n in range(200)
+        )  # fmt: skip
+        print(f"6. 200 wrong keys, each with another X-Forwarded-For: {refused} answered 429")
+
+
+def costly_free_queries(seconds: float) -> None:
+    """Item 7: 24 clients with no credit to spend send counts of cpe: with 2,000 values, and of
+    net: with 1,000 copies of 0.0.0.0/0."""
+    cpe = "cpe:" + ",".join(f"{n:03x}" for n in range(2000))  # 8 KB of URL
+    net = "net:" + ",".join(["0.0.0.0/0"] * 1000)
+    with stock_backend() as (url, pid, data):
+        free, victim = keys(data, "free", "member")
+        stop = threading.Event()
+        statuses: dict[int, int] = {}
+
+        def flood(query: str) -> None:
+            with httpx.Client(timeout=30) as client:
+                while not stop.is_set():
+                    try:
+                        status = client.get(f"{url}/intel/host/count", params={"key": free, "query": query}).status_code
+                    except httpx.HTTPError:
+                        status = 0
+                    statuses[status] = statuses.get(status, 0) + 1
+
+        with Victim(url, victim, pid) as v:
+            threads = [threading.Thread(target=flood, args=(cpe if n % 2 else net,)) for n in range(24)]
+            for t in threads:
+                t.start()
+            time.sleep(seconds)
+            stop.set()
+            for t in threads:
+                t.join()
+            v.settle(10)
+        v.report(f"7. 24 clients counting cpe: x2,000 and net: x1,000 (answered {dict(sorted(statuses.items()))})")
+
+
+def disconnect_logs(seconds: float) -> None:
+    """Item 8: 300 uploads with no key cut off half-way: what they write to the server's log."""
+    with tempfile.NamedTemporaryFile(suffix=".log") as log, stock_backend(stderr=Path(log.name)) as (url, pid, data):
+        (victim,) = keys(data, "member")
+        host, port = url.removeprefix("http://").split(":")
+        time.sleep(1)
+        before = Path(log.name).stat().st_size
+        with Victim(url, victim, pid) as v:
+            for _ in range(300):
+                with socket.create_connection((host, int(port))) as s:
+                    head = f"POST /notifier HTTP/1.1\r\nHost: {host}\r\n{FORM}content-length: 100000\r\n\r\n"
+                    s.sendall(head.encode() + b"x" * 5000)
+            time.sleep(min(seconds, 3))
+            v.settle(1)
+        written = Path(log.name).stat().st_size - before
+        v.report(f"8. 300 aborted uploads with no key ({written:,} bytes logged, {written / 300:.0f} B each)")
+
+
+ATTACKS = {
+    "stream": stream_memory,
+    "idle": lambda _: idle_connections(),
+    "delivery": lambda _: delivery_delay(),
+    "lookups": slow_name_lookups,
+    "uploads": slow_uploads,
+    "keys": wrong_keys,
+    "queries": costly_free_queries,
+    "logs": disconnect_logs,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=10.0, help="how long each stream load runs")
+    parser.add_argument("--only", action="append", choices=ATTACKS, help="run only these (repeatable)")
     args = parser.parse_args()
-    stream_memory(args.seconds)
-    idle_connections()
-    delivery_delay()
+    for name in args.only or ATTACKS:
+        ATTACKS[name](args.seconds)
 
 
 if __name__ == "__main__":

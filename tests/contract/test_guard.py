@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,8 +24,9 @@ HALF_SENT = b"GET /spyglass/info HTTP/1.1\r\nHost: x\r\nX-Slow: "  # never finis
 
 
 @contextmanager
-def serve(data_dir, *options: str, descriptors: int | None = None) -> Iterator[str]:
-    """``spyglass serve`` on a free loopback port (with at most ``descriptors`` open files); its URL."""
+def serve(data_dir, *options: str, descriptors: int | None = None, stderr: Path | None = None) -> Iterator[str]:
+    """``spyglass serve`` on a free loopback port (with at most ``descriptors`` open files, its
+    standard error to the file ``stderr`` if given); its URL."""
 
     def limit() -> None:
         if descriptors:
@@ -33,7 +35,7 @@ def serve(data_dir, *options: str, descriptors: int | None = None) -> Iterator[s
     process = subprocess.Popen(
         [sys.executable, "-m", "spyglass", "serve", "--data", str(data_dir), "--port", "0", *options],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr.open("ab") if stderr else subprocess.DEVNULL,
         text=True,
         preexec_fn=limit,
     )
