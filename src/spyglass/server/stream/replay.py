@@ -22,7 +22,7 @@ MAX_PROBLEMS = 20
 class CollectResult(BaseModel):
     received: int  # banners in the body
     collected: int  # of those, new to the index (and so published)
-    bad: int = 0  # lines that were not a banner: skipped, as `spyglass import` skips them
+    bad: int = 0  # lines refused (not a banner, or one the stores cannot hold): as `spyglass import` skips them
     problems: list[str] = []  # the first of them, "line N: why"
 
 
@@ -43,29 +43,41 @@ BODY_DOC = {
 )
 async def collect(request: Request, who: Caller = Depends(caller)) -> CollectResult:
     """Collect banners as the backend's crawlers would: the new ones are indexed and published on
-    the real-time stream; one already in the index, or without ip, port, transport and
-    timestamp, is skipped."""
+    the real-time stream; one already in the index is skipped; a line that is no banner the
+    stores can hold (its address, port, transport or timestamp), or dated more than 5 minutes
+    ahead, is refused and reported in `bad` and `problems`."""
     who.require_enterprise("Collecting banners")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_BODY:
             raise ApiError(413, "The body is over 16 MiB: send the banners in several requests")
-    banners, problems = [], []
+    banners: list[dict] = []
+    lines: list[int] = []  # each banner's line number
+    problems: list[tuple[int, str]] = []
     for number, line in enumerate(bytes(body).splitlines(), 1):
         if not line.strip():
             continue
         try:
             banner = loads(line)
         except ValueError as exc:
-            problems.append(f"line {number}: not JSON ({exc})")
+            problems.append((number, f"not JSON ({exc})"))
             continue
         if not isinstance(banner, dict):
-            problems.append(f"line {number}: not a JSON object")
+            problems.append((number, "not a JSON object"))
             continue
         banners.append(banner)
+        lines.append(number)
     if not banners:
-        why = f": {problems[0]}" if problems else ""
+        why = f": line {problems[0][0]}: {problems[0][1]}" if problems else ""
         raise bad_request(f"Invalid body: no banners (send one JSON object per line){why}")
-    new = await request.app.state.collector.collect(banners, "replay")
-    return CollectResult(received=len(banners), collected=len(new), bad=len(problems), problems=problems[:MAX_PROBLEMS])
+    refused: list[tuple[int, str]] = []
+    new = await request.app.state.collector.collect(banners, "replay", refused)
+    problems += [(lines[i], why) for i, why in refused]
+    problems.sort()
+    return CollectResult(
+        received=len(banners),
+        collected=len(new),
+        bad=len(problems),
+        problems=[f"line {n}: {why}" for n, why in problems[:MAX_PROBLEMS]],
+    )
