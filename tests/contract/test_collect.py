@@ -4,6 +4,9 @@ reported by line, never stored to fail the index, the next collects or the next 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -19,7 +22,7 @@ ZONED = {"ip_str": "fe80::1%lo", "port": 53, "transport": "udp", "timestamp": "2
 def served_collect(tmp_path_factory):
     server, backend = start_backend(tmp_path_factory.mktemp("collect"))
     with server:
-        yield backend.url, backend.key()
+        yield backend.url, backend.key(collector=True)
     backend.store.close()
 
 
@@ -35,12 +38,12 @@ def post(url: str, key: str, banners: list[dict]) -> httpx.Response:
 def test_a_zoned_address_is_refused_and_bricks_nothing(tmp_path):
     server, backend = start_backend(tmp_path)
     with server:
-        answer = post(backend.url, backend.key(), [ZONED, good(1)])
+        answer = post(backend.url, backend.key(collector=True), [ZONED, good(1)])
         assert answer.status_code == 200, answer.text
         result = answer.json()
         assert (result["received"], result["collected"], result["bad"]) == (2, 1, 1)
         assert result["problems"][0].startswith("line 1: ") and "zone id" in result["problems"][0]
-        other = post(backend.url, backend.key(), [good(2)])  # another account, the next batch
+        other = post(backend.url, backend.key(collector=True), [good(2)])  # another account, the next batch
         assert other.status_code == 200 and other.json()["collected"] == 1
         host = httpx.get(f"{backend.url}/intel/host/fe80::1%25eth0", params={"key": backend.key()})
         assert host.status_code == 400 and "Invalid IP address" in host.json()["error"]
@@ -107,7 +110,43 @@ def test_a_banner_the_index_cannot_hold_is_set_aside_at_start(tmp_path, caplog):
     server, backend = start_backend(tmp_path)
     with server:
         assert "set aside" in caplog.text
-        answer = post(backend.url, backend.key(), [good(20)])
+        answer = post(backend.url, backend.key(collector=True), [good(20)])
         assert answer.status_code == 200 and answer.json()["collected"] == 1
     backend.store.close()
     backend.app.state.banners.close()
+
+
+def test_only_a_key_given_the_collector_role_collects_and_its_banners_say_whose(tmp_path, capsys):
+    from spyglass.cli import main
+
+    assert main(["keys", "create", "--data", str(tmp_path), "--plan", "member", "--collector"]) == 0
+    key = capsys.readouterr().out.strip()
+    server, backend = start_backend(tmp_path)
+    with server:
+        refused = post(backend.url, backend.key("enterprise"), [good(30)])
+        assert refused.status_code == 403 and "collector role" in refused.json()["error"]
+        forged = {**good(31), "_intel": {"crawler": "c1", "collected_by": 999}}
+        answer = post(backend.url, key, [forged, {**good(32), "_shodan": {"module": "http"}}])
+        assert answer.status_code == 200 and answer.json()["collected"] == 2, answer.text
+        who = backend.store.account_for_key(key).id
+        stored = backend.app.state.banners.host("198.18.7.31")[0]
+        assert stored["_intel"] == {"crawler": "c1", "collected_by": who}
+        assert backend.app.state.banners.host("198.18.7.32")[0]["_shodan"] == {"module": "http", "collected_by": who}
+        assert key not in json.dumps(stored)
+        served = httpx.get(f"{backend.url}/intel/host/198.18.7.32", params={"key": key}).json()
+        assert served["data"][0]["_intel"]["collected_by"] == who  # the operator (any caller) reads it
+    backend.store.close()
+    backend.app.state.banners.close()
+
+
+def test_replay_names_the_lines_of_the_file_the_backend_refused(served_collect, tmp_path):
+    url, key = served_collect
+    path = tmp_path / "zoned.json"
+    path.write_text(json.dumps(good(40)) + "\n\n" + json.dumps(ZONED) + "\n")
+    env = {**os.environ, "SPYGLASS_URL": url, "SPYGLASS_API_KEY": key}
+    done = subprocess.run(
+        [sys.executable, "-m", "spyglass", "replay", str(path), "--json"], capture_output=True, text=True, env=env
+    )
+    out = json.loads(done.stdout)
+    assert (out["received"], out["collected"], out["bad"]) == (2, 1, 1), done.stderr
+    assert out["problems"][0].startswith("zoned.json:3: ") and "zone id" in out["problems"][0]

@@ -1,6 +1,11 @@
 """``POST /spyglass/collect``: banners handed to a running backend (``spyglass replay``), through
 the same path as scan results: indexed, then published on the stream. Outside the seed's paths:
-it is spyglass's own method, for enterprise keys."""
+it is spyglass's own method, for keys an operator gave the collector role (``keys create
+--collector``): what is collected is what every account searches, streams and is alerted on.
+
+Each banner collected here records the account that sent it, as ``collected_by`` (its id, never
+its key) in its crawler member (``_intel`` when it has none), over whatever the sender wrote
+there: the operator can tell where any banner came from."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pydantic import BaseModel
 from spyglass.exactjson import loads
 from spyglass.server.auth import Caller, caller
 from spyglass.server.errors import ApiError, bad_request, responses
+from spyglass.server.index.shape import crawler_member
 
 MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in several
 
@@ -35,6 +41,13 @@ BODY_DOC = {
 }
 
 
+def collected_by(banner: dict, account_id: int) -> dict:
+    """``banner`` with ``collected_by`` set in its crawler member (see above)."""
+    member = crawler_member(banner) or "_intel"
+    meta = banner.get(member)
+    return {**banner, member: {**(meta if isinstance(meta, dict) else {}), "collected_by": account_id}}
+
+
 @router.post(
     "/spyglass/collect",
     response_model=CollectResult,
@@ -46,7 +59,7 @@ async def collect(request: Request, who: Caller = Depends(caller)) -> CollectRes
     the real-time stream; one already in the index is skipped; a line that is no banner the
     stores can hold (its address, port, transport or timestamp), or dated more than 5 minutes
     ahead, is refused and reported in `bad` and `problems`."""
-    who.require_enterprise("Collecting banners")
+    who.require_collector()
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
@@ -66,7 +79,7 @@ async def collect(request: Request, who: Caller = Depends(caller)) -> CollectRes
         if not isinstance(banner, dict):
             problems.append((number, "not a JSON object"))
             continue
-        banners.append(banner)
+        banners.append(collected_by(banner, who.account.id))
         lines.append(number)
     if not banners:
         why = f": line {problems[0][0]}: {problems[0][1]}" if problems else ""
