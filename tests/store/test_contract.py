@@ -133,6 +133,18 @@ def test_every_store_refuses_the_same_banners_it_cannot_hold(wrong):
             prepare({**banner(), **wrong})
 
 
+async def test_the_collector_reports_the_lines_a_store_cannot_hold(store):
+    """On ClickHouse the zoned line was dropped without a word: every store refuses it, reported."""
+    from spyglass.server.collect import Collector
+
+    refused: list[tuple[int, str]] = []
+    lines = [banner(ip="fe80::1%lo"), banner(ip="198.18.0.9"), banner(port=70000)]
+    new = await Collector(store).collect(lines, "test", refused)
+    assert [c.banner["ip_str"] for c in new] == ["198.18.0.9"]
+    assert [i for i, _ in refused] == [0, 2] and "zone id" in refused[0][1] and "port" in refused[1][1]
+    assert store.host("198.18.0.9") and store.total() == 1
+
+
 def test_facets_are_strings_largest_first(store):
     add(store, *[banner(ip=f"198.18.2.{i}", port=22 if i < 3 else 443) for i in range(5)])
     _, facets = count(store, "net:198.18.0.0/15", "port")
