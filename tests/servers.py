@@ -51,8 +51,8 @@ class Backend:
     store: object
     data_dir: Path
 
-    def key(self, plan: str = "enterprise", researcher: bool = False) -> str:
-        return self.store.create_key(plan, researcher=researcher)
+    def key(self, plan: str = "enterprise", researcher: bool = False, collector: bool = False) -> str:
+        return self.store.create_key(plan, researcher=researcher, collector=collector)
 
     def collect(self, banners: list[dict], source: str = "test") -> list:
         """Hand banners to the running backend's collector, as a scan would; returns the new ones."""

@@ -166,16 +166,16 @@ async def test_a_corrupt_partial_file_fails_the_sha1_check_and_is_removed(loaded
 
 
 async def test_newly_collected_banners_land_in_their_day(loaded, enterprise):
-    settle(loaded)
-    new = {**BANNERS[0], "timestamp": "2030-01-02T03:04:05.000000", "hash": 4242}
+    settle(loaded)  # a day after the generated data's (a collected banner may not be dated ahead)
+    new = {**BANNERS[0], "timestamp": "2026-11-02T03:04:05.000000", "hash": 4242}
     loaded.collect([new])
     settle(loaded)
     files = {f.name: f for f in await enterprise.data.files("daily")}
-    assert "2030-01-02.json.gz" in files
-    body = fetch(files["2030-01-02.json.gz"].url, enterprise.transport._key).content
+    assert "2026-11-02.json.gz" in files
+    body = fetch(files["2026-11-02.json.gz"].url, enterprise.transport._key).content
     assert [orjson.loads(line)["hash"] for line in gzip.decompress(body).splitlines()] == [4242]
     months = {f.name for f in await enterprise.data.files("monthly")}
-    assert "2030-01.json.gz" in months
+    assert "2026-11.json.gz" in months
 
 
 def test_the_fixtures_shapes_parse():
@@ -226,7 +226,7 @@ async def test_a_backend_serving_no_bulk_data_lists_the_files_built_and_builds_n
     builders = sum(t.name == "datasets" for t in threading.enumerate())  # other tests' backends
     with backend_with(tmp_path, BANNERS[50:60], bulk_data=False) as backend:
         service = backend.app.state.datasets
-        backend.collect([{**BANNERS[0], "timestamp": "2030-01-02T03:04:05.000000", "hash": 4343}])
+        backend.collect([{**BANNERS[0], "timestamp": "2026-11-02T03:04:05.000000", "hash": 4343}])
         service.wake()
         async with Clients.from_profile(backend.profile(backend.key("enterprise"))) as c:
             assert [f.name for f in await c.data.files("daily")] == names  # listed, and nothing new

@@ -34,7 +34,7 @@ def served(tmp_path_factory):
 @pytest.fixture(scope="module")
 def api_schema(served):
     # The key goes through the document's own security scheme, so negative cases may leave it out.
-    config = schemathesis.Config.from_dict({"auth": {"openapi": {"key": {"api_key": served.key()}}}})
+    config = schemathesis.Config.from_dict({"auth": {"openapi": {"key": {"api_key": served.key(collector=True)}}}})
     return schemathesis.openapi.from_url(f"{served.url}/openapi.json", config=config)
 
 

@@ -57,7 +57,7 @@ def served(tmp_path_factory):
 
 @pytest.fixture
 async def clients(served):
-    async with Clients.from_profile(served.profile(served.key())) as c:
+    async with Clients.from_profile(served.profile(served.key(collector=True))) as c:
         yield c
 
 
@@ -308,10 +308,11 @@ async def test_replay_method_publishes_through_the_collector(served, clients):
     got = await wait_for(task, 3)
     task.cancel()
     assert [b.port for b in got] == [4444] * 3
-    raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key()}, content=b"[1]\n")
+    raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key(collector=True)}, content=b"[1]\n")
     assert raw.status_code == 400 and "line 1" in raw.json()["error"]  # nothing to store at all
-    raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key("member")}, content=lines[0])
-    assert raw.status_code == 403
+    for key in (served.key("member"), served.key()):  # an enterprise key alone may not collect
+        raw = httpx.post(f"{served.url}/spyglass/collect", params={"key": key}, content=lines[0])
+        assert raw.status_code == 403 and "collector role" in raw.json()["error"]
 
 
 def test_a_bad_line_in_a_collected_body_is_skipped_and_the_rest_stored(served):
@@ -321,7 +322,8 @@ def test_a_bad_line_in_a_collected_body_is_skipped_and_the_rest_stored(served):
     deep = b'{"ip_str":"198.18.9.9","port":1,"transport":"tcp","timestamp":"2026-01-01T00:00:00","x":'
     deep += b"[" * 100_000 + b"]" * 100_000 + b"}"
     body = b"\n".join([json.dumps(good[0]).encode(), deep, b"{oops", b"[1]", json.dumps(good[1]).encode()])
-    answer = httpx.post(f"{served.url}/spyglass/collect", params={"key": served.key()}, content=body, timeout=30)
+    key = served.key(collector=True)
+    answer = httpx.post(f"{served.url}/spyglass/collect", params={"key": key}, content=body, timeout=30)
     assert answer.status_code == 200, answer.text
     result = answer.json()
     assert (result["received"], result["collected"], result["bad"]) == (2, 2, 3)

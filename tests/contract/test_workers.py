@@ -73,10 +73,10 @@ def data_dir(tmp_path) -> Path:
     return data
 
 
-def account(data_dir: Path, plan: str, credits: int | None = None) -> str:
+def account(data_dir: Path, plan: str, credits: int | None = None, collector: bool = False) -> str:
     store = Store(data_dir)
     try:
-        acct, key = store.create_account(f"user-{plan}-{credits}", plan)
+        acct, key = store.create_account(f"user-{plan}-{credits}", plan, collector=collector)
         if credits is not None:
             store.set_credits(acct.id, query=credits)
         return key
@@ -115,7 +115,7 @@ def banner(n: int) -> dict:
 
 
 def test_a_reader_hands_a_write_to_the_primary_and_every_worker_sees_the_banner(data_dir):
-    key = account(data_dir, "enterprise")
+    key = account(data_dir, "enterprise", collector=True)
     with serve_workers(data_dir) as (url, _), httpx.Client(timeout=30) as streams:
         opened: dict[str, httpx.Response] = {}
         deadline = time.monotonic() + WAIT
@@ -179,7 +179,7 @@ def primary_of(supervisor: int) -> int:
 
 
 def test_a_primary_that_dies_is_started_again_and_the_readers_follow_it(data_dir):
-    key = account(data_dir, "enterprise")
+    key = account(data_dir, "enterprise", collector=True)
     with serve_workers(data_dir) as (url, process):
         primary = primary_of(process.pid)
         os.kill(primary, signal.SIGKILL)
@@ -226,7 +226,7 @@ def test_workers_need_a_number_and_the_whole_backend(tmp_path):
 
 
 def test_a_reader_refuses_a_body_past_what_any_method_takes_without_holding_it(data_dir):
-    key = account(data_dir, "enterprise")
+    key = account(data_dir, "enterprise", collector=True)
     big = b"x" * (16 * 1024 * 1024 + 1)
     with serve_workers(data_dir) as (url, _):
         answered: set[str] = set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import orjson
+import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
@@ -107,6 +108,41 @@ def test_a_banner_without_its_required_members_is_refused():
         except BadBanner:
             continue
         raise AssertionError(f"a banner without {missing} was prepared")
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        {"ip_str": "fe80::1%lo"},
+        {"ip_str": None, "ipv6": "fe80::1%eth0"},
+        {"port": 70000},
+        {"port": 10**30},
+        {"timestamp": "0001-01-01T00:00:00"},
+        {"timestamp": "9999-12-31T23:59:59.999999"},
+        {"timestamp": "99999-01-01T00:00:00"},
+    ],
+)
+def test_every_store_refuses_the_same_banners_it_cannot_hold(wrong):
+    """One rule (shape.normalize) for every store: a BadBanner, reported by whoever collects or
+    imports it, never a line one store drops and another cannot index."""
+    from spyglass.server.clickhouse import ClickHouseStore
+    from spyglass.server.index import BannerIndex
+
+    for prepare in (BannerIndex.prepare, ClickHouseStore.prepare):
+        with pytest.raises(BadBanner):
+            prepare({**banner(), **wrong})
+
+
+async def test_the_collector_reports_the_lines_a_store_cannot_hold(store):
+    """On ClickHouse the zoned line was dropped without a word: every store refuses it, reported."""
+    from spyglass.server.collect import Collector
+
+    refused: list[tuple[int, str]] = []
+    lines = [banner(ip="fe80::1%lo"), banner(ip="198.18.0.9"), banner(port=70000)]
+    new = await Collector(store).collect(lines, "test", refused)
+    assert [c.banner["ip_str"] for c in new] == ["198.18.0.9"]
+    assert [i for i, _ in refused] == [0, 2] and "zone id" in refused[0][1] and "port" in refused[1][1]
+    assert store.host("198.18.0.9") and store.total() == 1
 
 
 def test_facets_are_strings_largest_first(store):

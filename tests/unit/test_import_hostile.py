@@ -271,3 +271,29 @@ def test_a_lone_surrogate_is_kept_in_the_banner_and_its_other_words_are_searchab
     assert idx.host(banner["ip_str"]) == [banner]
     assert idx.count(parse_strict("org:lone port:443"), [])[0] == 1
     idx.close()
+
+
+def test_a_gzip_bomb_of_one_long_line_is_reported_and_never_held(tmp_path):
+    """1 MB of gzip can inflate to one line of 1 GiB (it took an import to 7 GB, then a traceback):
+    a line over the cap is dropped as it is read and reported by its number; the lines around it
+    load. Here 64 MiB against a cap of 1 MiB: what this process allocates stays near the cap."""
+    import tracemalloc
+
+    path = tmp_path / "bomb.json.gz"
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        fh.write(json.dumps(real_banner(1)).encode() + b"\n")
+        fh.write(b'{"data": "')
+        for _ in range(64):
+            fh.write(b"A" * (1 << 20))
+        fh.write(b'"}\n' + json.dumps(real_banner(2)).encode() + b"\n")
+    idx = BannerIndex(tmp_path / "data")
+    tracemalloc.start()
+    try:
+        report = import_files(idx, [path], workers=1, max_line=1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (report.read, report.added, report.bad) == (3, 2, 1)
+    assert report.problems == ["bomb.json.gz:2: a line over 1,048,576 bytes"]
+    assert peak < 16 << 20, f"{peak:,} bytes allocated at the peak"
+    idx.close()

@@ -225,10 +225,14 @@ async def collect(transport: Transport, lines: list[bytes]) -> CollectResult:
     body = await transport.request("POST", "/spyglass/collect", content=b"\n".join(lines) + b"\n", idempotent=True)
     if not isinstance(body, dict) or not all(type(body.get(k)) is int for k in ("received", "collected")):
         raise ResponseFormatError(f"{transport.base_url} answered the collect method with an unexpected body")
-    return CollectResult(body["received"], body["collected"])
+    problems = body.get("problems")
+    shown = [p for p in problems if isinstance(p, str)] if isinstance(problems, list) else []
+    return CollectResult(body["received"], body["collected"], bad if type(bad := body.get("bad")) is int else 0, shown)
 
 
 @dataclass(frozen=True)
 class CollectResult:
     received: int
     collected: int  # new to the backend's index, and so published
+    bad: int = 0  # lines refused: not a banner, or one the backend cannot hold
+    problems: list[str] = field(default_factory=list)  # the first of them, "line N: why" (N of ``lines``)

@@ -83,6 +83,14 @@ class Caller:
         if not self.account.plan.enterprise:
             raise ApiError(403, f"{what} requires an enterprise plan")
 
+    def require_collector(self) -> None:
+        if not self.account.collector:
+            raise ApiError(
+                403,
+                "Collecting banners requires the collector role, which an operator gives a key"
+                " (spyglass keys create --collector)",
+            )
+
     def charge(self, *, query: int = 0, scan: int = 0) -> Account:
         """Spend credits; call it once the work has succeeded, so a failed request costs nothing.
         Short of credits: a 402 ``{error}`` and nothing spent."""

@@ -7,6 +7,10 @@ on the event loop and must not block: they queue work of their own.
 Writes are batched: concurrent ``collect`` calls within one flush share one index commit. While
 another process holds the index writer (``spyglass import``), batches wait and retry; nothing
 is dropped, and callers wait with them.
+
+A banner a store cannot hold (shape.py's rules: address, port, transport, timestamp), or one dated
+more than FUTURE_SLACK ahead of this server's clock (it would stay the current banner of its
+service, for every account, past every genuine one), is refused: the caller learns which and why.
 """
 
 from __future__ import annotations
@@ -14,15 +18,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from spyglass.server.bannerstore import BannerStore, Prepared, StoreBusy
+from spyglass.server.index.shape import BadBanner
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.collect")
 
 FLUSH_EVERY = 0.25  # seconds: how long a banner may wait for the batch it joins
 BUSY_RETRY = 1.0  # seconds between tries while another process writes the index
+FUTURE_SLACK = timedelta(minutes=5)  # how far ahead of this server's clock a banner may be dated
+AHEAD = f"more than {FUTURE_SLACK.seconds // 60} minutes"
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,7 @@ class _Pending:
     banners: list[dict]
     source: str
     done: asyncio.Future[list[Collected]]
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (index among banners, why)
 
 
 class Collector:
@@ -68,13 +77,17 @@ class Collector:
             # the listeners still running (the alert engine stops after the collector) and the callers
             self._notify_all(await asyncio.to_thread(self._store_pending, self._take()))
 
-    async def collect(self, banners: list[dict], source: str) -> list[Collected]:
+    async def collect(
+        self, banners: list[dict], source: str, refused: list[tuple[int, str]] | None = None
+    ) -> list[Collected]:
         """Store ``banners`` and publish the new ones; returns those that were new (a banner the
-        index already holds, or one without address, port, transport and timestamp, is skipped)."""
+        index already holds is skipped). Those refused (see above) are logged, and added to
+        ``refused`` if given, as (their index among ``banners``, why)."""
         if not banners:
             return []
         done: asyncio.Future[list[Collected]] = asyncio.get_running_loop().create_future()
-        self._pending.append(_Pending(list(banners), source, done))
+        pending = _Pending(list(banners), source, done, refused if refused is not None else [])
+        self._pending.append(pending)
         if self._task is None:  # not started (a script or test using the app without a server)
             self._notify_all(await asyncio.to_thread(self._store_pending, self._take()))
         elif self._wake:
@@ -117,12 +130,23 @@ class Collector:
     def _store_pending(self, batch: list[_Pending]) -> list[tuple[_Pending, list[Collected]]]:
         """In a thread: one index commit for the whole batch."""
         prepared: list[tuple[_Pending, dict, Prepared]] = []
+        latest = (datetime.now(UTC) + FUTURE_SLACK).strftime("%Y-%m-%dT%H:%M:%S")
         for item in batch:
-            for banner in item.banners:
+            item.refused.clear()  # tried again after StoreBusy: counted once
+            for number, banner in enumerate(item.banners):
                 try:
-                    prepared.append((item, banner, self.banners.prepare(banner)))
+                    p = self.banners.prepare(banner)
+                except BadBanner as exc:
+                    item.refused.append((number, str(exc)))
                 except Exception as exc:  # one banner stands alone, whatever it holds
-                    log.warning("collected banner skipped (%s): %s", item.source, exc)
+                    item.refused.append((number, f"unreadable banner ({type(exc).__name__})"))
+                else:
+                    if p.stamp[:19] > latest:  # both "YYYY-MM-DDTHH:MM:SS": ordered as text
+                        item.refused.append((number, f"timestamp {p.stamp} is {AHEAD} in the future"))
+                    else:
+                        prepared.append((item, banner, p))
+            if item.refused:  # one line per call, however many (a replay of a bad file)
+                log.warning("%d collected banners refused (%s): %s", len(item.refused), item.source, item.refused[0][1])
         known = self.banners.known_services([p.service for _, _, p in prepared])
         with self.banners.writing() as writer:
             added = set(writer.add([p for _, _, p in prepared]))

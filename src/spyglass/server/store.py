@@ -107,7 +107,11 @@ CREATE TABLE org_invitations (
 );
 """
 
-MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys, V4_INVITATIONS)
+# Collecting banners (POST /spyglass/collect) is a role the operator gives (keys create
+# --collector), not every enterprise key's: what is collected is what every account sees.
+V5_COLLECTORS = "ALTER TABLE accounts ADD COLUMN collector INTEGER NOT NULL DEFAULT 0;"
+
+MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys, V4_INVITATIONS, V5_COLLECTORS)
 
 LOCAL_USER = "local"
 
@@ -137,6 +141,7 @@ class Account:
     researcher: bool
     query_credits: int
     scan_credits: int
+    collector: bool = False  # may collect banners (POST /spyglass/collect)
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,7 @@ class Store:
         plan: str = "free",
         *,
         researcher: bool = False,
+        collector: bool = False,
         email: str | None = None,
         display_name: str | None = None,
         created: datetime | None = None,
@@ -207,7 +213,7 @@ class Store:
                 raise AccountExists(f"an account named {username!r} exists already")
             cur = db.execute(
                 "INSERT INTO accounts (username, email, display_name, created, plan, researcher,"
-                " query_credits, scan_credits, period) VALUES (?,?,?,?,?,?,?,?,?)",
+                " query_credits, scan_credits, period, collector) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     username,
                     email,
@@ -218,6 +224,7 @@ class Store:
                     chosen.query_credits,
                     chosen.scan_credits,
                     self._period(),
+                    int(collector),
                 ),
             )
             db.execute(
@@ -229,12 +236,18 @@ class Store:
         return account, key
 
     def create_key(
-        self, plan: str = "free", researcher: bool = False, *, username: str | None = None, email: str | None = None
+        self,
+        plan: str = "free",
+        researcher: bool = False,
+        *,
+        collector: bool = False,
+        username: str | None = None,
+        email: str | None = None,
     ) -> str:
         """A new account of ``plan`` with its key (what ``spyglass keys create`` prints); without
         a username it gets a random one. :class:`AccountExists` if the username is taken."""
         name = username or f"user-{secrets.token_hex(4)}"
-        _, key = self.create_account(name, plan, researcher=researcher, email=email)
+        _, key = self.create_account(name, plan, researcher=researcher, collector=collector, email=email)
         return key
 
     def local_key(self) -> str:
@@ -461,4 +474,5 @@ def _account(row: sqlite3.Row) -> Account:
         researcher=bool(row["researcher"]),
         query_credits=row["query_credits"],
         scan_credits=row["scan_credits"],
+        collector=bool(row["collector"]),
     )

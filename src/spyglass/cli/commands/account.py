@@ -71,7 +71,11 @@ def keys_create(args: argparse.Namespace) -> int:
         return fail(f"keys create: --email {args.email!r} is not an e-mail address", EXIT_USAGE)
     store = Store(args.data or data_dir())
     try:
-        print(store.create_key(args.plan, researcher=args.researcher, username=args.user, email=args.email))
+        print(
+            store.create_key(
+                args.plan, researcher=args.researcher, collector=args.collector, username=args.user, email=args.email
+            )
+        )
     except AccountExists as exc:
         return fail(f"keys create: {exc}", EXIT_USAGE)
     finally:
@@ -101,6 +105,11 @@ def register(sub, common: Common) -> None:
     )
     p.add_argument("--plan", choices=["free", "member", "enterprise"], default="free")
     p.add_argument("--researcher", action="store_true", help="may scan the whole internet")
+    p.add_argument(
+        "--collector",
+        action="store_true",
+        help="may collect banners (spyglass replay, POST /spyglass/collect): every account sees them",
+    )
     p.add_argument("--user", type=username, metavar="NAME", help="the account's username (default: a random one)")
     p.add_argument("--email", metavar="E", help="the account's e-mail address (organizations, notifications)")
     p.set_defaults(func=keys_create)

@@ -107,36 +107,51 @@ def stream_command(args: argparse.Namespace) -> int:
 
 
 def read_banners(path):
-    """The non-empty lines of a banner file (JSON lines, gzipped when it ends in .gz)."""
+    """(line number, line) of each non-empty line of a banner file (JSON lines, gzipped when it
+    ends in .gz)."""
     import gzip
 
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rb") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
             line = line.strip()
             if line:
-                yield line
+                yield number, line
+
+
+REPLAY_SHOWN, REPLAY_KEPT = 5, 50  # refused lines named on stderr, in --json
 
 
 async def replay(clients, args):
+    import re
     from itertools import islice
 
     from spyglass.client.stream import collect
+    from spyglass.safetext import clean
 
     lines = read_banners(args.file)
     per_batch = max(1, round(args.rate * REPLAY_TICK)) if args.rate else REPLAY_BATCH
-    received = collected = 0
+    received = collected = bad = 0
+    problems: list[str] = []
     next_at = time.monotonic()
     while batch := list(islice(lines, per_batch)):
         if args.rate:
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))
             next_at += len(batch) / args.rate
-        result = await collect(clients.transport, batch)
+        result = await collect(clients.transport, [line for _, line in batch])
         received += result.received
         collected += result.collected
+        bad += result.bad
+        for problem in result.problems[: REPLAY_KEPT - len(problems)]:
+            # "line N" of the batch: named by the line of the file it was
+            if (found := re.match(r"line (\d+): ", problem)) and 0 < int(found[1]) <= len(batch):
+                problem = f"{args.file.name}:{batch[int(found[1]) - 1][0]}: {problem[found.end() :]}"
+            problems.append(clean(problem, one_line=True))
     if args.json:
-        return {"received": received, "collected": collected}
+        return {"received": received, "collected": collected, "bad": bad, "problems": problems}
     print(f"{received:,} banners sent, {collected:,} new (indexed and published)", file=sys.stderr)
+    if bad:
+        print(f"{bad:,} lines refused:", *problems[:REPLAY_SHOWN], sep="\n  ", file=sys.stderr)
     return None
 
 
@@ -182,7 +197,10 @@ def register(sub, common: Common) -> None:
         parents=[common.profile, common.data, common.json],
         help="publish a banner file into a running backend, as newly collected banners",
         description="Send the banners of FILE (JSON lines, .gz too) to a running spyglass backend: "
-        "the new ones are indexed and published on its stream, as scan results are.",
+        "the new ones are indexed and published on its stream, as scan results are. The key needs "
+        "the collector role (keys create --collector); each banner records the account that sent "
+        "it. Lines the backend refuses (no banner it can hold, or dated more than 5 minutes ahead) "
+        "are counted and the first named on stderr.",
     )
     r.add_argument("file", type=Path, metavar="FILE")
     r.add_argument("--rate", type=float, metavar="N", help="banners per second (default: as fast as it takes them)")

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import ipaddress
 import logging
 import queue
 import shutil
@@ -24,7 +23,7 @@ from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, in_index, index_document, open_index
 from spyglass.server.index.records import RecordStore, keys, service_key, service_key_of
-from spyglass.server.index.shape import BadBanner, normalize
+from spyglass.server.index.shape import BadBanner, ip_address, normalize
 from spyglass.server.sqlite import make_private
 
 if TYPE_CHECKING:
@@ -71,6 +70,14 @@ def _valid(value: Any) -> Any:
     if isinstance(value, list):
         return [_valid(v) for v in value]
     return value
+
+
+def _stamp(banner: dict) -> str | None:
+    """A stored banner's timestamp; None for one set aside (an older release stored it)."""
+    try:
+        return normalize(banner).stamp
+    except BadBanner:
+        return None
 
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
@@ -161,7 +168,7 @@ class BannerIndex:
 
     def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
         for banners in self.records.since(mark, batch):
-            yield [(seq, normalize(banner).stamp) for seq, banner in banners]  # stored: never a BadBanner
+            yield [(seq, stamp) for seq, banner in banners if (stamp := _stamp(banner))]
 
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
         return self.records.raw_bodies(marks)
@@ -224,7 +231,7 @@ class BannerIndex:
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
         try:
-            address = str(ipaddress.ip_address(ip))
+            address = str(ip_address(ip))
         except ValueError:
             return []
         searcher = self.searcher()
@@ -304,8 +311,8 @@ class BannerIndex:
             for seq, banner in batch:
                 try:
                     shaped.append((seq, banner, normalize(banner)))
-                except BadBanner:
-                    continue  # stored by an older layout's rules: nothing to index it by
+                except BadBanner as exc:  # stored by an older release's rules: nothing to index it by
+                    log.warning("stored banner %d set aside, it is no longer readable: %s", seq, exc)
             current = self.records.current_seqs([service_key(shape) for _, _, shape in shaped])
             for seq, banner, shape in shaped:
                 add_document(writer, seq, seq in current, document_tail(banner, shape))
@@ -437,12 +444,18 @@ def index_json(seq: int, current: bool, tail: bytes) -> str:
 
 
 def add_document(writer, seq: int, current: bool, tail: bytes) -> None:
+    """Index one stored banner. One the index cannot hold even in its core fields (an address
+    shape.py now refuses, stored by an older release) is set aside, logged: it stays in the
+    records, out of search, and never fails the batch, the writer or the next start."""
     text = index_json(seq, current, tail)
     try:
         writer.add_json(text)
     except ValueError:  # never expected (fields.document types every value); keep what is sure
         core = {k: v for k, v in orjson.loads(text).items() if k in CORE_FIELDS}
-        writer.add_json(orjson.dumps(core).decode())
+        try:
+            writer.add_json(orjson.dumps(core).decode())
+        except ValueError as exc:
+            log.warning("stored banner %d set aside, the index cannot hold it: %s", seq, exc)
 
 
 def facet_terms(numbered: Iterable[tuple[int, Facet]]) -> dict[str, dict]:

@@ -35,6 +35,10 @@ BATCH = 20_000  # banners given to the store at a time
 BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
 AHEAD = 6  # blocks a worker may parse ahead of the store (it goes on while a batch is stored)
 READ = 64 << 10  # bytes inflated at a time: a truncated .gz loses at most this much of its last lines
+# The longest line read, as collect's body limit: a longer one (1 MB of gzip can inflate to a 1 GiB
+# line) is dropped as it is read, never held whole, and reported by its number.
+MAX_LINE = 16 << 20
+OVERLONG = b"\xff\xfespyglass:"  # what stands for a dropped line in a block (never a JSON line)
 MAX_REPORTED = 50
 CORRUPT = cast(type[Exception], isal_zlib.error)  # ISA-L's inflate error (its stub calls it an instance)
 
@@ -132,6 +136,9 @@ def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
         if not body:
             continue
         read += 1
+        if body.startswith(OVERLONG):
+            problems.append((number, body[len(OVERLONG) :].decode()))
+            continue
         try:
             banner = loads(body)
         except ValueError as exc:
@@ -155,19 +162,33 @@ def prepare_block(prepare: Preparer, block: bytes) -> Chunk:
     return prepare_lines(prepare, lines)
 
 
-def _blocks_of(path: Path, raw_progress: list[int]) -> Iterator[bytes]:
-    """Blocks of about BLOCK bytes of whole lines; if the file fails part way, the whole lines
-    read before it failed, then ImportFileError (whose ``loaded`` the caller counts)."""
+def _blocks_of(path: Path, raw_progress: list[int], max_line: int = MAX_LINE) -> Iterator[bytes]:
+    """Blocks of about BLOCK bytes of whole lines, a line over ``max_line`` bytes replaced by a
+    mark that says so; if the file fails part way, the whole lines read before it failed, then
+    ImportFileError (whose ``loaded`` the caller counts)."""
     parts: list[bytes] = []
     size = 0
+    partial = 0  # bytes of the last line so far (after the last newline in parts)
+    dropping = False  # within a line over max_line: what is left of it is dropped as it is read
     failure: str | None = None
     try:
         lines, raw = open_banner_file(path)
         with raw, lines:
             while part := lines.read1(READ):
+                if dropping:
+                    end = part.find(b"\n")
+                    if end < 0:
+                        continue
+                    part, dropping = part[end + 1 :], False
+                last = part.rfind(b"\n")
+                partial = partial + len(part) if last < 0 else len(part) - last - 1
                 parts.append(part)
                 size += len(part)
-                if size >= BLOCK and b"\n" in part:
+                if partial > max_line:  # the whole lines before it, then its mark
+                    data = b"".join(parts)
+                    data = data[: data.rfind(b"\n") + 1] + OVERLONG + f"a line over {max_line:,} bytes\n".encode()
+                    parts, size, partial, dropping = [data], len(data), 0, True
+                if size >= BLOCK and (last >= 0 or dropping):
                     data = b"".join(parts)
                     cut = data.rfind(b"\n") + 1
                     parts, size = [data[cut:]], len(data) - cut
@@ -196,8 +217,10 @@ def import_files(
     paths: list[Path],
     progress: Callable[[int, int, ImportReport], object] | None = None,
     workers: int | None = None,
+    max_line: int = MAX_LINE,
 ) -> ImportReport:
     """Load ``paths`` into ``index``; ``progress(done_bytes, total_bytes, report)`` after each batch.
+    A line over ``max_line`` bytes is reported as bad, by its number.
 
     Parsing runs in ``workers`` processes (default: one per core) while this one stores and
     indexes, in file order (on 2 cores, 2 workers import about 8% faster than 1: each waits on
@@ -226,7 +249,7 @@ def import_files(
             storing.start(path.name)
             failed = None
             try:
-                for block in _blocks_of(path, position):
+                for block in _blocks_of(path, position, max_line):
                     prepare = preparer() if preparer else type(index).prepare
                     pending.append((pool.submit(prepare_block, prepare, block), position[0]))
                     if len(pending) > AHEAD * workers:  # bounded: a huge file is never held in memory

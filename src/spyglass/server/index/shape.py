@@ -21,6 +21,16 @@ class BadBanner(ValueError):
     pass
 
 
+def ip_address(value: str | int) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """``ipaddress.ip_address``, less the zone id it accepts (``fe80::1%eth0``): a zone names an
+    interface of one machine, no store can hold it (tantivy and ClickHouse refuse it), and an
+    address that is not the same everywhere is no key of a service. ValueError, as for any other."""
+    address = ipaddress.ip_address(value)
+    if isinstance(address, ipaddress.IPv6Address) and address.scope_id is not None:
+        raise ValueError(f"{value!r} has a zone id (%{address.scope_id}): an address of one machine's interface")
+    return address
+
+
 class Shape(NamedTuple):  # a tuple: built ~20k times a second on import
     ip_str: str
     port: int
@@ -52,14 +62,16 @@ def _address(b: dict) -> str:
                 return ip_str
         except OSError:
             pass
+    why = "no valid ip_str, ipv6 or ip"
     for candidate in (ip_str, b.get("ipv6"), b.get("ip")):
         if isinstance(candidate, bool) or not isinstance(candidate, (str, int)) or candidate == "":
             continue
         try:
-            return str(ipaddress.ip_address(candidate))
-        except ValueError:
-            continue
-    raise BadBanner("no valid ip_str, ipv6 or ip")
+            return str(ip_address(candidate))
+        except ValueError as exc:
+            if "zone id" in str(exc):
+                why = "an address with a zone id (%...): no store can hold it"
+    raise BadBanner(why)
 
 
 def normalize(b: object) -> Shape:
@@ -69,7 +81,7 @@ def normalize(b: object) -> Shape:
     ip_str = _address(b)
     port = b.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise BadBanner("no valid port")
+        raise BadBanner("no valid port (an integer 0 to 65535)")
     stamp = b.get("timestamp")
     head = stamp[:19] if isinstance(stamp, str) else ""
     if len(head) != 19 or head[4] != "-" or head[10] != "T" or head[13] != ":" or not head.isascii():
@@ -78,8 +90,10 @@ def normalize(b: object) -> Shape:
         when = datetime.fromisoformat(head)
     except ValueError:
         when = None
-    if when is None or not FIRST_YEAR <= when.year <= LAST_YEAR:
+    if when is None:
         raise BadBanner(f"timestamp out of range: {head}")
+    if not FIRST_YEAR <= when.year <= LAST_YEAR:
+        raise BadBanner(f"timestamp out of range: {head} (the stores hold years {FIRST_YEAR} to {LAST_YEAR})")
     assert isinstance(stamp, str)  # checked above, by its head
     fraction = _FRACTION.match(stamp, 19)
     transport = b.get("transport")

@@ -90,9 +90,12 @@ def host(
     who: Caller = Depends(caller),
 ) -> Response:
     try:
-        address = str(ipaddress.ip_address(ip))
+        parsed = ipaddress.ip_address(ip)
     except ValueError:
         raise bad_request(f"Invalid IP address: {ip}") from None
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.scope_id:  # as shape.ip_address: no store holds one
+        raise bad_request(f"Invalid IP address: {ip} (a zone id names an interface of one machine)")
+    address = str(parsed)
     found = banners.host(address)
     if not found:
         raise not_found("No information available for that IP.")

@@ -1,6 +1,11 @@
 """``POST /spyglass/collect``: banners handed to a running backend (``spyglass replay``), through
 the same path as scan results: indexed, then published on the stream. Outside the seed's paths:
-it is spyglass's own method, for enterprise keys."""
+it is spyglass's own method, for keys an operator gave the collector role (``keys create
+--collector``): what is collected is what every account searches, streams and is alerted on.
+
+Each banner collected here records the account that sent it, as ``collected_by`` (its id, never
+its key) in its crawler member (``_intel`` when it has none), over whatever the sender wrote
+there: the operator can tell where any banner came from."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pydantic import BaseModel
 from spyglass.exactjson import loads
 from spyglass.server.auth import Caller, caller
 from spyglass.server.errors import ApiError, bad_request, responses
+from spyglass.server.index.shape import crawler_member
 
 MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in several
 
@@ -22,7 +28,7 @@ MAX_PROBLEMS = 20
 class CollectResult(BaseModel):
     received: int  # banners in the body
     collected: int  # of those, new to the index (and so published)
-    bad: int = 0  # lines that were not a banner: skipped, as `spyglass import` skips them
+    bad: int = 0  # lines refused (not a banner, or one the stores cannot hold): as `spyglass import` skips them
     problems: list[str] = []  # the first of them, "line N: why"
 
 
@@ -35,6 +41,13 @@ BODY_DOC = {
 }
 
 
+def collected_by(banner: dict, account_id: int) -> dict:
+    """``banner`` with ``collected_by`` set in its crawler member (see above)."""
+    member = crawler_member(banner) or "_intel"
+    meta = banner.get(member)
+    return {**banner, member: {**(meta if isinstance(meta, dict) else {}), "collected_by": account_id}}
+
+
 @router.post(
     "/spyglass/collect",
     response_model=CollectResult,
@@ -43,29 +56,41 @@ BODY_DOC = {
 )
 async def collect(request: Request, who: Caller = Depends(caller)) -> CollectResult:
     """Collect banners as the backend's crawlers would: the new ones are indexed and published on
-    the real-time stream; one already in the index, or without ip, port, transport and
-    timestamp, is skipped."""
-    who.require_enterprise("Collecting banners")
+    the real-time stream; one already in the index is skipped; a line that is no banner the
+    stores can hold (its address, port, transport or timestamp), or dated more than 5 minutes
+    ahead, is refused and reported in `bad` and `problems`."""
+    who.require_collector()
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_BODY:
             raise ApiError(413, "The body is over 16 MiB: send the banners in several requests")
-    banners, problems = [], []
+    banners: list[dict] = []
+    lines: list[int] = []  # each banner's line number
+    problems: list[tuple[int, str]] = []
     for number, line in enumerate(bytes(body).splitlines(), 1):
         if not line.strip():
             continue
         try:
             banner = loads(line)
         except ValueError as exc:
-            problems.append(f"line {number}: not JSON ({exc})")
+            problems.append((number, f"not JSON ({exc})"))
             continue
         if not isinstance(banner, dict):
-            problems.append(f"line {number}: not a JSON object")
+            problems.append((number, "not a JSON object"))
             continue
-        banners.append(banner)
+        banners.append(collected_by(banner, who.account.id))
+        lines.append(number)
     if not banners:
-        why = f": {problems[0]}" if problems else ""
+        why = f": line {problems[0][0]}: {problems[0][1]}" if problems else ""
         raise bad_request(f"Invalid body: no banners (send one JSON object per line){why}")
-    new = await request.app.state.collector.collect(banners, "replay")
-    return CollectResult(received=len(banners), collected=len(new), bad=len(problems), problems=problems[:MAX_PROBLEMS])
+    refused: list[tuple[int, str]] = []
+    new = await request.app.state.collector.collect(banners, "replay", refused)
+    problems += [(lines[i], why) for i, why in refused]
+    problems.sort()
+    return CollectResult(
+        received=len(banners),
+        collected=len(new),
+        bad=len(problems),
+        problems=[f"line {n}: {why}" for n, why in problems[:MAX_PROBLEMS]],
+    )
