@@ -80,13 +80,28 @@ _ldap._tcp.example.test. 60 IN SRV 0 5 389 ldap.example.test.
 
 
 class DnsServer:
-    """A real DNS server on loopback (dnslib) answering from :data:`ZONE`."""
+    """A real DNS server on loopback (dnslib) answering from :data:`ZONE`. Names under one of
+    ``silent`` (e.g. ``("slow.test",)``) are never answered, as by a name server that is down or
+    drops the queries; ``unanswered`` counts the queries it kept quiet about."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
-        from dnslib.server import DNSServer
+    def __init__(self, host: str = "127.0.0.1", silent: tuple[str, ...] = ()) -> None:
+        from dnslib import DNSError
+        from dnslib.server import DNSLogger, DNSServer
         from dnslib.zoneresolver import ZoneResolver
 
-        self.server = DNSServer(ZoneResolver(ZONE), address=host, port=0)
+        outer = self
+        self.unanswered = 0
+        suffixes = tuple(f".{name.strip('.')}." for name in silent)
+
+        class Resolver(ZoneResolver):
+            def resolve(self, request, handler):
+                if f".{request.q.qname}".endswith(suffixes):
+                    outer.unanswered += 1
+                    raise DNSError("kept quiet")  # dnslib's handler then sends nothing
+                return super().resolve(request, handler)
+
+        quiet = DNSLogger(logf=lambda _: None) if silent else None
+        self.server = DNSServer(Resolver(ZONE), address=host, port=0, logger=quiet)
         self.host, self.port = self.server.server.server_address[:2]
 
     def __enter__(self) -> DnsServer:
