@@ -79,6 +79,11 @@ _ldap._tcp.example.test. 60 IN SRV 0 5 389 ldap.example.test.
 """
 
 
+# The networks ZONE's addresses lie in: loopback and documentation ranges, all of them internal to
+# the backend's rule, so a test agent that resolves or pings them opens them (--geonet-allow).
+ZONE_NETWORKS = ["127.0.0.0/8", "192.0.2.0/24", "2001:db8::/32"]
+
+
 class DnsServer:
     """A real DNS server on loopback (dnslib) answering from :data:`ZONE`. Names under one of
     ``silent`` (e.g. ``("slow.test",)``) are never answered, as by a name server that is down or
