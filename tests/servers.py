@@ -118,6 +118,47 @@ class DnsServer:
         self.server.server.server_close()
 
 
+class TricklingServer:
+    """An HTTP server on loopback that answers every request a byte at a time, for ever: no read
+    ever waits long enough to time out. ``connections`` counts those it has accepted."""
+
+    def __init__(self, every: float = 0.1) -> None:
+        self.sock = listen("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.every, self.connections = every, 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.1)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                while not self.stopping.wait(self.every):
+                    conn.sendall(b"z")
+            except OSError:  # the client gave up: what this server is for
+                pass
+
+    def __enter__(self) -> TricklingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()
+        self.thread.join(5)
+        self.sock.close()
+
+
 class SmtpServer:
     """A real SMTP server on loopback (aiosmtpd) that keeps every message it accepts. Its port is
     bound here, by the system's choice, before the server starts: aiosmtpd's Controller cannot

@@ -11,11 +11,12 @@ import time
 import httpx
 
 from spyglass.client import Clients
+from spyglass.server.alerts import delivery
 from spyglass.server.alerts.delivery import TESTS_PER_ACCOUNT
-from spyglass.server.geonet import GeonetSettings
+from spyglass.server.geonet import MEASURING, GeonetSettings
 from tests.conftest import start_backend
 from tests.contract.test_alerts_delivery import Receiver, banner, watch
-from tests.servers import DnsServer
+from tests.servers import ZONE_NETWORKS, DnsServer, TricklingServer
 
 SLOW = 8.0  # the backend's lookup timeout: far longer than anything the test waits for meanwhile
 
@@ -63,3 +64,44 @@ async def test_notifier_tests_of_silent_names_hold_up_nobody_else(tmp_path):
                 answers = [(await t).json() for t in pending]
         backend.store.close()
     assert all(a["success"] is False and "is not a destination" in a["detail"] for a in answers)
+
+
+async def test_a_notifier_test_is_answered_by_its_deadline_however_slowly_the_receiver_answers(tmp_path, monkeypatch):
+    """A receiver that trickles its answer a byte at a time never lets a read time out: the test
+    is answered, as failed, by its deadline, while that receiver is still answering."""
+    monkeypatch.setattr(delivery, "TEST_DEADLINE", 1.0)
+    with TricklingServer() as trickling:
+        server, backend = start_backend(tmp_path)
+        with server:
+            async with Clients.from_profile(backend.profile(backend.key())) as c:
+                created = await c.notifiers.create("webhook", {"url": f"{trickling.url}/hook"})
+                outcome = await asyncio.wait_for(c.notifiers.test(created.id), 60)  # a hang fails
+                assert not trickling.stopping.is_set() and trickling.connections == 1
+        backend.store.close()
+    assert (outcome.success, outcome.detail) == (False, "no answer within 1 s")
+
+
+async def test_geonet_pings_of_silent_names_hold_up_no_delivery(tmp_path):
+    """Pings of names whose server never answers, with no key: past the agent's measuring cap
+    they are refused at once, and meanwhile an account's notification to a name goes out."""
+    with DnsServer(silent=("slow.test",)) as dns, Receiver() as receiver:
+        geonet = GeonetSettings(nameservers=[dns.host], dns_port=dns.port, dns_timeout=SLOW, allow=ZONE_NETWORKS)
+        server, backend = start_backend(tmp_path, geonet=geonet)
+        with server:
+            async with (
+                Clients.from_profile(backend.profile(backend.key())) as o,
+                httpx.AsyncClient(base_url=f"{backend.url}/geonet", timeout=60) as raw,
+            ):
+                port = receiver.url.rsplit(":", 1)[1]
+                await watch(o, f"http://loop.example.test:{port}/hook", ["127.0.3.0/24"], "any")
+                pings = [asyncio.create_task(raw.get(f"/api/ping/p{i}.slow.test")) for i in range(MEASURING + 4)]
+                await wait_until(lambda: sum(t.done() for t in pings) == 4, "refused")
+                assert {t.result().status_code for t in pings if t.done()} == {429}
+                pending = [t for t in pings if not t.done()]
+                await wait_until(lambda: dns.unanswered >= MEASURING, "asked the silent server")
+                backend.collect([banner("127.0.3.1", 80)])
+                await wait_until(lambda: "127.0.3.1:80" in receiver.services(), "delivered the notification")
+                assert not any(t.done() for t in pending)  # while the pings' lookups were still under way
+                answers = [await t for t in pending]
+        backend.store.close()
+    assert {a.status_code for a in answers} == {422}  # "cannot resolve"
