@@ -66,8 +66,6 @@ class Destinations:
             addresses = [parse_address(a) for a in await self.resolver.addresses(host)]
         except LookupTimedOut:
             raise Refused(refused(host), retry=True) from None
-        except ValueError:  # a name dnspython cannot ask (an empty label...)
-            addresses = []
         if not addresses or not all(self.permitted(a) for a in addresses):
             raise Refused(refused(host))
         auth = (parts.username or "", parts.password or "") if parts.username is not None else None
