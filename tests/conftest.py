@@ -25,10 +25,12 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
 
 def start_backend(data_dir: Path, port: int = 0, clock=None, **settings):
     from spyglass.server.app import Settings, create_app
+    from spyglass.server.geonet import GeonetSettings
     from spyglass.server.store import Store
 
     store = Store(data_dir, clock=clock) if clock else Store(data_dir)
     settings.setdefault("notifier_allow", ["127.0.0.0/8"])  # the tests' receivers are on loopback
+    settings.setdefault("geonet", GeonetSettings(allow=["127.0.0.0/8"]))  # and geonet pings loopback
     app = create_app(Settings(data_dir=data_dir, **settings), store)
     server = ThreadedServer(app, port=port)
     return server, Backend(server.url, app, store, data_dir)

@@ -79,14 +79,34 @@ _ldap._tcp.example.test. 60 IN SRV 0 5 389 ldap.example.test.
 """
 
 
-class DnsServer:
-    """A real DNS server on loopback (dnslib) answering from :data:`ZONE`."""
+# The networks ZONE's addresses lie in: loopback and documentation ranges, all of them internal to
+# the backend's rule, so a test agent that resolves or pings them opens them (--geonet-allow).
+ZONE_NETWORKS = ["127.0.0.0/8", "192.0.2.0/24", "2001:db8::/32"]
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
-        from dnslib.server import DNSServer
+
+class DnsServer:
+    """A real DNS server on loopback (dnslib) answering from :data:`ZONE`. Names under one of
+    ``silent`` (e.g. ``("slow.test",)``) are never answered, as by a name server that is down or
+    drops the queries; ``unanswered`` counts the queries it kept quiet about."""
+
+    def __init__(self, host: str = "127.0.0.1", silent: tuple[str, ...] = ()) -> None:
+        from dnslib import DNSError
+        from dnslib.server import DNSLogger, DNSServer
         from dnslib.zoneresolver import ZoneResolver
 
-        self.server = DNSServer(ZoneResolver(ZONE), address=host, port=0)
+        outer = self
+        self.unanswered = 0
+        suffixes = tuple(f".{name.strip('.')}." for name in silent)
+
+        class Resolver(ZoneResolver):
+            def resolve(self, request, handler):
+                if f".{request.q.qname}".endswith(suffixes):
+                    outer.unanswered += 1
+                    raise DNSError("kept quiet")  # dnslib's handler then sends nothing
+                return super().resolve(request, handler)
+
+        quiet = DNSLogger(logf=lambda _: None) if silent else None
+        self.server = DNSServer(Resolver(ZONE), address=host, port=0, logger=quiet)
         self.host, self.port = self.server.server.server_address[:2]
 
     def __enter__(self) -> DnsServer:
@@ -96,6 +116,47 @@ class DnsServer:
     def __exit__(self, *exc) -> None:
         self.server.stop()
         self.server.server.server_close()
+
+
+class TricklingServer:
+    """An HTTP server on loopback that answers every request a byte at a time, for ever: no read
+    ever waits long enough to time out. ``connections`` counts those it has accepted."""
+
+    def __init__(self, every: float = 0.1) -> None:
+        self.sock = listen("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.every, self.connections = every, 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.1)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                while not self.stopping.wait(self.every):
+                    conn.sendall(b"z")
+            except OSError:  # the client gave up: what this server is for
+                pass
+
+    def __enter__(self) -> TricklingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()
+        self.thread.join(5)
+        self.sock.close()
 
 
 class SmtpServer:

@@ -10,8 +10,10 @@ import httpx
 import pytest
 
 from spyglass.client import APIError, BadRequest, Clients, NotFound
+from spyglass.server.geonet import GeonetSettings
 from tests.conftest import SHARED, start_backend
 from tests.contract.test_alerts_delivery import Receiver
+from tests.servers import DnsServer
 
 FIXTURES = SHARED / "fixtures" / "original-service"
 
@@ -261,7 +263,9 @@ async def test_notifier_arguments_are_checked_at_create_and_edit(clients, provid
 
 
 LOOPBACK_SPELLINGS = ["127.0.0.1", "2130706433", "0x7f000001", "127.1", "0177.0.0.1", "[::1]", "[::ffff:127.0.0.1]",
-                      "localhost", "user:pass@127.0.0.1", "10.0.0.1", "169.254.169.254", "[fe80::1]"]  # fmt: skip
+                      "localhost", "user:pass@127.0.0.1", "10.0.0.1", "169.254.169.254", "[fe80::1]",
+                      "[2002:7f00:1::]", "[2002:a09:909::1]", "[64:ff9b::7f00:1]",  # 6to4 and NAT64 of inside
+                      "[2001:0:4136:e378:8000:63bf:80ff:fffe]"]  # Teredo to 127.0.0.1  # fmt: skip
 
 
 async def test_webhooks_may_not_reach_the_servers_own_networks(tmp_path):
@@ -274,7 +278,7 @@ async def test_webhooks_may_not_reach_the_servers_own_networks(tmp_path):
             key = backend.key()
             async with Clients.from_profile(backend.profile(key)) as c:
                 for host in LOOPBACK_SPELLINGS:
-                    with pytest.raises(BadRequest, match="does not send notifications to"):
+                    with pytest.raises(BadRequest, match="is not a destination this backend sends notifications to"):
                         await c.notifiers.create("webhook", {"url": f"http://{host}:{port}/hook"})
                 account = backend.store.account_for_key(key)
                 assert account is not None
@@ -283,7 +287,7 @@ async def test_webhooks_may_not_reach_the_servers_own_networks(tmp_path):
                         account.id, "webhook", None, {"url": f"http://{host}:{port}/hook"}
                     )
                     outcome = await c.notifiers.test(stored)
-                    assert not outcome.success and "does not send notifications to" in outcome.detail
+                    assert not outcome.success and "is not a destination this backend sends" in outcome.detail
         backend.store.close()
     assert receiver.posts == []
 
@@ -306,3 +310,73 @@ async def test_an_allowed_network_is_reached_with_the_url_s_credentials(tmp_path
 async def test_control_characters_in_an_alert_name_are_refused(clients, name):
     with pytest.raises(BadRequest, match="name: control characters"):
         await clients.alerts.create(name, ["127.0.0.1"])
+
+
+@pytest.mark.parametrize("description", ["a\x00b", "line\nbreak", "cr\rhere", "esc\x1b[31m"])
+async def test_control_characters_in_a_notifier_description_are_refused(clients, description):
+    with pytest.raises(BadRequest, match="description: control characters"):
+        await clients.notifiers.create("webhook", {"url": "http://example.test/hook"}, description=description)
+    created = await clients.notifiers.create("webhook", {"url": "http://example.test/hook"}, description="fine")
+    with pytest.raises(BadRequest, match="description: control characters"):
+        await clients.notifiers.update(created.id, {"description": description})
+    assert (await clients.notifiers.get(created.id)).description == "fine"
+
+
+CLIMBING = [
+    ("slack", {"webhook_url": "https://hooks.slack.com/services/../../../admin?x=1"}, "webhook_url"),
+    ("slack", {"webhook_url": "https://hooks.slack.com/services/%2e%2e/%2E%2E/admin"}, "webhook_url"),
+    ("telegram", {"chat_id": "42", "token": "abc/../../../secret"}, "token"),
+    ("gitter", {"room_id": "../../../../x", "token": "gt"}, "room_id"),
+    ("gitter", {"room_id": "room1/./x", "token": "gt"}, "room_id"),
+]
+
+
+@pytest.mark.parametrize(("provider", "args", "named"), CLIMBING)
+async def test_provider_arguments_may_not_climb_out_of_the_gateway_path(clients, provider, args, named):
+    with pytest.raises(BadRequest, match=f"{named}: '.' and '..' path segments are not allowed"):
+        await clients.notifiers.create(provider, args)
+
+
+async def test_arguments_stored_before_the_check_stay_inside_the_gateway_path(tmp_path):
+    """A token or room stored before it was checked is sent as one encoded path segment, and a Slack
+    path that climbs is not sent: the gateway sees no path outside the provider's own."""
+    with Receiver() as receiver:
+        urls = {p: f"{receiver.url}/{p}" for p in ("slack", "telegram", "gitter")}
+        server, backend = start_backend(tmp_path, notifier_urls=urls)
+        with server:
+            key = backend.key()
+            async with Clients.from_profile(backend.profile(key)) as c:
+                account = backend.store.account_for_key(key)
+                assert account is not None
+                for provider, args, _ in CLIMBING:
+                    stored = backend.app.state.alerts.create_notifier(account.id, provider, None, args)
+                    await c.notifiers.test(stored)
+        backend.store.close()
+    paths = sorted(path for path, _, _ in receiver.posts)
+    assert paths == [
+        "/gitter/v1/rooms/..%2F..%2F..%2F..%2Fx/chatMessages",
+        "/gitter/v1/rooms/room1%2F.%2Fx/chatMessages",
+        "/telegram/botabc%2F..%2F..%2F..%2Fsecret/sendMessage",
+    ]
+
+
+async def test_an_internal_name_and_one_that_does_not_resolve_get_the_same_answer(tmp_path):
+    """The test's detail tells nobody whether a name exists inside the backend's networks."""
+    with DnsServer() as dns:
+        geonet = GeonetSettings(nameservers=[dns.host], dns_port=dns.port)
+        server, backend = start_backend(tmp_path, notifier_allow=[], geonet=geonet)
+        with server:
+            key = backend.key()
+            async with Clients.from_profile(backend.profile(key)) as c:
+                account = backend.store.account_for_key(key)
+                assert account is not None
+                details = set()
+                for host in ("localhost", "loop.example.test", "nope.example.test"):  # inside, inside, none
+                    stored = backend.app.state.alerts.create_notifier(
+                        account.id, "webhook", None, {"url": f"http://{host}/hook"}
+                    )
+                    outcome = await c.notifiers.test(stored)
+                    assert not outcome.success
+                    details.add(outcome.detail.replace(host, "HOST"))
+        backend.store.close()
+    assert details == {"not sent: HOST is not a destination this backend sends notifications to"}

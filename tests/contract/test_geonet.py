@@ -14,7 +14,7 @@ from spyglass.models import GeoLocation
 from spyglass.models.geonet import MISSING_HEADER
 from spyglass.server.geonet import UNKNOWN_LOCATION, GeonetSettings, parse_location
 from spyglass.server.routers.geonet import create_geonet_app
-from tests.servers import DnsServer, ThreadedServer
+from tests.servers import ZONE_NETWORKS, DnsServer, ThreadedServer
 
 BERLIN = GeoLocation(city="Berlin", country="DE", latlon="52.52,13.405")
 TOKYO = GeoLocation(city="Tokyo", country="JP", latlon="35.6895,139.6917")
@@ -29,6 +29,7 @@ def dns_server():
 
 def agent(location: GeoLocation, host: str, dns_server: DnsServer, **kw) -> ThreadedServer:
     kw.setdefault("rate_limit", 1000.0)  # these tests ask quickly; the limit has its own test
+    kw.setdefault("allow", ZONE_NETWORKS)  # they ping loopback and resolve the test zone
     settings = GeonetSettings(
         location=location, nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=2, **kw
     )
@@ -211,7 +212,9 @@ def test_missing_header_is_json(agents):
 
 
 async def test_an_agent_without_a_location_says_it_is_unknown(dns_server):
-    settings = GeonetSettings(nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=1)
+    settings = GeonetSettings(
+        nameservers=[dns_server.host], dns_port=dns_server.port, ping_count=1, allow=ZONE_NETWORKS
+    )
     with ThreadedServer(create_geonet_app(settings)) as server:
         async with geonet(server) as client:
             answer = await client.dns("example.test")
@@ -225,7 +228,9 @@ async def test_an_agent_without_a_location_says_it_is_unknown(dns_server):
 
 async def test_an_agent_with_the_system_resolver_knows_localhost():
     """/etc/hosts names resolve through the system's resolver (dnspython alone ignores them)."""
-    with ThreadedServer(create_geonet_app(GeonetSettings(location=BERLIN, ping_count=1))) as server:
+    with ThreadedServer(
+        create_geonet_app(GeonetSettings(location=BERLIN, ping_count=1, allow=ZONE_NETWORKS))
+    ) as server:
         async with geonet(server) as client:
             answer = await client.dns("localhost", "A")
             pinged = await client.ping("localhost")
@@ -241,3 +246,51 @@ def test_one_address_is_rate_limited_without_a_key(dns_server):
     assert [a.status_code for a in answers[:3]] == [200, 200, 200]
     assert answers[3].status_code == 429 and answers[3].headers["retry-after"] == "2"
     assert "address" in answers[3].json()["error"]
+
+
+INSIDE_TARGETS = [
+    "10.9.9.9",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "172.16.0.1",
+    "127.0.0.1",
+    "2002:a09:909::1",
+    "::ffff:10.9.9.9",
+    "loop.example.test",
+]  # fmt: skip (the last: 127.0.0.1)
+
+
+@pytest.fixture
+def stock_agent(dns_server, monkeypatch):
+    """An agent as `spyglass serve` starts it (no --geonet-allow), whose prober only records: a
+    target that got past the rule is recorded, never sent a packet."""
+    probed: list[str] = []
+
+    def record(address, *args, **kw):
+        probed.append(address)
+        raise AssertionError(f"{address} was about to be pinged")
+
+    monkeypatch.setattr("spyglass.netools.ping.probe", record)
+    with agent(BERLIN, "127.0.0.6", dns_server, allow=[]) as server:
+        yield server, probed
+
+
+@pytest.mark.parametrize("target", INSIDE_TARGETS)
+def test_the_server_s_own_networks_are_not_pinged(stock_agent, target):
+    server, probed = stock_agent
+    for form in ("ping", "geoping"):
+        response = httpx.get(f"{server.url}/api/{form}/{target}")
+        assert response.status_code == 422, response.text
+        assert "is in a network this agent does not measure" in response.json()["error"]
+    assert probed == []
+
+
+def test_dns_answers_inside_the_server_s_networks_are_withheld(stock_agent):
+    server, _ = stock_agent
+    inside = httpx.get(f"{server.url}/api/dns/loop.example.test").json()
+    assert (inside["answers"], inside["status"]) == ([], "REFUSED") and "withheld" in inside["error"]
+    reverse = httpx.get(f"{server.url}/api/dns/10.9.9.9", params={"rtype": "PTR"}).json()
+    assert (reverse["answers"], reverse["status"]) == ([], "REFUSED")
+    named = httpx.get(f"{server.url}/api/dns/www.example.test", params={"rtype": "CNAME"}).json()
+    assert [a["value"] for a in named["answers"]] == ["example.test"]  # names are not addresses: shown

@@ -13,7 +13,7 @@ from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.geo import GeoPane
 from spyglass.tui.widgets.worldmap import WorldMap
 from tests.conftest import start_backend
-from tests.servers import DnsServer
+from tests.servers import ZONE_NETWORKS, DnsServer
 from tests.tui.helpers import screen_text, settle
 
 SIZE = (120, 40)
@@ -35,6 +35,7 @@ def geo_backend(tmp_path_factory, dns_server):
         ping_count=2,
         peers=[f"http://127.0.0.9:{hanging.getsockname()[1]}"],
         deadline=1.0,
+        allow=ZONE_NETWORKS,  # what it pings and resolves: loopback and the test zone
     )
     server, backend = start_backend(tmp_path_factory.mktemp("geo-backend"), geonet=geonet)
     with server:
@@ -123,7 +124,9 @@ async def test_map_toggles(geo_backend):
 
 
 async def test_an_agent_that_does_not_know_its_country_shows_no_code(tmp_path):
-    server, backend = start_backend(tmp_path, geonet=GeonetSettings(ping_count=1))  # no --location
+    server, backend = start_backend(
+        tmp_path, geonet=GeonetSettings(ping_count=1, allow=["127.0.0.0/8"])
+    )  # no --location
     with server:
         app = SpyglassApp(backend.profile(backend.key()))
         async with app.run_test(size=SIZE) as pilot:

@@ -4,14 +4,17 @@ Only loopback is pinged or resolved here (localhost is in /etc/hosts; the test D
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
 
 from spyglass.models import GeoLocation
 from spyglass.netools import ping as ping_module
-from spyglass.netools.dns import Resolver, system_addresses
+from spyglass.netools.dns import LookupTimedOut, Resolver, hosts_addresses
+from spyglass.netools.networks import Reach
 from spyglass.netools.ping import ping
+from spyglass.server.alerts.destinations import Destinations
 from tests.servers import DnsServer
 
 HERE = GeoLocation(city="Here", country="XX", latlon="0,0")
@@ -30,13 +33,40 @@ def no_dnspython(resolver: Resolver, monkeypatch) -> None:
     monkeypatch.setattr(resolver._resolver, "resolve", refuse)
 
 
-async def test_localhost_resolves_through_the_system_resolver(monkeypatch):
+async def test_localhost_resolves_through_the_hosts_file(monkeypatch):
     resolver = Resolver()
     no_dnspython(resolver, monkeypatch)
-    assert (await system_addresses("localhost"))[0] == "127.0.0.1"
+    assert hosts_addresses("localhost")[0] == "127.0.0.1"
     assert await resolver.address_of("localhost") == "127.0.0.1"
     answer = await resolver.query("localhost", "A", HERE)
     assert [(r.type, r.value) for r in answer.answers] == [("A", "127.0.0.1")] and answer.status == "NOERROR"
+
+
+async def test_lookups_wait_for_no_thread_of_the_default_executor(dns_server):
+    """Every thread of the loop's default executor (the one ``asyncio.to_thread`` and ``getaddrinfo``
+    share) is held: names still resolve, from the hosts file and from the name server."""
+    loop = asyncio.get_running_loop()
+    release = threading.Event()
+    held = [loop.run_in_executor(None, release.wait) for _ in range(64)]
+    try:
+        resolver = Resolver([dns_server.host], dns_server.port, timeout=5)
+        assert await asyncio.wait_for(resolver.addresses("loop.example.test"), 30) == ["127.0.0.1"]
+        assert await asyncio.wait_for(Resolver().addresses("localhost"), 30) == ["127.0.0.1"]
+        pinned = await asyncio.wait_for(Destinations(Reach(["127.0.0.0/8"])).pin("http://localhost:9/x"), 30)
+        assert pinned.url == "http://127.0.0.1:9/x"
+    finally:
+        release.set()
+        await asyncio.gather(*held)
+
+
+async def test_a_silent_name_server_times_out_within_the_resolver_s_timeout():
+    with DnsServer(silent=("slow.test",)) as silent:
+        resolver = Resolver([silent.host], silent.port, timeout=0.5)
+        with pytest.raises(LookupTimedOut):
+            await resolver.addresses("a.slow.test")
+        assert await resolver.address_of("a.slow.test") is None
+        assert await resolver.addresses("loop.example.test") == ["127.0.0.1"]
+    assert silent.unanswered >= 2  # A and AAAA were asked
 
 
 async def test_given_name_servers_are_the_only_ones_asked(dns_server):

@@ -74,3 +74,12 @@ def test_the_banner_store_from_the_command_line_or_the_environment(monkeypatch):
 def test_no_bulk_data_leaves_the_files_to_another_backend():
     assert settings().bulk_data is True
     assert settings("--no-bulk-data").bulk_data is False
+
+
+def test_geonet_measures_internal_networks_only_where_opened(monkeypatch):
+    assert settings().geonet.allow == []
+    assert settings("--geonet-allow", "10.1.2.3/24").geonet.allow == ["10.1.2.0/24"]
+    monkeypatch.setenv("SPYGLASS_GEONET_ALLOW", "127.0.0.0/8, ::1")
+    assert settings().geonet.allow == ["127.0.0.0/8", "::1/128"]
+    with pytest.raises(ValueError, match="--geonet-allow takes a CIDR"):
+        settings("--geonet-allow", "inside")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from concurrent.futures import Executor
 
 from icmplib import SocketPermissionError
 from icmplib import ping as icmp_ping
@@ -22,6 +24,10 @@ class PingFailed(Exception):
     """The ping could not be attempted at all; the message says why in words."""
 
 
+class NotMeasured(PingFailed):
+    """The target lies in a network this agent does not measure: nothing was sent to it."""
+
+
 async def ping(
     target: str,
     location: GeoLocation,
@@ -30,20 +36,27 @@ async def ping(
     count: int = 3,
     interval: float = 0.2,
     timeout: float = 1.0,
+    permitted: Callable[[str], bool] | None = None,
+    executor: Executor | None = None,
 ) -> PingResult:
     """Ping ``target`` ``count`` times. RTTs are milliseconds; ``packet_loss`` is a fraction 0..1.
 
     A hostname is resolved first, with ``resolver`` (the agent's own DNS settings), and never
     inside the timed part. An unreachable target is an answer (``is_alive`` false), not an error.
     When neither unprivileged nor raw ICMP sockets are permitted, the result carries ``error``.
+    An address ``permitted`` refuses is :class:`NotMeasured`, before any packet. The probe runs
+    in ``executor`` (None: the loop's default one).
     """
     address = target if is_ip(target) else await (resolver or Resolver()).address_of(target)
     if address is None:
         raise PingFailed(f"cannot resolve {target}")
+    if permitted is not None and not permitted(address):
+        raise NotMeasured(f"{target} is in a network this agent does not measure")
     # The probes run in a thread of their own. On the event loop a reply's time was taken when
     # the loop got round to it: the first probe, sent while a geo form's other requests, a first
     # import or a render keep the loop busy, came back tens of milliseconds late.
-    return await asyncio.to_thread(probe, address, location, count, interval, timeout)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor, probe, address, location, count, interval, timeout)
 
 
 def probe(address: str, location: GeoLocation, count: int, interval: float, timeout: float) -> PingResult:

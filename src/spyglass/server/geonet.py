@@ -5,12 +5,21 @@
 A geo form asks each peer's single-location endpoint concurrently and answers when all have
 answered or the deadline has passed, whichever is first; a peer that is down, slow or failing is
 left out and named, with the reason.
+
+Geonet takes no key, so it measures only the public internet unless the operator opens a network
+(``serve --geonet-allow CIDR``; the dashboard's own backend opens loopback): a ping of an address
+in the machine's own networks, or of a name that resolves there, is refused before any packet,
+and DNS answers that point there are withheld (the rule of :mod:`spyglass.netools.networks`).
+Probes run in a small pool of their own and lookups hold no thread, at most ``MEASURING`` at once
+(429 beyond): a flood of pings to hosts that never answer waits on nothing but itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +29,9 @@ from pydantic import BaseModel
 from spyglass.models import DnsResult, GeoLocation, PingResult
 from spyglass.models.geonet import MissingAgent
 from spyglass.netools.dns import Resolver
+from spyglass.netools.networks import Reach, parse_address
 from spyglass.netools.ping import PingFailed, ping
+from spyglass.netools.targets import is_ip
 
 # The seed's Location has three required strings and no way to say "not known"; an agent started
 # without --location says so in each of them rather than inventing a place or sending "".
@@ -40,6 +51,16 @@ class GeonetSettings:
     # beyond loopback would otherwise be an open ping and DNS relay.
     rate_limit: float = 5.0
     burst: int = 20
+    allow: list[str] = field(default_factory=list)  # internal networks it may measure (serve --geonet-allow)
+
+
+MEASURING = 16  # pings and lookups under way at once, from every client
+PROBE_THREADS = 8  # pings whose replies are awaited at once (each holds a thread for its probes)
+WITHHELD = "answers in a network this agent does not measure are withheld"
+
+
+class Busy(Exception):
+    """As many measurements are under way as the agent takes at once."""
 
 
 def parse_location(text: str) -> GeoLocation:
@@ -61,13 +82,45 @@ class Agent:
         self.settings = settings
         self.here = settings.location
         self.resolver = Resolver(settings.nameservers, settings.dns_port, settings.dns_timeout)
+        self.reach = Reach(settings.allow)
+        self.probes = ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="geonet probe")
+        self.measuring = 0
+
+    def permitted(self, address: str) -> bool:
+        return self.reach.permitted(parse_address(address))
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        if self.measuring >= MEASURING:
+            raise Busy(f"{MEASURING} pings and lookups are under way: try again in a moment")
+        self.measuring += 1
+        try:
+            yield
+        finally:
+            self.measuring -= 1
 
     async def ping(self, target: str) -> PingResult:
-        """:class:`~spyglass.netools.ping.PingFailed` when the target cannot be pinged."""
-        return await ping(target, self.here, resolver=self.resolver, count=self.settings.ping_count)
+        """:class:`~spyglass.netools.ping.PingFailed` when the target cannot (or may not) be pinged."""
+        async with self.slot():
+            return await ping(
+                target,
+                self.here,
+                resolver=self.resolver,
+                count=self.settings.ping_count,
+                permitted=self.permitted,
+                executor=self.probes,
+            )
 
     async def dns(self, hostname: str, rtype: str) -> DnsResult:
-        return await self.resolver.query(hostname, rtype, self.here)
+        if rtype == "PTR" and is_ip(hostname) and not self.permitted(hostname):
+            return DnsResult(answers=[], from_loc=self.here, status="REFUSED", error=WITHHELD)
+        async with self.slot():
+            result = await self.resolver.query(hostname, rtype, self.here)
+        shown = [r for r in result.answers if r.type not in ("A", "AAAA") or self.permitted(r.value)]
+        if len(shown) == len(result.answers):
+            return result
+        status = result.status if shown else "REFUSED"
+        return result.model_copy(update={"answers": shown, "status": status, "error": WITHHELD})
 
     async def fan_out(
         self, local: Awaitable[Any], peer_path: str, params: dict[str, str], model: type[BaseModel]

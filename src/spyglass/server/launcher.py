@@ -25,8 +25,8 @@ from spyglass.server.store import Store
 
 # The live stream of the demo data: modest, and only ever on the demo data (see server/stream/demo.py).
 DEMO_RATE = ("--demo-rate", "2")
-# It serves one local user, who may point a webhook at this machine; what the environment allows
-# besides still applies (SPYGLASS_NOTIFIER_ALLOW).
+# It serves one local user, who may point a webhook at this machine or ping it; what the environment
+# allows besides still applies (SPYGLASS_NOTIFIER_ALLOW, SPYGLASS_GEONET_ALLOW).
 NOTIFIERS_ON_LOOPBACK = ("127.0.0.0/8", "::1/128")
 LOG_LIMIT = 2 * 1024 * 1024  # bytes: backend.log is rotated past this, and one older file is kept
 
@@ -135,6 +135,8 @@ class EmbeddedBackend:
             serve = ["serve", "--fd", str(sock.fileno()), "--data", str(self.data_dir), "--namespace", self.namespace]
             allowed = [*NOTIFIERS_ON_LOOPBACK, *os.environ.get("SPYGLASS_NOTIFIER_ALLOW", "").replace(",", " ").split()]
             serve += [arg for network in allowed for arg in ("--notifier-allow", network)]
+            measured = [*NOTIFIERS_ON_LOOPBACK, *os.environ.get("SPYGLASS_GEONET_ALLOW", "").replace(",", " ").split()]
+            serve += [arg for network in measured for arg in ("--geonet-allow", network)]
             log = open(self.log_path, "ab")  # noqa: SIM115 (the child's output, closed below)
             os.chmod(self.log_path, 0o600)
             try:

@@ -14,7 +14,7 @@ from spyglass.cli.common import Common, store_address
 # Options that also come from the environment, so that the backend the dashboard starts (it
 # inherits the environment) can be given them too. An option given on the command line wins.
 ENV_SMTP, ENV_NOTIFIER_URLS, ENV_SCAN_ALLOW = "SPYGLASS_SMTP", "SPYGLASS_NOTIFIER_URLS", "SPYGLASS_SCAN_ALLOW"
-ENV_NOTIFIER_ALLOW = "SPYGLASS_NOTIFIER_ALLOW"
+ENV_NOTIFIER_ALLOW, ENV_GEONET_ALLOW = "SPYGLASS_NOTIFIER_ALLOW", "SPYGLASS_GEONET_ALLOW"
 ENV_NAMESERVER = "SPYGLASS_NAMESERVER"  # also the dashboard's own DNS measurements (netools/dns.py)
 
 
@@ -31,7 +31,13 @@ def settings_from(args: argparse.Namespace):
     from spyglass.server.geonet import GeonetSettings, parse_location
     from spyglass.server.guard import Limits
 
-    geonet = GeonetSettings(peers=args.peer, deadline=args.geonet_deadline, rate_limit=args.geonet_rate)
+    geonet_allow = args.geonet_allow or env_list(ENV_GEONET_ALLOW)
+    geonet = GeonetSettings(
+        peers=args.peer,
+        deadline=args.geonet_deadline,
+        rate_limit=args.geonet_rate,
+        allow=[network_option("--geonet-allow", n) for n in geonet_allow],
+    )
     if args.location:
         geonet.location = parse_location(args.location)
     if nameservers := args.nameserver or env_list(ENV_NAMESERVER):
@@ -206,6 +212,13 @@ def register(sub, common: Common) -> None:
         default=5.0,
         metavar="N",
         help="geonet requests a second from one address (it takes no key; a burst of 20)",
+    )
+    p.add_argument(
+        "--geonet-allow",
+        action="append",
+        metavar="CIDR",
+        help="a loopback, private or link-local network geonet may ping and show in DNS answers (repeatable, "
+        f"or a list in ${ENV_GEONET_ALLOW}; default: none, so nobody can make the server probe its own networks)",
     )
     p.add_argument(
         "--nameserver",

@@ -9,8 +9,8 @@ from typing import Any
 def install_alerts(app: Any) -> None:
     """Open ``alerts.db``, subscribe the trigger engine to the collector, and add the engine and
     the delivery worker to the app's background services."""
-    import ipaddress
-
+    from spyglass.netools.dns import Resolver
+    from spyglass.netools.networks import Reach
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.destinations import Destinations
     from spyglass.server.alerts.engine import AlertEngine
@@ -18,7 +18,8 @@ def install_alerts(app: Any) -> None:
 
     settings, store = app.state.settings, app.state.store
     alerts = AlertStore(settings.data_dir, clock=store.clock)
-    allowed = Destinations([ipaddress.ip_network(n, strict=False) for n in settings.notifier_allow])
+    names = Resolver(settings.geonet.nameservers, settings.geonet.dns_port, settings.geonet.dns_timeout)
+    allowed = Destinations(Reach(settings.notifier_allow), names)
     delivery = DeliveryWorker(alerts, allowed, dict(settings.notifier_urls), settings.smtp_server)
     engine = AlertEngine(alerts, delivery)
     app.state.collector.subscribe(engine.listener)

@@ -9,6 +9,10 @@ at most ``PER_ACCOUNT`` of one account, the longest waiting first: a receiver th
 holds up only its own notifications.
 Whatever goes wrong in one attempt (a provider's bug, a malformed argument stored before it was
 checked) is a failed attempt of that delivery, retried with its backoff, never a stall.
+Each attempt has a deadline (a receiver that trickles its answer a byte at a time does not hold its
+slot for ever), and a notifier test another, shorter one, answered as a failure when it passes, at
+most ``TESTS_PER_ACCOUNT`` of one account and ``TESTS_AT_ONCE`` in all at a time: a test holds a
+request in flight, and the backend answers only so many at once.
 Every notification carries its event id (``Idempotency-Key`` header, ``event`` member, PagerDuty
 ``dedup_key``) so that a receiver can recognise a repeat.
 """
@@ -22,6 +26,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from spyglass.netools.networks import Reach
 from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
@@ -37,6 +42,14 @@ IDLE = 30.0  # seconds between looks at the queue when nothing wakes the worker
 STOP_GRACE = 15.0  # seconds deliveries in flight may take to finish when the server stops
 PER_ACCOUNT = 4  # deliveries of one account in flight at once (one per notifier)
 IN_FLIGHT = 32  # deliveries in flight at once, over all accounts
+ATTEMPT_DEADLINE = 60.0  # seconds one attempt may take, name lookup and every retransmission included
+TEST_DEADLINE = 10.0  # seconds a notifier test may take before it is answered as failed
+TESTS_PER_ACCOUNT = 2  # notifier tests of one account under way at once
+TESTS_AT_ONCE = 16  # and of all accounts
+
+
+class TooManyTests(Exception):
+    """As many notifier tests are under way as are allowed (the message says whose)."""
 
 
 def backoff(attempts: int) -> float:
@@ -66,7 +79,7 @@ def message_for(payload: dict) -> Message:
 @dataclass
 class DeliveryWorker:
     store: AlertStore
-    destinations: Destinations = field(default_factory=lambda: Destinations([]))  # none internal
+    destinations: Destinations = field(default_factory=lambda: Destinations(Reach()))  # none internal
     urls: dict[str, str] = field(default_factory=dict)
     smtp: tuple[str, int] | None = None
 
@@ -75,6 +88,7 @@ class DeliveryWorker:
         self._task: asyncio.Task | None = None
         self._stopping = False
         self._in_flight: dict[int, tuple[Delivery, asyncio.Task]] = {}  # by delivery id
+        self._tests: Counter[int] = Counter()  # notifier tests under way, by account
 
     def wake(self) -> None:
         if self._wake is not None:
@@ -173,5 +187,27 @@ class DeliveryWorker:
             return "retry", time.time() + backoff(delivery.attempts + 1)
         return "failed", None
 
-    async def send(self, notifier: NotifierRow, msg: Message) -> str:
-        return await deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp, self.destinations)
+    async def send(self, notifier: NotifierRow, msg: Message, deadline: float = ATTEMPT_DEADLINE) -> str:
+        """Deliver ``msg`` through ``notifier``; :class:`DeliveryFailed` (to retry) past ``deadline``."""
+        try:
+            return await asyncio.wait_for(
+                deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp, self.destinations), deadline
+            )
+        except TimeoutError:
+            raise DeliveryFailed(f"no answer within {deadline:g} s", retry=True) from None
+
+    async def test(self, notifier: NotifierRow, msg: Message) -> str:
+        """Send a test now, within :data:`TEST_DEADLINE`; :class:`TooManyTests` when the notifier's
+        account, or the backend, has as many tests under way as it may."""
+        account = notifier.account_id
+        if self._tests[account] >= TESTS_PER_ACCOUNT:
+            raise TooManyTests(f"{TESTS_PER_ACCOUNT} tests of this account's notifiers are under way")
+        if self._tests.total() >= TESTS_AT_ONCE:
+            raise TooManyTests(f"{TESTS_AT_ONCE} notifier tests are under way")
+        self._tests[account] += 1
+        try:
+            return await self.send(notifier, msg, TEST_DEADLINE)
+        finally:
+            self._tests[account] -= 1
+            if not self._tests[account]:
+                del self._tests[account]

@@ -2,29 +2,35 @@
 
 A webhook URL is the account holder's to choose, so without this rule any account could make the
 server send requests to its loopback, private or link-local neighbours, in any spelling
-(``2130706433``, ``0x7f000001``, ``127.1``, ``[::ffff:127.0.0.1]``, a name that resolves there)
-and read what answered from the notifier test. So a destination's name is resolved, every address
-it resolves to must be public or inside ``serve --notifier-allow CIDR``, and the request goes to
-the address that was checked (a second lookup could answer otherwise). This is checked when a
-notifier is created or changed and again at every send.
+(``2130706433``, ``0x7f000001``, ``127.1``, ``[::ffff:127.0.0.1]``, ``[2002:7f00:1::]``, a name
+that resolves there) and read what answered from the notifier test. So a destination's name is
+resolved, every address it resolves to must be public or inside ``serve --notifier-allow CIDR``
+(the rule of :mod:`spyglass.netools.networks`), and the request goes to the address that was
+checked (a second lookup could answer otherwise). This is checked when a notifier is created or
+changed and again at every send. A name that does not resolve and one that resolves inside are
+refused in the same words, so that the notifier test is no oracle for internal names.
+
+Names are looked up with the backend's resolver (``serve --nameserver``), which waits at most its
+timeout and holds no thread meanwhile: a name whose server never answers costs its own
+notification that timeout, and nobody else anything.
 """
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: not "private" to ipaddress, not public
+from spyglass.netools.dns import LookupTimedOut, Resolver
+from spyglass.netools.networks import Address, Reach, parse_address
 
 
 class Refused(ValueError):
     """The destination lies in a network notifications may not reach (or cannot be resolved)."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry  # the name server did not answer: a later try may go through
 
 
 @dataclass(frozen=True)
@@ -36,28 +42,18 @@ class Pinned:
     auth: tuple[str, str] | None  # the URL's user:password, sent as Basic authentication
 
 
-def internal(address: Address) -> bool:
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
-    return (
-        address.is_loopback
-        or address.is_private
-        or address.is_link_local
-        or address.is_multicast
-        or address.is_reserved
-        or address.is_unspecified
-        or (address.version == 4 and address in SHARED)
-        or (address.version == 6 and address.is_site_local)
-    )
+def refused(host: str) -> str:
+    """The one answer for an internal destination and a name with no address alike."""
+    return f"{host} is not a destination this backend sends notifications to"
 
 
 class Destinations:
-    def __init__(self, allowed: list[Network]) -> None:
-        self.allowed = allowed
+    def __init__(self, reach: Reach, resolver: Resolver | None = None) -> None:
+        self.reach = reach
+        self.resolver = resolver or Resolver()
 
     def permitted(self, address: Address) -> bool:
-        return not internal(address) or any(address.version == n.version and address in n for n in self.allowed)
+        return self.reach.permitted(address)
 
     async def pin(self, url: str) -> Pinned:
         """The URL aimed at a checked address of its host; :class:`Refused` if none may be used."""
@@ -67,12 +63,11 @@ class Destinations:
             raise Refused("the URL names no host")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
-            found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as exc:
-            raise Refused(f"{host} does not resolve") from exc
-        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
+            addresses = [parse_address(a) for a in await self.resolver.addresses(host)]
+        except LookupTimedOut:
+            raise Refused(refused(host), retry=True) from None
         if not addresses or not all(self.permitted(a) for a in addresses):
-            raise Refused(f"{host} is in a network this backend does not send notifications to")
+            raise Refused(refused(host))
         auth = (parts.username or "", parts.password or "") if parts.username is not None else None
         return Pinned(_with_host(parts, addresses[0], port), parts.netloc.rpartition("@")[2], auth)
 
@@ -84,12 +79,12 @@ class Destinations:
             infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
         except (OSError, UnicodeError):
             if host.lower().rstrip(".") in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
-                if not self.permitted(ipaddress.ip_address("127.0.0.1")):
-                    raise Refused(f"{host} is in a network this backend does not send notifications to") from None
+                if not self.permitted(parse_address("127.0.0.1")):
+                    raise Refused(refused(host)) from None
             return
         for info in infos:
-            if not self.permitted(ipaddress.ip_address(str(info[4][0]).split("%")[0])):
-                raise Refused(f"{host} is in a network this backend does not send notifications to")
+            if not self.permitted(parse_address(str(info[4][0]))):
+                raise Refused(refused(host))
 
 
 def _with_host(parts: SplitResult, address: Address, port: int) -> str:

@@ -12,7 +12,7 @@ import logging
 import re
 import smtplib
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 
@@ -78,6 +78,8 @@ def check_args(
             raise ValueError(f"{name}: control characters (line breaks, tabs...) are not allowed")
         if len(value) > MAX_LENGTH.get(name, 128):
             raise ValueError(f"{name}: at most {MAX_LENGTH.get(name, 128)} characters")
+        if name != "url" and _climbs(urlsplit(value).path if name == "webhook_url" else value):
+            raise ValueError(f"{name}: '.' and '..' path segments are not allowed")
         if name in ("url", "webhook_url"):
             if not _is_http_url(value) or " " in value:
                 raise ValueError(f"{name}: an http:// or https:// URL is needed, not {value!r}")
@@ -94,6 +96,17 @@ def check_args(
             raise ValueError(f"chat_id: a chat's number or a channel's @name is needed, not {value!r}")
         elif name in ("token", "routing_key", "room_id") and not _TOKEN.match(value):
             raise ValueError(f"{name}: letters, digits and . _ : ~ + / = - only")
+
+
+def _climbs(path: str) -> bool:
+    """Whether ``path`` has a ``.`` or ``..`` segment (percent-encoded too): appended to a gateway's
+    base URL, it would reach another path of the gateway's host."""
+    return any(segment in (".", "..") for segment in unquote(path).replace("\\", "/").split("/"))
+
+
+def _segment(value: str) -> str:
+    """An argument as one path segment of a gateway's URL: ``/``, ``?``, ``#`` and ``%`` encoded."""
+    return quote(value, safe=":~+=")
 
 
 def _is_http_url(value: str) -> bool:
@@ -134,6 +147,8 @@ async def deliver(
         if "slack" not in urls:
             return await _post_to_chosen(url, {"text": msg.text}, headers, destinations)
         parts = urlsplit(url)  # the configured host receives the webhook's path (tests: loopback)
+        if _climbs(parts.path):  # stored before arguments were checked
+            raise DeliveryFailed("webhook_url: '.' and '..' path segments are not allowed", retry=False)
         url = base_url("slack", urls) + parts.path + (f"?{parts.query}" if parts.query else "")
         return await _post(url, {"text": msg.text}, headers)
     if provider == "pagerduty":
@@ -150,10 +165,10 @@ async def deliver(
         }
         return await _post(base_url("pagerduty", urls) + "/v2/enqueue", body, headers)
     if provider == "telegram":
-        url = f"{base_url('telegram', urls)}/bot{args['token']}/sendMessage"
+        url = f"{base_url('telegram', urls)}/bot{_segment(args['token'])}/sendMessage"
         return await _post(url, {"chat_id": args["chat_id"], "text": msg.text}, headers)
     if provider == "gitter":
-        url = f"{base_url('gitter', urls)}/v1/rooms/{args['room_id']}/chatMessages"
+        url = f"{base_url('gitter', urls)}/v1/rooms/{_segment(args['room_id'])}/chatMessages"
         return await _post(url, {"text": msg.text}, {**headers, "Authorization": f"Bearer {args['token']}"})
     if provider == "phone":
         return await _post(base_url("phone", urls), {"to": args["to"], "text": msg.subject}, headers)
@@ -164,7 +179,7 @@ async def _post_to_chosen(url: str, body: dict, headers: dict[str, str], destina
     try:
         pinned = await destinations.pin(url)
     except Refused as exc:
-        raise DeliveryFailed(f"not sent: {exc}", retry=False) from None
+        raise DeliveryFailed(f"not sent: {exc}", retry=exc.retry) from None
     try:
         return await _post(
             pinned.url,

@@ -23,7 +23,7 @@ from spyglass.netools.ping import PingFailed
 from spyglass.netools.targets import check_target
 from spyglass.server.auth import KeyRateLimiter, client_address, too_many
 from spyglass.server.errors import describe_validation, install_error_handlers
-from spyglass.server.geonet import UNKNOWN_LOCATION, Agent, GeonetSettings
+from spyglass.server.geonet import UNKNOWN_LOCATION, Agent, Busy, GeonetSettings
 
 
 def _check_rtype(value: str) -> str:
@@ -62,6 +62,8 @@ async def ping_one(ip: Target, agent: Agent = Depends(agent_of)) -> PingResult:
         return await agent.ping(ip)
     except PingFailed as exc:
         raise _invalid("ip", str(exc)) from None
+    except Busy as exc:
+        raise too_many(1, str(exc)) from None
 
 
 @router.get(
@@ -85,7 +87,10 @@ async def ping_everywhere(ip: Target, response: Response, agent: Agent = Depends
     summary="DNS lookup from this location",
 )
 async def dns_one(hostname: Target, rtype: RecordType = "A", agent: Agent = Depends(agent_of)) -> DnsResult:
-    return await agent.dns(hostname, rtype)
+    try:
+        return await agent.dns(hostname, rtype)
+    except Busy as exc:
+        raise too_many(1, str(exc)) from None
 
 
 @router.get(

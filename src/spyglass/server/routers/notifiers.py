@@ -9,10 +9,11 @@ import secrets
 from fastapi import APIRouter, Depends, Request
 
 from spyglass.models import Notifier, NotifierCreated, NotifierList, NotifierTest, ProviderSpec, Success
-from spyglass.server.alerts.delivery import DeliveryWorker
+from spyglass.safetext import has_control
+from spyglass.server.alerts.delivery import TEST_DEADLINE, DeliveryWorker, TooManyTests
 from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
 from spyglass.server.alerts.store import DEFAULT_NOTIFIER, AlertStore, NotifierRow
-from spyglass.server.auth import Caller, caller
+from spyglass.server.auth import Caller, caller, too_many
 from spyglass.server.deps import alerts_of, delivery_of
 from spyglass.server.errors import bad_request, not_found, responses
 
@@ -56,6 +57,14 @@ async def form_fields(request: Request) -> dict[str, str]:
     return {k: v for k, v in form.items() if isinstance(v, str)}
 
 
+def description_of(fields: dict[str, str]) -> str | None:
+    """The form's description (None when empty): shown in lists and logs, so one line of text."""
+    description = fields.get("description") or None
+    if description is not None and has_control(description):
+        raise bad_request("description: control characters (line breaks, tabs, NUL...) are not allowed")
+    return description
+
+
 def provider_args(who: Caller, provider: str, fields: dict[str, str], *, partial: bool = False) -> dict[str, str]:
     wanted = PROVIDERS.get(provider, ())
     extra = sorted(k for k in fields if k not in wanted and k not in NOT_ARGS)
@@ -89,7 +98,7 @@ async def create_notifier(request: Request, who: Caller = Depends(caller)) -> No
     if not provider:
         raise bad_request(f"provider: one of {', '.join(PROVIDERS)} is required")
     args = provider_args(who, provider, fields)
-    description = fields.get("description") or None
+    description = description_of(fields)
     store = await asyncio.to_thread(notifier_store, who)
     notifier_id = await asyncio.to_thread(store.create_notifier, who.account.id, provider, description, args)
     return NotifierCreated(id=notifier_id, success=True)
@@ -110,7 +119,7 @@ async def edit_notifier(notifier_id: str, request: Request, who: Caller = Depend
     fields = await form_fields(request)
     current = await asyncio.to_thread(owned_notifier, who, notifier_id)
     changed = provider_args(who, current.provider, fields, partial=True)
-    description = fields["description"] or None if "description" in fields else current.description
+    description = description_of(fields) if "description" in fields else current.description
     args = {**current.args, **changed}
     store = await asyncio.to_thread(notifier_store, who)
     await asyncio.to_thread(store.update_notifier, who.account.id, notifier_id, description, args)
@@ -129,8 +138,8 @@ def delete_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Success:
 @router.post(
     "/notifier/{notifier_id}/test",
     response_model=NotifierTest,
-    responses=responses(404),
-    summary="Send a test notification now and say how it went",
+    responses=responses(404, 429),
+    summary=f"Send a test notification now and say how it went (within {TEST_DEADLINE:g} s)",
 )
 async def test_notifier(notifier_id: str, request: Request, who: Caller = Depends(caller)) -> NotifierTest:
     notifier = await asyncio.to_thread(owned_notifier, who, notifier_id)
@@ -140,7 +149,9 @@ async def test_notifier(notifier_id: str, request: Request, who: Caller = Depend
     payload = {"event": event, "test": True, "alert": None, "triggers": [], "service": None}
     msg = Message(event, "[spyglass] test notification", text, payload)
     try:
-        detail, ok = await worker.send(notifier, msg), True
+        detail, ok = await worker.test(notifier, msg), True
+    except TooManyTests as exc:
+        raise too_many(TEST_DEADLINE, f"{exc}: try again when one has answered") from None
     except DeliveryFailed as exc:
         detail, ok = exc.detail, False
     except Exception:  # never a 500: what went wrong is in the backend's log
