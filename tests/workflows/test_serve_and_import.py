@@ -15,17 +15,18 @@ import pytest
 from tests.contract.test_guard import serve
 
 
-def spyglass(*args: str) -> str:
+def spyglass(*args: str) -> subprocess.CompletedProcess[str]:
+    """A ``spyglass`` command as a user runs it; it must succeed."""
     done = subprocess.run([sys.executable, "-m", "spyglass", *args], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return done.stdout
+    return done
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_an_import_into_a_served_data_dir_is_searchable_at_once(tmp_path, workers):
     data, dump = tmp_path / "data", tmp_path / "banners.json.gz"
     spyglass("generate", "--count", "3000", "--seed", "5", "-o", str(dump))
-    key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise").strip()
+    key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise").stdout.strip()
     with serve(data, "--workers", workers) as url:
         spyglass("import", "--data", str(data), str(dump))
         assert (data / "banners.db").exists()
