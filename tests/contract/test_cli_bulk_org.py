@@ -93,8 +93,11 @@ def test_org_commands(as_plan, loaded, capsys):
     assert capsys.readouterr().out.strip().startswith("invited kim@acme.test")
     with pytest.MonkeyPatch.context() as as_kim:
         as_kim.setenv("SPYGLASS_API_KEY", kim)
+        assert main(["org", "invitations", "--json"]) == 0  # a list of models, printed as the API's JSON
+        (pending,) = json.loads(capsys.readouterr().out)
         assert main(["org", "invitations"]) == 0
         org_id = capsys.readouterr().out.split()[0]
+        assert pending["id"] == org_id
         assert main(["org", "accept", "--", org_id]) == 0  # "--": an id may start with "-"
         assert capsys.readouterr().out.strip() == f"joined {org_id}"
     assert main(["org"]) == 0

@@ -63,6 +63,18 @@ async def test_browse_filter_by_tag_vote_and_run(data_backend):
         assert search.display and search.current_query == query and search.total > 0
 
 
+async def test_one_match_is_one_saved_query(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_pane(pilot, "f10", DirectoryPane)
+        app.query_one("#dir-search", Input).value = "ProFTPD"
+        app.query_one("#dir-search", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert pane.total == 1
+        assert "1 saved query matching 'ProFTPD', 1 shown" in screen_text(app)
+
+
 async def test_paging_past_the_first_ten(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:

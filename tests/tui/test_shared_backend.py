@@ -19,14 +19,14 @@ async def test_a_second_dashboard_attaches_and_takes_over_when_the_first_quits(t
         await second.open()
         assert first.backend is not None and second.backend is not None
         assert second.backend.attached and second.backend.process is None
-        assert second.profile.url == first.profile.url == served_by(tmp_path)
+        assert second.profile.url == first.profile.url == served_by(tmp_path).url
         assert (await second.clients.search.count("port:22")).total > 0  # the demo data, served once
         events = Events()
         second.watch_backend(events)
         await first.close()  # the first dashboard quits: its backend goes
         await events.wait_for("restarted")
         assert not second.backend.attached and second.backend.process is not None
-        assert served_by(tmp_path) == second.profile.url
+        assert served_by(tmp_path).url == second.profile.url
         await second.open()
         assert (await second.clients.search.count("port:22")).total > 0
     finally:

@@ -243,6 +243,12 @@ def test_changes_between_scans():
     ]
     assert changes(SSH, dict(SSH, data="other")) == ["banner text changed"]
     assert changes(SSH, SSH) == []
+    rekeyed = dict(SSH, ssh={"type": "ssh-rsa", "fingerprint": "09:0f", "hassh": "ffff"})
+    assert changes(SSH, rekeyed) == ["HASSH: 0123abcd → ffff", "SSH host key: ssh-ed25519 aa:bb → ssh-rsa 09:0f"]
+    assert changes(SSH, dict(SSH, ssh=["a list", "where an object is usual"])) == [
+        "HASSH: 0123abcd → -",
+        "SSH host key: ssh-ed25519 aa:bb → -",
+    ]
 
 
 # -- hostile text ------------------------------------------------------------------------------------

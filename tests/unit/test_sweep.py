@@ -80,6 +80,22 @@ async def test_a_connect_that_never_completes_times_out_as_filtered():
     assert result == [False]
 
 
+async def test_a_connect_that_timed_out_is_tried_again_before_the_port_is_called_closed():
+    """A SYN dropped once (the listener's accept queue full for a moment, as under load) must not
+    hide an open port: nmap retransmits its probes, and the sweep tries a timed-out connect again."""
+    with listeners(1, backlog=0) as (listener,):
+        port = listener.getsockname()[1]
+        fillers = [socket.create_connection(("127.0.0.1", port), timeout=5)]  # the accept queue is full
+        sweep = asyncio.ensure_future(connect_sweep([("127.0.0.1", port)], Slots(2), timeout=0.4))
+        await asyncio.sleep(0.2)  # the sweep's first SYN went unanswered
+        fillers.append(listener.accept()[0])  # room again, before the first connect times out
+        try:
+            assert await asyncio.wait_for(sweep, 10) == [True]
+        finally:
+            for f in fillers:
+                f.close()
+
+
 async def test_cancelling_closes_every_socket():
     with unanswered_port() as port:
         slots = Slots(16)

@@ -17,9 +17,15 @@ _UNSAFE_IN_JSON = re.compile("[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u20
 
 
 def print_json(value: Any) -> None:
+    """A command's result as the API's JSON: models anywhere in it (a list of invitations, a dict
+    of results) as the body the service would send."""
+    print(inert_json(json.dumps(value, indent=2, ensure_ascii=False, default=_as_api)))
+
+
+def _as_api(value: Any) -> Any:
     if hasattr(value, "to_api"):
-        value = value.to_api()
-    print(inert_json(json.dumps(value, indent=2, ensure_ascii=False)))
+        return value.to_api()
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def inert_json(text: str) -> str:

@@ -327,19 +327,36 @@ def banner_for_clipboard(banner: Any) -> ClipboardText:
     return for_clipboard(data if isinstance(data, str) else text_of(data, max_chars=65_536))
 
 
+# What an analyst pivots on, named with both values when it changes between two scans of a service.
+NAMED_CHANGES = (
+    ("product", "product"),
+    ("version", "version"),
+    ("HTTP title", "http.title"),
+    ("HTTP status", "http.status"),
+    ("HTTP server", "http.server"),
+    ("favicon hash", "http.favicon.hash"),
+    ("HTML hash", "http.html_hash"),
+    ("HASSH", "ssh.hassh"),
+    ("JARM", "ssl.jarm"),
+    ("JA3S", "ssl.ja3s"),
+)
+
+
+def _ssh_host_key(b: dict) -> str:
+    parts = (get_path(b, "ssh.type"), get_path(b, "ssh.fingerprint"))
+    return " ".join(text_of(p, max_chars=60) for p in parts if not empty(p))
+
+
 def changes(older: Any, newer: Any) -> list[str]:
     """What differs between two scans of one service, in words."""
     a, b = as_dict(older), as_dict(newer)
     out = []
-    for label, path in (
-        ("product", "product"),
-        ("version", "version"),
-        ("HTTP title", "http.title"),
-        ("HTTP status", "http.status"),
-    ):
+    for label, path in NAMED_CHANGES:
         before, after = get_path(a, path), get_path(b, path)
         if before != after:
             out.append(f"{label}: {text_of(before, max_chars=60) or '-'} → {text_of(after, max_chars=60) or '-'}")
+    if (key_before := _ssh_host_key(a)) != (key_after := _ssh_host_key(b)):
+        out.append(f"SSH host key: {key_before or '-'} → {key_after or '-'}")
     if get_path(a, "ssl.cert.fingerprint.sha256") != get_path(b, "ssl.cert.fingerprint.sha256"):
         out.append("TLS certificate changed")
     old_ids, new_ids = {v.cve for v in vulns_of(a.get("vulns"))}, {v.cve for v in vulns_of(b.get("vulns"))}

@@ -127,8 +127,10 @@ class EmbeddedBackend:
                 store.close()
             running = served_by(self.data_dir)
             self.attached = running is not None
-            if running is not None:  # one backend per data dir: use the one that serves it
-                return self._reach(running, key)
+            if running is not None:  # one backend per data dir: use the one that serves it, as it speaks
+                if running.namespace is not None:
+                    self.namespace = running.namespace
+                return self._reach(running.url, key)
             self.rotate_log()
             sock = listen("127.0.0.1", 0)
             port = sock.getsockname()[1]

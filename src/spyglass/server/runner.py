@@ -120,7 +120,7 @@ def serve(
     bound, bound_port = sock.getsockname()[:2]
     if not geonet_only:  # one backend per data dir: a second dashboard attaches to this one
         local = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bound, bound)
-        held = hold(settings.data_dir, base_urls(local, bound_port)["main"])  # noqa: F841 (kept while serving)
+        held = hold(settings.data_dir, base_urls(local, bound_port)["main"], settings.namespace)  # noqa: F841 (kept while serving)
     for line in announcement(app, bound, bound_port, geonet_only=geonet_only):
         announce(line)
     if demo and not geonet_only:

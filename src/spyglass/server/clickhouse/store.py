@@ -56,7 +56,12 @@ from spyglass.server.index.trends import months
 
 PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
-LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup
+LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup, at most
+# A statement's text is bounded by the server's max_query_size (256 KiB in a stock profile), and the
+# driver writes the parameters into it: a lookup's list is cut to fit. Bytes a value takes there, at
+# most: a 64-bit number and ", "; an address's 32 hex digits, quoted; the rest of a statement.
+NUMBER_TEXT, ADDRESS_TEXT, STATEMENT_TEXT = 22, 36, 8192
+STOCK_MAX_QUERY_SIZE = 262_144
 ADDED_WINDOW = 200_000  # marks the bulk-data builder is handed from one query (added_since)
 # Rows at these addresses (a parameter ``ips``: their 16 bytes in hex): in a subquery, which 18.16
 # turns into a set that its primary key index is searched with.
@@ -168,6 +173,7 @@ class ClickHouseStore:
         self._span: tuple[int, tuple[int, int] | None] | None = None
         self._pool = ThreadPoolExecutor(QUERIES_AT_ONCE, thread_name_prefix="clickhouse")
         self.tokens = False  # every server has text indexes: free text reads the one on its words (init)
+        self.max_query_size = STOCK_MAX_QUERY_SIZE  # the smallest of the servers' (init)
         if init:
             self.init()
 
@@ -245,6 +251,10 @@ class ClickHouseStore:
         clients = [self.connect(host, port, database="system") for host, port in self.servers()]
         try:
             self.tokens = all(server_version(client) >= TEXT_INDEX_SINCE for client in clients)
+            self.max_query_size = min(
+                int(client.execute("SELECT value FROM system.settings WHERE name = 'max_query_size'")[0][0])
+                for client in clients
+            )
             for client in clients:
                 self._init_server(client, upgrading)
         finally:
@@ -353,10 +363,15 @@ class ClickHouseStore:
             reason = " ".join(answer.decode(errors="replace").split("Stack trace:")[0].split())[:500]
             raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}")
 
+    def lookup_chunk(self, per_value: int) -> int:
+        """Values one statement may list, ``per_value`` bytes of text each (NUMBER_TEXT...)."""
+        return max(1, min(LOOKUP_CHUNK, (self.max_query_size - STATEMENT_TEXT) // per_value))
+
     def known_services(self, services: list[int]) -> set[int]:
         found: set[int] = set()
-        for i in range(0, len(services), LOOKUP_CHUNK):
-            chunk = services[i : i + LOOKUP_CHUNK]
+        step = self.lookup_chunk(NUMBER_TEXT)
+        for i in range(0, len(services), step):
+            chunk = services[i : i + step]
             found.update(
                 r[0]
                 for r in self.execute(
@@ -373,8 +388,9 @@ class ClickHouseStore:
         rows: list = []
         alive = f" AND {current(self.demoted)}" if live else ""
         named = list(services.items())
-        for i in range(0, len(named), LOOKUP_CHUNK):
-            chunk = named[i : i + LOOKUP_CHUNK]
+        step = self.lookup_chunk(NUMBER_TEXT + ADDRESS_TEXT)
+        for i in range(0, len(named), step):
+            chunk = named[i : i + step]
             rows += self.execute(
                 f"SELECT service, key, t, mark FROM banners WHERE {AT_ADDRESSES} AND service IN %(s)s{alive}",
                 {"s": tuple(s for s, _ in chunk), "ips": sorted({ip.hex() for _, ip in chunk})},
@@ -654,8 +670,9 @@ class ClickHouseStore:
 
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
         out: dict[int, bytes] = {}
-        for i in range(0, len(marks), LOOKUP_CHUNK):
-            chunk = marks[i : i + LOOKUP_CHUNK]
+        step = self.lookup_chunk(NUMBER_TEXT)
+        for i in range(0, len(marks), step):
+            chunk = marks[i : i + step]
             if chunk:
                 out.update(
                     self.execute("SELECT mark, body FROM bodies WHERE mark IN %(m)s", {"m": tuple(chunk)}, raw=True)
@@ -790,7 +807,9 @@ class Writer:
         those of the banners marked while it wrote (its own among them)."""
         if self.fresh:
             self.store.reconcile(Where("1", "", {}))
-        elif len(self.latest) <= LOOKUP_CHUNK and self.addresses is not None:
+        elif self.addresses is not None and max(len(self.latest), len(self.addresses)) <= self.store.lookup_chunk(
+            NUMBER_TEXT + ADDRESS_TEXT
+        ):
             named = {"s": tuple(self.latest), "ips": sorted(ip.hex() for ip in self.addresses)}
             self.store.reconcile(Where(f"{AT_ADDRESSES} AND service IN %(s)s", "", named))
         else:

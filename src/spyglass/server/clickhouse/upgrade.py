@@ -20,7 +20,7 @@ from collections.abc import Callable
 from spyglass.exactjson import loads
 from spyglass.server.bannerstore import StoreUnavailable
 from spyglass.server.clickhouse import tables
-from spyglass.server.clickhouse.store import ClickHouseStore, shown
+from spyglass.server.clickhouse.store import NUMBER_TEXT, ClickHouseStore, shown
 from spyglass.server.index.shape import BadBanner
 
 BATCH = 20_000  # bodies read, and inserted, at a time
@@ -56,13 +56,14 @@ def upgrade(url: str, progress: Callable[[int], None] = lambda copied: None) -> 
                     port,
                     [f"CREATE TABLE IF NOT EXISTS {aside} ({UNREAD_COLUMNS}) ENGINE = {UNREAD_ENGINE}"],
                 )
-                for i in range(0, len(unreadable), BATCH):
+                step = store.lookup_chunk(NUMBER_TEXT)
+                for i in range(0, len(unreadable), step):
                     _run(
                         store,
                         host,
                         port,
                         [f"INSERT INTO {aside} SELECT mark, body FROM {bodies} WHERE mark IN %(m)s"],
-                        {"m": tuple(unreadable[i : i + BATCH])},
+                        {"m": tuple(unreadable[i : i + step])},
                     )
             _run(store, host, port, [f"DROP TABLE {banners}", f"DROP TABLE {bodies}"])
         kept = f"; {doubles:,} stored twice kept once" if doubles else ""

@@ -120,8 +120,8 @@ class RecordStore:
         # copies each of its pages once for many batches rather than once for each.
         self._db.conn.execute("PRAGMA cache_size=-262144")
         self._db.conn.execute("PRAGMA wal_autocheckpoint=16384")
-        row = self._db.conn.execute("SELECT data FROM dictionary").fetchone()
-        self._codec: Codec | None = Codec(row[0]) if row else None
+        self._codec: Codec | None = None
+        self._codec_now()
         self._train_at = TRAIN_AFTER  # banners stored when a dictionary is next tried
         self._expect_new = True  # whether add may skip looking up the keys it is given
 
@@ -130,7 +130,23 @@ class RecordStore:
 
     def dictionary(self) -> bytes | None:
         """The bodies' zstd dictionary, once the store has one."""
-        return self._codec.dictionary.as_bytes() if self._codec else None
+        with self._db.lock:
+            codec = self._codec_now()
+        return codec.dictionary.as_bytes() if codec else None
+
+    def _codec_now(self) -> Codec | None:
+        """The codec, with the dictionary read again while this process has none: another process
+        (an import into a data dir a backend serves) may have trained it since. It never changes
+        once trained. Call with the lock held."""
+        if self._codec is None and (row := self._db.conn.execute("SELECT data FROM dictionary").fetchone()):
+            self._codec = Codec(row[0])
+        return self._codec
+
+    def _codec_for(self, rows: list) -> Codec | None:
+        """The codec to read ``rows`` (seq, body) with; call with the lock held."""
+        if self._codec is None and any(b[:1] == FRAME for _, b in rows):
+            return self._codec_now()
+        return self._codec
 
     def count(self) -> int:
         with self._db.lock:
@@ -188,7 +204,7 @@ class RecordStore:
                     )
                 }
                 seq = self._db.conn.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
-                if self._codec is None and seq + len(fresh) >= self._train_at:
+                if self._codec_now() is None and seq + len(fresh) >= self._train_at:
                     self._train([p.body for p in fresh.values() if p.body[:1] != FRAME], seq + len(fresh))
                 pack = self._codec.pack if self._codec else bytes
                 # a body packed already (by an import's worker, with this dictionary) is kept as it is
@@ -281,13 +297,15 @@ class RecordStore:
         """The banners with these seqs, by seq, each exactly as it came."""
         with self._db.lock:
             rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
-        return {s: unpack(plain(b, self._codec)) for s, b in rows}
+            codec = self._codec_for(rows)
+        return {s: unpack(plain(b, codec)) for s, b in rows}
 
     def raw_bodies(self, seqs: list[int]) -> dict[int, bytes]:
         """The stored bytes of these banners, exactly as they came (for writing them out again)."""
         with self._db.lock:
             rows = self._rows("SELECT seq, body FROM banners WHERE seq IN ({})", seqs)
-        return {s: plain(b, self._codec) for s, b in rows}
+            codec = self._codec_for(rows)
+        return {s: plain(b, codec) for s, b in rows}
 
     def since(self, after_seq: int, batch: int = 5000) -> Iterator[list[tuple[int, dict]]]:
         """Every banner with seq > ``after_seq``, in batches, for (re)indexing."""
@@ -297,7 +315,8 @@ class RecordStore:
                 rows = self._db.conn.execute(
                     "SELECT seq, body FROM banners WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch)
                 ).fetchall()
+                codec = self._codec_for(rows)
             if not rows:
                 return
-            yield [(s, unpack(plain(b, self._codec))) for s, b in rows]
+            yield [(s, unpack(plain(b, codec))) for s, b in rows]
             last = rows[-1][0]

@@ -28,6 +28,9 @@ TICK = 0.05  # seconds between checks for expired connects and freed slots
 # only costs the kernel and us. Doubled at each tick that finds connects still unanswered (distant
 # or filtered targets), up to the scans' cap on open connections, as nmap grows its window.
 START_WINDOW = 64
+# A connect that timed out is tried once more before its port is called closed, as nmap retransmits
+# its probes: a SYN dropped once (a full accept queue, a loaded machine) must not hide an open port.
+TRIES = 2
 
 
 class Slots:
@@ -115,6 +118,8 @@ class _Sweep:
         self.timeout = timeout
         self.open = [False] * len(targets)
         self.next = 0  # the next target to connect to
+        self.again: list[int] = []  # targets whose connect timed out, to be tried once more
+        self.tries = bytearray(len(targets))  # connects made to each target
         self.window = min(START_WINDOW, slots.limit)  # connects in flight, at most
         self.pending: dict[int, tuple[c_socket, int, float]] = {}  # fd -> (socket, target, deadline)
         self.poller = _Poller()
@@ -132,25 +137,31 @@ class _Sweep:
             if self.tick_handle is not None:
                 self.tick_handle.cancel()
             for fd in list(self.pending):
-                self._end(fd, opened=False)
+                self._end(fd)
             self.poller.close()
         return self.open
 
     def _fill(self) -> None:
         # The hot path of a scan: a few microseconds a target, so slots are taken in bulk and
         # attributes read once.
-        targets, pending, add, result = self.targets, self.pending, self.poller.add, self.open
-        room = self.slots.take_nowait(min(len(targets) - self.next, self.window - len(pending)))
+        targets, pending, add, result, again, tries = (
+            self.targets, self.pending, self.poller.add, self.open, self.again, self.tries
+        )  # fmt: skip
+        room = self.slots.take_nowait(min(len(targets) - self.next + len(again), self.window - len(pending)))
         deadline = time.monotonic() + self.timeout
         given = 0
         while room > 0:
-            position = self.next
+            position = self.next if self.next < len(targets) else again[-1]
             ip, port = targets[position]
             try:
                 sock = c_socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM | NONBLOCKING)
             except OSError:  # out of descriptors: this target again once connects have ended
                 break
-            self.next += 1
+            if position == self.next:
+                self.next += 1
+            else:
+                again.pop()
+            tries[position] += 1
             room -= 1
             if not NONBLOCKING:
                 sock.setblocking(False)
@@ -164,7 +175,7 @@ class _Sweep:
                 sock.close()
                 given += 1
         self.slots.give(given + room)
-        if self.next >= len(targets) and not pending and not self.done.done():
+        if self.next >= len(targets) and not again and not pending and not self.done.done():
             self.done.set_result(None)
 
     def _ready(self) -> None:
@@ -179,12 +190,13 @@ class _Sweep:
         self.slots.give(len(ready))
         self._fill()
 
-    def _end(self, fd: int, opened: bool) -> None:
+    def _end(self, fd: int) -> int:
+        """Give up the connect on ``fd`` (its target stays closed unless tried again); its target."""
         sock, position, _ = self.pending.pop(fd)
         self.poller.remove(fd)
         sock.close()
         self.slots.give()
-        self.open[position] = opened
+        return position
 
     def _tick(self) -> None:
         """Expire connects past their deadline (filtered), and take slots that others gave back."""
@@ -192,8 +204,10 @@ class _Sweep:
         started_before = now + self.timeout - TICK  # the deadline of a connect started a tick ago
         if any(deadline <= started_before for _, _, deadline in self.pending.values()):
             self.window = min(2 * self.window, self.slots.limit)  # slow targets: more of them at once
+        self._ready()  # a connect that completed while the loop was busy is not expired unread
         for fd in [fd for fd, (_, _, deadline) in self.pending.items() if deadline <= now]:
-            self._end(fd, opened=False)
+            if self.tries[position := self._end(fd)] < TRIES:
+                self.again.append(position)
         self._fill()
         if not self.done.done():
             self.tick_handle = self.loop.call_later(TICK, self._tick)

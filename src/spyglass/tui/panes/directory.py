@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from spyglass.present.directory import query_cells
+from spyglass.present.values import plural
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tags import check_tags
 from spyglass.tui.panes.base import Pane, RunSearch
@@ -170,8 +171,9 @@ class DirectoryPane(Pane):
     @on(PagedTable.PageAdded, "#dir-queries")
     def show_count(self) -> None:
         what = f"matching {self.words!r}" if self.words else "in the directory"
+        found = plural(self.total, "saved query", "saved queries")
         self.query_one("#dir-status", Static).update(
-            safe_text(f"{self.total:,} saved queries {what}, {len(self.shown):,} shown", one_line=True)
+            safe_text(f"{found} {what}, {len(self.shown):,} shown", one_line=True)
         )
 
     @staticmethod
