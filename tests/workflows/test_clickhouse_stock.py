@@ -25,7 +25,7 @@ def test_import_and_serve_on_a_stock_clickhouse_server(tmp_path):
         data = tmp_path / "data"
         assert "1,000 new" in spyglass("import", "--store", store, "--data", str(data), str(small)).stderr
         assert "200,000 new" in spyglass("import", "--store", store, "--data", str(data), str(big)).stderr
-        key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise").stdout.strip()
+        key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise", "--collector").stdout.strip()
         with serve(data, "--store", store) as url:
             count = httpx.get(f"{url}/intel/host/count", params={"key": key, "query": "port:22"}, timeout=30)
             assert count.status_code == 200 and count.json()["total"] > 0, count.text

@@ -26,7 +26,7 @@ def spyglass(*args: str) -> subprocess.CompletedProcess[str]:
 def test_an_import_into_a_served_data_dir_is_searchable_at_once(tmp_path, workers):
     data, dump = tmp_path / "data", tmp_path / "banners.json.gz"
     spyglass("generate", "--count", "3000", "--seed", "5", "-o", str(dump))
-    key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise").stdout.strip()
+    key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise", "--collector").stdout.strip()
     with serve(data, "--workers", workers) as url:
         spyglass("import", "--data", str(data), str(dump))
         assert (data / "banners.db").exists()
