@@ -36,6 +36,9 @@ class CorruptDatabase(ValueError):
 def connect(path: Path, *, synchronous: str, migrations: Sequence[Migration] = ()) -> sqlite3.Connection:
     """A connection shared across threads (callers hold a lock), in WAL mode, autocommit
     (transactions are explicit), brought to the last version of ``migrations``."""
+    # Created 0600 whatever the process's umask (keys create, the dashboard's launcher): SQLite
+    # gives the -wal and -shm files the mode of their database.
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=WAL")
