@@ -121,24 +121,27 @@ def test_a_data_dir_of_version_1_gains_organizations(tmp_path):
     store.close()
 
 
-def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path):
-    """A corrupt spyglass.db at start: exit 2 and one line, not a traceback that names no file."""
+@pytest.mark.parametrize("name", ["spyglass.db", "banners.db", "alerts.db", "scans.db", "datasets.db", "directory.db"])
+def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path, name):
+    """A corrupt database at start: exit 2 and one line, not a traceback that names no file, nor
+    a backend that starts and fails every request that needs it (directory.db was opened late)."""
     import subprocess
     import sys
 
     from spyglass.server.store import Store
 
     Store(tmp_path).close()
-    (tmp_path / "spyglass.db").write_bytes(b"this is not a database" * 300)
+    (tmp_path / name).write_bytes(b"this is not a database" * 300)
     run = subprocess.run(
-        [sys.executable, "-m", "spyglass", "serve", "--data", str(tmp_path), "--port", "0"],
+        [sys.executable, "-m", "spyglass", "serve", "--data", str(tmp_path), "--port", "0", "--exit-on-stdin-eof"],
+        stdin=subprocess.DEVNULL,  # a backend that starts all the same stops at once
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and str(tmp_path / "spyglass.db") in lines[0] and "backup" in lines[0], run.stderr
+    assert len(lines) == 1 and str(tmp_path / name) in lines[0] and "backup" in lines[0], run.stderr
 
 
 def test_a_damaged_index_is_rebuilt_from_the_records(tmp_path, caplog):

@@ -22,6 +22,7 @@ from spyglass.server.auth import CreditHeaders, KeyRateLimiter, failed_keys_limi
 from spyglass.server.bannerstore import BannerStore, open_banner_store
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
+from spyglass.server.directory.store import Directory
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.geonet import GeonetSettings
 from spyglass.server.guard import Limits, LoadShedding
@@ -96,6 +97,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.collector = Collector(banners)
     # In start order; each section that works in the background appends its service here.
     app.state.scan_store = ScanStore(settings.data_dir)
+    app.state.directory = Directory(settings.data_dir)  # opened here: a damaged file stops the start
     app.state.scans = ScanService(
         app.state.scan_store,
         app.state.collector,
