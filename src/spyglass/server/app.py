@@ -26,6 +26,7 @@ from spyglass.server.directory.store import Directory
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.geonet import GeonetSettings
 from spyglass.server.guard import Limits, LoadShedding
+from spyglass.server.mail import Outbox
 from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
 from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
@@ -109,6 +110,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.hub = StreamHub(settings.namespace)
     app.state.collector.subscribe(app.state.hub.publish)
     app.state.services += [app.state.hub, DemoCollector(app.state.collector, banners, settings.demo_rate)]
+    app.state.outbox = Outbox(settings.smtp_server)  # e-mail sent after the answer (invitations)
+    app.state.services.append(app.state.outbox)
     install_alerts(app)
     app.state.datasets = DatasetService(
         settings.data_dir,

@@ -400,16 +400,25 @@ class Store:
         assert org is not None
         return org
 
-    def invite(self, org_id: str, account_id: int) -> bool:
-        """Invite the account to join; False if it belongs to an organization already."""
+    def invite(self, org_id: str, account_id: int | None, inviter: int) -> bool:
+        """``inviter`` (an admin of the organization) invites the account to join; True only for a
+        new invitation: False if one is pending already, the account belongs to an organization,
+        or there is no account (None). Every case makes the same durable write, so its time tells
+        nobody which it was: one that invites nobody writes the inviter's own row (never a real
+        invitation: an admin is a member) and deletes it."""
+        stamp = iso(self.clock())
+        add = "INSERT OR IGNORE INTO org_invitations (org_id, account_id, invited) VALUES (?,?,?)"
         with self._db.transaction() as db:
-            if db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone():
-                return False
-            db.execute(
-                "INSERT OR IGNORE INTO org_invitations (org_id, account_id, invited) VALUES (?,?,?)",
-                (org_id, account_id, iso(self.clock())),
-            )
-        return True
+            added = 0
+            if (
+                account_id is not None
+                and not db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone()
+            ):
+                added = db.execute(add, (org_id, account_id, stamp)).rowcount
+            if not added:
+                db.execute(add, (org_id, inviter, stamp))
+                db.execute("DELETE FROM org_invitations WHERE org_id = ? AND account_id = ?", (org_id, inviter))
+        return added == 1
 
     def invitations(self, account_id: int) -> list[tuple[str, str, str]]:
         """(organization id, its name, when) of the account's pending invitations, oldest first."""
