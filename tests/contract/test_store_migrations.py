@@ -151,6 +151,34 @@ def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path, name)
     assert len(lines) == 1 and str(tmp_path / name) in lines[0] and "backup" in lines[0], run.stderr
 
 
+@pytest.mark.parametrize("loss", ["deleted", "emptied"])
+@pytest.mark.parametrize("name", ["spyglass.db", "banners.db"])
+def test_a_lost_database_is_refused_where_the_data_dir_says_it_held_something(tmp_path, name, loss):
+    """spyglass.db gone or zero-length beside alerts.db and local.key, or banners.db beside an
+    index of banners: exit 2 and one line naming it, not a start with every key invalid or no
+    banner left. A data dir that never held it (import alone, then keys create) is no loss."""
+    from spyglass.datagen import generate
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.index import BannerIndex
+    from spyglass.server.index.importer import import_banners
+
+    index = BannerIndex(tmp_path)
+    import_banners(index, generate(50, seed=2))
+    index.close()
+    if name == "spyglass.db":
+        assert spyglass("keys", "create", "--data", str(tmp_path)).returncode == 0  # banners first: fine
+        store = Store(tmp_path)
+        store.local_key()
+        store.close()
+        AlertStore(tmp_path).close()
+    lost = tmp_path / name
+    lost.unlink() if loss == "deleted" else lost.write_bytes(b"")
+    run = serve_once(tmp_path)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(lost) in lines[0] and "backup" in lines[0], run.stderr
+
+
 @pytest.fixture
 def small_disk(tmp_path):
     """A filesystem of 512 KiB of its own (tmpfs), and a way to fill it to the last byte."""

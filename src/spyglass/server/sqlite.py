@@ -34,6 +34,25 @@ class CorruptDatabase(ValueError):
         )
 
 
+class LostDatabase(ValueError):
+    """The file is missing or empty where the data dir shows it held something: created afresh,
+    it would start the backend without a word and without what it held."""
+
+    def __init__(self, path: Path, evidence: str) -> None:
+        super().__init__(
+            f"{path} is missing or empty, but {evidence}: restore it from a backup, "
+            "or start afresh with another data dir"
+        )
+
+
+def is_empty(path: Path) -> bool:
+    """No such file, or zero bytes: what a database created now would start from."""
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return True
+
+
 class DiskFull(OSError):
     """The disk (or quota) of the data dir is full: nothing there is damaged, but nothing can be
     written until space is freed. Never a reason to move a database aside."""

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.server.plans import PLANS, Plan
-from spyglass.server.sqlite import Database, make_private
+from spyglass.server.sqlite import Database, LostDatabase, is_empty, make_private
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
@@ -110,6 +110,7 @@ CREATE TABLE org_invitations (
 MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys, V4_INVITATIONS)
 
 LOCAL_USER = "local"
+ACCOUNTS_KEPT = (LOCAL_KEY_FILE, "alerts.db", "scans.db")  # written only where spyglass.db was
 
 
 class AccountExists(ValueError):
@@ -176,9 +177,13 @@ class Store:
         self.data_dir = Path(data_dir)
         make_private(self.data_dir)
         self.clock = clock
+        path = self.data_dir / "spyglass.db"
+        # The accounts come first: beside what only a backend that had them writes, they are lost.
+        if is_empty(path) and (kept := [n for n in ACCOUNTS_KEPT if not is_empty(self.data_dir / n)]):
+            raise LostDatabase(path, f"{kept[0]} beside it shows it held accounts")
         # FULL: an acknowledged account or key survives even an OS crash (a charge is committed
         # without waiting for the disk: see charge).
-        self._db = Database(self.data_dir / "spyglass.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._db = Database(path, synchronous="FULL", migrations=MIGRATIONS)
         self._db.run("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
