@@ -133,14 +133,19 @@ async def test_organization_methods_are_enterprise_only(org_backend, plan):
                 await call
 
 
+def mail_to(smtp: SmtpServer, address: str) -> list[bytes]:
+    """The messages to ``address`` once one has arrived."""
+    deadline = time.monotonic() + 15
+    while not any(address in to for to, _ in smtp.messages):
+        assert time.monotonic() < deadline, f"no e-mail to {address} arrived"
+        time.sleep(0.05)
+    return [content for to, content in smtp.messages if address in to]
+
+
 async def test_notify_sends_an_invitation_through_the_smtp_server(org_backend, admin, smtp):
     account(org_backend, "gina-1", email="gina@acme.test")
     assert await admin.org.add_member("gina-1", notify=True)
-    deadline = time.monotonic() + 10
-    while not any("gina@acme.test" in to for to, _ in smtp.messages):
-        assert time.monotonic() < deadline, "no e-mail arrived"
-        time.sleep(0.05)
-    msg = message_from_bytes(next(content for to, content in smtp.messages if "gina@acme.test" in to))
+    msg = message_from_bytes(mail_to(smtp, "gina@acme.test")[0])
     assert msg["To"] == "gina@acme.test" and admin.username in msg["Subject"]
     assert "gina-1" in msg.get_payload() and "spyglass org accept" in msg.get_payload()
 
@@ -177,3 +182,57 @@ async def test_an_email_shared_by_two_accounts_invites_neither(org_backend, admi
     assert await joined(org_backend, a) == []
     assert await admin.org.add_member("twin-a")
     assert len(await joined(org_backend, a)) == 1
+
+
+async def test_an_invitation_is_e_mailed_once_however_often_it_is_repeated(org_backend, admin, smtp):
+    account(org_backend, "hal-1", email="hal@acme.test")
+    account(org_backend, "ida-1", email="ida@acme.test")
+    for _ in range(5):
+        assert await admin.org.add_member("hal-1", notify=True)
+    assert await admin.org.add_member("ida-1", notify=True)
+    mail_to(smtp, "ida@acme.test")  # e-mails go one at a time, in order: any other to hal came first
+    assert len(mail_to(smtp, "hal@acme.test")) == 1
+
+
+async def test_an_organization_asks_for_so_many_invitation_e_mails_an_hour(org_backend, admin):
+    """Counted whoever is named (a refusal that depended on the user would tell who exists)."""
+    from spyglass.client import RateLimited
+
+    account(org_backend, "jan-1", email="jan@acme.test")
+    for asked in range(100):
+        try:
+            await admin.org.add_member(f"nobody-{asked}", notify=True)
+        except RateLimited:
+            break
+    else:
+        pytest.fail("100 invitation e-mails asked for and none refused")
+    from spyglass.server.routers.org import NOTIFY_BURST
+
+    assert asked == NOTIFY_BURST
+    for user in ("nobody-else", "jan-1"):
+        with pytest.raises(RateLimited, match="Too many invitation e-mails") as refused:
+            await admin.org.add_member(user, notify=True)
+        assert refused.value.retry_after and refused.value.retry_after > 60
+    assert await admin.org.add_member("jan-1")  # without an e-mail, inviting goes on
+
+
+async def test_the_answer_is_the_same_for_anyone_and_never_waits_for_the_e_mail(tmp_path):
+    """A missing user, a new invitation and a pending one: the same status and body, each given
+    while the SMTP server has not yet said a word (it listens, but answers only afterwards)."""
+    import httpx
+
+    late = SmtpServer()
+    server, backend = start_backend(tmp_path, smtp_server=late.address)
+    with server:
+        key = backend.key("enterprise")
+        backend.store.create_account("kim-1", "free", email="kim@acme.test")
+        answers = []
+        async with httpx.AsyncClient(base_url=backend.url, timeout=60) as http:
+            for user in ("nobody-1", "kim-1", "kim-1"):
+                answer = await http.put(f"/org/member/{user}", params={"key": key, "notify": "true"})
+                answers.append((answer.status_code, answer.content))
+        assert answers == [(200, b'{"success":true}')] * 3
+        with late:  # the e-mail, queued at the answer, goes now
+            msg = message_from_bytes(mail_to(late, "kim@acme.test")[0])
+        assert "kim-1" in msg.get_payload() and len(late.messages) == 1
+    backend.store.close()

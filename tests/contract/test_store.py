@@ -108,3 +108,42 @@ def test_a_store_with_keys_in_plain_text_is_migrated(tmp_path):
     assert again.account_for_key(member) is not None and again.local_key() == local
     again.close()
     assert member.encode() not in (tmp_path / "spyglass.db").read_bytes()
+
+
+def test_a_data_dir_is_private_whoever_creates_it_first(tmp_path):
+    """``keys create`` on a fresh data dir (a process with the usual umask 022, unlike serve and
+    import): the dir 0700 and spyglass.db 0600; and a database opened by any store, with its
+    -wal and -shm files while it is open, 0600 too."""
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    from spyglass.server.scanner.store import ScanStore
+
+    def modes(folder):
+        return {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+
+    data = tmp_path / "keys"
+    run = subprocess.run(
+        [sys.executable, "-m", "spyglass", "keys", "create", "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.umask(0o022),
+    )
+    assert run.returncode == 0, run.stderr
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert modes(data) == dict.fromkeys(modes(data), 0o600) and "spyglass.db" in modes(data)
+
+    old = os.umask(0o022)
+    try:
+        store, scans = Store(tmp_path / "open"), ScanStore(tmp_path / "open")
+        store.create_key()
+        opened = modes(tmp_path / "open")
+        store.close()
+        scans.close()
+    finally:
+        os.umask(old)
+    assert {"spyglass.db-wal", "spyglass.db-shm", "scans.db-wal"} <= set(opened)
+    assert opened == dict.fromkeys(opened, 0o600)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -122,24 +125,97 @@ def test_a_data_dir_of_version_1_gains_organizations(tmp_path):
     store.close()
 
 
-def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path):
-    """A corrupt spyglass.db at start: exit 2 and one line, not a traceback that names no file."""
-    import subprocess
-    import sys
-
-    from spyglass.server.store import Store
-
-    Store(tmp_path).close()
-    (tmp_path / "spyglass.db").write_bytes(b"this is not a database" * 300)
-    run = subprocess.run(
-        [sys.executable, "-m", "spyglass", "serve", "--data", str(tmp_path), "--port", "0"],
+def spyglass(*args: str) -> subprocess.CompletedProcess:
+    """A command run as a user runs it; a backend that starts stops at once (stdin ends)."""
+    return subprocess.run(
+        [sys.executable, "-m", "spyglass", *args],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def serve_once(data) -> subprocess.CompletedProcess:
+    return spyglass("serve", "--data", str(data), "--port", "0", "--exit-on-stdin-eof")
+
+
+@pytest.mark.parametrize("name", ["spyglass.db", "banners.db", "alerts.db", "scans.db", "datasets.db", "directory.db"])
+def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path, name):
+    """A corrupt database at start: exit 2 and one line, not a traceback that names no file, nor
+    a backend that starts and fails every request that needs it (directory.db was opened late)."""
+    Store(tmp_path).close()
+    (tmp_path / name).write_bytes(b"this is not a database" * 300)
+    run = serve_once(tmp_path)
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and str(tmp_path / "spyglass.db") in lines[0] and "backup" in lines[0], run.stderr
+    assert len(lines) == 1 and str(tmp_path / name) in lines[0] and "backup" in lines[0], run.stderr
+
+
+@pytest.mark.parametrize("loss", ["deleted", "emptied"])
+@pytest.mark.parametrize("name", ["spyglass.db", "banners.db"])
+def test_a_lost_database_is_refused_where_the_data_dir_says_it_held_something(tmp_path, name, loss):
+    """spyglass.db gone or zero-length beside alerts.db and local.key, or banners.db beside an
+    index of banners: exit 2 and one line naming it, not a start with every key invalid or no
+    banner left. A data dir that never held it (import alone, then keys create) is no loss."""
+    from spyglass.datagen import generate
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.index import BannerIndex
+    from spyglass.server.index.importer import import_banners
+
+    index = BannerIndex(tmp_path)
+    import_banners(index, generate(50, seed=2))
+    index.close()
+    if name == "spyglass.db":
+        assert spyglass("keys", "create", "--data", str(tmp_path)).returncode == 0  # banners first: fine
+        store = Store(tmp_path)
+        store.local_key()
+        store.close()
+        AlertStore(tmp_path).close()
+    lost = tmp_path / name
+    lost.unlink() if loss == "deleted" else lost.write_bytes(b"")
+    run = serve_once(tmp_path)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(lost) in lines[0] and "backup" in lines[0], run.stderr
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A filesystem of 512 KiB of its own (tmpfs), and a way to fill it to the last byte."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs is not permitted here")
+
+    def fill() -> None:
+        with contextlib.suppress(OSError), open(disk / "filler", "wb", buffering=0) as fh:
+            while True:
+                fh.write(b"\0" * 4096)
+
+    try:
+        yield disk, fill
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+@pytest.mark.parametrize("state", ["fresh", "in use"])
+def test_a_full_disk_at_start_is_said_so_in_one_line(small_disk, state):
+    """serve and keys create on a full disk: one line that names the data dir and says the disk is
+    full, a non-zero exit, no traceback, and never the advice to move a database aside."""
+    disk, fill = small_disk
+    data = disk / "data"
+    if state == "in use":
+        Store(data).create_key()
+    fill()
+    for run in (serve_once(data), spyglass("keys", "create", "--data", str(data))):
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode not in (0, 2) and len(lines) == 1, run.stderr
+        assert str(data) in lines[0] and "disk" in lines[0] and "full" in lines[0], lines[0]
+        assert "aside" not in lines[0] and "damaged" not in lines[0]
+    if state == "in use":
+        (disk / "filler").unlink()
+        assert len(Store(data)._db.read("SELECT * FROM api_keys")) == 1  # as it was
 
 
 def test_a_damaged_index_is_rebuilt_from_the_records(tmp_path, caplog):

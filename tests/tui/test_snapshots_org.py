@@ -17,7 +17,7 @@ def admin_profile(snapshot_backend, request):
     admin, key = store.create_account(f"chief-{tag}", "enterprise", email=f"chief-{tag}@acme.test")
     member, _ = store.create_account(f"crew-{tag}", "free", email=f"crew-{tag}@acme.test")
     org = store.own_organization(admin)
-    store.invite(org.id, member.id)
+    store.invite(org.id, member.id, admin.id)
     store.answer_invitation(org.id, member.id, accept=True)
     return snapshot_backend.profile(key)
 

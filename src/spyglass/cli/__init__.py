@@ -43,10 +43,10 @@ FAMILIES = (
 def exit_code_for(exc: BaseException) -> int:
     from spyglass.client import errors as e
     from spyglass.config import ConfigError
-    from spyglass.server.sqlite import CorruptDatabase, SchemaTooNew  # sqlite3 only: no web stack
+    from spyglass.server.sqlite import CorruptDatabase, LostDatabase, SchemaTooNew  # sqlite3 only: no web stack
 
     for classes, code in (
-        ((e.BadRequest, ConfigError, CorruptDatabase, SchemaTooNew), EXIT_USAGE),
+        ((e.BadRequest, ConfigError, CorruptDatabase, LostDatabase, SchemaTooNew), EXIT_USAGE),
         ((e.AuthenticationError, e.Forbidden, e.NoCredits), EXIT_ACCESS),
         ((e.NotFound,), EXIT_NOT_FOUND),
         ((e.TransportError, e.RateLimited, e.ServerError, e.ResponseFormatError), EXIT_UNAVAILABLE),

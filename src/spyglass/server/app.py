@@ -22,9 +22,11 @@ from spyglass.server.auth import CreditHeaders, KeyRateLimiter, failed_keys_limi
 from spyglass.server.bannerstore import BannerStore, open_banner_store
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
+from spyglass.server.directory.store import Directory
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.geonet import GeonetSettings
 from spyglass.server.guard import Limits, LoadShedding
+from spyglass.server.mail import Outbox
 from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
 from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
@@ -96,6 +98,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.collector = Collector(banners)
     # In start order; each section that works in the background appends its service here.
     app.state.scan_store = ScanStore(settings.data_dir)
+    app.state.directory = Directory(settings.data_dir)  # opened here: a damaged file stops the start
     app.state.scans = ScanService(
         app.state.scan_store,
         app.state.collector,
@@ -107,6 +110,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.hub = StreamHub(settings.namespace)
     app.state.collector.subscribe(app.state.hub.publish)
     app.state.services += [app.state.hub, DemoCollector(app.state.collector, banners, settings.demo_rate)]
+    app.state.outbox = Outbox(settings.smtp_server)  # e-mail sent after the answer (invitations)
+    app.state.services.append(app.state.outbox)
     install_alerts(app)
     app.state.datasets = DatasetService(
         settings.data_dir,

@@ -112,10 +112,11 @@ def serve(
     from spyglass.server.app import create_app
     from spyglass.server.datalock import hold
     from spyglass.server.routers.geonet import create_geonet_app
-    from spyglass.server.sqlite import private_files
+    from spyglass.server.sqlite import full_disk_said, private_files
 
     private_files()
-    app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
+    with full_disk_said(settings.data_dir):  # anything written at start: a full disk is said so
+        app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
     sock = sock or listen(host, port, shared=workers > 1)
     bound, bound_port = sock.getsockname()[:2]
     if not geonet_only:  # one backend per data dir: a second dashboard attaches to this one
@@ -125,7 +126,8 @@ def serve(
         announce(line)
     if demo and not geonet_only:
         # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
-        seed_demo_data(app.state.banners)
+        with full_disk_said(settings.data_dir):
+            seed_demo_data(app.state.banners)
     if workers > 1:
         from spyglass.server.workers import supervise
 

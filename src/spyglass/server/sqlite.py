@@ -8,6 +8,7 @@ order in one transaction, so a file is at one version or the next, never in betw
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -33,21 +34,76 @@ class CorruptDatabase(ValueError):
         )
 
 
+class LostDatabase(ValueError):
+    """The file is missing or empty where the data dir shows it held something: created afresh,
+    it would start the backend without a word and without what it held."""
+
+    def __init__(self, path: Path, evidence: str) -> None:
+        super().__init__(
+            f"{path} is missing or empty, but {evidence}: restore it from a backup, "
+            "or start afresh with another data dir"
+        )
+
+
+def is_empty(path: Path) -> bool:
+    """No such file, or zero bytes: what a database created now would start from."""
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return True
+
+
+class DiskFull(OSError):
+    """The disk (or quota) of the data dir is full: nothing there is damaged, but nothing can be
+    written until space is freed. Never a reason to move a database aside."""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        super().__init__(errno.ENOSPC, f"the disk of {folder} is full ({reason}): free some space and start again")
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.Error):
+        return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def full_disk_said(folder: Path) -> Iterator[None]:
+    """A full disk met inside, by SQLite or the system, raised as :class:`DiskFull` naming ``folder``."""
+    try:
+        yield
+    except DiskFull:
+        raise
+    except (sqlite3.Error, OSError) as exc:
+        if is_disk_full(exc):
+            raise DiskFull(folder, str(exc)) from None
+        raise
+
+
 def connect(path: Path, *, synchronous: str, migrations: Sequence[Migration] = ()) -> sqlite3.Connection:
     """A connection shared across threads (callers hold a lock), in WAL mode, autocommit
     (transactions are explicit), brought to the last version of ``migrations``."""
-    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute(f"PRAGMA synchronous={synchronous}")
-        db.execute("PRAGMA busy_timeout=10000")
-        db.execute("PRAGMA schema_version").fetchone()  # reads the file's header and schema
-    except sqlite3.DatabaseError as exc:
-        db.close()
-        raise CorruptDatabase(Path(path), str(exc)) from None
-    if migrations:
+    path = Path(path)
+    with full_disk_said(path.parent):
+        # Created 0600 whatever the process's umask (keys create, the dashboard's launcher): SQLite
+        # gives the -wal and -shm files the mode of their database.
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         try:
-            migrate(db, migrations, name=Path(path).name)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(f"PRAGMA synchronous={synchronous}")
+                db.execute("PRAGMA busy_timeout=10000")
+                db.execute("PRAGMA schema_version").fetchone()  # reads the file's header and schema
+            except sqlite3.DatabaseError as exc:
+                if is_disk_full(exc):
+                    raise
+                raise CorruptDatabase(path, str(exc)) from None
+            if migrations:
+                migrate(db, migrations, name=path.name)
         except BaseException:
             db.close()
             raise

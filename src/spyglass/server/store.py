@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.server.plans import PLANS, Plan
-from spyglass.server.sqlite import Database, make_private
+from spyglass.server.sqlite import Database, LostDatabase, is_empty, make_private
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
@@ -114,6 +114,7 @@ V5_COLLECTORS = "ALTER TABLE accounts ADD COLUMN collector INTEGER NOT NULL DEFA
 MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys, V4_INVITATIONS, V5_COLLECTORS)
 
 LOCAL_USER = "local"
+ACCOUNTS_KEPT = (LOCAL_KEY_FILE, "alerts.db", "scans.db")  # written only where spyglass.db was
 
 
 class AccountExists(ValueError):
@@ -181,9 +182,13 @@ class Store:
         self.data_dir = Path(data_dir)
         make_private(self.data_dir)
         self.clock = clock
+        path = self.data_dir / "spyglass.db"
+        # The accounts come first: beside what only a backend that had them writes, they are lost.
+        if is_empty(path) and (kept := [n for n in ACCOUNTS_KEPT if not is_empty(self.data_dir / n)]):
+            raise LostDatabase(path, f"{kept[0]} beside it shows it held accounts")
         # FULL: an acknowledged account or key survives even an OS crash (a charge is committed
         # without waiting for the disk: see charge).
-        self._db = Database(self.data_dir / "spyglass.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._db = Database(path, synchronous="FULL", migrations=MIGRATIONS)
         self._db.run("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
@@ -413,16 +418,25 @@ class Store:
         assert org is not None
         return org
 
-    def invite(self, org_id: str, account_id: int) -> bool:
-        """Invite the account to join; False if it belongs to an organization already."""
+    def invite(self, org_id: str, account_id: int | None, inviter: int) -> bool:
+        """``inviter`` (an admin of the organization) invites the account to join; True only for a
+        new invitation: False if one is pending already, the account belongs to an organization,
+        or there is no account (None). Every case makes the same durable write, so its time tells
+        nobody which it was: one that invites nobody writes the inviter's own row (never a real
+        invitation: an admin is a member) and deletes it."""
+        stamp = iso(self.clock())
+        add = "INSERT OR IGNORE INTO org_invitations (org_id, account_id, invited) VALUES (?,?,?)"
         with self._db.transaction() as db:
-            if db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone():
-                return False
-            db.execute(
-                "INSERT OR IGNORE INTO org_invitations (org_id, account_id, invited) VALUES (?,?,?)",
-                (org_id, account_id, iso(self.clock())),
-            )
-        return True
+            added = 0
+            if (
+                account_id is not None
+                and not db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone()
+            ):
+                added = db.execute(add, (org_id, account_id, stamp)).rowcount
+            if not added:
+                db.execute(add, (org_id, inviter, stamp))
+                db.execute("DELETE FROM org_invitations WHERE org_id = ? AND account_id = ?", (org_id, inviter))
+        return added == 1
 
     def invitations(self, account_id: int) -> list[tuple[str, str, str]]:
         """(organization id, its name, when) of the account's pending invitations, oldest first."""

@@ -63,23 +63,34 @@ async def headers(clients, args):
 
 
 def keys_create(args: argparse.Namespace) -> int:
-    from spyglass.cli import EXIT_USAGE, fail
+    from pathlib import Path
+
+    from spyglass.cli import EXIT_UNAVAILABLE, EXIT_USAGE, fail
     from spyglass.config import data_dir
+    from spyglass.server.sqlite import DiskFull, full_disk_said
     from spyglass.server.store import AccountExists, Store
 
     if args.email is not None and not EMAIL.fullmatch(args.email):
         return fail(f"keys create: --email {args.email!r} is not an e-mail address", EXIT_USAGE)
-    store = Store(args.data or data_dir())
+    data = Path(args.data or data_dir())
     try:
-        print(
-            store.create_key(
-                args.plan, researcher=args.researcher, collector=args.collector, username=args.user, email=args.email
-            )
-        )
+        with full_disk_said(data):
+            store = Store(data)
+            try:
+                key = store.create_key(
+                    args.plan,
+                    researcher=args.researcher,
+                    collector=args.collector,
+                    username=args.user,
+                    email=args.email,
+                )
+            finally:
+                store.close()
     except AccountExists as exc:
         return fail(f"keys create: {exc}", EXIT_USAGE)
-    finally:
-        store.close()
+    except DiskFull as exc:
+        return fail(f"keys create: {exc}", EXIT_UNAVAILABLE)
+    print(key)
     return EXIT_OK
 
 

@@ -134,6 +134,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from spyglass.server.bannerstore import StoreUnavailable
     from spyglass.server.datalock import DataDirBusy
     from spyglass.server.runner import WorkersFailed, serve
+    from spyglass.server.sqlite import DiskFull
 
     try:
         settings = settings_from(args)
@@ -159,7 +160,7 @@ def serve_command(args: argparse.Namespace) -> int:
             announce=lambda line: print(line, flush=True),
             workers=args.workers,
         )
-    except (DataDirBusy, StoreUnavailable, WorkersFailed) as exc:
+    except (DataDirBusy, StoreUnavailable, WorkersFailed, DiskFull) as exc:
         return fail(f"serve: {exc}", EXIT_UNAVAILABLE)
     except ValueError as exc:  # a --store address that is not one
         return fail(f"serve: {exc}", EXIT_USAGE)

@@ -24,7 +24,7 @@ from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.fields import FACET_FIELDS, build_schema, in_index, index_document, open_index
 from spyglass.server.index.records import RecordStore, keys, service_key, service_key_of
 from spyglass.server.index.shape import BadBanner, ip_address, normalize
-from spyglass.server.sqlite import make_private
+from spyglass.server.sqlite import LostDatabase, is_empty, make_private
 
 if TYPE_CHECKING:
     from spyglass.server.index.trends import TrendsIndex
@@ -111,6 +111,14 @@ class PackingPrepare:
         return _prepare(banner, body, shared(self.dictionary).pack)
 
 
+def indexed(path: Path) -> int:
+    """The documents the tantivy index in ``path`` holds, by its meta.json (0: none, or unreadable)."""
+    try:
+        return sum(int(segment["max_doc"]) for segment in orjson.loads((path / "meta.json").read_bytes())["segments"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return 0
+
+
 class BannerIndex:
     """The embedded banner store (see :mod:`spyglass.server.bannerstore`): tantivy beside the record store."""
 
@@ -119,9 +127,12 @@ class BannerIndex:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
         make_private(self.data_dir)
-        self.records = RecordStore(self.data_dir / "banners.db")
-        self.schema = build_schema()
         self.path = self.data_dir / "index"
+        records = self.data_dir / "banners.db"
+        if is_empty(records) and (held := indexed(self.path)):  # the index is rebuilt from it, never the reverse
+            raise LostDatabase(records, f"the search index beside it holds {held:,} banners")
+        self.records = RecordStore(records)
+        self.schema = build_schema()
         if self.records.get_meta("schema_version") != SCHEMA_VERSION or not self.path.exists():
             shutil.rmtree(self.path, ignore_errors=True)  # an older layout, or lost: rebuilt from the records
             self.records.set_meta("indexed_seq", "0")

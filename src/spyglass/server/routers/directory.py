@@ -3,7 +3,6 @@ seed writes them; saving, voting and tagging one's own queries beyond it."""
 
 from __future__ import annotations
 
-import threading
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -16,7 +15,6 @@ from spyglass.server.directory.store import Directory, NotYours, Saved, check_ta
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 
 router = APIRouter()
-_opening = threading.Lock()
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 MAX_QUERY = 1000
@@ -25,12 +23,8 @@ MAX_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no query
 
 
 def directory_of(request: Request) -> Directory:
-    """The app's directory, opened on first use (``<data_dir>/directory.db``)."""
-    state = request.app.state
-    with _opening:
-        if getattr(state, "directory", None) is None:
-            state.directory = Directory(state.settings.data_dir)
-    return state.directory
+    """The app's directory (``<data_dir>/directory.db``, opened by create_app)."""
+    return request.app.state.directory
 
 
 def api(saved: Saved) -> SavedQuery:

@@ -2,29 +2,29 @@
 
 An enterprise account comes with an organization of which it is the admin (created on first
 use). Its admins add and remove members: existing accounts, by username or e-mail address;
-``notify`` e-mails the new member through the configured SMTP server (``serve --smtp``).
+``notify`` e-mails a new invitation, once, through the configured SMTP server (``serve --smtp``).
 """
 
 from __future__ import annotations
 
-import logging
-import smtplib
+from email.message import EmailMessage
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 
 from spyglass import models as m
 from spyglass.server import mail
-from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import settings_of
+from spyglass.server.auth import Caller, KeyRateLimiter, caller, too_many
 from spyglass.server.errors import ApiError, ErrorBody, bad_request, not_found, responses
 from spyglass.server.store import Account, AmbiguousUser, Organization
 
 router = APIRouter()
-log = logging.getLogger("spyglass.org")
+NOTIFY_BURST = 20  # invitation e-mails an organization may ask for at once, given back over an hour
+notifying = KeyRateLimiter(NOTIFY_BURST / 3600, burst=NOTIFY_BURST)  # by organization
 
 WHAT = "The organization"
 MAIL_ERRORS: dict[int | str, dict[str, Any]] = {
+    429: {"model": ErrorBody, "description": "notify: the organization asked for too many e-mails (see Retry-After)"},
     501: {"model": ErrorBody, "description": "notify: no SMTP server is configured; nobody was invited"},
 }
 
@@ -55,20 +55,14 @@ def administered(who: Caller, action: str) -> Organization:
     return org
 
 
-async def invite_by_mail(server: tuple[str, int] | None, account: Account, org: Organization, admin: Account) -> None:
-    """Best effort: the invitation stands whether the e-mail goes or not (a failure the caller
-    saw would tell it that the user exists), and the operator finds failures in the log."""
+def invitation(account: Account, org: Organization, admin: Account) -> EmailMessage:
     assert account.email
-    note = mail.message(
+    return mail.message(
         account.email,
         f"{admin.username} invites you to the organization {org.name}",
         f"{admin.username} invites you ({account.username}) to the organization {org.name} on spyglass.\n"
         f"Accept with: spyglass org accept -- {org.id}\n",
     )
-    try:
-        await mail.send(server, note)
-    except (OSError, smtplib.SMTPException) as exc:
-        log.warning("the invitation e-mail to %s failed: %s", account.username, exc)
 
 
 @router.get("/org", response_model=m.Organization, responses=responses(403))
@@ -78,22 +72,28 @@ def organization(who: Caller = Depends(caller)) -> m.Organization:
 
 
 @router.put("/org/member/{user}", response_model=m.Success, responses={**responses(403), **MAIL_ERRORS})
-async def add_member(request: Request, user: str, notify: bool = False, who: Caller = Depends(caller)) -> m.Success:
+def add_member(request: Request, user: str, notify: bool = False, who: Caller = Depends(caller)) -> m.Success:
     """Invite the user: they join when they accept (``/org/invitations``, beyond the seed). The
-    answer is the same whether the user exists, can join or not: it tells nobody who has an
-    account or where it belongs."""
+    answer is the same, after the same work, whether the user exists, can join or not: it tells
+    nobody who has an account or where it belongs. ``notify`` e-mails a new invitation once,
+    after the answer; an organization asks for e-mails at most NOTIFY_BURST times an hour."""
     org = administered(who, "add members")
-    smtp = settings_of(request).smtp_server
-    if notify and smtp is None:  # the server's setting, asked before anything about the user
+    outbox: mail.Outbox = request.app.state.outbox
+    if notify and outbox.server is None:  # the server's setting, asked before anything about the user
         raise ApiError(501, f"{mail.NO_SMTP}: the invitation e-mail cannot be sent")
+    if notify and (wait := notifying.check(org.id)) is not None:
+        raise too_many(
+            wait,
+            f"Too many invitation e-mails from the organization {org.name} (at most {NOTIFY_BURST} an hour): "
+            "try again later, or invite without notify",
+        )
     try:
         account = who.store.find_account(user)
     except AmbiguousUser:
         account = None
-    if account is None or org.role_of(account.id) is not None or not who.store.invite(org.id, account.id):
-        return m.Success(success=True)
-    if notify and account.email:
-        await invite_by_mail(smtp, account, org, who.account)
+    invited = who.store.invite(org.id, account.id if account else None, who.account.id)
+    if invited and notify and account and account.email:  # best effort: the invitation stands either way
+        outbox.post(invitation(account, org, who.account), f"the invitation e-mail to {account.username}")
     return m.Success(success=True)
 
 
