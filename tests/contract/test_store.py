@@ -103,6 +103,7 @@ def test_a_store_with_keys_in_plain_text_is_migrated(tmp_path):
         for key in (member, local):
             db.execute("UPDATE api_keys SET key = ? WHERE key = ?", (key, key_digest(key)))
         db.execute("DROP TABLE org_invitations")  # not in that layout
+        db.execute("ALTER TABLE accounts DROP COLUMN collector")
         db.execute("PRAGMA user_version = 2")
     again = Store(tmp_path)
     assert again.account_for_key(member) is not None and again.local_key() == local
