@@ -8,6 +8,7 @@ were queued, so when the control arrives, anything queued before it would have a
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import threading
@@ -233,6 +234,39 @@ async def test_banners_collected_as_the_server_stops_still_notify_after_restart(
         receiver.wait_for("127.0.0.1:6000")
     backend.store.close()
     assert receiver.services() == ["127.0.0.1:6000"]
+
+
+async def test_an_alert_stored_with_an_expiry_past_the_year_9999_never_expires_and_breaks_nobody(tmp_path, receiver):
+    """Issue 34: one alert stored (by an older version) with ``expires`` 300 billion seconds made
+    matching raise for every banner, so no account was notified, and its owner's listing 500."""
+    server, backend = start_backend(tmp_path)
+    with server:
+        key = backend.key()
+        async with (
+            Clients.from_profile(backend.profile(key)) as old,
+            Clients.from_profile(backend.profile(backend.key())) as other,
+        ):
+            account = backend.store.account_for_key(key)
+            assert account is not None
+            far = backend.app.state.alerts.create_alert(
+                account.id, "far", [ipaddress.ip_network("127.0.6.0/24")], 300_000_000_000
+            )
+            notifier = await old.notifiers.create("webhook", {"url": receiver.url + "/old"})
+            assert await old.alerts.enable_triggers(far.id, "any")
+            assert await old.alerts.add_notifier(far.id, notifier.id)
+            await watch(other, receiver.url + "/other", ["127.0.7.0/24"], "any")
+            backend.collect([banner("127.0.6.1", 80), banner("127.0.7.1", 80)])
+            receiver.wait_for("127.0.7.1:80")
+            receiver.wait_for("127.0.6.1:80")  # it never expires: it notifies
+            (listed,) = await old.alerts.list()
+            assert (listed.id, listed.expires, listed.expiration, listed.expired) == (
+                far.id,
+                300_000_000_000,
+                None,
+                False,
+            )
+            assert listed.notify == {"active": True, "reason": "notifying"}
+    backend.store.close()
 
 
 @contextmanager

@@ -116,7 +116,10 @@ class AlertRow:
     def expiration(self) -> datetime | None:
         if not self.expires:
             return None
-        return datetime.fromisoformat(self.created) + timedelta(seconds=self.expires)
+        try:
+            return datetime.fromisoformat(self.created) + timedelta(seconds=self.expires)
+        except OverflowError:  # past the year 9999 (stored before expires was bounded): never
+            return None
 
     def expired(self, now: datetime) -> bool:
         end = self.expiration()
@@ -173,11 +176,13 @@ class AlertStore:
             )
         return self.alert(account_id, alert_id)  # type: ignore[return-value]
 
-    def set_networks(self, account_id: int, alert_id: str, networks: list[Network]) -> None:
+    def set_networks(self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None) -> None:
+        """New networks, and a new ``expires`` (seconds after its creation) when one is given."""
         with self._db.transaction() as db:
             db.execute(
-                "UPDATE alerts SET networks = ?, size = ? WHERE id = ? AND account_id = ?",
-                (_nets(networks), network_size(networks), alert_id, account_id),
+                "UPDATE alerts SET networks = ?, size = ?, expires = COALESCE(?, expires)"
+                " WHERE id = ? AND account_id = ?",
+                (_nets(networks), network_size(networks), expires, alert_id, account_id),
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:
