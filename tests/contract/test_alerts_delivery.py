@@ -8,9 +8,11 @@ were queued, so when the control arrives, anything queued before it would have a
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -267,6 +269,30 @@ async def test_an_alert_stored_with_an_expiry_past_the_year_9999_never_expires_a
             )
             assert listed.notify == {"active": True, "reason": "notifying"}
     backend.store.close()
+
+
+async def test_an_alert_that_cannot_be_matched_is_left_out_and_every_other_alert_still_notifies(
+    tmp_path, receiver, caplog
+):
+    """Issue 34: one alert that raised in matching stopped every account's notifications."""
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with (
+            Clients.from_profile(backend.profile(backend.key())) as broken,
+            Clients.from_profile(backend.profile(backend.key())) as other,
+        ):
+            damaged = await watch(broken, receiver.url + "/broken", ["127.0.8.0/24"], "any")
+            with contextlib.closing(sqlite3.connect(tmp_path / "alerts.db")) as db, db:  # damaged on disk
+                db.execute("UPDATE alerts SET networks = ? WHERE id = ?", ('["127.0.8.0/33"]', damaged))
+            await watch(other, receiver.url + "/other", ["127.0.9.0/24"], "any")
+            for port in (80, 81):  # its failure is logged once, not for each banner
+                backend.collect([banner("127.0.8.1", port), banner("127.0.9.1", port)])
+                receiver.wait_for(f"127.0.9.1:{port}")
+            assert (await broken.alerts.get(damaged)).filters.ip == ["127.0.8.0/33"]  # still listed
+    backend.store.close()
+    assert "127.0.8.1:80" not in receiver.services()
+    left_out = [r for r in caplog.records if r.getMessage().startswith(f"alert {damaged} left out of matching")]
+    assert [r.levelname for r in left_out if r.exc_info] == ["ERROR"]
 
 
 @contextmanager
