@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from spyglass.client import Clients
-from spyglass.server.alerts import delivery
+from spyglass.server.alerts import delivery, engine
 from tests.conftest import start_backend
 from tests.servers import SmtpServer
 
@@ -293,6 +293,59 @@ async def test_an_alert_that_cannot_be_matched_is_left_out_and_every_other_alert
     assert "127.0.8.1:80" not in receiver.services()
     left_out = [r for r in caplog.records if r.getMessage().startswith(f"alert {damaged} left out of matching")]
     assert [r.levelname for r in left_out if r.exc_info] == ["ERROR"]
+
+
+class FailingMatcher:
+    """The trigger matcher raising while ``failing`` (a fault no real part makes on demand)."""
+
+    def __init__(self, monkeypatch, failing: int) -> None:
+        self.failing, self.failed = failing, 0
+        real = engine.matching
+
+        def matching(*args):
+            if self.failing:
+                self.failing -= 1
+                self.failed += 1
+                raise RuntimeError("the trigger matcher failed")
+            return real(*args)
+
+        monkeypatch.setattr(engine, "matching", matching)
+
+
+async def test_a_failed_matching_pass_is_tried_again_not_dropped(tmp_path, receiver, monkeypatch):
+    """Issue 34: a batch whose matching raised was logged and dropped, its notifications lost."""
+    monkeypatch.setattr(engine, "MATCH_RETRY", 0.05)
+    matcher = FailingMatcher(monkeypatch, failing=3)
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            await watch(c, receiver.url, ["127.0.10.0/24"], "any")
+            backend.collect([banner("127.0.10.1", 80)])
+            receiver.wait_for("127.0.10.1:80")
+    backend.store.close()
+    assert matcher.failed == 3 and receiver.services() == ["127.0.10.1:80"]
+
+
+async def test_banners_a_failed_pass_left_unmatched_notify_after_a_restart(tmp_path, receiver, monkeypatch):
+    """Issue 34: the events a failing pass blocked were never delivered, even after a restart."""
+    matcher = FailingMatcher(monkeypatch, failing=10**6)
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            await watch(c, receiver.url, ["127.0.11.0/24"], "any")
+        backend.collect([banner("127.0.11.1", 80)])
+        deadline = time.monotonic() + 20
+        while not matcher.failed:
+            assert time.monotonic() < deadline, "the batch was never matched"
+            time.sleep(0.02)
+    backend.store.close()
+    assert receiver.posts == []
+    matcher.failing = 0  # the fault is gone; the banner is still held
+    server, backend = start_backend(tmp_path)
+    with server:
+        receiver.wait_for("127.0.11.1:80")
+    backend.store.close()
+    assert receiver.services() == ["127.0.11.1:80"]
 
 
 @contextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import time
 
 import pytest
 from hypothesis import given
@@ -141,4 +142,46 @@ def test_the_engine_queues_one_event_per_banner_and_alert(tmp_path):
     assert engine.process(batch) == 0  # the same banners again: the same events, not queued twice
     (queued,) = store.due(now=float("inf"))
     assert queued.payload["service"] == "127.0.0.1:22" and queued.payload["triggers"] == ["any", "new_service"]
+    store.close()
+
+
+def test_the_engine_holds_what_alerts_watch_until_its_notifications_are_queued(tmp_path, monkeypatch, caplog):
+    from spyglass.server.alerts import engine as engine_module
+    from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.engine import AlertEngine
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.collect import Collected
+
+    failing = [True]
+    real = engine_module.matching
+
+    def matching(*args):
+        if failing[0]:
+            raise RuntimeError("the trigger matcher failed")
+        return real(*args)
+
+    monkeypatch.setattr(engine_module, "matching", matching)
+    monkeypatch.setattr(engine_module, "MATCH_RETRY", 300.0)  # never due by itself in this test
+    store = AlertStore(tmp_path)
+    alert = store.create_alert(1, "net", parse_networks(["127.0.0.0/30"]), 0)
+    store.set_triggers(alert.id, ["any"], True)
+    store.set_attached(alert.id, store.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/"}), True)
+    engine = AlertEngine(store, DeliveryWorker(store))
+    inside, outside = banner(22), {**banner(22), "ip_str": "127.0.0.9"}
+
+    added, wait = engine.run_pass([[Collected(inside, True, "scan"), Collected(outside, True, "scan")]])
+    assert added == 0 and wait is not None and 0 < wait <= 300  # tried again in five minutes
+    (held,) = store.held(now=float("inf"))
+    assert (held.batch, held.attempts) == ([(inside, True, "scan")], 1)  # only what an alert watches
+    failing[0] = False
+    added, later = engine.run_pass([])
+    assert added == 0 and later is not None and later <= wait  # not due yet: left held
+    store.held_due(time.time())  # as a start does
+    assert engine.run_pass([]) == (1, None)  # matched, queued, and let go
+    assert store.held(now=float("inf")) == [] and len(store.due(now=float("inf"))) == 1
+
+    failing[0] = True
+    monkeypatch.setattr(engine_module, "HOLD_FOR", 0.0)
+    assert engine.run_pass([[Collected(banner(23), True, "scan")]]) == (0, None)  # failing too long: given up
+    assert store.held(now=float("inf")) == [] and "failed for 0 s: given up" in caplog.text
     store.close()

@@ -89,7 +89,20 @@ CREATE TABLE delivery_log (
 CREATE INDEX delivery_log_alert ON delivery_log(alert_id, id);
 """
 
-MIGRATIONS = (V1_ALERTS,)
+# Collected banners inside an alert's networks, held from before they are matched until their
+# notifications are queued: a pass that fails is tried again, and a restart matches them.
+V2_HELD = """
+CREATE TABLE held_banners (
+    id INTEGER PRIMARY KEY,
+    batch TEXT NOT NULL,
+    held REAL NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_try REAL NOT NULL
+);
+CREATE INDEX held_banners_due ON held_banners(next_try);
+"""
+
+MIGRATIONS = (V1_ALERTS, V2_HELD)
 
 DEFAULT_NOTIFIER = "default"
 PENDING, SENT, FAILED = "pending", "sent", "failed"
@@ -150,6 +163,16 @@ class Delivery:
     alert_id: str
     notifier_id: str
     payload: dict
+    attempts: int
+
+
+@dataclass
+class Held:
+    """Collected banners held until they are matched: (banner, new_service, source) each."""
+
+    id: int
+    batch: list[tuple[dict, bool, str]]
+    held: float
     attempts: int
 
 
@@ -304,12 +327,47 @@ class AlertStore:
                 )
         return bool(gone)
 
+    # -- collected banners held until matched ----------------------------------------------
+    def hold(self, batches: list[list[tuple[dict, bool, str]]], now: float) -> None:
+        """Hold batches of collected banners until :meth:`enqueue` releases them; due at once."""
+        with self._db.transaction() as db:
+            for batch in batches:
+                if batch:
+                    db.execute(
+                        "INSERT INTO held_banners (batch, held, next_try) VALUES (?, ?, ?)",
+                        (json.dumps(batch), now, now),
+                    )
+
+    def held(self, now: float, limit: int = 20) -> list[Held]:
+        """Held batches due by ``now``, the oldest first."""
+        rows = self._db.read(
+            "SELECT * FROM held_banners WHERE next_try <= ? ORDER BY next_try, id LIMIT ?", (now, limit)
+        )
+        return [Held(r["id"], [tuple(c) for c in json.loads(r["batch"])], r["held"], r["attempts"]) for r in rows]
+
+    def next_held(self) -> float | None:
+        return self._db.one("SELECT MIN(next_try) FROM held_banners")[0]
+
+    def hold_again(self, held_id: int, next_try: float) -> None:
+        """A held batch whose matching failed: due again at ``next_try``."""
+        self._db.run("UPDATE held_banners SET attempts = attempts + 1, next_try = ? WHERE id = ?", (next_try, held_id))
+
+    def held_due(self, now: float) -> None:
+        """Every held batch due by ``now`` (a start tries at once what the last run held)."""
+        self._db.run("UPDATE held_banners SET next_try = ? WHERE next_try > ?", (now, now))
+
+    def release(self, held_id: int) -> None:
+        self._db.run("DELETE FROM held_banners WHERE id = ?", (held_id,))
+
     # -- the delivery queue ----------------------------------------------------------------
-    def enqueue(self, items: list[tuple[str, int, str, str, dict]], now: float) -> int:
+    def enqueue(self, items: list[tuple[str, int, str, str, dict]], now: float, release: int | None = None) -> int:
         """Queue (event, account, alert, notifier, payload) deliveries; an event already queued
-        for a notifier is not queued again. Returns how many were new."""
+        for a notifier is not queued again. Returns how many were new. ``release``: the held
+        batch they were matched from, let go in the same transaction."""
         added = 0
         with self._db.transaction() as db:
+            if release is not None:
+                db.execute("DELETE FROM held_banners WHERE id = ?", (release,))
             for event, account_id, alert_id, notifier_id, payload in items:
                 added += db.execute(
                     "INSERT OR IGNORE INTO deliveries (event, account_id, alert_id, notifier_id, payload, created,"
