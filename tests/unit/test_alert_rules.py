@@ -185,3 +185,63 @@ def test_the_engine_holds_what_alerts_watch_until_its_notifications_are_queued(t
     assert engine.run_pass([[Collected(banner(23), True, "scan")]]) == (0, None)  # failing too long: given up
     assert store.held(now=float("inf")) == [] and "failed for 0 s: given up" in caplog.text
     store.close()
+
+
+def _networks(version: int):
+    """Small networks in three 4,096-address stretches (the first, one inside, the last of the
+    version's space): they overlap, nest and touch often."""
+    bits = 32 if version == 4 else 128
+    bases = (0, 10 << (bits - 8), 2**bits - 4096)
+    return st.builds(
+        lambda base, offset, prefix: ipaddress.ip_network((base + offset, prefix), strict=False),
+        st.sampled_from(bases),
+        st.integers(0, 4095),
+        st.integers(bits - 12, bits),
+    )
+
+
+_ALERTS = st.lists(st.lists(_networks(4) | _networks(6), max_size=30), max_size=6)
+
+
+@given(_ALERTS, st.data())
+def test_coverage_finds_exactly_the_alerts_with_an_address_in_one_of_their_networks(alerts, data):
+    from spyglass.server.alerts.coverage import Coverage
+
+    coverage = Coverage(enumerate(alerts))
+    edges = []  # each network's first and last address, and their neighbours outside it
+    for n in (n for nets in alerts for n in nets):
+        first, last = int(n.network_address), int(n.broadcast_address)
+        edges += [type(n.network_address)(i) for i in (first - 1, first, last, last + 1) if 0 <= i < 2**n.max_prefixlen]
+    addresses = data.draw(st.lists(st.sampled_from(edges), max_size=40)) if edges else []
+    addresses += data.draw(st.lists(st.ip_addresses(), max_size=10))
+    for address in addresses:
+        assert coverage.covering(address) == [i for i, nets in enumerate(alerts) if any(address in n for n in nets)]
+
+
+def test_the_engine_reads_the_alerts_again_only_when_they_changed(tmp_path, monkeypatch):
+    """Issue 34: each batch read and parsed every network of every alert (100,000 networks made
+    another account's delivery take 10 s)."""
+    import sqlite3
+
+    from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.engine import AlertEngine
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.collect import Collected
+
+    store = AlertStore(tmp_path)
+    alert = store.create_alert(1, "net", parse_networks(["127.0.0.0/30"]), 0)
+    store.set_attached(alert.id, store.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/"}), True)
+    reads = []
+    real = store.alerts
+    monkeypatch.setattr(store, "alerts", lambda *a: reads.append(a) or real(*a))
+    engine = AlertEngine(store, DeliveryWorker(store))
+    batch = [Collected(banner(port), True, "scan") for port in (22, 23)]
+    assert engine.process(batch[:1]) == 0 and engine.process(batch[:1]) == 0  # no trigger yet
+    assert len(reads) == 1
+    store.set_triggers(alert.id, ["any"], True)  # a change here
+    assert engine.process(batch[:1]) == 1 and len(reads) == 2
+    with sqlite3.connect(tmp_path / "alerts.db") as other:  # a change by another connection
+        other.execute("DELETE FROM alert_triggers")
+    assert engine.process(batch[1:]) == 0 and len(reads) == 3
+    assert engine.process(batch[1:]) == 0 and len(reads) == 3
+    store.close()

@@ -6,6 +6,9 @@ inside an alert's networks that an enabled trigger matches, on a service not ign
 trigger, becomes ONE event per alert (whatever the number of triggers), queued once per
 notifier; the event id makes a repeat of the same banner a no-op.
 
+Which alerts watch an address is one bisection (see coverage), not a test of every network of
+every alert, over a structure rebuilt only when the alerts change.
+
 Each alert is matched on its own: one that cannot be (a damaged row) is logged and left out, and
 every other alert is still matched.
 
@@ -24,7 +27,10 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 
+from spyglass.netblocks import Network
+from spyglass.server.alerts.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.store import AlertRow, AlertStore, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching
@@ -39,6 +45,7 @@ MATCH_RETRY_MAX = 600.0
 HOLD_FOR = 86_400.0  # seconds: banners that still cannot be matched after this are given up
 
 Candidate = tuple[Collected, str, int, str, str]  # the banner, its address, port, transport, timestamp
+Watching = Coverage[tuple[AlertRow, datetime | None]]  # alerts with a trigger and a notifier, and when they expire
 
 
 def service_of(ip: str, port: int) -> str:
@@ -67,6 +74,8 @@ class AlertEngine:
         self._passing = threading.Lock()  # one pass at a time; what follows is the pass's own
         self._unheld: list[list[Collected]] = []  # batches whose holding failed: tried again
         self._faulty: set[str] = set()  # alerts whose failure was logged with its traceback
+        self._watching: tuple[tuple[int, int], Watching] | None = None  # for the alerts' version
+        self._parsed: dict[str, tuple[list[str], list[Network]]] = {}  # alert -> its networks, parsed
 
     def listener(self, collected: list[Collected]) -> None:
         self._incoming.append(collected)  # never blocks the collector
@@ -145,20 +154,24 @@ class AlertEngine:
             chosen = batches
         return [[(c.banner, c.new_service, c.source) for c in batch] for batch in chosen]
 
-    def _live(self) -> list[tuple[AlertRow, list]]:
-        """The live alerts with their networks (an alert that cannot be read left out)."""
-        now = self.store.clock()
-        live = []
-        for a in self.store.alerts():
-            with self._alone(a):
-                if a.triggers and a.notifiers and not a.expired(now):
-                    live.append((a, a.parsed_networks()))
-        return live
+    def _live(self) -> Watching:
+        """The alerts that may notify, by their networks (one that cannot be read left out);
+        built again only when the alerts changed."""
+        version = self.store.version()
+        if self._watching is None or self._watching[0] != version:
+            owners, parsed = [], {}
+            for a in self.store.alerts():
+                with self._alone(a):
+                    if a.triggers and a.notifiers:
+                        known = self._parsed.get(a.id)  # parsing 100,000 networks takes a second
+                        parsed[a.id] = known if known and known[0] == a.networks else (a.networks, a.parsed_networks())
+                        owners.append(((a, a.expiration()), parsed[a.id][1]))
+            self._watching, self._parsed = (version, Coverage(owners)), parsed
+        return self._watching[1]
 
-    def _candidates(
-        self, batch: list[Collected], live: list[tuple[AlertRow, list]]
-    ) -> list[tuple[Candidate, list[AlertRow]]]:
+    def _candidates(self, batch: list[Collected], live: Watching) -> list[tuple[Candidate, list[AlertRow]]]:
         """The banners of ``batch`` inside live alerts' networks, each with those alerts."""
+        now = self.store.clock()
         out = []
         for c in batch:
             try:
@@ -166,7 +179,7 @@ class AlertEngine:
                 address = ipaddress.ip_address(shape.ip_str)
             except (BadBanner, ValueError):
                 continue
-            inside = [a for a, ns in live if any(address in n for n in ns)]
+            inside = [a for a, end in live.covering(address) if end is None or now < end]
             if inside:
                 out.append(((c, str(address), shape.port, shape.transport, shape.stamp), inside))
         return out

@@ -12,7 +12,8 @@ import json
 import secrets
 import sqlite3
 import string
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -181,18 +182,32 @@ class AlertStore:
         self.clock = clock
         # FULL: a queued or delivered notification survives even an OS crash.
         self._db = Database(Path(data_dir) / "alerts.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._changes = 0  # alert writes through this store (see version)
 
     def close(self) -> None:
         self._db.close()
 
     # -- alerts ----------------------------------------------------------------------------
+    def version(self) -> tuple[int, int]:
+        """Moves whenever what :meth:`alerts` returns may have changed: at each alert write here,
+        and at any commit to the file by another connection (SQLite's ``data_version``)."""
+        return self._changes, self._db.one("PRAGMA data_version")[0]
+
+    @contextmanager
+    def _changing(self) -> Iterator[sqlite3.Connection]:
+        """A transaction that changes alerts: the version moves with it, under the same lock."""
+        with self._db.lock:
+            with self._db.transaction() as db:
+                yield db
+            self._changes += 1
+
     def monitored(self, account_id: int, leaving_out: str | None = None) -> int:
         rows = self._db.read("SELECT id, size FROM alerts WHERE account_id = ?", (account_id,))
         return sum(r["size"] for r in rows if r["id"] != leaving_out)
 
     def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow:
         alert_id = new_id(16)
-        with self._db.transaction() as db:
+        with self._changing() as db:
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
                 (alert_id, account_id, name, iso(self.clock()), expires, _nets(networks), network_size(networks)),
@@ -201,7 +216,7 @@ class AlertStore:
 
     def set_networks(self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None) -> None:
         """New networks, and a new ``expires`` (seconds after its creation) when one is given."""
-        with self._db.transaction() as db:
+        with self._changing() as db:
             db.execute(
                 "UPDATE alerts SET networks = ?, size = ?, expires = COALESCE(?, expires)"
                 " WHERE id = ? AND account_id = ?",
@@ -240,7 +255,7 @@ class AlertStore:
         return list(alerts.values())
 
     def delete_alert(self, account_id: int, alert_id: str) -> bool:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             gone = db.execute("DELETE FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id)).rowcount
             if gone:
                 for table in ("alert_triggers", "alert_ignores", "alert_notifiers"):
@@ -249,7 +264,7 @@ class AlertStore:
         return bool(gone)
 
     def set_triggers(self, alert_id: str, names: list[str], enabled: bool) -> None:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             for name in names:
                 if enabled:
                     db.execute("INSERT OR IGNORE INTO alert_triggers VALUES (?, ?)", (alert_id, name))
@@ -257,7 +272,7 @@ class AlertStore:
                     db.execute("DELETE FROM alert_triggers WHERE alert_id = ? AND trigger = ?", (alert_id, name))
 
     def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool) -> None:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             if ignored:
                 db.execute("INSERT OR IGNORE INTO alert_ignores VALUES (?, ?, ?)", (alert_id, trigger, service))
             else:
@@ -267,7 +282,7 @@ class AlertStore:
                 )
 
     def set_attached(self, alert_id: str, notifier_id: str, attached: bool) -> None:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             if attached:
                 db.execute("INSERT OR IGNORE INTO alert_notifiers VALUES (?, ?)", (alert_id, notifier_id))
             else:
@@ -311,7 +326,7 @@ class AlertStore:
         return [_notifier(r) for r in rows]
 
     def delete_notifier(self, account_id: int, notifier_id: str) -> bool:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             gone = db.execute(
                 "DELETE FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id)
             ).rowcount
