@@ -344,14 +344,15 @@ class AlertStore:
 
     # -- collected banners held until matched ----------------------------------------------
     def hold(self, batches: list[list[tuple[dict, bool, str]]], now: float) -> None:
-        """Hold batches of collected banners until :meth:`enqueue` releases them; due at once."""
+        """Hold batches of collected banners until :meth:`enqueue` releases them; due at once.
+        Empty ones are skipped: where no alert watches, holding writes nothing."""
+        if not any(batches):
+            return
         with self._db.transaction() as db:
-            for batch in batches:
-                if batch:
-                    db.execute(
-                        "INSERT INTO held_banners (batch, held, next_try) VALUES (?, ?, ?)",
-                        (json.dumps(batch), now, now),
-                    )
+            for batch in filter(None, batches):
+                db.execute(
+                    "INSERT INTO held_banners (batch, held, next_try) VALUES (?, ?, ?)", (json.dumps(batch), now, now)
+                )
 
     def held(self, now: float, limit: int = 20) -> list[Held]:
         """Held batches due by ``now``, the oldest first."""
