@@ -89,6 +89,29 @@ async def test_invalid_alerts_are_refused(backend, body, message):
     assert response.status_code == 400 and message in response.json()["error"]
 
 
+async def test_expires_is_bounded_at_create_and_edit(backend):
+    """Issue 34: 300 billion seconds answered 500 yet stored an alert that no listing could show."""
+    key = backend.key()
+    ten_years = 10 * 365 * 86400
+    async with Clients.from_profile(backend.profile(key)) as c:
+        for expires in (300_000_000_000, ten_years + 1, 10**30):
+            with pytest.raises(BadRequest, match="expires: a whole number of seconds from 0") as refused:
+                await c.alerts.create("far", ["127.0.0.1"], expires=expires)
+            assert refused.value.status == 400
+        assert await c.alerts.list() == []  # nothing stored by a refused create
+        alert = await c.alerts.create("far", ["127.0.0.1"], expires=ten_years)
+        assert alert.expiration and alert.expiration[:4] == str(int(alert.created[:4]) + 10)
+        edit = f"{backend.url}/intel/alert/{alert.id}"
+        for expires in (300_000_000_000, -1, "60"):
+            refused = httpx.post(edit, params={"key": key}, json={"filters": {"ip": ["127.0.0.2"]}, "expires": expires})
+            assert refused.status_code == 400 and refused.json()["error"].startswith("expires:")
+        edited = httpx.post(edit, params={"key": key}, json={"filters": {"ip": ["127.0.0.2"]}, "expires": 60})
+        assert edited.status_code == 200 and edited.json()["expires"] == 60
+        info = await c.alerts.get(alert.id)
+        assert (info.filters.ip, info.expires, info.expired) == (["127.0.0.2"], 60, False)
+        assert (await c.alerts.update(alert.id, ["127.0.0.3"])).expires == 60  # kept when not given
+
+
 async def test_unknown_triggers_services_and_ids(clients):
     alert = await clients.alerts.create("x", ["127.0.0.1"])
     with pytest.raises(APIError, match="Unknown trigger nope") as caught:

@@ -8,8 +8,11 @@ were queued, so when the control arrives, anything queued before it would have a
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from spyglass.client import Clients
-from spyglass.server.alerts import delivery
+from spyglass.server.alerts import delivery, engine
 from tests.conftest import start_backend
 from tests.servers import SmtpServer
 
@@ -233,6 +236,116 @@ async def test_banners_collected_as_the_server_stops_still_notify_after_restart(
         receiver.wait_for("127.0.0.1:6000")
     backend.store.close()
     assert receiver.services() == ["127.0.0.1:6000"]
+
+
+async def test_an_alert_stored_with_an_expiry_past_the_year_9999_never_expires_and_breaks_nobody(tmp_path, receiver):
+    """Issue 34: one alert stored (by an older version) with ``expires`` 300 billion seconds made
+    matching raise for every banner, so no account was notified, and its owner's listing 500."""
+    server, backend = start_backend(tmp_path)
+    with server:
+        key = backend.key()
+        async with (
+            Clients.from_profile(backend.profile(key)) as old,
+            Clients.from_profile(backend.profile(backend.key())) as other,
+        ):
+            account = backend.store.account_for_key(key)
+            assert account is not None
+            far = backend.app.state.alerts.create_alert(
+                account.id, "far", [ipaddress.ip_network("127.0.6.0/24")], 300_000_000_000
+            )
+            notifier = await old.notifiers.create("webhook", {"url": receiver.url + "/old"})
+            assert await old.alerts.enable_triggers(far.id, "any")
+            assert await old.alerts.add_notifier(far.id, notifier.id)
+            await watch(other, receiver.url + "/other", ["127.0.7.0/24"], "any")
+            backend.collect([banner("127.0.6.1", 80), banner("127.0.7.1", 80)])
+            receiver.wait_for("127.0.7.1:80")
+            receiver.wait_for("127.0.6.1:80")  # it never expires: it notifies
+            (listed,) = await old.alerts.list()
+            assert (listed.id, listed.expires, listed.expiration, listed.expired) == (
+                far.id,
+                300_000_000_000,
+                None,
+                False,
+            )
+            assert listed.notify == {"active": True, "reason": "notifying"}
+    backend.store.close()
+
+
+async def test_an_alert_that_cannot_be_matched_is_left_out_and_every_other_alert_still_notifies(
+    tmp_path, receiver, caplog
+):
+    """Issue 34: one alert that raised in matching stopped every account's notifications."""
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with (
+            Clients.from_profile(backend.profile(backend.key())) as broken,
+            Clients.from_profile(backend.profile(backend.key())) as other,
+        ):
+            damaged = await watch(broken, receiver.url + "/broken", ["127.0.8.0/24"], "any")
+            with contextlib.closing(sqlite3.connect(tmp_path / "alerts.db")) as db, db:  # damaged on disk
+                db.execute("UPDATE alerts SET networks = ? WHERE id = ?", ('["127.0.8.0/33"]', damaged))
+            await watch(other, receiver.url + "/other", ["127.0.9.0/24"], "any")
+            for port in (80, 81):  # its failure is logged once, not for each banner
+                backend.collect([banner("127.0.8.1", port), banner("127.0.9.1", port)])
+                receiver.wait_for(f"127.0.9.1:{port}")
+            assert (await broken.alerts.get(damaged)).filters.ip == ["127.0.8.0/33"]  # still listed
+    backend.store.close()
+    assert "127.0.8.1:80" not in receiver.services()
+    left_out = [r for r in caplog.records if r.getMessage().startswith(f"alert {damaged} left out of matching")]
+    assert [r.levelname for r in left_out if r.exc_info] == ["ERROR"]
+
+
+class FailingMatcher:
+    """The trigger matcher raising while ``failing`` (a fault no real part makes on demand)."""
+
+    def __init__(self, monkeypatch, failing: int) -> None:
+        self.failing, self.failed = failing, 0
+        real = engine.matching
+
+        def matching(*args):
+            if self.failing:
+                self.failing -= 1
+                self.failed += 1
+                raise RuntimeError("the trigger matcher failed")
+            return real(*args)
+
+        monkeypatch.setattr(engine, "matching", matching)
+
+
+async def test_a_failed_matching_pass_is_tried_again_not_dropped(tmp_path, receiver, monkeypatch):
+    """Issue 34: a batch whose matching raised was logged and dropped, its notifications lost."""
+    monkeypatch.setattr(engine, "MATCH_RETRY", 0.05)
+    matcher = FailingMatcher(monkeypatch, failing=3)
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            await watch(c, receiver.url, ["127.0.10.0/24"], "any")
+            backend.collect([banner("127.0.10.1", 80)])
+            receiver.wait_for("127.0.10.1:80")
+    backend.store.close()
+    assert matcher.failed == 3 and receiver.services() == ["127.0.10.1:80"]
+
+
+async def test_banners_a_failed_pass_left_unmatched_notify_after_a_restart(tmp_path, receiver, monkeypatch):
+    """Issue 34: the events a failing pass blocked were never delivered, even after a restart."""
+    matcher = FailingMatcher(monkeypatch, failing=10**6)
+    server, backend = start_backend(tmp_path)
+    with server:
+        async with Clients.from_profile(backend.profile(backend.key())) as c:
+            await watch(c, receiver.url, ["127.0.11.0/24"], "any")
+        backend.collect([banner("127.0.11.1", 80)])
+        deadline = time.monotonic() + 20
+        while not matcher.failed:
+            assert time.monotonic() < deadline, "the batch was never matched"
+            time.sleep(0.02)
+    backend.store.close()
+    assert receiver.posts == []
+    matcher.failing = 0  # the fault is gone; the banner is still held
+    server, backend = start_backend(tmp_path)
+    with server:
+        receiver.wait_for("127.0.11.1:80")
+    backend.store.close()
+    assert receiver.services() == ["127.0.11.1:80"]
 
 
 @contextmanager

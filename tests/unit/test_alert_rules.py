@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import time
 
 import pytest
 from hypothesis import given
@@ -141,4 +142,106 @@ def test_the_engine_queues_one_event_per_banner_and_alert(tmp_path):
     assert engine.process(batch) == 0  # the same banners again: the same events, not queued twice
     (queued,) = store.due(now=float("inf"))
     assert queued.payload["service"] == "127.0.0.1:22" and queued.payload["triggers"] == ["any", "new_service"]
+    store.close()
+
+
+def test_the_engine_holds_what_alerts_watch_until_its_notifications_are_queued(tmp_path, monkeypatch, caplog):
+    from spyglass.server.alerts import engine as engine_module
+    from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.engine import AlertEngine
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.collect import Collected
+
+    failing = [True]
+    real = engine_module.matching
+
+    def matching(*args):
+        if failing[0]:
+            raise RuntimeError("the trigger matcher failed")
+        return real(*args)
+
+    monkeypatch.setattr(engine_module, "matching", matching)
+    monkeypatch.setattr(engine_module, "MATCH_RETRY", 300.0)  # never due by itself in this test
+    store = AlertStore(tmp_path)
+    alert = store.create_alert(1, "net", parse_networks(["127.0.0.0/30"]), 0)
+    store.set_triggers(alert.id, ["any"], True)
+    store.set_attached(alert.id, store.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/"}), True)
+    engine = AlertEngine(store, DeliveryWorker(store))
+    inside, outside = banner(22), {**banner(22), "ip_str": "127.0.0.9"}
+
+    added, wait = engine.run_pass([[Collected(inside, True, "scan"), Collected(outside, True, "scan")]])
+    assert added == 0 and wait is not None and 0 < wait <= 300  # tried again in five minutes
+    (held,) = store.held(now=float("inf"))
+    assert (held.batch, held.attempts) == ([(inside, True, "scan")], 1)  # only what an alert watches
+    failing[0] = False
+    added, later = engine.run_pass([])
+    assert added == 0 and later is not None and later <= wait  # not due yet: left held
+    store.held_due(time.time())  # as a start does
+    assert engine.run_pass([]) == (1, None)  # matched, queued, and let go
+    assert store.held(now=float("inf")) == [] and len(store.due(now=float("inf"))) == 1
+
+    failing[0] = True
+    monkeypatch.setattr(engine_module, "HOLD_FOR", 0.0)
+    assert engine.run_pass([[Collected(banner(23), True, "scan")]]) == (0, None)  # failing too long: given up
+    assert store.held(now=float("inf")) == [] and "failed for 0 s: given up" in caplog.text
+    store.close()
+
+
+def _networks(version: int):
+    """Small networks in three 4,096-address stretches (the first, one inside, the last of the
+    version's space): they overlap, nest and touch often."""
+    bits = 32 if version == 4 else 128
+    bases = (0, 10 << (bits - 8), 2**bits - 4096)
+    return st.builds(
+        lambda base, offset, prefix: ipaddress.ip_network((base + offset, prefix), strict=False),
+        st.sampled_from(bases),
+        st.integers(0, 4095),
+        st.integers(bits - 12, bits),
+    )
+
+
+_ALERTS = st.lists(st.lists(_networks(4) | _networks(6), max_size=30), max_size=6)
+
+
+@given(_ALERTS, st.data())
+def test_coverage_finds_exactly_the_alerts_with_an_address_in_one_of_their_networks(alerts, data):
+    from spyglass.server.alerts.coverage import Coverage
+
+    coverage = Coverage(enumerate(alerts))
+    edges = []  # each network's first and last address, and their neighbours outside it
+    for n in (n for nets in alerts for n in nets):
+        first, last = int(n.network_address), int(n.broadcast_address)
+        edges += [type(n.network_address)(i) for i in (first - 1, first, last, last + 1) if 0 <= i < 2**n.max_prefixlen]
+    addresses = data.draw(st.lists(st.sampled_from(edges), max_size=40)) if edges else []
+    addresses += data.draw(st.lists(st.ip_addresses(), max_size=10))
+    for address in addresses:
+        assert coverage.covering(address) == [i for i, nets in enumerate(alerts) if any(address in n for n in nets)]
+
+
+def test_the_engine_reads_the_alerts_again_only_when_they_changed(tmp_path, monkeypatch):
+    """Issue 34: each batch read and parsed every network of every alert (100,000 networks made
+    another account's delivery take 10 s)."""
+    import sqlite3
+
+    from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.engine import AlertEngine
+    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.collect import Collected
+
+    store = AlertStore(tmp_path)
+    alert = store.create_alert(1, "net", parse_networks(["127.0.0.0/30"]), 0)
+    store.set_attached(alert.id, store.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/"}), True)
+    reads = []
+    real = store.alerts
+    monkeypatch.setattr(store, "alerts", lambda *a: reads.append(a) or real(*a))
+    engine = AlertEngine(store, DeliveryWorker(store))
+    batch = [Collected(banner(port), True, "scan") for port in (22, 23)]
+    assert engine.process(batch[:1]) == 0 and engine.process(batch[:1]) == 0  # no trigger yet
+    assert len(reads) == 1
+    store.set_triggers(alert.id, ["any"], True)  # a change here
+    assert engine.process(batch[:1]) == 1 and len(reads) == 2
+    with sqlite3.connect(tmp_path / "alerts.db") as other:  # a change by another connection
+        other.execute("DELETE FROM alert_triggers")
+    assert engine.process(batch[1:]) == 0 and len(reads) == 3
+    assert engine.process(batch[1:]) == 0 and len(reads) == 3
     store.close()

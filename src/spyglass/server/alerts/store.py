@@ -12,7 +12,8 @@ import json
 import secrets
 import sqlite3
 import string
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -89,7 +90,20 @@ CREATE TABLE delivery_log (
 CREATE INDEX delivery_log_alert ON delivery_log(alert_id, id);
 """
 
-MIGRATIONS = (V1_ALERTS,)
+# Collected banners inside an alert's networks, held from before they are matched until their
+# notifications are queued: a pass that fails is tried again, and a restart matches them.
+V2_HELD = """
+CREATE TABLE held_banners (
+    id INTEGER PRIMARY KEY,
+    batch TEXT NOT NULL,
+    held REAL NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_try REAL NOT NULL
+);
+CREATE INDEX held_banners_due ON held_banners(next_try);
+"""
+
+MIGRATIONS = (V1_ALERTS, V2_HELD)
 
 DEFAULT_NOTIFIER = "default"
 PENDING, SENT, FAILED = "pending", "sent", "failed"
@@ -116,7 +130,10 @@ class AlertRow:
     def expiration(self) -> datetime | None:
         if not self.expires:
             return None
-        return datetime.fromisoformat(self.created) + timedelta(seconds=self.expires)
+        try:
+            return datetime.fromisoformat(self.created) + timedelta(seconds=self.expires)
+        except OverflowError:  # past the year 9999 (stored before expires was bounded): never
+            return None
 
     def expired(self, now: datetime) -> bool:
         end = self.expiration()
@@ -150,34 +167,60 @@ class Delivery:
     attempts: int
 
 
+@dataclass
+class Held:
+    """Collected banners held until they are matched: (banner, new_service, source) each."""
+
+    id: int
+    batch: list[tuple[dict, bool, str]]
+    held: float
+    attempts: int
+
+
 class AlertStore:
     def __init__(self, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> None:
         self.clock = clock
         # FULL: a queued or delivered notification survives even an OS crash.
         self._db = Database(Path(data_dir) / "alerts.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._changes = 0  # alert writes through this store (see version)
 
     def close(self) -> None:
         self._db.close()
 
     # -- alerts ----------------------------------------------------------------------------
+    def version(self) -> tuple[int, int]:
+        """Moves whenever what :meth:`alerts` returns may have changed: at each alert write here,
+        and at any commit to the file by another connection (SQLite's ``data_version``)."""
+        return self._changes, self._db.one("PRAGMA data_version")[0]
+
+    @contextmanager
+    def _changing(self) -> Iterator[sqlite3.Connection]:
+        """A transaction that changes alerts: the version moves with it, under the same lock."""
+        with self._db.lock:
+            with self._db.transaction() as db:
+                yield db
+            self._changes += 1
+
     def monitored(self, account_id: int, leaving_out: str | None = None) -> int:
         rows = self._db.read("SELECT id, size FROM alerts WHERE account_id = ?", (account_id,))
         return sum(r["size"] for r in rows if r["id"] != leaving_out)
 
     def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow:
         alert_id = new_id(16)
-        with self._db.transaction() as db:
+        with self._changing() as db:
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
                 (alert_id, account_id, name, iso(self.clock()), expires, _nets(networks), network_size(networks)),
             )
         return self.alert(account_id, alert_id)  # type: ignore[return-value]
 
-    def set_networks(self, account_id: int, alert_id: str, networks: list[Network]) -> None:
-        with self._db.transaction() as db:
+    def set_networks(self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None) -> None:
+        """New networks, and a new ``expires`` (seconds after its creation) when one is given."""
+        with self._changing() as db:
             db.execute(
-                "UPDATE alerts SET networks = ?, size = ? WHERE id = ? AND account_id = ?",
-                (_nets(networks), network_size(networks), alert_id, account_id),
+                "UPDATE alerts SET networks = ?, size = ?, expires = COALESCE(?, expires)"
+                " WHERE id = ? AND account_id = ?",
+                (_nets(networks), network_size(networks), expires, alert_id, account_id),
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:
@@ -212,7 +255,7 @@ class AlertStore:
         return list(alerts.values())
 
     def delete_alert(self, account_id: int, alert_id: str) -> bool:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             gone = db.execute("DELETE FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id)).rowcount
             if gone:
                 for table in ("alert_triggers", "alert_ignores", "alert_notifiers"):
@@ -221,7 +264,7 @@ class AlertStore:
         return bool(gone)
 
     def set_triggers(self, alert_id: str, names: list[str], enabled: bool) -> None:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             for name in names:
                 if enabled:
                     db.execute("INSERT OR IGNORE INTO alert_triggers VALUES (?, ?)", (alert_id, name))
@@ -229,7 +272,7 @@ class AlertStore:
                     db.execute("DELETE FROM alert_triggers WHERE alert_id = ? AND trigger = ?", (alert_id, name))
 
     def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool) -> None:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             if ignored:
                 db.execute("INSERT OR IGNORE INTO alert_ignores VALUES (?, ?, ?)", (alert_id, trigger, service))
             else:
@@ -239,7 +282,7 @@ class AlertStore:
                 )
 
     def set_attached(self, alert_id: str, notifier_id: str, attached: bool) -> None:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             if attached:
                 db.execute("INSERT OR IGNORE INTO alert_notifiers VALUES (?, ?)", (alert_id, notifier_id))
             else:
@@ -283,7 +326,7 @@ class AlertStore:
         return [_notifier(r) for r in rows]
 
     def delete_notifier(self, account_id: int, notifier_id: str) -> bool:
-        with self._db.transaction() as db:
+        with self._changing() as db:
             gone = db.execute(
                 "DELETE FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id)
             ).rowcount
@@ -299,12 +342,48 @@ class AlertStore:
                 )
         return bool(gone)
 
+    # -- collected banners held until matched ----------------------------------------------
+    def hold(self, batches: list[list[tuple[dict, bool, str]]], now: float) -> None:
+        """Hold batches of collected banners until :meth:`enqueue` releases them; due at once.
+        Empty ones are skipped: where no alert watches, holding writes nothing."""
+        if not any(batches):
+            return
+        with self._db.transaction() as db:
+            for batch in filter(None, batches):
+                db.execute(
+                    "INSERT INTO held_banners (batch, held, next_try) VALUES (?, ?, ?)", (json.dumps(batch), now, now)
+                )
+
+    def held(self, now: float, limit: int = 20) -> list[Held]:
+        """Held batches due by ``now``, the oldest first."""
+        rows = self._db.read(
+            "SELECT * FROM held_banners WHERE next_try <= ? ORDER BY next_try, id LIMIT ?", (now, limit)
+        )
+        return [Held(r["id"], [tuple(c) for c in json.loads(r["batch"])], r["held"], r["attempts"]) for r in rows]
+
+    def next_held(self) -> float | None:
+        return self._db.one("SELECT MIN(next_try) FROM held_banners")[0]
+
+    def hold_again(self, held_id: int, next_try: float) -> None:
+        """A held batch whose matching failed: due again at ``next_try``."""
+        self._db.run("UPDATE held_banners SET attempts = attempts + 1, next_try = ? WHERE id = ?", (next_try, held_id))
+
+    def held_due(self, now: float) -> None:
+        """Every held batch due by ``now`` (a start tries at once what the last run held)."""
+        self._db.run("UPDATE held_banners SET next_try = ? WHERE next_try > ?", (now, now))
+
+    def release(self, held_id: int) -> None:
+        self._db.run("DELETE FROM held_banners WHERE id = ?", (held_id,))
+
     # -- the delivery queue ----------------------------------------------------------------
-    def enqueue(self, items: list[tuple[str, int, str, str, dict]], now: float) -> int:
+    def enqueue(self, items: list[tuple[str, int, str, str, dict]], now: float, release: int | None = None) -> int:
         """Queue (event, account, alert, notifier, payload) deliveries; an event already queued
-        for a notifier is not queued again. Returns how many were new."""
+        for a notifier is not queued again. Returns how many were new. ``release``: the held
+        batch they were matched from, let go in the same transaction."""
         added = 0
         with self._db.transaction() as db:
+            if release is not None:
+                db.execute("DELETE FROM held_banners WHERE id = ?", (release,))
             for event, account_id, alert_id, notifier_id, payload in items:
                 added += db.execute(
                     "INSERT OR IGNORE INTO deliveries (event, account_id, alert_id, notifier_id, payload, created,"

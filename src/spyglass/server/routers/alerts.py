@@ -26,7 +26,8 @@ _FILTERS = {
     "required": ["ip"],
 }
 _NAME = {"type": "string", "minLength": 1, "pattern": r"^[^\x00-\x1f\x7f-\x9f]+$"}
-_EXPIRES = {"type": "integer", "minimum": 0, "description": "seconds; 0 never expires"}
+MAX_EXPIRES = 10 * 365 * 86400  # ten years (0 is never); 300 billion seconds would pass the year 9999
+_EXPIRES = {"type": "integer", "minimum": 0, "maximum": MAX_EXPIRES, "description": "seconds; 0 never expires"}
 
 
 def json_body(properties: dict, required: list[str]) -> dict:
@@ -51,6 +52,17 @@ def networks_of(body: Any) -> list[Network]:
         return parse_networks(filters["ip"])
     except BadNetwork as exc:
         raise bad_request(str(exc)) from None
+
+
+def expires_of(body: dict) -> int | None:
+    """``expires`` of a create or edit body (None if not given): seconds after the alert's
+    creation, 0 for never."""
+    expires = body.get("expires")
+    if expires is None:
+        return None
+    if isinstance(expires, bool) or not isinstance(expires, int) or not 0 <= expires <= MAX_EXPIRES:
+        raise bad_request(f"expires: a whole number of seconds from 0 (never) to {MAX_EXPIRES} (ten years) is required")
+    return expires
 
 
 def check_limit(who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
@@ -121,11 +133,7 @@ def create_alert(body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
         raise bad_request("name: a non-empty string is required")
     if has_control(name):
         raise bad_request("name: control characters (line breaks, tabs, NUL...) are not allowed")
-    expires = body.get("expires", 0)
-    if expires is None:
-        expires = 0
-    if isinstance(expires, bool) or not isinstance(expires, int) or expires < 0:
-        raise bad_request("expires: a whole number of seconds (0: never) is required")
+    expires = expires_of(body) or 0
     networks = networks_of(body)
     check_limit(who, networks)
     alert = alerts_of(who.request).create_alert(who.account.id, name.strip()[:200], networks, expires)
@@ -152,13 +160,14 @@ def alert_info(alert_id: str, who: Caller = Depends(caller)) -> Alert:
     response_model=Alert,
     response_model_exclude_unset=True,
     responses=responses(403, 404),
-    openapi_extra=json_body({"filters": _FILTERS}, ["filters"]),
+    openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
 def edit_alert(alert_id: str, body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
     owned(who, alert_id)
     networks = networks_of(body)
+    expires = expires_of(body)
     check_limit(who, networks, leaving_out=alert_id)
-    alerts_of(who.request).set_networks(who.account.id, alert_id, networks)
+    alerts_of(who.request).set_networks(who.account.id, alert_id, networks, expires)
     return alert_body(who, owned(who, alert_id))
 
 

@@ -1,0 +1,58 @@
+"""Which owners (alerts) have an address in their networks, without scanning every network.
+
+An alert may hold 100,000 networks: testing each banner against each of them made matching a
+linear scan per banner. Here every owner's networks become, per IP version, one sorted list of
+non-overlapping integer ranges, each labelled with the owners covering it, and a lookup is one
+bisection. An address is covered by an owner exactly when it is in one of the owner's networks.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
+
+from spyglass.netblocks import Network
+
+T = TypeVar("T")
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class Coverage(Generic[T]):
+    def __init__(self, owners: Iterable[tuple[T, Sequence[Network]]]) -> None:
+        self.owners: list[T] = []
+        edges: dict[int, list[tuple[int, int, int]]] = {4: [], 6: []}  # (position, +1/-1, owner)
+        for i, (owner, networks) in enumerate(owners):
+            self.owners.append(owner)
+            for n in networks:
+                start = int(n.network_address)  # (broadcast_address would cost 7 µs a network)
+                edges[n.version] += [(start, 1, i), (start + (1 << (n.max_prefixlen - n.prefixlen)), -1, i)]
+        self._ranges = {version: _sweep(e) for version, e in edges.items()}
+
+    def covering(self, address: Address) -> list[T]:
+        """The owners with ``address`` in one of their networks, in the order they were given."""
+        starts, labels = self._ranges[address.version]
+        i = bisect_right(starts, int(address)) - 1
+        return [self.owners[o] for o in labels[i]] if i >= 0 else []
+
+
+def _sweep(edges: list[tuple[int, int, int]]) -> tuple[list[int], list[tuple[int, ...]]]:
+    """Range starts and, for each range up to the next start, the owners covering it (often none)."""
+    edges.sort()
+    starts: list[int] = []
+    labels: list[tuple[int, ...]] = []
+    active: dict[int, int] = {}  # owner -> how many of its networks cover the position
+    for k, (position, step, owner) in enumerate(edges):
+        count = active.get(owner, 0) + step
+        if count:
+            active[owner] = count
+        else:
+            del active[owner]
+        if k + 1 < len(edges) and edges[k + 1][0] == position:
+            continue  # every edge at one position is applied before the range it opens is labelled
+        label = tuple(sorted(active))
+        if not labels or labels[-1] != label:  # the same owners as the range before: one range
+            starts.append(position)
+            labels.append(label)
+    return starts, labels
