@@ -40,6 +40,9 @@ async def test_localhost_resolves_through_the_hosts_file(monkeypatch):
     assert await resolver.address_of("localhost") == "127.0.0.1"
     answer = await resolver.query("localhost", "A", HERE)
     assert [(r.type, r.value) for r in answer.answers] == [("A", "127.0.0.1")] and answer.status == "NOERROR"
+    for rtype in ("MX", "TXT"):  # the name exists here, with no such record: not NXDOMAIN
+        answer = await resolver.query("localhost", rtype, HERE)
+        assert answer.answers == [] and answer.status == "NOERROR"
 
 
 async def test_lookups_wait_for_no_thread_of_the_default_executor(dns_server):

@@ -150,12 +150,13 @@ class Resolver:
     async def query(self, hostname: str, rtype: str, location: GeoLocation) -> DnsResult:
         """Look up ``hostname``. NXDOMAIN, no answer and timeouts are answers with a ``status``."""
         rtype = rtype.upper()
-        if self.hosts_first and rtype in _ADDRESS_FAMILIES and not is_ip(hostname):
-            found = hosts_addresses(hostname, _ADDRESS_FAMILIES[rtype])
-            if found:
-                return DnsResult(
-                    answers=[DnsRecord(type=rtype, value=a) for a in found], from_loc=location, status="NOERROR"
-                )
+        if self.hosts_first and not is_ip(hostname) and hosts_addresses(hostname):
+            # a name of the hosts file exists here with its addresses and nothing else (no MX, no
+            # TXT), as every program on this machine sees it: not NXDOMAIN from a DNS server
+            found = hosts_addresses(hostname, _ADDRESS_FAMILIES[rtype]) if rtype in _ADDRESS_FAMILIES else []
+            return DnsResult(
+                answers=[DnsRecord(type=rtype, value=a) for a in found], from_loc=location, status="NOERROR"
+            )
         name = dns.reversename.from_address(hostname) if rtype == "PTR" and is_ip(hostname) else hostname
         try:
             answer = await self._resolver.resolve(name, rtype, search=False)
