@@ -11,7 +11,7 @@ import httpx
 
 from tests.clickhouse import ClickHouseServer
 from tests.contract.test_guard import serve
-from tests.workflows.test_serve_and_import import spyglass
+from tests.workflows.commands import spyglass
 
 
 def test_import_and_serve_on_a_stock_clickhouse_server(tmp_path):

@@ -5,21 +5,13 @@ running backend must read what it wrote without a restart, and go on collecting.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import httpx
 import pytest
 
 from tests.contract.test_guard import serve
-
-
-def spyglass(*args: str) -> subprocess.CompletedProcess[str]:
-    """A ``spyglass`` command as a user runs it; it must succeed."""
-    done = subprocess.run([sys.executable, "-m", "spyglass", *args], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done
+from tests.workflows.commands import spyglass
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
