@@ -98,6 +98,24 @@ async def test_bad_queries_are_400_with_the_reason(member, query, facets, messag
     assert member.credits.query in (None, 100)  # nothing spent on a query that never ran
 
 
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("cpe:" + ",".join(f"v{i}" for i in range(2000)), "cpe: 2,000 values; at most 100 in one filter"),
+        ("cpe:" + "a" * 1200, "cpe: a value of 1,200 characters; at most 256"),  # was tantivy's regex limit: 500
+    ],
+    ids=["2000 values", "1200 letters"],
+)
+async def test_a_free_count_too_big_is_400_naming_the_cap(member, query, message):
+    with pytest.raises(BadRequest) as caught:
+        await member.search.count(query)
+    assert message in str(caught.value) and caught.value.status == 400
+
+
+async def test_repeated_networks_count_as_one(member):
+    assert (await member.search.count("net:" + ",".join(["0.0.0.0/0"] * 1000))).total == len(CURRENT)
+
+
 async def test_a_missing_query_names_the_field(loaded):
     async with httpx.AsyncClient(base_url=loaded.url) as http:
         for path in ("/intel/host/search", "/intel/host/count", "/intel/host/search/tokens"):
