@@ -13,6 +13,7 @@ from spyglass.query import FACETS, FILTERS, tokens
 from spyglass.server.auth import Caller, caller
 from spyglass.server.deps import Banners, settings_of
 from spyglass.server.errors import bad_request, not_found, responses
+from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
 from spyglass.server.shaping import for_namespace, host_record, only_fields, served
 
@@ -30,6 +31,7 @@ def host_count(
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, counts = banners.count(parsed, wanted)
+    give_back_soon()
     body: dict[str, Any] = {"matches": [], "total": total}
     if wanted:
         body["facets"] = counts
@@ -50,6 +52,7 @@ def host_search(
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, bodies, counts = banners.search_bodies(parsed, wanted, page)
+    give_back_soon()
     if parsed.has_filters or page > 1:
         who.charge(query=1)  # only once the index has answered: a failed search costs nothing
     namespace = settings_of(request).namespace

@@ -15,6 +15,7 @@ from spyglass.server.bannerstore import BannerStore
 from spyglass.server.deps import Banners
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.index.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, check
+from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
 from spyglass.server.store import Store
 
@@ -44,6 +45,7 @@ def trends_search(
     except NotForTrends as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
     found = banners.trends(parsed, wanted)
+    give_back_soon()
     body: dict[str, Any] = {"total": found.total, "matches": found.matches}
     if wanted:
         body["facets"] = found.facets
