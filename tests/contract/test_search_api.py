@@ -56,6 +56,26 @@ async def test_free_plan_can_search_text_but_not_filters(loaded):
         assert (await c.search.count("port:80")).total > 0
 
 
+async def test_identifying_facets_cost_what_a_search_costs(loaded, member):
+    """A free count listed 1,000 addresses or fingerprints of a filtered query, which search
+    refuses the free plan (402): such facets cost a query credit, count or search alike."""
+    async with Clients.from_profile(loaded.profile(loaded.key("free"))) as free:
+        with pytest.raises(NoCredits, match=r"identifying fields \(ip, ssh.fingerprint\)"):
+            await free.search.count("port:22", "ip:1000,ssh.fingerprint:1000")
+        with pytest.raises(NoCredits, match=r"identifying fields \(ssl.jarm\)"):
+            await free.search.count("nginx", "ssl.jarm")
+        with pytest.raises(NoCredits):
+            await free.search.search("nginx", "ip")  # free text, first page: free, but not with ip
+        assert (await free.search.count("port:22", "port,country:100")).facets["port"][0].value == "22"
+    counted = await member.search.count("port:22", "ip:1000")
+    assert len(counted.facets["ip"]) == len({b["ip_str"] for b in CURRENT if b["port"] == 22})
+    assert member.credits.query == 99
+    await member.search.search("nginx", "hash")
+    assert member.credits.query == 98
+    await member.search.search("port:22", "ip")  # a search with a filter costs one credit, not two
+    assert member.credits.query == 97
+
+
 async def test_matches_parse_as_banners_newest_first(member):
     result = await member.search.search("ssh", "port")
     stamps = [b.timestamp for b in result.matches]

@@ -119,6 +119,26 @@ FACETS: tuple[str, ...] = (
     "vuln.verified",
 )
 
+# Facets whose values name a host or a banner (an address, a hash, a fingerprint, a certificate,
+# a host name): listing them reads search results, so a request with one costs what a search does
+# (a query credit), also a count, which is otherwise free.
+IDENTIFYING_FACETS: frozenset[str] = frozenset(
+    {
+        "hash",
+        "http.favicon.hash",
+        "http.html_hash",
+        "http.robots_hash",
+        "ip",
+        "ssh.fingerprint",
+        "ssh.hassh",
+        "ssl.cert.fingerprint",
+        "ssl.cert.serial",
+        "ssl.cert.subject.cn",
+        "ssl.ja3s",
+        "ssl.jarm",
+    }
+)
+
 DEFAULT_FACET_SIZE = 10
 MAX_FACET_SIZE = 1000
 
