@@ -183,6 +183,10 @@ def test_filters_lists_every_filter_with_an_example(capsys):
     assert main(["filters"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert any(line.split()[:3] == ["port", "int", "port:22"] for line in lines), lines[:5]
+    assert "ip" in listed["paid_facets"] and "port" not in listed["paid_facets"]
+    assert (
+        lines[-1].startswith("facets that name hosts or banners cost a query credit") and "ssh.fingerprint" in lines[-1]
+    )
 
 
 def test_ping_refuses_demo_addresses_of_a_demo_backend(tmp_path, capsys, monkeypatch):

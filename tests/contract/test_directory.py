@@ -87,6 +87,9 @@ async def test_search_words_and_tags(fresh):
         assert (await c.directory.search("mongo")).total == mongo.total
         with pytest.raises(BadRequest):
             await c.directory.search("  ")
+        assert (await c.directory.search(" ".join(["plc"] * 31) + " tag:scada")).total == 1
+        with pytest.raises(BadRequest, match="1,200 words and tags; at most 32 in one search"):  # was a 500
+            await c.directory.search(" ".join(f"w{i}" for i in range(1200)))
 
 
 async def test_tags_have_the_shape_of_the_fixture(fresh):

@@ -173,6 +173,8 @@ async def test_refusals_charge_nothing(scanning):
         for ips, error, message in cases:
             with pytest.raises(error, match=message):
                 await c.scans.submit(ips if not ips.startswith("{") else json.loads(ips))
+        with pytest.raises(BadRequest, match="nested too deeply"):  # was a RecursionError: a 500
+            await c.scans.submit('{"127.0.0.1": ' + "[" * 5000 + "]" * 5000 + "}")
         scanning.store.set_credits(account.id, scan=3)
         with pytest.raises(NoCredits):
             await c.scans.submit("127.0.0.0/30")  # 4 addresses, 3 credits

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 
 import httpx
 import pytest
@@ -54,6 +56,26 @@ async def test_free_plan_can_search_text_but_not_filters(loaded):
         assert (await c.search.count("port:80")).total > 0
 
 
+async def test_identifying_facets_cost_what_a_search_costs(loaded, member):
+    """A free count listed 1,000 addresses or fingerprints of a filtered query, which search
+    refuses the free plan (402): such facets cost a query credit, count or search alike."""
+    async with Clients.from_profile(loaded.profile(loaded.key("free"))) as free:
+        with pytest.raises(NoCredits, match=r"identifying fields \(ip, ssh.fingerprint\)"):
+            await free.search.count("port:22", "ip:1000,ssh.fingerprint:1000")
+        with pytest.raises(NoCredits, match=r"identifying fields \(ssl.jarm\)"):
+            await free.search.count("nginx", "ssl.jarm")
+        with pytest.raises(NoCredits):
+            await free.search.search("nginx", "ip")  # free text, first page: free, but not with ip
+        assert (await free.search.count("port:22", "port,country:100")).facets["port"][0].value == "22"
+    counted = await member.search.count("port:22", "ip:1000")
+    assert len(counted.facets["ip"]) == len({b["ip_str"] for b in CURRENT if b["port"] == 22})
+    assert member.credits.query == 99
+    await member.search.search("nginx", "hash")
+    assert member.credits.query == 98
+    await member.search.search("port:22", "ip")  # a search with a filter costs one credit, not two
+    assert member.credits.query == 97
+
+
 async def test_matches_parse_as_banners_newest_first(member):
     result = await member.search.search("ssh", "port")
     stamps = [b.timestamp for b in result.matches]
@@ -96,6 +118,24 @@ async def test_bad_queries_are_400_with_the_reason(member, query, facets, messag
         await member.search.search(query, facets)
     assert message in str(caught.value) and caught.value.status == 400
     assert member.credits.query in (None, 100)  # nothing spent on a query that never ran
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("cpe:" + ",".join(f"v{i}" for i in range(2000)), "cpe: 2,000 values; at most 100 in one filter"),
+        ("cpe:" + "a" * 1200, "cpe: a value of 1,200 characters; at most 256"),  # was tantivy's regex limit: 500
+    ],
+    ids=["2000 values", "1200 letters"],
+)
+async def test_a_free_count_too_big_is_400_naming_the_cap(member, query, message):
+    with pytest.raises(BadRequest) as caught:
+        await member.search.count(query)
+    assert message in str(caught.value) and caught.value.status == 400
+
+
+async def test_repeated_networks_count_as_one(member):
+    assert (await member.search.count("net:" + ",".join(["0.0.0.0/0"] * 1000))).total == len(CURRENT)
 
 
 async def test_a_missing_query_names_the_field(loaded):
@@ -161,3 +201,15 @@ async def test_other_namespace(tmp_path):
             raw = await c.transport.request("GET", "/acme/host/search", params={"query": "ssh"})
     assert result.matches[0].module == "ssh"
     assert "_acme" in raw["matches"][0] and "_intel" not in raw["matches"][0]
+
+
+async def test_memory_a_count_freed_is_given_back(member, monkeypatch):
+    """glibc keeps what threads free: after a burst of costly counts the server stayed 100 MB
+    larger (bench/query_flood.py) until something trims the heap."""
+    from spyglass.server import memory
+
+    trimmed = threading.Event()
+    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)
+    monkeypatch.setattr(memory, "give_back_memory", trimmed.set)
+    await member.search.count("cpe:cpe:2.3:a:nginx,cpe:2.3:a:apache")
+    assert await asyncio.to_thread(trimmed.wait, 60)

@@ -84,6 +84,20 @@ def test_facets_give_the_top_values_of_each_month(trends):
     assert list(body["facets"]) == ["country", "port"]
 
 
+def test_identifying_facets_cost_a_query_credit_as_a_search_does(trends):
+    key = trends.key()
+    account = trends.store.account_for_key(key)
+    credits = account.query_credits
+    assert get(trends, "/search", key, query="port:22", facets="country,port").status_code == 200
+    assert trends.store.account_for_key(key).query_credits == credits
+    body = get(trends, "/search", key, query="port:22", facets="ip").json()
+    assert {v["value"] for m in body["facets"]["ip"] for v in m["values"]} == {A, D}
+    assert trends.store.account_for_key(key).query_credits == credits - 1
+    trends.store.set_credits(account.id, query=0)
+    refused = get(trends, "/search", key, query="port:22", facets="ip,ssl.jarm")
+    assert refused.status_code == 402 and "identifying fields (ip, ssl.jarm)" in refused.json()["error"]
+
+
 def test_filters_and_facets_lists_are_the_seeds_names_that_work(trends):
     filters = get(trends, "/search/filters").json()
     facets = get(trends, "/search/facets").json()

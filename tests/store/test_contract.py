@@ -361,3 +361,21 @@ def test_more_than_nine_facets_at_once_each_counted_apart_numbers_tied_in_numeri
     ]
     assert trends.facets["vuln"][1] == {"key": "2026-04", "values": [{"count": 1, "value": "CVE-2"}]}
     assert trends.facets["city"][0] == {"key": "2026-03", "values": [{"count": 2, "value": "Bonn"}]}
+
+
+def test_cpe_prefixes_and_lists_of_addresses_and_networks(store):
+    """What the embedded index matches without a regular expression or a scan a value (a CPE
+    prefix, single addresses among networks), and repeated values, every store alike."""
+    add(
+        store,
+        banner("198.18.0.1", cpe23=["cpe:2.3:a:nginx:nginx:1.18.0"]),
+        banner("198.18.0.2", cpe23=["cpe:2.3:a:nginx:nginx_plus:r30"]),
+        banner("2001:db8::1", cpe23=["cpe:2.3:a:apache:http_server:2.4"]),
+        banner("198.18.1.9"),
+    )
+    assert count(store, "cpe:cpe:2.3:a:nginx")[0] == 2
+    assert count(store, "cpe:cpe:2.3:a:nginx:nginx,CPE:2.3:A:APACHE:HTTP_SERVER:2.4")[0] == 2
+    assert count(store, "cpe:cpe:2.3:a:ngin")[0] == 0
+    assert count(store, "ip:198.18.0.1,2001:db8::1,198.18.0.77")[0] == 2
+    assert count(store, "net:198.18.0.1,198.18.1.0/24,198.18.1.0/24,2001:db8::/32")[0] == 3
+    assert count(store, "-net:" + ",".join(["198.18.0.0/24"] * 300))[0] == 2

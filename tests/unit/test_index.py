@@ -362,3 +362,31 @@ def test_a_cpe_filter_matches_a_cpe_or_a_leading_part_of_it(tmp_path, banners, q
     import_banners(idx, [b])
     assert search(idx, query)[0] == int(found)
     idx.close()
+
+
+def test_a_prefix_finds_every_cpe_under_it_and_addresses_are_found_in_lists(tmp_path, banners):
+    """More CPEs under one prefix than tantivy's phrase prefix expands (50), and single addresses
+    (looked up as terms) beside networks (ranges), IPv4 and IPv6."""
+    many = []
+    for i in range(60):
+        b = {k: v for k, v in banners[i].items() if k != "ip"}
+        many.append(dict(b, ip_str=f"192.0.2.{i}", port=1000 + i, cpe23=[f"cpe:2.3:a:vendor{i}:x:1"], cpe=[]))
+    many.append(dict(many[0], ip_str="2001:db8::1", port=999, cpe23=["cpe:2.3:o:other"]))
+    idx = BannerIndex(tmp_path)
+    import_banners(idx, many)
+    assert search(idx, "cpe:cpe:2.3:a")[0] == 60
+    assert search(idx, "cpe:cpe:2.3:a:vendor1,cpe:2.3:a:vendor12:x,cpe:2.3:o:other:x")[0] == 2
+    assert search(idx, "ip:192.0.2.1,192.0.2.7,2001:db8::1,192.0.2.99")[0] == 3
+    assert search(idx, "net:192.0.2.1,192.0.2.8/29,2001:db8::/32")[0] == 1 + 8 + 1
+    assert search(idx, "-net:192.0.2.1,::ffff:192.0.2.2")[0] == 61 - 2
+    idx.close()
+
+
+def test_a_prefix_filter_builds_no_regular_expression():
+    """A regular expression a value cost hundreds of MB at 2,000 values, and one of 1,200 letters
+    passed tantivy's state limit (a 500)."""
+    from spyglass.server.index.compiler import compile_query
+    from spyglass.server.index.fields import build_schema
+
+    values = ",".join(f"cpe:2.3:a:vendor{i}" for i in range(100))
+    assert "Regex" not in repr(compile_query(build_schema(), parse_strict(f"cpe:{values}")))

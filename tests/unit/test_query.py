@@ -148,3 +148,40 @@ def test_ipv6_networks_leave_out_the_ipv4_mapped_block():
     ]
     assert len(_ip_ranges(ip_network("2001:db8::/32"))) == 1
     assert len(_ip_ranges(ip_network("198.18.0.0/15"))) == 1
+
+
+CPES = [f"cpe:2.3:a:{i:0>60}" for i in range(80)]  # 80 values of 70 characters
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("cpe:" + ",".join(f"v{i}" for i in range(2000)), "cpe: 2,000 values; at most 100 in one filter"),
+        ("port:" + ",".join(map(str, range(101))), "port: 101 values; at most 100 in one filter"),
+        ("cpe:" + "a" * 1200, "cpe: a value of 1,200 characters; at most 256"),
+        ("x" * 300, "a word of 300 characters; at most 256"),
+        ('"' + "x " * 150 + '"', "a phrase of 300 characters; at most 256"),
+        ("word " * 200 + "port:" + ",".join(map(str, range(51))), "251 words and filter values; at most 250"),
+        ("cpe:" + ",".join(CPES), "cpe: values of 5,600 characters in all; at most 4,096 in one query"),
+    ],
+    ids=["values", "ports", "value", "word", "phrase", "query", "prefixes"],
+)
+def test_a_query_too_big_is_an_error_naming_the_filter_and_the_cap(source, message):
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse_strict(source)
+    assert message in str(caught.value)
+
+
+def test_a_query_at_the_caps_is_fine():
+    assert len(parse_strict("port:" + ",".join(map(str, range(100)))).filters[0].values) == 100
+    assert parse_strict("cpe:" + "a" * 256).filters[0].values == ("a" * 256,)
+    assert len(parse_strict("word " * 150 + "port:" + ",".join(map(str, range(100)))).terms) == 151
+    assert len(parse_strict("cpe:" + ",".join(CPES[:58])).filters[0].values) == 58  # 4,060 characters
+
+
+def test_repeated_values_count_once_and_networks_merge():
+    assert parse_strict("net:" + ",".join(["0.0.0.0/0"] * 1000)).filters[0].values == (ip_network("0.0.0.0/0"),)
+    assert parse_strict("port:22,80,22 cpe:A,a").filters[0].values == (22, 80)
+    assert parse_strict("cpe:A,a").filters[0].values == ("a",)
+    nets = parse_strict("net:10.1.0.0/16,::1,10.0.0.0/8,11.0.0.0/8,192.0.2.1,::/128").filters[0].values
+    assert nets == (ip_network("10.0.0.0/7"), ip_network("192.0.2.1/32"), ip_network("::/127"))

@@ -53,7 +53,9 @@ def test_a_json_mapping_takes_pairs_and_bare_ports():
         ('{"127.0.0.1": [["80", "http"]]}', "not a port"),
         ('{"127.0.0.1": []}', "pairs"),
         ("[1, 2]", "not an IP address"),
+        ('{"127.0.0.1": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),  # was a RecursionError
     ],
+    ids=lambda v: v[:30] if isinstance(v, str) else None,
 )
 def test_bad_fields_say_what_is_wrong(text, message):
     with pytest.raises(BadTargets, match=message):

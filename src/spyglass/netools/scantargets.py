@@ -106,6 +106,8 @@ def _parse_services(text: str, protocols: set[str] | None) -> ScanSpec:
         body = json.loads(text)
     except ValueError as exc:
         raise BadTargets(f"'ips' looks like JSON but is not: {exc}") from None
+    except RecursionError:  # thousands of nested brackets: Python's decoder gives up
+        raise BadTargets("'ips' as JSON is nested too deeply: give [port, protocol] pairs") from None
     if not isinstance(body, dict) or not body:
         raise BadTargets("'ips' as JSON is an object mapping each address to [port, protocol] pairs")
     services: dict[str, list[tuple[int, str | None]]] = {}

@@ -119,8 +119,37 @@ FACETS: tuple[str, ...] = (
     "vuln.verified",
 )
 
+# Facets whose values name a host or a banner (an address, a hash, a fingerprint, a certificate,
+# a host name): listing them reads search results, so a request with one costs what a search does
+# (a query credit), also a count, which is otherwise free.
+IDENTIFYING_FACETS: frozenset[str] = frozenset(
+    {
+        "hash",
+        "http.favicon.hash",
+        "http.html_hash",
+        "http.robots_hash",
+        "ip",
+        "ssh.fingerprint",
+        "ssh.hassh",
+        "ssl.cert.fingerprint",
+        "ssl.cert.serial",
+        "ssl.cert.subject.cn",
+        "ssl.ja3s",
+        "ssl.jarm",
+    }
+)
+
 DEFAULT_FACET_SIZE = 10
 MAX_FACET_SIZE = 1000
+
+# What one query may ask, so that no query (count is free) costs the server much time or memory.
+# The parser refuses more with an error naming the filter and the cap: server, TUI and CLI alike.
+MAX_FILTER_VALUES = 100  # values of one filter (cpe:a,b,c... is three)
+MAX_QUERY_VALUES = 250  # words, phrases and filter values of the whole query
+MAX_VALUE_CHARS = 256  # characters of one value, word or phrase
+# A prefix value (cpe:) is matched by an automaton of about 1 KB a character, built per query:
+# their characters together are capped (4,096: about 4 MB a query, at 24 queries at once 100 MB).
+MAX_PREFIX_CHARS = 4096
 
 # One query per filter that finds banners in the demo data (``spyglass generate``, seed 1, and
 # the embedded backend's first-run data); tests/unit/test_query_examples.py keeps them true.

@@ -13,7 +13,17 @@ import re
 from datetime import date, datetime
 
 from spyglass.query.ast import Facet, Filter, Query, QueryError, Span, Text, Value
-from spyglass.query.filters import DEFAULT_FACET_SIZE, FACETS, FILTERS, MAX_FACET_SIZE, Kind
+from spyglass.query.filters import (
+    DEFAULT_FACET_SIZE,
+    FACETS,
+    FILTERS,
+    MAX_FACET_SIZE,
+    MAX_FILTER_VALUES,
+    MAX_PREFIX_CHARS,
+    MAX_QUERY_VALUES,
+    MAX_VALUE_CHARS,
+    Kind,
+)
 
 _NAME = re.compile(r"-?([A-Za-z_][A-Za-z0-9_.]*):")
 _INT = re.compile(r"-?[0-9]+")  # ASCII digits only, everywhere in the language
@@ -56,7 +66,9 @@ def parse(source: str) -> Query:
                 query.errors.append(QueryError("unbalanced quote", Span(body, n)))
                 return query
             phrase = source[body + 1 : end]
-            if phrase.strip():
+            if len(phrase) > MAX_VALUE_CHARS:
+                query.errors.append(QueryError(_too_long("a phrase", phrase), Span(start, end + 1)))
+            elif phrase.strip():
                 query.terms.append(
                     Text(phrase, phrase=" " in phrase.strip(), negated=negated, span=Span(start, end + 1))
                 )
@@ -68,12 +80,33 @@ def parse(source: str) -> Query:
         word = source[body:end]
         if '"' in word:
             query.errors.append(QueryError("unbalanced quote", Span(start, end)))
+        elif len(word) > MAX_VALUE_CHARS:
+            query.errors.append(QueryError(_too_long("a word", word), Span(start, end)))
         elif word:
             query.terms.append(Text(word, negated=negated, span=Span(start, end)))
         pos = end
     if not query.terms and not query.errors:
         query.errors.append(QueryError("empty query", Span(0, n)))
+    _check_size(query)
     return query
+
+
+def _too_long(what: str, text: str) -> str:
+    return f"{what} of {len(text):,} characters; at most {MAX_VALUE_CHARS}"
+
+
+def _check_size(query: Query) -> None:
+    """The caps on a whole query (filters.py says why): an error naming each one passed."""
+    everything = Span(0, len(query.source))
+    values = len(query.texts) + sum(len(f.values) for f in query.filters)
+    if values > MAX_QUERY_VALUES:
+        message = f"{values:,} words and filter values; at most {MAX_QUERY_VALUES} in one query"
+        query.errors.append(QueryError(message, everything))
+    prefixes = [f for f in query.filters if FILTERS[f.name] is Kind.PREFIX]
+    chars = sum(len(str(v)) for f in prefixes for v in f.values)
+    if chars > MAX_PREFIX_CHARS:
+        message = f"values of {chars:,} characters in all; at most {MAX_PREFIX_CHARS:,} in one query"
+        query.errors.append(QueryError(f"{prefixes[0].name}: {message}", everything))
 
 
 def parse_strict(source: str) -> Query:
@@ -123,13 +156,31 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
         if not raw.strip():
             query.errors.append(QueryError(f"{name}: missing value", Span(at, at + 1)))
             continue
+        if len(raw) > MAX_VALUE_CHARS:
+            query.errors.append(QueryError(f"{name}: {_too_long('a value', raw)}", Span(at, at + len(raw))))
+            continue
         try:
             values.append(convert(kind, raw.strip(), name))
         except ValueError as exc:
             query.errors.append(QueryError(f"{name}: {exc}", Span(at, at + len(raw))))
     if values and len(values) == len(raw_values):
-        query.terms.append(Filter(name, tuple(values), negated, span))
+        distinct = _distinct(kind, values)
+        if len(distinct) > MAX_FILTER_VALUES:
+            message = f"{name}: {len(distinct):,} values; at most {MAX_FILTER_VALUES} in one filter"
+            query.errors.append(QueryError(message, span))
+        else:
+            query.terms.append(Filter(name, distinct, negated, span))
     return pos
+
+
+def _distinct(kind: Kind, values: list[Value]) -> tuple[Value, ...]:
+    """The values without repeats, networks merged where they overlap or touch: 1,000 copies of
+    one network are one range to look up."""
+    if kind is Kind.CIDR:
+        v4 = [v for v in values if isinstance(v, ipaddress.IPv4Network)]
+        v6 = [v for v in values if isinstance(v, ipaddress.IPv6Network)]
+        return (*ipaddress.collapse_addresses(v4), *ipaddress.collapse_addresses(v6))
+    return tuple(dict.fromkeys(values))
 
 
 def convert(kind: Kind, raw: str, name: str = "") -> Value:

@@ -58,8 +58,9 @@ async def host(clients, args):
 
 
 def filters_command(args) -> int:
-    """Every filter with the kind of value it takes and an example; then the facet names."""
-    from spyglass.query import FACETS, FILTER_EXAMPLES, FILTERS
+    """Every filter with the kind of value it takes and an example; then the facet names, and
+    which of them cost a query credit."""
+    from spyglass.query import FACETS, FILTER_EXAMPLES, FILTERS, IDENTIFYING_FACETS
 
     if args.json:
         render.print_json(
@@ -69,6 +70,7 @@ def filters_command(args) -> int:
                     for name, kind in sorted(FILTERS.items())
                 },
                 "facets": list(FACETS),
+                "paid_facets": sorted(IDENTIFYING_FACETS),
             }
         )
         return 0
@@ -76,6 +78,10 @@ def filters_command(args) -> int:
     for name, kind in sorted(FILTERS.items()):
         print(f"{name:<{width}}  {kind.value:<7}  {FILTER_EXAMPLES.get(name, '')}")
     print(f"\nfacets: {', '.join(FACETS)}")
+    print(
+        f"\nfacets that name hosts or banners cost a query credit, as a search does (also in count and trends): "
+        f"{', '.join(sorted(IDENTIFYING_FACETS))}"
+    )
     return 0
 
 
@@ -102,7 +108,7 @@ def register(sub, common: Common) -> None:
 
     for name, handler, text in (
         ("search", search, "search banners (a filter or page > 1 costs a query credit)"),
-        ("count", count, "count matches and summarize facets (free)"),
+        ("count", count, "count matches and summarize facets (free; facets such as ip cost a credit)"),
     ):
         p = sub.add_parser(name, help=text, description=text, parents=common.api)
         p.add_argument("query", help="free text and filter:value terms, e.g. 'nginx country:DE -port:22'")

@@ -15,6 +15,9 @@ from spyglass.server.sqlite import Database
 from spyglass.tags import MAX_TAGS, TAG, check_tags  # noqa: F401 (the rule is shared with the dashboard)
 
 PAGE_SIZE = 10
+# Words and tags of one search: each is a condition of its SQL, and SQLite refuses a condition
+# deeper than 1,000 ("Expression tree is too large"); no one looks for more than a few.
+MAX_SEARCH_TERMS = 32
 
 
 @functools.lru_cache(maxsize=256)
@@ -134,7 +137,9 @@ class Directory:
 
     def search(self, words: list[str], tags: list[str], page: int) -> tuple[list[Saved], int]:
         """Queries whose title, description, query or tags hold every word (at a word's start, see
-        :func:`has_word`), with every tag."""
+        :func:`has_word`), with every tag. ValueError past MAX_SEARCH_TERMS."""
+        if len(words) + len(tags) > MAX_SEARCH_TERMS:
+            raise ValueError(f"{len(words) + len(tags):,} words and tags; at most {MAX_SEARCH_TERMS} in one search")
         where, args = ["1"], []
         for word in words:
             where.append(

@@ -7,8 +7,9 @@ from typing import Any
 from fastapi import Response
 
 from spyglass.exactjson import dumps
-from spyglass.query import QuerySyntaxError, parse_facets, parse_strict
-from spyglass.server.errors import bad_request
+from spyglass.query import IDENTIFYING_FACETS, Facet, QuerySyntaxError, parse_facets, parse_strict
+from spyglass.server.auth import Caller
+from spyglass.server.errors import ApiError, bad_request
 
 
 def json_response(body: Any) -> Response:
@@ -29,3 +30,20 @@ def parse_facet_spec(spec: str | None):
         return parse_facets(spec)
     except ValueError as exc:
         raise bad_request(f"Invalid facets: {exc}") from None
+
+
+def identifying(facets: list[Facet]) -> list[str]:
+    """The facets asked for that list hosts or banners (IDENTIFYING_FACETS): they cost a search."""
+    return [f.name for f in facets if f.name in IDENTIFYING_FACETS]
+
+
+def charge_for_facets(who: Caller, facets: list[Facet]) -> None:
+    """A query credit, once the answer is ready, for identifying facets on a request otherwise free
+    (count, trends): without it a count lists for free what a search charges for. A 402 says why."""
+    names = identifying(facets)
+    if names:
+        try:
+            who.charge(query=1)
+        except ApiError as exc:
+            why = f"Facets of identifying fields ({', '.join(names)}) cost a query credit, as a search does"
+            raise ApiError(exc.status, f"{why}. {exc.message}", exc.headers) from None

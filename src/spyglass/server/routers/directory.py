@@ -79,7 +79,10 @@ def search_queries(
             words.append(word)
     if not words and not tags:
         raise bad_request("Invalid request: query: give a word or tag:NAME")
-    return page_of(directory_of(request).search(words, tags, page))
+    try:
+        return page_of(directory_of(request).search(words, tags, page))
+    except ValueError as exc:
+        raise bad_request(f"Invalid request: query: {exc}") from None
 
 
 @router.get("/query/tags", response_model=QueryTags, summary="The most used tags of saved queries")

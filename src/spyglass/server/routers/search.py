@@ -13,7 +13,8 @@ from spyglass.query import FACETS, FILTERS, tokens
 from spyglass.server.auth import Caller, caller
 from spyglass.server.deps import Banners, settings_of
 from spyglass.server.errors import bad_request, not_found, responses
-from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
+from spyglass.server.memory import give_back_soon
+from spyglass.server.routers.common import charge_for_facets, identifying, json_response, parse_facet_spec, parse_query
 from spyglass.server.shaping import for_namespace, host_record, only_fields, served
 
 router = APIRouter()
@@ -24,12 +25,19 @@ def out(request: Request, banners: list[dict]) -> list[dict]:
     return [for_namespace(b, namespace) for b in banners]
 
 
-@router.get("/host/count", response_model=SearchResponse, summary="Count matches (no credits)")
+@router.get(
+    "/host/count",
+    response_model=SearchResponse,
+    summary="Count matches (free; identifying facets such as ip cost a query credit)",
+    responses=responses(402),
+)
 def host_count(
     banners: Banners, query: str = Query(...), facets: str | None = None, who: Caller = Depends(caller)
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, counts = banners.count(parsed, wanted)
+    give_back_soon()
+    charge_for_facets(who, wanted)
     body: dict[str, Any] = {"matches": [], "total": total}
     if wanted:
         body["facets"] = counts
@@ -50,7 +58,8 @@ def host_search(
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, bodies, counts = banners.search_bodies(parsed, wanted, page)
-    if parsed.has_filters or page > 1:
+    give_back_soon()
+    if parsed.has_filters or page > 1 or identifying(wanted):
         who.charge(query=1)  # only once the index has answered: a failed search costs nothing
     namespace = settings_of(request).namespace
     if fields:

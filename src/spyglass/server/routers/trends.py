@@ -15,7 +15,8 @@ from spyglass.server.bannerstore import BannerStore
 from spyglass.server.deps import Banners
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.index.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, check
-from spyglass.server.routers.common import json_response, parse_facet_spec, parse_query
+from spyglass.server.memory import give_back_soon
+from spyglass.server.routers.common import charge_for_facets, json_response, parse_facet_spec, parse_query
 from spyglass.server.store import Store
 
 router = APIRouter(prefix="/api/v1")
@@ -29,8 +30,9 @@ def enterprise(who: Caller = Depends(caller)) -> Caller:
 @router.get(
     "/search",
     response_model=TrendsResponse,
-    responses=responses(403),
-    summary="Monthly counts of historical matches, with the top facet values of each month",
+    responses=responses(402, 403),
+    summary="Monthly counts of historical matches, with the top facet values of each month "
+    "(identifying facets such as ip cost a query credit)",
 )
 def trends_search(
     banners: Banners,
@@ -44,6 +46,8 @@ def trends_search(
     except NotForTrends as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
     found = banners.trends(parsed, wanted)
+    give_back_soon()
+    charge_for_facets(who, wanted)
     body: dict[str, Any] = {"total": found.total, "matches": found.matches}
     if wanted:
         body["facets"] = found.facets

@@ -13,7 +13,6 @@ a subscriber.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import logging
 import uuid
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 import orjson
 
 from spyglass.server.collect import Collected
+from spyglass.server.memory import give_back_memory  # readers that left: their queues' memory
 from spyglass.server.shaping import for_namespace
 
 log = logging.getLogger("spyglass.stream")
@@ -65,15 +65,6 @@ class Published:
             port=port if isinstance(port, int) and not isinstance(port, bool) else None,
             vulns=frozenset(v.upper() for v in ids if isinstance(v, str)),
         )
-
-
-def give_back_memory() -> None:
-    """Hand freed heap pages back to the system (glibc keeps them otherwise: the memory of readers
-    that left would stay with the process)."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to do
-        pass
 
 
 def normal_asn(text: str) -> str:
