@@ -22,9 +22,11 @@ def test_import_and_serve_on_a_stock_clickhouse_server(tmp_path):
         small, big = tmp_path / "small.json.gz", tmp_path / "big.json.gz"
         spyglass("generate", "--count", "1000", "--seed", "3", "-o", str(small))
         spyglass("generate", "--count", "200000", "--seed", "11", "-o", str(big))
-        data = tmp_path / "data"
-        assert "1,000 new" in spyglass("import", "--store", store, "--data", str(data), str(small)).stderr
+        embedded, data = tmp_path / "embedded", tmp_path / "data"
+        spyglass("import", "--data", str(embedded), str(small))  # an embedded data dir moved to ClickHouse
+        assert "1,000" in spyglass("store", "copy", "--data", str(embedded), "--store", store).stderr
         assert "200,000 new" in spyglass("import", "--store", store, "--data", str(data), str(big)).stderr
+        spyglass("store", "init", "--store", store)  # reconciles what is there: nothing to put right
         key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise", "--collector").stdout.strip()
         with serve(data, "--store", store) as url:
             count = httpx.get(f"{url}/intel/host/count", params={"key": key, "query": "port:22"}, timeout=30)

@@ -3,22 +3,14 @@ to that backend and speaks its namespace (the lock names it), as users run them,
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from tests.contract.test_guard import serve
+from tests.workflows.commands import spyglass
 
 
 @pytest.mark.parametrize("namespace", ["intel", "shodan"])
 def test_the_cli_attaches_to_a_served_data_dir_in_the_backend_s_namespace(tmp_path, namespace):
     with serve(tmp_path, "--namespace", namespace, "--demo"):
-        done = subprocess.run(
-            [sys.executable, "-m", "spyglass", "--data", str(tmp_path), "count", "port:22"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    assert done.returncode == 0, done.stderr
-    assert int(done.stdout.strip().replace(",", "")) > 0
+        counted = spyglass("--data", str(tmp_path), "count", "port:22")
+    assert int(counted.stdout.strip().replace(",", "")) > 0

@@ -1,0 +1,157 @@
+"""Every command the README documents, run as a user runs it: as a process, with ``--data`` naming
+a data dir that a ``spyglass serve`` holds, so that each one attaches to that backend (the CLI
+beside a running backend) rather than starting its own. The last test reads the README and fails
+when a command it documents is run by no test in tests/workflows."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import re
+import socket
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from tests.contract.test_guard import serve
+from tests.servers import ZONE_NETWORKS, DnsServer
+from tests.workflows.commands import spyglass
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Served(NamedTuple):
+    data: Path
+    url: str
+
+    def cli(self, *args: str, **kw) -> subprocess.CompletedProcess[str]:
+        return spyglass("--data", str(self.data), *args, **kw)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """``serve --demo`` as an operator starts it, collecting live, its DNS a server on loopback."""
+    data = tmp_path_factory.mktemp("served")
+    with DnsServer() as dns:
+        nets = [arg for net in ZONE_NETWORKS for arg in ("--geonet-allow", net)]
+        options = ("--demo", "--demo-rate", "20", "--nameserver", f"{dns.host}:{dns.port}", *nets)
+        with serve(data, *options) as url:
+            yield Served(data, url)
+
+
+def test_account_commands(served):
+    assert "plan           enterprise" in served.cli("info").stdout
+    assert "Local analyst" in served.cli("account").stdout
+    assert json.loads(served.cli("info", "--json").stdout)["plan"] == "enterprise"
+
+
+def test_search_count_host_and_filters(served):
+    total = int(served.cli("count", "port:22").stdout.strip().replace(",", ""))
+    assert total > 0
+    rows = served.cli("search", "port:22", "--facets", "country:3").stdout.splitlines()
+    assert rows and all("22/tcp" in row for row in rows if row[:1].isdigit())
+    found = json.loads(served.cli("search", "port:443", "--json").stdout)["matches"][0]
+    assert found["ip_str"] in served.cli("host", found["ip_str"]).stdout
+    assert "country:DE" in served.cli("filters").stdout
+    domain = found["domains"][0]
+    assert domain in served.cli("domain", domain).stdout
+
+
+def test_export_writes_every_result(served, tmp_path):
+    def total() -> int:
+        return int(served.cli("count", "port:22").stdout.strip().replace(",", ""))
+
+    out, before = tmp_path / "port22.csv", total()
+    served.cli("export", "port:22", "-o", str(out), "--fields", "ip_str,port,org")
+    with out.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert before <= len(rows) <= total() and {r["port"] for r in rows} == {"22"}  # it collects meanwhile
+
+
+def test_geonet_and_dns_commands(served):
+    assert "127.0.0.1" in served.cli("ping", "127.0.0.1").stdout
+    assert "MX 10 mail.example.test" in served.cli("dns", "example.test", "--rtype", "MX").stdout
+    assert "192.0.2.10" in served.cli("resolve", "example.test").stdout
+    assert "example.test" in served.cli("reverse", "192.0.2.10").stdout
+
+
+def test_alerts_directory_org_and_bulk_data(served, tmp_path):
+    created = json.loads(served.cli("alert", "create", "watch", "198.18.0.0/24", "--json").stdout)
+    assert created["id"] in served.cli("alert", "list").stdout
+    assert "default" in served.cli("notifier", "list").stdout
+    assert "Industrial control systems" in served.cli("directory", "list").stdout
+    assert "Local analyst" in served.cli("org").stdout
+    assert "daily" in served.cli("data", "list").stdout
+    newest = served.cli("data", "files", "daily").stdout.split()[0]
+    served.cli("data", "download", "daily", newest, "-o", str(tmp_path / newest))
+    assert (tmp_path / newest).stat().st_size > 0
+
+
+def test_scan_submit_finds_a_listener_on_loopback(served):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        done = served.cli("scan", "submit", "127.0.0.1", "--ports", str(port), "--wait", "--json")
+    assert f'"port": {port}' in done.stdout
+
+
+def test_stream_replay_and_a_profile(served, tmp_path):
+    """The stream follows what the backend collects (its demo collector and a replay); a profile
+    names the backend as a remote one, with a key an operator gave the collector role."""
+    key = served.cli("keys", "create", "--plan", "enterprise", "--collector").stdout.strip()
+    assert len(served.cli("stream", "--count", "3", "--json").stdout.splitlines()) == 3
+    dump = tmp_path / "few.json.gz"
+    spyglass("generate", "--count", "20", "--seed", "9", "-o", str(dump))
+    remote = {"SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": key}
+    assert "20" in spyglass("replay", str(dump), env=remote).stdout + spyglass("replay", str(dump), env=remote).stderr
+    spyglass("profile", "add", "ops", "--url", served.url, "--key", key)
+    assert int(spyglass("--profile", "ops", "count", "port:22").stdout.strip().replace(",", "")) > 0
+
+
+# -- the README's commands, each run by some workflow test -------------------------------------------
+VALUED_OPTIONS = ("--profile", "--data", "--pane")  # spyglass's own options that take a value
+
+
+def documented_commands() -> set[str]:
+    """The first word after ``spyglass`` in the README's code (blocks and inline)."""
+    text = (ROOT / "README.md").read_text()
+    code = re.findall(r"```[a-z]*\n(.*?)```", text, re.S) + re.findall(
+        r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S)
+    )
+    found = set()
+    for span in code:
+        for match in re.finditer(r"(?:^|[\s/])spyglass((?:\s+-{0,2}[a-z][a-z-]*)+)", span):
+            words = match.group(1).split()
+            while words and words[0].startswith("-"):  # a global option, and its value if it takes one
+                words = words[2:] if words[0] in VALUED_OPTIONS else words[1:]
+            if words:
+                found.add(words[0])
+    return found
+
+
+def commands_run_by_workflows() -> set[str]:
+    """The commands the tests in this folder run: the first plain word given to ``spyglass(...)``
+    or to a ``.cli(...)`` (options and their values skipped)."""
+    run = set()
+    for path in Path(__file__).parent.glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name == "serve":  # tests.contract.test_guard.serve: `spyglass serve` as a process
+                    run.add("serve")
+                elif name in ("spyglass", "cli"):
+                    words = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                    plain = [w for w in words if re.fullmatch(r"[a-z][a-z-]*", w)]
+                    run.update(plain[:1])
+    return run
+
+
+def test_every_documented_command_is_run_by_a_workflow_test():
+    documented = documented_commands()
+    assert {"serve", "import", "search", "keys"} <= documented  # the README was read
+    missing = documented - commands_run_by_workflows() - {"spyglass"}
+    assert not missing, f"commands the README documents that no test in tests/workflows runs: {sorted(missing)}"
