@@ -152,3 +152,29 @@ def test_the_data_dir_is_its_owner_s_alone(tmp_path):
     assert {p: m for p, m in modes.items() if (data / p).is_dir() and m != 0o700} == {}
     assert {p: m for p, m in modes.items() if (data / p).is_file() and m != 0o600} == {}
     assert len(modes) > 5  # the databases and the index were there to check
+
+
+def keys(data_dir, count: int = 1, plan: str = "enterprise") -> list[str]:
+    """``count`` keys of new accounts in ``data_dir``, made before it is served."""
+    from spyglass.server.store import Store
+
+    store = Store(data_dir)
+    try:
+        return [store.create_key(plan) for _ in range(count)]
+    finally:
+        store.close()
+
+
+def test_wrong_keys_from_an_address_do_not_lock_out_a_right_key(tmp_path):
+    """The dashboard and the CLI of every local user share 127.0.0.1: another's wrong keys must not
+    refuse a right one. Wrong keys from there are still slowed down (429), on every host."""
+    (good,) = keys(tmp_path)
+    with serve(tmp_path) as url, httpx.Client(base_url=url, timeout=10) as http:
+        wrong = [http.get("/api-info", params={"key": f"guess{i:028d}"}).status_code for i in range(30)]
+        right = http.get("/api-info", params={"key": good})
+        # a try comes back every 3 s: on a slow machine one may have by now
+        stream = [http.get("/stream/intel/banners", params={"key": "guess" * 6}).status_code for _ in range(3)]
+        posted = [http.post("/intel/alert", params={"key": "guess" * 6}, json={"name": "x"}) for _ in range(3)]
+    assert wrong[:20] == [401] * 20 and 429 in wrong[20:]
+    assert right.status_code == 200
+    assert 429 in stream and 429 in [p.status_code for p in posted]

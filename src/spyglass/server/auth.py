@@ -6,6 +6,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request, Security
 from fastapi.security import APIKeyQuery
@@ -14,6 +15,7 @@ from spyglass.server.errors import ApiError
 from spyglass.server.store import Account, NoCreditsLeft, Store
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+NO_KEY = "No API key given: pass it as the query parameter 'key'"
 # The OpenAPI document's security scheme; every route that depends on `caller` requires it.
 API_KEY = APIKeyQuery(
     name="key",
@@ -33,9 +35,8 @@ class KeyRateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def check(self, key: str, spend: bool = True) -> float | None:
-        """None when the call may go ahead (a token is spent, unless ``spend`` is False), else
-        the seconds to wait."""
+    def check(self, key: str) -> float | None:
+        """None when the call may go ahead (a token is spent), else the seconds to wait."""
         now = time.monotonic()
         with self._lock:
             tokens, stamp = self._buckets.get(key, (float(self.burst), now))
@@ -43,7 +44,7 @@ class KeyRateLimiter:
             if tokens < 1:
                 self._buckets[key] = (tokens, now)
                 return (1 - tokens) / self.rate
-            self._buckets[key] = (tokens - 1 if spend else tokens, now)
+            self._buckets[key] = (tokens - 1, now)
             if len(self._buckets) > self.MAX_NAMES:
                 self._forget(now)
             return None
@@ -60,6 +61,18 @@ def too_many(wait: float, message: str) -> ApiError:
 
 def client_address(request: Request) -> str:
     return request.client.host if request.client else "?"
+
+
+def authenticate(state: Any, key: str, address: str) -> Account:
+    """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
+    others sent from its address (every local user shares 127.0.0.1): the key is looked up first,
+    and only a wrong one spends one of the address's tries, 429 once they are spent."""
+    account = state.store.account_for_key(key)
+    if account is None:
+        if (wait := state.failed_keys.check(address)) is not None:
+            raise too_many(wait, "Too many invalid API keys from this address: try again later")
+        raise ApiError(401, "Invalid API key")
+    return account
 
 
 def failed_keys_limiter() -> KeyRateLimiter:
@@ -103,16 +116,9 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
         sent = (await request.form()).get("key")  # existing clients send it in the form body
         key = sent if isinstance(sent, str) else None
     if not key:
-        raise ApiError(401, "No API key given: pass it as the query parameter 'key'")
+        raise ApiError(401, NO_KEY)
     state = request.app.state
-    failures: KeyRateLimiter = state.failed_keys
-    address = client_address(request)
-    if (wait := failures.check(address, spend=False)) is not None:
-        raise too_many(wait, "Too many invalid API keys from this address: try again later")
-    account = state.store.account_for_key(key)
-    if account is None:
-        failures.check(address)
-        raise ApiError(401, "Invalid API key")
+    account = authenticate(state, key, client_address(request))
     limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
     if limiter is not None:
         wait = limiter.check(key)
