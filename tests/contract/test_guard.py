@@ -178,3 +178,24 @@ def test_wrong_keys_from_an_address_do_not_lock_out_a_right_key(tmp_path):
     assert wrong[:20] == [401] * 20 and 429 in wrong[20:]
     assert right.status_code == 200
     assert 429 in stream and 429 in [p.status_code for p in posted]
+
+
+def wrong_keys_from(url: str, forwarded_for: list[str]) -> list[int]:
+    """Statuses of one wrong key per address in ``forwarded_for``, each named in X-Forwarded-For."""
+    with httpx.Client(base_url=url, timeout=10) as http:
+        return [
+            http.get("/api-info", params={"key": "w" * 32}, headers={"X-Forwarded-For": address}).status_code
+            for address in forwarded_for
+        ]
+
+
+def test_x_forwarded_for_is_ignored_unless_the_proxy_is_named(tmp_path):
+    rotating = [f"198.51.100.{i}" for i in range(30)]
+    with serve(tmp_path) as url:
+        ignored = wrong_keys_from(url, rotating)  # all from 127.0.0.1, whatever the header says
+    with serve(tmp_path, "--forwarded-allow", "127.0.0.1") as url:
+        honoured = wrong_keys_from(url, rotating)  # each from the address the proxy names
+        one = wrong_keys_from(url, ["203.0.113.9"] * 30 + ["203.0.113.10"])
+    assert 429 in ignored
+    assert set(honoured) == {401}
+    assert 429 in one[:-1] and one[-1] == 401

@@ -270,7 +270,7 @@ def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     private_files()
     logging.basicConfig(level=logging.WARNING, format=f"worker {worker.number}: %(levelname)s %(name)s: %(message)s")
     app = worker_app(settings, worker)
-    server = uvicorn_server(app, settings.limits)
+    server = uvicorn_server(app, settings)
 
     def orphaned() -> None:  # the supervisor was killed: nobody would ever stop this worker
         while os.getppid() == parent:
