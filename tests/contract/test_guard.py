@@ -47,7 +47,8 @@ def serve(data_dir, *options: str, descriptors: int | None = None) -> Iterator[s
         process.wait(30)
 
 
-def open_half_sent(url: str, count: int) -> list[socket.socket]:
+def open_half_sent(url: str, count: int, head: bytes = HALF_SENT) -> list[socket.socket]:
+    """``count`` connections to ``url`` that each sent ``head`` (a request begun, never finished)."""
     host, port = url.removeprefix("http://").split(":")
     socks = []
     for _ in range(count):
@@ -64,7 +65,7 @@ def open_half_sent(url: str, count: int) -> list[socket.socket]:
                 poller.unregister(key.fileobj)
                 left -= 1
                 try:
-                    key.fileobj.send(HALF_SENT)  # type: ignore[union-attr]
+                    key.fileobj.send(head)  # type: ignore[union-attr]
                 except OSError:
                     pass  # refused or reset: the server made room
     return socks
@@ -163,6 +164,89 @@ def keys(data_dir, count: int = 1, plan: str = "enterprise") -> list[str]:
         return [store.create_key(plan) for _ in range(count)]
     finally:
         store.close()
+
+
+def upload(path: str, content_type: str = "application/json", size: int = 1_000_000_000) -> bytes:
+    """The head of a POST whose body of ``size`` bytes is to come (and its first byte)."""
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\nContent-Length: {size}\r\n\r\n"
+    ).encode() + b"{"
+
+
+def first_line(sock: socket.socket) -> bytes:
+    """The first line of the answer on ``sock`` (b"" if none comes within 10 s)."""
+    sock.setblocking(True)
+    sock.settimeout(10)
+    try:
+        return sock.recv(100).split(b"\r\n")[0]
+    except TimeoutError:
+        return b""
+
+
+def test_slow_uploads_do_not_hold_another_client_at_503(tmp_path):
+    """Over 64 uploads that never finish, with no key, a wrong one, a form's and a right one (the
+    in-flight cap is 64): another client is answered every time, and the uploads with no key or a
+    wrong one are answered 401 without their body."""
+    attacker, other = keys(tmp_path, 2)
+    form = "application/x-www-form-urlencoded"
+    with serve(tmp_path) as url:
+        no_key = open_half_sent(url, 30, upload("/intel/alert"))
+        wrong_key = open_half_sent(url, 10, upload("/notifier?key=" + "w" * 32, form))
+        form_key = open_half_sent(url, 10, upload("/notifier", form, size=4096))  # its key may come in the form
+        right_key = open_half_sent(url, 30, upload(f"/intel/alert?key={attacker}", size=1_000_000))
+        flood = no_key + wrong_key + form_key + right_key
+        try:
+            answers = [httpx.get(url + "/api-info", params={"key": other}, timeout=10) for _ in range(10)]
+            refused = [first_line(s) for s in no_key + wrong_key]
+        finally:
+            for s in flood:
+                s.close()
+    assert [a.status_code for a in answers] == [200] * 10
+    assert set(refused) == {b"HTTP/1.1 401 Unauthorized"}
+
+
+def first_answers(socks: list[socket.socket], count: int) -> list[bytes]:
+    """The first lines of the first ``count`` answers on ``socks`` (fewer if none comes for 10 s)."""
+    lines = []
+    with selectors.DefaultSelector() as poller:
+        for s in socks:
+            poller.register(s, selectors.EVENT_READ)
+        while len(lines) < count and (ready := poller.select(10)):
+            for key, _ in ready[: count - len(lines)]:
+                poller.unregister(key.fileobj)
+                lines.append(first_line(key.fileobj))  # type: ignore[arg-type]
+    return lines
+
+
+def test_an_account_sends_a_few_bodies_at_once(tmp_path):
+    """Bodies are received before a request counts in flight, at most MAX_UPLOADS at once per
+    account (each one is held in memory): past it, 429 at once."""
+    from spyglass.server.auth import MAX_UPLOADS
+
+    (key,) = keys(tmp_path)
+    with serve(tmp_path) as url:
+        head = upload(f"/spyglass/collect?key={key}", size=1_000_000)
+        uploads = open_half_sent(url, MAX_UPLOADS + 3, head)
+        try:
+            refused = first_answers(uploads, 3)
+            uploads += open_half_sent(url, 1, head)
+            busy = [first_line(uploads[-1])]
+        finally:
+            for s in uploads:
+                s.close()
+    assert refused == busy * 3 == [b"HTTP/1.1 429 Too Many Requests"] * 3
+
+
+def test_a_form_that_may_carry_the_key_is_small_and_quick(tmp_path):
+    with serve(tmp_path) as url:
+        big = httpx.post(url + "/notifier", data={"key": "k", "description": "x" * 100_000}, timeout=10)
+        small = httpx.post(url + "/notifier", data={"key": "k" * 32, "provider": "email"}, timeout=10)
+        (slow,) = open_half_sent(url, 1, upload("/notifier", "application/x-www-form-urlencoded", size=4096))
+        with slow:
+            late = first_line(slow)
+    assert big.status_code == 413 and "form" in big.json()["error"]
+    assert small.status_code == 401 and small.json()["error"] == "Invalid API key"
+    assert late == b"HTTP/1.1 408 Request Timeout"
 
 
 def test_wrong_keys_from_an_address_do_not_lock_out_a_right_key(tmp_path):

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.alerts import install_alerts
-from spyglass.server.auth import CreditHeaders, KeyRateLimiter, failed_keys_limiter
+from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyRateLimiter, failed_keys_limiter
 from spyglass.server.bannerstore import BannerStore, open_banner_store
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
@@ -125,6 +125,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
     app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
+    app.add_middleware(KeyBeforeBody, state=app.state, max_body=replay.MAX_BODY)  # outside: bodies in before a slot
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
         "trends": create_trends_app(banners, store, app.state.rate_limiter, app.state.failed_keys),

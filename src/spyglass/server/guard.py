@@ -9,7 +9,8 @@
   answered 503 with ``Retry-After``.
 - At most ``max_in_flight`` requests are answered at once (the live stream's readers aside, which
   have their own cap per key): past it, 503 with ``Retry-After`` at once, instead of a queue
-  whose wait grows with the load.
+  whose wait grows with the load. A request counts once its whole body is in (auth.KeyBeforeBody
+  receives it first): a slow sender holds its connection, never a slot.
 - Accept errors (out of descriptors) are logged once a minute with a count, not once each.
 """
 
@@ -19,7 +20,8 @@ import asyncio
 import logging
 import resource
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,6 +135,55 @@ class LoadShedding:
             await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
+
+
+def has_body(scope) -> bool:
+    """Whether the request says a body follows (a length above 0, or chunks)."""
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"", b"0")):
+            return True
+    return False
+
+
+def declared_length(scope) -> int:
+    """The request's Content-Length (0 when it names none or a bad one)."""
+    value = next((v for k, v in scope["headers"] if k == b"content-length"), b"")
+    return int(value) if value.strip().isdigit() else 0
+
+
+class BodyTooLarge(Exception):
+    """The request's body is longer than its receiver takes."""
+
+
+async def receive_body(receive, most: int) -> list[bytes] | None:
+    """The request's body, in the chunks it came in; None if its client went away first. Past
+    ``most`` bytes, :class:`BodyTooLarge` (read no further: memory is not the sender's to fill)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > most:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return chunks
+
+
+def replaying(chunks: Iterable[bytes], receive):
+    """An ASGI ``receive`` that gives ``chunks`` as the request's body, then what ``receive`` gives
+    (the client's disconnect)."""
+    pending = deque(chunks)
+
+    async def replay():
+        if pending:
+            return {"type": "http.request", "body": pending.popleft(), "more_body": bool(pending)}
+        return await receive()
+
+    return replay
 
 
 async def send_json(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
