@@ -8,32 +8,38 @@ import logging
 import resource
 import selectors
 import socket
+import struct
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import FastAPI, Request  # at the top: the route below is annotated with Request
 
 from spyglass.server.guard import LoadShedding, QuietAcceptErrors
 
 HALF_SENT = b"GET /spyglass/info HTTP/1.1\r\nHost: x\r\nX-Slow: "  # never finished
+RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets the connection
 
 
 @contextmanager
-def serve(data_dir, *options: str, descriptors: int | None = None) -> Iterator[str]:
-    """``spyglass serve`` on a free loopback port (with at most ``descriptors`` open files); its URL."""
+def serve(data_dir, *options: str, descriptors: int | None = None, log: Path | None = None) -> Iterator[str]:
+    """``spyglass serve`` on a free loopback port (with at most ``descriptors`` open files, its
+    stderr written to ``log``); its URL."""
 
     def limit() -> None:
         if descriptors:
             resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
 
+    stderr = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
         [sys.executable, "-m", "spyglass", "serve", "--data", str(data_dir), "--port", "0", *options],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
         preexec_fn=limit,
     )
@@ -45,6 +51,8 @@ def serve(data_dir, *options: str, descriptors: int | None = None) -> Iterator[s
     finally:
         process.terminate()
         process.wait(30)
+        if log:
+            stderr.close()
 
 
 def open_half_sent(url: str, count: int, head: bytes = HALF_SENT) -> list[socket.socket]:
@@ -283,3 +291,61 @@ def test_x_forwarded_for_is_ignored_unless_the_proxy_is_named(tmp_path):
     assert 429 in ignored
     assert set(honoured) == {401}
     assert 429 in one[:-1] and one[-1] == 401
+
+
+def test_aborted_uploads_leave_a_short_line_at_most(tmp_path):
+    """A client going away mid-body is not an error: no traceback, one short line each at most."""
+    first, second = keys(tmp_path, 2)
+    log = tmp_path / "serve.log"
+    heads = [
+        upload(f"/intel/alert?key={first}", size=100_000),
+        upload(f"/spyglass/collect?key={second}", size=100_000),
+        upload("/notifier", "application/x-www-form-urlencoded", size=10_000),  # the key may come in it
+    ]
+    with serve(tmp_path, log=log) as url:
+        aborted = [s for head in heads for s in open_half_sent(url, 8, head)]
+        # answered after the server has read what came before it on the other connections
+        assert httpx.get(url + "/api-info", params={"key": first}, timeout=10).status_code == 200
+        for s in aborted:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, RESET)
+            s.close()
+        assert httpx.get(url + "/api-info", params={"key": first}, timeout=10).status_code == 200
+    text = log.read_text()
+    assert "Traceback" not in text
+    assert len(text) <= len(aborted) * 120, text[:2000]
+
+
+def test_a_client_gone_while_its_body_is_read_is_no_error():
+    """Wherever an app of the backend reads a body (KeyBeforeBody reads them first in the main
+    one), a client that goes away meanwhile leaves no traceback, at most a line."""
+    import threading
+
+    from spyglass.server.errors import install_error_handlers
+    from tests.servers import ThreadedServer
+
+    app, gone = FastAPI(), threading.Semaphore(0)
+    install_error_handlers(app)
+
+    @app.post("/upload")
+    async def receive(request: Request) -> dict:
+        try:
+            return {"size": len(await request.body())}
+        finally:
+            gone.release()
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    server = ThreadedServer(app)
+    for name in ("uvicorn.error", "spyglass"):
+        logging.getLogger(name).addHandler(handler)
+    try:
+        with server:
+            for s in open_half_sent(server.url, 5, upload("/upload", size=100_000)):
+                s.close()  # before its body is all sent
+            assert all(gone.acquire(timeout=10) for _ in range(5))
+    finally:
+        for name in ("uvicorn.error", "spyglass"):
+            logging.getLogger(name).removeHandler(handler)
+    assert [r.getMessage() for r in records if r.exc_info] == []
+    assert len(records) <= 5
