@@ -124,6 +124,44 @@ async def test_past_the_requests_in_flight_the_backend_says_busy_at_once():
     assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and "busy" in busy.json()["error"]
 
 
+def wait_for(condition, seconds: float = 15.0) -> bool:
+    """Whether ``condition()`` came true within ``seconds`` (asked every 20 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_read_whose_client_went_away_gives_its_slot_back():
+    """Requests abandoned in flight (as wrk leaves them at the end of a run) must not hold the
+    slots of the in-flight cap for nobody: the next load is answered, not shed (issue 35)."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from tests.servers import ThreadedServer
+
+    async def forever(request):
+        await asyncio.Event().wait()
+
+    async def now(request):
+        return JSONResponse({})
+
+    shedding = LoadShedding(Starlette(routes=[Route("/forever", forever), Route("/now", now)]), limit=2)
+    with ThreadedServer(shedding) as server:
+        abandoned = open_half_sent(server.url, 2, b"GET /forever HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert wait_for(lambda: shedding.in_flight == 2)
+        busy = httpx.get(server.url + "/now", timeout=10)
+        for s in abandoned:
+            s.close()
+        given_back = wait_for(lambda: shedding.in_flight == 0)
+        answers = [httpx.get(server.url + "/now", timeout=10).status_code for _ in range(3)]
+    assert busy.status_code == 503
+    assert given_back and answers == [200] * 3
+
+
 def test_accept_errors_are_logged_once_a_minute_with_a_count():
     quiet = QuietAcceptErrors()
     records = [

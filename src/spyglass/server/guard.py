@@ -28,6 +28,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what only reads
 RESERVED_DESCRIPTORS = 256  # kept for the index, the databases and logs
 RETRY_AFTER = "1"
 BUSY_BODY = b'{"error":"The server is busy: try again in a second."}'
@@ -118,7 +119,8 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
 
 class LoadShedding:
     """ASGI middleware: at most ``limit`` HTTP requests in flight; past it, 503 and Retry-After at
-    once. Requests to the mounted paths in ``exempt`` (the live stream) are not counted."""
+    once. Requests to the mounted paths in ``exempt`` (the live stream) are not counted. A read
+    whose client goes away is cancelled (:func:`until_gone`), so its slot is not held for nobody."""
 
     def __init__(self, app: Any, limit: int, exempt: tuple[str, ...] = ("/stream",)) -> None:
         self.app, self.limit, self.exempt = app, limit, exempt
@@ -132,9 +134,50 @@ class LoadShedding:
             return
         self.in_flight += 1
         try:
-            await self.app(scope, receive, send)
+            if scope["method"] in SAFE_METHODS:
+                await until_gone(self.app, scope, receive, send)
+            else:  # a write runs to its end: cancelled midway, it could leave something half-done
+                await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
+
+
+async def until_gone(app: Any, scope, receive, send) -> None:
+    """``app`` on the request, cancelled if its client goes away before the answer is sent (a
+    thread already at work finishes first, but one still waiting for a thread never starts)."""
+    inbox: asyncio.Queue = asyncio.Queue()  # what the client sent, for the app as it asks
+    answered = False
+
+    async def listen() -> None:
+        while (message := await receive())["type"] != "http.disconnect":
+            inbox.put_nowait(message)
+        inbox.put_nowait(message)  # gone, or answered (uvicorn says disconnect then too)
+
+    async def received():
+        if inbox.empty() and listener.done():
+            return {"type": "http.disconnect"}  # said already: said again to any later ask
+        return await inbox.get()
+
+    async def sending(message) -> None:
+        nonlocal answered
+        await send(message)
+        answered = answered or (message["type"] == "http.response.body" and not message.get("more_body"))
+
+    listener = asyncio.ensure_future(listen())
+    work = asyncio.ensure_future(app(scope, received, sending))
+    try:
+        await asyncio.wait((work, listener), return_when=asyncio.FIRST_COMPLETED)
+        gone = not work.done() and not answered
+        if gone:
+            work.cancel()  # nobody is waiting for this answer any more
+        try:
+            await work
+        except asyncio.CancelledError:
+            if not gone:
+                raise
+    finally:
+        for task in (work, listener):
+            task.cancel()
 
 
 def has_body(scope) -> bool:

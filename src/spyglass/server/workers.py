@@ -40,14 +40,13 @@ import httpx
 
 from spyglass.exactjson import loads
 from spyglass.server.auth import KeyBeforeBody
-from spyglass.server.guard import receive_body, send_json
+from spyglass.server.guard import SAFE_METHODS, receive_body, send_json  # SAFE_METHODS: what a reader answers itself
 from spyglass.server.runner import stop_at_stdin_eof, uvicorn_server
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.workers")
 
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what a reader answers itself
 CLIENT_HEADER = b"x-spyglass-client"  # the caller's address, as a reader saw it (trusted on the Unix socket only)
 WORKER_HEADER = b"x-spyglass-worker"  # which worker answered (0 is the primary; "1>0": 1 handed it to 0)
 FEED_PATH = "/_spyglass/workers/feed"
