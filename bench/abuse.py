@@ -228,10 +228,10 @@ class Victim:
 
 
 @contextmanager
-def stock_backend(*options: str, stderr: Path | None = None) -> Iterator[tuple[str, int, str]]:
+def stock_backend(*options: str, log: Path | None = None) -> Iterator[tuple[str, int, str]]:
     """``spyglass serve --demo`` with its stock settings, as a process: its URL, pid and data dir."""
     with tempfile.TemporaryDirectory() as tmp:
-        with serve(tmp, "--demo", *options, stderr=stderr) as url:
+        with serve(tmp, "--demo", *options, log=log) as url:
             yield url, server_pid(url), tmp
 
 
@@ -381,7 +381,7 @@ def costly_free_queries(seconds: float) -> None:
 
 def disconnect_logs(seconds: float) -> None:
     """Item 8: 300 uploads with no key cut off half-way: what they write to the server's log."""
-    with tempfile.NamedTemporaryFile(suffix=".log") as log, stock_backend(stderr=Path(log.name)) as (url, pid, data):
+    with tempfile.NamedTemporaryFile(suffix=".log") as log, stock_backend(log=Path(log.name)) as (url, pid, data):
         (victim,) = keys(data, "member")
         host, port = url.removeprefix("http://").split(":")
         time.sleep(1)

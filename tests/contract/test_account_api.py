@@ -108,17 +108,21 @@ def test_every_method_requires_a_key(backend):
 
 
 async def test_guessing_keys_from_one_address_is_stopped(tmp_path):
-    """Twenty wrong keys from one address, then 429 for any key from it (a right one too: a guess
-    must not be told apart), with Retry-After."""
+    """Twenty wrong keys from one address, then 429 for a wrong key from it, with Retry-After, on
+    every host. A right key is still answered: others' guesses must not lock its owner out."""
     from tests.conftest import start_backend
 
     server, backend = start_backend(tmp_path)
     with server:
         good = backend.key()
         wrong = [httpx.get(f"{backend.url}/api-info", params={"key": f"guess{i:028d}"}) for i in range(20)]
-        after = httpx.get(f"{backend.url}/api-info", params={"key": good})
-        stream = httpx.get(f"{backend.url}/stream/intel/banners", params={"key": good})
+        # a try comes back every 3 s: on a slow machine some may have by now
+        after = [httpx.get(f"{backend.url}/api-info", params={"key": "guess" * 6}) for _ in range(10)]
+        stream = [httpx.get(f"{backend.url}/stream/intel/banners", params={"key": "guess" * 6}) for _ in range(3)]
+        right = httpx.get(f"{backend.url}/api-info", params={"key": good})
     backend.store.close()
     assert {w.status_code for w in wrong} == {401}
-    assert after.status_code == 429 and "invalid API keys" in after.json()["error"] and after.headers["retry-after"]
-    assert stream.status_code == 429  # the other hosts share the count
+    refused = [a for a in after if a.status_code == 429]
+    assert refused and "invalid API keys" in refused[0].json()["error"] and refused[0].headers["retry-after"]
+    assert 429 in {s.status_code for s in stream}  # the other hosts share the count
+    assert right.status_code == 200

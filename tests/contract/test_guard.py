@@ -8,6 +8,7 @@ import logging
 import resource
 import selectors
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -17,25 +18,28 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import FastAPI, Request  # at the top: the route below is annotated with Request
 
 from spyglass.server.guard import LoadShedding, QuietAcceptErrors
 
 HALF_SENT = b"GET /spyglass/info HTTP/1.1\r\nHost: x\r\nX-Slow: "  # never finished
+RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets the connection
 
 
 @contextmanager
-def serve(data_dir, *options: str, descriptors: int | None = None, stderr: Path | None = None) -> Iterator[str]:
+def serve(data_dir, *options: str, descriptors: int | None = None, log: Path | None = None) -> Iterator[str]:
     """``spyglass serve`` on a free loopback port (with at most ``descriptors`` open files, its
-    standard error to the file ``stderr`` if given); its URL."""
+    stderr written to ``log``); its URL."""
 
     def limit() -> None:
         if descriptors:
             resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
 
+    stderr = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
         [sys.executable, "-m", "spyglass", "serve", "--data", str(data_dir), "--port", "0", *options],
         stdout=subprocess.PIPE,
-        stderr=stderr.open("ab") if stderr else subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
         preexec_fn=limit,
     )
@@ -47,9 +51,12 @@ def serve(data_dir, *options: str, descriptors: int | None = None, stderr: Path 
     finally:
         process.terminate()
         process.wait(30)
+        if log:
+            stderr.close()
 
 
-def open_half_sent(url: str, count: int) -> list[socket.socket]:
+def open_half_sent(url: str, count: int, head: bytes = HALF_SENT) -> list[socket.socket]:
+    """``count`` connections to ``url`` that each sent ``head`` (a request begun, never finished)."""
     host, port = url.removeprefix("http://").split(":")
     socks = []
     for _ in range(count):
@@ -66,7 +73,7 @@ def open_half_sent(url: str, count: int) -> list[socket.socket]:
                 poller.unregister(key.fileobj)
                 left -= 1
                 try:
-                    key.fileobj.send(HALF_SENT)  # type: ignore[union-attr]
+                    key.fileobj.send(head)  # type: ignore[union-attr]
                 except OSError:
                     pass  # refused or reset: the server made room
     return socks
@@ -117,6 +124,44 @@ async def test_past_the_requests_in_flight_the_backend_says_busy_at_once():
     assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and "busy" in busy.json()["error"]
 
 
+def wait_for(condition, seconds: float = 15.0) -> bool:
+    """Whether ``condition()`` came true within ``seconds`` (asked every 20 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_read_whose_client_went_away_gives_its_slot_back():
+    """Requests abandoned in flight (as wrk leaves them at the end of a run) must not hold the
+    slots of the in-flight cap for nobody: the next load is answered, not shed (issue 35)."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from tests.servers import ThreadedServer
+
+    async def forever(request):
+        await asyncio.Event().wait()
+
+    async def now(request):
+        return JSONResponse({})
+
+    shedding = LoadShedding(Starlette(routes=[Route("/forever", forever), Route("/now", now)]), limit=2)
+    with ThreadedServer(shedding) as server:
+        abandoned = open_half_sent(server.url, 2, b"GET /forever HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert wait_for(lambda: shedding.in_flight == 2)
+        busy = httpx.get(server.url + "/now", timeout=10)
+        for s in abandoned:
+            s.close()
+        given_back = wait_for(lambda: shedding.in_flight == 0)
+        answers = [httpx.get(server.url + "/now", timeout=10).status_code for _ in range(3)]
+    assert busy.status_code == 503
+    assert given_back and answers == [200] * 3
+
+
 def test_accept_errors_are_logged_once_a_minute_with_a_count():
     quiet = QuietAcceptErrors()
     records = [
@@ -154,3 +199,191 @@ def test_the_data_dir_is_its_owner_s_alone(tmp_path):
     assert {p: m for p, m in modes.items() if (data / p).is_dir() and m != 0o700} == {}
     assert {p: m for p, m in modes.items() if (data / p).is_file() and m != 0o600} == {}
     assert len(modes) > 5  # the databases and the index were there to check
+
+
+def keys(data_dir, count: int = 1, plan: str = "enterprise") -> list[str]:
+    """``count`` keys of new accounts in ``data_dir``, made before it is served."""
+    from spyglass.server.store import Store
+
+    store = Store(data_dir)
+    try:
+        return [store.create_key(plan) for _ in range(count)]
+    finally:
+        store.close()
+
+
+def upload(path: str, content_type: str = "application/json", size: int = 1_000_000_000) -> bytes:
+    """The head of a POST whose body of ``size`` bytes is to come (and its first byte)."""
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\nContent-Length: {size}\r\n\r\n"
+    ).encode() + b"{"
+
+
+def first_line(sock: socket.socket) -> bytes:
+    """The first line of the answer on ``sock`` (b"" if none comes within 10 s)."""
+    sock.setblocking(True)
+    sock.settimeout(10)
+    try:
+        return sock.recv(100).split(b"\r\n")[0]
+    except TimeoutError:
+        return b""
+
+
+def test_slow_uploads_do_not_hold_another_client_at_503(tmp_path):
+    """Over 64 uploads that never finish, with no key, a wrong one, a form's and a right one (the
+    in-flight cap is 64): another client is answered every time, and the uploads with no key or a
+    wrong one are answered 401 without their body."""
+    attacker, other = keys(tmp_path, 2)
+    form = "application/x-www-form-urlencoded"
+    with serve(tmp_path) as url:
+        no_key = open_half_sent(url, 30, upload("/intel/alert"))
+        wrong_key = open_half_sent(url, 10, upload("/notifier?key=" + "w" * 32, form))
+        form_key = open_half_sent(url, 10, upload("/notifier", form, size=4096))  # its key may come in the form
+        right_key = open_half_sent(url, 30, upload(f"/intel/alert?key={attacker}", size=1_000_000))
+        flood = no_key + wrong_key + form_key + right_key
+        try:
+            answers = [httpx.get(url + "/api-info", params={"key": other}, timeout=10) for _ in range(10)]
+            refused = [first_line(s) for s in no_key + wrong_key]
+        finally:
+            for s in flood:
+                s.close()
+    assert [a.status_code for a in answers] == [200] * 10
+    assert set(refused) == {b"HTTP/1.1 401 Unauthorized"}
+
+
+def first_answers(socks: list[socket.socket], count: int) -> list[bytes]:
+    """The first lines of the first ``count`` answers on ``socks`` (fewer if none comes for 10 s)."""
+    lines = []
+    with selectors.DefaultSelector() as poller:
+        for s in socks:
+            poller.register(s, selectors.EVENT_READ)
+        while len(lines) < count and (ready := poller.select(10)):
+            for key, _ in ready[: count - len(lines)]:
+                poller.unregister(key.fileobj)
+                lines.append(first_line(key.fileobj))  # type: ignore[arg-type]
+    return lines
+
+
+def test_an_account_sends_a_few_bodies_at_once(tmp_path):
+    """Bodies are received before a request counts in flight, at most MAX_UPLOADS at once per
+    account (each one is held in memory): past it, 429 at once."""
+    from spyglass.server.auth import MAX_UPLOADS
+
+    (key,) = keys(tmp_path)
+    with serve(tmp_path) as url:
+        head = upload(f"/spyglass/collect?key={key}", size=1_000_000)
+        uploads = open_half_sent(url, MAX_UPLOADS + 3, head)
+        try:
+            refused = first_answers(uploads, 3)
+            uploads += open_half_sent(url, 1, head)
+            busy = [first_line(uploads[-1])]
+        finally:
+            for s in uploads:
+                s.close()
+    assert refused == busy * 3 == [b"HTTP/1.1 429 Too Many Requests"] * 3
+
+
+def test_a_form_that_may_carry_the_key_is_small_and_quick(tmp_path):
+    with serve(tmp_path) as url:
+        big = httpx.post(url + "/notifier", data={"key": "k", "description": "x" * 100_000}, timeout=10)
+        small = httpx.post(url + "/notifier", data={"key": "k" * 32, "provider": "email"}, timeout=10)
+        (slow,) = open_half_sent(url, 1, upload("/notifier", "application/x-www-form-urlencoded", size=4096))
+        with slow:
+            late = first_line(slow)
+    assert big.status_code == 413 and "form" in big.json()["error"]
+    assert small.status_code == 401 and small.json()["error"] == "Invalid API key"
+    assert late == b"HTTP/1.1 408 Request Timeout"
+
+
+def test_wrong_keys_from_an_address_do_not_lock_out_a_right_key(tmp_path):
+    """The dashboard and the CLI of every local user share 127.0.0.1: another's wrong keys must not
+    refuse a right one. Wrong keys from there are still slowed down (429), on every host."""
+    (good,) = keys(tmp_path)
+    with serve(tmp_path) as url, httpx.Client(base_url=url, timeout=10) as http:
+        wrong = [http.get("/api-info", params={"key": f"guess{i:028d}"}).status_code for i in range(30)]
+        right = http.get("/api-info", params={"key": good})
+        # a try comes back every 3 s: on a slow machine one may have by now
+        stream = [http.get("/stream/intel/banners", params={"key": "guess" * 6}).status_code for _ in range(3)]
+        posted = [http.post("/intel/alert", params={"key": "guess" * 6}, json={"name": "x"}) for _ in range(3)]
+    assert wrong[:20] == [401] * 20 and 429 in wrong[20:]
+    assert right.status_code == 200
+    assert 429 in stream and 429 in [p.status_code for p in posted]
+
+
+def wrong_keys_from(url: str, forwarded_for: list[str]) -> list[int]:
+    """Statuses of one wrong key per address in ``forwarded_for``, each named in X-Forwarded-For."""
+    with httpx.Client(base_url=url, timeout=10) as http:
+        return [
+            http.get("/api-info", params={"key": "w" * 32}, headers={"X-Forwarded-For": address}).status_code
+            for address in forwarded_for
+        ]
+
+
+def test_x_forwarded_for_is_ignored_unless_the_proxy_is_named(tmp_path):
+    rotating = [f"198.51.100.{i}" for i in range(30)]
+    with serve(tmp_path) as url:
+        ignored = wrong_keys_from(url, rotating)  # all from 127.0.0.1, whatever the header says
+    with serve(tmp_path, "--forwarded-allow", "127.0.0.1") as url:
+        honoured = wrong_keys_from(url, rotating)  # each from the address the proxy names
+        one = wrong_keys_from(url, ["203.0.113.9"] * 30 + ["203.0.113.10"])
+    assert 429 in ignored
+    assert set(honoured) == {401}
+    assert 429 in one[:-1] and one[-1] == 401
+
+
+def test_aborted_uploads_leave_a_short_line_at_most(tmp_path):
+    """A client going away mid-body is not an error: no traceback, one short line each at most."""
+    first, second = keys(tmp_path, 2)
+    log = tmp_path / "serve.log"
+    heads = [
+        upload(f"/intel/alert?key={first}", size=100_000),
+        upload(f"/spyglass/collect?key={second}", size=100_000),
+        upload("/notifier", "application/x-www-form-urlencoded", size=10_000),  # the key may come in it
+    ]
+    with serve(tmp_path, log=log) as url:
+        aborted = [s for head in heads for s in open_half_sent(url, 8, head)]
+        # answered after the server has read what came before it on the other connections
+        assert httpx.get(url + "/api-info", params={"key": first}, timeout=10).status_code == 200
+        for s in aborted:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, RESET)
+            s.close()
+        assert httpx.get(url + "/api-info", params={"key": first}, timeout=10).status_code == 200
+    text = log.read_text()
+    assert "Traceback" not in text
+    assert len(text) <= len(aborted) * 120, text[:2000]
+
+
+def test_a_client_gone_while_its_body_is_read_is_no_error():
+    """Wherever an app of the backend reads a body (KeyBeforeBody reads them first in the main
+    one), a client that goes away meanwhile leaves no traceback, at most a line."""
+    import threading
+
+    from spyglass.server.errors import install_error_handlers
+    from tests.servers import ThreadedServer
+
+    app, gone = FastAPI(), threading.Semaphore(0)
+    install_error_handlers(app)
+
+    @app.post("/upload")
+    async def receive(request: Request) -> dict:
+        try:
+            return {"size": len(await request.body())}
+        finally:
+            gone.release()
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    server = ThreadedServer(app)
+    for name in ("uvicorn.error", "spyglass"):
+        logging.getLogger(name).addHandler(handler)
+    try:
+        with server:
+            for s in open_half_sent(server.url, 5, upload("/upload", size=100_000)):
+                s.close()  # before its body is all sent
+            assert all(gone.acquire(timeout=10) for _ in range(5))
+    finally:
+        for name in ("uvicorn.error", "spyglass"):
+            logging.getLogger(name).removeHandler(handler)
+    assert [r.getMessage() for r in records if r.exc_info] == []
+    assert len(records) <= 5

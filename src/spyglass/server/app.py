@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.alerts import install_alerts
-from spyglass.server.auth import CreditHeaders, KeyRateLimiter, failed_keys_limiter
+from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyRateLimiter, failed_keys_limiter
 from spyglass.server.bannerstore import BannerStore, open_banner_store
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
@@ -55,6 +55,7 @@ class Settings:
     notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
     notifier_allow: list[str] = field(default_factory=list)  # internal networks notifications may reach
     limits: Limits = field(default_factory=Limits)  # connections, timeouts, requests in flight (guard.py)
+    forwarded_allow: list[str] = field(default_factory=list)  # proxies whose X-Forwarded-For is believed
     store: str = ""  # the banner store's address (clickhouse://...); "": the embedded store in data_dir
     bulk_data: bool = True  # build the bulk data files; False: list only those already built
 
@@ -129,6 +130,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
     app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
+    app.add_middleware(KeyBeforeBody, state=app.state, max_body=replay.MAX_BODY)  # outside: bodies in before a slot
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
         "trends": create_trends_app(banners, store, app.state.rate_limiter, app.state.failed_keys),

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import math
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request, Security
 from fastapi.security import APIKeyQuery
+from starlette.datastructures import QueryParams
+from starlette.exceptions import HTTPException
 
 from spyglass.server.errors import ApiError
+from spyglass.server.guard import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
 from spyglass.server.store import Account, NoCreditsLeft, Store
 
+log = logging.getLogger("spyglass.server")
+
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+NO_KEY = "No API key given: pass it as the query parameter 'key'"
+# A form that may carry the key (no key in the query) is read before anyone is known: kept small and quick.
+FORM_MAX, FORM_TIMEOUT = 64 * 1024, 5.0
+MAX_UPLOADS = 8  # bodies one account may be sending at once
+CLOSE = (b"connection", b"close")
 # The OpenAPI document's security scheme; every route that depends on `caller` requires it.
 API_KEY = APIKeyQuery(
     name="key",
@@ -33,9 +48,8 @@ class KeyRateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def check(self, key: str, spend: bool = True) -> float | None:
-        """None when the call may go ahead (a token is spent, unless ``spend`` is False), else
-        the seconds to wait."""
+    def check(self, key: str) -> float | None:
+        """None when the call may go ahead (a token is spent), else the seconds to wait."""
         now = time.monotonic()
         with self._lock:
             tokens, stamp = self._buckets.get(key, (float(self.burst), now))
@@ -43,7 +57,7 @@ class KeyRateLimiter:
             if tokens < 1:
                 self._buckets[key] = (tokens, now)
                 return (1 - tokens) / self.rate
-            self._buckets[key] = (tokens - 1 if spend else tokens, now)
+            self._buckets[key] = (tokens - 1, now)
             if len(self._buckets) > self.MAX_NAMES:
                 self._forget(now)
             return None
@@ -60,6 +74,18 @@ def too_many(wait: float, message: str) -> ApiError:
 
 def client_address(request: Request) -> str:
     return request.client.host if request.client else "?"
+
+
+def authenticate(state: Any, key: str, address: str) -> Account:
+    """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
+    others sent from its address (every local user shares 127.0.0.1): the key is looked up first,
+    and only a wrong one spends one of the address's tries, 429 once they are spent."""
+    account = state.store.account_for_key(key)
+    if account is None:
+        if (wait := state.failed_keys.check(address)) is not None:
+            raise too_many(wait, "Too many invalid API keys from this address: try again later")
+        raise ApiError(401, "Invalid API key")
+    return account
 
 
 def failed_keys_limiter() -> KeyRateLimiter:
@@ -111,16 +137,9 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
         sent = (await request.form()).get("key")  # existing clients send it in the form body
         key = sent if isinstance(sent, str) else None
     if not key:
-        raise ApiError(401, "No API key given: pass it as the query parameter 'key'")
+        raise ApiError(401, NO_KEY)
     state = request.app.state
-    failures: KeyRateLimiter = state.failed_keys
-    address = client_address(request)
-    if (wait := failures.check(address, spend=False)) is not None:
-        raise too_many(wait, "Too many invalid API keys from this address: try again later")
-    account = state.store.account_for_key(key)
-    if account is None:
-        failures.check(address)
-        raise ApiError(401, "Invalid API key")
+    account = authenticate(state, key, client_address(request))
     limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
     if limiter is not None:
         wait = limiter.check(key)
@@ -152,3 +171,83 @@ class CreditHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_credits)
+
+
+class KeyBeforeBody:
+    """ASGI middleware: a request with a body is answered 401 at once, its body unread, unless it
+    carries a right key; then its body is received whole (at most ``max_body`` bytes, 413 past it;
+    ``MAX_UPLOADS`` at once per account, 429 past it) before the app, and LoadShedding's count,
+    see the request. So a slow sender holds only its connection (the guard closes it after the
+    body timeout), never a slot others need. Existing clients may send the key in a form body:
+    with no key in the query, a form of at most ``FORM_MAX`` bytes that arrives within
+    ``FORM_TIMEOUT`` is read for it. Paths in ``exempt`` (geonet) take no key."""
+
+    def __init__(self, app: Any, state: Any, max_body: int, exempt: tuple[str, ...] = ("/geonet",)) -> None:
+        self.app, self.state, self.max_body, self.exempt = app, state, max_body, exempt
+        self.sending: Counter[int] = Counter()  # bodies being received, by account
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith(self.exempt) or not has_body(scope):
+            return await self.app(scope, receive, send)
+        key = QueryParams(scope["query_string"]).get("key")
+        content_type = next((v for k, v in scope["headers"] if k == b"content-type"), b"").decode("latin-1")
+        try:
+            if key:
+                account = authenticate(self.state, key, client_address(Request(scope)))
+                body = await self.receive_for(account, scope, receive)
+            elif content_type.startswith(FORM_TYPES):
+                body = await self.key_from_form(scope, receive)
+            else:
+                raise ApiError(401, NO_KEY)
+        except ApiError as exc:
+            headers = [(k.lower().encode(), v.encode()) for k, v in (exc.headers or {}).items()]
+            # connection: close, as the rest of the body is left unread
+            await send_json(send, exc.status, json.dumps({"error": exc.message}).encode(), [*headers, CLOSE])
+            return
+        if body is None:
+            log.debug("%s %s: the client went away while sending its body", scope["method"], scope["path"])
+            return
+        await self.app(scope, replaying(body, receive), send)
+
+    async def receive_for(self, account: Account, scope, receive) -> list[bytes] | None:
+        if self.sending[account.id] >= MAX_UPLOADS:
+            raise too_many(1, f"{MAX_UPLOADS} uploads of this account are under way: wait for one to end")
+        self.sending[account.id] += 1
+        try:
+            too_large = f"The body is over {self.max_body >> 20} MiB: send it in several requests"
+            return await self.receive(scope, receive, self.max_body, too_large)
+        finally:
+            self.sending[account.id] -= 1
+            if not self.sending[account.id]:
+                del self.sending[account.id]
+
+    async def key_from_form(self, scope, receive) -> list[bytes] | None:
+        """The form's body, once the key in it is found right (401 if none is, 408 if it is slow)."""
+        try:
+            async with asyncio.timeout(FORM_TIMEOUT):
+                too_large = f"A form with the key in it is over {FORM_MAX >> 10} KiB: pass the key in the query"
+                body = await self.receive(scope, receive, FORM_MAX, too_large)
+        except TimeoutError:
+            raise ApiError(
+                408, f"The form did not arrive within {FORM_TIMEOUT:g} s: pass the key in the query"
+            ) from None
+        if body is None:
+            return None
+        try:
+            async with Request(scope, replaying(body, receive)).form() as form:
+                key = form.get("key")
+        except HTTPException as exc:  # a form that cannot be parsed
+            raise ApiError(400, f"Invalid form: {exc.detail}") from None
+        if not isinstance(key, str) or not key:
+            raise ApiError(401, NO_KEY)
+        authenticate(self.state, key, client_address(Request(scope)))
+        return body
+
+    @staticmethod
+    async def receive(scope, receive, most: int, too_large: str) -> list[bytes] | None:
+        if declared_length(scope) > most:
+            raise ApiError(413, too_large)  # said at once, without reading any of it
+        try:
+            return await receive_body(receive, most)
+        except BodyTooLarge:
+            raise ApiError(413, too_large) from None

@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 log = logging.getLogger("spyglass.server")
 
@@ -107,6 +108,13 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         @app.exception_handler(RequestValidationError)
         async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
             return JSONResponse({"error": describe_validation(exc)}, status_code=400)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
+        # Not an error (and not for the last resort below, whose traceback would fill the log):
+        # the client went away while its body was being read. The answer goes to nobody.
+        log.debug("%s %s: the client went away", request.method, request.url.path)
+        return JSONResponse({"error": "The client went away"}, status_code=400)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -9,7 +9,8 @@
   answered 503 with ``Retry-After``.
 - At most ``max_in_flight`` requests are answered at once (the live stream's readers aside, which
   have their own cap per key): past it, 503 with ``Retry-After`` at once, instead of a queue
-  whose wait grows with the load.
+  whose wait grows with the load. A request counts once its whole body is in (auth.KeyBeforeBody
+  receives it first): a slow sender holds its connection, never a slot.
 - Accept errors (out of descriptors) are logged once a minute with a count, not once each.
 """
 
@@ -19,13 +20,15 @@ import asyncio
 import logging
 import resource
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what only reads
 RESERVED_DESCRIPTORS = 256  # kept for the index, the databases and logs
 RETRY_AFTER = "1"
 BUSY_BODY = b'{"error":"The server is busy: try again in a second."}'
@@ -116,7 +119,8 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
 
 class LoadShedding:
     """ASGI middleware: at most ``limit`` HTTP requests in flight; past it, 503 and Retry-After at
-    once. Requests to the mounted paths in ``exempt`` (the live stream) are not counted."""
+    once. Requests to the mounted paths in ``exempt`` (the live stream) are not counted. A read
+    whose client goes away is cancelled (:func:`until_gone`), so its slot is not held for nobody."""
 
     def __init__(self, app: Any, limit: int, exempt: tuple[str, ...] = ("/stream",)) -> None:
         self.app, self.limit, self.exempt = app, limit, exempt
@@ -130,9 +134,99 @@ class LoadShedding:
             return
         self.in_flight += 1
         try:
-            await self.app(scope, receive, send)
+            if scope["method"] in SAFE_METHODS:
+                await until_gone(self.app, scope, receive, send)
+            else:  # a write runs to its end: cancelled midway, it could leave something half-done
+                await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
+
+
+async def until_gone(app: Any, scope, receive, send) -> None:
+    """``app`` on the request, cancelled if its client goes away before the answer is sent (a
+    thread already at work finishes first, but one still waiting for a thread never starts)."""
+    inbox: asyncio.Queue = asyncio.Queue()  # what the client sent, for the app as it asks
+    answered = False
+
+    async def listen() -> None:
+        while (message := await receive())["type"] != "http.disconnect":
+            inbox.put_nowait(message)
+        inbox.put_nowait(message)  # gone, or answered (uvicorn says disconnect then too)
+
+    async def received():
+        if inbox.empty() and listener.done():
+            return {"type": "http.disconnect"}  # said already: said again to any later ask
+        return await inbox.get()
+
+    async def sending(message) -> None:
+        nonlocal answered
+        await send(message)
+        answered = answered or (message["type"] == "http.response.body" and not message.get("more_body"))
+
+    listener = asyncio.ensure_future(listen())
+    work = asyncio.ensure_future(app(scope, received, sending))
+    try:
+        await asyncio.wait((work, listener), return_when=asyncio.FIRST_COMPLETED)
+        gone = not work.done() and not answered
+        if gone:
+            work.cancel()  # nobody is waiting for this answer any more
+        try:
+            await work
+        except asyncio.CancelledError:
+            if not gone:
+                raise
+    finally:
+        for task in (work, listener):
+            task.cancel()
+
+
+def has_body(scope) -> bool:
+    """Whether the request says a body follows (a length above 0, or chunks)."""
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"", b"0")):
+            return True
+    return False
+
+
+def declared_length(scope) -> int:
+    """The request's Content-Length (0 when it names none or a bad one)."""
+    value = next((v for k, v in scope["headers"] if k == b"content-length"), b"")
+    return int(value) if value.strip().isdigit() else 0
+
+
+class BodyTooLarge(Exception):
+    """The request's body is longer than its receiver takes."""
+
+
+async def receive_body(receive, most: int) -> list[bytes] | None:
+    """The request's body, in the chunks it came in; None if its client went away first. Past
+    ``most`` bytes, :class:`BodyTooLarge` (read no further: memory is not the sender's to fill)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > most:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return chunks
+
+
+def replaying(chunks: Iterable[bytes], receive):
+    """An ASGI ``receive`` that gives ``chunks`` as the request's body, then what ``receive`` gives
+    (the client's disconnect)."""
+    pending = deque(chunks)
+
+    async def replay():
+        if pending:
+            return {"type": "http.request", "body": pending.popleft(), "more_body": bool(pending)}
+        return await receive()
+
+    return replay
 
 
 async def send_json(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

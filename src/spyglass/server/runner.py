@@ -57,9 +57,11 @@ def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def uvicorn_server(app, limits):
+def uvicorn_server(app, settings):
     """uvicorn serving ``app`` as the backend does, in one process or in each worker: the guarded
-    HTTP/1.1 protocol (guard.py) on uvloop, accept errors logged once a minute."""
+    HTTP/1.1 protocol (guard.py) on uvloop, accept errors logged once a minute, and X-Forwarded-For
+    believed only from the proxies the operator names (uvicorn believes any from loopback, so a
+    local client could name any address to lock it out, or dodge the failed-key limit)."""
     import uvicorn
 
     from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
@@ -69,8 +71,10 @@ def uvicorn_server(app, limits):
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=3,
-        http=guarded_protocol(limits),
+        http=guarded_protocol(settings.limits),
         loop="uvloop",  # libuv's loop: 0.3-0.4 ms less of each request than asyncio's (a count: ~2.5 ms)
+        proxy_headers=bool(settings.forwarded_allow),
+        forwarded_allow_ips=list(settings.forwarded_allow),
     )
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
     return uvicorn.Server(config)
@@ -141,7 +145,7 @@ def serve(
         if failure := supervise(settings, sockets, workers, exit_on_stdin_eof):
             raise WorkersFailed(failure)
         return
-    server = uvicorn_server(app, settings.limits)
+    server = uvicorn_server(app, settings)
     if exit_on_stdin_eof:
         stop_at_stdin_eof(lambda: setattr(server, "should_exit", True))
     server.run(sockets=[sock])

@@ -15,7 +15,8 @@ What the readers learn from the primary:
   every banner its collector publishes, as the stream sends it) and publishes it to its own hub.
 
 Held per worker, not across them: ``--rate-limit``, the failed-key and geonet limits per address,
-``--max-connections``, ``--max-in-flight`` and the streams one key may follow.
+``--max-connections``, ``--max-in-flight``, the uploads one account may send at once and the streams
+one key may follow.
 """
 
 from __future__ import annotations
@@ -38,14 +39,14 @@ from typing import Any
 import httpx
 
 from spyglass.exactjson import loads
-from spyglass.server.guard import send_json
+from spyglass.server.auth import KeyBeforeBody
+from spyglass.server.guard import SAFE_METHODS, receive_body, send_json  # SAFE_METHODS: what a reader answers itself
 from spyglass.server.runner import stop_at_stdin_eof, uvicorn_server
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.workers")
 
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what a reader answers itself
 CLIENT_HEADER = b"x-spyglass-client"  # the caller's address, as a reader saw it (trusted on the Unix socket only)
 WORKER_HEADER = b"x-spyglass-worker"  # which worker answered (0 is the primary; "1>0": 1 handed it to 0)
 FEED_PATH = "/_spyglass/workers/feed"
@@ -59,7 +60,6 @@ FEED_RETRY = 0.5  # seconds between a reader's tries to follow the primary's fee
 FEED_QUEUE = (20_000, 32 << 20)  # banners and bytes a reader's feed may hold while it falls behind
 # the largest body any method takes (a replay's), whole in memory before it is handed on
 MAX_BODY = REPLAY_MAX_BODY
-TOO_LARGE = b'{"error": "The body is over 16 MiB: send it in several requests"}'
 UNAVAILABLE = b'{"error": "The backend\'s writing worker is restarting: try again in a moment"}'
 RESTARTS = 5  # a worker that dies this many times within RESTART_WINDOW stops the whole backend
 RESTART_WINDOW = 60.0
@@ -135,6 +135,8 @@ class ReaderWorker:
         self.app, self.worker = app, worker
         self.name = str(worker.number).encode()
         self._http: httpx.AsyncClient | None = None
+        # What is handed on has its key checked and its body received whole here first, as the app would.
+        self.checked = KeyBeforeBody(self.forward, app.state, MAX_BODY)
 
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -147,7 +149,7 @@ class ReaderWorker:
             return await self.app(scope, receive, send)
         if scope["method"] in SAFE_METHODS:
             return await self.app(scope, receive, with_worker_header(send, str(self.worker.number)))
-        await self.forward(scope, receive, send)
+        await self.checked(scope, receive, with_worker_header(send, str(self.worker.number)))
 
     async def forward(self, scope, receive, send) -> None:
         client = scope.get("client") or ("", 0)
@@ -156,11 +158,10 @@ class ReaderWorker:
         url = httpx.URL(
             scheme="http", host="primary", path=scope.get("root_path", "") + scope["path"], query=scope["query_string"]
         )
-        body = await read_body(receive, MAX_BODY)  # the guard bounds how long it may take to arrive
+        body = await receive_body(receive, MAX_BODY)  # received whole already, by self.checked
         if body is None:
-            await send_json(send, 413, TOO_LARGE, [(WORKER_HEADER, self.name)])
-            return
-        request = self.http().build_request(scope["method"], url, headers=headers, content=body)
+            return  # the client went away: nothing to hand on (a part of its body would be taken for all of it)
+        request = self.http().build_request(scope["method"], url, headers=headers, content=b"".join(body))
         try:
             response = await self.http().send(request, stream=True)
         except httpx.TransportError as exc:
@@ -220,30 +221,15 @@ class FeedFollower:
 
 
 def with_worker_header(send, name: str):
+    """``send`` with the worker header on the answer, unless it names a worker already."""
     value = name.encode()
 
     async def sending(message) -> None:
-        if message["type"] == "http.response.start":
+        if message["type"] == "http.response.start" and all(k != WORKER_HEADER for k, _ in message.get("headers", [])):
             message = {**message, "headers": [*message.get("headers", []), (WORKER_HEADER, value)]}
         await send(message)
 
     return sending
-
-
-async def read_body(receive, most: int) -> bytes | None:
-    """The request's body; None past ``most`` bytes (read no further: memory is not the sender's to fill)."""
-    parts, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        parts.append(message.get("body", b""))
-        size += len(parts[-1])
-        if size > most:
-            return None
-        if not message.get("more_body"):
-            break
-    return b"".join(parts)
 
 
 # -- processes ---------------------------------------------------------------------------------
@@ -270,7 +256,7 @@ def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     private_files()
     logging.basicConfig(level=logging.WARNING, format=f"worker {worker.number}: %(levelname)s %(name)s: %(message)s")
     app = worker_app(settings, worker)
-    server = uvicorn_server(app, settings.limits)
+    server = uvicorn_server(app, settings)
 
     def orphaned() -> None:  # the supervisor was killed: nobody would ever stop this worker
         while os.getppid() == parent:

@@ -65,6 +65,7 @@ def settings_from(args: argparse.Namespace):
         notifier_urls=parse_notifier_urls(notifier_urls),
         notifier_allow=[network_option("--notifier-allow", n) for n in notifier_allow],
         limits=Limits(args.request_timeout, args.body_timeout, args.max_connections, args.max_in_flight),
+        forwarded_allow=[network_option("--forwarded-allow", n) for n in args.forwarded_allow or []],
         bulk_data=not args.no_bulk_data,
     )
 
@@ -277,6 +278,13 @@ def register(sub, common: Common) -> None:
         default=64,
         metavar="N",
         help="requests answered at once (stream readers aside); past it 503 with Retry-After at once",
+    )
+    p.add_argument(
+        "--forwarded-allow",
+        action="append",
+        metavar="CIDR",
+        help="a reverse proxy whose X-Forwarded-For names the client (repeatable; default: none, so the "
+        "address that connects is the client's)",
     )
     p.add_argument(
         "--workers",
