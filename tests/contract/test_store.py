@@ -148,3 +148,15 @@ def test_a_data_dir_is_private_whoever_creates_it_first(tmp_path):
         os.umask(old)
     assert {"spyglass.db-wal", "spyglass.db-shm", "scans.db-wal"} <= set(opened)
     assert opened == dict.fromkeys(opened, 0o600)
+
+
+def test_making_a_data_dir_private_passes_over_files_removed_meanwhile(tmp_path, monkeypatch):
+    """A backend renames and removes files (a bulk-data file's .partial) while another process that
+    opens the data dir (the CLI attaching to it) makes it private: what is gone is passed over."""
+    from spyglass.server import sqlite
+
+    (tmp_path / "kept").write_text("x")
+    listed = [(str(tmp_path), [], ["kept", ".gone.json.gz.partial"])]
+    monkeypatch.setattr(sqlite.os, "walk", lambda _: iter(listed))
+    sqlite.make_private(tmp_path)
+    assert (tmp_path / "kept").stat().st_mode & 0o777 == 0o600

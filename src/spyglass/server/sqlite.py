@@ -8,6 +8,7 @@ order in one transaction, so a file is at one version or the next, never in betw
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -217,11 +218,14 @@ def make_private(data_dir: Path) -> None:
     (from before, or copied) are put right; the backend's processes create files 0600 (umask)."""
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     for folder, _subfolders, files in os.walk(data_dir):
-        os.chmod(folder, 0o700)
+        # a running backend renames and removes files as this walks (a bulk-data file's .partial)
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(folder, 0o700)
         for name in files:
             path = os.path.join(folder, name)
             if not os.path.islink(path):
-                os.chmod(path, 0o600)
+                with contextlib.suppress(FileNotFoundError):
+                    os.chmod(path, 0o600)
 
 
 def private_files() -> None:
