@@ -99,7 +99,7 @@ def stream_memory(seconds: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(tmp)
         keys = [store.create_key("enterprise") for _ in range(200)]
-        feeder = store.local_key()
+        feeder = store.create_key("enterprise", collector=True)  # collecting is a role a key is given
         store.close()
         with serve(tmp) as url:
             pid = server_pid(url)

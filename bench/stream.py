@@ -121,7 +121,7 @@ def main() -> None:
         from spyglass.server.store import Store
 
         store = Store(Path(data))
-        key = store.create_key("enterprise")
+        key = store.create_key("enterprise", collector=True)  # it reads, and publishes through collect
         store.close()
         server = subprocess.Popen(
             [sys.executable, "-m", "spyglass", "serve", "--port", "0", "--namespace", "shodan", "--data", data],
