@@ -11,7 +11,7 @@ from textual import events
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Input, OptionList, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Input, OptionList, Select, Static
 from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
@@ -131,9 +131,13 @@ class Pane(VerticalScroll):
         """Text typed while a table or list has the keys goes to the pane's input (a new term in a
         query box), unless the key is one of the table's, the pane's or the app's commands, or a digit
         right after Esc: digits typed as ports no longer switch panes, letters typed as a folder no
-        longer open the backend log."""
+        longer open the backend log. A digit on a form's button or drop-down does nothing."""
         previous, self.last_key = self.last_key, event.key
         focused = self.app.focused
+        if event.key.isdigit() and previous != "escape" and isinstance(focused, (Button, Checkbox, Select)):
+            event.stop()  # a digit on a form's button or drop-down is a slip, not a pane switch
+            event.prevent_default()
+            return
         if not event.is_printable or not event.character or not isinstance(focused, (DataTable, OptionList)):
             return
         if event.key.isdigit() and previous == "escape":  # Esc, then a digit: switching panes on purpose
