@@ -136,19 +136,29 @@ class AlertsPane(Pane):
 
     async def load_log(self, clients: Clients, alert_id: str) -> None:
         notifications = await clients.alerts.notifications(alert_id)
-        if alert_id == self.selected:
-            self.show_log(notifications)
+        if alert_id == self.selected and self.log_rows(notifications) != self.shown_log():
+            # A delivery: the alert itself may have changed too (from another dashboard, the CLI),
+            # and the pane must not show its triggers and notifiers as they were.
+            await self.load(clients)
 
-    def show_log(self, notifications: list) -> None:
-        log = self.query_one("#alert-log", Table)
+    @staticmethod
+    def log_rows(notifications: list) -> list[dict[str, Text]]:
         rows = []
         for n in notifications:
             cells = present.notification_row(n)
             style = "" if n.outcome == "sent" else "red" if n.outcome == "failed" else "yellow"
             record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
             rows.append({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()})
-        if [list(map(str, r.values())) for r in rows] == [list(map(str, r.values())) for r in log.records.values()]:
+        return rows
+
+    def shown_log(self) -> list[dict[str, Text]]:
+        return list(self.query_one("#alert-log", Table).records.values())
+
+    def show_log(self, notifications: list) -> None:
+        rows = self.log_rows(notifications)
+        if rows == self.shown_log():
             return  # nothing new: the cursor and the scroll stay where they are
+        log = self.query_one("#alert-log", Table)
         log.clear_records()
         for i, row in enumerate(rows):
             log.add_record(row, key=str(i))
@@ -187,16 +197,10 @@ class AlertsPane(Pane):
             select.value = chosen
 
     def on_show(self) -> None:
-        """Notifiers are made and deleted in their own pane: the choices are fetched again (free)
-        each time this pane comes back into view."""
-        clients = self.clients
-        if clients is not None and not self.stale:
-            self.call("notifiers", self.load_notifiers, clients)
-            self.follow_log()
-
-    async def load_notifiers(self, clients: Clients) -> None:
-        self.show_notifiers((await clients.notifiers.list()).matches)
-        self.update_attach_button()
+        """Alerts and notifiers change elsewhere too (their own pane, another dashboard, the CLI):
+        everything the pane shows is fetched again (free) each time it comes back into view."""
+        if not self.stale:
+            self.reload()
 
     async def show_alert(self, clients: Clients) -> None:
         """The selected alert in detail: triggers, notifiers, notifications."""
