@@ -281,3 +281,26 @@ async def test_an_alert_changed_elsewhere_shows_as_it_is_when_its_log_moves_or_t
             await app.show_pane("alerts")
             await settle(pilot)
             assert "notifiers: none" in screen_text(app)
+
+
+async def test_the_new_alert_key_acts_from_the_form_and_n_is_typed_there(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        await c.alerts.create("existing", ["127.0.4.0/30"])
+    app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(AlertsPane)
+        name = pane.query_one("#alert-name", Input)
+        assert app.focused is name and "^n New alert" in screen_text(app)  # the footer's key acts here
+        await pilot.press("n")
+        assert name.value == "n"  # a letter of a name
+        pane.query_one("#alerts-list", Table).focus()
+        await pilot.press("e")  # editing the alert's networks: the name box is locked
+        await settle(pilot)
+        assert app.focused is pane.query_one("#alert-nets", Input) and name.disabled
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert app.focused is name and not name.disabled and name.value == ""
+        assert pane.query_one("#alert-nets", Input).value == ""
+        assert str(pane.query_one("#alert-save", Button).label) == "Create"

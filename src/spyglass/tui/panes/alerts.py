@@ -67,13 +67,15 @@ class AlertsPane(Pane):
     SECTION = "alerts"
     HOME = "#alerts-list"
     HELP = (
-        "Network alerts: n new, e edit the selected alert's networks, D twice deletes it, Enter on a trigger "
-        "turns it on or off, u un-ignores the selected trigger's services, b opens the alert's "
-        "banners in the search pane (net: query). Notifications go out when a trigger is on and a "
-        "notifier is attached; the last ones are listed with their outcome."
+        "Network alerts: ctrl+n new (n from a list), e edit the selected alert's networks, D twice "
+        "deletes it, Enter on a trigger turns it on or off, u un-ignores the selected trigger's "
+        "services, b opens the alert's banners in the search pane (net: query). Notifications go "
+        "out when a trigger is on and a notifier is attached; the last ones are listed with their "
+        "outcome."
     )
     BINDINGS = [
-        Binding("n", "new", "New alert", id="alerts.new"),
+        # ctrl+n acts from the form's boxes too, where n is a letter of a name (footer: the first key).
+        Binding("ctrl+n,n", "new", "New alert", id="alerts.new"),
         Binding("e", "edit", "Edit networks", id="alerts.edit"),
         Binding("D", "delete", "Delete alert", id="alerts.delete"),
         Binding("b", "banners", "Banners (search)", id="alerts.banners"),

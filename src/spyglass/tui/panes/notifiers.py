@@ -37,11 +37,12 @@ class NotifiersPane(Pane):
     HOME = "#notifiers-list"
     HELP = (
         "Where alerts are sent: e-mail, webhook, Slack, PagerDuty, Telegram, Gitter, phone. "
-        "n new, e edit the selected notifier, D twice deletes it, t send it a test notification. "
+        "ctrl+n new (n from the list), e edit the selected notifier, D twice deletes it, t send it a test "
+        "notification. "
         "Secret arguments are masked; left empty when editing, they stay as they are."
     )
     BINDINGS = [
-        Binding("n", "new", "New notifier", id="notifiers.new"),
+        Binding("ctrl+n,n", "new", "New notifier", id="notifiers.new"),  # ctrl+n from a box too
         Binding("e", "edit", "Edit", id="notifiers.edit"),
         Binding("D", "delete", "Delete", id="notifiers.delete"),
         Binding("t", "test", "Test send", id="notifiers.test"),
