@@ -37,7 +37,7 @@ class OrgPane(Pane):
     HOME = "#org-people"
     HELP = (
         "The organization (enterprise): its admins and members. Admins add an existing user by "
-        "username or e-mail (tick notify to e-mail them) and remove a member with Delete on its row."
+        "username or e-mail (tick notify to e-mail them) and remove a member with Delete twice on its row."
     )
     BINDINGS = [Binding("delete", "remove", "Remove member", id="org.remove")]
     DEFAULT_CSS = """
@@ -102,7 +102,8 @@ class OrgPane(Pane):
             self.show_error(f"{username} is an admin: only members can be removed.")
             return
         self.show_error(None)
-        self.call("remove", self.change, clients, "remove", username, False)
+        if self.second_press(f"remove {username}", "Delete"):  # the member named: a moved cursor asks again
+            self.call("remove", self.change, clients, "remove", username, False)
 
     async def change(self, clients: Clients, action: str, user: str, notify: bool) -> None:
         if action == "add":
