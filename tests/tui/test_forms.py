@@ -120,3 +120,49 @@ async def test_digits_typed_on_a_form_button_or_select_stay_in_the_pane(served, 
         await settle(pilot)
         assert app.current_pane() is app.query_one("#pane-geo")
         assert "Geo" in screen_text(app)
+
+
+async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(served, enterprise_key):
+    app = SpyglassApp(served.profile(enterprise_key), pane="alerts")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"office", "enter")  # no networks yet
+        await settle(pilot)
+        assert "give the networks to watch" in screen_text(app)
+        await pilot.press("tab", *"127.0.5.0/3")  # typing: still a problem, said as it is now
+        await settle(pilot)
+        assert "give the networks to watch" not in screen_text(app)
+        await pilot.press("0")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "4 addresses" in text and "is not" not in text and "give the" not in text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "office" in [a.name for a in app.query_one("#pane-alerts").alerts.values()]
+
+        await app.show_pane("notifiers")
+        await settle(pilot)
+        pane = app.query_one("#pane-notifiers")
+        pane.query_one("#notifier-provider", Select).value = "webhook"
+        await settle(pilot)
+        assert "webhook: url required" in screen_text(app)
+        pane.query_one("#notifier-save", Button).press()
+        await settle(pilot)
+        assert "webhook needs url" in screen_text(app)
+        url = pane.query_one(".notifier-arg", Input)
+        url.focus()
+        await pilot.press(*"http://127.0.0.1:9/x")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "webhook needs url" not in text and "url required" not in text and "webhook: Enter saves it" in text
+
+        await app.show_pane("org")
+        await settle(pilot)
+        field = app.query_one("#org-user", Input)
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Type the username or e-mail address" in screen_text(app)
+        await pilot.press(*"someone")
+        await settle(pilot)
+        assert "Type the username or e-mail address" not in screen_text(app)

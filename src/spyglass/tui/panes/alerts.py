@@ -280,29 +280,28 @@ class AlertsPane(Pane):
         hint.update(plural(size, "address", "addresses"))
         hint.remove_class("invalid")
 
+    def form_problem(self) -> str | None:
+        nets_text = self.query_one("#alert-nets", Input).value
+        try:
+            netblocks.networks_from_text(nets_text)
+        except netblocks.BadNetwork as exc:
+            return str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
+        if not self.query_one("#alert-name", Input).value.strip() and not self.editing:
+            return "give the alert a name"
+        expires_text = self.query_one("#alert-expires", Input).value.strip()
+        if expires_text and not expires_text.isdigit():
+            return "expires: a whole number of seconds (0: never) is required"
+        return None
+
     @on(Input.Submitted, "#alert-name, #alert-nets, #alert-expires")
     @on(Button.Pressed, "#alert-save")
     def save(self) -> None:
         clients = self.clients
+        if self.say_form_problem() or clients is None:
+            return
         name = self.query_one("#alert-name", Input).value.strip()
-        nets_text = self.query_one("#alert-nets", Input).value
+        networks = [str(n) for n in netblocks.networks_from_text(self.query_one("#alert-nets", Input).value)]
         expires_text = self.query_one("#alert-expires", Input).value.strip()
-        try:
-            networks = [str(n) for n in netblocks.networks_from_text(nets_text)]
-        except netblocks.BadNetwork as exc:
-            self.show_error(
-                str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
-            )
-            return
-        if not name and not self.editing:
-            self.show_error("give the alert a name")
-            return
-        if expires_text and not expires_text.isdigit():
-            self.show_error("expires: a whole number of seconds (0: never) is required")
-            return
-        if clients is None:
-            return
-        self.show_error(None)
         expires = int(expires_text) if expires_text else None
         self.call("save", self.write, clients, name, networks, expires)
 

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from spyglass.tui.app import SpyglassApp
 
 
+FORM = "form"  # the source of a problem a pane found in its own form, before any call
+
+
 class PaneFailure(Exception):
     """A failure a pane has already put in words (the app shows it as it is)."""
 
@@ -246,6 +249,20 @@ class Pane(VerticalScroll):
         self.app.notify(f"The {self.TITLE} pane takes no argument", severity="warning", markup=False)
 
     error_source: str | None = None  # the call whose failure is shown, cleared when it next succeeds
+
+    def form_problem(self) -> str | None:
+        """Why the pane's form cannot be sent as it stands, or None (checked before any call)."""
+        return None
+
+    def say_form_problem(self) -> bool:
+        """Show the form's problem, if any (it stays only while it holds); whether there was one."""
+        problem = self.form_problem()
+        self.show_error(problem, source=FORM)
+        return problem is not None
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self.error_source == FORM:  # typed since: said again, or cleared once the form is right
+            self.say_form_problem()
 
     def show_error(self, message: str | None, source: str | None = None) -> None:
         """Show (or clear, with None) a failure above the pane's content; data shown stays."""

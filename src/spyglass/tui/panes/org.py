@@ -78,16 +78,17 @@ class OrgPane(Pane):
         field.value = clean(arg, one_line=True, max_chars=254)
         field.focus()
 
+    def form_problem(self) -> str | None:
+        if not self.query_one("#org-user", Input).value.strip():
+            return "Type the username or e-mail address of a user to invite."
+        return None
+
     @on(Input.Submitted, "#org-user")
     @on(Button.Pressed, "#org-add")
     def add(self) -> None:
         user = self.query_one("#org-user", Input).value.strip()
         clients = self.clients
-        if not user:
-            self.show_error("Type the username or e-mail address of a user to invite.")
-            return
-        if clients is not None:
-            self.show_error(None)
+        if not self.say_form_problem() and clients is not None:
             notify = self.query_one("#org-notify", Checkbox).value
             self.call("add", self.change, clients, "add", user, notify)
 
