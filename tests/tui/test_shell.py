@@ -229,6 +229,18 @@ async def test_at_80_columns_the_status_keeps_what_to_do_and_names_a_refusal(bac
         assert "● refused (ctrl+r retries)" in text and "unreachable" not in text
 
 
+async def test_at_80_columns_the_status_reason_wraps_whole_and_a_plain_status_keeps_one_line(backend):
+    app = SpyglassApp(Profile(name="down", url="http://127.0.0.1:9", key="k", rate=None))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        reason = " ".join(app.status.detail.split()[-3:])  # its last words
+        assert reason and reason in " ".join(screen_text(app).split())
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.query_one(StatusBar).region.height == 1
+
+
 async def test_toasts_leave_the_status_bar_in_view(backend):
     from textual.widgets._toast import Toast
 
