@@ -261,6 +261,9 @@ async def test_an_alert_changed_elsewhere_shows_as_it_is_when_its_log_moves_or_t
             await settle(pilot)
             text = screen_text(app)
             assert "no trigger enabled" in text and "notifiers: none" in text
+            triggers = app.query_one("#alert-triggers", Table)
+            triggers.focus()
+            triggers.move_cursor(row=3)  # where the user is reading stays put through the reloads
             await c.alerts.enable_triggers(made.id, "new_service")
             await c.alerts.add_notifier(made.id, hook)
             alerts_backend.collect([banner("127.0.3.1", 4445)])
@@ -274,6 +277,7 @@ async def test_an_alert_changed_elsewhere_shows_as_it_is_when_its_log_moves_or_t
             assert "127.0.3.1:4445" in text and "HTTP 200" in text
             assert f"notifiers: {hook} (webhook)" in text
             assert "no trigger enabled" not in text and "not notifying" not in text
+            assert triggers.cursor_row == 3
             # changed while another pane is in view: shown as it is when the pane comes back
             await c.alerts.remove_notifier(made.id, hook)
             await app.show_pane("geo")

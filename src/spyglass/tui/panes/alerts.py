@@ -224,6 +224,7 @@ class AlertsPane(Pane):
         if alert.id != self.selected:
             return  # another alert was picked meanwhile
         self.alerts[alert.id] = alert
+        at = triggers.cursor_row  # a reload (a delivery, a toggle) leaves the cursor where it was
         triggers.clear_records()
         status = (alert.notify or {}).get("reason", "")
         title.update(
@@ -247,6 +248,8 @@ class AlertsPane(Pane):
                 },
                 key=name,
             )
+        if triggers.row_count:
+            triggers.move_cursor(row=min(at, triggers.row_count - 1), animate=False)
         ignored_lines = [
             f"{name}: {', '.join(map(str, opts.get('ignore', [])))}"
             for name, opts in sorted(alert.triggers.items())
