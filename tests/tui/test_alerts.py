@@ -247,3 +247,64 @@ async def test_refused_input_is_kept_and_said_and_new_notifiers_show_up(alerts_b
             await settle(pilot)
             options = pane.query_one("#alert-notifier", Select)._options
             assert hook in [value for _, value in options]
+
+
+async def test_an_alert_changed_elsewhere_shows_as_it_is_when_its_log_moves_or_the_pane_returns(
+    alerts_backend, receiver
+):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:  # the CLI, another dashboard
+        hook = (await c.notifiers.create("webhook", {"url": receiver.url})).id
+        made = await c.alerts.create("elsewhere", ["127.0.3.0/30"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            text = screen_text(app)
+            assert "no trigger enabled" in text and "notifiers: none" in text
+            triggers = app.query_one("#alert-triggers", Table)
+            triggers.focus()
+            triggers.move_cursor(row=3)  # where the user is reading stays put through the reloads
+            await c.alerts.enable_triggers(made.id, "new_service")
+            await c.alerts.add_notifier(made.id, hook)
+            alerts_backend.collect([banner("127.0.3.1", 4445)])
+            receiver.wait_for("127.0.3.1:4445")
+            for _ in range(300):  # the log follows the deliveries while the pane is in view
+                if "127.0.3.1:4445" in screen_text(app):
+                    break
+                await pilot.pause(0.05)
+            await settle(pilot)
+            text = screen_text(app)
+            assert "127.0.3.1:4445" in text and "HTTP 200" in text
+            assert f"notifiers: {hook} (webhook)" in text
+            assert "no trigger enabled" not in text and "not notifying" not in text
+            assert triggers.cursor_row == 3
+            # changed while another pane is in view: shown as it is when the pane comes back
+            await c.alerts.remove_notifier(made.id, hook)
+            await app.show_pane("geo")
+            await settle(pilot)
+            await app.show_pane("alerts")
+            await settle(pilot)
+            assert "notifiers: none" in screen_text(app)
+
+
+async def test_the_new_alert_key_acts_from_the_form_and_n_is_typed_there(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        await c.alerts.create("existing", ["127.0.4.0/30"])
+    app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(AlertsPane)
+        name = pane.query_one("#alert-name", Input)
+        assert app.focused is name and "^n New alert" in screen_text(app)  # the footer's key acts here
+        await pilot.press("n")
+        assert name.value == "n"  # a letter of a name
+        pane.query_one("#alerts-list", Table).focus()
+        await pilot.press("e")  # editing the alert's networks: the name box is locked
+        await settle(pilot)
+        assert app.focused is pane.query_one("#alert-nets", Input) and name.disabled
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert app.focused is name and not name.disabled and name.value == ""
+        assert pane.query_one("#alert-nets", Input).value == ""
+        assert str(pane.query_one("#alert-save", Button).label) == "Create"

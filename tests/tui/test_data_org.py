@@ -111,6 +111,10 @@ async def test_org_pane_adds_and_removes_members(backend):
         await pilot.press("delete")
         assert "only members can be removed" in screen_text(app)
         people.move_cursor(row=1)
+        await pilot.press("delete")  # one press only asks, as D does for an alert
+        await settle(pilot)
+        assert [row[0] for row in pane.people] == ["boss-tui", "lee-tui"]
+        assert "Press Delete again to remove lee-tui" in screen_text(app)
         await pilot.press("delete")
         await settle(pilot)
         assert [row[0] for row in pane.people] == ["boss-tui"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 
@@ -103,6 +104,24 @@ async def test_help_lists_keys_with_binding_ids(backend):
         assert " search.query " in screen_text(app)
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_help_gives_each_pane_its_whole_text_and_no_empty_keys(backend):
+    from rich.console import Console
+    from textual.widgets import Static
+
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        console = Console(width=96, record=True, file=io.StringIO())
+        console.print(app.screen.query_one("#keys", Static).content)
+        text = " ".join(console.export_text().split())
+        for cls in app.panes:
+            assert " ".join(cls.HELP.split()) in text, cls.ID
+            assert f"{cls.TITLE} ()" not in text
+        assert "Notifiers (^g)" in text  # reached from the pane list
 
 
 async def test_keymap_remaps_a_binding(backend):
@@ -208,6 +227,18 @@ async def test_at_80_columns_the_status_keeps_what_to_do_and_names_a_refusal(bac
         await settle(pilot)
         text = screen_text(app)
         assert "● refused (ctrl+r retries)" in text and "unreachable" not in text
+
+
+async def test_at_80_columns_the_status_reason_wraps_whole_and_a_plain_status_keeps_one_line(backend):
+    app = SpyglassApp(Profile(name="down", url="http://127.0.0.1:9", key="k", rate=None))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        reason = " ".join(app.status.detail.split()[-3:])  # its last words
+        assert reason and reason in " ".join(screen_text(app).split())
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.query_one(StatusBar).region.height == 1
 
 
 async def test_toasts_leave_the_status_bar_in_view(backend):

@@ -406,7 +406,9 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         ]
         for cls in self.panes:
             own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
-            sections.append((f"{cls.TITLE} ({self.keys_of(f'pane.{cls.ID}', cls.KEYS)})", cls.HELP, own))
+            # A pane with no key of its own is reached from the pane list.
+            keys = self.keys_of(f"pane.{cls.ID}", cls.KEYS) or self.keys_of("go_to_pane", GO_TO_PANE)
+            sections.append((f"{cls.TITLE} ({keys})", cls.HELP, own))
         from spyglass.tui.screens.export import ExportScreen
         from spyglass.tui.screens.help import HelpScreen
         from spyglass.tui.screens.settings import SettingsScreen

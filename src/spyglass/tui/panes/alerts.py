@@ -67,13 +67,15 @@ class AlertsPane(Pane):
     SECTION = "alerts"
     HOME = "#alerts-list"
     HELP = (
-        "Network alerts: n new, e edit the selected alert's networks, D twice deletes it, Enter on a trigger "
-        "turns it on or off, u un-ignores the selected trigger's services, b opens the alert's "
-        "banners in the search pane (net: query). Notifications go out when a trigger is on and a "
-        "notifier is attached; the last ones are listed with their outcome."
+        "Network alerts: ctrl+n new (n from a list), e edit the selected alert's networks, D twice "
+        "deletes it, Enter on a trigger turns it on or off, u un-ignores the selected trigger's "
+        "services, b opens the alert's banners in the search pane (net: query). Notifications go "
+        "out when a trigger is on and a notifier is attached; the last ones are listed with their "
+        "outcome."
     )
     BINDINGS = [
-        Binding("n", "new", "New alert", id="alerts.new"),
+        # ctrl+n acts from the form's boxes too, where n is a letter of a name (footer: the first key).
+        Binding("ctrl+n,n", "new", "New alert", id="alerts.new"),
         Binding("e", "edit", "Edit networks", id="alerts.edit"),
         Binding("D", "delete", "Delete alert", id="alerts.delete"),
         Binding("b", "banners", "Banners (search)", id="alerts.banners"),
@@ -136,19 +138,29 @@ class AlertsPane(Pane):
 
     async def load_log(self, clients: Clients, alert_id: str) -> None:
         notifications = await clients.alerts.notifications(alert_id)
-        if alert_id == self.selected:
-            self.show_log(notifications)
+        if alert_id == self.selected and self.log_rows(notifications) != self.shown_log():
+            # A delivery: the alert itself may have changed too (from another dashboard, the CLI),
+            # and the pane must not show its triggers and notifiers as they were.
+            await self.load(clients)
 
-    def show_log(self, notifications: list) -> None:
-        log = self.query_one("#alert-log", Table)
+    @staticmethod
+    def log_rows(notifications: list) -> list[dict[str, Text]]:
         rows = []
         for n in notifications:
             cells = present.notification_row(n)
             style = "" if n.outcome == "sent" else "red" if n.outcome == "failed" else "yellow"
             record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
             rows.append({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()})
-        if [list(map(str, r.values())) for r in rows] == [list(map(str, r.values())) for r in log.records.values()]:
+        return rows
+
+    def shown_log(self) -> list[dict[str, Text]]:
+        return list(self.query_one("#alert-log", Table).records.values())
+
+    def show_log(self, notifications: list) -> None:
+        rows = self.log_rows(notifications)
+        if rows == self.shown_log():
             return  # nothing new: the cursor and the scroll stay where they are
+        log = self.query_one("#alert-log", Table)
         log.clear_records()
         for i, row in enumerate(rows):
             log.add_record(row, key=str(i))
@@ -187,16 +199,10 @@ class AlertsPane(Pane):
             select.value = chosen
 
     def on_show(self) -> None:
-        """Notifiers are made and deleted in their own pane: the choices are fetched again (free)
-        each time this pane comes back into view."""
-        clients = self.clients
-        if clients is not None and not self.stale:
-            self.call("notifiers", self.load_notifiers, clients)
-            self.follow_log()
-
-    async def load_notifiers(self, clients: Clients) -> None:
-        self.show_notifiers((await clients.notifiers.list()).matches)
-        self.update_attach_button()
+        """Alerts and notifiers change elsewhere too (their own pane, another dashboard, the CLI):
+        everything the pane shows is fetched again (free) each time it comes back into view."""
+        if not self.stale:
+            self.reload()
 
     async def show_alert(self, clients: Clients) -> None:
         """The selected alert in detail: triggers, notifiers, notifications."""
@@ -218,6 +224,7 @@ class AlertsPane(Pane):
         if alert.id != self.selected:
             return  # another alert was picked meanwhile
         self.alerts[alert.id] = alert
+        at = triggers.cursor_row  # a reload (a delivery, a toggle) leaves the cursor where it was
         triggers.clear_records()
         status = (alert.notify or {}).get("reason", "")
         title.update(
@@ -241,6 +248,8 @@ class AlertsPane(Pane):
                 },
                 key=name,
             )
+        if triggers.row_count:
+            triggers.move_cursor(row=min(at, triggers.row_count - 1), animate=False)
         ignored_lines = [
             f"{name}: {', '.join(map(str, opts.get('ignore', [])))}"
             for name, opts in sorted(alert.triggers.items())
@@ -274,29 +283,28 @@ class AlertsPane(Pane):
         hint.update(plural(size, "address", "addresses"))
         hint.remove_class("invalid")
 
+    def form_problem(self) -> str | None:
+        nets_text = self.query_one("#alert-nets", Input).value
+        try:
+            netblocks.networks_from_text(nets_text)
+        except netblocks.BadNetwork as exc:
+            return str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
+        if not self.query_one("#alert-name", Input).value.strip() and not self.editing:
+            return "give the alert a name"
+        expires_text = self.query_one("#alert-expires", Input).value.strip()
+        if expires_text and not expires_text.isdigit():
+            return "expires: a whole number of seconds (0: never) is required"
+        return None
+
     @on(Input.Submitted, "#alert-name, #alert-nets, #alert-expires")
     @on(Button.Pressed, "#alert-save")
     def save(self) -> None:
         clients = self.clients
+        if self.say_form_problem() or clients is None:
+            return
         name = self.query_one("#alert-name", Input).value.strip()
-        nets_text = self.query_one("#alert-nets", Input).value
+        networks = [str(n) for n in netblocks.networks_from_text(self.query_one("#alert-nets", Input).value)]
         expires_text = self.query_one("#alert-expires", Input).value.strip()
-        try:
-            networks = [str(n) for n in netblocks.networks_from_text(nets_text)]
-        except netblocks.BadNetwork as exc:
-            self.show_error(
-                str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
-            )
-            return
-        if not name and not self.editing:
-            self.show_error("give the alert a name")
-            return
-        if expires_text and not expires_text.isdigit():
-            self.show_error("expires: a whole number of seconds (0: never) is required")
-            return
-        if clients is None:
-            return
-        self.show_error(None)
         expires = int(expires_text) if expires_text else None
         self.call("save", self.write, clients, name, networks, expires)
 

@@ -11,7 +11,7 @@ from textual import events
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Input, OptionList, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Input, OptionList, Select, Static
 from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from spyglass.client import Clients
     from spyglass.query.pivot import Pivot
     from spyglass.tui.app import SpyglassApp
+
+
+FORM = "form"  # the source of a problem a pane found in its own form, before any call
 
 
 class PaneFailure(Exception):
@@ -131,9 +134,13 @@ class Pane(VerticalScroll):
         """Text typed while a table or list has the keys goes to the pane's input (a new term in a
         query box), unless the key is one of the table's, the pane's or the app's commands, or a digit
         right after Esc: digits typed as ports no longer switch panes, letters typed as a folder no
-        longer open the backend log."""
+        longer open the backend log. A digit on a form's button or drop-down does nothing."""
         previous, self.last_key = self.last_key, event.key
         focused = self.app.focused
+        if event.key.isdigit() and previous != "escape" and isinstance(focused, (Button, Checkbox, Select)):
+            event.stop()  # a digit on a form's button or drop-down is a slip, not a pane switch
+            event.prevent_default()
+            return
         if not event.is_printable or not event.character or not isinstance(focused, (DataTable, OptionList)):
             return
         if event.key.isdigit() and previous == "escape":  # Esc, then a digit: switching panes on purpose
@@ -242,6 +249,20 @@ class Pane(VerticalScroll):
         self.app.notify(f"The {self.TITLE} pane takes no argument", severity="warning", markup=False)
 
     error_source: str | None = None  # the call whose failure is shown, cleared when it next succeeds
+
+    def form_problem(self) -> str | None:
+        """Why the pane's form cannot be sent as it stands, or None (checked before any call)."""
+        return None
+
+    def say_form_problem(self) -> bool:
+        """Show the form's problem, if any (it stays only while it holds); whether there was one."""
+        problem = self.form_problem()
+        self.show_error(problem, source=FORM)
+        return problem is not None
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self.error_source == FORM:  # typed since: said again, or cleared once the form is right
+            self.say_form_problem()
 
     def show_error(self, message: str | None, source: str | None = None) -> None:
         """Show (or clear, with None) a failure above the pane's content; data shown stays."""

@@ -37,11 +37,12 @@ class NotifiersPane(Pane):
     HOME = "#notifiers-list"
     HELP = (
         "Where alerts are sent: e-mail, webhook, Slack, PagerDuty, Telegram, Gitter, phone. "
-        "n new, e edit the selected notifier, D twice deletes it, t send it a test notification. "
+        "ctrl+n new (n from the list), e edit the selected notifier, D twice deletes it, t send it a test "
+        "notification. "
         "Secret arguments are masked; left empty when editing, they stay as they are."
     )
     BINDINGS = [
-        Binding("n", "new", "New notifier", id="notifiers.new"),
+        Binding("ctrl+n,n", "new", "New notifier", id="notifiers.new"),  # ctrl+n from a box too
         Binding("e", "edit", "Edit", id="notifiers.edit"),
         Binding("D", "delete", "Delete", id="notifiers.delete"),
         Binding("t", "test", "Test send", id="notifiers.test"),
@@ -93,6 +94,10 @@ class NotifiersPane(Pane):
     @on(Select.Changed, "#notifier-provider")
     async def provider_chosen(self, event: Select.Changed) -> None:
         await self.build_args(str(event.value) if isinstance(event.value, str) else None)
+        if event.select.has_focus:  # what is typed next is an argument, not the pane's keys (t tests)
+            for field in self.query(".notifier-arg").results(Input):
+                field.focus()
+                break
 
     async def build_args(self, provider: str | None, values: dict[str, str] | None = None) -> None:
         box = self.query_one("#notifier-args", Horizontal)
@@ -115,33 +120,44 @@ class NotifiersPane(Pane):
                 )
             )
         await box.mount_all(fields)
-        self.query_one("#notifier-outcome", Static).update(
-            f"{provider}: {', '.join(self.providers.get(provider, []))} required"
-        )
+        self.say_requirements()
 
     def form_args(self) -> dict[str, str]:
         return {field.name or "": field.value.strip() for field in self.query(".notifier-arg").results(Input)}
+
+    def missing_args(self) -> list[str]:
+        """The provider's arguments still to type (when editing, an empty one stays as it is)."""
+        return [] if self.editing else [k for k, v in self.form_args().items() if not v]
+
+    def say_requirements(self) -> None:
+        """What the chosen provider still needs, said until it is typed."""
+        provider = self.query_one("#notifier-provider", Select).value
+        if isinstance(provider, str):
+            missing = self.missing_args()
+            self.query_one("#notifier-outcome", Static).update(
+                f"{provider}: {', '.join(missing)} required" if missing else f"{provider}: Enter saves it"
+            )
+
+    @on(Input.Changed, ".notifier-arg")
+    def arg_typed(self) -> None:
+        self.say_requirements()
+
+    def form_problem(self) -> str | None:
+        provider = self.query_one("#notifier-provider", Select).value
+        if not isinstance(provider, str):
+            return "choose a provider"
+        missing = self.missing_args()
+        return f"{provider} needs {', '.join(missing)}" if missing else None
 
     @on(Input.Submitted, ".notifier-arg, #notifier-description")
     @on(Button.Pressed, "#notifier-save")
     def save(self) -> None:
         clients = self.clients
         provider = self.query_one("#notifier-provider", Select).value
-        if clients is None:
+        if clients is None or self.say_form_problem() or not isinstance(provider, str):
             return
-        if not isinstance(provider, str):
-            self.show_error("choose a provider")
-            return
-        args = self.form_args()
+        args = {k: v for k, v in self.form_args().items() if v}  # editing: an empty one stays as it is
         description = self.query_one("#notifier-description", Input).value.strip()
-        if self.editing:
-            args = {k: v for k, v in args.items() if v}  # an empty field leaves the argument as it is
-        else:
-            missing = [k for k, v in args.items() if not v]
-            if missing:
-                self.show_error(f"{provider} needs {', '.join(missing)}")
-                return
-        self.show_error(None)
         self.call("save", self.write, clients, provider, args, description)
 
     async def write(self, clients: Clients, provider: str, args: dict[str, str], description: str) -> None:

@@ -37,7 +37,7 @@ class OrgPane(Pane):
     HOME = "#org-people"
     HELP = (
         "The organization (enterprise): its admins and members. Admins add an existing user by "
-        "username or e-mail (tick notify to e-mail them) and remove a member with Delete on its row."
+        "username or e-mail (tick notify to e-mail them) and remove a member with Delete twice on its row."
     )
     BINDINGS = [Binding("delete", "remove", "Remove member", id="org.remove")]
     DEFAULT_CSS = """
@@ -78,16 +78,17 @@ class OrgPane(Pane):
         field.value = clean(arg, one_line=True, max_chars=254)
         field.focus()
 
+    def form_problem(self) -> str | None:
+        if not self.query_one("#org-user", Input).value.strip():
+            return "Type the username or e-mail address of a user to invite."
+        return None
+
     @on(Input.Submitted, "#org-user")
     @on(Button.Pressed, "#org-add")
     def add(self) -> None:
         user = self.query_one("#org-user", Input).value.strip()
         clients = self.clients
-        if not user:
-            self.show_error("Type the username or e-mail address of a user to invite.")
-            return
-        if clients is not None:
-            self.show_error(None)
+        if not self.say_form_problem() and clients is not None:
             notify = self.query_one("#org-notify", Checkbox).value
             self.call("add", self.change, clients, "add", user, notify)
 
@@ -102,7 +103,8 @@ class OrgPane(Pane):
             self.show_error(f"{username} is an admin: only members can be removed.")
             return
         self.show_error(None)
-        self.call("remove", self.change, clients, "remove", username, False)
+        if self.second_press(f"remove {username}", "Delete"):  # the member named: a moved cursor asks again
+            self.call("remove", self.change, clients, "remove", username, False)
 
     async def change(self, clients: Clients, action: str, user: str, notify: bool) -> None:
         if action == "add":

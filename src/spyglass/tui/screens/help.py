@@ -20,6 +20,7 @@ from spyglass.safetext import safe_text
 MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
 NAMED_KEYS = {key.value for key in Keys}
 
+HELP_TEXT_MAX = 2000  # a pane's own help, whole (the stream pane's runs past 400 characters)
 Section = tuple[str, str, list[tuple[str, str, str]]]  # (title, help, [(keys, does, binding id)])
 
 
@@ -86,7 +87,7 @@ class HelpScreen(ModalScreen[None]):
                 continue
             parts.append(Text(title, style="bold underline"))
             if text:
-                parts.append(safe_text(text, "italic", max_chars=400))
+                parts.append(safe_text(text, "italic", max_chars=HELP_TEXT_MAX))
             table = Table.grid(padding=(0, 2))
             table.add_column(no_wrap=True, min_width=14, style="bold")
             table.add_column(ratio=1)

@@ -22,8 +22,11 @@ _STATE_COLOUR = {
 
 
 class StatusBar(Widget):
+    # One line, but a reason (a state's detail, a note) is never cut: while there is one the bar
+    # wraps to up to three lines (80 columns cut it after the state's first words).
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
+    StatusBar.-reason { height: auto; max-height: 3; }
     """
 
     endpoint: reactive[str] = reactive("")
@@ -34,6 +37,11 @@ class StatusBar(Widget):
     plan: reactive[str | None] = reactive(None)
     query_credits: reactive[int | None] = reactive(None)
     scan_credits: reactive[int | None] = reactive(None)
+
+    def watch_note(self) -> None:
+        self.set_class(bool(self.detail or self.note), "-reason")
+
+    watch_detail = watch_note
 
     def render(self) -> Text:
         state_colour = theme_style(self.app, _STATE_COLOUR[self.state])

@@ -1,0 +1,186 @@
+"""The panes' forms as a person meets them in 16 colours and without colour: where the keys are
+shows on every widget that can take them, and keys typed into a form stay in the form."""
+
+from __future__ import annotations
+
+import pytest
+from rich.segment import Segment
+from textual.color import Color
+from textual.widget import Widget
+from textual.widgets import Button, Input, Select
+
+from spyglass.client import Clients
+from spyglass.datagen import generate
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.directory import SaveQueryScreen
+from tests.conftest import backend_with
+from tests.tui.helpers import no_blink, screen_text, settle
+
+SIZE = (120, 50)
+FORM_PANES = ["alerts", "notifiers", "geo", "org", "directory"]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with backend_with(tmp_path_factory.mktemp("tui-forms"), generate(50, seed=5)) as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def enterprise_key(served):
+    """An enterprise account (the org pane) with an alert and a notifier, so every list has rows."""
+    import asyncio
+
+    _, key = served.store.create_account("forms-boss", "enterprise", email="boss@forms.test")
+
+    async def setup() -> None:
+        async with Clients.from_profile(served.profile(key)) as c:
+            await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})
+            await c.alerts.create("lab", ["127.0.0.0/30"])
+
+    asyncio.run(setup())
+    return key
+
+
+def cells(app, widget: Widget) -> list[tuple[str, object]]:
+    """The widget's cells as the terminal gets them: the app's filters applied (NO_COLOR drops colour)."""
+    region = widget.region
+    strips = app.screen._compositor.render_strips()
+    out = []
+    for y in range(region.y, region.bottom):
+        strip = strips[y]
+        for line_filter in app.get_line_filters():
+            strip = strip.apply_filter(line_filter, Color(0, 0, 0))
+        for segment in strip.crop(region.x, region.right):
+            text, style, _ = segment
+            out += [(char, style) for char in text if not Segment(char).control]
+    return out
+
+
+async def focus_shows(app, pilot, widget: Widget) -> int:
+    """How many of the widget's cells change when it takes the keys. A text box's cursor is one
+    cell, and it blinks: focus must show on more than that."""
+    app.screen.set_focus(None)
+    await settle(pilot)
+    blurred = cells(app, widget)
+    widget.focus()
+    await settle(pilot)
+    focused = cells(app, widget)
+    return sum(a != b for a, b in zip(blurred, focused, strict=True))
+
+
+@pytest.mark.parametrize("colours", ["16-colours", "no-colour"])
+@pytest.mark.parametrize("pane_id", FORM_PANES)
+async def test_every_form_widget_shows_focus(served, enterprise_key, monkeypatch, pane_id, colours):
+    if colours == "no-colour":
+        monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(served.profile(enterprise_key), theme="spyglass-16", pane=pane_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        no_blink(app)
+        pane = app.query_one(f"#pane-{pane_id}")
+        widgets = [w for w in pane.query("*") if w.focusable and w.region.area]
+        assert any(isinstance(w, Select | Button) for w in widgets) or pane_id == "org"
+        unseen = [f"{type(w).__name__}#{w.id}" for w in widgets if await focus_shows(app, pilot, w) < 2]
+        assert unseen == [], unseen
+
+
+@pytest.mark.parametrize("colours", ["16-colours", "no-colour"])
+async def test_the_save_dialog_fields_look_like_fields_and_show_focus(served, monkeypatch, colours):
+    if colours == "no-colour":
+        monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(served.profile(served.key()), theme="spyglass-16")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.query_one("#query", Input).value = "port:22"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, SaveQueryScreen)
+        no_blink(app)
+        fields = list(app.screen.query(Input))
+        app.screen.set_focus(None)
+        await settle(pilot)
+        for field in fields:  # an empty field is marked as one, not only by its grey placeholder
+            assert any(style.underline for _, style in cells(app, field)), field.id
+        unseen = [w.id for w in fields if await focus_shows(app, pilot, w) < 2]
+        assert unseen == [], unseen
+
+
+async def test_digits_typed_on_a_form_button_or_select_stay_in_the_pane(served, enterprise_key):
+    app = SpyglassApp(served.profile(enterprise_key), theme="spyglass-16", pane="alerts")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for selector in ("#alert-save", "#alert-notifier", "#alert-attach"):
+            app.query_one(selector).focus()
+            await pilot.press("3", "1")
+            await settle(pilot)
+            assert app.current_pane() is app.query_one("#pane-alerts"), selector
+        app.query_one("#alerts-list").focus()  # from a list, Esc then a digit still switches
+        await pilot.press("escape", "3")
+        await settle(pilot)
+        assert app.current_pane() is app.query_one("#pane-geo")
+        assert "Geo" in screen_text(app)
+
+
+async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(served, enterprise_key):
+    app = SpyglassApp(served.profile(enterprise_key), pane="alerts")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"office", "enter")  # no networks yet
+        await settle(pilot)
+        assert "give the networks to watch" in screen_text(app)
+        await pilot.press("tab", *"127.0.5.0/3")  # typing: still a problem, said as it is now
+        await settle(pilot)
+        assert "give the networks to watch" not in screen_text(app)
+        await pilot.press("0")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "4 addresses" in text and "is not" not in text and "give the" not in text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "office" in [a.name for a in app.query_one("#pane-alerts").alerts.values()]
+
+        await app.show_pane("notifiers")
+        await settle(pilot)
+        pane = app.query_one("#pane-notifiers")
+        pane.query_one("#notifier-provider", Select).value = "webhook"
+        await settle(pilot)
+        assert "webhook: url required" in screen_text(app)
+        pane.query_one("#notifier-save", Button).press()
+        await settle(pilot)
+        assert "webhook needs url" in screen_text(app)
+        url = pane.query_one(".notifier-arg", Input)
+        url.focus()
+        await pilot.press(*"http://127.0.0.1:9/x")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "webhook needs url" not in text and "url required" not in text and "webhook: Enter saves it" in text
+
+        await app.show_pane("org")
+        await settle(pilot)
+        field = app.query_one("#org-user", Input)
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Type the username or e-mail address" in screen_text(app)
+        await pilot.press(*"someone")
+        await settle(pilot)
+        assert "Type the username or e-mail address" not in screen_text(app)
+
+
+async def test_a_provider_picked_by_keyboard_gives_the_keys_to_its_first_argument(served, enterprise_key):
+    app = SpyglassApp(served.profile(enterprise_key), pane="notifiers")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        provider = app.query_one("#notifier-provider", Select)
+        assert app.focused is provider
+        await pilot.press("enter")  # the drop-down
+        await settle(pilot)
+        values = [value for _, value in provider._options]  # the blank first, highlighted
+        await pilot.press(*["down"] * values.index("webhook"), "enter")
+        await settle(pilot)
+        await pilot.press(*"http://127.0.0.1:9/typed")  # "t" would send the listed notifier a test
+        await settle(pilot)
+        url = app.query_one(".notifier-arg", Input)
+        assert url.name == "url" and url.value == "http://127.0.0.1:9/typed"
+        assert "Test to" not in screen_text(app) and "Sending a test" not in screen_text(app)
