@@ -170,13 +170,14 @@ def funded_key(data: Path) -> str:
         store.close()
 
 
-def serve(data: Path, workers: int = 1, store: str = "") -> tuple[subprocess.Popen, str]:
-    """``spyglass serve`` on ``data`` (and the banner store at ``store``) as a user runs it: a
-    process of its own, on a port the OS picks. Once every worker answers: the process and its URL.
+def serve(data: Path, workers: int = 1, store: str = "", *options: str) -> tuple[subprocess.Popen, str]:
+    """``spyglass serve`` on ``data`` (and the banner store at ``store``, with ``options``) as a user
+    runs it: a process of its own, on a port the OS picks. Once every worker answers: the process
+    and its URL.
     It builds no bulk data files: on a data dir just imported that takes its first minutes (hours
     for 10M banners on ClickHouse), sharing the interpreter with the requests a bench times."""
     command = [sys.executable, "-m", "spyglass", "serve", "--data", str(data), "--port", "0"]
-    command += ["--workers", str(workers), "--no-bulk-data", *(["--store", store] if store else [])]
+    command += ["--workers", str(workers), "--no-bulk-data", *(["--store", store] if store else []), *options]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     url = process.stdout.readline().split()[1]
