@@ -104,7 +104,9 @@ def test_a_request_head_must_arrive_in_time(tmp_path):
             assert slow.recv(100) == b""  # closed by the server, not answered
 
 
-async def test_past_the_requests_in_flight_the_backend_says_busy_at_once():
+async def test_past_the_requests_in_flight_a_few_wait_for_a_slot_and_the_rest_are_told_busy_at_once():
+    """One slot and one place in the queue: the second request waits and is answered once the first
+    is; a third is answered 503 at once; a request waits for a slot no longer than ``wait``."""
     release = asyncio.Event()
 
     async def slow(scope, receive, send):
@@ -112,16 +114,47 @@ async def test_past_the_requests_in_flight_the_backend_says_busy_at_once():
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
-    shedding = LoadShedding(slow, limit=1)
+    shedding = LoadShedding(slow, limit=1, queue=1, wait=60)
     transport = httpx.ASGITransport(app=shedding)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         first = asyncio.ensure_future(client.get("/intel/host/count"))
         while shedding.in_flight == 0:
             await asyncio.sleep(0.01)
+        queued = asyncio.ensure_future(client.get("/intel/host/count"))
+        while not shedding._waiting:
+            await asyncio.sleep(0.01)
         busy = await client.get("/intel/host/count")
+        assert not queued.done()
+        release.set()
+        assert (await first).status_code == 200 and (await queued).status_code == 200
+    assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and "busy" in busy.json()["error"]
+    assert shedding.in_flight == 0 and not shedding._waiting
+
+    release.clear()
+    shedding = LoadShedding(slow, limit=1, queue=4, wait=0.2)
+    transport = httpx.ASGITransport(app=shedding)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        first = asyncio.ensure_future(client.get("/intel/host/count"))
+        while shedding.in_flight == 0:
+            await asyncio.sleep(0.01)
+        assert (await client.get("/intel/host/count")).status_code == 503  # waited its 0.2 s, no slot came
+        assert not shedding._waiting
         release.set()
         assert (await first).status_code == 200
-    assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and "busy" in busy.json()["error"]
+    assert shedding.in_flight == 0
+
+
+async def test_a_request_cancelled_as_it_is_handed_a_slot_gives_the_slot_back():
+    shedding = LoadShedding(None, limit=1, queue=1, wait=60)
+    assert await shedding._take()
+    waiting = asyncio.ensure_future(shedding._take())
+    while not shedding._waiting:
+        await asyncio.sleep(0.01)
+    shedding._give()  # handed to the waiter ...
+    waiting.cancel()  # ... which is cancelled before it runs again
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert shedding.in_flight == 0 and not shedding._waiting
 
 
 def wait_for(condition, seconds: float = 15.0) -> bool:
