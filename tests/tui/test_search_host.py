@@ -430,3 +430,33 @@ async def test_a_lookup_that_succeeds_clears_the_last_ones_404(data_backend):
         # "HTTP 404", not "404": the status bar shows the backend's port, which the OS may have chosen as 40497
         assert "No information available" not in text and "HTTP 404" not in text and busiest_host() in text
         assert not app.query_one(StatusBar).note
+
+
+def hosts_by_services() -> list[str]:
+    """Addresses with a TLS service on 443 (long details), the one with the most banners first."""
+    from collections import Counter
+
+    tls = {b["ip_str"] for b in BANNERS if b["port"] == 443 and "ssl" in b}
+    return [ip for ip, _ in Counter(b["ip_str"] for b in BANNERS).most_common() if ip in tls]
+
+
+async def test_a_new_host_starts_at_the_top_and_typing_starts_a_new_address(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        first, second = hosts_by_services()[:2]
+        app.post_message(OpenHost(first, "443/tcp"))
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        boxes = [host.query_one("#summary-box"), host.query_one("#service-box")]
+        for box in boxes:
+            box.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert all(box.scroll_y > 0 for box in boxes), [box.max_scroll_y for box in boxes]  # scrolled down
+        app.post_message(OpenHost(second))
+        await settle(pilot)
+        assert host.record is not None and host.record.ip_str == second
+        assert [box.scroll_y for box in boxes] == [0, 0]
+        app.query_one("#services").focus()
+        await pilot.press(*"192.0.2.77")  # typed while the services have the keys
+        assert app.query_one("#host-ip", Input).value == "192.0.2.77"

@@ -149,11 +149,15 @@ class Pane(VerticalScroll):
         event.stop()
         event.prevent_default()
         box.focus()
+        self.type_into(box, event.character)
+
+    def type_into(self, box: Input, character: str) -> None:
+        """A key typed while a table or list had the keyboard, into the pane's input: after what it
+        holds, and in a query box as a new term ("443" after "port:22" is not "port:22443")."""
         box.action_end()
-        # In a query box it starts a new term: "443" after "port:22" is not "port:22443".
         term = isinstance(box.parent, QueryInput) and box.value and not box.value.endswith(" ")
         space = " " if term else ""
-        box.insert_text_at_cursor(space + event.character)
+        box.insert_text_at_cursor(space + character)
 
     def focus_first(self) -> None:
         """Put the keyboard where the pane's work starts: its first input, else its first widget."""
