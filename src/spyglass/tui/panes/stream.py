@@ -416,8 +416,9 @@ class StreamPane(Pane):
         path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}.json.gz"
 
         async def save() -> None:
-            async with self.buffer_lock:  # after a filter being applied to the buffer
-                lines = [entry.raw for entry in self.query_one(Tail).ring]
+            async with self.buffer_lock:  # after the batch being kept
+                # The buffer, as the key says: every line kept, whatever the filter shows.
+                lines = [entry.raw for entry in self.buffer.kept]
             if not lines:
                 self.app.notify("Nothing to save yet", markup=False)
                 return
