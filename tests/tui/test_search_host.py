@@ -460,3 +460,29 @@ async def test_a_new_host_starts_at_the_top_and_typing_starts_a_new_address(data
         app.query_one("#services").focus()
         await pilot.press(*"192.0.2.77")  # typed while the services have the keys
         assert app.query_one("#host-ip", Input).value == "192.0.2.77"
+
+
+async def test_a_query_typed_before_the_connection_is_open_runs_once_it_is(data_backend):
+    import asyncio
+
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    opened = asyncio.Event()  # the connection opens when the test says: after the query is typed
+    really_open = app.connection.open
+
+    async def open_later():
+        await opened.wait()
+        return await really_open()
+
+    app.connection.open = open_later  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        pane = app.query_one(SearchPane)
+        app.query_one("#query", Input).value = "port:22"
+        app.query_one("#query", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.clients is None and "Not connected yet" in screen_text(app)
+        opened.set()
+        await settle(pilot)
+        assert pane.current_query == "port:22" and pane.total == sum(b["port"] == 22 for b in CURRENT)
+        assert "Not connected yet" not in screen_text(app)

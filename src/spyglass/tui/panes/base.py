@@ -229,6 +229,17 @@ class Pane(VerticalScroll):
             return
         self.stale = False
         self.call("load", self.load, clients)
+        waiting, self.waiting = self.waiting, None
+        if waiting is not None:
+            waiting()
+
+    waiting: Callable[[], None] | None = None  # what was asked before the connection was open
+
+    def when_connected(self, action: Callable[[], None]) -> None:
+        """``action`` (e.g. the query typed meanwhile) runs once the app connects: the pane in
+        view reloads then, another when it is next shown."""
+        self.waiting = action
+        self.show_error("Not connected yet: this runs as soon as the connection is open.", "waiting")
 
     async def load(self, clients: Clients) -> None:
         """Fetch what the pane shows; nothing by default."""

@@ -134,7 +134,7 @@ class HostPane(Pane):
             return
         clients = self.clients
         if clients is None:
-            self.show_error("Not connected yet.")
+            self.when_connected(self.lookup)
             return
         self.show_error(None)
         self.fetch(clients, ip)

@@ -238,7 +238,7 @@ class SearchPane(Pane):
         facets, problems = facet_spec(self.query_one("#facet-spec", Input).value)
         clients = self.clients
         if clients is None:
-            self.show_error("Not connected yet: the query will stay here until you run it again.")
+            self.when_connected(self.run_query)
             return
         # A facet that is not one is left out and said, the search runs all the same.
         self.show_error(f"Facets: {'; '.join(problems)} (left out)" if problems else None)

@@ -153,10 +153,11 @@ class TrendsPane(Pane):
         if problem is None and self.month_bounds() is None:
             return
         clients = self.clients
-        if problem is None and clients is None:
-            problem = "Not connected yet: the query will stay here until you run it again."
-        if problem is not None or clients is None:
+        if problem is not None:
             self.show_error(problem)
+            return
+        if clients is None:
+            self.when_connected(self.run_query)
             return
         self.show_error(None)
         box.remember()
