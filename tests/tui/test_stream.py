@@ -409,3 +409,18 @@ async def test_the_selected_banner_offers_its_values_to_pivot_on(live):
         await pilot.press("enter")
         await until(pilot, lambda: app.query_one(SearchPane).display, "the search pane")
         assert app.query_one("#query", Input).value == 'org:"Pivot Org"'
+
+
+async def test_after_a_reconnect_the_stream_follows_on_the_new_clients_out_of_view(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        await pilot.press("f2")  # the stream pane out of view, still following
+        old = app.clients
+        await pilot.press("ctrl+r")  # the clients are replaced (as after a backend handover)
+        await until(pilot, lambda: app.clients is not None and app.clients is not old, "new clients")
+        await until(pilot, lambda: pane.state is not None and pane.state.status == "connected", "the stream")
+        await publish(live, [banner(port=6601)])
+        await until(pilot, lambda: 6601 in ports_in(app.query_one(Tail)), "a banner after the reconnect")
+        await pilot.pause()
+        assert "internal error" not in screen_text(app) and not pane.error_source

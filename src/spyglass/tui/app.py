@@ -183,11 +183,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
             self.report(self.connection.note, error=False)
         self.connection.watch_backend(self._backend_event)
         self._health_timer.resume()
-        for pane in self.query(Pane):
-            pane.stale = True  # each reloads when next shown; the one in view reloads now
         current = self.current_pane()
-        if current is not None and not self.pending_arg:
-            current.reload()
+        for pane in self.query(Pane):
+            # Each reloads when next shown, the one in view now, one that follows a stream at once:
+            # no call goes on with the clients of the last connection (closed, or of a dead backend).
+            pane.connection_replaced(now=pane is current and not self.pending_arg)
         self._run_pending_arg()
 
     def _run_pending_arg(self) -> None:
@@ -247,6 +247,8 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
     async def reopen(self, profile: Profile | None = None) -> None:
         self._health_timer.pause()
         self.clients = None
+        for pane in self.query(Pane):
+            self.workers.cancel_node(pane)  # its calls hold the clients closed below
         self.backend_info = {}
         await self.connection.close()
         self.connection = Connection(profile or self.connection.requested, self.connection.data)

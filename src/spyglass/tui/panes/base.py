@@ -223,6 +223,12 @@ class Pane(VerticalScroll):
         event.stop()
         self.call(f"page-{event.table.id}", event.load)
 
+    def connection_replaced(self, now: bool) -> None:
+        """The app has new clients: load with them ``now`` (the pane in view), else when next shown."""
+        self.stale = True
+        if now:
+            self.reload()
+
     def reload(self) -> None:
         clients = self.clients
         if clients is None:

@@ -203,6 +203,11 @@ class StreamPane(Pane):
             pump.cancel()
             await stream.aclose()
 
+    def connection_replaced(self, now: bool) -> None:
+        """A stream being followed is followed on the new clients at once, in view or not: the old
+        ones are closed, or reach a backend that is gone."""
+        super().connection_replaced(now or (self.state is not None and not self.gone))
+
     def _start_afresh(self) -> None:
         self.query_one(Tail).clear()
         self.buffer.clear()
