@@ -108,7 +108,12 @@ async def test_lazy_pages_and_count_only(data_backend):
         results = app.query_one("#results", DataTable)
         assert results.row_count == 100 < pane.total
         results.focus()
-        results.move_cursor(row=99)
+        for _ in range(2):
+            await pilot.press("G")  # the last row loaded, then past it: asked, not spent
+            await settle(pilot)
+        assert results.cursor_row == 99 and results.row_count == 100 and app.clients.credits.query == 99
+        assert "again to load the next page (1 query credit)" in screen_text(app)
+        await pilot.press("down")  # the second press past the last row spends it
         await settle(pilot)
         assert results.row_count == 200 and pane.results.pages == 2
         assert app.clients.credits.query == 98  # a filter, then one more page

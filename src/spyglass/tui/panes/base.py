@@ -219,9 +219,14 @@ class Pane(VerticalScroll):
         return None
 
     def on_paged_table_more_wanted(self, event: PagedTable.MoreWanted) -> None:
-        """A paged table of this pane reached its end: its next page is a call like any other."""
+        """A paged table of this pane reached its end: its next page is a call like any other, one
+        that costs asked for first (a second press spends it)."""
         event.stop()
-        self.call(f"page-{event.table.id}", event.load)
+        if event.cost and not self.second_press(f"load the next page ({event.cost})", "↓"):
+            return
+        load = event.table.next_page()
+        if load is not None:
+            self.call(f"page-{event.table.id}", load)
 
     def connection_replaced(self, now: bool) -> None:
         """The app has new clients: load with them ``now`` (the pane in view), else when next shown."""

@@ -143,7 +143,7 @@ class SearchPane(Pane):
                 facets = OptionList(id="facets", markup=False)
                 facets.border_title = FACETS_TITLE
                 yield facets
-            results = PagedTable(COLUMNS, id="results")
+            results = PagedTable(COLUMNS, id="results", page_cost="1 query credit")
             results.border_title = "Results (Enter opens the host)"
             yield results
 
