@@ -424,3 +424,17 @@ async def test_after_a_reconnect_the_stream_follows_on_the_new_clients_out_of_vi
         await until(pilot, lambda: 6601 in ports_in(app.query_one(Tail)), "a banner after the reconnect")
         await pilot.pause()
         assert "internal error" not in screen_text(app) and not pane.error_source
+
+
+async def test_a_backend_that_collects_nothing_says_so_in_the_pane(tmp_path):
+    server, backend = start_backend(tmp_path)  # no --demo-rate: nothing is collected live
+    backend.app.state.banners.records.set_meta("demo", "1")  # as a first run's demo data
+    with server:
+        app = SpyglassApp(backend.profile(backend.key()))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await open_stream(pilot)
+            await until(pilot, lambda: "Nothing has arrived" in screen_text(app), "the hint")
+            assert "--demo-rate N" in screen_text(app)  # what fills it, within the 80 columns
+            await publish(backend, [banner(port=6700)])
+            await until(pilot, lambda: "Nothing has arrived" not in screen_text(app), "the hint gone")
+    backend.store.close()
