@@ -491,3 +491,22 @@ async def test_a_query_typed_before_the_connection_is_open_runs_once_it_is(data_
         await settle(pilot)
         assert pane.current_query == "port:22" and pane.total == sum(b["port"] == 22 for b in CURRENT)
         assert "Not connected yet" not in screen_text(app)
+
+
+async def test_at_80x24_a_title_gets_the_columns_room_and_the_facet_cursor_stays_after_adding(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:80")
+        results = app.query_one(SearchPane).results
+        used = sum(width + 2 for _, width in results.shown)  # each column has a cell of padding a side
+        assert used == results.scrollable_content_region.width  # no cell left free beside the scrollbar
+        facets = app.query_one("#facets", OptionList)
+        facets.focus()
+        await pilot.press("down", "down")  # a value of the first facet
+        chosen = facets.highlighted
+        assert chosen is not None
+        item = app.query_one(SearchPane).facet_items[chosen]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert facets.highlighted is not None and app.query_one(SearchPane).facet_items[facets.highlighted] == item
