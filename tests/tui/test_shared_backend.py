@@ -49,3 +49,34 @@ async def test_a_second_serve_on_the_same_data_says_which_backend_holds_it(tmp_p
         assert f"is served already, by the backend at {connection.profile.url}" in out.stderr
     finally:
         await connection.close()
+
+
+async def test_quitting_while_another_dashboard_follows_the_stream_stops_the_backend_cleanly(tmp_path):
+    import asyncio
+
+    from spyglass.client import Clients
+
+    owner = Connection(Profile(), data=tmp_path)
+    await owner.open()
+    other = Clients.from_profile(owner.profile)  # another dashboard, attached, following the stream
+    following = asyncio.Event()
+
+    async def follow() -> None:
+        def state(s) -> None:
+            if s.status == "connected":
+                following.set()
+
+        async for _ in other.stream.banners(raw=True, on_state=state):
+            pass
+
+    task = asyncio.create_task(follow())
+    try:
+        await asyncio.wait_for(following.wait(), 60)
+        await owner.close()  # the owner quits: its backend stops with the stream still open
+        log = (tmp_path / "backend.log").read_text()
+        assert "Traceback" not in log and "CancelledError" not in log, log[-2000:]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await other.aclose()
+        await owner.close()
