@@ -80,3 +80,25 @@ async def test_quitting_while_another_dashboard_follows_the_stream_stops_the_bac
         await asyncio.gather(task, return_exceptions=True)
         await other.aclose()
         await owner.close()
+
+
+async def test_a_dashboard_that_loses_the_race_for_the_data_attaches_to_the_backend_that_won(tmp_path, monkeypatch):
+    import asyncio
+
+    from spyglass.server import launcher
+
+    first = Connection(Profile(), data=tmp_path)
+    await first.open()
+    loser = launcher.EmbeddedBackend(tmp_path)
+    try:
+        # It looked before the winner held the data (two dashboards restart at once after a handover):
+        monkeypatch.setattr(launcher, "served_by", lambda data_dir: None)
+        await asyncio.to_thread(loser.start)
+        monkeypatch.undo()
+        assert loser.process is not None  # its own backend, which finds the data served and exits
+        await loser.wait_ready()  # not a failure: the data is served, by the winner
+        assert loser.attached and loser.process is None
+        assert loser.profile is not None and loser.profile.url == first.profile.url
+    finally:
+        await asyncio.to_thread(loser.stop)
+        await first.close()
