@@ -116,6 +116,7 @@ async def test_lazy_pages_and_count_only(data_backend):
         await pilot.press("down")  # the second press past the last row spends it
         await settle(pilot)
         assert results.row_count == 200 and pane.results.pages == 2
+        assert "again to load the next page" not in screen_text(app)  # done: it no longer asks
         assert app.clients.credits.query == 98  # a filter, then one more page
         app.query_one("#count-only").value = True
         app.query_one("#query").focus()

@@ -114,11 +114,14 @@ class Pane(VerticalScroll):
     def second_press(self, action: str, key: str) -> bool:
         """Whether a destructive key may act: only on its second press within 8 s, so a letter
         typed into the list instead of a box (a D in "Data") asks and never deletes."""
+        note = f"Press {key} again to {action}"
         if self.armed == action:
             self.armed = ""
+            if self.dashboard.status.note == note:
+                self.dashboard.status.note = ""  # pressed: it no longer asks
             return True
         self.armed = action
-        self.dashboard.status.note = f"Press {key} again to {action}"
+        self.dashboard.status.note = note
         self.set_timer(8, lambda: self._disarm(action))
         return False
 
