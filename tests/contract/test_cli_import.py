@@ -179,3 +179,13 @@ async def test_a_full_disk_on_the_server_is_507_with_an_error_body():
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         answer = await client.get("/write")
     assert answer.status_code == 507 and "disk is full" in answer.json()["error"]
+
+
+def test_a_line_that_is_not_json_says_where_it_breaks(tmp_path, capsys):
+    source = tmp_path / "broken.json"
+    good = json.dumps({"ip_str": "198.18.0.1", "port": 22, "timestamp": "2025-01-01T00:00:00", "data": "x" * 300})
+    broken = good[:-1] + ', "unquoted": oops}'  # the JSON breaks at "oops"
+    source.write_text(f"{good}\n{broken}\n")
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 1
+    err = capsys.readouterr().err
+    assert f"broken.json:2: not JSON (Expecting value at column {broken.index('oops') + 1})" in err

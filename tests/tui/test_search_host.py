@@ -108,9 +108,15 @@ async def test_lazy_pages_and_count_only(data_backend):
         results = app.query_one("#results", DataTable)
         assert results.row_count == 100 < pane.total
         results.focus()
-        results.move_cursor(row=99)
+        for _ in range(2):
+            await pilot.press("G")  # the last row loaded, then past it: asked, not spent
+            await settle(pilot)
+        assert results.cursor_row == 99 and results.row_count == 100 and app.clients.credits.query == 99
+        assert "again to load the next page (1 query credit)" in screen_text(app)
+        await pilot.press("down")  # the second press past the last row spends it
         await settle(pilot)
         assert results.row_count == 200 and pane.results.pages == 2
+        assert "again to load the next page" not in screen_text(app)  # done: it no longer asks
         assert app.clients.credits.query == 98  # a filter, then one more page
         app.query_one("#count-only").value = True
         app.query_one("#query").focus()
@@ -430,3 +436,78 @@ async def test_a_lookup_that_succeeds_clears_the_last_ones_404(data_backend):
         # "HTTP 404", not "404": the status bar shows the backend's port, which the OS may have chosen as 40497
         assert "No information available" not in text and "HTTP 404" not in text and busiest_host() in text
         assert not app.query_one(StatusBar).note
+
+
+def hosts_by_services() -> list[str]:
+    """Addresses with a TLS service on 443 (long details), the one with the most banners first."""
+    from collections import Counter
+
+    tls = {b["ip_str"] for b in BANNERS if b["port"] == 443 and "ssl" in b}
+    return [ip for ip, _ in Counter(b["ip_str"] for b in BANNERS).most_common() if ip in tls]
+
+
+async def test_a_new_host_starts_at_the_top_and_typing_starts_a_new_address(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        first, second = hosts_by_services()[:2]
+        app.post_message(OpenHost(first, "443/tcp"))
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        boxes = [host.query_one("#summary-box"), host.query_one("#service-box")]
+        for box in boxes:
+            box.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert all(box.scroll_y > 0 for box in boxes), [box.max_scroll_y for box in boxes]  # scrolled down
+        app.post_message(OpenHost(second))
+        await settle(pilot)
+        assert host.record is not None and host.record.ip_str == second
+        assert [box.scroll_y for box in boxes] == [0, 0]
+        app.query_one("#services").focus()
+        await pilot.press(*"192.0.2.77")  # typed while the services have the keys
+        assert app.query_one("#host-ip", Input).value == "192.0.2.77"
+
+
+async def test_a_query_typed_before_the_connection_is_open_runs_once_it_is(data_backend):
+    import asyncio
+
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    opened = asyncio.Event()  # the connection opens when the test says: after the query is typed
+    really_open = app.connection.open
+
+    async def open_later():
+        await opened.wait()
+        return await really_open()
+
+    app.connection.open = open_later  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        pane = app.query_one(SearchPane)
+        app.query_one("#query", Input).value = "port:22"
+        app.query_one("#query", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.clients is None and "Not connected yet" in screen_text(app)
+        opened.set()
+        await settle(pilot)
+        assert pane.current_query == "port:22" and pane.total == sum(b["port"] == 22 for b in CURRENT)
+        assert "Not connected yet" not in screen_text(app)
+
+
+async def test_at_80x24_a_title_gets_the_columns_room_and_the_facet_cursor_stays_after_adding(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:80")
+        results = app.query_one(SearchPane).results
+        used = sum(width + 2 for _, width in results.shown)  # each column has a cell of padding a side
+        assert used == results.scrollable_content_region.width  # no cell left free beside the scrollbar
+        facets = app.query_one("#facets", OptionList)
+        facets.focus()
+        await pilot.press("down", "down")  # a value of the first facet
+        chosen = facets.highlighted
+        assert chosen is not None
+        item = app.query_one(SearchPane).facet_items[chosen]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert facets.highlighted is not None and app.query_one(SearchPane).facet_items[facets.highlighted] == item

@@ -49,3 +49,56 @@ async def test_a_second_serve_on_the_same_data_says_which_backend_holds_it(tmp_p
         assert f"is served already, by the backend at {connection.profile.url}" in out.stderr
     finally:
         await connection.close()
+
+
+async def test_quitting_while_another_dashboard_follows_the_stream_stops_the_backend_cleanly(tmp_path):
+    import asyncio
+
+    from spyglass.client import Clients
+
+    owner = Connection(Profile(), data=tmp_path)
+    await owner.open()
+    other = Clients.from_profile(owner.profile)  # another dashboard, attached, following the stream
+    following = asyncio.Event()
+
+    async def follow() -> None:
+        def state(s) -> None:
+            if s.status == "connected":
+                following.set()
+
+        async for _ in other.stream.banners(raw=True, on_state=state):
+            pass
+
+    task = asyncio.create_task(follow())
+    try:
+        await asyncio.wait_for(following.wait(), 60)
+        await owner.close()  # the owner quits: its backend stops with the stream still open
+        log = (tmp_path / "backend.log").read_text()
+        assert "Traceback" not in log and "CancelledError" not in log, log[-2000:]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await other.aclose()
+        await owner.close()
+
+
+async def test_a_dashboard_that_loses_the_race_for_the_data_attaches_to_the_backend_that_won(tmp_path, monkeypatch):
+    import asyncio
+
+    from spyglass.server import launcher
+
+    first = Connection(Profile(), data=tmp_path)
+    await first.open()
+    loser = launcher.EmbeddedBackend(tmp_path)
+    try:
+        # It looked before the winner held the data (two dashboards restart at once after a handover):
+        monkeypatch.setattr(launcher, "served_by", lambda data_dir: None)
+        await asyncio.to_thread(loser.start)
+        monkeypatch.undo()
+        assert loser.process is not None  # its own backend, which finds the data served and exits
+        await loser.wait_ready()  # not a failure: the data is served, by the winner
+        assert loser.attached and loser.process is None
+        assert loser.profile is not None and loser.profile.url == first.profile.url
+    finally:
+        await asyncio.to_thread(loser.stop)
+        await first.close()

@@ -317,3 +317,35 @@ async def test_the_linux_console_gets_boxes_and_marks_its_fonts_have(backend, mo
     async with app.run_test(size=(80, 24)) as pilot:  # nothing stays patched for the next app
         await settle(pilot)
         assert "╭" in screen_text(app) and "● connected" in screen_text(app)
+
+
+async def test_over_ssh_the_text_cursor_does_not_blink(backend, monkeypatch):
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.1 50022 192.0.2.2 22")
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.focused
+        assert isinstance(box, Input) and not box.cursor_blink
+        await pilot.press(*"port:22", "tab")  # typing, and another box, change nothing
+        await settle(pilot)
+        assert not box.cursor_blink and not any(i.cursor_blink for i in app.screen.query(Input) if i.has_focus)
+
+
+async def test_the_text_cursor_stops_blinking_when_idle_and_blinks_again_at_a_key(backend, monkeypatch):
+    import asyncio
+
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    monkeypatch.delenv("SSH_TTY", raising=False)
+    app = SpyglassApp(backend.profile(backend.key()))
+    app.blink.idle = 0.3  # (the default is some seconds)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.focused
+        assert isinstance(box, Input)
+        await pilot.press("p")
+        assert box.cursor_blink  # typed just now: it blinks
+        async with asyncio.timeout(30):
+            while box.cursor_blink:
+                await pilot.pause(0.1)
+        await pilot.press("o")
+        assert box.cursor_blink and box.value == "po"

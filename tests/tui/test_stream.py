@@ -278,7 +278,7 @@ async def test_leaving_a_field_restores_what_is_in_force_and_clears_its_error(li
         assert app.query_one(Tail).capacity == 300 and pane.error_source is None
 
 
-async def test_a_filter_applies_to_what_is_buffered_and_to_the_save(live, tmp_path, monkeypatch):
+async def test_a_filter_applies_to_what_is_buffered_and_s_saves_the_whole_buffer(live, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = SpyglassApp(live.profile(live.key()))
     async with app.run_test(size=SIZE) as pilot:
@@ -298,8 +298,9 @@ async def test_a_filter_applies_to_what_is_buffered_and_to_the_save(live, tmp_pa
         assert [json.loads(e.raw)["port"] for e in pane.buffer.pending] == [443]
         await until(pilot, lambda: list(tmp_path.glob("spyglass-stream-*.json.gz")), "the saved file")
         (saved,) = tmp_path.glob("spyglass-stream-*.json.gz")
-        await until(pilot, lambda: len(saved_lines(saved)) == 4, "the whole file")
-        assert {json.loads(line)["port"] for line in saved_lines(saved)} == {443}
+        await until(pilot, lambda: len(saved_lines(saved)) == 14, "the whole file")
+        saved_ports = [json.loads(line)["port"] for line in saved_lines(saved)]
+        assert saved_ports == [json.loads(entry.raw)["port"] for entry in pane.buffer.kept]  # not only 443
         await pilot.press("p")
         assert ports_in(tail) == [443] * 5
 
@@ -408,3 +409,32 @@ async def test_the_selected_banner_offers_its_values_to_pivot_on(live):
         await pilot.press("enter")
         await until(pilot, lambda: app.query_one(SearchPane).display, "the search pane")
         assert app.query_one("#query", Input).value == 'org:"Pivot Org"'
+
+
+async def test_after_a_reconnect_the_stream_follows_on_the_new_clients_out_of_view(live):
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_stream(pilot)
+        await pilot.press("f2")  # the stream pane out of view, still following
+        old = app.clients
+        await pilot.press("ctrl+r")  # the clients are replaced (as after a backend handover)
+        await until(pilot, lambda: app.clients is not None and app.clients is not old, "new clients")
+        await until(pilot, lambda: pane.state is not None and pane.state.status == "connected", "the stream")
+        await publish(live, [banner(port=6601)])
+        await until(pilot, lambda: 6601 in ports_in(app.query_one(Tail)), "a banner after the reconnect")
+        await pilot.pause()
+        assert "internal error" not in screen_text(app) and not pane.error_source
+
+
+async def test_a_backend_that_collects_nothing_says_so_in_the_pane(tmp_path):
+    server, backend = start_backend(tmp_path)  # no --demo-rate: nothing is collected live
+    backend.app.state.banners.records.set_meta("demo", "1")  # as a first run's demo data
+    with server:
+        app = SpyglassApp(backend.profile(backend.key()))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await open_stream(pilot)
+            await until(pilot, lambda: "Nothing has arrived" in screen_text(app), "the hint")
+            assert "--demo-rate N" in screen_text(app)  # what fills it, within the 80 columns
+            await publish(backend, [banner(port=6700)])
+            await until(pilot, lambda: "Nothing has arrived" not in screen_text(app), "the hint gone")
+    backend.store.close()

@@ -142,3 +142,22 @@ async def test_a_plan_without_trends_is_told_so(served):
         pane = await run(pilot, "port:22")
         assert "Trends requires an enterprise plan" in screen_text(app)
         assert pane.query_one("#query", Input).value == "port:22"
+
+
+async def test_without_colour_compared_queries_have_their_own_marks_and_c_gives_bars(served, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "net:198.19.1.0/24", compare="port:80")
+        chart = pane.query_one(TrendChart)
+        assert chart.kind == "line"
+        legend = str(pane.query_one("#trend-legend").render())
+        assert "** net:198.19.1.0/24" in legend and "++ port:80" in legend  # told apart without colour
+        plotted = screen_text(app).split("view (v)", 1)[1].split("net:198.19.1.0/24", 1)[0]  # the chart
+        assert "*" in plotted and "+" in plotted
+        await pilot.press("escape", "c")
+        await settle(pilot)
+        assert chart.kind == "bar" and not chart.stack  # side by side: a comparison is not a sum
+        legend = str(pane.query_one("#trend-legend").render())
+        assert "██ net:198.19.1.0/24" in legend and "▓▓ port:80" in legend and "stacked" not in legend

@@ -108,7 +108,7 @@ def test_a_plain_chart_has_no_braille_and_no_fills_a_console_font_lacks():
     series = [t.Series(f"s{i}", [i + 1, 3, 2 + i, 5]) for i in range(6)]
     for kind in t.KINDS:
         fancy = t.build(_figure_class(), months, series, kind, 60, 14)
-        plain = t.build(_figure_class(), months, series, kind, 60, 14, plain=True)
+        plain = t.build(_figure_class(), months, series, kind, 60, 14, t.Look(plain=True))
         glyphs = set(re.sub(r"\x1b\[[0-9;]*m", "", plain))
         assert not any(0x2800 <= ord(c) <= 0x28FF for c in glyphs) and not glyphs & set("▞▚▪")
         assert glyphs & {"*", "#", "=", "+"}

@@ -56,7 +56,7 @@ def test_serve_warns_when_it_listens_beyond_this_machine():
 
 
 def test_serve_says_why_a_demo_stream_stays_empty():
-    from spyglass.cli.commands.serve import quiet_stream_hint
+    from spyglass.present.stream import quiet_stream_hint
 
     hint = quiet_stream_hint(demo=True, demo_rate=0.0)
     assert hint and "--demo-rate N" in hint and "stream" in hint

@@ -18,3 +18,15 @@ def stream_line(banner: Any, fields: list[str] | None = None, product_width: int
     timestamp = b.get("timestamp")
     clock = timestamp[11:19] if isinstance(timestamp, str) and len(timestamp) >= 19 else "--:--:--"
     return f"{clock} {result_line(b, product_width)}"
+
+
+def quiet_stream_hint(demo: bool, demo_rate: float) -> str | None:
+    """With the demo data but no demo collector, the live stream stays empty: why, and what fills it
+    (``serve`` prints it, the stream pane shows it)."""
+    if demo and demo_rate <= 0:
+        return (
+            "the demo data is searchable, but nothing is collected live: the stream stays empty "
+            "until a scan finds something or 'spyglass replay' sends banners; --demo-rate N collects N "
+            "synthetic banners a second"
+        )
+    return None

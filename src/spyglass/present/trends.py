@@ -32,6 +32,8 @@ PALETTE = (
 # The fill of each series' bars, in order: stacked bars read apart without colour too (a pipe).
 FILLS = ("█", "▓", "▒", "░", "▞", "▚", "▪")
 PLAIN_FILLS = ("█", "▓", "▒", "░", "#", "=", "+")  # the Linux console's fonts (CP437) have these
+# The points of each line where colour cannot tell them apart (NO_COLOR) or braille is missing.
+LINE_MARKS = ("*", "+", "o", "x", "#", "=", "@")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LABEL_WIDTH = 24  # cells of a facet value in a legend or a column heading
 KINDS = ("bar", "line")
@@ -131,12 +133,31 @@ def short(value: int) -> str:
     return str(value)
 
 
+@dataclass(frozen=True)
+class Look:
+    """How a chart can tell its series apart here."""
+
+    plain: bool = False  # a Linux console font: no braille, no fills it lacks
+    mono: bool = False  # no colour (NO_COLOR): each line has its own mark
+    stack: bool = True  # several series as bars: stacked (parts of a whole), else side by side (compared)
+
+    def line_mark(self, index: int) -> str:
+        return LINE_MARKS[index % len(LINE_MARKS)] if self.plain or self.mono else "braille"
+
+    def swatch(self, index: int, kind: str) -> str:
+        """What the legend shows for series ``index``: its bars' fill, or its line (or mark)."""
+        if kind == "bar":
+            return FILLS[index % len(FILLS)]
+        mark = self.line_mark(index)
+        return "━" if mark == "braille" else mark
+
+
 def build(
-    fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int, plain: bool = False
+    fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int, look: Look = Look()
 ) -> str:
     """``series`` over ``months`` drawn on plotext figure ``fig``, as text with ANSI colours: one
-    series as bars, several as stacked bars (``bar``) or as lines (``line``, for comparisons)."""
-    ticks = draw(fig, months, series, kind, width, height, plain)
+    series as bars, several as stacked or side-by-side bars (``bar``) or as lines (``line``)."""
+    ticks = draw(fig, months, series, kind, width, height, look)
     return label_months(fig.build(), [months[i] for i in ticks])
 
 
@@ -164,10 +185,10 @@ def label_months(chart: str, labels: Sequence[str]) -> str:
 
 
 def draw(
-    fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int, plain: bool = False
+    fig, months: Sequence[str], series: Sequence[Series], kind: str, width: int, height: int, look: Look = Look()
 ) -> list[int]:
     """Draw on ``fig`` with unlabelled x ticks (see :func:`label_months`); returns the indexes of
-    the months ticked. ``plain``: no braille and no fills a Linux console font lacks."""
+    the months ticked."""
     fig.clear_data()
     fig._limit_size(False, False)  # the size given, not the terminal's (a pipe, or a widget's)
     fig.plotsize(width, height)
@@ -179,15 +200,18 @@ def draw(
         fig.yticks([], [])
         return []
     colours = [PALETTE[i % len(PALETTE)][0] for i in range(len(series))]
-    fill_set = PLAIN_FILLS if plain else FILLS
+    fill_set = PLAIN_FILLS if look.plain else FILLS
     fills = [fill_set[i % len(fill_set)] for i in range(len(series))]
     if kind == "line":
-        for s, colour in zip(series, colours, strict=True):
-            fig.plot(xs, s.counts, color=colour, marker="*" if plain else "braille")
+        for i, (s, colour) in enumerate(zip(series, colours, strict=True)):
+            fig.plot(xs, s.counts, color=colour, marker=look.line_mark(i))
         top = max(max(s.counts) for s in series)
     elif len(series) == 1:
         fig.bar(xs, series[0].counts, color=colours[0], width=0.8, marker=fills[0])
         top = max(series[0].counts)
+    elif not look.stack:
+        fig.multiple_bar(xs, [s.counts for s in series], color=colours, width=0.8, marker=fills)
+        top = max(max(s.counts) for s in series)
     else:
         fig.stacked_bar(xs, [s.counts for s in series], color=colours, width=0.8, marker=fills)
         top = max(sum(column) for column in zip(*(s.counts for s in series), strict=True))
@@ -209,12 +233,9 @@ def chart_text(months: Sequence[str], series: Sequence[Series], kind: str, width
     return build(fig, months, series, kind, width, height)
 
 
-def legend(series: Sequence[Series], kind: str = "bar") -> list[tuple[str, str, str]]:
-    """(Rich colour, swatch, label) of each series, in drawing order: its bars' fill, or a line."""
-    return [
-        (PALETTE[i % len(PALETTE)][1], FILLS[i % len(FILLS)] if kind == "bar" else "━", s.label)
-        for i, s in enumerate(series)
-    ]
+def legend(series: Sequence[Series], kind: str = "bar", look: Look = Look()) -> list[tuple[str, str, str]]:
+    """(Rich colour, swatch, label) of each series, in drawing order: its bars' fill, or its line."""
+    return [(PALETTE[i % len(PALETTE)][1], look.swatch(i, kind), s.label) for i, s in enumerate(series)]
 
 
 def table(months: Sequence[str], series: Sequence[Series]) -> tuple[list[str], list[list[str]]]:

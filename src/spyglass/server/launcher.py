@@ -19,7 +19,7 @@ from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.config import EMBEDDED, URL_FIELDS, Profile, data_dir
-from spyglass.server.datalock import served_by
+from spyglass.server.datalock import Holder, served_by
 from spyglass.server.runner import base_urls, listen
 from spyglass.server.store import Store
 
@@ -69,7 +69,8 @@ class EmbeddedBackend:
         self.hosts = hosts or {}  # stream_url, trends_url, geonet_url served elsewhere (SPYGLASS_GEONET_URL...)
         self.process: subprocess.Popen | None = None
         self.attached = False  # another dashboard's (or a serve's) backend holds the data: used as it is
-        self.profile: Profile | None = None
+        self.profile: Profile | None = None  # how to reach it: read again after wait_ready (it may attach)
+        self._local_key = ""  # this machine's local account's key (start() reads it)
         self._lock = threading.RLock()  # start, stop and restart run in threads, one at a time
 
     @classmethod
@@ -125,12 +126,11 @@ class EmbeddedBackend:
                 key = store.local_key()  # created on first run even when another key is used
             finally:
                 store.close()
+            self._local_key = key
             running = served_by(self.data_dir)
-            self.attached = running is not None
             if running is not None:  # one backend per data dir: use the one that serves it, as it speaks
-                if running.namespace is not None:
-                    self.namespace = running.namespace
-                return self._reach(running.url, key)
+                return self._attach(running)
+            self.attached = False
             self.rotate_log()
             sock = listen("127.0.0.1", 0)
             port = sock.getsockname()[1]
@@ -158,6 +158,12 @@ class EmbeddedBackend:
                 log.close()
             return self._reach(base_urls("127.0.0.1", port)["main"], key)
 
+    def _attach(self, running: Holder) -> Profile:
+        self.attached = True
+        if running.namespace is not None:
+            self.namespace = running.namespace
+        return self._reach(running.url, self._local_key)
+
     def _reach(self, url: str, local_key: str) -> Profile:
         """The profile of the backend at ``url``: the user's key, else the local account's."""
         reached = Profile(name=EMBEDDED, url=url, key=self.key or local_key, namespace=self.namespace, rate=None)
@@ -180,6 +186,11 @@ class EmbeddedBackend:
         async with httpx.AsyncClient(timeout=2.0) as http:
             while True:
                 if self.process is not None and self.process.poll() is not None:
+                    running = await asyncio.to_thread(served_by, self.data_dir)
+                    if running is not None:  # another dashboard's backend took the data dir first: ours
+                        self.process = None  # said "served already" and left; that one is used instead
+                        self._attach(running)
+                        continue
                     raise BackendFailed(
                         f"the embedded backend exited ({exit_reason(self.process.returncode)}): {self.last_log_line()}"
                     )

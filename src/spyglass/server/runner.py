@@ -77,7 +77,18 @@ def uvicorn_server(app, settings):
         forwarded_allow_ips=list(settings.forwarded_allow),
     )
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
-    return uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets=None) -> None:
+            # A stream never ends by itself: uvicorn would wait out its graceful timeout for the
+            # streams other dashboards follow, then cancel them (a traceback in the log). Ended
+            # first, the wait is for the requests that do end.
+            hub = getattr(app.state, "hub", None)
+            if hub is not None:
+                await hub.stop()
+            await super().shutdown(sockets)
+
+    return Server(config)
 
 
 DEMO_BANNERS = 20_000

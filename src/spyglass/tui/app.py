@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -19,6 +19,7 @@ from textual.worker import WorkerState
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui import keyorder
+from spyglass.tui.blink import CursorBlink, remote_terminal
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.console import for_console, linux_console, plain_boxes
 from spyglass.tui.panes import load_panes, pane_ids
@@ -92,6 +93,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         super().__init__(ansi_color=True if no_color(os.environ) else None)
         keyorder.install()  # keys that arrive together over SSH stay in order in text boxes
         self.linux_console = linux_console(os.environ)
+        self.blink = CursorBlink(self, remote_terminal(os.environ))
         self._restore_boxes = plain_boxes() if self.linux_console else None
         self.config = config if config is not None else Config()
         self.connection = Connection(profile, data)
@@ -125,10 +127,19 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         return self.query_one(StatusBar)
 
     def on_mount(self) -> None:
+        self.blink.start()
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self.set_state(self.connection.opening_state)
         self._health_timer = self.set_interval(self.health_interval, self.check_health, pause=True)
         self.call_after_refresh(self._start)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.Paste)):
+            self.blink.activity()
+        await super().on_event(event)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.blink.focused(event.widget)
 
     async def _start(self) -> None:
         from spyglass.tui.screens.help import keymap_problems
@@ -183,11 +194,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
             self.report(self.connection.note, error=False)
         self.connection.watch_backend(self._backend_event)
         self._health_timer.resume()
-        for pane in self.query(Pane):
-            pane.stale = True  # each reloads when next shown; the one in view reloads now
         current = self.current_pane()
-        if current is not None and not self.pending_arg:
-            current.reload()
+        for pane in self.query(Pane):
+            # Each reloads when next shown, the one in view now, one that follows a stream at once:
+            # no call goes on with the clients of the last connection (closed, or of a dead backend).
+            pane.connection_replaced(now=pane is current and not self.pending_arg)
         self._run_pending_arg()
 
     def _run_pending_arg(self) -> None:
@@ -247,6 +258,8 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
     async def reopen(self, profile: Profile | None = None) -> None:
         self._health_timer.pause()
         self.clients = None
+        for pane in self.query(Pane):
+            self.workers.cancel_node(pane)  # its calls hold the clients closed below
         self.backend_info = {}
         await self.connection.close()
         self.connection = Connection(profile or self.connection.requested, self.connection.data)

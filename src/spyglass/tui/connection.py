@@ -74,8 +74,10 @@ class Connection:
             from spyglass.server.launcher import EmbeddedBackend
 
             self.backend = EmbeddedBackend.for_profile(self.requested, self.data)
-            self.profile = await asyncio.to_thread(self.backend.start)
+            await asyncio.to_thread(self.backend.start)
             await self.backend.wait_ready()
+            assert self.backend.profile is not None
+            self.profile = self.backend.profile  # (another backend's, if that one took the data first)
         if self.clients is None:
             # The client stack loads off the UI thread, after the first screen is up.
             client = await asyncio.to_thread(importlib.import_module, "spyglass.client")
@@ -184,8 +186,10 @@ class Connection:
         # new ones: a closed client would raise where a dead server only fails a call.
         self._retired = [self.clients] if self.clients is not None else []
         self.clients = None
-        self.profile = await asyncio.to_thread(backend.restart)
+        await asyncio.to_thread(backend.restart)
         await backend.wait_ready()
+        assert backend.profile is not None
+        self.profile = backend.profile  # (another backend's, if that one took the data first)
 
     async def close(self) -> None:
         watch, self._watch = self._watch, None

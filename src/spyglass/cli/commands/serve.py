@@ -118,17 +118,6 @@ def exposure_warning(host: str, rate_limit: float | None) -> str | None:
     )
 
 
-def quiet_stream_hint(demo: bool, demo_rate: float) -> str | None:
-    """With the demo data but no demo collector, the live stream stays empty: say so and why."""
-    if demo and demo_rate <= 0:
-        return (
-            "serve: the demo data is searchable, but nothing is collected live: the stream stays empty "
-            "until a scan finds something or 'spyglass replay' sends banners; --demo-rate N collects N "
-            "synthetic banners a second"
-        )
-    return None
-
-
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
@@ -145,7 +134,10 @@ def serve_command(args: argparse.Namespace) -> int:
         return fail(
             "serve: --workers takes a number of 1 or more, for the whole backend (not --geonet-only)", EXIT_USAGE
         )
-    for note in (exposure_warning(args.host, args.rate_limit), quiet_stream_hint(args.demo, args.demo_rate)):
+    from spyglass.present.stream import quiet_stream_hint
+
+    quiet = quiet_stream_hint(args.demo, args.demo_rate)
+    for note in (exposure_warning(args.host, args.rate_limit), quiet and f"serve: {quiet}"):
         if note:
             print(note, file=sys.stderr, flush=True)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None

@@ -13,6 +13,7 @@ import ctypes
 import gc
 import gzip
 import io
+import json
 import os
 import signal
 import sys
@@ -127,6 +128,13 @@ class Chunk:
         return list(map(Prepared, *self.columns)) if self.columns else []
 
 
+def json_problem(exc: ValueError) -> str:
+    """What is wrong with a line, and where: a JSONDecodeError's ``msg`` alone drops the column."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at column {exc.colno:,}"  # (a banner is one line: the column says where)
+    return str(exc)
+
+
 def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
     """Each line read exactly (integers past 64 bits too: a certificate serial is indexed as its
     digits, not as a float's) and prepared."""
@@ -142,7 +150,7 @@ def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
         try:
             banner = loads(body)
         except ValueError as exc:
-            problems.append((number, f"not JSON ({getattr(exc, 'msg', exc)})"))
+            problems.append((number, f"not JSON ({json_problem(exc)})"))
             continue
         try:
             prepared.append(prepare(banner, body))

@@ -16,4 +16,5 @@ def backend_info(request: Request, banners: Banners, who: Caller = Depends(calle
         "banners": banners.total(),
         "demo": banners.get_meta("demo") == "1",
         "namespace": settings_of(request).namespace,
+        "demo_rate": settings_of(request).demo_rate,  # synthetic banners collected a second (0: none)
     }

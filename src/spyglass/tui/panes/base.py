@@ -117,11 +117,14 @@ class Pane(VerticalScroll):
     def second_press(self, action: str, key: str) -> bool:
         """Whether a destructive key may act: only on its second press within 8 s, so a letter
         typed into the list instead of a box (a D in "Data") asks and never deletes."""
+        note = f"Press {key} again to {action}"
         if self.armed == action:
             self.armed = ""
+            if self.dashboard.status.note == note:
+                self.dashboard.status.note = ""  # pressed: it no longer asks
             return True
         self.armed = action
-        self.dashboard.status.note = f"Press {key} again to {action}"
+        self.dashboard.status.note = note
         self.set_timer(8, lambda: self._disarm(action))
         return False
 
@@ -156,11 +159,15 @@ class Pane(VerticalScroll):
         event.stop()
         event.prevent_default()
         box.focus()
+        self.type_into(box, event.character)
+
+    def type_into(self, box: Input, character: str) -> None:
+        """A key typed while a table or list had the keyboard, into the pane's input: after what it
+        holds, and in a query box as a new term ("443" after "port:22" is not "port:22443")."""
         box.action_end()
-        # In a query box it starts a new term: "443" after "port:22" is not "port:22443".
         term = isinstance(box.parent, QueryInput) and box.value and not box.value.endswith(" ")
         space = " " if term else ""
-        box.insert_text_at_cursor(space + event.character)
+        box.insert_text_at_cursor(space + character)
 
     def focus_first(self) -> None:
         """Put the keyboard where the pane's work starts: its first input, else its first widget."""
@@ -222,9 +229,20 @@ class Pane(VerticalScroll):
         return None
 
     def on_paged_table_more_wanted(self, event: PagedTable.MoreWanted) -> None:
-        """A paged table of this pane reached its end: its next page is a call like any other."""
+        """A paged table of this pane reached its end: its next page is a call like any other, one
+        that costs asked for first (a second press spends it)."""
         event.stop()
-        self.call(f"page-{event.table.id}", event.load)
+        if event.cost and not self.second_press(f"load the next page ({event.cost})", "↓"):
+            return
+        load = event.table.next_page()
+        if load is not None:
+            self.call(f"page-{event.table.id}", load)
+
+    def connection_replaced(self, now: bool) -> None:
+        """The app has new clients: load with them ``now`` (the pane in view), else when next shown."""
+        self.stale = True
+        if now:
+            self.reload()
 
     def reload(self) -> None:
         clients = self.clients
@@ -232,6 +250,17 @@ class Pane(VerticalScroll):
             return
         self.stale = False
         self.call("load", self.load, clients)
+        waiting, self.waiting = self.waiting, None
+        if waiting is not None:
+            waiting()
+
+    waiting: Callable[[], None] | None = None  # what was asked before the connection was open
+
+    def when_connected(self, action: Callable[[], None]) -> None:
+        """``action`` (e.g. the query typed meanwhile) runs once the app connects: the pane in
+        view reloads then, another when it is next shown."""
+        self.waiting = action
+        self.show_error("Not connected yet: this runs as soon as the connection is open.", "waiting")
 
     async def load(self, clients: Clients) -> None:
         """Fetch what the pane shows; nothing by default."""

@@ -108,6 +108,13 @@ class HostPane(Pane):
         if self.record is not None:
             await self._fetch(clients, self.record.ip_str)
 
+    def type_into(self, box: Input, character: str) -> None:
+        """Typing while the services have the keyboard starts another address: the shown one would
+        become 198.18.0.93192.0.2.77."""
+        if self.record is not None and box.value.strip() == self.record.ip_str:
+            box.value = ""
+        super().type_into(box, character)
+
     def run_arg(self, arg: str) -> None:
         """``ADDRESS``, or ``ADDRESS PORT/TRANSPORT``: the host, on that service."""
         address, _, service = arg.strip().partition(" ")
@@ -127,7 +134,7 @@ class HostPane(Pane):
             return
         clients = self.clients
         if clients is None:
-            self.show_error("Not connected yet.")
+            self.when_connected(self.lookup)
             return
         self.show_error(None)
         self.fetch(clients, ip)
@@ -142,8 +149,12 @@ class HostPane(Pane):
             if self.record is not None and self.record.ip_str != ip:
                 self.clear_record()  # never show one host under another's address
             raise
+        new_host = self.record is None or self.record.ip_str != record.ip_str
         self.record = record
         self.show_record(record)
+        if new_host:  # another host starts at the top, not where the last one was scrolled to
+            for box in self.query("#summary-box, #service-box, #host-pivots"):
+                box.scroll_home(animate=False, immediate=True)
         if focus:
             self.query_one("#services", Table).focus()  # h, c, y and p work from here
 

@@ -143,7 +143,7 @@ class SearchPane(Pane):
                 facets = OptionList(id="facets", markup=False)
                 facets.border_title = FACETS_TITLE
                 yield facets
-            results = PagedTable(COLUMNS, id="results")
+            results = PagedTable(COLUMNS, id="results", page_cost="1 query credit")
             results.border_title = "Results (Enter opens the host)"
             yield results
 
@@ -238,7 +238,7 @@ class SearchPane(Pane):
         facets, problems = facet_spec(self.query_one("#facet-spec", Input).value)
         clients = self.clients
         if clients is None:
-            self.show_error("Not connected yet: the query will stay here until you run it again.")
+            self.when_connected(self.run_query)
             return
         # A facet that is not one is left out and said, the search runs all the same.
         self.show_error(f"Facets: {'; '.join(problems)} (left out)" if problems else None)
@@ -309,7 +309,7 @@ class SearchPane(Pane):
         count_cells = len(f"{max(counts, default=0):,}")
         label_cells = max(4, room - bar_cells - count_cells - 2)
         options: list[Option] = []
-        self.facet_items = []
+        previous, self.facet_items = self.facet_items, []
         for name, rows in groups:
             options.append(Option(Text(name, style="bold", no_wrap=True), disabled=True))
             self.facet_items.append(None)
@@ -325,8 +325,15 @@ class SearchPane(Pane):
                     )
                 )
                 self.facet_items.append((name, row.value))
+        was = facet_list.highlighted
+        kept = previous[was] if was is not None and was < len(previous) else None
         facet_list.clear_options()
         facet_list.add_options(options)
+        # A cursor stays on the value it was on (else goes to the first): after Enter adds one, the
+        # list still shows where the keyboard is.
+        values = [i for i, item in enumerate(self.facet_items) if item is not None]
+        if values and was is not None:
+            facet_list.highlighted = next((i for i in values if self.facet_items[i] == kept), values[0])
 
     def on_resize(self) -> None:
         if self.facet_result is not None:

@@ -25,7 +25,7 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Select, Static
 
 from spyglass.present.service import PRODUCT_WIDTH, product_line
-from spyglass.present.stream import stream_line
+from spyglass.present.stream import quiet_stream_hint, stream_line
 from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
@@ -186,6 +186,7 @@ class StreamPane(Pane):
             raise PaneFailure(f"Give the {kind} to follow, separated by commas")
         if self.error_source == f"{self.TITLE}: load":  # e.g. "give the ports": no longer true
             self.show_error(None)
+        self._say_why_it_may_stay_empty()
         client = clients.stream
         options = {"raw": True, "debug": True, "on_state": self._on_state}
         stream = client.banners(**options) if kind == "banners" else getattr(client, kind)(values, **options)
@@ -202,6 +203,19 @@ class StreamPane(Pane):
         finally:
             pump.cancel()
             await stream.aclose()
+
+    def _say_why_it_may_stay_empty(self) -> None:
+        """A spyglass backend that collects nothing live: the tail says so, as ``serve`` does."""
+        info = self.dashboard.backend_info
+        hint = quiet_stream_hint(bool(info.get("demo")), float(info["demo_rate"])) if "demo_rate" in info else None
+        tail = self.query_one(Tail)
+        tail.empty = f"Nothing has arrived: {hint}." if hint else ""
+        tail.refresh()
+
+    def connection_replaced(self, now: bool) -> None:
+        """A stream being followed is followed on the new clients at once, in view or not: the old
+        ones are closed, or reach a backend that is gone."""
+        super().connection_replaced(now or (self.state is not None and not self.gone))
 
     def _start_afresh(self) -> None:
         self.query_one(Tail).clear()
@@ -416,8 +430,9 @@ class StreamPane(Pane):
         path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}.json.gz"
 
         async def save() -> None:
-            async with self.buffer_lock:  # after a filter being applied to the buffer
-                lines = [entry.raw for entry in self.query_one(Tail).ring]
+            async with self.buffer_lock:  # after the batch being kept
+                # The buffer, as the key says: every line kept, whatever the filter shows.
+                lines = [entry.raw for entry in self.buffer.kept]
             if not lines:
                 self.app.notify("Nothing to save yet", markup=False)
                 return

@@ -85,6 +85,7 @@ class TrendsPane(Pane):
         self.view = 0  # 0: matches; 1..: each facet in the order asked
         self.sizes: dict[str, int] = {}
         self.kind = "bar"
+        self.compare_kind = "line"  # two queries: lines, or bars side by side (never stacked)
         self.vocabulary: tuple[set[str], set[str]] | None = None  # the host's filters and facets
         self.query_one(QueryInput).count_only = True  # trends cost no credits: the box says "free"
 
@@ -153,10 +154,11 @@ class TrendsPane(Pane):
         if problem is None and self.month_bounds() is None:
             return
         clients = self.clients
-        if problem is None and clients is None:
-            problem = "Not connected yet: the query will stay here until you run it again."
-        if problem is not None or clients is None:
+        if problem is not None:
             self.show_error(problem)
+            return
+        if clients is None:
+            self.when_connected(self.run_query)
             return
         self.show_error(None)
         box.remember()
@@ -208,7 +210,7 @@ class TrendsPane(Pane):
             if self.compared is not None:
                 counts = {m.month: m.count for m in self.compared.matches}
                 series.append(t.Series(t.label(self.shown_compare, 40), [counts.get(m, 0) for m in months][window]))
-            kind = "line" if len(series) > 1 else self.kind  # compared series are never stacked
+            kind = self.compare_kind if len(series) > 1 else self.kind
             return months[window], series, kind, "banners per month"
         series = t.facet_series(self.result, name, min(self.sizes.get(name, 5), len(t.PALETTE)), window)
         return months[window], series, self.kind, f"{t.label(name)}: top values per month"
@@ -219,9 +221,9 @@ class TrendsPane(Pane):
         months, series, kind, title = self.current()
         chart = self.query_one(TrendChart)
         chart.border_title = title
-        chart.show(months, series, kind)
+        chart.show(months, series, kind, stack=not self.comparing)
         self.fill_table(months, series)
-        self.show_legend(series, kind)
+        self.show_legend(series, kind, chart.look)
         span = f"{months[0]} to {months[-1]}" if months else "no months in that range"
         views = " · ".join(f"[{v}]" if i == self.view else v for i, v in enumerate(self.views()))
         counted = " vs ".join(f"{sum(s.counts):,}" for s in series) + " banners, " if self.view == 0 else ""
@@ -235,11 +237,16 @@ class TrendsPane(Pane):
         for row in rows:
             table.add_row(*(Text(cell, justify="left" if i == 0 else "right") for i, cell in enumerate(row)))
 
-    def show_legend(self, series: list[t.Series], kind: str) -> None:
+    @property
+    def comparing(self) -> bool:
+        """Two queries on the chart (the matches view with a "vs")."""
+        return self.compared is not None and self.view == 0
+
+    def show_legend(self, series: list[t.Series], kind: str, look: t.Look) -> None:
         text = Text()
-        order = "stacked, bottom to top: " if kind == "bar" and len(series) > 1 else ""
+        order = "stacked, bottom to top: " if kind == "bar" and len(series) > 1 and look.stack else ""
         text.append(order, style="dim")
-        for colour, swatch, name in t.legend(series, kind):
+        for colour, swatch, name in t.legend(series, kind, look):
             text.append(f"{swatch * 2} ", style=colour)
             text.append(name)
             text.append("   ")
@@ -257,5 +264,8 @@ class TrendsPane(Pane):
         self.toggle_class("tabled")
 
     def action_toggle_kind(self) -> None:
-        self.kind = "line" if self.kind == "bar" else "bar"
+        if self.comparing:
+            self.compare_kind = "line" if self.compare_kind == "bar" else "bar"
+        else:
+            self.kind = "line" if self.kind == "bar" else "bar"
         self.show()

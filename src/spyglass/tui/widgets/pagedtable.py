@@ -33,12 +33,13 @@ class PagedTable(Table):
     """
 
     class MoreWanted(Message):
-        """The cursor reached the last row of a listing with more: run ``load`` as a call."""
+        """The cursor reached (a costly listing: went past) the last row of a listing with more: the
+        pane asks for the next page with :meth:`PagedTable.next_page`, once it may spend ``cost``."""
 
-        def __init__(self, table: PagedTable, load: Callable[[], Awaitable[None]]) -> None:
+        def __init__(self, table: PagedTable, cost: str | None) -> None:
             super().__init__()
             self.table = table
-            self.load = load
+            self.cost = cost
 
         @property
         def control(self) -> PagedTable:
@@ -56,9 +57,14 @@ class PagedTable(Table):
         def control(self) -> PagedTable:
             return self.table
 
-    def __init__(self, columns: list[Column], max_rows: int = MAX_ROWS, **kwargs: Any) -> None:
+    def __init__(
+        self, columns: list[Column], max_rows: int = MAX_ROWS, page_cost: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(columns, **kwargs)
         self.max_rows = max_rows
+        # What a next page spends (e.g. "1 query credit"): then reaching the last row (G) does not
+        # load it, going past it asks first, as r does; a free listing pages as the cursor arrives.
+        self.page_cost = page_cost
         self.listing = 0  # the number of the listing shown; pages of others are dropped
         self.pages = 0  # of it, the pages shown
         self.more = False  # whether another page follows (within max_rows)
@@ -120,10 +126,39 @@ class PagedTable(Table):
     @on(DataTable.RowHighlighted)
     def _near_the_end(self, event: DataTable.RowHighlighted) -> None:
         # (not stopped: the pane may show the highlighted row's detail)
-        at_end = event.cursor_row >= self.row_count - 1
-        if at_end and self.more and self.pages and self._fetch is not None and not self._asked:
-            self._asked = self.pages + 1
-            self.post_message(self.MoreWanted(self, self._load(self.listing, self._asked)))
+        if self.page_cost is None and event.cursor_row >= self.row_count - 1:
+            self._want_more()
+
+    def _past_the_end(self) -> bool:
+        """A move from the last row onwards: a costly listing's next page is wanted."""
+        if self.page_cost is not None and self.row_count and self.cursor_row >= self.row_count - 1:
+            self._want_more()
+            return True
+        return False
+
+    def action_cursor_down(self) -> None:
+        if not self._past_the_end():
+            super().action_cursor_down()
+
+    def action_page_down(self) -> None:
+        if not self._past_the_end():
+            super().action_page_down()
+
+    def action_scroll_bottom(self) -> None:
+        if not self._past_the_end():
+            super().action_scroll_bottom()
+
+    def _want_more(self) -> None:
+        if self.more and self.pages and self._fetch is not None and not self._asked:
+            self.post_message(self.MoreWanted(self, self.page_cost))
+
+    def next_page(self) -> Callable[[], Awaitable[None]] | None:
+        """The load of the next page, to run as a call (None if it is asked for already or no more
+        follow)."""
+        if not (self.more and self.pages and self._fetch is not None and not self._asked):
+            return None
+        self._asked = self.pages + 1
+        return self._load(self.listing, self._asked)
 
     def _load(self, listing: int, page: int) -> Callable[[], Awaitable[None]]:
         fetch = self._fetch

@@ -96,9 +96,9 @@ class Table(DataTable):
             self._layout(self.room())
 
     def room(self) -> int:
-        # The vertical scrollbar's room is kept whether it shows or not: rows come after the columns.
-        width = self.size.width - self.styles.gutter.width - self.styles.scrollbar_size_vertical
-        return max(20, width)
+        # The content's width (inside the border and padding: size excludes them already) less the
+        # vertical scrollbar's room, kept whether it shows or not: rows come after the columns.
+        return max(20, self.size.width - self.styles.scrollbar_size_vertical)
 
     def on_resize(self, event: events.Resize) -> None:
         self._layout(self.room())

@@ -65,6 +65,7 @@ class Tail(Widget, can_focus=True):
         self.dirty = False
         self.repaints = 0
         self._painted = 0.0
+        self.empty = ""  # what shows while no line has come (why none may come)
 
     # -- the buffer ---------------------------------------------------------------------------
     @property
@@ -172,11 +173,19 @@ class Tail(Widget, can_focus=True):
         number = self._view_top() + y
         entry = self.entry(number)
         if entry is None:
-            return Strip.blank(width)
+            return self._empty_line(y, width) if not self.ring else Strip.blank(width)
         style = self.rich_style
         if not self.following and number == self.cursor:
             style += Style(reverse=True)
         return Strip([Segment(entry.line, style)]).crop_extend(0, width, style)
+
+    def _empty_line(self, y: int, width: int) -> Strip:
+        import textwrap
+
+        lines = textwrap.wrap(self.empty, max(10, width - 1))
+        text = lines[y] if y < len(lines) else ""
+        style = self.rich_style + Style(italic=True)
+        return Strip([Segment(text, style)]).crop_extend(0, width, self.rich_style)
 
     # -- keys ---------------------------------------------------------------------------------
     def action_move(self, delta: int) -> None:

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
-from spyglass.present.trends import Series, build
+from spyglass.present.trends import Look, Series, build
 from spyglass.tui.console import on_console
 
 
@@ -31,13 +31,19 @@ class TrendChart(PlotextPlot):
         self.months: list[str] = []
         self.series: list[Series] = []
         self.kind = "bar"
+        self.stack = True
 
-    def show(self, months: Sequence[str], series: Sequence[Series], kind: str) -> None:
-        self.months, self.series, self.kind = list(months), list(series), kind
+    def show(self, months: Sequence[str], series: Sequence[Series], kind: str, stack: bool = True) -> None:
+        self.months, self.series, self.kind, self.stack = list(months), list(series), kind, stack
         self.refresh()
+
+    @property
+    def look(self) -> Look:
+        """How the series are told apart on this terminal: marks where there is no colour."""
+        return Look(plain=on_console(self.app), mono=self.app.no_color, stack=self.stack)
 
     def render(self) -> RenderResult:
         if not self.months or not self.series:
             return Text(self.empty, style="italic")
         self.plt.theme("clear")
-        return Text.from_ansi(build(self.plt, self.months, self.series, self.kind, *self.size, on_console(self.app)))
+        return Text.from_ansi(build(self.plt, self.months, self.series, self.kind, *self.size, self.look))
