@@ -9,6 +9,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterable
 
+from spyglass.server.demostore import DEMO_BANNERS, DEMO_SEED, unpack
+
 
 def base_urls(host: str, port: int, hosts: Iterable[str] = ()) -> dict[str, str]:
     """The main base URL and those of the mounted ``hosts`` (``/geonet``...) on ``host:port``."""
@@ -80,22 +82,20 @@ def uvicorn_server(app, settings):
     return uvicorn.Server(config)
 
 
-DEMO_BANNERS = 20_000
-
-
 class WorkersFailed(RuntimeError):
     """A worker of ``serve --workers`` kept dying; the message says which and how."""
 
 
 def seed_demo_data(banners) -> None:
-    """On a first run, fill an empty banner store with synthetic banners (marked as demo data)."""
+    """On a first run, fill an empty banner store with synthetic banners (marked as demo data):
+    what a first start does where the shipped demo store (demostore.py) was not used."""
     from spyglass.datagen import generate
     from spyglass.server.index.importer import import_banners
 
     if banners.last_mark() or banners.get_meta("demo"):
         return
     banners.set_meta("demo", "1")
-    import_banners(banners, generate(DEMO_BANNERS, seed=1))
+    import_banners(banners, generate(DEMO_BANNERS, seed=DEMO_SEED))
 
 
 def serve(
@@ -119,6 +119,9 @@ def serve(
     from spyglass.server.sqlite import full_disk_said, private_files
 
     private_files()
+    if demo and not geonet_only and not settings.store:
+        with full_disk_said(settings.data_dir):
+            unpack(settings.data_dir)  # a first start opens the demo data ready-made, before it is opened
     with full_disk_said(settings.data_dir):  # anything written at start: a full disk is said so
         app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
     sock = sock or listen(host, port, shared=workers > 1)
@@ -129,7 +132,8 @@ def serve(
     for line in announcement(app, bound, bound_port, geonet_only=geonet_only):
         announce(line)
     if demo and not geonet_only:
-        # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
+        # Before serving (a first run without the shipped store only, ~3 s): no client ever sees a
+        # half-filled demo index.
         with full_disk_said(settings.data_dir):
             seed_demo_data(app.state.banners)
     if workers > 1:
