@@ -46,6 +46,16 @@ def announcement(app, host: str, port: int, *, geonet_only: bool = False) -> lis
     return [f"{name:7} {url}" for name, url in urls.items()]
 
 
+def prepare_process() -> None:
+    """What a process that serves (or a worker of one) does first: few glibc arenas (memory.py),
+    and the files it makes private."""
+    from spyglass.server.memory import limit_arenas
+    from spyglass.server.sqlite import private_files
+
+    limit_arenas()
+    private_files()
+
+
 def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
     """Call ``stop`` when stdin ends: the launcher holds it open, and when the launcher goes away
     for any reason, so do we."""
@@ -116,9 +126,9 @@ def serve(
     from spyglass.server.app import create_app
     from spyglass.server.datalock import hold
     from spyglass.server.routers.geonet import create_geonet_app
-    from spyglass.server.sqlite import full_disk_said, private_files
+    from spyglass.server.sqlite import full_disk_said
 
-    private_files()
+    prepare_process()
     if demo and not geonet_only and not settings.store:
         with full_disk_said(settings.data_dir):
             unpack(settings.data_dir)  # a first start opens the demo data ready-made, before it is opened
