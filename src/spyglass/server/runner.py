@@ -9,6 +9,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterable
 
+from spyglass.server.demostore import DEMO_BANNERS, DEMO_SEED, unpack
+
 
 def base_urls(host: str, port: int, hosts: Iterable[str] = ()) -> dict[str, str]:
     """The main base URL and those of the mounted ``hosts`` (``/geonet``...) on ``host:port``."""
@@ -42,6 +44,16 @@ def announcement(app, host: str, port: int, *, geonet_only: bool = False) -> lis
     is its geonet one)."""
     urls = {"geonet": base_urls(host, port)["main"]} if geonet_only else base_urls(host, port, app.state.hosts)
     return [f"{name:7} {url}" for name, url in urls.items()]
+
+
+def prepare_process() -> None:
+    """What a process that serves (or a worker of one) does first: few glibc arenas (memory.py),
+    and the files it makes private."""
+    from spyglass.server.memory import limit_arenas
+    from spyglass.server.sqlite import private_files
+
+    limit_arenas()
+    private_files()
 
 
 def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
@@ -91,22 +103,20 @@ def uvicorn_server(app, settings):
     return Server(config)
 
 
-DEMO_BANNERS = 20_000
-
-
 class WorkersFailed(RuntimeError):
     """A worker of ``serve --workers`` kept dying; the message says which and how."""
 
 
 def seed_demo_data(banners) -> None:
-    """On a first run, fill an empty banner store with synthetic banners (marked as demo data)."""
+    """On a first run, fill an empty banner store with synthetic banners (marked as demo data):
+    what a first start does where the shipped demo store (demostore.py) was not used."""
     from spyglass.datagen import generate
     from spyglass.server.index.importer import import_banners
 
     if banners.last_mark() or banners.get_meta("demo"):
         return
     banners.set_meta("demo", "1")
-    import_banners(banners, generate(DEMO_BANNERS, seed=1))
+    import_banners(banners, generate(DEMO_BANNERS, seed=DEMO_SEED))
 
 
 def serve(
@@ -127,9 +137,12 @@ def serve(
     from spyglass.server.app import create_app
     from spyglass.server.datalock import hold
     from spyglass.server.routers.geonet import create_geonet_app
-    from spyglass.server.sqlite import full_disk_said, private_files
+    from spyglass.server.sqlite import full_disk_said
 
-    private_files()
+    prepare_process()
+    if demo and not geonet_only and not settings.store:
+        with full_disk_said(settings.data_dir):
+            unpack(settings.data_dir)  # a first start opens the demo data ready-made, before it is opened
     with full_disk_said(settings.data_dir):  # anything written at start: a full disk is said so
         app = create_geonet_app(settings.geonet) if geonet_only else create_app(settings)
     sock = sock or listen(host, port, shared=workers > 1)
@@ -140,7 +153,8 @@ def serve(
     for line in announcement(app, bound, bound_port, geonet_only=geonet_only):
         announce(line)
     if demo and not geonet_only:
-        # Before serving (first run only, ~2 s): no client ever sees a half-filled demo index.
+        # Before serving (a first run without the shipped store only, ~3 s): no client ever sees a
+        # half-filled demo index.
         with full_disk_said(settings.data_dir):
             seed_demo_data(app.state.banners)
     if workers > 1:

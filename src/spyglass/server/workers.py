@@ -41,7 +41,7 @@ import httpx
 from spyglass.exactjson import loads
 from spyglass.server.auth import KeyBeforeBody
 from spyglass.server.guard import SAFE_METHODS, receive_body, send_json  # SAFE_METHODS: what a reader answers itself
-from spyglass.server.runner import stop_at_stdin_eof, uvicorn_server
+from spyglass.server.runner import prepare_process, stop_at_stdin_eof, uvicorn_server
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
@@ -249,11 +249,9 @@ def worker_app(settings, worker: Worker):
 
 def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     """A worker process: serve ``sockets`` until told to stop (SIGTERM, or SIGINT)."""
-    from spyglass.server.sqlite import private_files
-
     os.setpgrp()  # a Ctrl-C in the terminal is the supervisor's, which stops the workers in order
     parent = os.getppid()
-    private_files()
+    prepare_process()
     logging.basicConfig(level=logging.WARNING, format=f"worker {worker.number}: %(levelname)s %(name)s: %(message)s")
     app = worker_app(settings, worker)
     server = uvicorn_server(app, settings)

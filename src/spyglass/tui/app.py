@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from spyglass.client import Clients
+    from spyglass.server.launcher import EmbeddedBackend
 
 # Function keys and plain control keys pass through SSH, tmux and screen; alt+digit does not.
 GO_TO_PANE = "ctrl+g"
@@ -88,6 +89,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         pane: str | None = None,
         arg: str | None = None,
         health_interval: float = 60.0,
+        started: EmbeddedBackend | None = None,
     ) -> None:
         # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
         super().__init__(ansi_color=True if no_color(os.environ) else None)
@@ -96,7 +98,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         self.blink = CursorBlink(self, remote_terminal(os.environ))
         self._restore_boxes = plain_boxes() if self.linux_console else None
         self.config = config if config is not None else Config()
-        self.connection = Connection(profile, data)
+        self.connection = Connection(profile, data, started)
         self.clients: Clients | None = None
         self.backend_info: dict = {}  # what a spyglass backend says it holds (demo data or not)
         self.health_interval = health_interval
@@ -463,9 +465,14 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
 
 
 def run_dashboard(
-    profile_name: str | None = None, data: Path | None = None, pane: str | None = None, arg: str | None = None
+    profile_name: str | None = None,
+    data: Path | None = None,
+    pane: str | None = None,
+    arg: str | None = None,
+    started: EmbeddedBackend | None = None,
 ) -> int:
-    """``spyglass [--pane NAME [ARG]]``: 2 with one line on stderr for an unknown pane."""
+    """``spyglass [--pane NAME [ARG]]``: 2 with one line on stderr for an unknown pane. ``started``:
+    the embedded backend, started before this module loaded (cli/commands/dashboard.py)."""
     if pane is not None and pane not in pane_ids():
         print(f"spyglass: unknown pane {pane!r}; the panes are: {', '.join(pane_ids())}", file=sys.stderr)
         return 2
@@ -477,6 +484,8 @@ def run_dashboard(
         return 2
     config = Config.load()
     theme = pick_theme(config.theme, os.environ)  # here, not in the app: tests choose their own
-    app = SpyglassApp(active_profile(profile_name), data, config=config, theme=theme, pane=pane, arg=arg)
+    app = SpyglassApp(
+        active_profile(profile_name), data, config=config, theme=theme, pane=pane, arg=arg, started=started
+    )
     app.run()
     return 0

@@ -42,11 +42,12 @@ class KeyRefused(RuntimeError):
 
 
 class Connection:
-    def __init__(self, profile: Profile, data: Path | None = None) -> None:
+    def __init__(self, profile: Profile, data: Path | None = None, started: EmbeddedBackend | None = None) -> None:
         self.requested = profile  # as configured; ``profile`` gains the URL once a backend runs
         self.profile = profile
         self.data = data
         self.backend: EmbeddedBackend | None = None
+        self._started = started  # the embedded backend, started before the dashboard loaded: the first open uses it
         self.clients: Clients | None = None
         self._retired: list[Clients] = []  # clients of a backend that died, closed at the next restart
         self._watch: asyncio.Task | None = None
@@ -73,8 +74,12 @@ class Connection:
         if self.profile.embedded:
             from spyglass.server.launcher import EmbeddedBackend
 
-            self.backend = EmbeddedBackend.for_profile(self.requested, self.data)
-            await asyncio.to_thread(self.backend.start)
+            started, self._started = self._started, None
+            if started is not None and started.profile is not None:
+                self.backend = started  # started before the dashboard loaded Textual
+            else:
+                self.backend = EmbeddedBackend.for_profile(self.requested, self.data)
+                await asyncio.to_thread(self.backend.start)
             await self.backend.wait_ready()
             assert self.backend.profile is not None
             self.profile = self.backend.profile  # (another backend's, if that one took the data first)
@@ -202,6 +207,7 @@ class Connection:
             if each is not None:
                 await each.aclose()
         self._retired = []
-        backend, self.backend = self.backend, None
-        if backend is not None:
-            await asyncio.to_thread(backend.stop)
+        for backend in (self.backend, self._started):
+            if backend is not None:
+                await asyncio.to_thread(backend.stop)
+        self.backend = self._started = None

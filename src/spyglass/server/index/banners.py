@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -160,6 +160,10 @@ class BannerIndex:
 
     def close(self) -> None:
         self.records.close()
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A bulk load's settings while the block runs (the records' page cache: records.py)."""
+        return self.records.bulk()
 
     def preparer(self) -> PackingPrepare:
         """What an import's workers prepare banners with (see :mod:`importer`)."""

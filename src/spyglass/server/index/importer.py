@@ -20,7 +20,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -243,8 +243,11 @@ def import_files(
     # A store may give its workers more of the writer's work than prepare does (the embedded one
     # compresses the bodies there): ``preparer()``, asked again for each block.
     preparer: Callable[[], Preparer] | None = getattr(index, "preparer", None)
+    # and may load faster with settings a served store does without (the embedded one's page cache)
+    bulk_load: Callable[[], AbstractContextManager[None]] = getattr(index, "bulk_load", nullcontext)
     with (
         _no_cycle_collection(),
+        bulk_load(),
         index.writing() as writer,
         ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),)

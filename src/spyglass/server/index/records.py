@@ -15,6 +15,7 @@ import hashlib
 import logging
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,13 @@ def service_key_of(ip: str, port: int, transport: str) -> int:
     return _key(_hasher(_service_text(ip, port, transport)))
 
 
+# Page caches (KiB, as PRAGMA cache_size takes them). A bulk load's key index takes random inserts:
+# a big cache keeps them off the disk. A served store keeps what its reads touched, for as long
+# as it runs: there, a small one (its reads are bodies by seq, and the OS caches the file too).
+BULK_CACHE = -262144
+SERVING_CACHE = -8192
+
+
 def unpack(body: bytes) -> dict:
     """A stored body as it came (integers past 64 bits exact)."""
     return loads(body)
@@ -115,10 +123,9 @@ class RecordStore:
         # NORMAL: a committed batch survives the process crashing; an OS crash may lose the last
         # batches, which a re-import restores (bulk data, unlike accounts, can be replayed).
         self._db = Database(path, synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
-        # The key index takes random inserts: a bigger page cache keeps them off the disk, and a
-        # bigger write-ahead log (64 MB before it is copied into the database, rather than 4 MB)
+        # A bigger write-ahead log (64 MB before it is copied into the database, rather than 4 MB)
         # copies each of its pages once for many batches rather than once for each.
-        self._db.conn.execute("PRAGMA cache_size=-262144")
+        self._db.conn.execute(f"PRAGMA cache_size={SERVING_CACHE}")
         self._db.conn.execute("PRAGMA wal_autocheckpoint=16384")
         self._codec: Codec | None = None
         self._codec_now()
@@ -127,6 +134,20 @@ class RecordStore:
 
     def close(self) -> None:
         self._db.close()
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """The bulk load's page cache while the block runs; the served one again after (what the
+        cache held past it is freed)."""
+        self._cache(BULK_CACHE)
+        try:
+            yield
+        finally:
+            self._cache(SERVING_CACHE)
+
+    def _cache(self, kib: int) -> None:
+        with self._db.lock:
+            self._db.conn.execute(f"PRAGMA cache_size={kib}")
 
     def dictionary(self) -> bytes | None:
         """The bodies' zstd dictionary, once the store has one."""
