@@ -16,7 +16,9 @@ def calls(monkeypatch):
     """The dashboard's entry point, recorded instead of run (no terminal here)."""
     seen = []
     fake = types.ModuleType("spyglass.tui.app")
-    fake.run_dashboard = lambda profile_name=None, data=None, **panes: seen.append((profile_name, data, panes)) or 0
+    fake.run_dashboard = (  # started: the backend started early, only where stdin and stdout are a terminal
+        lambda profile_name=None, data=None, started=None, **panes: seen.append((profile_name, data, panes)) or 0
+    )
     monkeypatch.setitem(sys.modules, "spyglass.tui.app", fake)
     return seen
 
