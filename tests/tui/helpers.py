@@ -13,7 +13,7 @@ from textual.widgets import Input
 async def settle(pilot: Pilot, rounds: int = 100) -> None:
     """Wait until no worker is running and no message is waiting (workers may start others, e.g.
     panes after connect; a message may post one that starts a worker)."""
-    from textual.worker import WorkerFailed
+    from textual.worker import WorkerCancelled, WorkerFailed
 
     app = pilot.app
     for _ in range(rounds):
@@ -21,6 +21,8 @@ async def settle(pilot: Pilot, rounds: int = 100) -> None:
             await app.workers.wait_for_complete()
         except WorkerFailed:
             pass  # a failed call is the app's to report; tests look at what it shows
+        except WorkerCancelled:
+            pass  # a call a newer one replaced (an exclusive worker): the newer one is waited for next
         await pilot.pause()
         if not any(w.is_running for w in app.workers) and not _messages_waiting(app):
             return

@@ -128,6 +128,13 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
     def status(self) -> StatusBar:
         return self.query_one(StatusBar)
 
+    def _clear_note_of(self, call: str) -> None:
+        """The status bar's note about ``call`` goes (if the bar is still there: a call can end
+        while the app closes)."""
+        for status in self.query(StatusBar):
+            if status.note.startswith(f"{call}:"):
+                status.note = ""
+
     def on_mount(self) -> None:
         self.blink.start()
         self.theme_changed_signal.subscribe(self, self._remember_theme)
@@ -279,8 +286,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
 
     # -- every pane's calls: one place reports failures --------------------------------------
     def on_call_started(self, event: CallStarted) -> None:
-        if self.status.note.startswith(f"{event.worker.name}:"):
-            self.status.note = ""
+        self._clear_note_of(event.worker.name)
 
     def on_call_ended(self, event: CallEnded) -> None:
         worker, pane = event.worker, event.pane
@@ -293,8 +299,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         elif worker.state is WorkerState.SUCCESS:
             if pane.error_source == worker.name:
                 pane.show_error(None)
-            if self.status.note.startswith(f"{worker.name}:"):
-                self.status.note = ""
+            self._clear_note_of(worker.name)
 
     # -- panes -----------------------------------------------------------------------------
     async def show_pane(self, pane_id: str) -> Pane | None:
