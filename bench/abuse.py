@@ -246,6 +246,17 @@ def keys(data_dir: str, *plans: str) -> list[str]:
     return made
 
 
+def run_for(seconds: float, stop: threading.Event, attackers: list) -> None:
+    """Each of ``attackers`` in a thread of its own for ``seconds``, then ``stop`` set and all joined."""
+    threads = [threading.Thread(target=attack) for attack in attackers]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+
+
 FORM = "content-type: application/x-www-form-urlencoded\r\n"  # a form body may carry the key: it is read
 
 
@@ -285,14 +296,7 @@ def slow_name_lookups(seconds: float) -> None:
                         pass
 
             with Victim(url, victim, pid) as v:
-                flood = [threading.Thread(target=tests) for _ in range(70)]
-                flood += [threading.Thread(target=pings) for _ in range(20)]
-                for t in flood:
-                    t.start()
-                time.sleep(seconds)
-                stop.set()
-                for t in flood:
-                    t.join()
+                run_for(seconds, stop, [tests] * 70 + [pings] * 20)
                 v.settle()
             v.report("4. 70 notifier tests + 20 geonet pings of names whose DNS never answers")
 
@@ -368,13 +372,7 @@ def costly_free_queries(seconds: float) -> None:
                     statuses[status] = statuses.get(status, 0) + 1
 
         with Victim(url, victim, pid) as v:
-            threads = [threading.Thread(target=flood, args=(cpe if n % 2 else net,)) for n in range(24)]
-            for t in threads:
-                t.start()
-            time.sleep(seconds)
-            stop.set()
-            for t in threads:
-                t.join()
+            run_for(seconds, stop, [lambda q=cpe if n % 2 else net: flood(q) for n in range(24)])
             v.settle(10)
         v.report(f"7. 24 clients counting cpe: x2,000 and net: x1,000 (answered {dict(sorted(statuses.items()))})")
 
