@@ -104,22 +104,34 @@ def test_a_request_head_must_arrive_in_time(tmp_path):
             assert slow.recv(100) == b""  # closed by the server, not answered
 
 
-async def test_past_the_requests_in_flight_a_few_wait_for_a_slot_and_the_rest_are_told_busy_at_once():
-    """One slot and one place in the queue: the second request waits and is answered once the first
-    is; a third is answered 503 at once; a request waits for a slot no longer than ``wait``."""
-    release = asyncio.Event()
+def held_until(release: asyncio.Event):
+    """An ASGI app that answers 200 once ``release`` is set."""
 
     async def slow(scope, receive, send):
         await release.wait()
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
+    return slow
+
+
+async def holding_the_slot(shedding: LoadShedding, client: httpx.AsyncClient) -> asyncio.Future:
+    """A request in flight through ``shedding`` (its one slot taken): its answer, to await."""
+    first = asyncio.ensure_future(client.get("/intel/host/count"))
+    while shedding.in_flight == 0:
+        await asyncio.sleep(0.01)
+    return first
+
+
+async def test_past_the_requests_in_flight_a_few_wait_for_a_slot_and_the_rest_are_told_busy_at_once():
+    """One slot and one place in the queue: the second request waits and is answered once the first
+    is; a third is answered 503 at once; a request waits for a slot no longer than ``wait``."""
+    release = asyncio.Event()
+    slow = held_until(release)
     shedding = LoadShedding(slow, limit=1, queue=1, wait=60)
     transport = httpx.ASGITransport(app=shedding)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        first = asyncio.ensure_future(client.get("/intel/host/count"))
-        while shedding.in_flight == 0:
-            await asyncio.sleep(0.01)
+        first = await holding_the_slot(shedding, client)
         queued = asyncio.ensure_future(client.get("/intel/host/count"))
         while not shedding._waiting:
             await asyncio.sleep(0.01)
@@ -134,9 +146,7 @@ async def test_past_the_requests_in_flight_a_few_wait_for_a_slot_and_the_rest_ar
     shedding = LoadShedding(slow, limit=1, queue=4, wait=0.2)
     transport = httpx.ASGITransport(app=shedding)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        first = asyncio.ensure_future(client.get("/intel/host/count"))
-        while shedding.in_flight == 0:
-            await asyncio.sleep(0.01)
+        first = await holding_the_slot(shedding, client)
         assert (await client.get("/intel/host/count")).status_code == 503  # waited its 0.2 s, no slot came
         assert not shedding._waiting
         release.set()
