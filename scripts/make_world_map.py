@@ -24,7 +24,7 @@ OUT = Path(__file__).resolve().parents[1] / "src" / "spyglass" / "tui" / "data" 
 
 def rings(shape) -> list[list[tuple[float, float]]]:
     parts = list(shape.parts) + [len(shape.points)]
-    return [shape.points[a:b] for a, b in zip(parts, parts[1:])]
+    return [shape.points[a:b] for a, b in zip(parts, parts[1:], strict=False)]
 
 
 def rasterize(path: str) -> list[bytearray]:
@@ -35,11 +35,11 @@ def rasterize(path: str) -> list[bytearray]:
             lat = 90 - (row + 0.5) * 180 / HEIGHT
             crossings: list[float] = []
             for ring in all_rings:  # even-odd over every ring: holes come out right
-                for (x1, y1), (x2, y2) in zip(ring, ring[1:] + ring[:1]):
+                for (x1, y1), (x2, y2) in zip(ring, ring[1:] + ring[:1], strict=True):
                     if (y1 > lat) != (y2 > lat):
                         crossings.append(x1 + (lat - y1) * (x2 - x1) / (y2 - y1))
             crossings.sort()
-            for left, right in zip(crossings[::2], crossings[1::2]):
+            for left, right in zip(crossings[::2], crossings[1::2], strict=False):
                 start = max(0, int((left + 180) * WIDTH / 360 + 0.5))
                 end = min(WIDTH, int((right + 180) * WIDTH / 360 + 0.5))
                 for col in range(start, end):
