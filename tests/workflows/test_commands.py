@@ -90,6 +90,16 @@ def test_alerts_directory_org_and_bulk_data(served, tmp_path):
     assert (tmp_path / newest).stat().st_size > 0
 
 
+def test_trends_counts_a_query_month_by_month(served):
+    """Trends count every banner the index has held, each scan of a service too: at least the
+    current banners that ``count`` sees (counted first: the demo collector keeps adding)."""
+    current = int(served.cli("count", "port:22").stdout.strip().replace(",", ""))
+    result = json.loads(served.cli("trends", "port:22", "--facets", "country:3", "--json").stdout)
+    assert sum(m["count"] for m in result["matches"]) >= current > 0
+    assert result["facets"]["country"]
+    assert "banners over" in served.cli("trends", "port:22").stderr
+
+
 def test_scan_submit_finds_a_listener_on_loopback(served):
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -117,10 +127,10 @@ VALUED_OPTIONS = ("--profile", "--data", "--pane")  # spyglass's own options tha
 
 
 def documented_commands() -> set[str]:
-    """The first word after ``spyglass`` in the README's code (blocks and inline)."""
+    """The first word after ``spyglass`` in the README's code (blocks and inline, which may wrap)."""
     text = (ROOT / "README.md").read_text()
     code = re.findall(r"```[a-z]*\n(.*?)```", text, re.S) + re.findall(
-        r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S)
+        r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S)
     )
     found = set()
     for span in code:
