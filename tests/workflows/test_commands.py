@@ -1,7 +1,7 @@
-"""Every command the README documents, run as a user runs it: as a process, with ``--data`` naming
+"""Every command the README and docs/ document, run as a user runs it: as a process, with ``--data`` naming
 a data dir that a ``spyglass serve`` holds, so that each one attaches to that backend (the CLI
-beside a running backend) rather than starting its own. The last test reads the README and fails
-when a command it documents is run by no test in tests/workflows."""
+beside a running backend) rather than starting its own. The last test reads the README and docs/
+and fails when a command they document is run by no test in tests/workflows."""
 
 from __future__ import annotations
 
@@ -90,6 +90,16 @@ def test_alerts_directory_org_and_bulk_data(served, tmp_path):
     assert (tmp_path / newest).stat().st_size > 0
 
 
+def test_trends_counts_a_query_month_by_month(served):
+    """Trends count every banner the index has held, each scan of a service too: at least the
+    current banners that ``count`` sees (counted first: the demo collector keeps adding)."""
+    current = int(served.cli("count", "port:22").stdout.strip().replace(",", ""))
+    result = json.loads(served.cli("trends", "port:22", "--facets", "country:3", "--json").stdout)
+    assert sum(m["count"] for m in result["matches"]) >= current > 0
+    assert result["facets"]["country"]
+    assert "banners over" in served.cli("trends", "port:22").stderr
+
+
 def test_scan_submit_finds_a_listener_on_loopback(served):
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -112,15 +122,15 @@ def test_stream_replay_and_a_profile(served, tmp_path):
     assert int(spyglass("--profile", "ops", "count", "port:22").stdout.strip().replace(",", "")) > 0
 
 
-# -- the README's commands, each run by some workflow test -------------------------------------------
+# -- the commands the README and docs/ document, each run by some workflow test --------------------------------
 VALUED_OPTIONS = ("--profile", "--data", "--pane")  # spyglass's own options that take a value
 
 
-def documented_commands() -> set[str]:
-    """The first word after ``spyglass`` in the README's code (blocks and inline)."""
-    text = (ROOT / "README.md").read_text()
+def documented_commands(page: Path) -> set[str]:
+    """The first word after ``spyglass`` in ``page``'s code (blocks and inline, which may wrap)."""
+    text = page.read_text()
     code = re.findall(r"```[a-z]*\n(.*?)```", text, re.S) + re.findall(
-        r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S)
+        r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S)
     )
     found = set()
     for span in code:
@@ -151,7 +161,10 @@ def commands_run_by_workflows() -> set[str]:
 
 
 def test_every_documented_command_is_run_by_a_workflow_test():
-    documented = documented_commands()
-    assert {"serve", "import", "search", "keys"} <= documented  # the README was read
+    readme = documented_commands(ROOT / "README.md")
+    assert {"serve", "import", "search", "keys"} <= readme  # the README was read
+    reference = documented_commands(ROOT / "docs" / "commands.md")
+    assert {"alert", "notifier", "replay", "org"} <= reference  # and the full reference
+    documented = set().union(readme, *(documented_commands(page) for page in (ROOT / "docs").glob("*.md")))
     missing = documented - commands_run_by_workflows() - {"spyglass"}
-    assert not missing, f"commands the README documents that no test in tests/workflows runs: {sorted(missing)}"
+    assert not missing, f"commands the README or docs/ document that no test in tests/workflows runs: {sorted(missing)}"

@@ -102,7 +102,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
     if not (sys.argv[1:] if argv is None else argv):
         # Plain `spyglass`, the usual start: the dashboard, without first building every command's
-        # parser and importing its module (bench/startup.py: 1.33x -> 1.22x of a bare Textual app).
+        # parser and importing its module (bench/startup.py times the start against a bare Textual app).
         from spyglass.cli.commands.dashboard import dashboard_command
 
         return fill_defaults(argparse.Namespace(func=dashboard_command))

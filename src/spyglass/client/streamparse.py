@@ -1,7 +1,7 @@
 """The stream's hot path: lines out of the bytes as they arrive, and each banner as a
 :class:`StreamBanner`.
 
-The firehose is thousands of banners a second, and a full JSON decode of a ~1.4 KB banner costs
+The firehose is thousands of banners a second, and a full JSON decode of a banner costs
 more than everything else a reader does to it. So a StreamBanner decodes at once only the members
 every banner has (address, port, transport, timestamp: msgspec reads those and skips the rest in
 C, checking on the way that the line is one JSON object) and every other member on first use.

@@ -147,8 +147,8 @@ MAX_FACET_SIZE = 1000
 MAX_FILTER_VALUES = 100  # values of one filter (cpe:a,b,c... is three)
 MAX_QUERY_VALUES = 250  # words, phrases and filter values of the whole query
 MAX_VALUE_CHARS = 256  # characters of one value, word or phrase
-# A prefix value (cpe:) is matched by an automaton of about 1 KB a character, built per query:
-# their characters together are capped (4,096: about 4 MB a query, at 24 queries at once 100 MB).
+# A prefix value (cpe:) is matched by an automaton built per query whose memory grows with each
+# character: their characters together are capped, so many such queries at once stay affordable.
 MAX_PREFIX_CHARS = 4096
 
 # One query per filter that finds banners in the demo data (``spyglass generate``, seed 1, and

@@ -1,7 +1,7 @@
 """The demo data, shipped ready to open: the record store and search index that importing
 ``generate(DEMO_BANNERS, seed=DEMO_SEED)`` builds, packed beside this module (``PACKED``, made by
-scripts/make_demo_store.py). A first start unpacks it (~0.1 s) rather than generating and
-importing 20,000 banners (~3-4 s, most of a first start). Only the embedded store, and only into a
+scripts/make_demo_store.py). A first start unpacks it rather than generating and importing
+20,000 banners (most of a first start's time otherwise). Only the embedded store, and only into a
 data dir with no banners yet; anything wrong with the archive falls back to importing
 (runner.seed_demo_data), and an archive of an older layout is brought up to date as any data dir
 is when opened (records migrated, index rebuilt from them).

@@ -124,8 +124,8 @@ class LoadShedding:
     slot, first come first served, at most ``wait`` seconds and with at most ``queue`` others; past
     that, 503 and Retry-After at once. Without the short queue, clients that retry at once (as load
     generators and impatient scripts do) spun on 503s that took the event loop from the requests
-    being answered: at twice the limit in connections, 7% of the successful throughput at the
-    limit was left (bench/shedding.py). Requests to the mounted paths in ``exempt`` (the live
+    being answered: at twice the limit in connections, little of the successful throughput at the
+    limit was left (bench/shedding.py prints it). Requests to the mounted paths in ``exempt`` (the live
     stream) are not counted. A read whose client goes away is cancelled (:func:`until_gone`), so
     its slot is not held for nobody."""
 

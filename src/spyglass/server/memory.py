@@ -1,7 +1,7 @@
 """Heap memory handed back to the system once freed.
 
 glibc keeps what a thread frees in that thread's arena for the next allocation: a burst of 24
-costly counts (each building its automata in its own thread) left the server 100 MB larger for
+costly counts (each building its automata in its own thread) left the server much larger for
 good (bench/query_flood.py). A trim after each burst gives it back. And a backend collecting
 (each flush a tantivy writer, with threads of its own) spread its heap over a new arena after
 another: ARENAS keeps them few.
@@ -16,7 +16,7 @@ import time
 
 TRIM_AFTER = 2.0  # seconds: under load one trim a period, none when idle
 # glibc's arenas (its default: 8 a core). `serve --demo --demo-rate 50` under a light client load
-# (bench/memory.py, 2 cores): 150 MB flat with 2, 180-250 MB and rising with the default.
+# (bench/memory.py): flat with 2, larger and rising with the default.
 ARENAS = 2
 _M_ARENA_MAX = -8  # mallopt's parameter (malloc.h)
 

@@ -1,5 +1,5 @@
 """The text cursor's blink. A blinking cursor repaints its box twice a second: over SSH an idle
-Search pane sent 1.6 KB/s for it. On a remote terminal the cursor does not blink; elsewhere it stops
+Search pane sent bytes every second for it. On a remote terminal the cursor does not blink; elsewhere it stops
 once no key or click has come for IDLE seconds, and blinks again with the next one."""
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ def dashboard_command(args: argparse.Namespace) -> int:
 
 
 def start_backend(profile_name: str | None, data: Path | None, pane: str | None) -> EmbeddedBackend | None:
-    """The embedded backend, started before the dashboard's modules load (~0.4 s of Textual): on a
-    first start it answers that much sooner. None where the dashboard will not run, uses another
+    """The embedded backend, started before the dashboard's modules load (Textual's import is slow):
+    on a first start it answers that much sooner. None where the dashboard will not run, uses another
     service, or could not start it (it then tries itself, and says why in its status bar)."""
     from spyglass.config import active_profile
     from spyglass.tui.panes import pane_ids  # names only

@@ -53,7 +53,7 @@ LOWERED = {
 # Fields that a banner's document holds one value of, or none (fields.document sets them so,
 # whatever the banner's members hold): a plain column each (String, or UInt8 for the flags every
 # banner has), the empty string for none, which 18.16 reads and counts several times faster than
-# an array (trends of port:22 by country at 10M banners 560 -> 312 ms, by hand).
+# an array (trends by a facet, measured by hand).
 SCALAR = frozenset(
     "f_asn f_city f_country f_http_title f_ip f_isp f_org f_os f_product f_ssl_cert_issuer_cn "
     "f_ssl_cert_subject_cn x_scan b_has_ipv6 b_has_screenshot b_has_ssl b_has_vuln".split()
@@ -190,8 +190,8 @@ class Condition(NamedTuple):
     that match regular expressions). The store reads the first in PREWHERE and the second in
     WHERE, so that 18.16 (which evaluates every part of a condition for every row) runs the
     expressions only on the rows the rest let through: ``cheap`` also holds what each word of a
-    text term must be for it to match (:func:`_needs`: 10M banners counted for a common word
-    681 -> 506 ms, by hand)."""
+    text term must be for it to match (:func:`_needs`: a count of a common word is faster so,
+    measured by hand)."""
 
     cheap: str
     costly: str

@@ -67,8 +67,8 @@ ADDED_WINDOW = 200_000  # marks the bulk-data builder is handed from one query (
 # turns into a set that its primary key index is searched with.
 AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
 # A query reads in as many streams as max_threads allows from this many rows up: the default,
-# 163,840, left a search of the 276k current rows at 10M banners, or a page's 100 bodies, to one
-# core (the facets of port:22 at 10M 68 -> 43 ms, by hand).
+# 163,840, left a search of the current rows of a large store, or a page's 100 bodies, to one
+# core.
 CONCURRENT_READ_ROWS = 2048
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
 MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
@@ -527,7 +527,7 @@ class ClickHouseStore:
     def _newest(self, matching: Where, limit: int, offset: int = 0) -> list[bytes]:
         """The bodies of the newest matches, newest first: their marks, then the bodies of those
         marks, named in the query so that the server finds them by the table's index (18.16 reads
-        none for a subquery's set: it read the whole mark column, 0.2 s at 10M banners)."""
+        none for a subquery's set: it read the whole mark column)."""
         marks = self.execute(
             f"SELECT mark FROM {matching.table} {matching.clauses} "
             f"ORDER BY t DESC, mark DESC LIMIT {int(offset)}, {int(limit)}",
@@ -554,8 +554,8 @@ class ClickHouseStore:
         in ``facets`` from 1; 0 is the number of matching rows, value ''), per month or over all
         (month 0), in one pass: each row's facet values are made keys, the facet's place in
         digits of one width before the value, that one GROUP BY counts. 18.16 groups a month and
-        a string by a faster method than (facet, value, number) tuples: the bench's trends at 10M
-        banners, 251-310 -> 211-246 ms p50 (by hand). The condition is PREWHERE, and the checks
+        a string by a faster method than (facet, value, number) tuples (the bench's trends, by
+        hand). The condition is PREWHERE, and the checks
         (Where.checks) choose between a row's keys and none, so that each is asked once a row (a
         WHERE would ask it of every key) and each shard still counts its own rows."""
         width = len(str(len(facets)))
@@ -618,7 +618,7 @@ class ClickHouseStore:
         """The first and last months (YYYYMM) of the whole store; None when it is empty. Cached
         while the count of banners holds: banners are only added, and a copy is deleted only of a
         banner kept, so the months change only when the count does (a count reads the narrowest
-        column; the months read every banner's, 65 ms of a trends request at 10M banners)."""
+        column; the months read every banner's, a good part of a trends request)."""
         n = self.execute("SELECT count() FROM banners")[0][0]
         if self._span is None or self._span[0] != n:
             first, last = self.execute("SELECT min(month), max(month) FROM banners")[0] if n else (0, 0)
@@ -655,8 +655,7 @@ class ClickHouseStore:
     def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
         """From ``banners``, whose rows are inserted after their bodies (each banner's body is
         there), ADDED_WINDOW at a time: the table is in address order, so each query reads its
-        whole mark column. By hand at 10M banners: every mark in 60 s (0.6 s a query, 0.75 s to
-        make its times' text), where 2,000 at a time from ``bodies`` took 157 s for the first 2M."""
+        whole mark column; still far faster, by hand, than 2,000 at a time from ``bodies``."""
         last = mark
         while True:
             rows = self.execute(

@@ -10,12 +10,12 @@
 - ``bodies``: each banner's bytes exactly as they came, ordered by mark (the order banners were
   added) and partitioned by the month they were added, so that a page of results reads 100 small
   granules rather than the filter columns' big ones. No time: the bulk-data builder reads the marks
-  and times of what is new from ``banners`` (a banner's time cost its body 7 B on disk, 5% of all
-  the store keeps, at 10M banners).
+  and times of what is new from ``banners`` (a time in each body cost a noticeable share of all
+  the store keeps).
 - ``current``: the rows of ``banners`` that were the latest of their service when written (a
   CollapsingMergeTree by service, key and mark): what search, count and facets read, so that they read
-  the services' current banners and not every banner they ever had (the generated 10M banners are
-  97% history). A writer adds a banner's row here too (sign 1) unless it is already replaced, and
+  the services' current banners and not every banner they ever had (generated banners are
+  mostly history). A writer adds a banner's row here too (sign 1) unless it is already replaced, and
   cancels (sign -1) the row of each banner it replaces; merges drop the pairs. Until they do, and
   after writers raced, ``demoted`` stays the authority: a query reads rows of sign 1 not demoted.
 - ``demoted``: the keys of banners a newer one of their service has replaced: search, count and
@@ -89,14 +89,13 @@ _T = struct.Struct("<q")
 _MARK = struct.Struct("<Q")
 
 ENGINES = {
-    # one partition: a query pays for every part it opens (a month's was 2-3x a small count's time)
+    # one partition: a query pays for every part it opens (by month, a small count took far longer)
     "banners": "MergeTree() ORDER BY (ip, port, transport, t, key)",
     # by the month the banners were added (a mark is a time in ns): a page's marks are then each in
     # one granule of one part, not in one of every banner month's parts. A granule of 256 bodies is
-    # about 350 KB of JSON, one compressed block: a page reads 100 of them. By hand at 1M generated
-    # banners: 7.4% fewer bytes than granules of 128 (zstd sees more banners alike in a block), 192
-    # 4.6% fewer; 100 random bodies read in 16.6 ms p50 rather than 13.1 (192: 15.7); 64 keep 14%
-    # more than 128
+    # about 350 KB of JSON, one compressed block: a page reads 100 of them. By hand: fewer bytes than
+    # smaller granules (zstd sees more banners alike in a block), for a page's bodies read a little
+    # slower
     "bodies": "ReplacingMergeTree() PARTITION BY toYYYYMM(toDateTime(intDiv(mark, 1000000000))) ORDER BY mark "
     "SETTINGS index_granularity = 256",
     # by service: a service's current banner is one range of it (the collector's lookups); a row and
@@ -231,9 +230,9 @@ def ip_in(row: bytes) -> bytes:
 
 def alike(row: bytes) -> bytes:
     """What banners alike share, to sort a prepared row by: its port, product, version and org
-    (the columns after the port): the same software, then from the same network. By hand, 200,000
-    generated bodies sorted so in batches of 50,000, in blocks of 128 compressed by zstd 9: 85.0 B
-    a body; 88.2 B by port, org and product (6% smaller than by port alone); 115 B unsorted."""
+    (the columns after the port): the same software, then from the same network. By hand,
+    generated bodies sorted so compressed smaller than sorted by port, org and product, by port
+    alone, or not at all."""
     return row[44:108]
 
 

@@ -1,8 +1,8 @@
 """Work a search hands to another thread while it goes on, when it is the only search running in
 its process: tantivy's search and aggregations let go of the GIL, so one request then uses every
 core. With other searches running the cores are busy already, and handing over adds thread
-switches for nothing (bench/workers.py's searches with 2 workers and 32 clients printed 316 a
-second with every search handing over and 325 with lone ones only: within its ~10% run to run)."""
+switches for nothing (bench/workers.py's searches with 2 workers and 32 clients gave the same
+rate, within its noise, with every search handing over as with lone ones only)."""
 
 from __future__ import annotations
 

@@ -82,9 +82,9 @@ def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
 
 def _prefixed(schema: tantivy.Schema, field: str, values: list[str]) -> TQ:
     """Terms that are one of ``values`` or start with one and a colon. No regular expression (a
-    query of 2,000 took 0.6 s and hundreds of MB, and one of 1,200 letters passed tantivy's state
-    limit): the terms themselves, and a prefix automaton of one state a character each (a fuzzy
-    term of distance 0; tantivy-py has no range over text, and its phrase prefix stops at 50 terms)."""
+    long one was slow and took much memory, and a longer one passed tantivy's state limit): the
+    terms themselves, and a prefix automaton of one state a character each (a fuzzy term of
+    distance 0; tantivy-py has no range over text, and its phrase prefix stops at 50 terms)."""
     exact = TQ.term_set_query(schema, field, list(values))
     return _any([exact, *(TQ.fuzzy_term_query(schema, field, v + ":", distance=0, prefix=True) for v in values)])
 

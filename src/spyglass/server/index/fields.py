@@ -152,7 +152,7 @@ _IN_INDEX = {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "
 _LEFT_OUT = tuple(f"t_{name}" for name in WORDS_NAMES)  # of document(), in the index
 # Flags the index holds only when true (no facet counts them): false is their absence, which
 # the compiler asks for (nearly every banner is IPv4, without TLS or vulnerabilities, and three
-# terms less a banner are 4% of tantivy's time).
+# terms less a banner are a noticeable share of tantivy's time).
 TRUE_ONLY = ("b_has_ipv6", "b_has_ssl", "b_has_vuln")
 # The tokenizers of e_ fields and of the f_ fields of WORDS_NAMES: the index holds the value
 # lower-cased (a filter matches it whatever its case), or its words as the default tokenizer
@@ -208,10 +208,10 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("i_rowid", indexed=True, fast=True)
     sb.add_boolean_field("b_current", indexed=True, fast=True)
     # Filtered by range and ordered by its column alone: not indexed (near every value is another
-    # term, which cost the import ~1 us a banner, and a range over them is slower than the column).
+    # term, which slowed the import, and a range over them is slower than the column).
     sb.add_date_field("timestamp", fast=True)
     # The address twice: ``ip`` for ranges (net:), ``f_ip`` as text for the ip facet (counting the
-    # ip column instead is 2.5 times slower for 1,000 values).
+    # ip column instead is slower).
     sb.add_ip_addr_field("ip", indexed=True, fast=True)
     sb.add_text_field("text", index_option="position")
     facets = {in_index(f) for f in FACET_FIELDS.values()}
@@ -322,7 +322,7 @@ def split_exact(doc: dict, name: str, values: list[str]) -> None:
 
 def merged_exact(doc: dict, name: str, values: list[str]) -> None:
     """As the embedded index holds them: one ``e_`` field; one value as itself, not a list of one
-    (tantivy reads it with one allocation less: 5% of its time per document)."""
+    (tantivy reads it with one allocation less, a measurable share of its time per document)."""
     if len(values) == 1:
         value = values[0]
         doc["e_" + name] = value if len(value) <= MAX_TERM else value[:MAX_TERM]

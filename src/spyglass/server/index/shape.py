@@ -57,7 +57,7 @@ def crawler_member(b: dict) -> str | None:
 def _address(b: dict) -> str:
     ip_str = b.get("ip_str")
     if isinstance(ip_str, str) and ip_str.count(".") == 3:
-        try:  # inet_aton is ~10x faster than ipaddress for the common IPv4 case
+        try:  # inet_aton is much faster than ipaddress for the common IPv4 case
             if socket.inet_ntoa(socket.inet_aton(ip_str)) == ip_str:
                 return ip_str
         except OSError:

@@ -24,7 +24,7 @@ from textual.widget import Widget
 from spyglass.tui.streambuffer import TailEntry
 
 BYTES_PER_SECOND = 40_000  # the repaint budget: under the 50 KB/s a slow link is given
-BYTES_PER_CELL = 2.0  # measured: a repainted cell costs ~1.5 bytes on the wire (text, cursor moves, styles)
+BYTES_PER_CELL = 2.0  # measured: a repainted cell costs less on the wire (text, cursor moves, styles)
 MAX_FPS = 5.0
 MIN_FPS = 1.0
 

@@ -1,0 +1,81 @@
+"""The code stays a house a newcomer can live in: no import cycles (an import under ``TYPE_CHECKING``
+or inside a function ties two modules as much as one at the top), no module over 500 lines, no class
+over 400, no function over 80. The measures are those ``scripts/code_measures.py`` prints."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from scripts.code_measures import LIMITS, Oversize, any_annotations, cycles, import_graph, oversize, type_ignores
+
+
+def test_src_has_no_import_cycle():
+    found = cycles(import_graph())
+    assert not found, "import cycles in src/:\n" + "\n".join(" ".join(loop) for loop in found)
+
+
+def test_src_has_nothing_over_its_size_limit():
+    found = oversize()
+    assert not found, "over the size limits in src/:\n" + "\n".join(map(str, found))
+
+
+def write(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_every_kind_of_import_counts_toward_a_cycle(tmp_path):
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n",
+            "pkg/b.py": "from . import c\n",
+            "pkg/c.py": "def late():\n    from .a import A\n",
+            "pkg/d.py": "import pkg.a\n",  # imports into the loop, and is no part of it
+            "pkg/sub/__init__.py": "from .. import d\n",
+            "pkg/sub/e.py": "from ..sub import f\n",
+            "pkg/sub/f.py": "import pkg.sub.e as e\n",
+        },
+    )
+    graph = import_graph(tmp_path)
+    assert graph["pkg.sub"] == {"pkg.d"}
+    assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"], ["pkg.sub.e", "pkg.sub.f"]]
+
+
+def test_sizes_are_measured_per_module_class_and_function(tmp_path):
+    lines = LIMITS["function"]  # a def line and as many more: one over the limit
+    write(
+        tmp_path,
+        {
+            "m.py": "class C:\n    def long(self):\n"
+            + "        x = 1\n" * lines
+            # at the limit: not over it
+            + "def short():\n"
+            + "    x = 1\n" * (lines - 1),
+            "big.py": "\n" * (LIMITS["module"] + 1),
+        },
+    )
+    assert sorted(oversize(tmp_path), key=str) == [
+        Oversize("function", "m:C.long", lines + 1),
+        Oversize("module", "big", LIMITS["module"] + 1),
+    ]
+
+
+def test_any_and_type_ignore_are_counted_where_they_are_written():
+    tree = ast.parse(
+        textwrap.dedent(
+            """
+            from typing import Any, Literal
+            import typing
+            def f(a: Any, b: "dict[str, Any]", c: Literal["Any x"]) -> typing.Any:
+                d: list[Any] = []
+                return cast(Any, d)  # a call's argument is no annotation
+            """
+        )
+    )
+    assert any_annotations(tree) == 4
+    assert type_ignores("x = 1  # type: ignore[assignment]\ny = '# type: ignore'\n") == 1
