@@ -5,6 +5,6 @@ SQLite took 130-240 ms and 0.9 s and DuckDB had no offline full-text search (DES
 bench/index.py for this implementation's figures.
 """
 
-from spyglass.server.index.banners import BannerIndex, StoreBusy
+from spyglass.server.index.store import BannerIndex, StoreBusy
 
 __all__ = ["BannerIndex", "StoreBusy"]
