@@ -41,8 +41,8 @@ from bench.index import (  # noqa: E402
     funded_key,
     serve,
 )
-from spyglass.server.bannerstore import open_banner_store  # noqa: E402
-from spyglass.server.index.importer import import_files  # noqa: E402
+from spyglass.server.banners.importer import import_files  # noqa: E402
+from spyglass.server.stores import open_banner_store  # noqa: E402
 from tests.clickhouse import ClickHouseCluster, ClickHouseServer  # noqa: E402
 
 DATABASE = "bench"

@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 from bench.clickhouse import DATABASE, merged, p  # noqa: E402
 from bench.index import FREE_TEXT, arguments, dataset, timed  # noqa: E402
 from spyglass.query import parse_strict  # noqa: E402
+from spyglass.server.banners.importer import import_files  # noqa: E402
 from spyglass.server.clickhouse import ClickHouseStore  # noqa: E402
-from spyglass.server.index.importer import import_files  # noqa: E402
 from tests.clickhouse import ClickHouseServer, CurrentEngine, current_engine_store  # noqa: E402
 
 # what is timed: the store's method of each (trends: by month over every banner, history too)

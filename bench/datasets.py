@@ -15,9 +15,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spyglass.datagen import generate  # noqa: E402
+from spyglass.server.banners.importer import import_banners  # noqa: E402
 from spyglass.server.datasets import DatasetService  # noqa: E402
 from spyglass.server.index import BannerIndex  # noqa: E402
-from spyglass.server.index.importer import import_banners  # noqa: E402
 
 
 def main() -> None:

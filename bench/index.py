@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from spyglass.datagen import generate  # noqa: E402
 from spyglass.query import parse_facets, parse_strict  # noqa: E402
+from spyglass.server.banners.importer import import_files  # noqa: E402
 from spyglass.server.index import BannerIndex  # noqa: E402
-from spyglass.server.index.importer import import_files  # noqa: E402
 from spyglass.server.index.trends import TrendsIndex  # noqa: E402
 
 SEARCHES = [

@@ -29,8 +29,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from index import FACETS5, SEARCHES, cpu_seconds, dataset, funded_key, serve  # noqa: E402  (bench/index.py)
 
+from spyglass.server.banners.importer import import_files  # noqa: E402
 from spyglass.server.index import BannerIndex  # noqa: E402
-from spyglass.server.index.importer import import_files  # noqa: E402
 
 # wrk's script: each request the next query of the list, URL-encoded by the caller
 ROTATE = """

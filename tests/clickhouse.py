@@ -283,7 +283,7 @@ class _EngineClient:
 def current_engine_store(engine: CurrentEngine, database: str):
     """A ClickHouseStore whose statements run on ``engine``: queries through its client, inserts
     of RowBinary rows from a file (the server's HTTP interface takes them as they are)."""
-    from spyglass.server.bannerstore import StoreUnavailable
+    from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.clickhouse import ClickHouseStore, tables
 
     class CurrentEngineStore(ClickHouseStore):

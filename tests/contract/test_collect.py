@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from spyglass.server.index.importer import import_files
+from spyglass.server.banners.importer import import_files
 from tests.conftest import start_backend
 
 ZONED = {"ip_str": "fe80::1%lo", "port": 53, "transport": "udp", "timestamp": "2026-01-01T00:00:00"}
@@ -96,11 +96,12 @@ def test_every_line_a_store_cannot_hold_is_reported_by_number(served_collect):
 def test_a_banner_the_index_cannot_hold_is_set_aside_at_start(tmp_path, caplog):
     """A data dir an older release bricked (its records hold the zoned banner, ahead of the index):
     the backend starts, says so, and collects again."""
-    from spyglass.server.bannerstore import Prepared
+    from spyglass.server.banners.keys import keys
+    from spyglass.server.banners.shape import Shape
+    from spyglass.server.banners.store import Prepared
     from spyglass.server.index import BannerIndex
-    from spyglass.server.index.banners import document_tail
-    from spyglass.server.index.records import RecordStore, keys
-    from spyglass.server.index.shape import Shape
+    from spyglass.server.index.records import RecordStore
+    from spyglass.server.index.store import document_tail
 
     BannerIndex(tmp_path).close()  # a data dir with its index
     shape = Shape("fe80::1%lo", 53, "udp", "2026-01-01T00:00:00Z", None)

@@ -9,7 +9,7 @@ import pytest
 
 from spyglass.client import Clients
 from spyglass.client.errors import APIError
-from spyglass.server.index.trends import SEED_FACETS, SEED_FILTERS, TRENDS_FACETS, TRENDS_FILTERS, months
+from spyglass.server.banners.trends import SEED_FACETS, SEED_FILTERS, TRENDS_FACETS, TRENDS_FILTERS, months
 from tests.conftest import backend_with
 from tests.unit.test_import_hostile import real_banner
 

@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from spyglass.datagen import generate
+from spyglass.server.banners.importer import import_banners
 from spyglass.server.index import BannerIndex
-from spyglass.server.index.importer import import_banners
 from spyglass.server.store import Store
 
 WAIT = 60.0  # seconds: a loaded machine starts processes slowly (never a measure, only a bound)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.banners.store import BannerStore
 from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.index import BannerIndex
 from tests.clickhouse import ClickHouseCluster, ClickHouseServer, CurrentEngine, current_engine_store

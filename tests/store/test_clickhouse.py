@@ -9,13 +9,13 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, Text, parse_facets, parse_strict
-from spyglass.server.bannerstore import StoreUnavailable
+from spyglass.server.banners.importer import import_banners
+from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, tables
 from spyglass.server.clickhouse.compiler import Sql, where
 from spyglass.server.clickhouse.store import parse_url
 from spyglass.server.clickhouse.upgrade import upgrade
 from spyglass.server.index import BannerIndex
-from spyglass.server.index.importer import import_banners
 from spyglass.server.runner import DEMO_BANNERS
 from tests.clickhouse import current_engine_store
 from tests.store.conftest import database
@@ -173,7 +173,7 @@ def test_addresses_that_cannot_be_used_say_why(url):
 
 
 def test_a_banner_without_its_required_members_is_refused_by_the_clickhouse_store_too():
-    from spyglass.server.index.shape import BadBanner
+    from spyglass.server.banners.shape import BadBanner
 
     for missing in ("ip_str", "port", "timestamp"):
         b = banner_with_tag("x")
@@ -395,10 +395,10 @@ def test_a_store_made_before_its_server_had_text_indexes_gets_the_index_when_ope
 def test_a_field_with_a_plain_column_never_holds_more_than_one_value():
     """compiler.SCALAR: the fields document() gives one value or none, whatever a banner's members
     hold (a list, an object, a number where text is usual), and the flags every banner has."""
+    from spyglass.server.banners.fields import document
+    from spyglass.server.banners.shape import BadBanner, normalize
     from spyglass.server.clickhouse.compiler import SCALAR
     from spyglass.server.clickhouse.tables import _shown_exact
-    from spyglass.server.index.fields import document
-    from spyglass.server.index.shape import BadBanner, normalize
 
     odd = {"a": [1, "x"], "b": {"k": "v"}, "c": 7, "d": None, "e": True, "f": ""}
     hostile = [

@@ -13,7 +13,7 @@ from clickhouse_driver import Client
 
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, main
 from spyglass.query import parse_strict
-from spyglass.server.bannerstore import StoreUnavailable
+from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.clickhouse.tables import prepare, time_of
 from tests.store.conftest import database

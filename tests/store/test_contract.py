@@ -1,4 +1,4 @@
-"""The banner store contract (server/bannerstore.py): every behaviour the API relies on, run
+"""The banner store contract (server/banners/store.py): every behaviour the API relies on, run
 against every store in conftest.STORES. A new store passes this suite unchanged."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
-from spyglass.server.bannerstore import BannerStore
-from spyglass.server.index.shape import BadBanner
+from spyglass.server.banners.shape import BadBanner
+from spyglass.server.banners.store import BannerStore
 
 
 def banner(ip: str = "198.18.0.1", port: int = 22, stamp: str = "2026-03-01T10:00:00.000000", **members) -> dict:
@@ -221,8 +221,8 @@ def test_marks_tell_what_was_added_since(store):
 
 
 def test_known_services(store):
-    from spyglass.server.index.records import service_key
-    from spyglass.server.index.shape import normalize
+    from spyglass.server.banners.keys import service_key
+    from spyglass.server.banners.shape import normalize
 
     add(store, banner())
     known, unknown = (service_key(normalize(b)) for b in (banner(), banner(port=9)))

@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from spyglass.datagen import generate
+from spyglass.server.banners.importer import import_files
 from spyglass.server.index import records
-from spyglass.server.index.banners import BannerIndex
-from spyglass.server.index.importer import import_files
+from spyglass.server.index.store import BannerIndex
 from tests.conftest import start_backend
 
 MB = 1024  # KiB, as PRAGMA cache_size counts when negative
@@ -54,7 +54,7 @@ import sys, tempfile
 from pathlib import Path
 from spyglass.datagen import generate
 from spyglass.server.demostore import unpack
-from spyglass.server.index.banners import BannerIndex, prepare
+from spyglass.server.index.store import BannerIndex, prepare
 from spyglass.server.runner import prepare_process
 
 def anon():

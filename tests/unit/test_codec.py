@@ -9,9 +9,9 @@ import sqlite3
 import zstandard
 
 from spyglass.datagen import generate
+from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.codec import FRAME, TRAIN_AFTER
-from spyglass.server.index.importer import import_files
 
 
 def lines(count: int, seed: int = 5) -> list[bytes]:

@@ -12,8 +12,8 @@ import pytest
 
 from spyglass.query import parse_facets, parse_strict
 from spyglass.server.demostore import DEMO_BANNERS, PACKED, build, unpack
-from spyglass.server.index.banners import SCHEMA_VERSION, BannerIndex
 from spyglass.server.index.records import MIGRATIONS
+from spyglass.server.index.store import SCHEMA_VERSION, BannerIndex
 from tests.contract.test_guard import serve
 from tests.workflows.commands import spyglass
 

@@ -15,8 +15,8 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_strict
+from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
-from spyglass.server.index.importer import import_files
 
 COUNT = 3000
 # The importer in a child process, with small batches and commits so that kill points fall
@@ -24,8 +24,9 @@ COUNT = 3000
 SCRIPT = """
 import sys
 from pathlib import Path
-from spyglass.server.index import banners, importer
-importer.BLOCK, importer.BATCH, banners.COMMIT_EVERY = 200_000, 100, 500
+from spyglass.server.banners import importer
+from spyglass.server.index import store
+importer.BLOCK, importer.BATCH, store.COMMIT_EVERY = 200_000, 100, 500
 kill_at, seen = int(sys.argv[3]), [0]
 
 def progress(done, total, report):
@@ -34,7 +35,7 @@ def progress(done, total, report):
     if seen[0] == kill_at:
         sys.stdin.readline()  # hold here until killed
 
-index = banners.BannerIndex(Path(sys.argv[1]))
+index = store.BannerIndex(Path(sys.argv[1]))
 importer.import_files(index, [Path(sys.argv[2])], progress=progress, workers=2)
 print("done", flush=True)
 """

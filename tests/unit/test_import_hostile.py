@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from spyglass.query import FACETS, parse_facets, parse_strict
-from spyglass.server.index import BannerIndex, importer
-from spyglass.server.index.importer import ImportFileError, import_banners, import_files
+from spyglass.server.banners import importer
+from spyglass.server.banners.importer import ImportFileError, import_banners, import_files
+from spyglass.server.index import BannerIndex
 
 
 def real_banner(n: int, **members) -> dict:

@@ -12,9 +12,9 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
+from spyglass.server.banners.importer import import_banners, import_files
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.aside import searching
-from spyglass.server.index.importer import import_banners, import_files
 
 COUNT = 3000
 
@@ -219,7 +219,7 @@ def test_free_text_matches_a_product_missing_from_data(tmp_path, banners):
 
 
 def test_a_newer_banner_replaces_the_current_one_across_imports_and_crashes(tmp_path, banners):
-    from spyglass.server.index.banners import prepare
+    from spyglass.server.index.store import prepare
 
     old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
     new = dict(old, timestamp="2025-06-01T00:00:00.000000", product="New")
@@ -240,7 +240,7 @@ def test_a_newer_banner_replaces_the_current_one_across_imports_and_crashes(tmp_
 def test_a_failure_while_indexing_reaches_the_caller_and_loses_nothing_stored(tmp_path, banners, monkeypatch):
     """The index is fed in a thread of its own: what fails there fails the writer's caller, and the
     banners stored meanwhile are indexed at the next start."""
-    from spyglass.server.index import banners as module
+    from spyglass.server.index import store as module
 
     real = module.add_document
 
@@ -265,7 +265,7 @@ def test_a_failure_while_indexing_reaches_the_caller_and_loses_nothing_stored(tm
 def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(tmp_path, banners, monkeypatch):
     """Batches stored ahead of the index: a demotion the index has not seen the first banner of yet
     still leaves one current banner per service."""
-    from spyglass.server.index import importer
+    from spyglass.server.banners import importer
 
     monkeypatch.setattr(importer, "BATCH", 1)
     old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
@@ -279,7 +279,7 @@ def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(
 
 def test_a_demoted_banner_holding_an_integer_past_64_bits_is_reindexed_exactly(tmp_path, banners, monkeypatch):
     """A demoted banner is read again to be re-indexed: one orjson refuses is read exactly."""
-    from spyglass.server.index import importer
+    from spyglass.server.banners import importer
 
     monkeypatch.setattr(importer, "BATCH", 1)
     old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", hash=2**70, product="Old")
@@ -386,7 +386,7 @@ def test_a_prefix_filter_builds_no_regular_expression():
     """A regular expression a value cost hundreds of MB at 2,000 values, and one of 1,200 letters
     passed tantivy's state limit (a 500)."""
     from spyglass.server.index.compiler import compile_query
-    from spyglass.server.index.fields import build_schema
+    from spyglass.server.index.schema import build_schema
 
     values = ",".join(f"cpe:2.3:a:vendor{i}" for i in range(100))
     assert "Regex" not in repr(compile_query(build_schema(), parse_strict(f"cpe:{values}")))

@@ -3,11 +3,15 @@ and the TUI reaches the server only through the launcher, without loading the we
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import spyglass.server
 
 WEB_STACK = ("fastapi", "uvicorn", "starlette")
 
@@ -81,13 +85,64 @@ def test_the_server_does_not_import_the_presentation_layer():
     assert not {n for n in loaded if n.startswith("spyglass.present")}
 
 
+SERVER = Path(spyglass.server.__file__).parent
+# The banner stores: each a package implementing banners/store.py's BannerStore, none importing
+# another; server/stores.py alone knows them all.
+STORES = ("spyglass.server.index", "spyglass.server.clickhouse")
+
+
+def imported_by(path: Path) -> set[str]:
+    """Every module a file imports, wherever the import is (in a function, under TYPE_CHECKING)."""
+    package = "spyglass." + ".".join(path.relative_to(SERVER.parent).with_suffix("").parts[:-1])
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(filter(None, (base, node.module)))
+            names.update(f"{module}.{a.name}" for a in node.names)  # ``from pkg import module`` too
+    return names
+
+
+def reaches(names: set[str], package: str) -> set[str]:
+    return {n for n in names if n == package or n.startswith(package + ".")}
+
+
+def package_imports(package: str) -> dict[str, set[str]]:
+    folder = SERVER.parent.parent / package.replace(".", "/")
+    files = {path.name: imported_by(path) for path in folder.rglob("*.py")}
+    assert files, f"no package {package}"
+    return files
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_no_banner_store_imports_another(store):
+    for name, imports in package_imports(store).items():
+        for other in STORES:
+            if other != store:
+                assert not reaches(imports, other), f"{store}/{name} imports {reaches(imports, other)}"
+
+
+def test_the_banner_vocabulary_imports_no_store():
+    """banners/ is what every store shares: shape, keys, fields, words, trends, the protocol, the importer."""
+    for name, imports in package_imports("spyglass.server.banners").items():
+        for store in STORES:
+            assert not reaches(imports, store), f"banners/{name} imports {reaches(imports, store)}"
+        assert "tantivy" not in imports, name
+
+
+def test_loading_the_clickhouse_store_loads_neither_tantivy_nor_the_embedded_store():
+    loaded = modules_loaded_by("spyglass.server.clickhouse", "spyglass.server.clickhouse.upgrade")
+    assert "spyglass.server.clickhouse.store" in loaded  # the import did happen
+    assert "tantivy" not in top(loaded)
+    assert not reaches(loaded, "spyglass.server.index")
+
+
 def test_routes_reach_banners_only_through_the_banner_store():
-    """The routers are HTTP only: no route imports the embedded store's insides (tantivy, its index)."""
-    import pathlib
-
-    import spyglass.server.routers as routers
-
-    for path in pathlib.Path(routers.__file__).parent.glob("*.py"):
-        text = path.read_text()
-        assert "spyglass.server.index." not in text.replace("spyglass.server.index.trends", ""), path.name
-        assert "import tantivy" not in text, path.name
+    """The routers are HTTP only: no route imports a store's insides (tantivy, its index, ClickHouse)."""
+    for path in (SERVER / "routers").glob("*.py"):
+        imports = imported_by(path)
+        for store in STORES:
+            assert not reaches(imports, store), path.name
+        assert "tantivy" not in imports, path.name

@@ -140,14 +140,14 @@ def test_facet_sizes_are_ascii_numbers_in_range(spec):
 
 
 def test_ipv6_networks_leave_out_the_ipv4_mapped_block():
-    from spyglass.server.index.compiler import _ip_ranges
+    from spyglass.server.banners.terms import ip_ranges
 
-    assert [(str(a), str(b)) for a, b in _ip_ranges(ip_network("::/0"))] == [
+    assert [(str(a), str(b)) for a, b in ip_ranges(ip_network("::/0"))] == [
         ("::", "::fffe:ffff:ffff"),
         ("::1:0:0:0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
     ]
-    assert len(_ip_ranges(ip_network("2001:db8::/32"))) == 1
-    assert len(_ip_ranges(ip_network("198.18.0.0/15"))) == 1
+    assert len(ip_ranges(ip_network("2001:db8::/32"))) == 1
+    assert len(ip_ranges(ip_network("198.18.0.0/15"))) == 1
 
 
 CPES = [f"cpe:2.3:a:{i:0>60}" for i in range(80)]  # 80 values of 70 characters

@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spyglass.server.index.banners import prepare
-from spyglass.server.index.records import RecordStore, banner_key, keys, service_key
-from spyglass.server.index.shape import BadBanner, normalize
+from spyglass.server.banners.keys import banner_key, keys, service_key
+from spyglass.server.banners.shape import BadBanner, normalize
+from spyglass.server.index.records import RecordStore
+from spyglass.server.index.store import prepare
 from tests.unit.test_import_hostile import real_banner
 
 ANY_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8))

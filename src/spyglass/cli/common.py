@@ -168,7 +168,7 @@ def store_address(args: argparse.Namespace) -> str:
     """The banner store ``--store`` or $SPYGLASS_STORE names; "" for the embedded one."""
     import os
 
-    from spyglass.server.bannerstore import ENV_STORE
+    from spyglass.server.stores import ENV_STORE
 
     return getattr(args, "store", None) or os.environ.get(ENV_STORE, "")
 
@@ -177,7 +177,8 @@ def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:
     """The banner store --store or $SPYGLASS_STORE names (the embedded one in ``data_dir`` when
     none), or the exit code after one line saying why it cannot be used."""
     from spyglass.cli import EXIT_UNAVAILABLE, fail
-    from spyglass.server.bannerstore import StoreUnavailable, open_banner_store
+    from spyglass.server.banners.store import StoreUnavailable
+    from spyglass.server.stores import open_banner_store
 
     try:
         return open_banner_store(store_address(args), data_dir)

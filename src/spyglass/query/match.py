@@ -1,6 +1,6 @@
 """A parsed query tested against one banner in memory (the live-tail pane's client-side filter).
 
-It follows the index's reading of a banner (``server/index/fields.py``): the same members for
+It follows the index's reading of a banner (``server/banners/fields.py``): the same members for
 each filter, text filters as word sequences, exact values case-insensitive, hostnames and domains
 by suffix, CPEs by prefix. Banners are untyped: a member of an odd type simply does not match.
 """

@@ -19,7 +19,7 @@ from spyglass import DEFAULT_NAMESPACE, __version__
 from spyglass.netools.scantargets import DEFAULT_ALLOWED
 from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyRateLimiter, failed_keys_limiter
-from spyglass.server.bannerstore import BannerStore, open_banner_store
+from spyglass.server.banners.store import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
 from spyglass.server.directory.store import Directory
@@ -33,6 +33,7 @@ from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
+from spyglass.server.stores import open_banner_store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)

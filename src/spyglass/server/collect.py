@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from spyglass.server.bannerstore import BannerStore, Prepared, StoreBusy
-from spyglass.server.index.shape import BadBanner
+from spyglass.server.banners.shape import BadBanner
+from spyglass.server.banners.store import BannerStore, Prepared, StoreBusy
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.collect")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spyglass.models import Dataset
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.banners.store import BannerStore
 from spyglass.server.sqlite import Database
 
 log = logging.getLogger("spyglass.datasets")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.banners.store import BannerStore
 
 if TYPE_CHECKING:  # (the app imports the routers, which import this)
     from spyglass.server.alerts.delivery import DeliveryWorker

@@ -16,7 +16,7 @@ from typing import Any
 from spyglass.models import DomainInfo, DomainRecord
 from spyglass.netools.dns import Resolver
 from spyglass.netools.targets import is_ip
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.banners.store import BannerStore
 from spyglass.server.geonet import UNKNOWN_LOCATION
 
 PAGE_SIZE = 100

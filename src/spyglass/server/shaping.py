@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from spyglass.exactjson import dumps, loads
-from spyglass.server.index.shape import normalize
+from spyglass.server.banners.shape import normalize
 
 MINIFY_DROP = (("http", "html"), ("ssl", "chain"), ("opts", "raw"))
 

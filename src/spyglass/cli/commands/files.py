@@ -20,10 +20,10 @@ SHOWN = 10  # bad lines listed after an import; the rest are counted
 def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
-    from spyglass.server.bannerstore import StoreBusy, StoreUnavailable
+    from spyglass.server.banners.importer import ImportReport, import_files
+    from spyglass.server.banners.store import StoreBusy, StoreUnavailable
     from spyglass.server.errors import disk_full
     from spyglass.server.index import BannerIndex
-    from spyglass.server.index.importer import ImportReport, import_files
     from spyglass.server.sqlite import private_files
 
     missing = [str(p) for p in args.files if not p.is_file()]

@@ -121,7 +121,7 @@ def exposure_warning(host: str, rate_limit: float | None) -> str | None:
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
-    from spyglass.server.bannerstore import StoreUnavailable
+    from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.datalock import DataDirBusy
     from spyglass.server.runner import WorkersFailed, serve
     from spyglass.server.sqlite import DiskFull

@@ -47,9 +47,9 @@ def copy_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.exactjson import loads
     from spyglass.progress import Progress
-    from spyglass.server.bannerstore import StoreUnavailable
+    from spyglass.server.banners.shape import BadBanner
+    from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.index import BannerIndex
-    from spyglass.server.index.shape import BadBanner
 
     address = store_address(args)
     source_dir = args.data or data_dir()

@@ -34,8 +34,8 @@ from spyglass.server.alerts.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.store import AlertRow, AlertStore, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching
+from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.collect import Collected
-from spyglass.server.index.shape import BadBanner, normalize
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import tantivy
 
 from spyglass.query import parse_strict
-from spyglass.server.index.banners import index_json, prepare, rowids
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import build_schema, open_index
+from spyglass.server.index.schema import build_schema, open_index
+from spyglass.server.index.store import index_json, prepare, rowids
 
 MATCH_ALL = "*"
 NEW_SERVICE = "new_service"

@@ -5,8 +5,8 @@ Every value the user typed reaches the server as a query parameter (``%(p0)s``, 
 driver), never as SQL text of ours: the condition is built only from column names this module
 knows and parameter placeholders.
 
-The columns are the embedded index's fields (fields.py) by the same names, so both stores read a
-banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
+The columns are the fields of a banner's document (banners/fields.py) by the same names, so both
+stores read a banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
 as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values, or one value where a
 banner never has more: SCALAR), ``text`` for free text. Words match as tantivy's tokenizer splits
 them: whole, case-insensitive, a phrase's words one after another (a regular expression over the
@@ -29,8 +29,8 @@ from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
-from spyglass.server.index.compiler import _ip_ranges, words
-from spyglass.server.index.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_FIELDS, I64
+from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_FIELDS, I64
+from spyglass.server.banners.terms import ip_ranges, words
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SEPARATOR = r"[^\pL\pN]"  # what splits words (tantivy's default tokenizer: not alphanumeric)
@@ -41,7 +41,7 @@ TEXT_INDEX = f"INDEX words {WORDS} TYPE text(tokenizer = 'splitByNonAlpha')"
 TEXT_INDEX_SINCE = (26, 2)  # text indexes are generally available from this version
 
 
-# x_ fields that are their f_ field lower-cased (fields.py ``_add_exact``): not stored, their f_
+# x_ fields that are their f_ field lower-cased (banners/fields.py ``split_exact``): not stored, their f_
 # column lower-cased where a filter reads it (18 columns fewer to write and keep)
 LOWERED = {
     name: "f_" + name[2:]
@@ -170,7 +170,7 @@ def filter_condition(sql: Sql, f: Filter) -> str:
         ranges = []
         for net in f.values:
             assert isinstance(net, (ipaddress.IPv4Network, ipaddress.IPv6Network))
-            for low, high in _ip_ranges(net):
+            for low, high in ip_ranges(net):
                 low_hex, high_hex = ip16(low).hex(), ip16(high).hex()
                 ranges.append(f"(ip >= unhex({sql.param(low_hex)}) AND ip <= unhex({sql.param(high_hex)}))")
         return _any(ranges)

@@ -1,4 +1,4 @@
-"""The banner store on ClickHouse (see :mod:`spyglass.server.bannerstore`), on one server or a
+"""The banner store on ClickHouse (see :mod:`spyglass.server.banners.store`), on one server or a
 sharded cluster: ``clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?cluster=NAME&http_port=N]``.
 
 Queries go over the native protocol (PORT, 9000 by default; clickhouse-driver); banners are
@@ -47,12 +47,12 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from spyglass.exactjson import loads
 from spyglass.query import Facet, Filter, Query
-from spyglass.server.bannerstore import FacetCounts, Prepared, StoreUnavailable, Trends
+from spyglass.server.banners.fields import FACET_FIELDS
+from spyglass.server.banners.keys import service_key_of
+from spyglass.server.banners.store import FacetCounts, Prepared, StoreUnavailable, Trends
+from spyglass.server.banners.trends import months
 from spyglass.server.clickhouse import tables
 from spyglass.server.clickhouse.compiler import TEXT_INDEX_SINCE, Sql, column, current, ip16, scalar, where
-from spyglass.server.index.fields import FACET_FIELDS
-from spyglass.server.index.records import service_key_of
-from spyglass.server.index.trends import months
 
 PAGE_SIZE = 100
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)

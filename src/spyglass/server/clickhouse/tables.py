@@ -1,7 +1,7 @@
 """The ClickHouse store's tables, and a banner as their rows.
 
-- ``banners``: one row per banner, the columns the filters and facets read (the embedded index's
-  fields by the same names, fields.py, less the x_ fields that are an f_ field lower-cased:
+- ``banners``: one row per banner, the columns the filters and facets read (a banner's document's
+  fields by the same names, banners/fields.py, less the x_ fields that are an f_ field lower-cased:
   compiler.LOWERED; a field a banner has one value of at most is a plain column, not an array:
   compiler.SCALAR); a MergeTree ordered by address, port, transport, time and key, so a host's
   history is one range of the table. Not a ReplacingMergeTree: a banner added twice by two writers
@@ -48,11 +48,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from spyglass.exactjson import dumps
-from spyglass.server.bannerstore import Prepared
+from spyglass.server.banners.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document
+from spyglass.server.banners.keys import keys
+from spyglass.server.banners.shape import normalize
+from spyglass.server.banners.store import Prepared
 from spyglass.server.clickhouse.compiler import EPOCH, LOWERED, SCALAR, TEXT_INDEX, column
-from spyglass.server.index.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document
-from spyglass.server.index.records import keys
-from spyglass.server.index.shape import normalize
 
 # the product, its version and the org first: a prepared row is sorted by its port and the bytes after it (alike)
 _ALIKE_FIELDS = ["f_product", "f_version", "f_org"]

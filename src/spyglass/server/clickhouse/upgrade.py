@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from spyglass.exactjson import loads
-from spyglass.server.bannerstore import StoreUnavailable
+from spyglass.server.banners.shape import BadBanner
+from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.clickhouse import tables
 from spyglass.server.clickhouse.store import NUMBER_TEXT, ClickHouseStore, shown
-from spyglass.server.index.shape import BadBanner
 
 BATCH = 20_000  # bodies read, and inserted, at a time
 MOVED = ("banners", "bodies")  # the tables whose rows are copied; the others are kept or made again

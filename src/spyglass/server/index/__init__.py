@@ -5,6 +5,6 @@ DuckDB had no offline full-text search (DESIGN.md has the figures); bench/index.
 implementation's.
 """
 
-from spyglass.server.index.banners import BannerIndex, StoreBusy
+from spyglass.server.index.store import BannerIndex, StoreBusy
 
 __all__ = ["BannerIndex", "StoreBusy"]

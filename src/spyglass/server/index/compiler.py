@@ -1,15 +1,13 @@
 """The query AST as a tantivy query.
 
 Free text (words and quoted phrases) matches the ``text`` field: the banner's raw ``data``, its
-product, HTTP title, org and hostnames (see fields.document). Search, count and facets see only
+product, HTTP title, org and hostnames (see banners.fields.document). Search, count and facets see only
 the current banner of each service (``b_current``), except for a scan's results (see
 BannerIndex.compile); host lookups see every banner.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from datetime import date, datetime, time, timedelta
 
 import tantivy
@@ -17,13 +15,9 @@ from tantivy import Occur
 from tantivy import Query as TQ
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
-from spyglass.server.index.fields import ALL_TEXT_FIELDS, FILTER_FIELDS, TRUE_ONLY, exact_terms, in_index
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as tantivy's default tokenizer splits, lower-cased below
-
-
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text) if len(w) <= 40]
+from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FILTER_FIELDS
+from spyglass.server.banners.terms import ip_ranges, words
+from spyglass.server.index.schema import TRUE_ONLY, exact_terms, in_index
 
 
 def _text_query(schema: tantivy.Schema, field: str, text: str) -> TQ:
@@ -96,7 +90,7 @@ def _in_networks(schema: tantivy.Schema, field: str, networks: tuple) -> TQ:
     queries = [TQ.term_set_query(schema, field, single)] if single else []
     for net in networks:
         if net.num_addresses > 1:
-            for low, high in _ip_ranges(net):
+            for low, high in ip_ranges(net):
                 queries.append(TQ.range_query(schema, field, tantivy.FieldType.IpAddr, str(low), str(high)))
     return _any(queries) if queries else TQ.empty_query()
 
@@ -105,23 +99,6 @@ def _flag(schema: tantivy.Schema, field: str, value: bool) -> TQ:
     if value or field not in TRUE_ONLY:
         return TQ.term_query(schema, field, value)
     return TQ.boolean_query([(Occur.Must, TQ.all_query()), (Occur.MustNot, TQ.term_query(schema, field, True))])
-
-
-_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # how the index holds IPv4 addresses
-
-
-def _ip_ranges(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> list[tuple]:
-    """Address ranges of ``net`` as the index holds them: an IPv6 network that is not itself
-    IPv4-mapped leaves out the mapped block, so ``net:::/0`` means IPv6 only."""
-    if isinstance(net, ipaddress.IPv4Network) or net.subnet_of(_MAPPED) or not net.overlaps(_MAPPED):
-        return [(net.network_address, net.broadcast_address)]
-    low, high = net.network_address, net.broadcast_address
-    ranges: list[tuple] = []
-    if low < _MAPPED.network_address:
-        ranges.append((low, _MAPPED.network_address - 1))
-    if high > _MAPPED.broadcast_address:
-        ranges.append((_MAPPED.broadcast_address + 1, high))
-    return ranges
 
 
 def compile_query(schema: tantivy.Schema, query: Query, current: bool = False) -> TQ:

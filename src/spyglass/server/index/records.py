@@ -11,20 +11,19 @@ of any type); :func:`unpack` reads them back without loss.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import zstandard
 
 from spyglass.exactjson import loads
-from spyglass.server.bannerstore import Prepared
+from spyglass.server.banners.keys import service_key
+from spyglass.server.banners.shape import BadBanner, normalize
+from spyglass.server.banners.store import Prepared
 from spyglass.server.index.codec import FRAME, TRAIN_AFTER, TRAIN_ON, Codec, plain
-from spyglass.server.index.shape import BadBanner, Shape, normalize
 from spyglass.server.sqlite import Database, statements
 
 log = logging.getLogger("spyglass.records")
@@ -63,47 +62,6 @@ def _layout_1(db: sqlite3.Connection) -> None:
 _LAYOUT_2 = "CREATE TABLE IF NOT EXISTS dictionary (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);"
 
 MIGRATIONS = (_layout_1, _LAYOUT_2)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
-
-
-def _hasher(text: str) -> Any:
-    return hashlib.blake2b(text.encode(errors="surrogatepass"), digest_size=8)
-
-
-def _key(hasher: Any) -> int:
-    return int.from_bytes(hasher.digest(), "big") >> 1
-
-
-def _service_text(ip: str, port: int, transport: str) -> str:
-    return f"{ip}|{port}|{transport}"
-
-
-def banner_key(b: dict, shape: Shape) -> int:
-    """What identifies a banner (a re-import adds nothing): address, port, transport, time, hash."""
-    return _key(_hasher(_service_text(shape.ip_str, shape.port, b.get("transport", "tcp")) + _rest(b)))
-
-
-def _rest(b: dict) -> str:
-    """What a banner's key holds past its service's: its time and hash."""
-    return f"|{b['timestamp']}|{b.get('hash')}"
-
-
-def keys(b: dict, shape: Shape) -> tuple[int, int]:
-    """:func:`banner_key` and :func:`service_key`, the one hashed on from the other where the
-    banner's transport is as the service's is written (nearly always): the import's hot path."""
-    hasher = _hasher(_service_text(shape.ip_str, shape.port, shape.transport))
-    service = _key(hasher)
-    if b.get("transport", "tcp") != shape.transport:
-        return banner_key(b, shape), service
-    hasher.update(_rest(b).encode(errors="surrogatepass"))
-    return _key(hasher), service
-
-
-def service_key(shape: Shape) -> int:
-    return service_key_of(shape.ip_str, shape.port, shape.transport)
-
-
-def service_key_of(ip: str, port: int, transport: str) -> int:
-    return _key(_hasher(_service_text(ip, port, transport)))
 
 
 # Page caches (KiB, as PRAGMA cache_size takes them). A bulk load's key index takes random inserts:

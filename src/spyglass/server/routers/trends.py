@@ -11,10 +11,10 @@ from fastapi import APIRouter, Depends, FastAPI, Query
 from spyglass import __version__
 from spyglass.models import TrendsResponse
 from spyglass.server.auth import Caller, KeyRateLimiter, caller
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.banners.store import BannerStore
+from spyglass.server.banners.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, check
 from spyglass.server.deps import Banners
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
-from spyglass.server.index.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, check
 from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import charge_for_facets, json_response, parse_facet_spec, parse_query
 from spyglass.server.store import Store

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterator
 
 from spyglass.netools.scantargets import Probe, ScanSpec
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.banners.store import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.scanner.crawler import banner_of, is_local
 from spyglass.server.scanner.probe import probe

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from spyglass.server.bannerstore import BannerStore
+from spyglass.server.banners.store import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.tasks import cancel
 

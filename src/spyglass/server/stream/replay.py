@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from spyglass.exactjson import loads
 from spyglass.server.auth import Caller, caller
+from spyglass.server.banners.shape import crawler_member
 from spyglass.server.errors import ApiError, bad_request, responses
-from spyglass.server.index.shape import crawler_member
 
 MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in several
 

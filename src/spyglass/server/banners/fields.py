@@ -1,31 +1,26 @@
-"""How a banner becomes an index document: the fields the filters and facets read.
+"""How a banner becomes a store's document: the fields the filters and facets read.
 
 Banners are untyped JSON: every member but the address, port, transport and timestamp (read by
-:mod:`shape`) may hold any JSON type. :func:`document` reads each one defensively and puts only
+``shape.py``) may hold any JSON type. :func:`document` reads each one defensively and puts only
 well-typed values in the document (text as strings, integers only within i64, booleans as
-booleans): an odd type is indexed as text or skipped for that field, so no banner can make the
-index refuse a document (which would block every later import from the record store).
+booleans): an odd type is indexed as text or skipped for that field, so no banner can make a
+store refuse a document (which would block every later import from the record store).
 
 ``text`` is what free text matches: the raw ``data``, then the product, HTTP title, org and
 hostnames, in one field so that a word costs one term lookup.
 
 Field prefixes say what a field is for: ``t_`` words (tokenized, for TEXT filters), ``x_``
 lower-cased exact values (EXACT, SUFFIX and PREFIX filters), ``f_`` values as shown (facets),
-``i_`` integers and ``b_`` booleans (both filters and facets). The names are shared with the
-ClickHouse store's columns. The embedded index keeps the ``x_`` and ``f_`` fields of one value
-(EXACT_NAMES) as one ``e_`` field (:func:`in_index`): a term lower-cased for the filter, the value
-as shown in its fast column for the facet, one field's work rather than two.
+``i_`` integers and ``b_`` booleans (both filters and facets). Every store holds these fields: the
+embedded index (``index/schema.py``, which merges some) and the ClickHouse store's columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import tantivy
-
-from spyglass.server.index.shape import Shape
+from spyglass.server.banners.shape import Shape
 
 I64 = (-(2**63), 2**63 - 1)
 MAX_TERM = 1000  # characters kept of an exact or facet value (tantivy refuses terms over 64 KB)
@@ -135,105 +130,6 @@ FACET_FIELDS: dict[str, str] = {
 }
 
 
-# x_NAME and f_NAME hold the same values (lower-cased, as shown): one e_NAME field in the index
-EXACT_NAMES = frozenset(
-    ("transport", "region", "version", "tag", "vuln", "ssh_fingerprint", "ssh_type", "ssh_hassh")
-    + ("screenshot_label", "http_component", "http_component_category", "http_waf", "ssl_cert_fingerprint")
-    + ("ssl_cert_serial", "ssl_version", "ssl_alpn", "ssl_jarm", "ssl_ja3s")
-)
-# t_NAME and f_NAME hold one value (its words, as shown): one f_NAME field in the index, whose
-# terms are the words and whose fast column is the value (cut at MAX_TERM, the words too)
-WORDS_NAMES = frozenset(
-    ("org", "isp", "os", "product", "city", "http_title", "ssl_cert_subject_cn", "ssl_cert_issuer_cn")
-)
-_IN_INDEX = {f"{kind}_{name}": f"e_{name}" for name in EXACT_NAMES for kind in "xf"} | {
-    f"t_{name}": f"f_{name}" for name in WORDS_NAMES
-}
-_LEFT_OUT = tuple(f"t_{name}" for name in WORDS_NAMES)  # of document(), in the index
-# Flags the index holds only when true (no facet counts them): false is their absence, which
-# the compiler asks for (nearly every banner is IPv4, without TLS or vulnerabilities, and three
-# terms less a banner are a noticeable share of tantivy's time).
-TRUE_ONLY = ("b_has_ipv6", "b_has_ssl", "b_has_vuln")
-# The tokenizers of e_ fields and of the f_ fields of WORDS_NAMES: the index holds the value
-# lower-cased (a filter matches it whatever its case), or its words as the default tokenizer
-# makes them; the fast column holds the value as shown (the facet).
-EXACT, WORDS = "exact", "words"
-
-
-def in_index(field: str) -> str:
-    """The embedded index's field for a field of FILTER_FIELDS or FACET_FIELDS."""
-    return _IN_INDEX.get(field, field)
-
-
-def index_document(b: dict, shape: Shape) -> dict:
-    """:func:`document` as the embedded index holds it (see :func:`in_index`)."""
-    doc = document(b, shape, merged_exact, _cpes)
-    for name in _LEFT_OUT:
-        doc.pop(name, None)
-    for name in TRUE_ONLY:
-        if doc[name] is False:
-            del doc[name]
-    return doc
-
-
-def exact_terms(text: str) -> list[str]:
-    """The terms an ``e_`` field may hold for ``text`` whatever its case. Tantivy lower-cases letter by
-    letter (Σ is always σ), Python with the final-sigma rule (ΟΔΟΣ is οδος): both forms."""
-    low = text.lower()
-    return [low, low.replace("ς", "σ")] if "ς" in low else [low]
-
-
-def open_index(schema: tantivy.Schema, path: Path | None = None) -> tantivy.Index:
-    """The index at ``path`` (made if missing; in memory without one), able to write ``e_`` fields:
-    tokenizers live in the process, not in the index, so every opening registers them."""
-    index = tantivy.Index(schema, path=None if path is None else str(path), reuse=True)
-    index.register_tokenizer(
-        EXACT, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(tantivy.Filter.lowercase()).build()
-    )
-    index.register_tokenizer(
-        WORDS,
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .build(),
-    )
-    for name in (EXACT, WORDS):
-        index.register_fast_field_tokenizer(name, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).build())
-    return index
-
-
-def build_schema() -> tantivy.Schema:
-    """The embedded index's schema."""
-    sb = tantivy.SchemaBuilder()
-    sb.add_integer_field("i_rowid", indexed=True, fast=True)
-    sb.add_boolean_field("b_current", indexed=True, fast=True)
-    # Filtered by range and ordered by its column alone: not indexed (near every value is another
-    # term, which slowed the import, and a range over them is slower than the column).
-    sb.add_date_field("timestamp", fast=True)
-    # The address twice: ``ip`` for ranges (net:), ``f_ip`` as text for the ip facet (counting the
-    # ip column instead is slower).
-    sb.add_ip_addr_field("ip", indexed=True, fast=True)
-    sb.add_text_field("text", index_option="position")
-    facets = {in_index(f) for f in FACET_FIELDS.values()}
-    names = {in_index(f) for f in FILTER_FIELDS.values()} | facets
-    for name in sorted(names):
-        if name.startswith("t_"):
-            sb.add_text_field(name, index_option="position")
-        elif name.startswith("x_"):
-            sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
-        elif name.startswith("e_"):
-            sb.add_text_field(name, tokenizer_name=EXACT, fast=True, index_option="basic")
-        elif name[2:] in WORDS_NAMES:
-            sb.add_text_field(name, tokenizer_name=WORDS, fast=True, index_option="position")
-        elif name.startswith("f_"):
-            sb.add_text_field(name, tokenizer_name="raw", fast=True, index_option="basic")
-        elif name.startswith("i_"):
-            sb.add_integer_field(name, indexed=True, fast=True)
-        elif name.startswith("b_"):  # a column only for a facet (the has_* filters have none)
-            sb.add_boolean_field(name, indexed=True, fast=name in facets)
-    return sb.build()
-
-
 def _text(v: Any) -> str | None:
     """A scalar as text (numbers too); None for null, lists and objects."""
     if v.__class__ is str:  # the common case first: this runs ~20 times a banner
@@ -320,23 +216,7 @@ def split_exact(doc: dict, name: str, values: list[str]) -> None:
         doc["x_" + name] = [v.lower() for v in shown]
 
 
-def merged_exact(doc: dict, name: str, values: list[str]) -> None:
-    """As the embedded index holds them: one ``e_`` field; one value as itself, not a list of one
-    (tantivy reads it with one allocation less, a measurable share of its time per document)."""
-    if len(values) == 1:
-        value = values[0]
-        doc["e_" + name] = value if len(value) <= MAX_TERM else value[:MAX_TERM]
-    elif values:
-        doc["e_" + name] = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
-
-
 _NAMED = [(n, "t_" + n, "f_" + n, n in ("org", "product")) for n in ("org", "isp", "os", "product")]
-
-
-def _cpes(cpes: list[str]) -> list[str]:
-    """Each CPE as the embedded index holds it (a cpe filter matches a leading part of it by a
-    regular expression: compiler.py)."""
-    return list({cpe.lower()[:MAX_TERM] for cpe in cpes})
 
 
 def document(b: dict, shape: Shape, exact: Exact = split_exact, cpe: Callable = _prefixes) -> dict:
@@ -361,18 +241,9 @@ def document(b: dict, shape: Shape, exact: Exact = split_exact, cpe: Callable = 
     }
     exact(doc, "transport", [shape.transport])
     text = [_text(b.get("data"))]
-    loc = _obj(b.get("location"))
-    if loc:
-        country = _text(loc.get("country_code"))
-        if country:
-            doc["f_country"] = country.upper()[:MAX_TERM]
-        city = _text(loc.get("city"))
-        if city:
-            doc["t_city"] = city
-            doc["f_city"] = city[:MAX_TERM]
-        region = loc.get("region_code")
-        if region is not None:
-            exact(doc, "region", _texts(region))
+    loc = b.get("location")
+    if isinstance(loc, dict) and loc:
+        _location_fields(doc, loc, exact)
     asn = _text(b.get("asn"))
     if asn:
         asn = asn.upper()
@@ -399,17 +270,7 @@ def document(b: dict, shape: Shape, exact: Exact = split_exact, cpe: Callable = 
     hash_ = _i64(b.get("hash"))
     if hash_ is not None:
         doc["i_hash"] = hash_
-    hostnames = _texts(b.get("hostnames"))
-    if hostnames:
-        doc["x_hostname"] = _suffixes(hostnames)
-        text.extend(hostnames)
-    domains = _texts(b.get("domains"))
-    if domains:
-        doc["x_domain"] = _suffixes(domains)
-        doc["f_domain"] = [d[:MAX_TERM] for d in domains]
-    cpes = _texts(b.get("cpe23")) + _texts(b.get("cpe"))
-    if cpes:
-        doc["x_cpe"] = cpe(cpes)
+    _name_fields(doc, b, text, cpe)
     http = b.get("http")
     if isinstance(http, dict):
         _http_fields(doc, http, text, exact)
@@ -428,6 +289,34 @@ def document(b: dict, shape: Shape, exact: Exact = split_exact, cpe: Callable = 
         _module_fields(doc, b)
     doc["text"] = "\n".join(t for t in text if t)
     return doc
+
+
+def _location_fields(doc: dict, loc: dict, exact: Exact) -> None:
+    country = _text(loc.get("country_code"))
+    if country:
+        doc["f_country"] = country.upper()[:MAX_TERM]
+    city = _text(loc.get("city"))
+    if city:
+        doc["t_city"] = city
+        doc["f_city"] = city[:MAX_TERM]
+    region = loc.get("region_code")
+    if region is not None:
+        exact(doc, "region", _texts(region))
+
+
+def _name_fields(doc: dict, b: dict, text: list, cpe: Callable) -> None:
+    """Hostnames and domains (each with the domains it is under) and CPEs (``cpe`` makes their terms)."""
+    hostnames = _texts(b.get("hostnames"))
+    if hostnames:
+        doc["x_hostname"] = _suffixes(hostnames)
+        text.extend(hostnames)
+    domains = _texts(b.get("domains"))
+    if domains:
+        doc["x_domain"] = _suffixes(domains)
+        doc["f_domain"] = [d[:MAX_TERM] for d in domains]
+    cpes = _texts(b.get("cpe23")) + _texts(b.get("cpe"))
+    if cpes:
+        doc["x_cpe"] = cpe(cpes)
 
 
 def _http_fields(doc: dict, http: dict, text: list, exact: Exact) -> None:

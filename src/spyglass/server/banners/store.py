@@ -3,8 +3,9 @@
 The routers, the collector (scans, replays, the demo collector), the importer, the trends host,
 the DNS domain lookup, the scanner and the bulk-data builder use these methods and reach nothing
 past them, so that another store can stand in for the embedded one (tantivy beside a SQLite record
-store, :mod:`spyglass.server.index`). ``tests/store/`` is the contract: every behaviour the API
-relies on, run against each store.
+store, :mod:`spyglass.server.index`, or ClickHouse, :mod:`spyglass.server.clickhouse`; the
+factory in :mod:`spyglass.server.stores` picks one). ``tests/store/`` is the contract: every
+behaviour the API relies on, run against each store.
 
 What every store keeps:
 - banners exactly as they came (their bytes back to the byte), identified by address, port,
@@ -21,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from spyglass.query import Facet, Query
@@ -55,9 +55,6 @@ class StoreUnavailable(RuntimeError):
     """The store at an address cannot be reached or used (the message says why)."""
 
 
-ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
-
-
 class BannerBatch(Protocol):
     """Banners added within one :meth:`BannerStore.writing` (a bulk load or a collected batch)."""
 
@@ -83,7 +80,7 @@ class BannerStore(Protocol):
         ...
 
     def known_services(self, services: list[int]) -> set[int]:
-        """Of these service keys (:func:`~spyglass.server.index.records.service_key`), those the
+        """Of these service keys (:func:`~spyglass.server.banners.keys.service_key`), those the
         store holds a banner of."""
         ...
 
@@ -137,22 +134,3 @@ class BannerStore(Protocol):
     def set_meta(self, name: str, value: str) -> None: ...
 
     def close(self) -> None: ...
-
-
-def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
-    """The banner store at ``address`` (``clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N]``,
-    each parameter optional: inserts go to the HTTP port, 8123 unless named), or the embedded one
-    in ``data_dir`` when there is none. ValueError for an address that is not
-    one; :class:`StoreUnavailable` when its server cannot be reached or refuses us."""
-    if not address:
-        from spyglass.server.index import BannerIndex
-
-        return BannerIndex(data_dir)
-    from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, shown
-
-    try:
-        return ClickHouseStore(address)
-    except StoreURLError:
-        raise
-    except Exception as exc:  # the driver's network, server and auth errors
-        raise StoreUnavailable(f"cannot use the banner store at {shown(address)}: {exc}") from exc

@@ -5,29 +5,28 @@ import queue
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import orjson
 import tantivy
 
 from spyglass.exactjson import dumps
 from spyglass.query import Facet, Query, parse_strict
-from spyglass.server.bannerstore import Prepared, StoreBusy, Trends
+from spyglass.server.banners.keys import keys, service_key, service_key_of
+from spyglass.server.banners.shape import BadBanner, ip_address, normalize
+from spyglass.server.banners.store import Prepared, StoreBusy, Trends
 from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.fields import FACET_FIELDS, build_schema, in_index, index_document, open_index
-from spyglass.server.index.records import RecordStore, keys, service_key, service_key_of
-from spyglass.server.index.shape import BadBanner, ip_address, normalize
+from spyglass.server.index.records import RecordStore
+from spyglass.server.index.schema import build_schema, facet_terms, facet_value, index_document, open_index
+from spyglass.server.index.trends import TrendsIndex
 from spyglass.server.sqlite import LostDatabase, is_empty, make_private
-
-if TYPE_CHECKING:
-    from spyglass.server.index.trends import TrendsIndex
 
 log = logging.getLogger("spyglass.index")
 
@@ -120,7 +119,7 @@ def indexed(path: Path) -> int:
 
 
 class BannerIndex:
-    """The embedded banner store (see :mod:`spyglass.server.bannerstore`): tantivy beside the record store."""
+    """The embedded banner store (see :mod:`spyglass.server.banners.store`): tantivy beside the record store."""
 
     prepare = staticmethod(prepare)
 
@@ -166,7 +165,7 @@ class BannerIndex:
         return self.records.bulk()
 
     def preparer(self) -> PackingPrepare:
-        """What an import's workers prepare banners with (see :mod:`importer`)."""
+        """What an import's workers prepare banners with (see :mod:`spyglass.server.banners.importer`)."""
         return PackingPrepare(self.records.dictionary())
 
     def get_meta(self, name: str, default: str | None = None) -> str | None:
@@ -260,8 +259,6 @@ class BannerIndex:
         return found[0] if found else None
 
     def trends(self, query: Query, facets: list[Facet]) -> Trends:
-        from spyglass.server.index.trends import TrendsIndex
-
         if self._trends is None:
             self._trends = TrendsIndex(self)
         return self._trends.search(query, facets)
@@ -470,23 +467,3 @@ def add_document(writer, seq: int, current: bool, tail: bytes) -> None:
             writer.add_json(orjson.dumps(core).decode())
         except ValueError as exc:
             log.warning("stored banner %d set aside, the index cannot hold it: %s", seq, exc)
-
-
-def facet_terms(numbered: Iterable[tuple[int, Facet]]) -> dict[str, dict]:
-    """The tantivy aggregations counting each facet's largest values, named ``f{i}`` by its number."""
-    return {
-        f"f{i}": {
-            "terms": {"field": in_index(FACET_FIELDS[f.name]), "size": f.size, "segment_size": max(10 * f.size, 1000)}
-        }
-        for i, f in numbered
-    }
-
-
-def facet_value(bucket: dict[str, Any]) -> str:
-    """A facet value as the seed shows it: always a string (ports, hashes, booleans too)."""
-    key = bucket["key"]
-    if bucket.get("key_as_string") in ("true", "false"):
-        return bucket["key_as_string"]
-    if isinstance(key, float) and key.is_integer():
-        return str(int(key))
-    return str(key)

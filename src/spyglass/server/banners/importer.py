@@ -29,8 +29,8 @@ from typing import IO, cast
 from isal import igzip, isal_zlib
 
 from spyglass.exactjson import loads
-from spyglass.server.bannerstore import BannerBatch, BannerStore, Prepared, Preparer
-from spyglass.server.index.shape import BadBanner
+from spyglass.server.banners.shape import BadBanner
+from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
 
 BATCH = 20_000  # banners given to the store at a time
 BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process

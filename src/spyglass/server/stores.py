@@ -1,0 +1,33 @@
+"""Which banner store a backend uses: the one place that knows every implementation.
+
+Each store is a package of its own implementing :class:`~spyglass.server.banners.store.BannerStore`
+and importing no other store: a new one is a folder beside ``index/`` and ``clickhouse/`` and a
+line here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spyglass.server.banners.store import BannerStore, StoreUnavailable
+
+ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
+
+
+def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
+    """The banner store at ``address`` (``clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N]``,
+    each parameter optional: inserts go to the HTTP port, 8123 unless named), or the embedded one
+    in ``data_dir`` when there is none. ValueError for an address that is not
+    one; :class:`StoreUnavailable` when its server cannot be reached or refuses us."""
+    if not address:
+        from spyglass.server.index import BannerIndex
+
+        return BannerIndex(data_dir)
+    from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, shown
+
+    try:
+        return ClickHouseStore(address)
+    except StoreURLError:
+        raise
+    except Exception as exc:  # the driver's network, server and auth errors
+        raise StoreUnavailable(f"cannot use the banner store at {shown(address)}: {exc}") from exc
