@@ -22,8 +22,9 @@ from spyglass.tui import keyorder
 from spyglass.tui.blink import CursorBlink, remote_terminal
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.console import for_console, linux_console, plain_boxes
+from spyglass.tui.messages import BackendGone, Navigate, Outdated
 from spyglass.tui.panes import load_panes, pane_ids
-from spyglass.tui.panes.base import BackendGone, CallEnded, CallStarted, Navigate, Pane, PaneFailure
+from spyglass.tui.panes.base import CallEnded, CallStarted, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
 from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.navbar import NavBar
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
     from spyglass.client import Clients
     from spyglass.server.launcher import EmbeddedBackend
+    from spyglass.tui.dashboard import Dashboard
 
 # Function keys and plain control keys pass through SSH, tmux and screen; alt+digit does not.
 GO_TO_PANE = "ctrl+g"
@@ -337,6 +339,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         if pane is not None:
             getattr(pane, message.METHOD)(message.arg)
 
+    @on(Outdated)
+    def outdated(self, message: Outdated) -> None:
+        for pane in self.query(f"#pane-{message.PANE}").results(Pane):
+            pane.stale = True  # loads again when next shown
+
     def on_nav_bar_picked(self, event: NavBar.Picked) -> None:
         self.run_worker(self.show_pane(self.panes[event.index].ID), exit_on_error=False)
 
@@ -388,7 +395,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
     def action_settings(self) -> None:
         from spyglass.tui.screens.settings import SettingsScreen
 
-        self.push_screen(SettingsScreen(self.config))
+        self.push_screen(SettingsScreen(self.config), self._profile_chosen)
+
+    def _profile_chosen(self, profile: Profile | None) -> None:
+        if profile is not None:
+            self.use_profile(profile)
 
     def action_backend_log(self) -> None:
         from spyglass.tui.screens.backendlog import BackendLogScreen
@@ -494,3 +505,7 @@ def run_dashboard(
     )
     app.run()
     return 0
+
+
+if TYPE_CHECKING:
+    _: type[Dashboard] = SpyglassApp  # what panes take the app for (tui/dashboard.py), checked by mypy

@@ -17,7 +17,8 @@ from spyglass import netblocks
 from spyglass.present import alerts as present
 from spyglass.present.values import plural
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.messages import RunSearch
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:

@@ -16,7 +16,8 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Select, Static
 
 from spyglass.present import dns
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.panes.base import OpenHost, Pane
+from spyglass.tui.messages import OpenHost
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
 from spyglass.tui.widgets.table import PADDING, Column

@@ -17,7 +17,8 @@ from textual.widgets import DataTable, Input, Label, Static
 from spyglass.present.host import host_facts, service_rows
 from spyglass.present.service import banner_for_clipboard
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.panes.base import Pane, PingTarget
+from spyglass.tui.messages import PingTarget
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.facts import Facts
 from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.table import Column, Table

@@ -15,7 +15,8 @@ from textual.widgets import Button, DataTable, Input, Static
 
 from spyglass.present.values import plural
 from spyglass.safetext import safe_text
-from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.messages import RunSearch
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:

@@ -23,7 +23,8 @@ from spyglass.query import Facet, parse, parse_facets
 from spyglass.query.pivot import term
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.console import for_console
-from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
+from spyglass.tui.messages import OpenHost, QuerySaved
+from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
@@ -365,7 +366,7 @@ class SearchPane(Pane):
 
     def action_save_query(self) -> None:
         """Save the query in the box (else the last one run) in the directory, if it parses."""
-        from spyglass.tui.panes.directory import SaveQueryScreen
+        from spyglass.tui.screens.savequery import SaveQueryScreen
 
         box = self.query_one(QueryInput)
         if box.value.strip() and not box.check():
@@ -384,8 +385,7 @@ class SearchPane(Pane):
 
     async def save_query(self, clients: Clients, query: str, title: str, tags: str, description: str) -> None:
         saved = await clients.directory.save(title, query, description, tags)
-        for pane in self.app.query("#pane-directory").results(Pane):
-            pane.stale = True  # shows the new query when next opened
+        self.post_message(QuerySaved())  # the directory pane shows it when next opened
         self.app.notify(
             f"Saved in the directory as #{saved.id}: {clean(title, one_line=True, max_chars=60)}", markup=False
         )

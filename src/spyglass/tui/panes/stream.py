@@ -30,7 +30,8 @@ from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, for_console, on_console
-from spyglass.tui.panes.base import BackendGone, OpenHost, Pane, PaneFailure
+from spyglass.tui.messages import BackendGone, OpenHost
+from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.streambuffer import BUFFER, Describe, StreamBuffer, TailEntry
 from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.tail import Tail

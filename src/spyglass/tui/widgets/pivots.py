@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from spyglass.query.pivot import Pivot, pivots
 from spyglass.safetext import clean
 from spyglass.tui.console import for_console
+from spyglass.tui.messages import ExcludeInSearch, RunSearch
 
 TITLE = "Pivot (Enter searches, - excludes)"
 TITLE_NARROW = "Pivot ⏎ / - excl."
@@ -57,14 +58,10 @@ class PivotList(OptionList):
         return self.pivots[index] if index is not None and 0 <= index < len(self.pivots) else None
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        from spyglass.tui.panes.base import RunSearch
-
         event.stop()
         if 0 <= event.option_index < len(self.pivots):
             self.post_message(RunSearch(self.pivots[event.option_index].term))
 
     def action_exclude(self) -> None:
-        from spyglass.tui.panes.base import ExcludeInSearch
-
         if self.selected is not None:
             self.post_message(ExcludeInSearch(self.selected.term))
