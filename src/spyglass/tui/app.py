@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from spyglass.client import Clients
     from spyglass.server.launcher import EmbeddedBackend
     from spyglass.tui.dashboard import Dashboard
+    from spyglass.tui.screens.help import BindingSection
 
 # Function keys and plain control keys pass through SSH, tmux and screen; alt+digit does not.
 GO_TO_PANE = "ctrl+g"
@@ -48,12 +49,6 @@ def failure_text(error: BaseException | None) -> str:
     if isinstance(error, (SpyglassError, PaneFailure)):
         return str(error)
     return f"internal error: {type(error).__name__}: {error}"
-
-
-def bindings_of(cls: type, own: bool = False) -> list[Binding]:
-    """The Binding objects a class declares (``own``: not those it inherits)."""
-    declared = cls.__dict__.get("BINDINGS", []) if own else getattr(cls, "BINDINGS", [])
-    return [b for b in declared if isinstance(b, Binding)]
 
 
 def spyglass_commands() -> type[Provider]:
@@ -417,36 +412,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         shown = for_console(self, super().get_key_display(binding))
         return shown.upper() if shown[:1] == "f" and shown[1:].isdigit() else shown
 
-    def binding_sections(self) -> list[tuple[str, str, list[Binding]]]:
-        """Every binding by where it works: (title, help, bindings)."""
-        from spyglass.tui.widgets.table import Table
+    def binding_sections(self) -> list[BindingSection]:
+        """Every binding by where it works (for help, and for checking the keymap)."""
+        from spyglass.tui.screens.help import binding_sections
 
-        everywhere = (
-            "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it"
-            " (Esc then a digit also works typed together: the terminal sends it as alt+digit)."
-        )
-        sections: list[tuple[str, str, list[Binding]]] = [
-            (
-                "Everywhere",
-                everywhere,
-                bindings_of(type(self))
-                + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes if cls.KEYS],
-            ),
-            ("Every pane", "", bindings_of(Pane)),
-            ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table)),
-        ]
-        for cls in self.panes:
-            own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
-            # A pane with no key of its own is reached from the pane list.
-            keys = self.keys_of(f"pane.{cls.ID}", cls.KEYS) or self.keys_of("go_to_pane", GO_TO_PANE)
-            sections.append((f"{cls.TITLE} ({keys})", cls.HELP, own))
-        from spyglass.tui.screens.export import ExportScreen
-        from spyglass.tui.screens.help import HelpScreen
-        from spyglass.tui.screens.settings import SettingsScreen
-
-        for title, screen in (("Settings", SettingsScreen), ("Export", ExportScreen), ("Help", HelpScreen)):
-            sections.append((title, "", bindings_of(screen)))
-        return sections
+        return binding_sections(type(self), self.panes, self.keys_of, self.keys_of("go_to_pane", GO_TO_PANE))
 
     def action_help(self) -> None:
         from spyglass.tui.screens.help import HelpScreen
