@@ -101,6 +101,13 @@ class AlertsPane(Pane):
     AlertsPane .alerts-note { height: auto; color: $text-muted; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.alerts: dict[str, Alert] = {}
+        self.selected: str | None = None
+        self.editing: str | None = None  # the alert the form edits; None: the form creates
+        self.trigger_info: dict[str, str] = {}
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(classes="alerts-row"):
@@ -122,10 +129,6 @@ class AlertsPane(Pane):
         yield log
 
     def on_mount(self) -> None:
-        self.alerts: dict[str, Alert] = {}
-        self.selected: str | None = None
-        self.editing: str | None = None  # the alert the form edits; None: the form creates
-        self.trigger_info: dict[str, str] = {}
         self.set_interval(LOG_EVERY, self.follow_log)
 
     def on_resize(self) -> None:

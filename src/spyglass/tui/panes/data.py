@@ -64,6 +64,12 @@ class DataPane(Pane):
     DataPane #data-status { width: 1fr; color: $text-muted; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.datasets: list[Dataset] = []
+        self.files: list[DatasetFile] = []
+        self.dataset = ""  # whose files are listed
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         sets = Table(DATASET_COLUMNS, id="data-sets")
@@ -83,11 +89,6 @@ class DataPane(Pane):
         files = Table(FILE_COLUMNS, id="data-files")
         files.border_title = "Files"
         yield files
-
-    def on_mount(self) -> None:
-        self.datasets: list[Dataset] = []
-        self.files: list[DatasetFile] = []
-        self.dataset = ""  # whose files are listed
 
     def focus_first(self) -> None:
         self.query_one("#data-sets", Table).focus()

@@ -66,6 +66,12 @@ class DirectoryPane(Pane):
     DirectoryPane #dir-detail { height: auto; max-height: 5; padding: 0 1; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.words = ""  # the search shown; "" is the listing
+        self.total = 0
+        self.tag_values: list[str] = []
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="dir-bar"):
@@ -86,11 +92,6 @@ class DirectoryPane(Pane):
                 table.border_title = "Queries (Enter runs, + / - vote)"
                 yield table
                 yield Static("", id="dir-detail")
-
-    def on_mount(self) -> None:
-        self.words = ""  # the search shown; "" is the listing
-        self.total = 0
-        self.tag_values: list[str] = []
 
     async def load(self, clients: Clients) -> None:
         """Shown first (or after a reconnect): the tags, and what the search box says."""

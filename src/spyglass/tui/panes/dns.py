@@ -75,6 +75,12 @@ class DnsPane(Pane):
     DnsPane #dns-results { height: 1fr; border: round $primary 50%; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.domain: tuple[str, bool, str | None] | None = None  # the domain lookup shown: name, history, type
+        self.summary = ""  # of the domain shown
+        self.tool_chosen = self.tool_shown = "domain"  # the lookup the user picked, and the one shown
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="dns-form"):
@@ -94,9 +100,6 @@ class DnsPane(Pane):
         yield results
 
     def on_mount(self) -> None:
-        self.domain: tuple[str, bool, str | None] | None = None  # the domain lookup shown: name, history, type
-        self.summary = ""  # of the domain shown
-        self.tool_chosen = self.tool_shown = "domain"  # the lookup the user picked, and the one shown
         self.show_status("domain costs 1 query credit a page; resolve and reverse are free")
 
     def show_status(self, text: str) -> None:

@@ -81,6 +81,11 @@ class GeoPane(Pane):
     GeoPane WorldMap.hidden { display: none; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.locations: dict[str, GeoLocation] = {}
+        self.levels: dict[str, str] = {}
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="geo-form"):
@@ -95,10 +100,6 @@ class GeoPane(Pane):
         yield Table(COLUMNS, id="geo-results")
         yield Static(self.legend(), id="geo-legend")
         yield WorldMap()
-
-    def on_mount(self) -> None:
-        self.locations: dict[str, GeoLocation] = {}
-        self.levels: dict[str, str] = {}
 
     def legend(self) -> Text:
         text = Text("map: ")

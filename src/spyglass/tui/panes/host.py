@@ -75,6 +75,13 @@ class HostPane(Pane):
     HostPane #host-pivots { width: 1fr; height: 1fr; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.record: HostRecord | None = None
+        self.history = False
+        self.banners: list[Banner] = []
+        self.wanted_service = ""  # the service to select once the host is shown (opened from a result)
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="host-form"):
             yield Label("Address")
@@ -94,10 +101,6 @@ class HostPane(Pane):
             yield PivotList(id="host-pivots")
 
     def on_mount(self) -> None:
-        self.record: HostRecord | None = None
-        self.history = False
-        self.banners: list[Banner] = []
-        self.wanted_service = ""  # the service to select once the host is shown (opened from a result)
         self.query_one("#host-summary", Facts).show([("", "open a result from Search, or type an address")])
 
     def focus_first(self) -> None:

@@ -57,6 +57,12 @@ class NotifiersPane(Pane):
     NotifiersPane #notifiers-list { height: auto; max-height: 14; margin-top: 1; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.providers: dict[str, list[str]] = {}
+        self.notifiers: dict[str, Notifier] = {}
+        self.editing: str | None = None
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(classes="notifiers-row"):
@@ -72,11 +78,6 @@ class NotifiersPane(Pane):
     def focus_first(self) -> None:
         """The form starts with the provider: its arguments follow from it."""
         self.query_one("#notifier-provider", Select).focus()
-
-    def on_mount(self) -> None:
-        self.providers: dict[str, list[str]] = {}
-        self.notifiers: dict[str, Notifier] = {}
-        self.editing: str | None = None
 
     async def load(self, clients: Clients) -> None:
         if not self.providers:

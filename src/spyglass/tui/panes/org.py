@@ -49,6 +49,10 @@ class OrgPane(Pane):
     OrgPane #org-form Button { min-width: 8; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.people: list[list[str]] = []
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         yield Facts("Organization", id="org-facts")
@@ -59,7 +63,6 @@ class OrgPane(Pane):
         yield Table(COLUMNS, id="org-people")
 
     def on_mount(self) -> None:
-        self.people: list[list[str]] = []
         self.query_one("#org-facts", Facts).show([("", "waiting for the connection…")])
 
     async def load(self, clients: Clients) -> None:

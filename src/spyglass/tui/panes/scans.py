@@ -61,6 +61,13 @@ class ScansPane(Pane):
     ScansPane #scan-list { height: 1fr; border: round $primary 50%; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
+        self.statuses: dict[str, str] = {}
+        self.created: dict[str, str | None] = {}  # scan id -> when, for the Age column
+        self.following = False  # a scan is in flight: the list polls
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="scan-form"):
@@ -73,10 +80,6 @@ class ScansPane(Pane):
         yield table
 
     def on_mount(self) -> None:
-        self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
-        self.statuses: dict[str, str] = {}
-        self.created: dict[str, str | None] = {}  # scan id -> when, for the Age column
-        self.following = False  # a scan is in flight: the list polls
         self._poll = self.set_interval(POLL_EVERY, self.poll, pause=True)
         self.set_interval(AGE_EVERY, self.refresh_ages)
         self.check_form()

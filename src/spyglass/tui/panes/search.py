@@ -126,6 +126,14 @@ class SearchPane(Pane):
     SearchPane #search-status { height: auto; max-height: 2; color: $text-muted; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.facet_items: list[tuple[str, str] | None] = []
+        self.current_query = ""
+        self.count_only = False
+        self.total = 0
+        self.facet_result: SearchResponse | None = None
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="search-bar"):
@@ -147,13 +155,6 @@ class SearchPane(Pane):
             results = PagedTable(COLUMNS, id="results", page_cost="1 query credit")
             results.border_title = "Results (Enter opens the host)"
             yield results
-
-    def on_mount(self) -> None:
-        self.facet_items: list[tuple[str, str] | None] = []
-        self.current_query = ""
-        self.count_only = False
-        self.total = 0
-        self.facet_result: SearchResponse | None = None
 
     async def load(self, clients: Clients) -> None:
         """When shown (first, or after a reconnect): say whether the backend holds demo data, asked

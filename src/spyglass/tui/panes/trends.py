@@ -60,6 +60,18 @@ class TrendsPane(Pane):
     TrendsPane.tabled TrendChart { display: none; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.result: TrendsResponse | None = None
+        self.compared: TrendsResponse | None = None
+        self.shown_query = ""
+        self.shown_compare = ""
+        self.view = 0  # 0: matches; 1..: each facet in the order asked
+        self.sizes: dict[str, int] = {}
+        self.kind = "bar"
+        self.compare_kind = "line"  # two queries: lines, or bars side by side (never stacked)
+        self.vocabulary: tuple[set[str], set[str]] | None = None  # the host's filters and facets
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         yield QueryInput("trends: a query over every banner ever seen, e.g. product:nginx — Enter runs")
@@ -78,15 +90,6 @@ class TrendsPane(Pane):
         yield Static("", id="trend-legend")
 
     def on_mount(self) -> None:
-        self.result: TrendsResponse | None = None
-        self.compared: TrendsResponse | None = None
-        self.shown_query = ""
-        self.shown_compare = ""
-        self.view = 0  # 0: matches; 1..: each facet in the order asked
-        self.sizes: dict[str, int] = {}
-        self.kind = "bar"
-        self.compare_kind = "line"  # two queries: lines, or bars side by side (never stacked)
-        self.vocabulary: tuple[set[str], set[str]] | None = None  # the host's filters and facets
         self.query_one(QueryInput).count_only = True  # trends cost no credits: the box says "free"
 
     async def load(self, clients: Clients) -> None:
