@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import events, on, work
+from textual import events, getters, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -75,6 +75,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         Binding("ctrl+l", "redraw", "Redraw the screen", show=False, priority=True, id="redraw"),
     ]
 
+    # the widgets it drives
+    navbar = getters.query_one(NavBar)
+    switcher = getters.query_one("#panes", ContentSwitcher)
+    status = getters.query_one(StatusBar)
+
     def __init__(
         self,
         profile: Profile,
@@ -121,10 +126,6 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         yield StatusBar()
         yield KeyFooter()
 
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
     def _clear_note_of(self, call: str) -> None:
         """The status bar's note about ``call`` goes (if the bar is still there: a call can end
         while the app closes)."""
@@ -151,7 +152,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         from spyglass.tui.screens.help import keymap_problems
 
         self.panes = load_panes()
-        self.query_one(NavBar).titles = [
+        self.navbar.titles = [
             (cls.TITLE, (self.keys_of(f"pane.{cls.ID}", cls.KEYS).split() or [""])[0]) for cls in self.panes
         ]
         for cls in self.panes:
@@ -308,7 +309,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         index = next((i for i, cls in enumerate(self.panes) if cls.ID == pane_id), None)
         if index is None:
             return None  # the registry loads just after the first frame
-        switcher = self.query_one("#panes", ContentSwitcher)
+        switcher = self.switcher
         found = switcher.query(f"#pane-{pane_id}")
         if found:
             pane = found.first(Pane)
@@ -317,7 +318,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
             pane.display = False  # the switcher shows it below
             await switcher.mount(pane)
         switcher.current = pane.id
-        self.query_one(NavBar).active = index
+        self.navbar.active = index
         self.refresh_armed = None
         self.status.note = ""  # a note speaks for the pane that was in view
         pane.focus_first()
@@ -343,7 +344,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         self.run_worker(self.show_pane(self.panes[event.index].ID), exit_on_error=False)
 
     def current_pane(self) -> Pane | None:
-        current = self.query_one("#panes", ContentSwitcher).visible_content
+        current = self.switcher.visible_content
         return current if isinstance(current, Pane) else None
 
     def action_go_to_pane(self) -> None:

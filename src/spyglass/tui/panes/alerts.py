@@ -7,7 +7,7 @@ import ipaddress
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -101,6 +101,16 @@ class AlertsPane(Pane):
     AlertsPane .alerts-note { height: auto; color: $text-muted; }
     """
 
+    # the widgets it drives
+    nets_box = getters.query_one("#alert-nets", Input)
+    name_box = getters.query_one("#alert-name", Input)
+    notifier_choice = getters.query_one("#alert-notifier", Select)
+    log_table = getters.query_one("#alert-log", Table)
+    expires_box = getters.query_one("#alert-expires", Input)
+    triggers_table = getters.query_one("#alert-triggers", Table)
+    save_button = getters.query_one("#alert-save", Button)
+    notifiers_note = getters.query_one("#alert-notifiers", Static)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.alerts: dict[str, Alert] = {}
@@ -158,13 +168,13 @@ class AlertsPane(Pane):
         return rows
 
     def shown_log(self) -> list[dict[str, Text]]:
-        return list(self.query_one("#alert-log", Table).records.values())
+        return list(self.log_table.records.values())
 
     def show_log(self, notifications: list) -> None:
         rows = self.log_rows(notifications)
         if rows == self.shown_log():
             return  # nothing new: the cursor and the scroll stay where they are
-        log = self.query_one("#alert-log", Table)
+        log = self.log_table
         log.clear_records()
         for i, row in enumerate(rows):
             log.add_record(row, key=str(i))
@@ -191,7 +201,7 @@ class AlertsPane(Pane):
 
     def show_notifiers(self, notifiers: list[Notifier]) -> None:
         """The notifier choices, keeping the one chosen while it still exists."""
-        select = self.query_one("#alert-notifier", Select)
+        select = self.notifier_choice
         chosen = select.value
         select.set_options(
             [
@@ -211,15 +221,15 @@ class AlertsPane(Pane):
     async def show_alert(self, clients: Clients) -> None:
         """The selected alert in detail: triggers, notifiers, notifications."""
         title = self.query_one("#alert-title", Static)
-        triggers = self.query_one("#alert-triggers", Table)
-        log = self.query_one("#alert-log", Table)
+        triggers = self.triggers_table
+        log = self.log_table
         alert = self.alerts.get(self.selected or "")
         if alert is None:
             triggers.clear_records()
             log.clear_records()
             # Said for the name box, which has the keys when the pane opens empty (an `n` would type n).
             title.update("No alert yet: type a name and networks in the boxes above, then Enter.")
-            self.query_one("#alert-notifiers", Static).update("")
+            self.notifiers_note.update("")
             return
         # Every await comes before the tables change: another load may run meanwhile, and the
         # last one to finish shows what it fetched whole.
@@ -261,14 +271,14 @@ class AlertsPane(Pane):
         ]
         attached = ", ".join(present.notifier_label(n) for n in alert.notifiers or []) or "none"
         note = f"notifiers: {attached}" + (f"\nignored: {'; '.join(ignored_lines)}" if ignored_lines else "")
-        self.query_one("#alert-notifiers", Static).update(safe_text(note, one_line=False, max_chars=600))
+        self.notifiers_note.update(safe_text(note, one_line=False, max_chars=600))
         self.show_log(notifications)
         self.update_attach_button()
 
     def run_arg(self, arg: str) -> None:
         """``--pane alerts NETWORKS``: a new alert on those networks, waiting for its name."""
         self.action_new()
-        self.query_one("#alert-nets", Input).value = clean(arg, one_line=True, max_chars=2000)
+        self.nets_box.value = clean(arg, one_line=True, max_chars=2000)
 
     # -- the form ----------------------------------------------------------------------------
     @on(Input.Changed, "#alert-nets")
@@ -288,14 +298,14 @@ class AlertsPane(Pane):
         hint.remove_class("invalid")
 
     def form_problem(self) -> str | None:
-        nets_text = self.query_one("#alert-nets", Input).value
+        nets_text = self.nets_box.value
         try:
             netblocks.networks_from_text(nets_text)
         except netblocks.BadNetwork as exc:
             return str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
-        if not self.query_one("#alert-name", Input).value.strip() and not self.editing:
+        if not self.name_box.value.strip() and not self.editing:
             return "give the alert a name"
-        expires_text = self.query_one("#alert-expires", Input).value.strip()
+        expires_text = self.expires_box.value.strip()
         if expires_text and not expires_text.isdigit():
             return "expires: a whole number of seconds (0: never) is required"
         return None
@@ -306,9 +316,9 @@ class AlertsPane(Pane):
         clients = self.clients
         if self.say_form_problem() or clients is None:
             return
-        name = self.query_one("#alert-name", Input).value.strip()
-        networks = [str(n) for n in netblocks.networks_from_text(self.query_one("#alert-nets", Input).value)]
-        expires_text = self.query_one("#alert-expires", Input).value.strip()
+        name = self.name_box.value.strip()
+        networks = [str(n) for n in netblocks.networks_from_text(self.nets_box.value)]
+        expires_text = self.expires_box.value.strip()
         expires = int(expires_text) if expires_text else None
         self.call("save", self.write, clients, name, networks, expires)
 
@@ -327,22 +337,22 @@ class AlertsPane(Pane):
         for field in ("#alert-name", "#alert-nets", "#alert-expires"):
             self.query_one(field, Input).value = ""
             self.query_one(field, Input).disabled = False
-        self.query_one("#alert-save", Button).label = "Create"
+        self.save_button.label = "Create"
         if focus:
-            self.query_one("#alert-name", Input).focus()
+            self.name_box.focus()
 
     def action_edit(self) -> None:
         alert = self.alerts.get(self.selected or "")
         if alert is None:
             return
         self.editing = alert.id
-        name = self.query_one("#alert-name", Input)
+        name = self.name_box
         name.value, name.disabled = clean(alert.name, one_line=True), True  # editing changes the networks only
-        expires = self.query_one("#alert-expires", Input)
+        expires = self.expires_box
         expires.value, expires.disabled = str(alert.expires or ""), True
-        self.query_one("#alert-nets", Input).value = ", ".join(alert.filters.ip)
-        self.query_one("#alert-save", Button).label = "Save"
-        self.query_one("#alert-nets", Input).focus()
+        self.nets_box.value = ", ".join(alert.filters.ip)
+        self.save_button.label = "Save"
+        self.nets_box.focus()
 
     def action_delete(self) -> None:
         clients, alert_id = self.clients, self.selected
@@ -413,7 +423,7 @@ class AlertsPane(Pane):
     def action_unignore(self) -> None:
         """Un-ignore every service of the trigger under the cursor."""
         clients, alert = self.clients, self.alerts.get(self.selected or "")
-        triggers = self.query_one("#alert-triggers", Table)
+        triggers = self.triggers_table
         name = triggers.key_at(triggers.cursor_row)
         if clients is None or alert is None or not name:
             return
@@ -430,7 +440,7 @@ class AlertsPane(Pane):
 
     def update_attach_button(self) -> None:
         alert = self.alerts.get(self.selected or "")
-        chosen = self.query_one("#alert-notifier", Select).value
+        chosen = self.notifier_choice.value
         attached = {n.get("id") for n in (alert.notifiers or [])} if alert else set()
         self.query_one("#alert-attach", Button).label = "Detach" if chosen in attached else "Attach"
 
@@ -441,7 +451,7 @@ class AlertsPane(Pane):
     @on(Button.Pressed, "#alert-attach")
     def attach(self) -> None:
         clients, alert = self.clients, self.alerts.get(self.selected or "")
-        chosen = self.query_one("#alert-notifier", Select).value
+        chosen = self.notifier_choice.value
         if clients is None or alert is None or not isinstance(chosen, str):
             return
         attached = {n.get("id") for n in (alert.notifiers or [])}

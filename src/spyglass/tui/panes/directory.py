@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -66,6 +66,11 @@ class DirectoryPane(Pane):
     DirectoryPane #dir-detail { height: auto; max-height: 5; padding: 0 1; }
     """
 
+    # the widgets it drives
+    search_box = getters.query_one("#dir-search", Input)
+    tags_list = getters.query_one("#dir-tags", OptionList)
+    table = getters.query_one("#dir-queries", PagedTable)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.words = ""  # the search shown; "" is the listing
@@ -97,15 +102,11 @@ class DirectoryPane(Pane):
         """Shown first (or after a reconnect): the tags, and what the search box says."""
         tags = await clients.directory.tags(size=30)
         self.tag_values = [t.value for t in tags.matches]
-        box = self.query_one("#dir-tags", OptionList)
+        box = self.tags_list
         box.clear_options()
         box.add_options([Option(Text(f"{fit(t.value, 13):<13} {t.count:>3}", no_wrap=True)) for t in tags.matches])
-        words = self.query_one("#dir-search", Input).value.strip()
+        words = self.search_box.value.strip()
         await self.fetch(clients, words, self.sort, self.begin(clients, words))
-
-    @property
-    def table(self) -> PagedTable:
-        return self.query_one("#dir-queries", PagedTable)
 
     @property
     def shown(self) -> list[SavedQuery]:
@@ -122,14 +123,14 @@ class DirectoryPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         """Search for ``arg`` (words or tag:NAME); the tags load with it."""
-        self.query_one("#dir-search", Input).value = clean(arg, one_line=True, max_chars=200)
+        self.search_box.value = clean(arg, one_line=True, max_chars=200)
         self.reload()
 
     def action_focus_search(self) -> None:
         self.focus_box("#dir-search")
 
     def action_focus_tags(self) -> None:
-        self.query_one("#dir-tags", OptionList).focus()
+        self.tags_list.focus()
 
     @on(Input.Submitted, "#dir-search")
     @on(Select.Changed, "#dir-sort")
@@ -138,13 +139,13 @@ class DirectoryPane(Pane):
         if clients is None:
             return  # the first load runs what the box says once connected
         self.show_error(None)
-        words = self.query_one("#dir-search", Input).value.strip()
+        words = self.search_box.value.strip()
         self.call("directory", self.fetch, clients, words, self.sort, self.begin(clients, words))
 
     @on(OptionList.OptionSelected, "#dir-tags")
     def filter_by_tag(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self.tag_values):
-            self.query_one("#dir-search", Input).value = f"tag:{self.tag_values[event.option_index]}"
+            self.search_box.value = f"tag:{self.tag_values[event.option_index]}"
             self.run()
             self.table.focus()
 

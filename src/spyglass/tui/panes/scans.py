@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -61,6 +61,10 @@ class ScansPane(Pane):
     ScansPane #scan-list { height: 1fr; border: round $primary 50%; }
     """
 
+    # the widgets it drives
+    targets_box = getters.query_one("#scan-targets", Input)
+    scan_table = getters.query_one("#scan-list", Table)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
@@ -86,11 +90,11 @@ class ScansPane(Pane):
 
     # -- the form ------------------------------------------------------------------------------
     def action_new_scan(self) -> None:
-        self.query_one("#scan-targets", Input).focus()
+        self.targets_box.focus()
 
     def run_arg(self, arg: str) -> None:
         """``--pane scans 127.0.0.1/30``: the targets filled in and checked, not submitted (it spends credits)."""
-        field = self.query_one("#scan-targets", Input)
+        field = self.targets_box
         field.value = arg
         field.focus()
 
@@ -98,7 +102,7 @@ class ScansPane(Pane):
         """The form as a request and its spec; ValueError says what is wrong."""
         from spyglass.netools.scantargets import request_spec, scan_request
 
-        targets = self.query_one("#scan-targets", Input).value.replace(" ", ",").split(",")
+        targets = self.targets_box.value.replace(" ", ",").split(",")
         request = scan_request(targets, self.query_one("#scan-ports", Input).value)
         return request, request_spec(request, self.protocols)
 
@@ -106,7 +110,7 @@ class ScansPane(Pane):
     @on(Input.Changed, "#scan-ports")
     def check_form(self) -> None:
         line = self.query_one("#scan-check", Static)
-        if not self.query_one("#scan-targets", Input).value.strip():
+        if not self.targets_box.value.strip():
             line.update("Type targets, then Enter: each IP costs one scan credit")
             line.remove_class("bad")
             return
@@ -166,7 +170,7 @@ class ScansPane(Pane):
     def show_list(self, scans: ScanList) -> None:
         from spyglass.present.scans import age, in_flight, progress
 
-        table = self.query_one("#scan-list", Table)
+        table = self.scan_table
         table.clear_records()
         self.statuses = {}
         self.created = {}
@@ -194,7 +198,7 @@ class ScansPane(Pane):
     def action_cancel_scan(self) -> None:
         from spyglass.present.scans import IN_FLIGHT
 
-        table = self.query_one("#scan-list", Table)
+        table = self.scan_table
         clients = self.clients
         if not table.has_focus or table.row_count == 0 or clients is None:
             self.app.notify("Choose a scan in the list first (Tab to it), then x", title="Scans", markup=False)
@@ -215,7 +219,7 @@ class ScansPane(Pane):
         """The Age column from each scan's creation, also while no scan runs (nothing polls then)."""
         from spyglass.present.scans import age
 
-        table = self.query_one("#scan-list", Table)
+        table = self.scan_table
         for scan_id, created in self.created.items():
             if scan_id in table.records:
                 table.update_record(scan_id, {**table.records[scan_id], "age": age(created, now)})

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -60,6 +60,9 @@ class TrendsPane(Pane):
     TrendsPane.tabled TrendChart { display: none; }
     """
 
+    # the widgets it drives
+    query_box = getters.query_one(QueryInput)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.result: TrendsResponse | None = None
@@ -90,7 +93,7 @@ class TrendsPane(Pane):
         yield Static("", id="trend-legend")
 
     def on_mount(self) -> None:
-        self.query_one(QueryInput).count_only = True  # trends cost no credits: the box says "free"
+        self.query_box.count_only = True  # trends cost no credits: the box says "free"
 
     async def load(self, clients: Clients) -> None:
         """The names this trends host serves, so that the pane can say which one it does not."""
@@ -111,7 +114,7 @@ class TrendsPane(Pane):
             )
 
     def run_arg(self, arg: str) -> None:
-        self.query_one(QueryInput).value = arg
+        self.query_box.value = arg
         self.focus_box("#query")
         self.run_query()
 
@@ -150,7 +153,7 @@ class TrendsPane(Pane):
         return f"Facets: trends have no facet '{unknown[0]}'" if unknown else None
 
     def run_query(self) -> None:
-        box = self.query_one(QueryInput)
+        box = self.query_box
         facets = self.query_one("#trend-facets", Input).value
         compare = self.query_one("#trend-compare", Input).value.strip()
         problem = self.problem(box.value, facets, compare)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from textual import on, work
+from textual import getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -30,6 +30,10 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
     SaveQueryScreen #save-error { color: $error; height: auto; }
     """
 
+    # the widgets it drives
+    title_box = getters.query_one("#save-title", Input)
+    error_line = getters.query_one("#save-error", Static)
+
     def __init__(self, query: str, save: Save) -> None:
         super().__init__()
         self.search = query
@@ -46,7 +50,7 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
             yield Static("", id="save-error")
 
     def on_mount(self) -> None:
-        self.query_one("#save-title", Input).focus()
+        self.title_box.focus()
 
     @on(Input.Submitted, "#save-title")
     @on(Input.Submitted, "#save-tags")
@@ -58,7 +62,7 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
     @on(Input.Submitted, "#save-description")
     def save(self, event: Input.Submitted) -> None:
         event.stop()
-        title = self.query_one("#save-title", Input).value.strip()
+        title = self.title_box.value.strip()
         if not title:
             self.refuse("A title is needed.", "#save-title")
             return
@@ -68,7 +72,7 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
         except ValueError as exc:
             self.refuse(f"Tags: {exc}", "#save-tags")
             return
-        self.query_one("#save-error", Static).update("Saving…")
+        self.error_line.update("Saving…")
         self.saving(title, tags, self.query_one("#save-description", Input).value.strip())
 
     @work(exclusive=True, group="save")
@@ -85,7 +89,7 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
 
     def refuse(self, message: str, field: str | None) -> None:
         """Say why in the dialog, everything typed kept, and put the cursor where it needs fixing."""
-        self.query_one("#save-error", Static).update(safe_text(message, max_chars=500))
+        self.error_line.update(safe_text(message, max_chars=500))
         if field:
             self.query_one(field, Input).focus()
 
