@@ -58,7 +58,7 @@ def spyglass_commands() -> type[Provider]:
     return SpyglassCommands
 
 
-class SpyglassApp(keyorder.EscThenLetter, App[None]):
+class SpyglassApp(keyorder.EscThenLetter):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {spyglass_commands}

@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 BUFFER = 5000  # lines kept by default
 RATE_WINDOW = 20  # seconds of the rate sparkline
 PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
 
 Describe = Callable[[bytes], tuple[str, str]]  # raw -> (one inert line, the address it is about)
+Filter = Callable[[dict], bool]  # whether a banner (as JSON) shows: a query's matcher
 
 
 class Recorder(Protocol):
@@ -55,7 +56,7 @@ class TailEntry:
         return self._described()[1]
 
 
-def banner_matches(raw: bytes, matches: Any) -> bool:
+def banner_matches(raw: bytes, matches: Filter) -> bool:
     """Whether the line is a banner the filter shows (a line that is not a banner never is)."""
     from spyglass.client.streamparse import loads
 
@@ -71,7 +72,7 @@ class StreamBuffer:
         self.inbox: deque[bytes] = deque(maxlen=capacity)  # read, not yet prepared
         self.kept: deque[TailEntry] = deque(maxlen=capacity)  # everything prepared, oldest first
         self.pending: deque[TailEntry] = deque(maxlen=capacity)  # shown lines that arrived while paused
-        self.matches: Any = None  # the filter (a query matcher), or None: every line shows
+        self.matches: Filter | None = None  # None: every line shows
         self.paused = False
         self.frozen_at = 0  # while paused: the number of the first line that arrived after the pause
         self.numbered = 0  # lines ever kept: the next one's number
@@ -161,7 +162,7 @@ class StreamBuffer:
 
     @staticmethod
     def prepare(
-        lines: list[bytes], matches: Any, recorder: Recorder | None, describe: Describe
+        lines: list[bytes], matches: Filter | None, recorder: Recorder | None, describe: Describe
     ) -> tuple[list[TailEntry], list[TailEntry]]:
         """In a thread: the batch's entries, and those of them the filter shows (recording them all)."""
         if recorder is not None:
@@ -171,7 +172,7 @@ class StreamBuffer:
         return entries, StreamBuffer.matching(entries, matches)
 
     @staticmethod
-    def matching(entries: Iterable[TailEntry], matches: Any) -> list[TailEntry]:
+    def matching(entries: Iterable[TailEntry], matches: Filter | None) -> list[TailEntry]:
         """In a thread: the entries a filter shows (all of them without one)."""
         if matches is None:
             return list(entries)

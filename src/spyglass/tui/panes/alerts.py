@@ -4,7 +4,8 @@ notifications sent; a form that checks IPs and CIDR ranges as they are typed."""
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import getters, on
@@ -393,7 +394,7 @@ class AlertsPane(Pane):
         method = clients.alerts.disable_triggers if on_now else clients.alerts.enable_triggers
         self.call("trigger", self.change, clients, method, alert.id, name)
 
-    async def change(self, clients: Clients, method: Any, *args: str) -> None:
+    async def change(self, clients: Clients, method: Callable[[str, str], Awaitable[object]], *args: str) -> None:
         await method(*args)
         await self.load(clients)
 

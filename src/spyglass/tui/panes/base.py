@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, ParamSpec, cast
 
 from textual import events
 from textual.binding import Binding
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from spyglass.tui.dashboard import Dashboard
 
 
+P = ParamSpec("P")
 FORM = "form"  # the source of a problem a pane found in its own form, before any call
 
 
@@ -158,7 +159,7 @@ class Pane(VerticalScroll):
         """The app's clients, or None until it is connected."""
         return self.dashboard.clients
 
-    def call(self, what: str, work: Callable[..., Awaitable[object]], *args: Any, **kwargs: Any) -> Worker:
+    def call(self, what: str, work: Callable[P, Awaitable[object]], *args: P.args, **kwargs: P.kwargs) -> Worker:
         """Run ``work(*args, **kwargs)``, a client call, in a worker; one per ``what`` at a time (a newer
         one cancels the older). A failure is reported by the app (status line, notification, and
         this pane's error line)."""

@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
@@ -32,7 +32,7 @@ from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, for_console, on_console
 from spyglass.tui.messages import BackendGone, OpenHost
 from spyglass.tui.panes.base import Pane, PaneFailure
-from spyglass.tui.streambuffer import BUFFER, Describe, StreamBuffer, TailEntry
+from spyglass.tui.streambuffer import BUFFER, Describe, Filter, StreamBuffer, TailEntry
 from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.tail import Tail
 
@@ -360,7 +360,7 @@ class StreamPane(Pane):
         event.input.value = self.filter_query
         self._field_error("filter", None)
 
-    async def _refilter(self, matches: Any) -> None:
+    async def _refilter(self, matches: Filter | None) -> None:
         """The view shows the kept lines the filter matches (all of them without one)."""
         try:
             async with self.buffer.lock:  # after any batch read with the previous filter
