@@ -9,10 +9,11 @@ from textual.widgets import DataTable, Input, OptionList, Select
 from spyglass.datagen import generate
 from spyglass.server.geonet import GeonetSettings
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.panes.directory import DirectoryPane, SaveQueryScreen
+from spyglass.tui.panes.directory import DirectoryPane
 from spyglass.tui.panes.dns import DnsPane
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import SearchPane
+from spyglass.tui.screens.savequery import SaveQueryScreen
 from tests.conftest import backend_with
 from tests.servers import DnsServer
 from tests.tui.helpers import screen_text, settle
@@ -88,6 +89,9 @@ async def test_paging_past_the_first_ten(data_backend):
 async def test_save_the_search_panes_query(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:
+        directory = await open_pane(pilot, "f10", DirectoryPane)  # loaded before the save
+        before = directory.total
+        await pilot.press("f2")
         await settle(pilot)
         app.query_one("#query", Input).value = "port:22 country:DE"
         await pilot.press("ctrl+s")
@@ -105,6 +109,9 @@ async def test_save_the_search_panes_query(data_backend):
         assert not isinstance(app.screen, SaveQueryScreen)
         found = await app.clients.directory.search("German SSH")
         assert [(q.query, q.tags) for q in found.matches] == [("port:22 country:DE", ["ssh", "germany"])]
+        # the directory pane, told by a message, loads again when next shown: the query is there
+        await open_pane(pilot, "f10", DirectoryPane)
+        assert directory.total == before + 1
 
 
 async def test_a_query_that_does_not_parse_is_not_saved(data_backend):

@@ -8,7 +8,7 @@ from textual.widgets import Input, Static
 
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.panes.directory import SaveQueryScreen
+from spyglass.tui.screens.savequery import SaveQueryScreen
 from tests.conftest import backend_with
 from tests.tui.helpers import settle
 

@@ -8,7 +8,7 @@ import pytest
 from spyglass.config import Profile
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.connection import Connection, KeyRefused, State
-from spyglass.tui.panes.base import PingTarget
+from spyglass.tui.messages import PingTarget
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.tui.helpers import screen_text, settle

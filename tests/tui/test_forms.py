@@ -12,7 +12,7 @@ from textual.widgets import Button, Input, Select
 from spyglass.client import Clients
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.panes.directory import SaveQueryScreen
+from spyglass.tui.screens.savequery import SaveQueryScreen
 from tests.conftest import backend_with
 from tests.tui.helpers import no_blink, screen_text, settle
 

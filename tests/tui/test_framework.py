@@ -9,9 +9,9 @@ from textual.widgets import DataTable, Input
 from spyglass.client import AccountClient, SearchClient, ToolsClient
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp, run_dashboard
+from spyglass.tui.messages import OpenHost
 from spyglass.tui.panes import PANES, load_panes, pane_ids
 from spyglass.tui.panes.account import AccountPane
-from spyglass.tui.panes.base import OpenHost
 from spyglass.tui.panes.geo import GeoPane
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import COLUMNS, SearchPane

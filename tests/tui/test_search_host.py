@@ -7,7 +7,7 @@ from textual.widgets import DataTable, Input, OptionList
 
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.panes.base import OpenHost
+from spyglass.tui.messages import OpenHost
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
 from spyglass.tui.widgets.statusbar import StatusBar

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.panes.base import OpenHost, RunSearch
+from spyglass.tui.messages import OpenHost, RunSearch
 from tests.tui.helpers import no_blink, settle
 
 SMALL, LARGE = (80, 24), (200, 50)

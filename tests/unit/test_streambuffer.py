@@ -3,7 +3,11 @@ what arrives, and the size bounds everything (the view and what the pause holds 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+
+import pytest
 
 from spyglass.query import parse
 from spyglass.query.match import matcher
@@ -73,3 +77,50 @@ def test_a_line_that_is_not_a_banner_is_kept_but_no_filter_shows_it():
     assert len(buffer.kept) == 2
     assert ports(view(buffer, "port:22")) == [22]
     assert len(view(buffer, "")) == 2
+
+
+async def test_the_pump_keeps_each_batch_and_shows_what_the_filter_lets_through():
+    buffer = StreamBuffer(10)
+    buffer.matches = matcher(parse("port:22"))
+    shown: list[TailEntry] = []
+    done = asyncio.Event()
+
+    def show(entries: list[TailEntry]) -> None:
+        shown.extend(entries)
+        done.set()
+
+    for port in (22, 80, 22):
+        buffer.read(line(port))
+    pump = asyncio.create_task(buffer.pump(lambda: describe, lambda: None, show, every=0))
+    await done.wait()
+    pump.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await pump
+    assert ports(shown) == [22, 22] and ports(list(buffer.kept)) == [22, 80, 22] and not buffer.inbox
+
+
+class Held:
+    """A recorder that holds the batch in its thread until released."""
+
+    def __init__(self) -> None:
+        self.writing, self.release = threading.Event(), threading.Event()
+
+    def write(self, line: bytes) -> None:
+        self.writing.set()
+        self.release.wait(30)
+
+
+@pytest.mark.parametrize("cleared", [False, True])
+async def test_a_batch_in_its_thread_when_the_pump_stops_is_kept_unless_another_stream_began(cleared):
+    buffer = StreamBuffer(10)
+    held, shown = Held(), []
+    buffer.read(line(443))
+    pump = asyncio.create_task(buffer.pump(lambda: describe, lambda: held, shown.extend, every=0))
+    await asyncio.to_thread(held.writing.wait, 30)
+    pump.cancel()  # as the stream is followed again: the batch in the thread runs on
+    if cleared:
+        buffer.clear()  # another stream: what was read of the last one is not kept
+    held.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await pump
+    assert ports(shown) == ports(list(buffer.kept)) == ([] if cleared else [443])

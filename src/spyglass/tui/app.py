@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import events, on, work
+from textual import events, getters, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -22,8 +22,9 @@ from spyglass.tui import keyorder
 from spyglass.tui.blink import CursorBlink, remote_terminal
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.console import for_console, linux_console, plain_boxes
+from spyglass.tui.messages import BackendGone, Navigate, Outdated
 from spyglass.tui.panes import load_panes, pane_ids
-from spyglass.tui.panes.base import BackendGone, CallEnded, CallStarted, Navigate, Pane, PaneFailure
+from spyglass.tui.panes.base import CallEnded, CallStarted, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
 from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.navbar import NavBar
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
     from spyglass.client import Clients
     from spyglass.server.launcher import EmbeddedBackend
+    from spyglass.tui.dashboard import Dashboard
+    from spyglass.tui.screens.help import BindingSection
 
 # Function keys and plain control keys pass through SSH, tmux and screen; alt+digit does not.
 GO_TO_PANE = "ctrl+g"
@@ -48,12 +51,6 @@ def failure_text(error: BaseException | None) -> str:
     return f"internal error: {type(error).__name__}: {error}"
 
 
-def bindings_of(cls: type, own: bool = False) -> list[Binding]:
-    """The Binding objects a class declares (``own``: not those it inherits)."""
-    declared = cls.__dict__.get("BINDINGS", []) if own else getattr(cls, "BINDINGS", [])
-    return [b for b in declared if isinstance(b, Binding)]
-
-
 def spyglass_commands() -> type[Provider]:
     """The palette's own entries, loaded when the palette first opens (textual.command is heavy)."""
     from spyglass.tui.palette import SpyglassCommands
@@ -61,7 +58,7 @@ def spyglass_commands() -> type[Provider]:
     return SpyglassCommands
 
 
-class SpyglassApp(keyorder.EscThenLetter, App[None]):
+class SpyglassApp(keyorder.EscThenLetter):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {spyglass_commands}
@@ -77,6 +74,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+l", "redraw", "Redraw the screen", show=False, priority=True, id="redraw"),
     ]
+
+    # the widgets it drives
+    navbar = getters.query_one(NavBar)
+    switcher = getters.query_one("#panes", ContentSwitcher)
+    status = getters.query_one(StatusBar)
 
     def __init__(
         self,
@@ -124,10 +126,6 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         yield StatusBar()
         yield KeyFooter()
 
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
     def _clear_note_of(self, call: str) -> None:
         """The status bar's note about ``call`` goes (if the bar is still there: a call can end
         while the app closes)."""
@@ -154,7 +152,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         from spyglass.tui.screens.help import keymap_problems
 
         self.panes = load_panes()
-        self.query_one(NavBar).titles = [
+        self.navbar.titles = [
             (cls.TITLE, (self.keys_of(f"pane.{cls.ID}", cls.KEYS).split() or [""])[0]) for cls in self.panes
         ]
         for cls in self.panes:
@@ -311,7 +309,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         index = next((i for i, cls in enumerate(self.panes) if cls.ID == pane_id), None)
         if index is None:
             return None  # the registry loads just after the first frame
-        switcher = self.query_one("#panes", ContentSwitcher)
+        switcher = self.switcher
         found = switcher.query(f"#pane-{pane_id}")
         if found:
             pane = found.first(Pane)
@@ -320,7 +318,7 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
             pane.display = False  # the switcher shows it below
             await switcher.mount(pane)
         switcher.current = pane.id
-        self.query_one(NavBar).active = index
+        self.navbar.active = index
         self.refresh_armed = None
         self.status.note = ""  # a note speaks for the pane that was in view
         pane.focus_first()
@@ -337,11 +335,16 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         if pane is not None:
             getattr(pane, message.METHOD)(message.arg)
 
+    @on(Outdated)
+    def outdated(self, message: Outdated) -> None:
+        for pane in self.query(f"#pane-{message.PANE}").results(Pane):
+            pane.stale = True  # loads again when next shown
+
     def on_nav_bar_picked(self, event: NavBar.Picked) -> None:
         self.run_worker(self.show_pane(self.panes[event.index].ID), exit_on_error=False)
 
     def current_pane(self) -> Pane | None:
-        current = self.query_one("#panes", ContentSwitcher).visible_content
+        current = self.switcher.visible_content
         return current if isinstance(current, Pane) else None
 
     def action_go_to_pane(self) -> None:
@@ -388,7 +391,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
     def action_settings(self) -> None:
         from spyglass.tui.screens.settings import SettingsScreen
 
-        self.push_screen(SettingsScreen(self.config))
+        self.push_screen(SettingsScreen(self.config), self._profile_chosen)
+
+    def _profile_chosen(self, profile: Profile | None) -> None:
+        if profile is not None:
+            self.use_profile(profile)
 
     def action_backend_log(self) -> None:
         from spyglass.tui.screens.backendlog import BackendLogScreen
@@ -406,36 +413,11 @@ class SpyglassApp(keyorder.EscThenLetter, App[None]):
         shown = for_console(self, super().get_key_display(binding))
         return shown.upper() if shown[:1] == "f" and shown[1:].isdigit() else shown
 
-    def binding_sections(self) -> list[tuple[str, str, list[Binding]]]:
-        """Every binding by where it works: (title, help, bindings)."""
-        from spyglass.tui.widgets.table import Table
+    def binding_sections(self) -> list[BindingSection]:
+        """Every binding by where it works (for help, and for checking the keymap)."""
+        from spyglass.tui.screens.help import binding_sections
 
-        everywhere = (
-            "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it"
-            " (Esc then a digit also works typed together: the terminal sends it as alt+digit)."
-        )
-        sections: list[tuple[str, str, list[Binding]]] = [
-            (
-                "Everywhere",
-                everywhere,
-                bindings_of(type(self))
-                + [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in self.panes if cls.KEYS],
-            ),
-            ("Every pane", "", bindings_of(Pane)),
-            ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table)),
-        ]
-        for cls in self.panes:
-            own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
-            # A pane with no key of its own is reached from the pane list.
-            keys = self.keys_of(f"pane.{cls.ID}", cls.KEYS) or self.keys_of("go_to_pane", GO_TO_PANE)
-            sections.append((f"{cls.TITLE} ({keys})", cls.HELP, own))
-        from spyglass.tui.screens.export import ExportScreen
-        from spyglass.tui.screens.help import HelpScreen
-        from spyglass.tui.screens.settings import SettingsScreen
-
-        for title, screen in (("Settings", SettingsScreen), ("Export", ExportScreen), ("Help", HelpScreen)):
-            sections.append((title, "", bindings_of(screen)))
-        return sections
+        return binding_sections(type(self), self.panes, self.keys_of, self.keys_of("go_to_pane", GO_TO_PANE))
 
     def action_help(self) -> None:
         from spyglass.tui.screens.help import HelpScreen
@@ -494,3 +476,7 @@ def run_dashboard(
     )
     app.run()
     return 0
+
+
+if TYPE_CHECKING:
+    _: type[Dashboard] = SpyglassApp  # what panes take the app for (tui/dashboard.py), checked by mypy

@@ -31,10 +31,12 @@ passes it on to the widget that has it now, so `abc`, Tab, `xyz` fills two boxes
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import wraps
 from types import SimpleNamespace
 
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+from textual.app import App
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
@@ -61,6 +63,7 @@ async def run_chain_binding(widget: Widget, event: events.Key) -> bool:
 
 
 def _inline_bindings(original: KeyHandler, run: Callable[[Widget, events.Key], Awaitable[bool]]) -> KeyHandler:
+    @wraps(original)  # (its __wrapped__ says it is installed)
     async def _on_key(self: Widget, event: events.Key) -> None:
         focused = self.app.focused
         if event.is_printable and focused is not None and focused is not self:  # the focus moved on
@@ -71,7 +74,6 @@ def _inline_bindings(original: KeyHandler, run: Callable[[Widget, events.Key], A
         if event.is_printable or not await run(self, event):
             await original(self, event)
 
-    _on_key.__wrapped__ = original  # type: ignore[attr-defined]
     return _on_key
 
 
@@ -85,17 +87,17 @@ def install() -> None:
             cls._on_key = _inline_bindings(handler, run)  # type: ignore[method-assign,assignment]
 
 
-class EscThenLetter:
-    """App mixin: alt+letter that nothing binds is handled as Esc then the letter (see above)."""
+class EscThenLetter(App[None]):
+    """An app where alt+letter that nothing binds is handled as Esc then the letter (see above)."""
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and event.key not in self.active_bindings:  # type: ignore[attr-defined]
+        if isinstance(event, events.Key) and event.key not in self.active_bindings:
             keys = esc_then_letter(event)
             if keys is not None:
                 for key in keys:
-                    await super().on_event(key)  # type: ignore[misc]
+                    await super().on_event(key)
                 return
-        await super().on_event(event)  # type: ignore[misc]
+        await super().on_event(event)
 
 
 def esc_then_letter(event: events.Key) -> list[events.Key] | None:

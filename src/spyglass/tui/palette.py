@@ -11,13 +11,13 @@ from textual.content import Content
 
 from spyglass.netools.targets import is_hostname, is_ip
 from spyglass.safetext import clean
+from spyglass.tui.messages import ExcludeInSearch, OpenHost, PingTarget, RunSearch
+from spyglass.tui.panes.base import Pane
 
 
 class SpyglassCommands(Provider):
     def _pivot_commands(self) -> list[tuple[str, Callable[[], object], str]]:
         """For the value selected in a pivot list of the pane in view: search on it, or exclude it."""
-        from spyglass.tui.panes.base import ExcludeInSearch, Pane, RunSearch
-
         pane = getattr(self.app, "current_pane", lambda: None)()
         pivot = pane.pivot_choice() if isinstance(pane, Pane) else None
         if pivot is None:
@@ -34,8 +34,6 @@ class SpyglassCommands(Provider):
             yield DiscoveryHit(Content(title), command, help=help_text)
 
     async def search(self, query: str) -> Hits:
-        from spyglass.tui.panes.base import OpenHost, PingTarget, RunSearch
-
         text = query.strip()
         if not text:
             return

@@ -7,17 +7,22 @@ are kept whether or not they match. The pane draws the view (a :class:`~spyglass
 and drives this class; its tests and ``bench/stream_pane.py`` drive it directly.
 
 Threads: :meth:`StreamBuffer.prepare` and :meth:`StreamBuffer.matching` run in a worker thread and
-touch no state; everything else runs on the UI loop.
+touch no state; everything else runs on the UI loop, :meth:`StreamBuffer.pump` included.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 BUFFER = 5000  # lines kept by default
 RATE_WINDOW = 20  # seconds of the rate sparkline
+PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
+
+Describe = Callable[[bytes], tuple[str, str]]  # raw -> (one inert line, the address it is about)
+Filter = Callable[[dict], bool]  # whether a banner (as JSON) shows: a query's matcher
 
 
 class Recorder(Protocol):
@@ -31,10 +36,10 @@ class TailEntry:
 
     __slots__ = ("raw", "number", "_describe", "_text")
 
-    def __init__(self, raw: bytes, describe: Callable[[bytes], tuple[str, str]]) -> None:
+    def __init__(self, raw: bytes, describe: Describe) -> None:
         self.raw = raw  # e.g. a banner's JSON as received (for the detail, saving, opening the host)
         self.number = 0  # given when the buffer keeps it
-        self._describe = describe  # raw -> (one inert line, the address it is about)
+        self._describe = describe
         self._text: tuple[str, str] | None = None
 
     def _described(self) -> tuple[str, str]:
@@ -51,7 +56,7 @@ class TailEntry:
         return self._described()[1]
 
 
-def banner_matches(raw: bytes, matches: Any) -> bool:
+def banner_matches(raw: bytes, matches: Filter) -> bool:
     """Whether the line is a banner the filter shows (a line that is not a banner never is)."""
     from spyglass.client.streamparse import loads
 
@@ -67,7 +72,7 @@ class StreamBuffer:
         self.inbox: deque[bytes] = deque(maxlen=capacity)  # read, not yet prepared
         self.kept: deque[TailEntry] = deque(maxlen=capacity)  # everything prepared, oldest first
         self.pending: deque[TailEntry] = deque(maxlen=capacity)  # shown lines that arrived while paused
-        self.matches: Any = None  # the filter (a query matcher), or None: every line shows
+        self.matches: Filter | None = None  # None: every line shows
         self.paused = False
         self.frozen_at = 0  # while paused: the number of the first line that arrived after the pause
         self.numbered = 0  # lines ever kept: the next one's number
@@ -76,6 +81,8 @@ class StreamBuffer:
         self.discarded = 0  # as the server reported (its debug events)
         self.rates: deque[int] = deque([0] * RATE_WINDOW, maxlen=RATE_WINDOW)
         self.this_second = 0
+        self.lock = asyncio.Lock()  # one batch, refilter or save at a time: each sees the others' result
+        self.generation = 0  # counts clear(): a batch read before the last one was of another stream
 
     @property
     def capacity(self) -> int:
@@ -88,6 +95,7 @@ class StreamBuffer:
 
     def clear(self) -> None:
         """Another stream: start afresh (the filter and the pause stay)."""
+        self.generation += 1
         self.inbox.clear()
         self.kept.clear()
         self.pending.clear()
@@ -119,9 +127,42 @@ class StreamBuffer:
         self.this_second = 0
 
     # -- a batch (prepared in a thread, delivered on the UI loop) --------------------------------
+    async def pump(
+        self,
+        describer: Callable[[], Describe],
+        recorder: Callable[[], Recorder | None],
+        show: Callable[[list[TailEntry]], None],
+        every: float = PUMP_EVERY,
+    ) -> None:
+        """Until cancelled, every ``every`` seconds: the lines read since, prepared in a thread with
+        the describer and recorder of the moment, kept, and those to show now handed to ``show``."""
+        while True:
+            await asyncio.sleep(every)
+            if self.inbox:
+                await self._batch(describer, recorder, show)
+
+    async def _batch(
+        self,
+        describer: Callable[[], Describe],
+        recorder: Callable[[], Recorder | None],
+        show: Callable[[list[TailEntry]], None],
+    ) -> None:
+        async with self.lock:
+            generation = self.generation
+            lines = self.take()
+            batch = asyncio.ensure_future(asyncio.to_thread(self.prepare, lines, self.matches, recorder(), describer()))
+            try:
+                prepared = await asyncio.shield(batch)
+            except asyncio.CancelledError:  # the stream is followed again: the batch read is not lost
+                prepared = await batch
+                if generation == self.generation:  # (unless the buffer now holds another stream)
+                    show(self.deliver(*prepared))
+                raise
+            show(self.deliver(*prepared))
+
     @staticmethod
     def prepare(
-        lines: list[bytes], matches: Any, recorder: Recorder | None, describe: Callable[[bytes], tuple[str, str]]
+        lines: list[bytes], matches: Filter | None, recorder: Recorder | None, describe: Describe
     ) -> tuple[list[TailEntry], list[TailEntry]]:
         """In a thread: the batch's entries, and those of them the filter shows (recording them all)."""
         if recorder is not None:
@@ -131,7 +172,7 @@ class StreamBuffer:
         return entries, StreamBuffer.matching(entries, matches)
 
     @staticmethod
-    def matching(entries: Iterable[TailEntry], matches: Any) -> list[TailEntry]:
+    def matching(entries: Iterable[TailEntry], matches: Filter | None) -> list[TailEntry]:
         """In a thread: the entries a filter shows (all of them without one)."""
         if matches is None:
             return list(entries)

@@ -4,10 +4,11 @@ notifications sent; a form that checks IPs and CIDR ranges as they are typed."""
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -17,7 +18,8 @@ from spyglass import netblocks
 from spyglass.present import alerts as present
 from spyglass.present.values import plural
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.messages import RunSearch
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
@@ -100,6 +102,23 @@ class AlertsPane(Pane):
     AlertsPane .alerts-note { height: auto; color: $text-muted; }
     """
 
+    # the widgets it drives
+    nets_box = getters.query_one("#alert-nets", Input)
+    name_box = getters.query_one("#alert-name", Input)
+    notifier_choice = getters.query_one("#alert-notifier", Select)
+    log_table = getters.query_one("#alert-log", Table)
+    expires_box = getters.query_one("#alert-expires", Input)
+    triggers_table = getters.query_one("#alert-triggers", Table)
+    save_button = getters.query_one("#alert-save", Button)
+    notifiers_note = getters.query_one("#alert-notifiers", Static)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.alerts: dict[str, Alert] = {}
+        self.selected: str | None = None
+        self.editing: str | None = None  # the alert the form edits; None: the form creates
+        self.trigger_info: dict[str, str] = {}
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(classes="alerts-row"):
@@ -121,10 +140,6 @@ class AlertsPane(Pane):
         yield log
 
     def on_mount(self) -> None:
-        self.alerts: dict[str, Alert] = {}
-        self.selected: str | None = None
-        self.editing: str | None = None  # the alert the form edits; None: the form creates
-        self.trigger_info: dict[str, str] = {}
         self.set_interval(LOG_EVERY, self.follow_log)
 
     def on_resize(self) -> None:
@@ -154,13 +169,13 @@ class AlertsPane(Pane):
         return rows
 
     def shown_log(self) -> list[dict[str, Text]]:
-        return list(self.query_one("#alert-log", Table).records.values())
+        return list(self.log_table.records.values())
 
     def show_log(self, notifications: list) -> None:
         rows = self.log_rows(notifications)
         if rows == self.shown_log():
             return  # nothing new: the cursor and the scroll stay where they are
-        log = self.query_one("#alert-log", Table)
+        log = self.log_table
         log.clear_records()
         for i, row in enumerate(rows):
             log.add_record(row, key=str(i))
@@ -187,7 +202,7 @@ class AlertsPane(Pane):
 
     def show_notifiers(self, notifiers: list[Notifier]) -> None:
         """The notifier choices, keeping the one chosen while it still exists."""
-        select = self.query_one("#alert-notifier", Select)
+        select = self.notifier_choice
         chosen = select.value
         select.set_options(
             [
@@ -207,15 +222,15 @@ class AlertsPane(Pane):
     async def show_alert(self, clients: Clients) -> None:
         """The selected alert in detail: triggers, notifiers, notifications."""
         title = self.query_one("#alert-title", Static)
-        triggers = self.query_one("#alert-triggers", Table)
-        log = self.query_one("#alert-log", Table)
+        triggers = self.triggers_table
+        log = self.log_table
         alert = self.alerts.get(self.selected or "")
         if alert is None:
             triggers.clear_records()
             log.clear_records()
             # Said for the name box, which has the keys when the pane opens empty (an `n` would type n).
             title.update("No alert yet: type a name and networks in the boxes above, then Enter.")
-            self.query_one("#alert-notifiers", Static).update("")
+            self.notifiers_note.update("")
             return
         # Every await comes before the tables change: another load may run meanwhile, and the
         # last one to finish shows what it fetched whole.
@@ -257,14 +272,14 @@ class AlertsPane(Pane):
         ]
         attached = ", ".join(present.notifier_label(n) for n in alert.notifiers or []) or "none"
         note = f"notifiers: {attached}" + (f"\nignored: {'; '.join(ignored_lines)}" if ignored_lines else "")
-        self.query_one("#alert-notifiers", Static).update(safe_text(note, one_line=False, max_chars=600))
+        self.notifiers_note.update(safe_text(note, one_line=False, max_chars=600))
         self.show_log(notifications)
         self.update_attach_button()
 
     def run_arg(self, arg: str) -> None:
         """``--pane alerts NETWORKS``: a new alert on those networks, waiting for its name."""
         self.action_new()
-        self.query_one("#alert-nets", Input).value = clean(arg, one_line=True, max_chars=2000)
+        self.nets_box.value = clean(arg, one_line=True, max_chars=2000)
 
     # -- the form ----------------------------------------------------------------------------
     @on(Input.Changed, "#alert-nets")
@@ -284,14 +299,14 @@ class AlertsPane(Pane):
         hint.remove_class("invalid")
 
     def form_problem(self) -> str | None:
-        nets_text = self.query_one("#alert-nets", Input).value
+        nets_text = self.nets_box.value
         try:
             netblocks.networks_from_text(nets_text)
         except netblocks.BadNetwork as exc:
             return str(exc).removeprefix("filters.ip: ") if nets_text.strip() else "give the networks to watch"
-        if not self.query_one("#alert-name", Input).value.strip() and not self.editing:
+        if not self.name_box.value.strip() and not self.editing:
             return "give the alert a name"
-        expires_text = self.query_one("#alert-expires", Input).value.strip()
+        expires_text = self.expires_box.value.strip()
         if expires_text and not expires_text.isdigit():
             return "expires: a whole number of seconds (0: never) is required"
         return None
@@ -302,9 +317,9 @@ class AlertsPane(Pane):
         clients = self.clients
         if self.say_form_problem() or clients is None:
             return
-        name = self.query_one("#alert-name", Input).value.strip()
-        networks = [str(n) for n in netblocks.networks_from_text(self.query_one("#alert-nets", Input).value)]
-        expires_text = self.query_one("#alert-expires", Input).value.strip()
+        name = self.name_box.value.strip()
+        networks = [str(n) for n in netblocks.networks_from_text(self.nets_box.value)]
+        expires_text = self.expires_box.value.strip()
         expires = int(expires_text) if expires_text else None
         self.call("save", self.write, clients, name, networks, expires)
 
@@ -323,22 +338,22 @@ class AlertsPane(Pane):
         for field in ("#alert-name", "#alert-nets", "#alert-expires"):
             self.query_one(field, Input).value = ""
             self.query_one(field, Input).disabled = False
-        self.query_one("#alert-save", Button).label = "Create"
+        self.save_button.label = "Create"
         if focus:
-            self.query_one("#alert-name", Input).focus()
+            self.name_box.focus()
 
     def action_edit(self) -> None:
         alert = self.alerts.get(self.selected or "")
         if alert is None:
             return
         self.editing = alert.id
-        name = self.query_one("#alert-name", Input)
+        name = self.name_box
         name.value, name.disabled = clean(alert.name, one_line=True), True  # editing changes the networks only
-        expires = self.query_one("#alert-expires", Input)
+        expires = self.expires_box
         expires.value, expires.disabled = str(alert.expires or ""), True
-        self.query_one("#alert-nets", Input).value = ", ".join(alert.filters.ip)
-        self.query_one("#alert-save", Button).label = "Save"
-        self.query_one("#alert-nets", Input).focus()
+        self.nets_box.value = ", ".join(alert.filters.ip)
+        self.save_button.label = "Save"
+        self.nets_box.focus()
 
     def action_delete(self) -> None:
         clients, alert_id = self.clients, self.selected
@@ -379,7 +394,7 @@ class AlertsPane(Pane):
         method = clients.alerts.disable_triggers if on_now else clients.alerts.enable_triggers
         self.call("trigger", self.change, clients, method, alert.id, name)
 
-    async def change(self, clients: Clients, method: Any, *args: str) -> None:
+    async def change(self, clients: Clients, method: Callable[[str, str], Awaitable[object]], *args: str) -> None:
         await method(*args)
         await self.load(clients)
 
@@ -409,7 +424,7 @@ class AlertsPane(Pane):
     def action_unignore(self) -> None:
         """Un-ignore every service of the trigger under the cursor."""
         clients, alert = self.clients, self.alerts.get(self.selected or "")
-        triggers = self.query_one("#alert-triggers", Table)
+        triggers = self.triggers_table
         name = triggers.key_at(triggers.cursor_row)
         if clients is None or alert is None or not name:
             return
@@ -426,7 +441,7 @@ class AlertsPane(Pane):
 
     def update_attach_button(self) -> None:
         alert = self.alerts.get(self.selected or "")
-        chosen = self.query_one("#alert-notifier", Select).value
+        chosen = self.notifier_choice.value
         attached = {n.get("id") for n in (alert.notifiers or [])} if alert else set()
         self.query_one("#alert-attach", Button).label = "Detach" if chosen in attached else "Attach"
 
@@ -437,7 +452,7 @@ class AlertsPane(Pane):
     @on(Button.Pressed, "#alert-attach")
     def attach(self) -> None:
         clients, alert = self.clients, self.alerts.get(self.selected or "")
-        chosen = self.query_one("#alert-notifier", Select).value
+        chosen = self.notifier_choice.value
         if clients is None or alert is None or not isinstance(chosen, str):
             return
         attached = {n.get("id") for n in (alert.notifiers or [])}

@@ -1,11 +1,12 @@
 """What every pane shares: what it declares to the app, client calls in workers (whose failures
-the app reports in one place), staleness, and the messages that move between panes."""
+the app reports in one place, told by the messages below) and staleness. The messages between
+panes are in tui/messages.py."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, ParamSpec, cast
 
 from textual import events
 from textual.binding import Binding
@@ -21,9 +22,10 @@ from spyglass.tui.widgets.queryinput import QueryInput
 if TYPE_CHECKING:
     from spyglass.client import Clients
     from spyglass.query.pivot import Pivot
-    from spyglass.tui.app import SpyglassApp
+    from spyglass.tui.dashboard import Dashboard
 
 
+P = ParamSpec("P")
 FORM = "form"  # the source of a problem a pane found in its own form, before any call
 
 
@@ -45,50 +47,6 @@ class CallStarted(_Call):
 
 class CallEnded(_Call):
     """A pane's call finished (any way): bubbles to the app, the one place that reports failures."""
-
-
-class BackendGone(Message, bubble=False):
-    """The app gave up the embedded backend: a pane that follows something live stops saying it
-    will reconnect (ctrl+r starts it again)."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__()
-        self.why = why
-
-
-class Navigate(Message):
-    """Ask the app to show pane ``PANE`` and call its ``METHOD`` with ``arg``; panes never call the app."""
-
-    PANE: ClassVar[str] = ""
-    METHOD: ClassVar[str] = "run_arg"
-
-    def __init__(self, arg: str) -> None:
-        super().__init__()
-        self.arg = arg
-
-
-class OpenHost(Navigate):
-    """The host pane on ``address``, on one of its services (``22/tcp``) if given."""
-
-    PANE = "host"
-
-    def __init__(self, address: str, service: str = "") -> None:
-        super().__init__(f"{address} {service}".strip())
-
-
-class RunSearch(Navigate):
-    PANE = "search"
-
-
-class PingTarget(Navigate):
-    PANE = "geo"
-
-
-class ExcludeInSearch(Navigate):
-    """The search pane's query without ``arg`` (a term such as ``org:"X"``), run again."""
-
-    PANE = "search"
-    METHOD = "exclude"
 
 
 class Pane(VerticalScroll):
@@ -192,16 +150,16 @@ class Pane(VerticalScroll):
         return Static("", classes="pane-error")
 
     @property
-    def dashboard(self) -> SpyglassApp:
+    def dashboard(self) -> Dashboard:
         """The app, typed: what it knows (config, backend info) is read here, never changed."""
-        return cast("SpyglassApp", self.app)
+        return cast("Dashboard", self.app)
 
     @property
     def clients(self) -> Clients | None:
         """The app's clients, or None until it is connected."""
         return self.dashboard.clients
 
-    def call(self, what: str, work: Callable[..., Awaitable[object]], *args: Any, **kwargs: Any) -> Worker:
+    def call(self, what: str, work: Callable[P, Awaitable[object]], *args: P.args, **kwargs: P.kwargs) -> Worker:
         """Run ``work(*args, **kwargs)``, a client call, in a worker; one per ``what`` at a time (a newer
         one cancels the older). A failure is reported by the app (status line, notification, and
         this pane's error line)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -64,6 +64,16 @@ class DataPane(Pane):
     DataPane #data-status { width: 1fr; color: $text-muted; }
     """
 
+    # the widgets it drives
+    files_table = getters.query_one("#data-files", Table)
+    sets_table = getters.query_one("#data-sets", Table)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.datasets: list[Dataset] = []
+        self.files: list[DatasetFile] = []
+        self.dataset = ""  # whose files are listed
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         sets = Table(DATASET_COLUMNS, id="data-sets")
@@ -84,17 +94,12 @@ class DataPane(Pane):
         files.border_title = "Files"
         yield files
 
-    def on_mount(self) -> None:
-        self.datasets: list[Dataset] = []
-        self.files: list[DatasetFile] = []
-        self.dataset = ""  # whose files are listed
-
     def focus_first(self) -> None:
-        self.query_one("#data-sets", Table).focus()
+        self.sets_table.focus()
 
     async def load(self, clients: Clients) -> None:
         self.datasets = await clients.data.datasets()
-        table = self.query_one("#data-sets", Table)
+        table = self.sets_table
         table.clear_records()
         for i, d in enumerate(self.datasets):
             name, scope, description = dataset_row(d)
@@ -106,7 +111,7 @@ class DataPane(Pane):
     async def list_files(self, clients: Clients, dataset: str) -> None:
         self.files = await clients.data.files(dataset)
         self.dataset = dataset
-        table = self.query_one("#data-files", Table)
+        table = self.files_table
         table.border_title = safe_text(f"{dataset}: {len(self.files):,} files", one_line=True)  # a str is markup
         table.clear_records()
         for i, f in enumerate(self.files):
@@ -126,7 +131,7 @@ class DataPane(Pane):
         clients = self.clients
         if clients is not None and 0 <= index < len(self.datasets):
             self.call("files", self.list_files, clients, self.datasets[index].name)
-            self.query_one("#data-files", Table).focus()
+            self.files_table.focus()
 
     @on(DataTable.RowSelected, "#data-files")
     def download_selected(self, event: DataTable.RowSelected) -> None:
@@ -135,7 +140,7 @@ class DataPane(Pane):
     @on(Button.Pressed, "#data-get")
     @on(Input.Submitted, "#data-dest")
     def action_download(self) -> None:
-        table = self.query_one("#data-files", Table)
+        table = self.files_table
         self.start_download(int(table.key_at(table.cursor_row) or -1))
 
     def start_download(self, index: int) -> None:

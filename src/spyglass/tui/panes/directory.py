@@ -1,26 +1,23 @@
 """The directory pane: saved search queries to browse (by votes or date), search and filter by
-tag; Enter runs one in the search pane; + and - vote. Also the dialog the search pane saves its
-query with (ctrl+s there)."""
+tag; Enter runs one in the search pane; + and - vote."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from spyglass.present.directory import query_cells
 from spyglass.present.values import plural
 from spyglass.safetext import clean, fit, safe_text
-from spyglass.tags import check_tags
-from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.messages import RunSearch
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
 from spyglass.tui.widgets.table import Column
 
@@ -69,6 +66,17 @@ class DirectoryPane(Pane):
     DirectoryPane #dir-detail { height: auto; max-height: 5; padding: 0 1; }
     """
 
+    # the widgets it drives
+    search_box = getters.query_one("#dir-search", Input)
+    tags_list = getters.query_one("#dir-tags", OptionList)
+    table = getters.query_one("#dir-queries", PagedTable)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.words = ""  # the search shown; "" is the listing
+        self.total = 0
+        self.tag_values: list[str] = []
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="dir-bar"):
@@ -90,24 +98,15 @@ class DirectoryPane(Pane):
                 yield table
                 yield Static("", id="dir-detail")
 
-    def on_mount(self) -> None:
-        self.words = ""  # the search shown; "" is the listing
-        self.total = 0
-        self.tag_values: list[str] = []
-
     async def load(self, clients: Clients) -> None:
         """Shown first (or after a reconnect): the tags, and what the search box says."""
         tags = await clients.directory.tags(size=30)
         self.tag_values = [t.value for t in tags.matches]
-        box = self.query_one("#dir-tags", OptionList)
+        box = self.tags_list
         box.clear_options()
         box.add_options([Option(Text(f"{fit(t.value, 13):<13} {t.count:>3}", no_wrap=True)) for t in tags.matches])
-        words = self.query_one("#dir-search", Input).value.strip()
+        words = self.search_box.value.strip()
         await self.fetch(clients, words, self.sort, self.begin(clients, words))
-
-    @property
-    def table(self) -> PagedTable:
-        return self.query_one("#dir-queries", PagedTable)
 
     @property
     def shown(self) -> list[SavedQuery]:
@@ -124,14 +123,14 @@ class DirectoryPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         """Search for ``arg`` (words or tag:NAME); the tags load with it."""
-        self.query_one("#dir-search", Input).value = clean(arg, one_line=True, max_chars=200)
+        self.search_box.value = clean(arg, one_line=True, max_chars=200)
         self.reload()
 
     def action_focus_search(self) -> None:
         self.focus_box("#dir-search")
 
     def action_focus_tags(self) -> None:
-        self.query_one("#dir-tags", OptionList).focus()
+        self.tags_list.focus()
 
     @on(Input.Submitted, "#dir-search")
     @on(Select.Changed, "#dir-sort")
@@ -140,13 +139,13 @@ class DirectoryPane(Pane):
         if clients is None:
             return  # the first load runs what the box says once connected
         self.show_error(None)
-        words = self.query_one("#dir-search", Input).value.strip()
+        words = self.search_box.value.strip()
         self.call("directory", self.fetch, clients, words, self.sort, self.begin(clients, words))
 
     @on(OptionList.OptionSelected, "#dir-tags")
     def filter_by_tag(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self.tag_values):
-            self.query_one("#dir-search", Input).value = f"tag:{self.tag_values[event.option_index]}"
+            self.search_box.value = f"tag:{self.tag_values[event.option_index]}"
             self.run()
             self.table.focus()
 
@@ -232,82 +231,3 @@ class DirectoryPane(Pane):
         self.app.notify(
             f"Voted {'up' if value > 0 else 'down'}: {clean(saved.title, one_line=True, max_chars=60)}", markup=False
         )
-
-
-Save = Callable[[str, str, str], Awaitable[object]]  # (title, tags, description): saves, or raises
-
-
-class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
-    """Title, tags and description for a query the search pane saves in the directory. The
-    dialog saves it itself (``save``) and stays open, with what was typed and the server's
-    answer, until it is saved or cancelled; it closes with what was saved."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="savequery.cancel")]
-    DEFAULT_CSS = """
-    SaveQueryScreen { align: center middle; }
-    SaveQueryScreen > Vertical { width: 76; height: auto; border: round $primary; background: $surface; padding: 0 1; }
-    SaveQueryScreen Input { margin: 1 0 0 0; }
-    SaveQueryScreen #save-error { color: $error; height: auto; }
-    """
-
-    def __init__(self, query: str, save: Save) -> None:
-        super().__init__()
-        self.search = query
-        self.send = save
-
-    def compose(self) -> ComposeResult:
-        with Vertical() as box:
-            box.border_title = "Save to the directory"
-            yield Static(safe_text(f"query: {self.search}", one_line=True, max_chars=300))
-            yield Input(placeholder="title (required)", id="save-title", max_length=100, compact=True)
-            yield Input(placeholder="tags, comma-separated (optional)", id="save-tags", compact=True)
-            yield Input(placeholder="description (optional)", id="save-description", max_length=1000, compact=True)
-            yield Static("Enter goes to the next field and saves from the last; Esc cancels.", classes="hint")
-            yield Static("", id="save-error")
-
-    def on_mount(self) -> None:
-        self.query_one("#save-title", Input).focus()
-
-    @on(Input.Submitted, "#save-title")
-    @on(Input.Submitted, "#save-tags")
-    def next_field(self, event: Input.Submitted) -> None:
-        event.stop()
-        following = {"save-title": "#save-tags", "save-tags": "#save-description"}
-        self.query_one(following[event.input.id or "save-title"], Input).focus()
-
-    @on(Input.Submitted, "#save-description")
-    def save(self, event: Input.Submitted) -> None:
-        event.stop()
-        title = self.query_one("#save-title", Input).value.strip()
-        if not title:
-            self.refuse("A title is needed.", "#save-title")
-            return
-        tags = self.query_one("#save-tags", Input).value
-        try:
-            check_tags(tags.split(","))  # the server's rule: said before asking
-        except ValueError as exc:
-            self.refuse(f"Tags: {exc}", "#save-tags")
-            return
-        self.query_one("#save-error", Static).update("Saving…")
-        self.saving(title, tags, self.query_one("#save-description", Input).value.strip())
-
-    @work(exclusive=True, group="save")
-    async def saving(self, title: str, tags: str, description: str) -> None:
-        try:
-            await self.send(title, tags, description)
-        except Exception as exc:  # whatever it was, said here: the dialog keeps what was typed
-            said = str(exc)
-            # The server names the parameter it refuses (e.g. "tags: tag 'x y': 1-32 letters…").
-            field = next((f for f in ("tags", "description", "title") if f"{f}:" in said), None)
-            self.refuse(f"Not saved: {said}", f"#save-{field}" if field else None)
-            return
-        self.dismiss((title, tags, description))
-
-    def refuse(self, message: str, field: str | None) -> None:
-        """Say why in the dialog, everything typed kept, and put the cursor where it needs fixing."""
-        self.query_one("#save-error", Static).update(safe_text(message, max_chars=500))
-        if field:
-            self.query_one(field, Input).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

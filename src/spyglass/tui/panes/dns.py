@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -16,7 +16,8 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Select, Static
 
 from spyglass.present import dns
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.panes.base import OpenHost, Pane
+from spyglass.tui.messages import OpenHost
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
 from spyglass.tui.widgets.table import PADDING, Column
@@ -74,6 +75,16 @@ class DnsPane(Pane):
     DnsPane #dns-results { height: 1fr; border: round $primary 50%; }
     """
 
+    # the widgets it drives
+    input_box = getters.query_one("#dns-input", Input)
+    results = getters.query_one("#dns-results", PagedTable)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.domain: tuple[str, bool, str | None] | None = None  # the domain lookup shown: name, history, type
+        self.summary = ""  # of the domain shown
+        self.tool_chosen = self.tool_shown = "domain"  # the lookup the user picked, and the one shown
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="dns-form"):
@@ -93,9 +104,6 @@ class DnsPane(Pane):
         yield results
 
     def on_mount(self) -> None:
-        self.domain: tuple[str, bool, str | None] | None = None  # the domain lookup shown: name, history, type
-        self.summary = ""  # of the domain shown
-        self.tool_chosen = self.tool_shown = "domain"  # the lookup the user picked, and the one shown
         self.show_status("domain costs 1 query credit a page; resolve and reverse are free")
 
     def show_status(self, text: str) -> None:
@@ -108,12 +116,12 @@ class DnsPane(Pane):
         return "1 query credit" if self.domain else None
 
     def refresh_pane(self) -> None:
-        if self.query_one("#dns-input", Input).value.strip():
+        if self.input_box.value.strip():
             self.run()
 
     def run_arg(self, arg: str) -> None:
         """Addresses are reversed, several names resolved, one name looked up as a domain."""
-        self.query_one("#dns-input", Input).value = clean(arg, one_line=True, max_chars=2000)
+        self.input_box.value = clean(arg, one_line=True, max_chars=2000)
         self.tool_chosen = "domain"
         self.run()
 
@@ -133,7 +141,7 @@ class DnsPane(Pane):
     def run(self) -> None:
         from spyglass.netools.targets import is_hostname, is_ip
 
-        items = items_of(self.query_one("#dns-input", Input).value)
+        items = items_of(self.input_box.value)
         tool = pick_tool(items, self.tool_chosen)
         self.show_tool(tool)
         valid = is_ip if tool == "reverse" else is_hostname
@@ -159,10 +167,6 @@ class DnsPane(Pane):
             self.call("dns", self.lookup_domain, clients, domain, listing)
         else:
             self.call("dns", self.lookup, clients, tool, items, self.results.begin())
-
-    @property
-    def results(self) -> PagedTable:
-        return self.query_one("#dns-results", PagedTable)
 
     @property
     def ips(self) -> list[str]:

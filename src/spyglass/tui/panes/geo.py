@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -81,6 +81,16 @@ class GeoPane(Pane):
     GeoPane WorldMap.hidden { display: none; }
     """
 
+    # the widgets it drives
+    world_map = getters.query_one(WorldMap)
+    table = getters.query_one(Table)
+    target_box = getters.query_one("#geo-target", Input)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.locations: dict[str, GeoLocation] = {}
+        self.levels: dict[str, str] = {}
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="geo-form"):
@@ -96,10 +106,6 @@ class GeoPane(Pane):
         yield Static(self.legend(), id="geo-legend")
         yield WorldMap()
 
-    def on_mount(self) -> None:
-        self.locations: dict[str, GeoLocation] = {}
-        self.levels: dict[str, str] = {}
-
     def legend(self) -> Text:
         text = Text("map: ")
         for level, label in (("good", "< 50 ms"), ("fair", "< 150 ms"), ("poor", ">= 150 ms"), ("down", "no reply")):
@@ -109,11 +115,11 @@ class GeoPane(Pane):
         return text
 
     def action_toggle_map(self) -> None:
-        self.query_one(WorldMap).toggle_class("hidden")
+        self.world_map.toggle_class("hidden")
 
     def run_arg(self, arg: str) -> None:
         """Open with ``arg`` filled in and measured (from the host pane, for example)."""
-        field = self.query_one("#geo-target", Input)
+        field = self.target_box
         field.value = clean(arg, one_line=True, max_chars=255)
         field.focus()
         self.run()
@@ -123,7 +129,7 @@ class GeoPane(Pane):
     def run(self) -> None:
         from spyglass.netools.targets import check_target
 
-        raw = self.query_one("#geo-target", Input).value
+        raw = self.target_box.value
         try:
             target = check_target(raw)
         except ValueError:
@@ -138,10 +144,10 @@ class GeoPane(Pane):
         self.show_error(None)
         tool = self.query_one("#geo-tool", Select).value
         rtype = self.query_one("#geo-rtype", Select).value
-        self.query_one(Table).clear_records()
+        self.table.clear_records()
         self.locations.clear()
         self.levels.clear()
-        self.query_one(WorldMap).markers = ()
+        self.world_map.markers = ()
         self.call("measure", self.measure, target, str(tool), str(rtype))
 
     async def measure(self, target: str, tool: str, rtype: str) -> None:
@@ -196,7 +202,7 @@ class GeoPane(Pane):
     def put(self, where: GeoLocation, cells: list[Any], level: str | None = None) -> None:
         """Add or update the row of one location, and its marker."""
         key = f"{where.city}|{where.country}|{where.latlon}"
-        table = self.query_one(Table)
+        table = self.table
         values = [
             safe_text(where.city, one_line=True, max_chars=60),
             # The column holds a code; an agent that does not know its country ("unknown") says so in
@@ -217,4 +223,4 @@ class GeoPane(Pane):
             coords = loc.coordinates
             if coords and k in self.levels:
                 markers.append(Marker(coords[0], coords[1], self.levels[k]))
-        self.query_one(WorldMap).markers = tuple(markers)
+        self.world_map.markers = tuple(markers)

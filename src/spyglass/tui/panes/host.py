@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -17,7 +17,8 @@ from textual.widgets import DataTable, Input, Label, Static
 from spyglass.present.host import host_facts, service_rows
 from spyglass.present.service import banner_for_clipboard
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.panes.base import Pane, PingTarget
+from spyglass.tui.messages import PingTarget
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.facts import Facts
 from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.table import Column, Table
@@ -74,6 +75,21 @@ class HostPane(Pane):
     HostPane #host-pivots { width: 1fr; height: 1fr; }
     """
 
+    # the widgets it drives
+    services = getters.query_one("#services", Table)
+    summary = getters.query_one("#host-summary", Facts)
+    pivot_list = getters.query_one(PivotList)
+    service_detail = getters.query_one("#service-detail", Static)
+    service_box = getters.query_one("#service-box", VerticalScroll)
+    ip_box = getters.query_one("#host-ip", Input)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.record: HostRecord | None = None
+        self.history = False
+        self.banners: list[Banner] = []
+        self.wanted_service = ""  # the service to select once the host is shown (opened from a result)
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="host-form"):
             yield Label("Address")
@@ -93,11 +109,7 @@ class HostPane(Pane):
             yield PivotList(id="host-pivots")
 
     def on_mount(self) -> None:
-        self.record: HostRecord | None = None
-        self.history = False
-        self.banners: list[Banner] = []
-        self.wanted_service = ""  # the service to select once the host is shown (opened from a result)
-        self.query_one("#host-summary", Facts).show([("", "open a result from Search, or type an address")])
+        self.summary.show([("", "open a result from Search, or type an address")])
 
     def focus_first(self) -> None:
         # With a host shown, the services have the keyboard (h, c, y, p work); else the address box.
@@ -119,14 +131,14 @@ class HostPane(Pane):
         """``ADDRESS``, or ``ADDRESS PORT/TRANSPORT``: the host, on that service."""
         address, _, service = arg.strip().partition(" ")
         self.wanted_service = service.strip()
-        field = self.query_one("#host-ip", Input)
+        field = self.ip_box
         field.value = clean(address, one_line=True, max_chars=64)  # it may come from a server
         field.focus()
         self.lookup()
 
     @on(Input.Submitted, "#host-ip")
     def lookup(self) -> None:
-        raw = self.query_one("#host-ip", Input).value.strip()
+        raw = self.ip_box.value.strip()
         try:
             ip = str(ipaddress.ip_address(raw))
         except ValueError:
@@ -156,20 +168,20 @@ class HostPane(Pane):
             for box in self.query("#summary-box, #service-box, #host-pivots"):
                 box.scroll_home(animate=False, immediate=True)
         if focus:
-            self.query_one("#services", Table).focus()  # h, c, y and p work from here
+            self.services.focus()  # h, c, y and p work from here
 
     def clear_record(self) -> None:
         self.record, self.banners = None, []
-        self.query_one("#host-summary", Facts).show([("", "open a result from Search, or type an address")])
-        self.query_one("#services", Table).clear_records()
-        self.query_one("#service-detail", Static).update("")
-        self.query_one("#service-box").border_title = "Service"
-        self.query_one(PivotList).show(None)
+        self.summary.show([("", "open a result from Search, or type an address")])
+        self.services.clear_records()
+        self.service_detail.update("")
+        self.service_box.border_title = "Service"
+        self.pivot_list.show(None)
 
     def show_record(self, r: HostRecord) -> None:
         view = "history: every scan (h for current)" if self.history else "current services (h for history)"
-        self.query_one("#host-summary", Facts).show([*host_facts(r), ("view", view)])
-        table = self.query_one("#services", Table)
+        self.summary.show([*host_facts(r), ("view", view)])
+        table = self.services
         # History: the services take the summary's room too (it is the same host), for Seen and Changes.
         self.query_one("#summary-box").display = not self.history
         table.use_columns(HISTORY_COLUMNS if self.history else COLUMNS)
@@ -198,16 +210,14 @@ class HostPane(Pane):
         from spyglass.tui.panes.hostview import service_details
 
         banner = self.banners[index]
-        detail = self.query_one("#service-detail", Static)
-        self.query_one("#service-box").border_title = safe_text(
-            f"Service {banner.port}/{banner.transport}", one_line=True
-        )
+        detail = self.service_detail
+        self.service_box.border_title = safe_text(f"Service {banner.port}/{banner.transport}", one_line=True)
         detail.update(Group(service_details(banner)))
-        self.query_one(PivotList).show(banner)
+        self.pivot_list.show(banner)
 
     def selected_index(self) -> int | None:
         """The banner under the cursor (rows move when the table is sorted)."""
-        key = self.query_one("#services", Table).key_at(self.query_one("#services", Table).cursor_row)
+        key = self.services.key_at(self.services.cursor_row)
         return int(key) if key is not None and int(key) < len(self.banners) else None
 
     @on(DataTable.RowHighlighted, "#services")

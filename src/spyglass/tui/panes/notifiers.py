@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -57,6 +57,19 @@ class NotifiersPane(Pane):
     NotifiersPane #notifiers-list { height: auto; max-height: 14; margin-top: 1; }
     """
 
+    # the widgets it drives
+    provider_choice = getters.query_one("#notifier-provider", Select)
+    outcome = getters.query_one("#notifier-outcome", Static)
+    description_box = getters.query_one("#notifier-description", Input)
+    list_table = getters.query_one("#notifiers-list", Table)
+    save_button = getters.query_one("#notifier-save", Button)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.providers: dict[str, list[str]] = {}
+        self.notifiers: dict[str, Notifier] = {}
+        self.editing: str | None = None
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(classes="notifiers-row"):
@@ -71,20 +84,15 @@ class NotifiersPane(Pane):
 
     def focus_first(self) -> None:
         """The form starts with the provider: its arguments follow from it."""
-        self.query_one("#notifier-provider", Select).focus()
-
-    def on_mount(self) -> None:
-        self.providers: dict[str, list[str]] = {}
-        self.notifiers: dict[str, Notifier] = {}
-        self.editing: str | None = None
+        self.provider_choice.focus()
 
     async def load(self, clients: Clients) -> None:
         if not self.providers:
             self.providers = {name: spec.required for name, spec in (await clients.notifiers.providers()).items()}
-            self.query_one("#notifier-provider", Select).set_options([(p, p) for p in self.providers])
+            self.provider_choice.set_options([(p, p) for p in self.providers])
         listed = await clients.notifiers.list()
         self.notifiers = {n.id: n for n in listed.matches}
-        table = self.query_one("#notifiers-list", Table)
+        table = self.list_table
         table.clear_records()
         for n in listed.matches:
             cells = dict(zip(("id", "provider", "description", "args"), present.notifier_row(n), strict=True))
@@ -131,10 +139,10 @@ class NotifiersPane(Pane):
 
     def say_requirements(self) -> None:
         """What the chosen provider still needs, said until it is typed."""
-        provider = self.query_one("#notifier-provider", Select).value
+        provider = self.provider_choice.value
         if isinstance(provider, str):
             missing = self.missing_args()
-            self.query_one("#notifier-outcome", Static).update(
+            self.outcome.update(
                 f"{provider}: {', '.join(missing)} required" if missing else f"{provider}: Enter saves it"
             )
 
@@ -143,7 +151,7 @@ class NotifiersPane(Pane):
         self.say_requirements()
 
     def form_problem(self) -> str | None:
-        provider = self.query_one("#notifier-provider", Select).value
+        provider = self.provider_choice.value
         if not isinstance(provider, str):
             return "choose a provider"
         missing = self.missing_args()
@@ -153,11 +161,11 @@ class NotifiersPane(Pane):
     @on(Button.Pressed, "#notifier-save")
     def save(self) -> None:
         clients = self.clients
-        provider = self.query_one("#notifier-provider", Select).value
+        provider = self.provider_choice.value
         if clients is None or self.say_form_problem() or not isinstance(provider, str):
             return
         args = {k: v for k, v in self.form_args().items() if v}  # editing: an empty one stays as it is
-        description = self.query_one("#notifier-description", Input).value.strip()
+        description = self.description_box.value.strip()
         self.call("save", self.write, clients, provider, args, description)
 
     async def write(self, clients: Clients, provider: str, args: dict[str, str], description: str) -> None:
@@ -166,24 +174,24 @@ class NotifiersPane(Pane):
             saved = self.editing
         else:
             saved = (await clients.notifiers.create(provider, args, description=description or None)).id
-        self.query_one("#notifier-outcome", Static).update(safe_text(f"Saved notifier {saved}.", one_line=True))
+        self.outcome.update(safe_text(f"Saved notifier {saved}.", one_line=True))
         await self.reset()
         await self.load(clients)
 
     async def reset(self) -> None:
         self.editing = None
-        self.query_one("#notifier-description", Input).value = ""
-        self.query_one("#notifier-provider", Select).disabled = False
-        self.query_one("#notifier-save", Button).label = "Create"
+        self.description_box.value = ""
+        self.provider_choice.disabled = False
+        self.save_button.label = "Create"
         await self.build_args(None)
-        self.query_one("#notifier-provider", Select).clear()
+        self.provider_choice.clear()
 
     async def action_new(self) -> None:
         await self.reset()
-        self.query_one("#notifier-provider", Select).focus()
+        self.provider_choice.focus()
 
     def selected(self) -> Notifier | None:
-        table = self.query_one("#notifiers-list", Table)
+        table = self.list_table
         return self.notifiers.get(table.key_at(table.cursor_row) or "")
 
     async def action_edit(self) -> None:
@@ -191,13 +199,13 @@ class NotifiersPane(Pane):
         if n is None:
             return
         self.editing = n.id
-        provider = self.query_one("#notifier-provider", Select)
+        provider = self.provider_choice
         with provider.prevent(Select.Changed):
             provider.value = n.provider
         provider.disabled = True
         await self.build_args(n.provider, {k: str(v) for k, v in n.args.items()})
-        self.query_one("#notifier-description", Input).value = clean(n.description or "", one_line=True)
-        self.query_one("#notifier-save", Button).label = "Save"
+        self.description_box.value = clean(n.description or "", one_line=True)
+        self.save_button.label = "Save"
         for field in self.query(".notifier-arg").results(Input):
             field.focus()
             break
@@ -211,7 +219,7 @@ class NotifiersPane(Pane):
 
         async def delete() -> None:
             await clients.notifiers.delete(n.id)
-            self.query_one("#notifier-outcome", Static).update(safe_text(f"Deleted notifier {n.id}.", one_line=True))
+            self.outcome.update(safe_text(f"Deleted notifier {n.id}.", one_line=True))
             await self.load(clients)
 
         self.call("delete", delete)
@@ -222,7 +230,7 @@ class NotifiersPane(Pane):
         n = self.notifiers.get(self.editing or "") or self.selected()
         if clients is None or n is None:
             return
-        outcome = self.query_one("#notifier-outcome", Static)
+        outcome = self.outcome
         outcome.update(safe_text(f"Sending a test to {n.id}…", one_line=True))
 
         async def test() -> None:

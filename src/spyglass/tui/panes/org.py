@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -49,6 +49,15 @@ class OrgPane(Pane):
     OrgPane #org-form Button { min-width: 8; }
     """
 
+    # the widgets it drives
+    user_box = getters.query_one("#org-user", Input)
+    people_table = getters.query_one("#org-people", Table)
+    org_facts = getters.query_one("#org-facts", Facts)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.people: list[list[str]] = []
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         yield Facts("Organization", id="org-facts")
@@ -59,14 +68,13 @@ class OrgPane(Pane):
         yield Table(COLUMNS, id="org-people")
 
     def on_mount(self) -> None:
-        self.people: list[list[str]] = []
-        self.query_one("#org-facts", Facts).show([("", "waiting for the connection…")])
+        self.org_facts.show([("", "waiting for the connection…")])
 
     async def load(self, clients: Clients) -> None:
         org = await clients.org.get()
-        self.query_one("#org-facts", Facts).show(facts(org))
+        self.org_facts.show(facts(org))
         self.people = people_rows(org)
-        table = self.query_one("#org-people", Table)
+        table = self.people_table
         table.border_title = f"{plural(len(org.admins), 'admin')}, {plural(len(org.members), 'member')}"
         table.clear_records()
         for i, (username, email, role) in enumerate(self.people):
@@ -74,26 +82,26 @@ class OrgPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         """``--pane org USER``: the user filled in, ready to add."""
-        field = self.query_one("#org-user", Input)
+        field = self.user_box
         field.value = clean(arg, one_line=True, max_chars=254)
         field.focus()
 
     def form_problem(self) -> str | None:
-        if not self.query_one("#org-user", Input).value.strip():
+        if not self.user_box.value.strip():
             return "Type the username or e-mail address of a user to invite."
         return None
 
     @on(Input.Submitted, "#org-user")
     @on(Button.Pressed, "#org-add")
     def add(self) -> None:
-        user = self.query_one("#org-user", Input).value.strip()
+        user = self.user_box.value.strip()
         clients = self.clients
         if not self.say_form_problem() and clients is not None:
             notify = self.query_one("#org-notify", Checkbox).value
             self.call("add", self.change, clients, "add", user, notify)
 
     def action_remove(self) -> None:
-        table = self.query_one("#org-people", Table)
+        table = self.people_table
         key = table.key_at(table.cursor_row)
         clients = self.clients
         if key is None or clients is None or not table.has_focus:
@@ -109,7 +117,7 @@ class OrgPane(Pane):
     async def change(self, clients: Clients, action: str, user: str, notify: bool) -> None:
         if action == "add":
             await clients.org.add_member(user, notify=notify)
-            self.query_one("#org-user", Input).value = ""
+            self.user_box.value = ""
             done = f"Invited {user}, if that user can join: a member once they accept" + (
                 " (e-mailed)" if notify else ""
             )

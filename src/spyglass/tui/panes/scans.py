@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -15,7 +15,8 @@ from textual.widgets import Button, DataTable, Input, Static
 
 from spyglass.present.values import plural
 from spyglass.safetext import safe_text
-from spyglass.tui.panes.base import Pane, RunSearch
+from spyglass.tui.messages import RunSearch
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
@@ -60,6 +61,17 @@ class ScansPane(Pane):
     ScansPane #scan-list { height: 1fr; border: round $primary 50%; }
     """
 
+    # the widgets it drives
+    targets_box = getters.query_one("#scan-targets", Input)
+    scan_table = getters.query_one("#scan-list", Table)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
+        self.statuses: dict[str, str] = {}
+        self.created: dict[str, str | None] = {}  # scan id -> when, for the Age column
+        self.following = False  # a scan is in flight: the list polls
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="scan-form"):
@@ -72,21 +84,17 @@ class ScansPane(Pane):
         yield table
 
     def on_mount(self) -> None:
-        self.protocols: list[str] | None = None  # from the server, for checking port/protocol pairs
-        self.statuses: dict[str, str] = {}
-        self.created: dict[str, str | None] = {}  # scan id -> when, for the Age column
-        self.following = False  # a scan is in flight: the list polls
         self._poll = self.set_interval(POLL_EVERY, self.poll, pause=True)
         self.set_interval(AGE_EVERY, self.refresh_ages)
         self.check_form()
 
     # -- the form ------------------------------------------------------------------------------
     def action_new_scan(self) -> None:
-        self.query_one("#scan-targets", Input).focus()
+        self.targets_box.focus()
 
     def run_arg(self, arg: str) -> None:
         """``--pane scans 127.0.0.1/30``: the targets filled in and checked, not submitted (it spends credits)."""
-        field = self.query_one("#scan-targets", Input)
+        field = self.targets_box
         field.value = arg
         field.focus()
 
@@ -94,7 +102,7 @@ class ScansPane(Pane):
         """The form as a request and its spec; ValueError says what is wrong."""
         from spyglass.netools.scantargets import request_spec, scan_request
 
-        targets = self.query_one("#scan-targets", Input).value.replace(" ", ",").split(",")
+        targets = self.targets_box.value.replace(" ", ",").split(",")
         request = scan_request(targets, self.query_one("#scan-ports", Input).value)
         return request, request_spec(request, self.protocols)
 
@@ -102,7 +110,7 @@ class ScansPane(Pane):
     @on(Input.Changed, "#scan-ports")
     def check_form(self) -> None:
         line = self.query_one("#scan-check", Static)
-        if not self.query_one("#scan-targets", Input).value.strip():
+        if not self.targets_box.value.strip():
             line.update("Type targets, then Enter: each IP costs one scan credit")
             line.remove_class("bad")
             return
@@ -162,7 +170,7 @@ class ScansPane(Pane):
     def show_list(self, scans: ScanList) -> None:
         from spyglass.present.scans import age, in_flight, progress
 
-        table = self.query_one("#scan-list", Table)
+        table = self.scan_table
         table.clear_records()
         self.statuses = {}
         self.created = {}
@@ -190,7 +198,7 @@ class ScansPane(Pane):
     def action_cancel_scan(self) -> None:
         from spyglass.present.scans import IN_FLIGHT
 
-        table = self.query_one("#scan-list", Table)
+        table = self.scan_table
         clients = self.clients
         if not table.has_focus or table.row_count == 0 or clients is None:
             self.app.notify("Choose a scan in the list first (Tab to it), then x", title="Scans", markup=False)
@@ -211,7 +219,7 @@ class ScansPane(Pane):
         """The Age column from each scan's creation, also while no scan runs (nothing polls then)."""
         from spyglass.present.scans import age
 
-        table = self.query_one("#scan-list", Table)
+        table = self.scan_table
         for scan_id, created in self.created.items():
             if scan_id in table.records:
                 table.update_record(scan_id, {**table.records[scan_id], "age": age(created, now)})

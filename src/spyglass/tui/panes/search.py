@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -23,7 +23,8 @@ from spyglass.query import Facet, parse, parse_facets
 from spyglass.query.pivot import term
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.console import for_console
-from spyglass.tui.panes.base import OpenHost, Pane, PaneFailure
+from spyglass.tui.messages import OpenHost, QuerySaved
+from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
@@ -125,6 +126,19 @@ class SearchPane(Pane):
     SearchPane #search-status { height: auto; max-height: 2; color: $text-muted; }
     """
 
+    # the widgets it drives
+    query_box = getters.query_one(QueryInput)
+    facet_list = getters.query_one("#facets", OptionList)
+    results = getters.query_one("#results", PagedTable)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.facet_items: list[tuple[str, str] | None] = []
+        self.current_query = ""
+        self.count_only = False
+        self.total = 0
+        self.facet_result: SearchResponse | None = None
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         with Horizontal(id="search-bar"):
@@ -146,13 +160,6 @@ class SearchPane(Pane):
             results = PagedTable(COLUMNS, id="results", page_cost="1 query credit")
             results.border_title = "Results (Enter opens the host)"
             yield results
-
-    def on_mount(self) -> None:
-        self.facet_items: list[tuple[str, str] | None] = []
-        self.current_query = ""
-        self.count_only = False
-        self.total = 0
-        self.facet_result: SearchResponse | None = None
 
     async def load(self, clients: Clients) -> None:
         """When shown (first, or after a reconnect): say whether the backend holds demo data, asked
@@ -176,20 +183,20 @@ class SearchPane(Pane):
     def refresh_pane(self) -> None:
         """r: the last query again (its first page), else the demo-data check."""
         if self.current_query:
-            box = self.query_one(QueryInput)
+            box = self.query_box
             box.value = self.current_query
             self.run_query()
         else:
             self.reload()
 
     def run_arg(self, arg: str) -> None:
-        self.query_one(QueryInput).value = arg
+        self.query_box.value = arg
         self.focus_box("#query")
         self.run_query()
 
     def exclude(self, term: str) -> None:
         """A pivot's ``-``: the query in force (or in the box) without ``term``, run again."""
-        box = self.query_one(QueryInput)
+        box = self.query_box
         box.value = with_term(box.value or self.current_query, term, exclude=True)
         self.focus_box("#query")
         self.run_query()
@@ -203,7 +210,7 @@ class SearchPane(Pane):
 
     @on(Checkbox.Changed, "#count-only")
     def count_mode(self, event: Checkbox.Changed) -> None:
-        box = self.query_one(QueryInput)
+        box = self.query_box
         box.count_only = event.value
         box.check()
 
@@ -218,14 +225,10 @@ class SearchPane(Pane):
     def submitted(self) -> None:
         self.run_query()
 
-    @property
-    def results(self) -> PagedTable:
-        return self.query_one("#results", PagedTable)
-
     def run_query(self) -> None:
         """Run what is in the box, if the parser accepts it; the box keeps its text either way. A
         query that cannot run leaves the results of the last one marked stale (they never page)."""
-        box = self.query_one(QueryInput)
+        box = self.query_box
         if not box.check():
             self.show_error(
                 "Fix the query first: " + str(parse(box.value).errors[0])
@@ -298,7 +301,7 @@ class SearchPane(Pane):
     def show_facets(self, result: SearchResponse) -> None:
         """Facet values as label, bar and count, sized to the list's width."""
         self.facet_result = result
-        facet_list = self.query_one("#facets", OptionList)
+        facet_list = self.facet_list
         wide = facet_list.outer_size.width >= 36
         facet_list.border_title = FACETS_TITLE if wide else for_console(self.app, FACETS_TITLE_NARROW)
         # The cells inside the border, padding and scrollbar, less an option's own padding (1 a side).
@@ -351,7 +354,7 @@ class SearchPane(Pane):
         self._refine(event.option_index, exclude=False)
 
     def action_exclude_facet(self) -> None:
-        facets = self.query_one("#facets", OptionList)
+        facets = self.facet_list
         if facets.has_focus and facets.highlighted is not None:
             self._refine(facets.highlighted, exclude=True)
 
@@ -359,15 +362,15 @@ class SearchPane(Pane):
         item = self.facet_items[index] if 0 <= index < len(self.facet_items) else None
         if item is None:
             return
-        box = self.query_one(QueryInput)
+        box = self.query_box
         box.value = refine(box.value or self.current_query, item[0], item[1], exclude)
         self.run_query()
 
     def action_save_query(self) -> None:
         """Save the query in the box (else the last one run) in the directory, if it parses."""
-        from spyglass.tui.panes.directory import SaveQueryScreen
+        from spyglass.tui.screens.savequery import SaveQueryScreen
 
-        box = self.query_one(QueryInput)
+        box = self.query_box
         if box.value.strip() and not box.check():
             self.show_error("Fix the query first: " + str(parse(box.value).errors[0]))
             return
@@ -384,8 +387,7 @@ class SearchPane(Pane):
 
     async def save_query(self, clients: Clients, query: str, title: str, tags: str, description: str) -> None:
         saved = await clients.directory.save(title, query, description, tags)
-        for pane in self.app.query("#pane-directory").results(Pane):
-            pane.stale = True  # shows the new query when next opened
+        self.post_message(QuerySaved())  # the directory pane shows it when next opened
         self.app.notify(
             f"Saved in the directory as #{saved.id}: {clean(title, one_line=True, max_chars=60)}", markup=False
         )

@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
@@ -30,8 +30,9 @@ from spyglass.present.values import get_path, plural, text_of
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, for_console, on_console
-from spyglass.tui.panes.base import BackendGone, OpenHost, Pane, PaneFailure
-from spyglass.tui.streambuffer import BUFFER, StreamBuffer, TailEntry
+from spyglass.tui.messages import BackendGone, OpenHost
+from spyglass.tui.panes.base import Pane, PaneFailure
+from spyglass.tui.streambuffer import BUFFER, Describe, Filter, StreamBuffer, TailEntry
 from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.tail import Tail
 
@@ -47,7 +48,6 @@ KINDS = [
     ("vulns", "vulns"),
 ]
 MAX_BUFFER = 200_000
-PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
 SPARK = "▁▂▃▄▅▆▇█"
 GAP_SHOWN = 10.0  # seconds the time missed by a reconnect stays in the status line
 DETAIL_DATA_LINES = 40  # of the selected banner's raw data (the detail box shows what its height allows)
@@ -141,6 +141,19 @@ class StreamPane(Pane):
     StreamPane #stream-pivots { width: 1fr; height: 1fr; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.state: StreamState | None = None
+        self.connected_at = 0.0  # time.monotonic() of the last (re)connection, for the gap's sake
+        self.gone = ""  # why the stream is no longer followed, when the app gave up its backend
+        self.buffer = StreamBuffer(BUFFER)
+        self.filter_query = ""  # as typed (the box returns to it when left)
+        self.filter_text = ""  # as shown in the status line
+        self.refiltering = False  # the buffer is being filtered again (a thread)
+        self.buffered: tuple[str, str] | None = None  # the stream whose lines the buffer holds
+        self.recorder: GzipLines | None = None
+        self.source = ("banners", "")
+
     def focus_first(self) -> None:
         """The stream starts by itself: the keyboard goes to the tail (/ reaches the filter)."""
         self.query_one(Tail).focus()
@@ -163,17 +176,6 @@ class StreamPane(Pane):
             yield PivotList(id="stream-pivots")
 
     def on_mount(self) -> None:
-        self.state: StreamState | None = None
-        self.connected_at = 0.0  # time.monotonic() of the last (re)connection, for the gap's sake
-        self.gone = ""  # why the stream is no longer followed, when the app gave up its backend
-        self.buffer = StreamBuffer(BUFFER)
-        self.filter_query = ""  # as typed (the box returns to it when left)
-        self.filter_text = ""  # as shown in the status line
-        self.refiltering = False  # the buffer is being filtered again (a thread)
-        self.buffer_lock = asyncio.Lock()  # one batch, refilter or save at a time: each sees the others' result
-        self.buffered: tuple[str, str] | None = None  # the stream whose lines the buffer holds
-        self.recorder: GzipLines | None = None
-        self.source = ("banners", "")
         self.set_interval(1.0, self._second)
         self._show_status()
 
@@ -193,7 +195,7 @@ class StreamPane(Pane):
         if self.source != self.buffered:  # another stream: start afresh (a reconnect keeps it all)
             self.buffered = self.source
             self._start_afresh()
-        pump = asyncio.create_task(self._pump())
+        pump = asyncio.create_task(self.buffer.pump(self._describer, lambda: self.recorder, self._show_batch))
         try:
             async for item in stream:
                 if isinstance(item, bytes):
@@ -222,31 +224,16 @@ class StreamPane(Pane):
         self.buffer.clear()
         self._show_status()
 
-    async def _pump(self) -> None:
-        while True:
-            await asyncio.sleep(PUMP_EVERY)
-            if not self.buffer.inbox:
-                continue
-            async with self.buffer_lock:
-                lines, source = self.buffer.take(), self.buffered
-                # on a narrow tail, the product is cut so that the title shows
-                narrow = self.query_one(Tail).size.width < NARROW
-                line_of = partial(describe, product_width=NARROW_PRODUCT) if narrow else describe
-                prepare = partial(self.buffer.prepare, lines, self.buffer.matches, self.recorder, line_of)
-                batch = asyncio.ensure_future(asyncio.to_thread(prepare))
-                try:
-                    prepared = await asyncio.shield(batch)
-                except asyncio.CancelledError:  # the stream is followed again: the batch read is not lost
-                    prepared = await batch
-                    if source == self.buffered and self.is_attached:  # (not for another stream, nor on quitting)
-                        self._deliver(prepared)
-                    raise
-                self._deliver(prepared)
+    def _describer(self) -> Describe:
+        """How the next batch's lines read: on a narrow tail, the product is cut so that the title shows."""
+        narrow = self.query_one(Tail).size.width < NARROW
+        return partial(describe, product_width=NARROW_PRODUCT) if narrow else describe
 
-    def _deliver(self, batch: tuple[list[TailEntry], list[TailEntry]]) -> None:
-        tail = self.query_one(Tail)
-        tail.add(self.buffer.deliver(*batch))
-        tail.drop_older(self.buffer.oldest)
+    def _show_batch(self, shown: list[TailEntry]) -> None:
+        if self.is_attached:  # (a batch that ends as the app quits)
+            tail = self.query_one(Tail)
+            tail.add(shown)
+            tail.drop_older(self.buffer.oldest)
 
     def _on_state(self, state: StreamState) -> None:
         if state.status == "connected":
@@ -373,10 +360,10 @@ class StreamPane(Pane):
         event.input.value = self.filter_query
         self._field_error("filter", None)
 
-    async def _refilter(self, matches: Any) -> None:
+    async def _refilter(self, matches: Filter | None) -> None:
         """The view shows the kept lines the filter matches (all of them without one)."""
         try:
-            async with self.buffer_lock:  # after any batch read with the previous filter
+            async with self.buffer.lock:  # after any batch read with the previous filter
                 kept = list(self.buffer.kept)
                 matching = await asyncio.to_thread(self.buffer.matching, kept, matches)
                 self.query_one(Tail).show(self.buffer.apply_view(matching))
@@ -430,7 +417,7 @@ class StreamPane(Pane):
         path = Path.cwd() / f"spyglass-stream-{datetime.now(UTC):%Y%m%d-%H%M%S}.json.gz"
 
         async def save() -> None:
-            async with self.buffer_lock:  # after the batch being kept
+            async with self.buffer.lock:  # after the batch being kept
                 # The buffer, as the key says: every line kept, whatever the filter shows.
                 lines = [entry.raw for entry in self.buffer.kept]
             if not lines:

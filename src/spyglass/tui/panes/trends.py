@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -60,6 +60,21 @@ class TrendsPane(Pane):
     TrendsPane.tabled TrendChart { display: none; }
     """
 
+    # the widgets it drives
+    query_box = getters.query_one(QueryInput)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.result: TrendsResponse | None = None
+        self.compared: TrendsResponse | None = None
+        self.shown_query = ""
+        self.shown_compare = ""
+        self.view = 0  # 0: matches; 1..: each facet in the order asked
+        self.sizes: dict[str, int] = {}
+        self.kind = "bar"
+        self.compare_kind = "line"  # two queries: lines, or bars side by side (never stacked)
+        self.vocabulary: tuple[set[str], set[str]] | None = None  # the host's filters and facets
+
     def compose(self) -> ComposeResult:
         yield self.compose_error()
         yield QueryInput("trends: a query over every banner ever seen, e.g. product:nginx — Enter runs")
@@ -78,16 +93,7 @@ class TrendsPane(Pane):
         yield Static("", id="trend-legend")
 
     def on_mount(self) -> None:
-        self.result: TrendsResponse | None = None
-        self.compared: TrendsResponse | None = None
-        self.shown_query = ""
-        self.shown_compare = ""
-        self.view = 0  # 0: matches; 1..: each facet in the order asked
-        self.sizes: dict[str, int] = {}
-        self.kind = "bar"
-        self.compare_kind = "line"  # two queries: lines, or bars side by side (never stacked)
-        self.vocabulary: tuple[set[str], set[str]] | None = None  # the host's filters and facets
-        self.query_one(QueryInput).count_only = True  # trends cost no credits: the box says "free"
+        self.query_box.count_only = True  # trends cost no credits: the box says "free"
 
     async def load(self, clients: Clients) -> None:
         """The names this trends host serves, so that the pane can say which one it does not."""
@@ -108,7 +114,7 @@ class TrendsPane(Pane):
             )
 
     def run_arg(self, arg: str) -> None:
-        self.query_one(QueryInput).value = arg
+        self.query_box.value = arg
         self.focus_box("#query")
         self.run_query()
 
@@ -147,7 +153,7 @@ class TrendsPane(Pane):
         return f"Facets: trends have no facet '{unknown[0]}'" if unknown else None
 
     def run_query(self) -> None:
-        box = self.query_one(QueryInput)
+        box = self.query_box
         facets = self.query_one("#trend-facets", Input).value
         compare = self.query_one("#trend-compare", Input).value.strip()
         problem = self.problem(box.value, facets, compare)

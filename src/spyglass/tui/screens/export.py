@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -21,6 +21,9 @@ class ExportScreen(ModalScreen[Path | None]):
     ExportScreen > Vertical { width: 80; height: auto; border: round $primary; background: $surface; padding: 0 1; }
     ExportScreen #export-error { color: $error; height: auto; }
     """
+
+    # the widgets it drives
+    error_line = getters.query_one("#export-error", Static)
 
     def __init__(self, query: str) -> None:
         super().__init__()
@@ -43,10 +46,10 @@ class ExportScreen(ModalScreen[Path | None]):
     def start(self, event: Input.Submitted) -> None:
         path = Path(event.value).expanduser()
         if not (path.name.endswith(".json.gz") or path.suffix.lower() == ".csv"):
-            self.query_one("#export-error", Static).update(safe_text("The file name must end in .json.gz or .csv"))
+            self.error_line.update(safe_text("The file name must end in .json.gz or .csv"))
             return
         if not path.parent.is_dir():
-            self.query_one("#export-error", Static).update(safe_text(f"No such folder: {path.parent}"))
+            self.error_line.update(safe_text(f"No such folder: {path.parent}"))
             return
         self.dismiss(path)
 

@@ -4,6 +4,7 @@ keymap, with the binding id to remap it; and the check of the keymap itself."""
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -16,12 +17,49 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from spyglass.safetext import safe_text
+from spyglass.tui.panes.base import Pane
 
 MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
 NAMED_KEYS = {key.value for key in Keys}
 
 HELP_TEXT_MAX = 2000  # a pane's own help, whole (the stream pane's runs past 400 characters)
 Section = tuple[str, str, list[tuple[str, str, str]]]  # (title, help, [(keys, does, binding id)])
+BindingSection = tuple[str, str, list[Binding]]  # (title, help, the bindings that work there)
+EVERYWHERE = (
+    "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it"
+    " (Esc then a digit also works typed together: the terminal sends it as alt+digit)."
+)
+
+
+def bindings_of(cls: type, own: bool = False) -> list[Binding]:
+    """The Binding objects a class declares (``own``: not those it inherits)."""
+    declared = cls.__dict__.get("BINDINGS", []) if own else getattr(cls, "BINDINGS", [])
+    return [b for b in declared if isinstance(b, Binding)]
+
+
+def binding_sections(
+    app: type, panes: list[type[Pane]], keys_of: Callable[[str, str], str], pane_list: str
+) -> list[BindingSection]:
+    """Every binding of ``app`` and its ``panes`` by where it works. ``keys_of(binding id, keys)``:
+    the keys as the user has them; ``pane_list``: those that open the pane list (ctrl+g)."""
+    from spyglass.tui.screens.export import ExportScreen
+    from spyglass.tui.screens.settings import SettingsScreen
+    from spyglass.tui.widgets.table import Table
+
+    go_to = [Binding(cls.KEYS, "", f"Go to {cls.TITLE}", id=f"pane.{cls.ID}") for cls in panes if cls.KEYS]
+    sections: list[BindingSection] = [
+        ("Everywhere", EVERYWHERE, bindings_of(app) + go_to),
+        ("Every pane", "", bindings_of(Pane)),
+        ("Tables", "Click a column heading to sort by it; again to reverse.", bindings_of(Table)),
+    ]
+    for cls in panes:
+        own = [b for source in (cls, *cls.WIDGETS) for b in bindings_of(source, own=True)]
+        # A pane with no key of its own is reached from the pane list.
+        keys = keys_of(f"pane.{cls.ID}", cls.KEYS) or pane_list
+        sections.append((f"{cls.TITLE} ({keys})", cls.HELP, own))
+    for title, screen in (("Settings", SettingsScreen), ("Export", ExportScreen), ("Help", HelpScreen)):
+        sections.append((title, "", bindings_of(screen)))
+    return sections
 
 
 def bad_key(key: str) -> bool:
@@ -38,7 +76,7 @@ def bad_key(key: str) -> bool:
     return False
 
 
-def keymap_problems(keymap: dict[str, str], sections: list[tuple[str, str, list[Binding]]]) -> list[str]:
+def keymap_problems(keymap: dict[str, str], sections: list[BindingSection]) -> list[str]:
     """What is wrong in a keymap: binding ids that do not exist, and key names that are not keys."""
     known = {b.id for _, _, bindings in sections for b in bindings if b.id}
     problems = []

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,9 +13,6 @@ from spyglass.config import EMBEDDED, Config, ConfigError, Profile
 from spyglass.safetext import safe_text
 from spyglass.secrets import mask_key
 from spyglass.tui.widgets.footer import KeyFooter
-
-if TYPE_CHECKING:
-    from spyglass.tui.app import SpyglassApp
 
 FIELDS = [
     ("name", "Name", "a short name, e.g. work"),
@@ -31,7 +26,9 @@ FIELDS = [
 ]
 
 
-class SettingsScreen(Screen[None]):
+class SettingsScreen(Screen[Profile | None]):
+    """Closes with the profile to use now (its "Use" button), else None."""
+
     BINDINGS = [Binding("escape", "close", "Back", id="settings.close")]
     DEFAULT_CSS = """
     SettingsScreen #profiles { width: 28; border: round $primary 50%; }
@@ -145,8 +142,7 @@ class SettingsScreen(Screen[None]):
             return
         self.config.active = profile.name
         self.config.save()
-        cast("SpyglassApp", self.app).use_profile(self.config.profile(profile.name))
-        self.dismiss(None)
+        self.dismiss(self.config.profile(profile.name))
 
     @on(Button.Pressed, "#delete")
     def pressed_delete(self) -> None:

@@ -51,8 +51,8 @@ class Facts(Static):
     Facts:focus-within { border: round $primary; }
     """
 
-    def __init__(self, title: str, **kwargs: Any) -> None:
-        super().__init__("", **kwargs)
+    def __init__(self, title: str, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
         self.border_title = title
 
     def show(self, rows: Iterable[Fact | tuple[str, Any]]) -> None:

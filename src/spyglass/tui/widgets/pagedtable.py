@@ -58,9 +58,9 @@ class PagedTable(Table):
             return self.table
 
     def __init__(
-        self, columns: list[Column], max_rows: int = MAX_ROWS, page_cost: str | None = None, **kwargs: Any
+        self, columns: list[Column], max_rows: int = MAX_ROWS, page_cost: str | None = None, *, id: str | None = None
     ) -> None:
-        super().__init__(columns, **kwargs)
+        super().__init__(columns, id=id)
         self.max_rows = max_rows
         # What a next page spends (e.g. "1 query credit"): then reaching the last row (G) does not
         # load it, going past it asks first, as r does; a free listing pages as the cursor arrives.

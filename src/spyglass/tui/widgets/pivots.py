@@ -3,8 +3,9 @@ holding the value, ``-`` takes it out of the search pane's query (see :mod:`spyg
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import OptionList
@@ -13,6 +14,10 @@ from textual.widgets.option_list import Option
 from spyglass.query.pivot import Pivot, pivots
 from spyglass.safetext import clean
 from spyglass.tui.console import for_console
+from spyglass.tui.messages import ExcludeInSearch, RunSearch
+
+if TYPE_CHECKING:
+    from spyglass.models import Banner
 
 TITLE = "Pivot (Enter searches, - excludes)"
 TITLE_NARROW = "Pivot ⏎ / - excl."
@@ -27,8 +32,8 @@ class PivotList(OptionList):
     PivotList:focus { border: round $primary; }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(markup=False, **kwargs)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(markup=False, id=id)
         self.border_title = TITLE
         self.pivots: list[Pivot] = []
 
@@ -36,11 +41,14 @@ class PivotList(OptionList):
         # Narrow, what the keys do matters more than the word (the name says Pivot already).
         self.border_title = TITLE if self.outer_size.width >= len(TITLE) + 4 else for_console(self.app, TITLE_NARROW)
 
-    def show(self, banner: Any) -> None:
-        """The pivots of ``banner`` (a model or its raw JSON); none for anything else."""
-        if hasattr(banner, "model_dump"):
-            banner = banner.model_dump(mode="json", by_alias=True, exclude_none=True)
-        self.pivots = pivots(banner)
+    def show(self, banner: Banner | dict | None) -> None:
+        """The pivots of ``banner`` (a model or its raw JSON); none without one."""
+        raw = (
+            banner.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if isinstance(banner, BaseModel)
+            else banner
+        )
+        self.pivots = pivots(raw)
         self.clear_options()
         self.add_options(
             [
@@ -57,14 +65,10 @@ class PivotList(OptionList):
         return self.pivots[index] if index is not None and 0 <= index < len(self.pivots) else None
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        from spyglass.tui.panes.base import RunSearch
-
         event.stop()
         if 0 <= event.option_index < len(self.pivots):
             self.post_message(RunSearch(self.pivots[event.option_index].term))
 
     def action_exclude(self) -> None:
-        from spyglass.tui.panes.base import ExcludeInSearch
-
         if self.selected is not None:
             self.post_message(ExcludeInSearch(self.selected.term))

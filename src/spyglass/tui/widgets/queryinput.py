@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
+from textual import getters
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -104,6 +105,9 @@ class QueryInput(Vertical):
         Binding("down", "history(1)", "Later query", show=False, id="search.history_forward"),
     ]
 
+    # the widgets it drives
+    field = getters.query_one("#query", Input)
+
     def __init__(self, placeholder: str, **kwargs) -> None:
         super().__init__(**kwargs)
         self.placeholder = placeholder
@@ -119,11 +123,11 @@ class QueryInput(Vertical):
 
     @property
     def value(self) -> str:
-        return self.query_one("#query", Input).value
+        return self.field.value
 
     @value.setter
     def value(self, text: str) -> None:
-        self.query_one("#query", Input).value = text
+        self.field.value = text
 
     def remember(self) -> None:
         self.history.add(self.value)
@@ -134,7 +138,7 @@ class QueryInput(Vertical):
         if self.recalled == len(entries):
             self.draft = self.value
         self.recalled = max(0, min(len(entries), self.recalled + step))
-        field = self.query_one("#query", Input)
+        field = self.field
         field.value = entries[self.recalled] if self.recalled < len(entries) else self.draft
         field.cursor_position = len(field.value)
 

@@ -75,10 +75,8 @@ class Table(DataTable):
         Binding("S", "sort_reverse", "Reverse the sort", show=False, id="table.reverse"),
     ]
 
-    def __init__(self, columns: list[Column], **kwargs: Any) -> None:
-        kwargs.setdefault("cursor_type", "row")
-        kwargs.setdefault("zebra_stripes", True)
-        super().__init__(**kwargs)
+    def __init__(self, columns: list[Column], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.specs = columns
         self.records: dict[str, dict[str, Any]] = {}  # every row, all columns, by row key
         self.shown: list[tuple[Column, int]] = []
