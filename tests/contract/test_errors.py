@@ -119,8 +119,9 @@ def test_geonet_keeps_its_own_document_and_422(backend):
 
 
 def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
-    from spyglass.server.app import Settings, create_app
+    from spyglass.server.app import create_app
     from spyglass.server.errors import responses
+    from spyglass.server.settings import Settings
 
     app = create_app(Settings(data_dir=tmp_path))
     router = APIRouter()
@@ -140,7 +141,8 @@ def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
 
 
 def test_the_namespace_prefixes_every_namespaced_path(tmp_path):
-    from spyglass.server.app import Settings, create_app
+    from spyglass.server.app import create_app
+    from spyglass.server.settings import Settings
 
     app = create_app(Settings(data_dir=tmp_path, namespace="acme"))
     paths = set(app.openapi()["paths"])

@@ -9,13 +9,13 @@ from fastapi import Depends, Request
 
 from spyglass.server.bannerstore import BannerStore
 
-if TYPE_CHECKING:  # (the app imports the routers, which import this)
+if TYPE_CHECKING:
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.store import AlertStore
-    from spyglass.server.app import Settings
     from spyglass.server.datasets import DatasetService
     from spyglass.server.scanner.service import ScanService
     from spyglass.server.scanner.store import ScanStore
+    from spyglass.server.settings import Settings
 
 
 async def _banner_store(request: Request) -> BannerStore:  # async: no thread for a lookup

@@ -131,7 +131,7 @@ def serve(
     announce: Callable[[str], None] = print,
     workers: int = 1,
 ) -> None:
-    """Serve ``settings`` (a :class:`spyglass.server.app.Settings`) until interrupted. ``sock`` is a
+    """Serve ``settings`` (a :class:`spyglass.server.settings.Settings`) until interrupted. ``sock`` is a
     listening socket handed over by the launcher. With several ``workers``, this process binds,
     announces and supervises; the workers serve (:mod:`spyglass.server.workers`)."""
     from spyglass.server.app import create_app

@@ -27,9 +27,9 @@ def settings_from(args: argparse.Namespace):
     """The backend's settings from ``serve``'s options and the environment (ValueError names a bad one)."""
     from spyglass.config import data_dir
     from spyglass.netools.scantargets import DEFAULT_ALLOWED
-    from spyglass.server.app import Settings
     from spyglass.server.geonet import GeonetSettings, parse_location
     from spyglass.server.guard import Limits
+    from spyglass.server.settings import Settings
 
     geonet_allow = args.geonet_allow or env_list(ENV_GEONET_ALLOW)
     geonet = GeonetSettings(
