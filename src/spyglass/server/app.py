@@ -75,10 +75,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.banners = banners
     app.state.collector = Collector(banners)
     # In start order; each section that works in the background appends its service here.
-    app.state.scan_store = ScanStore(settings.data_dir)
     app.state.directory = Directory(settings.data_dir)  # opened here: a damaged file stops the start
     app.state.scans = ScanService(
-        app.state.scan_store,
+        ScanStore(settings.data_dir),
         app.state.collector,
         banners,
         concurrency=settings.scan_concurrency,

@@ -96,10 +96,10 @@ def failed_keys_limiter() -> KeyRateLimiter:
 
 @dataclass
 class Caller:
+    """Who is calling: the key and its account, as it stands after what this request spent."""
+
     key: str
     account: Account
-    store: Store
-    request: Request
 
     def require_paid(self, what: str) -> None:
         if not self.account.plan.paid:
@@ -117,18 +117,23 @@ class Caller:
                 " (spyglass keys create --collector)",
             )
 
-    def charge(self, *, query: int = 0, scan: int = 0) -> Account:
-        """Spend credits; call it once the work has succeeded, so a failed request costs nothing.
-        Short of credits: a 402 ``{error}`` and nothing spent."""
+
+class Charger:
+    """Spends the caller's credits: ``charge(query=1)``, once the work has succeeded, so that a
+    failed request costs nothing. Short of credits: a 402 ``{error}`` and nothing spent."""
+
+    def __init__(self, accounts: Store, who: Caller) -> None:
+        self.accounts, self.who = accounts, who
+
+    def __call__(self, *, query: int = 0, scan: int = 0) -> Account:
         try:
-            self.account = self.store.charge(self.account.id, query=query, scan=scan)
+            self.who.account = self.accounts.charge(self.who.account.id, query=query, scan=scan)
         except NoCreditsLeft as exc:
             raise ApiError(
                 402,
                 f"Insufficient {exc.kind} credits, please upgrade your API plan or wait for the monthly limit to reset",
             ) from None
-        self.request.state.account = self.account
-        return self.account
+        return self.who.account
 
 
 async def caller(request: Request, key: str | None = Security(API_KEY)) -> Caller:
@@ -145,8 +150,9 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
         wait = limiter.check(key)
         if wait is not None:
             raise too_many(wait, "Rate limit reached: too many requests for this key")
-    request.state.account = account
-    return Caller(key, account, state.store, request)
+    who = Caller(key, account)
+    request.state.caller = who  # CreditHeaders reads its balances when the answer starts
+    return who
 
 
 class CreditHeaders:
@@ -162,8 +168,9 @@ class CreditHeaders:
 
         async def send_with_credits(message) -> None:
             if message["type"] == "http.response.start":
-                account = scope.get("state", {}).get("account")
-                if account is not None:
+                who: Caller | None = scope.get("state", {}).get("caller")
+                if who is not None:
+                    account = who.account
                     headers = list(message.get("headers", []))
                     headers.append((b"x-query-credits", str(account.query_credits).encode()))
                     headers.append((b"x-scan-credits", str(account.scan_credits).encode()))
