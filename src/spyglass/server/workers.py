@@ -41,7 +41,7 @@ import httpx
 from spyglass.exactjson import loads
 from spyglass.server.auth import KeyBeforeBody
 from spyglass.server.guard import SAFE_METHODS, receive_body, send_json  # SAFE_METHODS: what a reader answers itself
-from spyglass.server.runner import prepare_process, stop_at_stdin_eof, uvicorn_server
+from spyglass.server.process import prepare_process, stop_at_stdin_eof, uvicorn_server
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
