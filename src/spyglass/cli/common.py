@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from spyglass.cli import EXIT_OK, EXIT_USAGE
+from spyglass.cli.exits import EXIT_OK, EXIT_USAGE
 
 # Shared options are SUPPRESSed so a subcommand's copy never overwrites the top-level one
 # (`spyglass --data D account`); fill_defaults supplies the defaults after parsing.
@@ -176,7 +176,7 @@ def store_address(args: argparse.Namespace) -> str:
 def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:
     """The banner store --store or $SPYGLASS_STORE names (the embedded one in ``data_dir`` when
     none), or the exit code after one line saying why it cannot be used."""
-    from spyglass.cli import EXIT_UNAVAILABLE, fail
+    from spyglass.cli.exits import EXIT_UNAVAILABLE, fail
     from spyglass.server.bannerstore import StoreUnavailable, open_banner_store
 
     try:

@@ -8,8 +8,8 @@ import asyncio
 import sys
 import time
 
-from spyglass.cli import EXIT_OK, UsageError
 from spyglass.cli.common import Common, api_command, positive, with_clients
+from spyglass.cli.exits import EXIT_OK, UsageError
 
 FILTERS = ("asn", "countries", "ports", "vulns")
 REPLAY_BATCH = 1000  # banners per request when no rate is given
