@@ -106,7 +106,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
     app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
-    app.add_middleware(KeyBeforeBody, state=app.state, max_body=replay.MAX_BODY)  # outside: bodies in before a slot
+    # outside LoadShedding: a body is in whole before the request takes a slot
+    app.add_middleware(KeyBeforeBody, accounts=store, failed_keys=app.state.failed_keys, max_body=replay.MAX_BODY)
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
         "trends": create_trends_app(banners, store, app.state.rate_limiter, app.state.failed_keys),

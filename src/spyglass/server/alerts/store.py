@@ -148,7 +148,9 @@ class AlertStore:
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
                 (alert_id, account_id, name, iso(self.clock()), expires, _nets(networks), network_size(networks)),
             )
-        return self.alert(account_id, alert_id)  # type: ignore[return-value]
+        created = self.alert(account_id, alert_id)
+        assert created is not None  # written just above
+        return created
 
     def set_networks(self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None) -> None:
         """New networks, and a new ``expires`` (seconds after its creation) when one is given."""

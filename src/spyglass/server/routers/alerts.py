@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from spyglass.models import Alert, Notification, Success, Trigger
+from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
 from spyglass.netblocks import BadNetwork, Network, parse_networks
 from spyglass.safetext import has_control
 from spyglass.server.alerts.engine import parse_service
@@ -47,7 +47,7 @@ def owned(alerts: AlertStore, who: Caller, alert_id: str) -> AlertRow:
     return alert
 
 
-def networks_of(body: Any) -> list[Network]:
+def networks_of(body: object) -> list[Network]:
     filters = body.get("filters") if isinstance(body, dict) else None
     if not isinstance(filters, dict) or "ip" not in filters:
         raise bad_request("filters: an object with 'ip', a list of IPs or CIDR ranges, is required")
@@ -82,7 +82,7 @@ def alert_body(alerts: AlertStore, who: Caller, alert: AlertRow, info: bool = Fa
         id=alert.id,
         name=alert.name,
         created=alert.created,
-        filters={"ip": alert.networks},  # type: ignore[arg-type]
+        filters=AlertFilters(ip=alert.networks),
         size=alert.size,
         expires=alert.expires,
         expiration=iso(end) if end else None,

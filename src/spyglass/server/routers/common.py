@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import Response
 
 from spyglass.exactjson import dumps
@@ -12,7 +10,7 @@ from spyglass.server.auth import Charger
 from spyglass.server.errors import ApiError, bad_request
 
 
-def json_response(body: Any) -> Response:
+def json_response(body: object) -> Response:
     # Bodies come from the record store as plain dicts; serializing them directly keeps a page
     # of 100 banners cheap. The routes still declare their response models for the OpenAPI spec.
     return Response(dumps(body), media_type="application/json")

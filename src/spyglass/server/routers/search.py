@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from fastapi import APIRouter, Path, Query, Response
 
@@ -34,7 +33,7 @@ def host_count(banners: Banners, charge: Charge, query: str = Query(...), facets
     total, counts = banners.count(parsed, wanted)
     give_back_soon()
     charge_for_facets(charge, wanted)
-    body: dict[str, Any] = {"matches": [], "total": total}
+    body: dict[str, object] = {"matches": [], "total": total}
     if wanted:
         body["facets"] = counts
     return json_response(body)

@@ -4,7 +4,7 @@ results, with the top facet values of each month. Mounted at ``/trends``; its pa
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Query
 
@@ -52,7 +52,7 @@ def trends_search(
     found = banners.trends(parsed, wanted)
     give_back_soon()
     charge_for_facets(charge, wanted)
-    body: dict[str, Any] = {"total": found.total, "matches": found.matches}
+    body: dict[str, object] = {"total": found.total, "matches": found.matches}
     if wanted:
         body["facets"] = found.facets
     return json_response(body)
