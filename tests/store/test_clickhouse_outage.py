@@ -31,6 +31,8 @@ def test_a_store_outage_answers_503_with_retry_after_and_the_backend_recovers(tm
             message = down.json()["error"]
             assert f"the banner store at clickhouse://127.0.0.1:{clickhouse.port}/" in message
             assert "Stack trace" not in message and "Traceback" not in message
+            trends = httpx.get(f"{backend.url}/trends/api/v1/search", params={"key": key, "query": "port:443"})
+            assert trends.status_code == 503 and "retry-after" in trends.headers  # the mounted hosts too
             clickhouse.start()  # on the same ports, its data kept
             back = search()
             assert back.status_code == 200 and back.json()["total"] == 1
