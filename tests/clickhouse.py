@@ -28,8 +28,8 @@ INSTALL = "apt-get install -y clickhouse-server (Debian's package)"
 
 CONFIG = """<yandex>
   <listen_host>127.0.0.1</listen_host>
-  <tcp_port>0</tcp_port>
-  <http_port>0</http_port>
+  <tcp_port>{tcp_port}</tcp_port>
+  <http_port>{http_port}</http_port>
   <path>{folder}/data/</path>
   <tmp_path>{folder}/tmp/</tmp_path>
   <format_schema_path>{folder}/schema/</format_schema_path>
@@ -109,8 +109,11 @@ class ClickHouseServer:
         self.port = self.http_port = 0
 
     def write_config(self, clusters: str = "") -> None:
+        """Ports 0 (the OS chooses) on the first start; the same ports again once they are known,
+        so a server stopped and started again is at the address a store was given."""
         path = self.folder / "config.xml"
-        path.write_text(CONFIG.format(folder=self.folder, clusters=clusters))
+        ports = {"tcp_port": self.port, "http_port": self.http_port}
+        path.write_text(CONFIG.format(folder=self.folder, clusters=clusters, **ports))
 
     @property
     def url(self) -> str:

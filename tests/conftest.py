@@ -24,8 +24,9 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
 
 
 def start_backend(data_dir: Path, port: int = 0, clock=None, **settings):
-    from spyglass.server.app import Settings, create_app
+    from spyglass.server.app import create_app
     from spyglass.server.geonet import GeonetSettings
+    from spyglass.server.settings import Settings
     from spyglass.server.store import Store
 
     store = Store(data_dir, clock=clock) if clock else Store(data_dir)

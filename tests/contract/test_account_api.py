@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
 from spyglass.client import AuthenticationError, Clients, NotFound
-from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import Who
 
 
 async def test_api_info_reports_plan_and_limits(backend, clients):
@@ -74,7 +74,7 @@ def test_bad_parameter_is_400_with_error_body(backend):
     router = APIRouter()
 
     @router.get("/test/typed")
-    def typed(n: int, who: Caller = Depends(caller)) -> dict:
+    def typed(who: Who, n: int) -> dict:
         return {"n": n}
 
     backend.app.include_router(router)
@@ -88,7 +88,7 @@ def test_key_from_form_body(backend):
     router = APIRouter()
 
     @router.post("/test/form-auth")
-    def form_auth(who: Caller = Depends(caller)) -> dict:
+    def form_auth(who: Who) -> dict:
         return {"user": who.account.username}
 
     backend.app.include_router(router)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
-from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import Charge, Who
 from spyglass.server.errors import UNEXPECTED
 from tests.conftest import start_backend
 
@@ -48,7 +48,7 @@ def test_an_unexpected_exception_is_a_json_500_that_leaks_nothing(backend, caplo
     router = APIRouter()
 
     @router.get("/test/broken")
-    def broken(who: Caller = Depends(caller)) -> dict:
+    def broken(who: Who) -> dict:
         raise RuntimeError("secret internals /etc/shadow")
 
     backend.app.include_router(router)
@@ -64,10 +64,10 @@ def test_charge_after_the_work_and_402_is_an_error_body(backend):
     router = APIRouter()
 
     @router.get("/test/charged")
-    def charged(fail: bool = False, who: Caller = Depends(caller)) -> dict:
+    def charged(charge: Charge, fail: bool = False) -> dict:
         if fail:
             raise RuntimeError("the work failed")
-        who.charge(query=1)
+        charge(query=1)
         return {"ok": True}
 
     backend.app.include_router(router)
@@ -119,14 +119,15 @@ def test_geonet_keeps_its_own_document_and_422(backend):
 
 
 def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
-    from spyglass.server.app import Settings, create_app
+    from spyglass.server.app import create_app
     from spyglass.server.errors import responses
+    from spyglass.server.settings import Settings
 
     app = create_app(Settings(data_dir=tmp_path))
     router = APIRouter()
 
     @router.get("/test/declared", responses=responses(402, 403, 404))
-    def declared(who: Caller = Depends(caller)) -> dict:
+    def declared(who: Who) -> dict:
         return {}
 
     app.include_router(router)
@@ -140,7 +141,8 @@ def test_a_route_declares_its_own_errors_with_the_one_helper(tmp_path):
 
 
 def test_the_namespace_prefixes_every_namespaced_path(tmp_path):
-    from spyglass.server.app import Settings, create_app
+    from spyglass.server.app import create_app
+    from spyglass.server.settings import Settings
 
     app = create_app(Settings(data_dir=tmp_path, namespace="acme"))
     paths = set(app.openapi()["paths"])

@@ -71,7 +71,7 @@ def running(data_dir, **settings):
     server, backend = start_backend(data_dir, **settings)
     with server:
         yield backend
-    backend.app.state.scan_store.close()
+    backend.app.state.scans.store.close()
     backend.store.close()
 
 

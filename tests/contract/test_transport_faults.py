@@ -10,7 +10,7 @@ import socket
 
 import httpx
 import pytest
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
@@ -28,7 +28,7 @@ from spyglass.client import (
     ServerError,
     Transport,
 )
-from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import Charge
 from tests.conftest import start_backend
 from tests.servers import ThreadedServer
 
@@ -209,9 +209,8 @@ async def test_exhausted_credits_answer_402(backend):
     router = APIRouter()
 
     @router.get("/test/spend")
-    def spend(who: Caller = Depends(caller)) -> dict:
-        who.charge(query=1)
-        return {"left": who.account.query_credits}
+    def spend(charge: Charge) -> dict:
+        return {"left": charge(query=1).query_credits}
 
     backend.app.include_router(router)
     key = backend.key("member")

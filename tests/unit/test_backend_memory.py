@@ -55,7 +55,7 @@ from pathlib import Path
 from spyglass.datagen import generate
 from spyglass.server.demostore import unpack
 from spyglass.server.index.store import BannerIndex, prepare
-from spyglass.server.runner import prepare_process
+from spyglass.server.process import prepare_process
 
 def anon():
     with open("/proc/self/status") as fh:

@@ -1,7 +1,8 @@
 """The ``spyglass`` command: the dashboard with no arguments, otherwise scriptable commands.
 
 Exit codes: 0 success, 1 unexpected failure (or, for ``import``, some bad lines), 2 bad input or
-usage, 3 key, plan or credits, 4 not found, 5 connection, timeout, rate limit or server failure.
+usage, 3 key, plan or credits, 4 not found, 5 connection, timeout, rate limit or server failure
+(:mod:`spyglass.cli.exits`).
 
 Each family of commands lives in ``cli/commands/<family>.py`` and declares its subcommands in
 ``register(sub, common)``; :data:`FAMILIES` is the one list the parser is built from. Nothing
@@ -17,8 +18,33 @@ import os
 import sys
 
 from spyglass import __version__
+from spyglass.cli.exits import (
+    EXIT_ACCESS,
+    EXIT_FAILURE,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    UsageError,
+    exit_code_for,
+    fail,
+)
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ACCESS, EXIT_NOT_FOUND, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4, 5
+# The exit codes are the command's interface to scripts: named here too, beside main.
+__all__ = [
+    "EXIT_ACCESS",
+    "EXIT_FAILURE",
+    "EXIT_NOT_FOUND",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "EXIT_USAGE",
+    "FAMILIES",
+    "UsageError",
+    "build_parser",
+    "exit_code_for",
+    "fail",
+    "main",
+]
 
 FAMILIES = (
     "account",
@@ -38,34 +64,6 @@ FAMILIES = (
     "profile",
     "dashboard",
 )
-
-
-def exit_code_for(exc: BaseException) -> int:
-    from spyglass.client import errors as e
-    from spyglass.config import ConfigError
-    from spyglass.server.sqlite import CorruptDatabase, LostDatabase, SchemaTooNew  # sqlite3 only: no web stack
-
-    for classes, code in (
-        ((e.BadRequest, ConfigError, CorruptDatabase, LostDatabase, SchemaTooNew), EXIT_USAGE),
-        ((e.AuthenticationError, e.Forbidden, e.NoCredits), EXIT_ACCESS),
-        ((e.NotFound,), EXIT_NOT_FOUND),
-        ((e.TransportError, e.RateLimited, e.ServerError, e.ResponseFormatError), EXIT_UNAVAILABLE),
-    ):
-        if isinstance(exc, classes):
-            return code
-    return EXIT_FAILURE
-
-
-def fail(message: str, code: int) -> int:
-    """One line on stderr (inert: it may quote a server or a file) and the exit code."""
-    from spyglass.safetext import clean
-
-    print(f"spyglass: {clean(message, one_line=True)}", file=sys.stderr)
-    return code
-
-
-class UsageError(ValueError):
-    """Bad input a command found before doing anything: one line and exit 2."""
 
 
 class Parser(argparse.ArgumentParser):

@@ -7,13 +7,16 @@ import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from spyglass.cli import EXIT_OK, EXIT_USAGE
+from spyglass.cli.exits import EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:  # the client loads when a command runs, not when the parser is built
+    from spyglass.client import Clients
 
 # Shared options are SUPPRESSed so a subcommand's copy never overwrites the top-level one
 # (`spyglass --data D account`); fill_defaults supplies the defaults after parsing.
-DEFAULTS: dict[str, Any] = {"data": None, "profile": None, "json": False, "pane": None, "store": None}
+DEFAULTS: dict[str, object] = {"data": None, "profile": None, "json": False, "pane": None, "store": None}
 
 
 def fill_defaults(args: argparse.Namespace) -> argparse.Namespace:
@@ -99,7 +102,7 @@ class Common:
         return [self.profile, self.data, self.json]
 
 
-async def explain_not_found(clients: Any, exc: Exception, namespace: str) -> Exception:
+async def explain_not_found(clients: Clients, exc: Exception, namespace: str) -> Exception:
     """A 404 for a method the server does not have (not for a missing address or id) says which
     namespace the server answers under, or that none of those known."""
     from spyglass.client.errors import NotFound
@@ -117,7 +120,7 @@ async def explain_not_found(clients: Any, exc: Exception, namespace: str) -> Exc
     return NotFound(f"{exc}; {hint}", 404)
 
 
-async def with_clients(args: argparse.Namespace, work: Callable[[Any], Awaitable[int]], host: str = "main") -> int:
+async def with_clients(args: argparse.Namespace, work: Callable[[Clients], Awaitable[int]], host: str = "main") -> int:
     """Run ``work(clients)`` against the chosen profile, starting the embedded backend if needed.
 
     A refused key is reported with the URL and the profile that were used (``host`` names which).
@@ -147,11 +150,13 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Any], Awaitable
             backend.stop()
 
 
-def api_command(render: Callable[[Any, argparse.Namespace], Awaitable[Any]], host: str = "main"):
+def api_command(
+    render: Callable[[Clients, argparse.Namespace], Awaitable[object]], host: str = "main"
+) -> Callable[[argparse.Namespace], Awaitable[int]]:
     """A command from ``render(clients, args)``: what it returns is printed as JSON."""
 
     async def run(args: argparse.Namespace) -> int:
-        async def work(clients) -> int:
+        async def work(clients: Clients) -> int:
             from spyglass.cli.render import print_json
 
             result = await render(clients, args)
@@ -176,7 +181,7 @@ def store_address(args: argparse.Namespace) -> str:
 def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:
     """The banner store --store or $SPYGLASS_STORE names (the embedded one in ``data_dir`` when
     none), or the exit code after one line saying why it cannot be used."""
-    from spyglass.cli import EXIT_UNAVAILABLE, fail
+    from spyglass.cli.exits import EXIT_UNAVAILABLE, fail
     from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.stores import open_banner_store
 

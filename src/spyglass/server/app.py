@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from datetime import UTC
-from pathlib import Path
 from typing import Protocol
 
 from fastapi import FastAPI
 
-from spyglass import DEFAULT_NAMESPACE, __version__
-from spyglass.netools.scantargets import DEFAULT_ALLOWED
+from spyglass import __version__
 from spyglass.server.alerts import install_alerts
 from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyRateLimiter, failed_keys_limiter
 from spyglass.server.banners.store import BannerStore
@@ -24,14 +21,14 @@ from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
 from spyglass.server.directory.store import Directory
 from spyglass.server.errors import document_errors, install_error_handlers
-from spyglass.server.geonet import GeonetSettings
-from spyglass.server.guard import Limits, LoadShedding
+from spyglass.server.guard import LoadShedding
 from spyglass.server.mail import Outbox
 from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
 from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import ScanStore
+from spyglass.server.settings import Settings
 from spyglass.server.store import Store
 from spyglass.server.stores import open_banner_store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
@@ -39,26 +36,6 @@ from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
 ROOT_SECTIONS = (account, tools, status, replay, notifiers, dns, org)
 NAMESPACED_SECTIONS = (search, scans, alerts, directory, data)  # paths under /{namespace}: /intel/host/...
-
-
-@dataclass
-class Settings:
-    data_dir: Path
-    namespace: str = DEFAULT_NAMESPACE
-    rate_limit: float | None = None  # requests per second per key; None: unlimited
-    geonet: GeonetSettings = field(default_factory=GeonetSettings)
-    smtp_server: tuple[str, int] | None = None  # (host, port) for e-mail; None: e-mail is not sent
-    scan_allow: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED))  # networks scans may reach
-    scan_concurrency: int = 256  # open connections at once, over all scans
-    scan_timeout: float = 5.0  # seconds per connection
-    scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows
-    demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
-    notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)
-    notifier_allow: list[str] = field(default_factory=list)  # internal networks notifications may reach
-    limits: Limits = field(default_factory=Limits)  # connections, timeouts, requests in flight (guard.py)
-    forwarded_allow: list[str] = field(default_factory=list)  # proxies whose X-Forwarded-For is believed
-    store: str = ""  # the banner store's address (clickhouse://...); "": the embedded store in data_dir
-    bulk_data: bool = True  # build the bulk data files; False: list only those already built
 
 
 class BackgroundService(Protocol):
@@ -99,10 +76,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app.state.banners = banners
     app.state.collector = Collector(banners)
     # In start order; each section that works in the background appends its service here.
-    app.state.scan_store = ScanStore(settings.data_dir)
     app.state.directory = Directory(settings.data_dir)  # opened here: a damaged file stops the start
     app.state.scans = ScanService(
-        app.state.scan_store,
+        ScanStore(settings.data_dir),
         app.state.collector,
         banners,
         concurrency=settings.scan_concurrency,
@@ -131,7 +107,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
     app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
-    app.add_middleware(KeyBeforeBody, state=app.state, max_body=replay.MAX_BODY)  # outside: bodies in before a slot
+    # outside LoadShedding: a body is in whole before the request takes a slot
+    app.add_middleware(KeyBeforeBody, accounts=store, failed_keys=app.state.failed_keys, max_body=replay.MAX_BODY)
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
         "trends": create_trends_app(banners, store, app.state.rate_limiter, app.state.failed_keys),

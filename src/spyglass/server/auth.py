@@ -10,12 +10,12 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import Request, Security
 from fastapi.security import APIKeyQuery
 from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from spyglass.server.errors import ApiError
 from spyglass.server.guard import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
@@ -76,13 +76,13 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "?"
 
 
-def authenticate(state: Any, key: str, address: str) -> Account:
+def authenticate(accounts: Store, failed_keys: KeyRateLimiter, key: str, address: str) -> Account:
     """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
     others sent from its address (every local user shares 127.0.0.1): the key is looked up first,
     and only a wrong one spends one of the address's tries, 429 once they are spent."""
-    account = state.store.account_for_key(key)
+    account = accounts.account_for_key(key)
     if account is None:
-        if (wait := state.failed_keys.check(address)) is not None:
+        if (wait := failed_keys.check(address)) is not None:
             raise too_many(wait, "Too many invalid API keys from this address: try again later")
         raise ApiError(401, "Invalid API key")
     return account
@@ -96,10 +96,10 @@ def failed_keys_limiter() -> KeyRateLimiter:
 
 @dataclass
 class Caller:
+    """Who is calling: the key and its account, as it stands after what this request spent."""
+
     key: str
     account: Account
-    store: Store
-    request: Request
 
     def require_paid(self, what: str) -> None:
         if not self.account.plan.paid:
@@ -117,18 +117,23 @@ class Caller:
                 " (spyglass keys create --collector)",
             )
 
-    def charge(self, *, query: int = 0, scan: int = 0) -> Account:
-        """Spend credits; call it once the work has succeeded, so a failed request costs nothing.
-        Short of credits: a 402 ``{error}`` and nothing spent."""
+
+class Charger:
+    """Spends the caller's credits: ``charge(query=1)``, once the work has succeeded, so that a
+    failed request costs nothing. Short of credits: a 402 ``{error}`` and nothing spent."""
+
+    def __init__(self, accounts: Store, who: Caller) -> None:
+        self.accounts, self.who = accounts, who
+
+    def __call__(self, *, query: int = 0, scan: int = 0) -> Account:
         try:
-            self.account = self.store.charge(self.account.id, query=query, scan=scan)
+            self.who.account = self.accounts.charge(self.who.account.id, query=query, scan=scan)
         except NoCreditsLeft as exc:
             raise ApiError(
                 402,
                 f"Insufficient {exc.kind} credits, please upgrade your API plan or wait for the monthly limit to reset",
             ) from None
-        self.request.state.account = self.account
-        return self.account
+        return self.who.account
 
 
 async def caller(request: Request, key: str | None = Security(API_KEY)) -> Caller:
@@ -139,31 +144,33 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
     if not key:
         raise ApiError(401, NO_KEY)
     state = request.app.state
-    account = authenticate(state, key, client_address(request))
+    account = authenticate(state.store, state.failed_keys, key, client_address(request))
     limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
     if limiter is not None:
         wait = limiter.check(key)
         if wait is not None:
             raise too_many(wait, "Rate limit reached: too many requests for this key")
-    request.state.account = account
-    return Caller(key, account, state.store, request)
+    who = Caller(key, account)
+    request.state.caller = who  # CreditHeaders reads its balances when the answer starts
+    return who
 
 
 class CreditHeaders:
     """ASGI middleware: every authenticated answer says the caller's balances in headers,
     so a client can show credits without asking for them."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
 
-        async def send_with_credits(message) -> None:
+        async def send_with_credits(message: Message) -> None:
             if message["type"] == "http.response.start":
-                account = scope.get("state", {}).get("account")
-                if account is not None:
+                who: Caller | None = scope.get("state", {}).get("caller")
+                if who is not None:
+                    account = who.account
                     headers = list(message.get("headers", []))
                     headers.append((b"x-query-credits", str(account.query_credits).encode()))
                     headers.append((b"x-scan-credits", str(account.scan_credits).encode()))
@@ -182,18 +189,26 @@ class KeyBeforeBody:
     with no key in the query, a form of at most ``FORM_MAX`` bytes that arrives within
     ``FORM_TIMEOUT`` is read for it. Paths in ``exempt`` (geonet) take no key."""
 
-    def __init__(self, app: Any, state: Any, max_body: int, exempt: tuple[str, ...] = ("/geonet",)) -> None:
-        self.app, self.state, self.max_body, self.exempt = app, state, max_body, exempt
+    def __init__(
+        self,
+        app: ASGIApp,
+        accounts: Store,
+        failed_keys: KeyRateLimiter,
+        max_body: int,
+        exempt: tuple[str, ...] = ("/geonet",),
+    ) -> None:
+        self.app, self.accounts, self.failed_keys = app, accounts, failed_keys
+        self.max_body, self.exempt = max_body, exempt
         self.sending: Counter[int] = Counter()  # bodies being received, by account
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.exempt) or not has_body(scope):
             return await self.app(scope, receive, send)
         key = QueryParams(scope["query_string"]).get("key")
         content_type = next((v for k, v in scope["headers"] if k == b"content-type"), b"").decode("latin-1")
         try:
             if key:
-                account = authenticate(self.state, key, client_address(Request(scope)))
+                account = authenticate(self.accounts, self.failed_keys, key, client_address(Request(scope)))
                 body = await self.receive_for(account, scope, receive)
             elif content_type.startswith(FORM_TYPES):
                 body = await self.key_from_form(scope, receive)
@@ -209,7 +224,7 @@ class KeyBeforeBody:
             return
         await self.app(scope, replaying(body, receive), send)
 
-    async def receive_for(self, account: Account, scope, receive) -> list[bytes] | None:
+    async def receive_for(self, account: Account, scope: Scope, receive: Receive) -> list[bytes] | None:
         if self.sending[account.id] >= MAX_UPLOADS:
             raise too_many(1, f"{MAX_UPLOADS} uploads of this account are under way: wait for one to end")
         self.sending[account.id] += 1
@@ -221,7 +236,7 @@ class KeyBeforeBody:
             if not self.sending[account.id]:
                 del self.sending[account.id]
 
-    async def key_from_form(self, scope, receive) -> list[bytes] | None:
+    async def key_from_form(self, scope: Scope, receive: Receive) -> list[bytes] | None:
         """The form's body, once the key in it is found right (401 if none is, 408 if it is slow)."""
         try:
             async with asyncio.timeout(FORM_TIMEOUT):
@@ -240,11 +255,11 @@ class KeyBeforeBody:
             raise ApiError(400, f"Invalid form: {exc.detail}") from None
         if not isinstance(key, str) or not key:
             raise ApiError(401, NO_KEY)
-        authenticate(self.state, key, client_address(Request(scope)))
+        authenticate(self.accounts, self.failed_keys, key, client_address(Request(scope)))
         return body
 
     @staticmethod
-    async def receive(scope, receive, most: int, too_large: str) -> list[bytes] | None:
+    async def receive(scope: Scope, receive: Receive, most: int, too_large: str) -> list[bytes] | None:
         if declared_length(scope) > most:
             raise ApiError(413, too_large)  # said at once, without reading any of it
         try:

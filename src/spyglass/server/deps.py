@@ -1,45 +1,77 @@
 """Typed FastAPI dependencies: what a route needs of the backend, declared in its signature
-rather than read from untyped ``app.state`` attributes."""
+(``who: Who``, ``alerts: Alerts``) rather than read from untyped ``app.state`` attributes.
+
+``create_app`` puts each part on ``app.state``; this module is the one place that reads them back.
+The lookups are async: FastAPI would run a plain function in a thread, for an attribute read.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import Depends, Request
 
+from spyglass.server.alerts.delivery import DeliveryWorker
+from spyglass.server.alerts.store import AlertStore
+from spyglass.server.auth import Caller, Charger, caller
 from spyglass.server.banners.store import BannerStore
+from spyglass.server.datasets import DatasetService
+from spyglass.server.directory.store import Directory
+from spyglass.server.mail import Outbox
+from spyglass.server.scanner.service import ScanService
+from spyglass.server.settings import Settings
+from spyglass.server.store import Store
 
-if TYPE_CHECKING:  # (the app imports the routers, which import this)
-    from spyglass.server.alerts.delivery import DeliveryWorker
-    from spyglass.server.alerts.store import AlertStore
-    from spyglass.server.app import Settings
-    from spyglass.server.datasets import DatasetService
-    from spyglass.server.scanner.service import ScanService
-    from spyglass.server.scanner.store import ScanStore
+Who = Annotated[Caller, Depends(caller)]  # the authenticated caller, or a 401/429 {error}
 
 
-async def _banner_store(request: Request) -> BannerStore:  # async: no thread for a lookup
+async def _charger(request: Request, who: Who) -> Charger:
+    return Charger(request.app.state.store, who)
+
+
+async def _banners(request: Request) -> BannerStore:
     return request.app.state.banners
 
 
-Banners = Annotated[BannerStore, Depends(_banner_store)]
-
-
-def settings_of(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def alerts_of(request: Request) -> AlertStore:
+async def _accounts(request: Request) -> Store:
+    return request.app.state.store
+
+
+async def _alerts(request: Request) -> AlertStore:
     return request.app.state.alerts
 
 
-def delivery_of(request: Request) -> DeliveryWorker:
+async def _deliveries(request: Request) -> DeliveryWorker:
     return request.app.state.alert_delivery
 
 
-def datasets_of(request: Request) -> DatasetService:
+async def _scans(request: Request) -> ScanService:
+    return request.app.state.scans
+
+
+async def _datasets(request: Request) -> DatasetService:
     return request.app.state.datasets
 
 
-def scans_of(request: Request) -> tuple[ScanStore, ScanService]:
-    return request.app.state.scan_store, request.app.state.scans
+async def _directory(request: Request) -> Directory:
+    return request.app.state.directory
+
+
+async def _outbox(request: Request) -> Outbox:
+    return request.app.state.outbox
+
+
+Charge = Annotated[Charger, Depends(_charger)]  # charge(query=1): spends the caller's credits
+Banners = Annotated[BannerStore, Depends(_banners)]
+AppSettings = Annotated[Settings, Depends(_settings)]
+Accounts = Annotated[Store, Depends(_accounts)]  # accounts, keys, plans, credits, organizations
+Alerts = Annotated[AlertStore, Depends(_alerts)]
+Deliveries = Annotated[DeliveryWorker, Depends(_deliveries)]
+Scans = Annotated[ScanService, Depends(_scans)]  # its ``store`` holds the scans' rows
+Datasets = Annotated[DatasetService, Depends(_datasets)]
+SavedQueries = Annotated[Directory, Depends(_directory)]
+Mail = Annotated[Outbox, Depends(_outbox)]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
 
 from spyglass.models import DomainInfo, DomainRecord
 from spyglass.netools.dns import Resolver
@@ -28,7 +27,7 @@ class NameServerSilent(RuntimeError):
     """The name server answered none of the lookups."""
 
 
-def last_seen(timestamp: Any) -> str:
+def last_seen(timestamp: object) -> str:
     """A banner's timestamp as ISO 8601 with a zone offset (stored ones are UTC, often naive)."""
     try:
         when = datetime.fromisoformat(str(timestamp))
@@ -37,7 +36,7 @@ def last_seen(timestamp: Any) -> str:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat()
 
 
-def names_of(value: Any) -> list[str]:
+def names_of(value: object) -> list[str]:
     return [v.lower().rstrip(".") for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 

@@ -23,12 +23,15 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from spyglass.server.banners.store import StoreUnavailable
+
 log = logging.getLogger("spyglass.server")
 
 NO_SUCH_METHOD = "No such method"
 DISK_FULL = "The server's disk is full: nothing was stored. Try again once its operator has freed some space"
 HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 UNEXPECTED = "Internal error: the server failed on this request and logged why"
+STORE_RETRY = 5  # seconds a client is told to wait when the banner store is away (a restart takes about that)
 
 DESCRIPTIONS = {
     400: "Invalid request: the message names the parameter and the value",
@@ -108,6 +111,14 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         @app.exception_handler(RequestValidationError)
         async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
             return JSONResponse({"error": describe_validation(exc)}, status_code=400)
+
+    @app.exception_handler(StoreUnavailable)
+    async def _store_away(request: Request, exc: StoreUnavailable) -> JSONResponse:
+        # Not a bug in this request: the store's server went away or failed (its reason is in the
+        # message, which names the store without its password). The client may try again.
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        message = f"Service unavailable: {exc}. Try again shortly"
+        return JSONResponse({"error": message}, status_code=503, headers={"Retry-After": str(STORE_RETRY)})
 
     @app.exception_handler(ClientDisconnect)
     async def _client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:

@@ -24,9 +24,9 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import h11
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what only reads
@@ -57,7 +57,8 @@ class Limits:
 def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
     """uvicorn's HTTP/1.1 protocol with the limits above (``uvicorn.Config(http=...)``)."""
     cap = limits.connections()
-    waiting: OrderedDict[Any, float] = OrderedDict()  # connections with no request in progress, oldest first
+    # connections with no request in progress, oldest first
+    waiting: OrderedDict[GuardedProtocol, float] = OrderedDict()
 
     class GuardedProtocol(H11Protocol):
         _timer: asyncio.TimerHandle | None = None
@@ -130,7 +131,7 @@ class LoadShedding:
     its slot is not held for nobody."""
 
     def __init__(
-        self, app: Any, limit: int, exempt: tuple[str, ...] = ("/stream",), queue: int | None = None,
+        self, app: ASGIApp, limit: int, exempt: tuple[str, ...] = ("/stream",), queue: int | None = None,
         wait: float = QUEUE_WAIT,
     ) -> None:  # fmt: skip
         self.app, self.limit, self.exempt, self.wait = app, limit, exempt, wait
@@ -138,7 +139,7 @@ class LoadShedding:
         self.in_flight = 0
         self._waiting: deque[asyncio.Future[None]] = deque()
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.exempt):
             return await self.app(scope, receive, send)
         if not await self._take():
@@ -186,10 +187,10 @@ class LoadShedding:
         self.in_flight -= 1
 
 
-async def until_gone(app: Any, scope, receive, send) -> None:
+async def until_gone(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
     """``app`` on the request, cancelled if its client goes away before the answer is sent (a
     thread already at work finishes first, but one still waiting for a thread never starts)."""
-    inbox: asyncio.Queue = asyncio.Queue()  # what the client sent, for the app as it asks
+    inbox: asyncio.Queue[Message] = asyncio.Queue()  # what the client sent, for the app as it asks
     answered = False
 
     async def listen() -> None:
@@ -197,12 +198,12 @@ async def until_gone(app: Any, scope, receive, send) -> None:
             inbox.put_nowait(message)
         inbox.put_nowait(message)  # gone, or answered (uvicorn says disconnect then too)
 
-    async def received():
+    async def received() -> Message:
         if inbox.empty() and listener.done():
             return {"type": "http.disconnect"}  # said already: said again to any later ask
         return await inbox.get()
 
-    async def sending(message) -> None:
+    async def sending(message: Message) -> None:
         nonlocal answered
         await send(message)
         answered = answered or (message["type"] == "http.response.body" and not message.get("more_body"))
@@ -242,7 +243,7 @@ class BodyTooLarge(Exception):
     """The request's body is longer than its receiver takes."""
 
 
-async def receive_body(receive, most: int) -> list[bytes] | None:
+async def receive_body(receive: Receive, most: int) -> list[bytes] | None:
     """The request's body, in the chunks it came in; None if its client went away first. Past
     ``most`` bytes, :class:`BodyTooLarge` (read no further: memory is not the sender's to fill)."""
     chunks: list[bytes] = []
@@ -260,12 +261,12 @@ async def receive_body(receive, most: int) -> list[bytes] | None:
             return chunks
 
 
-def replaying(chunks: Iterable[bytes], receive):
+def replaying(chunks: Iterable[bytes], receive: Receive) -> Receive:
     """An ASGI ``receive`` that gives ``chunks`` as the request's body, then what ``receive`` gives
     (the client's disconnect)."""
     pending = deque(chunks)
 
-    async def replay():
+    async def replay() -> Message:
         if pending:
             return {"type": "http.request", "body": pending.popleft(), "more_body": bool(pending)}
         return await receive()
@@ -273,7 +274,7 @@ def replaying(chunks: Iterable[bytes], receive):
     return replay
 
 
-async def send_json(send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
     """A whole JSON answer from ASGI middleware (which has no Response to make it)."""
     start = {
         "type": "http.response.start",

@@ -267,10 +267,11 @@ class Store:
             account = self.account_for_key(key) if key else None
             if account is not None and account.username == LOCAL_USER:
                 return key
-            if self.find_account(LOCAL_USER) is None:
+            local = self.find_account(LOCAL_USER)
+            if local is None:
                 _, key = self.create_account(LOCAL_USER, "enterprise", researcher=True, display_name="Local analyst")
             else:  # its key file was lost: a new key for the same account
-                key = self.add_key(self.find_account(LOCAL_USER).id)  # type: ignore[union-attr]
+                key = self.add_key(local.id)
             write_private(path, key)
             return key
 

@@ -34,14 +34,17 @@ import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_exit
-from typing import Any
+from multiprocessing.process import BaseProcess
 
 import httpx
+from fastapi import FastAPI
+from starlette.types import Message, Receive, Scope, Send
 
 from spyglass.exactjson import loads
 from spyglass.server.auth import KeyBeforeBody
 from spyglass.server.guard import SAFE_METHODS, receive_body, send_json  # SAFE_METHODS: what a reader answers itself
-from spyglass.server.runner import prepare_process, stop_at_stdin_eof, uvicorn_server
+from spyglass.server.process import prepare_process, stop_at_stdin_eof, uvicorn_server
+from spyglass.server.stream.hub import StreamHub
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
 
@@ -85,10 +88,10 @@ class PrimaryWorker:
     address) comes from a reader: its caller's address is taken from ``CLIENT_HEADER``, and the
     feed is served there. On TCP that header is dropped, never believed."""
 
-    def __init__(self, app: Any, hub: Any) -> None:
+    def __init__(self, app: FastAPI, hub: StreamHub) -> None:
         self.app, self.hub = app, hub
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         from_reader = scope.get("client") is None
@@ -103,7 +106,7 @@ class PrimaryWorker:
                 scope["client"] = (host, int(port) if port.isdigit() else 0)
         await self.app(scope, receive, with_worker_header(send, "0"))
 
-    async def feed(self, receive, send) -> None:
+    async def feed(self, receive: Receive, send: Send) -> None:
         """Every banner the collector publishes, one JSON line each, until the reader goes."""
         from spyglass.server.stream.host import follow
 
@@ -131,12 +134,12 @@ class ReaderWorker:
     """ASGI wrapper of a reader's app: what only reads is answered here; every other request is
     sent on to the primary as it came (with the caller's address), and its answer streamed back."""
 
-    def __init__(self, app: Any, worker: Worker) -> None:
+    def __init__(self, app: FastAPI, worker: Worker) -> None:
         self.app, self.worker = app, worker
         self.name = str(worker.number).encode()
         self._http: httpx.AsyncClient | None = None
         # What is handed on has its key checked and its body received whole here first, as the app would.
-        self.checked = KeyBeforeBody(self.forward, app.state, MAX_BODY)
+        self.checked = KeyBeforeBody(self.forward, app.state.store, app.state.failed_keys, MAX_BODY)
 
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -144,14 +147,14 @@ class ReaderWorker:
             self._http = httpx.AsyncClient(transport=transport, timeout=FORWARD_TIMEOUT)
         return self._http
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         if scope["method"] in SAFE_METHODS:
             return await self.app(scope, receive, with_worker_header(send, str(self.worker.number)))
         await self.checked(scope, receive, with_worker_header(send, str(self.worker.number)))
 
-    async def forward(self, scope, receive, send) -> None:
+    async def forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = scope.get("client") or ("", 0)
         headers = [(k, v) for k, v in scope["headers"] if k not in NOT_SENT_ON]
         headers.append((CLIENT_HEADER, f"{client[0]} {client[1]}".encode("latin-1")))
@@ -184,7 +187,7 @@ class FeedFollower:
     this worker's stream hub, so a stream opened on any worker carries what the primary collects.
     Banners collected while the primary restarts are not on the readers' streams."""
 
-    def __init__(self, primary_socket: str, hub: Any) -> None:
+    def __init__(self, primary_socket: str, hub: StreamHub) -> None:
         self.primary_socket, self.hub = primary_socket, hub
         self._task: asyncio.Task | None = None
 
@@ -220,11 +223,11 @@ class FeedFollower:
 # -- ASGI helpers ------------------------------------------------------------------------------
 
 
-def with_worker_header(send, name: str):
+def with_worker_header(send: Send, name: str) -> Send:
     """``send`` with the worker header on the answer, unless it names a worker already."""
     value = name.encode()
 
-    async def sending(message) -> None:
+    async def sending(message: Message) -> None:
         if message["type"] == "http.response.start" and all(k != WORKER_HEADER for k, _ in message.get("headers", [])):
             message = {**message, "headers": [*message.get("headers", []), (WORKER_HEADER, value)]}
         await send(message)
@@ -277,7 +280,7 @@ class Supervisor:
         self.primary_sock.bind(path)
         self.primary_sock.listen(1024)  # bound here: requests wait in its queue while the primary restarts
         self.context = multiprocessing.get_context("spawn")
-        self.processes: list[Any] = []
+        self.processes: list[BaseProcess] = []
         self.deaths: list[list[float]] = [[] for _ in range(count)]
         self.stopping = threading.Event()
 

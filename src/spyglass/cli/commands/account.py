@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import re
 
-from spyglass.cli import EXIT_OK
 from spyglass.cli.common import Common, api_command
+from spyglass.cli.exits import EXIT_OK
 from spyglass.cli.render import print_pairs
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")  # enough to catch a slip; the address is only ever mailed to
@@ -65,7 +65,7 @@ async def headers(clients, args):
 def keys_create(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from spyglass.cli import EXIT_UNAVAILABLE, EXIT_USAGE, fail
+    from spyglass.cli.exits import EXIT_UNAVAILABLE, EXIT_USAGE, fail
     from spyglass.config import data_dir
     from spyglass.server.sqlite import DiskFull, full_disk_said
     from spyglass.server.store import AccountExists, Store

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from spyglass.cli import UsageError
 from spyglass.cli.common import Common, api_command, with_clients
+from spyglass.cli.exits import UsageError
 from spyglass.cli.render import print_lines
 from spyglass.present import alerts as present
 
@@ -151,7 +151,7 @@ async def notifier_delete(clients, args):
 
 async def notifier_test(args: argparse.Namespace) -> int:
     """Exit 0 when the test notification was delivered, 1 when it was not (the reason printed)."""
-    from spyglass.cli import EXIT_FAILURE, EXIT_OK
+    from spyglass.cli.exits import EXIT_FAILURE, EXIT_OK
     from spyglass.cli.render import print_json
     from spyglass.safetext import clean
 

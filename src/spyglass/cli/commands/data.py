@@ -41,7 +41,7 @@ def destination(output: Path | None, name: str) -> Path:
 
 
 async def download(clients, args):
-    from spyglass.cli import UsageError
+    from spyglass.cli.exits import UsageError
     from spyglass.client.data import download_current, part_path
     from spyglass.present.data import progress_text, size_text
     from spyglass.progress import Progress

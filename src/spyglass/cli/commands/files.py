@@ -11,8 +11,8 @@ import gzip
 import sys
 from pathlib import Path
 
-from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 from spyglass.cli.common import Common, open_store, positive
+from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 
 SHOWN = 10  # bad lines listed after an import; the rest are counted
 

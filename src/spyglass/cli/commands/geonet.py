@@ -9,7 +9,7 @@ from spyglass.cli.common import Common, api_command
 async def refuse_demo_addresses(clients, target: str) -> None:
     """While the backend holds demo data, its synthetic addresses (198.18.0.0/15) are not measured:
     no host of the demo is really there."""
-    from spyglass.cli import UsageError
+    from spyglass.cli.exits import UsageError
     from spyglass.datagen import is_demo_address
 
     if is_demo_address(target) and ((await clients.tools.backend_info()) or {}).get("demo"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from spyglass import DEFAULT_NAMESPACE
-from spyglass.cli import EXIT_OK, EXIT_USAGE, fail
 from spyglass.cli.common import Common
+from spyglass.cli.exits import EXIT_OK, EXIT_USAGE, fail
 
 
 def profile_command(args: argparse.Namespace) -> int:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from spyglass.cli import UsageError, render
+from spyglass.cli import render
 from spyglass.cli.common import Common, api_command
+from spyglass.cli.exits import UsageError
 from spyglass.present.values import plural
 from spyglass.safetext import clean
 from spyglass.secrets import mask_key

@@ -87,7 +87,7 @@ def filters_command(args) -> int:
 
 def export_command(args):
     """Check the output, the fields and the limit before anything is opened or asked for."""
-    from spyglass.cli import UsageError
+    from spyglass.cli.exits import UsageError
     from spyglass.export import BadExport, check_request
 
     try:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
-from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 from spyglass.cli.common import Common, store_address
+from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 
 # Options that also come from the environment, so that the backend the dashboard starts (it
 # inherits the environment) can be given them too. An option given on the command line wins.
@@ -27,9 +27,9 @@ def settings_from(args: argparse.Namespace):
     """The backend's settings from ``serve``'s options and the environment (ValueError names a bad one)."""
     from spyglass.config import data_dir
     from spyglass.netools.scantargets import DEFAULT_ALLOWED
-    from spyglass.server.app import Settings
     from spyglass.server.geonet import GeonetSettings, parse_location
     from spyglass.server.guard import Limits
+    from spyglass.server.settings import Settings
 
     geonet_allow = args.geonet_allow or env_list(ENV_GEONET_ALLOW)
     geonet = GeonetSettings(
@@ -162,33 +162,9 @@ def serve_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub, common: Common) -> None:
-    p = sub.add_parser(
-        "serve",
-        parents=[common.data, common.store],
-        help="run the embedded backend in the foreground",
-        description="Run the embedded backend in the foreground and print the base URLs that "
-        "answer (main, geonet and trends; stream once it is served).",
-    )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE)
-    p.add_argument("--rate-limit", type=float, help="requests per second per key (default: unlimited)")
-    p.add_argument("--geonet-only", action="store_true", help="serve only the geonet API, as an agent")
-    p.add_argument(
-        "--demo",
-        action="store_true",
-        help="on the first start of an empty data dir, load 20,000 synthetic demo banners "
-        "(198.18.0.0/15), as the dashboard's embedded backend does",
-    )
-    p.add_argument(
-        "--demo-rate",
-        type=float,
-        default=0.0,
-        metavar="N",
-        help="collect N synthetic banners per second (indexed and published on the stream), on an "
-        "empty data dir or the demo data only",
-    )
+def _geonet_options(parser: argparse.ArgumentParser) -> None:
+    """Where this agent is, its peers, and what its ping and DNS lookups may reach."""
+    p = parser.add_argument_group("geonet")
     p.add_argument("--location", help="this agent's location: City,CC,latitude,longitude")
     p.add_argument(
         "--peer", action="append", default=[], metavar="URL", help="another geonet agent for the geo forms (repeatable)"
@@ -220,11 +196,11 @@ def register(sub, common: Common) -> None:
         metavar="HOST[:PORT]",
         help=f"DNS server for lookups (repeatable, or a list in ${ENV_NAMESERVER}; default: the system's)",
     )
-    p.add_argument(
-        "--smtp",
-        metavar="HOST[:PORT]",
-        help=f"SMTP server for e-mail the backend sends (notifiers, invitations; or ${ENV_SMTP})",
-    )
+
+
+def _scan_options(parser: argparse.ArgumentParser) -> None:
+    """What scans may reach, and how hard they work."""
+    p = parser.add_argument_group("on-demand scans")
     p.add_argument(
         "--scan-allow",
         action="append",
@@ -235,6 +211,16 @@ def register(sub, common: Common) -> None:
     p.add_argument("--scan-concurrency", type=int, default=256, metavar="N", help="open scan connections at once")
     p.add_argument("--scan-timeout", type=float, default=5.0, metavar="SECONDS", help="per scan connection")
     p.add_argument("--scan-max-ips", type=int, default=65_536, metavar="N", help="addresses one scan may cover")
+
+
+def _alert_options(parser: argparse.ArgumentParser) -> None:
+    """Where notifications and e-mail go, and which internal networks they may reach."""
+    p = parser.add_argument_group("alerts and e-mail")
+    p.add_argument(
+        "--smtp",
+        metavar="HOST[:PORT]",
+        help=f"SMTP server for e-mail the backend sends (notifiers, invitations; or ${ENV_SMTP})",
+    )
     p.add_argument(
         "--notifier-url",
         action="append",
@@ -249,6 +235,11 @@ def register(sub, common: Common) -> None:
         help="a loopback, private or link-local network that webhook notifiers may reach (repeatable, or a list "
         f"in ${ENV_NOTIFIER_ALLOW}; default: none, so no account can make the server probe its own networks)",
     )
+
+
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    """Timeouts, connection and request limits, proxies, and worker processes."""
+    p = parser.add_argument_group("connections and processes")
     p.add_argument(
         "--request-timeout",
         type=float,
@@ -286,12 +277,43 @@ def register(sub, common: Common) -> None:
         help="serve with N processes to use N cores: one writes (collection, scans, alerts), the others answer "
         "what only reads and hand it the rest; credits stay exact (rate limits hold per worker)",
     )
+
+
+def register(sub, common: Common) -> None:
+    p = sub.add_parser(
+        "serve",
+        parents=[common.data, common.store],
+        help="run the embedded backend in the foreground",
+        description="Run the embedded backend in the foreground and print the base URLs that "
+        "answer (main, geonet and trends; stream once it is served).",
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE)
+    p.add_argument("--rate-limit", type=float, help="requests per second per key (default: unlimited)")
+    p.add_argument("--geonet-only", action="store_true", help="serve only the geonet API, as an agent")
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="on the first start of an empty data dir, load 20,000 synthetic demo banners "
+        "(198.18.0.0/15), as the dashboard's embedded backend does",
+    )
+    p.add_argument(
+        "--demo-rate",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="collect N synthetic banners per second (indexed and published on the stream), on an "
+        "empty data dir or the demo data only",
+    )
     p.add_argument(
         "--no-bulk-data",
         action="store_true",
         help="do not build the bulk data files (another backend on the same banner store does); "
         "those already built stay listed",
     )
+    for options in (_geonet_options, _scan_options, _alert_options, _limit_options):
+        options(p)
     p.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=serve_command)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 from spyglass.cli.common import Common, open_store, store_address
+from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 
 COPY_BATCH = 5000
 

@@ -7,9 +7,10 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Awaitable
 
-from spyglass.cli import EXIT_OK, UsageError
 from spyglass.cli.common import Common, api_command, positive, with_clients
+from spyglass.cli.exits import EXIT_OK, UsageError
 
 FILTERS = ("asn", "countries", "ports", "vulns")
 REPLAY_BATCH = 1000  # banners per request when no rate is given
@@ -155,7 +156,7 @@ async def replay(clients, args):
     return None
 
 
-def replay_command(args: argparse.Namespace) -> int:
+def replay_command(args: argparse.Namespace) -> Awaitable[int]:
     from spyglass.config import active_profile
 
     if active_profile(args.profile).embedded:

@@ -47,7 +47,7 @@ def print_chart(months, series, kind: str = "bar") -> None:
 
 
 async def trends(clients, args):
-    from spyglass.cli import UsageError
+    from spyglass.cli.exits import UsageError
     from spyglass.present import trends as t
 
     problem = t.range_problem(args.start, args.end)

@@ -3,10 +3,13 @@ collector, the providers that deliver, and the durable delivery worker."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
-def install_alerts(app: Any) -> None:
+def install_alerts(app: FastAPI) -> None:
     """Open ``alerts.db``, subscribe the trigger engine to the collector, and add the engine and
     the delivery worker to the app's background services."""
     from spyglass.netools.dns import Resolver

@@ -30,7 +30,8 @@ from spyglass.netools.networks import Reach
 from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
-from spyglass.server.alerts.store import AlertStore, Busy, Delivery, NotifierRow
+from spyglass.server.alerts.rows import Busy, Delivery, NotifierRow
+from spyglass.server.alerts.store import AlertStore
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")

@@ -32,7 +32,8 @@ from datetime import datetime
 from spyglass.netblocks import Network
 from spyglass.server.alerts.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
-from spyglass.server.alerts.store import AlertRow, AlertStore, Held
+from spyglass.server.alerts.rows import AlertRow, Held
+from spyglass.server.alerts.store import AlertStore
 from spyglass.server.alerts.triggers import TRIGGERS, matching
 from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.collect import Collected

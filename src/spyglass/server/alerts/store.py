@@ -7,19 +7,18 @@ same transaction that logs it, so a restart never sends a delivered notification
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import secrets
 import sqlite3
 import string
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from spyglass.netblocks import Network, network_size
+from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.sqlite import Database
 from spyglass.server.store import iso, utcnow
 
@@ -114,69 +113,6 @@ def new_id(length: int) -> str:
     return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
 
 
-@dataclass
-class AlertRow:
-    id: str
-    account_id: int
-    name: str
-    created: str
-    expires: int
-    networks: list[str]
-    size: int
-    triggers: list[str] = field(default_factory=list)
-    ignores: dict[str, list[str]] = field(default_factory=dict)  # trigger -> ["ip:port", ...]
-    notifiers: list[str] = field(default_factory=list)
-
-    def expiration(self) -> datetime | None:
-        if not self.expires:
-            return None
-        try:
-            return datetime.fromisoformat(self.created) + timedelta(seconds=self.expires)
-        except OverflowError:  # past the year 9999 (stored before expires was bounded): never
-            return None
-
-    def expired(self, now: datetime) -> bool:
-        end = self.expiration()
-        return end is not None and now >= end
-
-    def parsed_networks(self) -> list[Network]:
-        return [ipaddress.ip_network(n, strict=False) for n in self.networks]
-
-
-# What the delivery worker has in flight: delivery ids, (account, notifier) pairs, accounts.
-Busy = tuple[Collection[int], Collection[tuple[int, str]], Collection[int]]
-
-
-@dataclass
-class NotifierRow:
-    id: str
-    account_id: int
-    provider: str
-    description: str | None
-    args: dict[str, str]
-
-
-@dataclass
-class Delivery:
-    id: int
-    event: str
-    account_id: int
-    alert_id: str
-    notifier_id: str
-    payload: dict
-    attempts: int
-
-
-@dataclass
-class Held:
-    """Collected banners held until they are matched: (banner, new_service, source) each."""
-
-    id: int
-    batch: list[tuple[dict, bool, str]]
-    held: float
-    attempts: int
-
-
 class AlertStore:
     def __init__(self, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> None:
         self.clock = clock
@@ -212,7 +148,9 @@ class AlertStore:
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
                 (alert_id, account_id, name, iso(self.clock()), expires, _nets(networks), network_size(networks)),
             )
-        return self.alert(account_id, alert_id)  # type: ignore[return-value]
+        created = self.alert(account_id, alert_id)
+        assert created is not None  # written just above
+        return created
 
     def set_networks(self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None) -> None:
         """New networks, and a new ``expires`` (seconds after its creation) when one is given."""

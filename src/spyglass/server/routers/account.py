@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
 from spyglass.models import AccountProfile, ApiInfo, UsageLimits
-from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import Who
 
 router = APIRouter()
 
 
 @router.get("/account/profile", response_model=AccountProfile, response_model_exclude_unset=True)
-def account_profile(who: Caller = Depends(caller)) -> AccountProfile:
+def account_profile(who: Who) -> AccountProfile:
     a = who.account
     return AccountProfile(member=a.plan.paid, credits=a.query_credits, display_name=a.display_name, created=a.created)
 
 
 @router.get("/api-info", response_model=ApiInfo, response_model_exclude_unset=True)
-def api_info(who: Caller = Depends(caller)) -> ApiInfo:
+def api_info(who: Who) -> ApiInfo:
     a = who.account
     plan = a.plan
     return ApiInfo(

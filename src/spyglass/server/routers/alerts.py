@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body
 
-from spyglass.models import Alert, Notification, Success, Trigger
-from spyglass.netblocks import BadNetwork, Network, network_size, parse_networks
+from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
+from spyglass.netblocks import BadNetwork, Network, parse_networks
 from spyglass.safetext import has_control
 from spyglass.server.alerts.engine import parse_service
-from spyglass.server.alerts.store import AlertRow
+from spyglass.server.alerts.rows import AlertRow
+from spyglass.server.alerts.service import NOTIFYING, OverPlan, check_plan, notify_reason
+from spyglass.server.alerts.store import AlertStore
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
-from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import alerts_of
+from spyglass.server.auth import Caller
+from spyglass.server.deps import Alerts, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
+from spyglass.server.routers.notifiers import owned_notifier
 from spyglass.server.store import iso
 
 router = APIRouter()
@@ -36,15 +39,15 @@ def json_body(properties: dict, required: list[str]) -> dict:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def owned(who: Caller, alert_id: str) -> AlertRow:
+def owned(alerts: AlertStore, who: Caller, alert_id: str) -> AlertRow:
     """The caller's alert; 404 for an unknown id and for another account's alert alike."""
-    alert = alerts_of(who.request).alert(who.account.id, alert_id)
+    alert = alerts.alert(who.account.id, alert_id)
     if alert is None:
         raise not_found(f"No alert with id {alert_id!r}")
     return alert
 
 
-def networks_of(body: Any) -> list[Network]:
+def networks_of(body: object) -> list[Network]:
     filters = body.get("filters") if isinstance(body, dict) else None
     if not isinstance(filters, dict) or "ip" not in filters:
         raise bad_request("filters: an object with 'ip', a list of IPs or CIDR ranges, is required")
@@ -65,26 +68,21 @@ def expires_of(body: dict) -> int | None:
     return expires
 
 
-def check_limit(who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
-    plan = who.account.plan
-    size = network_size(networks)
-    in_use = alerts_of(who.request).monitored(who.account.id, leaving_out)
-    if size + in_use > plan.monitored_ips:
-        raise ApiError(
-            403,
-            f"The alert would monitor {size} IPs and {in_use} are monitored already: "
-            f"the {plan.name} plan allows {plan.monitored_ips} monitored IPs",
-        )
+def check_limit(alerts: AlertStore, who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
+    try:
+        check_plan(alerts, who.account, networks, leaving_out)
+    except OverPlan as exc:
+        raise ApiError(403, str(exc)) from None
 
 
-def alert_body(who: Caller, alert: AlertRow, info: bool = False) -> Alert:
-    now = who.store.clock()
+def alert_body(alerts: AlertStore, who: Caller, alert: AlertRow, info: bool = False) -> Alert:
+    now = alerts.clock()
     end = alert.expiration()
     body = Alert(
         id=alert.id,
         name=alert.name,
         created=alert.created,
-        filters={"ip": alert.networks},  # type: ignore[arg-type]
+        filters=AlertFilters(ip=alert.networks),
         size=alert.size,
         expires=alert.expires,
         expiration=iso(end) if end else None,
@@ -93,21 +91,12 @@ def alert_body(who: Caller, alert: AlertRow, info: bool = False) -> Alert:
         has_triggers=bool(alert.triggers),
     )
     if info:
-        store = alerts_of(who.request)
-        notifiers = [store.notifier(who.account.id, n) for n in alert.notifiers]
+        notifiers = [alerts.notifier(who.account.id, n) for n in alert.notifiers]
         body.notifiers = [
             {"id": n.id, "provider": n.provider, "description": n.description, "args": n.args} for n in notifiers if n
         ]
-        reason = (
-            "expired"
-            if alert.expired(now)
-            else "no trigger enabled"
-            if not alert.triggers
-            else "no notifier attached"
-            if not body.notifiers
-            else "notifying"
-        )
-        body.notify = {"active": reason == "notifying", "reason": reason}
+        reason = notify_reason(alert, now, len(body.notifiers))
+        body.notify = {"active": reason == NOTIFYING, "reason": reason}
     return body
 
 
@@ -125,7 +114,7 @@ def trigger_names(text: str) -> list[str]:
     responses=responses(403),
     openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
-def create_alert(body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
+def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
     if not isinstance(body, dict):
         raise bad_request("a JSON object with 'name' and 'filters' is required")
     name = body.get("name")
@@ -135,24 +124,24 @@ def create_alert(body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
         raise bad_request("name: control characters (line breaks, tabs, NUL...) are not allowed")
     expires = expires_of(body) or 0
     networks = networks_of(body)
-    check_limit(who, networks)
-    alert = alerts_of(who.request).create_alert(who.account.id, name.strip()[:200], networks, expires)
-    return alert_body(who, alert)
+    check_limit(alerts, who, networks)
+    alert = alerts.create_alert(who.account.id, name.strip()[:200], networks, expires)
+    return alert_body(alerts, who, alert)
 
 
 @router.get("/alert/info", response_model=list[Alert], response_model_exclude_unset=True)
-def list_alerts(who: Caller = Depends(caller)) -> list[Alert]:
-    return [alert_body(who, a, info=True) for a in alerts_of(who.request).alerts(who.account.id)]
+def list_alerts(alerts: Alerts, who: Who) -> list[Alert]:
+    return [alert_body(alerts, who, a, info=True) for a in alerts.alerts(who.account.id)]
 
 
 @router.get("/alert/triggers", response_model=list[Trigger])
-def list_triggers(who: Caller = Depends(caller)) -> list[Trigger]:
+def list_triggers(who: Who) -> list[Trigger]:
     return [Trigger(name=t.name, rule=t.rule, description=t.description) for t in TRIGGERS.values()]
 
 
 @router.get("/alert/{alert_id}/info", response_model=Alert, response_model_exclude_unset=True, responses=responses(404))
-def alert_info(alert_id: str, who: Caller = Depends(caller)) -> Alert:
-    return alert_body(who, owned(who, alert_id), info=True)
+def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
+    return alert_body(alerts, who, owned(alerts, who, alert_id), info=True)
 
 
 @router.post(
@@ -162,38 +151,38 @@ def alert_info(alert_id: str, who: Caller = Depends(caller)) -> Alert:
     responses=responses(403, 404),
     openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
-def edit_alert(alert_id: str, body: Any = Body(...), who: Caller = Depends(caller)) -> Alert:
-    owned(who, alert_id)
+def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+    owned(alerts, who, alert_id)
     networks = networks_of(body)
     expires = expires_of(body)
-    check_limit(who, networks, leaving_out=alert_id)
-    alerts_of(who.request).set_networks(who.account.id, alert_id, networks, expires)
-    return alert_body(who, owned(who, alert_id))
+    check_limit(alerts, who, networks, leaving_out=alert_id)
+    alerts.set_networks(who.account.id, alert_id, networks, expires)
+    return alert_body(alerts, who, owned(alerts, who, alert_id))
 
 
 @router.delete("/alert/{alert_id}", response_model=Success, responses=responses(404))
-def delete_alert(alert_id: str, who: Caller = Depends(caller)) -> Success:
-    if not alerts_of(who.request).delete_alert(who.account.id, alert_id):
+def delete_alert(alert_id: str, alerts: Alerts, who: Who) -> Success:
+    if not alerts.delete_alert(who.account.id, alert_id):
         raise not_found(f"No alert with id {alert_id!r}")
     return Success(success=True)
 
 
 @router.put("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
-def enable_triggers(alert_id: str, trigger: str, who: Caller = Depends(caller)) -> Success:
-    owned(who, alert_id)
-    alerts_of(who.request).set_triggers(alert_id, trigger_names(trigger), True)
+def enable_triggers(alert_id: str, trigger: str, alerts: Alerts, who: Who) -> Success:
+    owned(alerts, who, alert_id)
+    alerts.set_triggers(alert_id, trigger_names(trigger), True)
     return Success(success=True)
 
 
 @router.delete("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
-def disable_triggers(alert_id: str, trigger: str, who: Caller = Depends(caller)) -> Success:
-    owned(who, alert_id)
-    alerts_of(who.request).set_triggers(alert_id, trigger_names(trigger), False)
+def disable_triggers(alert_id: str, trigger: str, alerts: Alerts, who: Who) -> Success:
+    owned(alerts, who, alert_id)
+    alerts.set_triggers(alert_id, trigger_names(trigger), False)
     return Success(success=True)
 
 
-def _ignore(who: Caller, alert_id: str, trigger: str, service: str, ignored: bool) -> Success:
-    alert = owned(who, alert_id)
+def _ignore(alerts: AlertStore, who: Caller, alert_id: str, trigger: str, service: str, ignored: bool) -> Success:
+    alert = owned(alerts, who, alert_id)
     names = trigger_names(trigger)
     if len(names) != 1:
         raise bad_request("trigger: give one trigger name")
@@ -206,37 +195,35 @@ def _ignore(who: Caller, alert_id: str, trigger: str, service: str, ignored: boo
     # watches would silently do nothing.
     if ignored and not any(ip in network for network in alert.parsed_networks()):
         raise bad_request(f"{written} is outside the alert's networks ({', '.join(alert.networks)}): nothing to ignore")
-    alerts_of(who.request).set_ignored(alert_id, names[0], written, ignored)
+    alerts.set_ignored(alert_id, names[0], written, ignored)
     return Success(success=True)
 
 
 @router.put("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
-def ignore_service(alert_id: str, trigger: str, service: str, who: Caller = Depends(caller)) -> Success:
-    return _ignore(who, alert_id, trigger, service, True)
+def ignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, who: Who) -> Success:
+    return _ignore(alerts, who, alert_id, trigger, service, True)
 
 
 @router.delete("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
-def unignore_service(alert_id: str, trigger: str, service: str, who: Caller = Depends(caller)) -> Success:
-    return _ignore(who, alert_id, trigger, service, False)
+def unignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, who: Who) -> Success:
+    return _ignore(alerts, who, alert_id, trigger, service, False)
 
 
-def _attach(who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Success:
-    from spyglass.server.routers.notifiers import owned_notifier
-
-    owned(who, alert_id)
-    owned_notifier(who, notifier_id)
-    alerts_of(who.request).set_attached(alert_id, notifier_id, attached)
+def _attach(alerts: AlertStore, who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Success:
+    owned(alerts, who, alert_id)
+    owned_notifier(alerts, who, notifier_id)
+    alerts.set_attached(alert_id, notifier_id, attached)
     return Success(success=True)
 
 
 @router.put("/alert/{alert_id}/notifier/{notifier_id}", response_model=Success, responses=responses(404))
-def attach_notifier(alert_id: str, notifier_id: str, who: Caller = Depends(caller)) -> Success:
-    return _attach(who, alert_id, notifier_id, True)
+def attach_notifier(alert_id: str, notifier_id: str, alerts: Alerts, who: Who) -> Success:
+    return _attach(alerts, who, alert_id, notifier_id, True)
 
 
 @router.delete("/alert/{alert_id}/notifier/{notifier_id}", response_model=Success, responses=responses(404))
-def detach_notifier(alert_id: str, notifier_id: str, who: Caller = Depends(caller)) -> Success:
-    return _attach(who, alert_id, notifier_id, False)
+def detach_notifier(alert_id: str, notifier_id: str, alerts: Alerts, who: Who) -> Success:
+    return _attach(alerts, who, alert_id, notifier_id, False)
 
 
 @router.get(
@@ -245,6 +232,6 @@ def detach_notifier(alert_id: str, notifier_id: str, who: Caller = Depends(calle
     responses=responses(404),
     summary="Recent delivery attempts of the alert's notifications (newest first)",
 )
-def alert_notifications(alert_id: str, who: Caller = Depends(caller)) -> list[dict]:
-    owned(who, alert_id)
-    return alerts_of(who.request).log(who.account.id, alert_id)
+def alert_notifications(alert_id: str, alerts: Alerts, who: Who) -> list[dict]:
+    owned(alerts, who, alert_id)
+    return alerts.log(who.account.id, alert_id)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import Response
 
 from spyglass.exactjson import dumps
 from spyglass.query import IDENTIFYING_FACETS, Facet, QuerySyntaxError, parse_facets, parse_strict
-from spyglass.server.auth import Caller
+from spyglass.server.auth import Charger
 from spyglass.server.errors import ApiError, bad_request
 
 
-def json_response(body: Any) -> Response:
+def json_response(body: object) -> Response:
     # Bodies come from the record store as plain dicts; serializing them directly keeps a page
     # of 100 banners cheap. The routes still declare their response models for the OpenAPI spec.
     return Response(dumps(body), media_type="application/json")
@@ -37,13 +35,13 @@ def identifying(facets: list[Facet]) -> list[str]:
     return [f.name for f in facets if f.name in IDENTIFYING_FACETS]
 
 
-def charge_for_facets(who: Caller, facets: list[Facet]) -> None:
+def charge_for_facets(charge: Charger, facets: list[Facet]) -> None:
     """A query credit, once the answer is ready, for identifying facets on a request otherwise free
     (count, trends): without it a count lists for free what a search charges for. A 402 says why."""
     names = identifying(facets)
     if names:
         try:
-            who.charge(query=1)
+            charge(query=1)
         except ApiError as exc:
             why = f"Facets of identifying fields ({', '.join(names)}) cost a query credit, as a search does"
             raise ApiError(exc.status, f"{why}. {exc.message}", exc.headers) from None

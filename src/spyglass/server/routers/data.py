@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from spyglass.models import Dataset, DatasetFile
-from spyglass.server.auth import Caller, caller
 from spyglass.server.datasets import DATASETS
-from spyglass.server.deps import datasets_of, settings_of
+from spyglass.server.deps import AppSettings, Datasets, Who
 from spyglass.server.errors import ApiError, ErrorBody, not_found, responses
 
 router = APIRouter()
@@ -41,18 +40,19 @@ def dataset_named(name: str) -> Dataset:
 
 
 @router.get("/data", response_model=list[Dataset], responses=responses(403))
-def datasets(who: Caller = Depends(caller)) -> list[Dataset]:
+def datasets(who: Who) -> list[Dataset]:
     who.require_enterprise(WHAT)
     return list(DATASETS.values())
 
 
 @router.get("/data/{dataset}", response_model=list[DatasetFile], responses=responses(403, 404))
-async def dataset_files(request: Request, dataset: str, who: Caller = Depends(caller)) -> list[DatasetFile]:
+async def dataset_files(
+    request: Request, dataset: str, service: Datasets, settings: AppSettings, who: Who
+) -> list[DatasetFile]:
     who.require_enterprise(WHAT)
     dataset_named(dataset)
-    service = datasets_of(request)
     await service.settled(SETTLE)  # banners that just arrived: their files, if they come quickly
-    base = f"{str(request.base_url).rstrip('/')}/{settings_of(request).namespace}/data/{dataset}"
+    base = f"{str(request.base_url).rstrip('/')}/{settings.namespace}/data/{dataset}"
     return [
         DatasetFile(url=f"{base}/{f.name}", timestamp=f.timestamp, sha1=f.sha1, name=f.name, size=f.size)
         for f in service.files(dataset)
@@ -122,10 +122,9 @@ def read(handle: BinaryIO, first: int, count: int) -> Iterator[bytes]:
     response_class=StreamingResponse,
     responses={200: {"content": {"application/gzip": {}}}, 206: {"description": "Part of the file"}, **RANGE_ERRORS},
 )
-def download(request: Request, dataset: str, name: str, who: Caller = Depends(caller)) -> StreamingResponse:
+def download(request: Request, dataset: str, name: str, service: Datasets, who: Who) -> StreamingResponse:
     who.require_enterprise(WHAT)
     dataset_named(dataset)
-    service = datasets_of(request)
     built = service.file(dataset, name)  # only a listed name: never a path the caller made up
     handle = opened(service.path(built)) if built else None
     if built is None or handle is None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 
 from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagCount
 from spyglass.query import QuerySyntaxError, parse_strict
 from spyglass.safetext import has_control
-from spyglass.server.auth import Caller, caller
-from spyglass.server.directory.store import Directory, NotYours, Saved, check_tags
+from spyglass.server.deps import SavedQueries, Who
+from spyglass.server.directory.store import NotYours, Saved, check_tags
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 
 router = APIRouter()
@@ -20,11 +20,6 @@ MAX_DESCRIPTION = 1000
 MAX_QUERY = 1000
 MAX_PAGE = 1_000_000
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no query
-
-
-def directory_of(request: Request) -> Directory:
-    """The app's directory (``<data_dir>/directory.db``, opened by create_app)."""
-    return request.app.state.directory
 
 
 def api(saved: Saved) -> SavedQuery:
@@ -53,23 +48,23 @@ def tag_list(text: str | None) -> list[str]:
 
 @router.get("/query", response_model=SavedQueryList, response_model_exclude_unset=True, summary="Saved queries")
 def list_queries(
-    request: Request,
+    directory: SavedQueries,
+    who: Who,
     page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
     sort: Literal["votes", "timestamp"] = "votes",
     order: Literal["asc", "desc"] = "desc",
-    who: Caller = Depends(caller),
 ) -> SavedQueryList:
-    return page_of(directory_of(request).listing(page, sort, order))
+    return page_of(directory.listing(page, sort, order))
 
 
 @router.get(
     "/query/search", response_model=SavedQueryList, response_model_exclude_unset=True, summary="Search saved queries"
 )
 def search_queries(
-    request: Request,
+    directory: SavedQueries,
+    who: Who,
     query: str = Query(..., description="words in the title, description, query or tags; tag:NAME for a tag"),
     page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
-    who: Caller = Depends(caller),
 ) -> SavedQueryList:
     words, tags = [], []
     for word in query.split():
@@ -80,14 +75,14 @@ def search_queries(
     if not words and not tags:
         raise bad_request("Invalid request: query: give a word or tag:NAME")
     try:
-        return page_of(directory_of(request).search(words, tags, page))
+        return page_of(directory.search(words, tags, page))
     except ValueError as exc:
         raise bad_request(f"Invalid request: query: {exc}") from None
 
 
 @router.get("/query/tags", response_model=QueryTags, summary="The most used tags of saved queries")
-def popular_tags(request: Request, size: int = Query(10, ge=1, le=1000), who: Caller = Depends(caller)) -> QueryTags:
-    counts, total = directory_of(request).tags(size)
+def popular_tags(directory: SavedQueries, who: Who, size: int = Query(10, ge=1, le=1000)) -> QueryTags:
+    counts, total = directory.tags(size)
     return QueryTags(matches=[TagCount(value=t, count=n) for t, n in counts], total=total)
 
 
@@ -98,12 +93,12 @@ def popular_tags(request: Request, size: int = Query(10, ge=1, le=1000), who: Ca
     summary="Save a search query in the directory",
 )
 def save_query(
-    request: Request,
+    directory: SavedQueries,
+    who: Who,
     title: str = Query(..., description=f"at most {MAX_TITLE} characters"),
     query: str = Query(..., description="a search query that parses"),
     description: str = Query("", description=f"at most {MAX_DESCRIPTION} characters"),
     tags: str | None = Query(None, description="comma-separated tags, at most 10"),
-    who: Caller = Depends(caller),
 ) -> SavedQuery:
     title, query, description = title.strip(), query.strip(), description.strip()
     if not title or len(title) > MAX_TITLE:
@@ -121,7 +116,7 @@ def save_query(
         parse_strict(query)
     except QuerySyntaxError as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
-    return api(directory_of(request).save(who.account.id, title, query, description, tag_list(tags)))
+    return api(directory.save(who.account.id, title, query, description, tag_list(tags)))
 
 
 @router.post(
@@ -132,14 +127,14 @@ def save_query(
     responses=responses(404),
 )
 def vote(
-    request: Request,
+    directory: SavedQueries,
+    who: Who,
     query_id: int,
     value: int = Query(1, description="1 up, -1 down"),
-    who: Caller = Depends(caller),
 ) -> SavedQuery:
     if value not in (1, -1):
         raise bad_request(f"Invalid request: value: 1 (up) or -1 (down), not {value}")
-    saved = directory_of(request).vote(query_id, who.account.id, value) if query_id <= MAX_ID else None
+    saved = directory.vote(query_id, who.account.id, value) if query_id <= MAX_ID else None
     if saved is None:
         raise not_found(f"No saved query {query_id}")
     return api(saved)
@@ -153,16 +148,16 @@ def vote(
     responses=responses(403, 404),
 )
 def add_tags(
-    request: Request,
+    directory: SavedQueries,
+    who: Who,
     query_id: int,
     tags: str = Query(..., description="comma-separated tags; a query has at most 10"),
-    who: Caller = Depends(caller),
 ) -> SavedQuery:
     wanted = tag_list(tags)
     if not wanted:
         raise bad_request("Invalid request: tags: give at least one")
     try:
-        saved = directory_of(request).add_tags(query_id, who.account.id, wanted) if query_id <= MAX_ID else None
+        saved = directory.add_tags(query_id, who.account.id, wanted) if query_id <= MAX_ID else None
     except NotYours:
         raise ApiError(403, "Only the account that saved a query may tag it") from None
     except ValueError as exc:
@@ -178,9 +173,9 @@ def add_tags(
     summary="Delete a query you saved",
     responses=responses(403, 404),
 )
-def delete_query(request: Request, query_id: int, who: Caller = Depends(caller)) -> Success:
+def delete_query(query_id: int, directory: SavedQueries, who: Who) -> Success:
     try:
-        found = query_id <= MAX_ID and directory_of(request).delete(query_id, who.account.id)
+        found = query_id <= MAX_ID and directory.delete(query_id, who.account.id)
     except NotYours:
         raise ApiError(403, "Only the account that saved a query may delete it") from None
     if not found:

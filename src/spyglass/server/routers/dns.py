@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 
 from spyglass.models import DomainInfo
 from spyglass.netools.dns import Resolver
 from spyglass.netools.targets import HOSTNAME_PATTERN, is_hostname, is_ip
-from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import Banners, settings_of
+from spyglass.server.deps import AppSettings, Banners, Charge, Who
 from spyglass.server.dnsinfo import NameServerSilent, domain_page, lookups
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
+from spyglass.server.settings import Settings
 
 router = APIRouter()
 
@@ -31,11 +31,11 @@ RecordType = Literal["A", "AAAA", "CNAME", "NS", "SOA", "MX", "TXT"]
 )
 def domain_info(
     banners: Banners,
+    charge: Charge,
     domain: str = Path(..., json_schema_extra={"pattern": f"^{HOSTNAME_PATTERN}$", "maxLength": 253}),
     history: bool = False,
     type: RecordType | None = None,
     page: int = Query(1, ge=1),
-    who: Caller = Depends(caller),
 ) -> DomainInfo:
     domain = domain.strip().lower().rstrip(".")
     if not is_hostname(domain):
@@ -43,7 +43,7 @@ def domain_info(
     info = domain_page(banners, domain, history, type, page)
     if info is None:
         raise not_found(f"No information available for {domain}")
-    who.charge(query=1)
+    charge(query=1)
     return info
 
 
@@ -59,9 +59,9 @@ def listed(text: str, what: str, valid) -> list[str]:
     return items
 
 
-def resolver_of(request: Request) -> Resolver:
-    settings = settings_of(request).geonet
-    return Resolver(settings.nameservers, settings.dns_port, settings.dns_timeout)
+def resolver_of(settings: Settings) -> Resolver:
+    geonet = settings.geonet
+    return Resolver(geonet.nameservers, geonet.dns_port, geonet.dns_timeout)
 
 
 @router.get(
@@ -71,16 +71,16 @@ def resolver_of(request: Request) -> Resolver:
     responses=responses(502),
 )
 async def resolve(
-    request: Request,
+    settings: AppSettings,
+    who: Who,
     hostnames: str = Query(
         ...,
         description=f"comma-separated hostnames, at most {MAX_NAMES}",
         # declared for generated clients; checked below, with messages a person can read
         json_schema_extra={"pattern": f"^{HOSTNAME_PATTERN}(?:,{HOSTNAME_PATTERN}){{0,{MAX_NAMES - 1}}}$"},
     ),
-    who: Caller = Depends(caller),
 ) -> dict[str, str | None]:
-    found = await ask(resolver_of(request), listed(hostnames, "hostnames", is_hostname), ("A", "AAAA"))
+    found = await ask(resolver_of(settings), listed(hostnames, "hostnames", is_hostname), ("A", "AAAA"))
     return {name: values[0] if values else None for name, values in found.items()}
 
 
@@ -91,11 +91,11 @@ async def resolve(
     responses=responses(502),
 )
 async def reverse(
-    request: Request,
+    settings: AppSettings,
+    who: Who,
     ips: str = Query(..., description="comma-separated IP addresses"),
-    who: Caller = Depends(caller),
 ) -> dict[str, list[str] | None]:
-    return await ask(resolver_of(request), listed(ips, "ips", is_ip), ("PTR",))
+    return await ask(resolver_of(settings), listed(ips, "ips", is_ip), ("PTR",))
 
 
 async def ask(resolver: Resolver, names: list[str], rtypes: tuple[str, ...]) -> dict[str, list[str] | None]:

@@ -6,15 +6,16 @@ import asyncio
 import logging
 import secrets
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from spyglass.models import Notifier, NotifierCreated, NotifierList, NotifierTest, ProviderSpec, Success
 from spyglass.safetext import has_control
 from spyglass.server.alerts.delivery import TEST_DEADLINE, DeliveryWorker, TooManyTests
 from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
-from spyglass.server.alerts.store import DEFAULT_NOTIFIER, AlertStore, NotifierRow
-from spyglass.server.auth import Caller, caller, too_many
-from spyglass.server.deps import alerts_of, delivery_of
+from spyglass.server.alerts.rows import NotifierRow
+from spyglass.server.alerts.store import DEFAULT_NOTIFIER, AlertStore
+from spyglass.server.auth import Caller, too_many
+from spyglass.server.deps import Alerts, Deliveries, Who
 from spyglass.server.errors import bad_request, not_found, responses
 
 router = APIRouter()
@@ -34,15 +35,15 @@ def form_body(*, creating: bool) -> dict:
     return {"requestBody": {"required": creating, "content": content}}
 
 
-def notifier_store(who: Caller) -> AlertStore:
-    store: AlertStore = alerts_of(who.request)
-    store.ensure_default(who.account.id, who.account.email)
-    return store
+def notifier_store(alerts: AlertStore, who: Caller) -> AlertStore:
+    """The alert store, once it holds the caller's default notifier."""
+    alerts.ensure_default(who.account.id, who.account.email)
+    return alerts
 
 
-def owned_notifier(who: Caller, notifier_id: str) -> NotifierRow:
+def owned_notifier(alerts: AlertStore, who: Caller, notifier_id: str) -> NotifierRow:
     """The caller's notifier; 404 for an unknown id and for another account's alike."""
-    notifier = notifier_store(who).notifier(who.account.id, notifier_id)
+    notifier = notifier_store(alerts, who).notifier(who.account.id, notifier_id)
     if notifier is None:
         raise not_found(f"No notifier with id {notifier_id!r}")
     return notifier
@@ -65,48 +66,50 @@ def description_of(fields: dict[str, str]) -> str | None:
     return description
 
 
-def provider_args(who: Caller, provider: str, fields: dict[str, str], *, partial: bool = False) -> dict[str, str]:
+def provider_args(
+    deliveries: DeliveryWorker, provider: str, fields: dict[str, str], *, partial: bool = False
+) -> dict[str, str]:
     wanted = PROVIDERS.get(provider, ())
     extra = sorted(k for k in fields if k not in wanted and k not in NOT_ARGS)
     if extra and provider in PROVIDERS:
         raise bad_request(f"Unknown argument {extra[0]!r} for provider {provider!r}: it takes {', '.join(wanted)}")
     args = {k: v.strip() for k, v in fields.items() if k in wanted}
     try:
-        check_args(provider, args, partial=partial, destinations=delivery_of(who.request).destinations)
+        check_args(provider, args, partial=partial, destinations=deliveries.destinations)
     except ValueError as exc:
         raise bad_request(str(exc)) from None
     return args
 
 
 @router.get("/notifier", response_model=NotifierList)
-def list_notifiers(who: Caller = Depends(caller)) -> NotifierList:
-    matches = [as_model(n) for n in notifier_store(who).notifiers(who.account.id)]
+def list_notifiers(alerts: Alerts, who: Who) -> NotifierList:
+    matches = [as_model(n) for n in notifier_store(alerts, who).notifiers(who.account.id)]
     return NotifierList(matches=matches, total=len(matches))
 
 
 @router.get("/notifier/provider", response_model=dict[str, ProviderSpec])
-def list_providers(who: Caller = Depends(caller)) -> dict[str, ProviderSpec]:
+def list_providers(who: Who) -> dict[str, ProviderSpec]:
     return {name: ProviderSpec(required=list(required)) for name, required in PROVIDERS.items()}
 
 
 @router.post(
     "/notifier", response_model=NotifierCreated, responses=responses(400), openapi_extra=form_body(creating=True)
 )
-async def create_notifier(request: Request, who: Caller = Depends(caller)) -> NotifierCreated:
+async def create_notifier(request: Request, alerts: Alerts, deliveries: Deliveries, who: Who) -> NotifierCreated:
     fields = await form_fields(request)
     provider = fields.get("provider", "").strip()
     if not provider:
         raise bad_request(f"provider: one of {', '.join(PROVIDERS)} is required")
-    args = provider_args(who, provider, fields)
+    args = provider_args(deliveries, provider, fields)
     description = description_of(fields)
-    store = await asyncio.to_thread(notifier_store, who)
+    store = await asyncio.to_thread(notifier_store, alerts, who)
     notifier_id = await asyncio.to_thread(store.create_notifier, who.account.id, provider, description, args)
     return NotifierCreated(id=notifier_id, success=True)
 
 
 @router.get("/notifier/{notifier_id}", response_model=Notifier, responses=responses(404))
-def get_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Notifier:
-    return as_model(owned_notifier(who, notifier_id))
+def get_notifier(notifier_id: str, alerts: Alerts, who: Who) -> Notifier:
+    return as_model(owned_notifier(alerts, who, notifier_id))
 
 
 @router.put(
@@ -115,23 +118,24 @@ def get_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Notifier:
     responses=responses(404),
     openapi_extra=form_body(creating=False),
 )
-async def edit_notifier(notifier_id: str, request: Request, who: Caller = Depends(caller)) -> NotifierCreated:
+async def edit_notifier(
+    notifier_id: str, request: Request, alerts: Alerts, deliveries: Deliveries, who: Who
+) -> NotifierCreated:
     fields = await form_fields(request)
-    current = await asyncio.to_thread(owned_notifier, who, notifier_id)
-    changed = provider_args(who, current.provider, fields, partial=True)
+    current = await asyncio.to_thread(owned_notifier, alerts, who, notifier_id)
+    changed = provider_args(deliveries, current.provider, fields, partial=True)
     description = description_of(fields) if "description" in fields else current.description
     args = {**current.args, **changed}
-    store = await asyncio.to_thread(notifier_store, who)
-    await asyncio.to_thread(store.update_notifier, who.account.id, notifier_id, description, args)
+    await asyncio.to_thread(alerts.update_notifier, who.account.id, notifier_id, description, args)
     return NotifierCreated(id=notifier_id, success=True)
 
 
 @router.delete("/notifier/{notifier_id}", response_model=Success, responses=responses(404))
-def delete_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Success:
-    owned_notifier(who, notifier_id)
+def delete_notifier(notifier_id: str, alerts: Alerts, who: Who) -> Success:
+    owned_notifier(alerts, who, notifier_id)
     if notifier_id == DEFAULT_NOTIFIER:
         raise bad_request("the default notifier cannot be deleted: change its address instead")
-    notifier_store(who).delete_notifier(who.account.id, notifier_id)
+    alerts.delete_notifier(who.account.id, notifier_id)
     return Success(success=True)
 
 
@@ -141,15 +145,14 @@ def delete_notifier(notifier_id: str, who: Caller = Depends(caller)) -> Success:
     responses=responses(404, 429),
     summary=f"Send a test notification now and say how it went (within {TEST_DEADLINE:g} s)",
 )
-async def test_notifier(notifier_id: str, request: Request, who: Caller = Depends(caller)) -> NotifierTest:
-    notifier = await asyncio.to_thread(owned_notifier, who, notifier_id)
-    worker: DeliveryWorker = delivery_of(request)
+async def test_notifier(notifier_id: str, alerts: Alerts, deliveries: Deliveries, who: Who) -> NotifierTest:
+    notifier = await asyncio.to_thread(owned_notifier, alerts, who, notifier_id)
     event = f"test:{notifier_id}:{secrets.token_hex(6)}"
     text = f"A test notification from spyglass for the notifier {notifier_id} ({notifier.provider})."
     payload = {"event": event, "test": True, "alert": None, "triggers": [], "service": None}
     msg = Message(event, "[spyglass] test notification", text, payload)
     try:
-        detail, ok = await worker.test(notifier, msg), True
+        detail, ok = await deliveries.test(notifier, msg), True
     except TooManyTests as exc:
         raise too_many(TEST_DEADLINE, f"{exc}: try again when one has answered") from None
     except DeliveryFailed as exc:
@@ -157,7 +160,6 @@ async def test_notifier(notifier_id: str, request: Request, who: Caller = Depend
     except Exception:  # never a 500: what went wrong is in the backend's log
         log.exception("the test of notifier %s failed", notifier_id)
         detail, ok = "the delivery failed (an error in spyglass; see the backend's log)", False
-    store = await asyncio.to_thread(notifier_store, who)
     outcome = "sent" if ok else "failed"
-    await asyncio.to_thread(store.log_test, who.account.id, notifier_id, notifier.provider, event, outcome, detail)
+    await asyncio.to_thread(alerts.log_test, who.account.id, notifier_id, notifier.provider, event, outcome, detail)
     return NotifierTest(id=notifier_id, success=ok, detail=detail)

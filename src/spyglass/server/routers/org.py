@@ -10,13 +10,14 @@ from __future__ import annotations
 from email.message import EmailMessage
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 
 from spyglass import models as m
 from spyglass.server import mail
-from spyglass.server.auth import Caller, KeyRateLimiter, caller, too_many
+from spyglass.server.auth import Caller, KeyRateLimiter, too_many
+from spyglass.server.deps import Accounts, Mail, Who
 from spyglass.server.errors import ApiError, ErrorBody, bad_request, not_found, responses
-from spyglass.server.store import Account, AmbiguousUser, Organization
+from spyglass.server.store import Account, AmbiguousUser, Organization, Store
 
 router = APIRouter()
 NOTIFY_BURST = 20  # invitation e-mails an organization may ask for at once, given back over an hour
@@ -46,10 +47,10 @@ def body(org: Organization) -> m.Organization:
     )
 
 
-def administered(who: Caller, action: str) -> Organization:
+def administered(accounts: Store, who: Caller, action: str) -> Organization:
     """The caller's organization, if the caller is one of its admins."""
     who.require_enterprise(WHAT)
-    org = who.store.own_organization(who.account)
+    org = accounts.own_organization(who.account)
     if org.role_of(who.account.id) != "admin":
         raise ApiError(403, f"Only an admin of the organization {org.name} may {action}")
     return org
@@ -66,19 +67,18 @@ def invitation(account: Account, org: Organization, admin: Account) -> EmailMess
 
 
 @router.get("/org", response_model=m.Organization, responses=responses(403))
-def organization(who: Caller = Depends(caller)) -> m.Organization:
+def organization(accounts: Accounts, who: Who) -> m.Organization:
     who.require_enterprise(WHAT)
-    return body(who.store.own_organization(who.account))
+    return body(accounts.own_organization(who.account))
 
 
 @router.put("/org/member/{user}", response_model=m.Success, responses={**responses(403), **MAIL_ERRORS})
-def add_member(request: Request, user: str, notify: bool = False, who: Caller = Depends(caller)) -> m.Success:
+def add_member(user: str, accounts: Accounts, outbox: Mail, who: Who, notify: bool = False) -> m.Success:
     """Invite the user: they join when they accept (``/org/invitations``, beyond the seed). The
     answer is the same, after the same work, whether the user exists, can join or not: it tells
     nobody who has an account or where it belongs. ``notify`` e-mails a new invitation once,
     after the answer; an organization asks for e-mails at most NOTIFY_BURST times an hour."""
-    org = administered(who, "add members")
-    outbox: mail.Outbox = request.app.state.outbox
+    org = administered(accounts, who, "add members")
     if notify and outbox.server is None:  # the server's setting, asked before anything about the user
         raise ApiError(501, f"{mail.NO_SMTP}: the invitation e-mail cannot be sent")
     if notify and (wait := notifying.check(org.id)) is not None:
@@ -88,18 +88,18 @@ def add_member(request: Request, user: str, notify: bool = False, who: Caller = 
             "try again later, or invite without notify",
         )
     try:
-        account = who.store.find_account(user)
+        account = accounts.find_account(user)
     except AmbiguousUser:
         account = None
-    invited = who.store.invite(org.id, account.id if account else None, who.account.id)
+    invited = accounts.invite(org.id, account.id if account else None, who.account.id)
     if invited and notify and account and account.email:  # best effort: the invitation stands either way
         outbox.post(invitation(account, org, who.account), f"the invitation e-mail to {account.username}")
     return m.Success(success=True)
 
 
 @router.get("/org/invitations", response_model=list[m.OrgInvitation], summary="Your pending invitations (spyglass)")
-def invitations(who: Caller = Depends(caller)) -> list[m.OrgInvitation]:
-    return [m.OrgInvitation(id=i, name=name, invited=when) for i, name, when in who.store.invitations(who.account.id)]
+def invitations(accounts: Accounts, who: Who) -> list[m.OrgInvitation]:
+    return [m.OrgInvitation(id=i, name=name, invited=when) for i, name, when in accounts.invitations(who.account.id)]
 
 
 @router.post(
@@ -108,21 +108,21 @@ def invitations(who: Caller = Depends(caller)) -> list[m.OrgInvitation]:
     responses=responses(404),
     summary="Accept an invitation, or decline it with accept=false (spyglass)",
 )
-def answer_invitation(org_id: str, accept: bool = True, who: Caller = Depends(caller)) -> m.Success:
-    if not who.store.answer_invitation(org_id, who.account.id, accept):
+def answer_invitation(org_id: str, accounts: Accounts, who: Who, accept: bool = True) -> m.Success:
+    if not accounts.answer_invitation(org_id, who.account.id, accept):
         raise not_found("No invitation from that organization that can be accepted")
     return m.Success(success=True)
 
 
 @router.delete("/org/member/{user}", response_model=m.Success, responses=responses(403, 404))
-def remove_member(user: str, who: Caller = Depends(caller)) -> m.Success:
-    org = administered(who, "remove members")
+def remove_member(user: str, accounts: Accounts, who: Who) -> m.Success:
+    org = administered(accounts, who, "remove members")
     try:
-        account = who.store.find_account(user)
+        account = accounts.find_account(user)
     except AmbiguousUser as exc:
         raise bad_request(str(exc)) from None
     if account is not None and org.role_of(account.id) == "admin":
         raise bad_request(f"{account.username} is an admin of {org.name}: admins cannot be removed")
-    if account is None or not who.store.remove_member(org.id, account.id):
+    if account is None or not accounts.remove_member(org.id, account.id):
         raise not_found(f"{user} is not a member of {org.name}")  # the same for no such user
     return m.Success(success=True)

@@ -6,31 +6,33 @@ from __future__ import annotations
 import ipaddress
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Form
 
 from spyglass.models import ScanList, ScanStatus, ScanSubmission
+from spyglass.netblocks import Network
 from spyglass.netools.scantargets import BadTargets, NotAllowed, ScanSpec, check_allowed, parse_ips
-from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import scans_of, settings_of
+from spyglass.server.auth import Caller
+from spyglass.server.deps import AppSettings, Charge, Scans, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
-from spyglass.server.scanner.store import CANCELLED, DONE, Scan
+from spyglass.server.scanner.store import CANCELLED, DONE, Scan, ScanStore
+from spyglass.server.settings import Settings
 from spyglass.server.store import key_digest
 
 router = APIRouter()
 
 
-def allowed_networks(request: Request) -> list:
-    return [ipaddress.ip_network(n, strict=False) for n in settings_of(request).scan_allow]
+def allowed_networks(settings: Settings) -> list[Network]:
+    return [ipaddress.ip_network(n, strict=False) for n in settings.scan_allow]
 
 
 @router.get("/ports", response_model=list[int], summary="Ports the crawler looks for")
-def ports(who: Caller = Depends(caller)) -> list[int]:
+def ports(who: Who) -> list[int]:
     return sorted(PORTS)
 
 
 @router.get("/protocols", response_model=dict[str, str], summary="Protocols the crawler speaks")
-def protocols(who: Caller = Depends(caller)) -> dict[str, str]:
+def protocols(who: Who) -> dict[str, str]:
     return dict(sorted(PROTOCOLS.items()))
 
 
@@ -40,24 +42,23 @@ def protocols(who: Caller = Depends(caller)) -> dict[str, str]:
     summary="Scan IPs or netblocks (1 scan credit per IP)",
     responses=responses(402, 403),
 )
-def submit(request: Request, ips: str = Form(...), who: Caller = Depends(caller)) -> dict:
+def submit(scans: Scans, settings: AppSettings, charge: Charge, who: Who, ips: str = Form(...)) -> dict:
     who.require_paid("On-demand scanning")
     try:
         spec = parse_ips(ips, PROTOCOLS)
-        check_allowed(spec, allowed_networks(request))
+        check_allowed(spec, allowed_networks(settings))
     except BadTargets as exc:
         raise bad_request(f"Invalid 'ips': {exc}") from None
     except NotAllowed as exc:
         raise ApiError(403, str(exc)) from None
     count = spec.addresses()
-    limit = min(who.account.plan.scan_ips, settings_of(request).scan_max_ips)
+    limit = min(who.account.plan.scan_ips, settings.scan_max_ips)
     if count > limit:
         raise bad_request(f"The scan covers {count:,} addresses; at most {limit:,} may be scanned in one request")
-    account = who.charge(scan=count)  # 402 and nothing spent when short
-    scan = create(request, who, spec, count)
-    store, service = scans_of(request)
-    store.set_credits_left(scan.id, account.scan_credits)
-    service.submit(scan)
+    account = charge(scan=count)  # 402 and nothing spent when short
+    scan = create(scans.store, who, spec, count)
+    scans.store.set_credits_left(scan.id, account.scan_credits)
+    scans.submit(scan)
     return {"id": scan.id, "count": count, "credits_left": account.scan_credits}
 
 
@@ -68,30 +69,30 @@ def submit(request: Request, ips: str = Form(...), who: Caller = Depends(caller)
     responses=responses(403),
 )
 def internet(
-    request: Request,
+    scans: Scans,
+    settings: AppSettings,
+    who: Who,
     port: int = Form(..., ge=1, le=65535),
     protocol: Literal[tuple(sorted(PROTOCOLS))] = Form(...),  # type: ignore[valid-type]
-    who: Caller = Depends(caller),
 ) -> dict:
     if not (who.account.researcher or who.account.plan.enterprise):
         raise ApiError(403, "Internet-wide scans are for approved researchers and enterprise data licenses")
     if protocol not in PROTOCOLS:
         raise bad_request(f"Unknown protocol {protocol!r}: one of {', '.join(sorted(PROTOCOLS))}")
-    networks = [str(n) for n in allowed_networks(request)]
+    networks = [str(n) for n in allowed_networks(settings)]
     spec = ScanSpec(services={n: [(port, protocol)] for n in networks})
-    limit = settings_of(request).scan_max_ips
+    limit = settings.scan_max_ips
     if spec.addresses() > limit:
         raise bad_request(
             f"The networks this backend may scan cover {spec.addresses():,} addresses; one scan may cover "
             f"at most {limit:,} (spyglass serve --scan-max-ips)"
         )
-    scan = create(request, who, spec, spec.addresses(), internet=True)
-    scans_of(request)[1].submit(scan)
+    scan = create(scans.store, who, spec, spec.addresses(), internet=True)
+    scans.submit(scan)
     return {"id": scan.id}
 
 
-def create(request: Request, who: Caller, spec: ScanSpec, count: int, internet: bool = False) -> Scan:
-    store, _ = scans_of(request)
+def create(store: ScanStore, who: Caller, spec: ScanSpec, count: int, internet: bool = False) -> Scan:
     return store.create(
         account_id=who.account.id,
         api_key=key_digest(who.key),
@@ -108,29 +109,28 @@ def create(request: Request, who: Caller, spec: ScanSpec, count: int, internet: 
     summary="Cancel a scan (beyond the seed): it stops, keeps what it found, and is not resumed",
     responses=responses(400, 404),
 )
-def cancel(request: Request, scan_id: str, who: Caller = Depends(caller)) -> dict:
-    store, service = scans_of(request)
-    scan = store.get(scan_id)
+def cancel(scan_id: str, scans: Scans, who: Who) -> dict:
+    scan = scans.store.get(scan_id)
     if scan is None or scan.account_id != who.account.id:
         raise not_found(f"No scan with id {scan_id!r}")
     if scan.status == DONE:
         raise bad_request(f"The scan {scan_id} is done already: there is nothing to cancel")
     if scan.status != CANCELLED:
-        service.cancel(scan_id)
-    cancelled = store.get(scan_id)
+        scans.cancel(scan_id)
+    cancelled = scans.store.get(scan_id)
     assert cancelled is not None
     return cancelled.status_body()
 
 
 @router.get("/scans", response_model=ScanList, summary="Your scans, newest first")
-def listing(request: Request, who: Caller = Depends(caller)) -> dict:
-    scans = scans_of(request)[0].of_account(who.account.id)
-    return {"matches": [s.listing_item(who.key) for s in scans], "total": len(scans)}
+def listing(scans: Scans, who: Who) -> dict:
+    found = scans.store.of_account(who.account.id)
+    return {"matches": [s.listing_item(who.key) for s in found], "total": len(found)}
 
 
 @router.get("/scan/{scan_id}", response_model=ScanStatus, summary="One scan's status", responses=responses(404))
-def status(request: Request, scan_id: str, who: Caller = Depends(caller)) -> dict:
-    scan = scans_of(request)[0].get(scan_id)
+def status(scan_id: str, scans: Scans, who: Who) -> dict:
+    scan = scans.store.get(scan_id)
     if scan is None or scan.account_id != who.account.id:  # another account's scan is no business of this one
         raise not_found("No scan with that id")
     return scan.status_body()

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from spyglass.exactjson import dumps, loads
 from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFields
 from spyglass.query import FACETS, FILTERS, tokens
-from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import Banners, settings_of
+from spyglass.server.deps import AppSettings, Banners, Charge, Who
 from spyglass.server.errors import bad_request, not_found, responses
 from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import charge_for_facets, identifying, json_response, parse_facet_spec, parse_query
@@ -20,8 +18,7 @@ from spyglass.server.shaping import for_namespace, host_record, only_fields, ser
 router = APIRouter()
 
 
-def out(request: Request, banners: list[dict]) -> list[dict]:
-    namespace = settings_of(request).namespace
+def out(namespace: str, banners: list[dict]) -> list[dict]:
     return [for_namespace(b, namespace) for b in banners]
 
 
@@ -31,14 +28,12 @@ def out(request: Request, banners: list[dict]) -> list[dict]:
     summary="Count matches (free; identifying facets such as ip cost a query credit)",
     responses=responses(402),
 )
-def host_count(
-    banners: Banners, query: str = Query(...), facets: str | None = None, who: Caller = Depends(caller)
-) -> Response:
+def host_count(banners: Banners, charge: Charge, query: str = Query(...), facets: str | None = None) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, counts = banners.count(parsed, wanted)
     give_back_soon()
-    charge_for_facets(who, wanted)
-    body: dict[str, Any] = {"matches": [], "total": total}
+    charge_for_facets(charge, wanted)
+    body: dict[str, object] = {"matches": [], "total": total}
     if wanted:
         body["facets"] = counts
     return json_response(body)
@@ -47,21 +42,21 @@ def host_count(
 # With ``fields`` a match holds only those members (by dotted path): a partial banner.
 @router.get("/host/search", response_model=SearchResponse | SelectedFields, summary="Search banners")
 def host_search(
-    request: Request,
     banners: Banners,
+    settings: AppSettings,
+    charge: Charge,
     query: str = Query(...),
     facets: str | None = None,
     page: int = Query(1, ge=1, le=10_000),
     minify: bool = True,
     fields: str | None = None,
-    who: Caller = Depends(caller),
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     total, bodies, counts = banners.search_bodies(parsed, wanted, page)
     give_back_soon()
     if parsed.has_filters or page > 1 or identifying(wanted):
-        who.charge(query=1)  # only once the index has answered: a failed search costs nothing
-    namespace = settings_of(request).namespace
+        charge(query=1)  # only once the index has answered: a failed search costs nothing
+    namespace = settings.namespace
     if fields:
         names = [f.strip() for f in fields.split(",") if f.strip()]
         shaped = [loads(served(b, namespace, minify)) for b in bodies]
@@ -75,28 +70,28 @@ def host_search(
 
 
 @router.get("/host/search/facets", response_model=list[str])
-def search_facets(who: Caller = Depends(caller)) -> list[str]:
+def search_facets(who: Who) -> list[str]:
     return list(FACETS)
 
 
 @router.get("/host/search/filters", response_model=list[str])
-def search_filters(who: Caller = Depends(caller)) -> list[str]:
+def search_filters(who: Who) -> list[str]:
     return sorted(FILTERS)
 
 
 @router.get("/host/search/tokens", response_model=SearchTokens)
-def search_tokens(query: str = Query(...), who: Caller = Depends(caller)) -> dict:
+def search_tokens(who: Who, query: str = Query(...)) -> dict:
     return tokens(query)
 
 
 @router.get("/host/{ip}", response_model=HostRecord, summary="All services of one address", responses=responses(404))
 def host(
-    request: Request,
     banners: Banners,
+    settings: AppSettings,
+    who: Who,
     ip: str = Path(..., json_schema_extra={"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}),
     history: bool = False,
     minify: bool = False,
-    who: Caller = Depends(caller),
 ) -> Response:
     try:
         parsed = ipaddress.ip_address(ip)
@@ -108,4 +103,4 @@ def host(
     found = banners.host(address)
     if not found:
         raise not_found("No information available for that IP.")
-    return json_response(host_record(out(request, found), history, minify))
+    return json_response(host_record(out(settings.namespace, found), history, minify))

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 
-from spyglass.server.auth import Caller, caller
-from spyglass.server.deps import Banners, settings_of
+from spyglass.server.deps import AppSettings, Banners, Who
 
 router = APIRouter(prefix="/spyglass")
 
 
 @router.get("/info", summary="What this backend holds")
-def backend_info(request: Request, banners: Banners, who: Caller = Depends(caller)) -> dict:
+def backend_info(banners: Banners, settings: AppSettings, who: Who) -> dict:
     return {
         "banners": banners.total(),
         "demo": banners.get_meta("demo") == "1",
-        "namespace": settings_of(request).namespace,
-        "demo_rate": settings_of(request).demo_rate,  # synthetic banners collected a second (0: none)
+        "namespace": settings.namespace,
+        "demo_rate": settings.demo_rate,  # synthetic banners collected a second (0: none)
     }

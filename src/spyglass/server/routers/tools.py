@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
-from spyglass.server.auth import Caller, caller
+from spyglass.server.deps import Who
 
 router = APIRouter(prefix="/tools")
 
@@ -14,10 +14,10 @@ def _header_name(raw: bytes) -> str:
 
 
 @router.get("/httpheaders", response_model=dict[str, str])
-def http_headers(request: Request, who: Caller = Depends(caller)) -> dict[str, str]:
+def http_headers(request: Request, who: Who) -> dict[str, str]:
     return {_header_name(k): v.decode("latin-1") for k, v in request.scope["headers"]}
 
 
 @router.get("/myip", response_model=str)
-def my_ip(request: Request, who: Caller = Depends(caller)) -> str:
+def my_ip(request: Request, who: Who) -> str:
     return request.client.host if request.client else "unknown"

@@ -4,16 +4,16 @@ results, with the top facet values of each month. Mounted at ``/trends``; its pa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Query
 
 from spyglass import __version__
 from spyglass.models import TrendsResponse
-from spyglass.server.auth import Caller, KeyRateLimiter, caller
+from spyglass.server.auth import Caller, KeyRateLimiter
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.banners.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, check
-from spyglass.server.deps import Banners
+from spyglass.server.deps import Banners, Charge, Who
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import charge_for_facets, json_response, parse_facet_spec, parse_query
@@ -22,9 +22,12 @@ from spyglass.server.store import Store
 router = APIRouter(prefix="/api/v1")
 
 
-def enterprise(who: Caller = Depends(caller)) -> Caller:
+async def enterprise(who: Who) -> Caller:
     who.require_enterprise("Trends")
     return who
+
+
+Enterprise = Annotated[Caller, Depends(enterprise)]
 
 
 @router.get(
@@ -36,9 +39,10 @@ def enterprise(who: Caller = Depends(caller)) -> Caller:
 )
 def trends_search(
     banners: Banners,
+    who: Enterprise,
+    charge: Charge,
     query: str = Query(..., description="search query over every banner the index has held"),
     facets: str | None = Query(None, description="comma list of property or property:count"),
-    who: Caller = Depends(enterprise),
 ):
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
     try:
@@ -47,20 +51,20 @@ def trends_search(
         raise bad_request(f"Invalid search query: {exc}") from None
     found = banners.trends(parsed, wanted)
     give_back_soon()
-    charge_for_facets(who, wanted)
-    body: dict[str, Any] = {"total": found.total, "matches": found.matches}
+    charge_for_facets(charge, wanted)
+    body: dict[str, object] = {"total": found.total, "matches": found.matches}
     if wanted:
         body["facets"] = found.facets
     return json_response(body)
 
 
 @router.get("/search/filters", response_model=list[str], responses=responses(403))
-def trends_filters(who: Caller = Depends(enterprise)) -> list[str]:
+def trends_filters(who: Enterprise) -> list[str]:
     return list(TRENDS_FILTERS)
 
 
 @router.get("/search/facets", response_model=list[str], responses=responses(403))
-def trends_facets(who: Caller = Depends(enterprise)) -> list[str]:
+def trends_facets(who: Enterprise) -> list[str]:
     return list(TRENDS_FACETS)
 
 

@@ -114,7 +114,9 @@ class ScanStore:
             " internet, probes) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (scan_id, account_id, api_key, now, SUBMITTING, now, size, spec, int(internet), probes),
         )
-        return self.get(scan_id)  # type: ignore[return-value]
+        created = self.get(scan_id)
+        assert created is not None  # written just above
+        return created
 
     def get(self, scan_id: str) -> Scan | None:
         row = self._db.one("SELECT * FROM scans WHERE id = ?", (scan_id,))

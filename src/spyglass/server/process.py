@@ -1,0 +1,67 @@
+"""What every process that serves does, alone (``spyglass serve``) or as one worker of several
+(:mod:`spyglass.server.workers`): prepare itself, serve under uvicorn, stop when its launcher goes."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Callable
+
+
+def prepare_process() -> None:
+    """What a process that serves (or a worker of one) does first: few glibc arenas (memory.py),
+    and the files it makes private."""
+    from spyglass.server.memory import limit_arenas
+    from spyglass.server.sqlite import private_files
+
+    limit_arenas()
+    private_files()
+
+
+def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
+    """Call ``stop`` when stdin ends: the launcher holds it open, and when the launcher goes away
+    for any reason, so do we."""
+
+    def watch() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.buffer.read(1024):
+                pass
+        stop()
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def uvicorn_server(app, settings):
+    """uvicorn serving ``app`` as the backend does, in one process or in each worker: the guarded
+    HTTP/1.1 protocol (guard.py) on uvloop, accept errors logged once a minute, and X-Forwarded-For
+    believed only from the proxies the operator names (uvicorn believes any from loopback, so a
+    local client could name any address to lock it out, or dodge the failed-key limit)."""
+    import uvicorn
+
+    from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=3,
+        http=guarded_protocol(settings.limits),
+        loop="uvloop",  # libuv's loop: each request takes less time than on asyncio's
+        proxy_headers=bool(settings.forwarded_allow),
+        forwarded_allow_ips=list(settings.forwarded_allow),
+    )
+    logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets=None) -> None:
+            # A stream never ends by itself: uvicorn would wait out its graceful timeout for the
+            # streams other dashboards follow, then cancel them (a traceback in the log). Ended
+            # first, the wait is for the requests that do end.
+            hub = getattr(app.state, "hub", None)
+            if hub is not None:
+                await hub.stop()
+            await super().shutdown(sockets)
+
+    return Server(config)

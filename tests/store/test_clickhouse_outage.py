@@ -1,0 +1,41 @@
+"""A ClickHouse server that goes away under a running backend: the API says so (503, Retry-After,
+the store named) rather than a bare 500, and answers again once the server is back."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.clickhouse import ClickHouseServer
+from tests.conftest import start_backend
+from tests.store.conftest import database
+
+BANNER = {"ip_str": "198.18.9.1", "port": 443, "transport": "tcp", "timestamp": "2026-01-05T00:00:00"}
+
+
+def test_a_store_outage_answers_503_with_retry_after_and_the_backend_recovers(tmp_path):
+    clickhouse = ClickHouseServer(tmp_path / "clickhouse").start()  # its own: this test stops it
+    try:
+        server, backend = start_backend(tmp_path / "data", store=clickhouse.address(database(tmp_path)))
+        with server:
+            backend.collect([BANNER])
+            key = backend.key()
+
+            def search() -> httpx.Response:
+                return httpx.get(f"{backend.url}/intel/host/search", params={"key": key, "query": "port:443"})
+
+            assert search().json()["total"] == 1
+            clickhouse.stop()
+            down = search()
+            assert down.status_code == 503, down.text
+            assert int(down.headers["retry-after"]) >= 1
+            message = down.json()["error"]
+            assert f"the banner store at clickhouse://127.0.0.1:{clickhouse.port}/" in message
+            assert "Stack trace" not in message and "Traceback" not in message
+            trends = httpx.get(f"{backend.url}/trends/api/v1/search", params={"key": key, "query": "port:443"})
+            assert trends.status_code == 503 and "retry-after" in trends.headers  # the mounted hosts too
+            clickhouse.start()  # on the same ports, its data kept
+            back = search()
+            assert back.status_code == 200 and back.json()["total"] == 1
+        backend.store.close()
+    finally:
+        clickhouse.stop()

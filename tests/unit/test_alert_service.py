@@ -1,0 +1,41 @@
+"""The rules of alerts outside HTTP (server/alerts/service.py): the plan's monitored addresses,
+and why an alert notifies or not."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from spyglass.netblocks import parse_networks
+from spyglass.server.alerts.service import NOTIFYING, OverPlan, check_plan, notify_reason
+from spyglass.server.alerts.store import AlertStore
+from spyglass.server.store import Store
+
+
+def test_the_plan_counts_the_other_alerts_but_not_the_one_being_changed(tmp_path):
+    accounts, alerts = Store(tmp_path), AlertStore(tmp_path)
+    account, _ = accounts.create_account("member", "member")  # 16 monitored addresses
+    first = alerts.create_alert(account.id, "first", parse_networks(["127.0.0.0/29"]), 0)  # 8
+    check_plan(alerts, account, parse_networks(["127.0.1.0/29"]))  # 8 + 8: at the limit
+    with pytest.raises(OverPlan, match="monitor 9 IPs and 8 are monitored already: the member plan allows 16"):
+        check_plan(alerts, account, parse_networks(["127.0.1.0/29", "127.0.2.1"]))
+    check_plan(alerts, account, parse_networks(["127.0.0.0/28"]), leaving_out=first.id)  # 16 in its place
+    other, _ = accounts.create_account("other", "member")
+    check_plan(alerts, other, parse_networks(["127.0.0.0/28"]))  # another account's alerts are not counted
+    alerts.close()
+    accounts.close()
+
+
+def test_an_alert_notifies_only_unexpired_with_a_trigger_and_a_notifier(tmp_path):
+    alerts = AlertStore(tmp_path)
+    alert = alerts.create_alert(1, "lab", parse_networks(["127.0.0.1"]), 60)
+    now = datetime.fromisoformat(alert.created)
+    assert notify_reason(alert, now, notifiers=1) == "no trigger enabled"
+    alerts.set_triggers(alert.id, ["any"], True)
+    alert = alerts.alert(1, alert.id)
+    assert alert is not None
+    assert notify_reason(alert, now, notifiers=0) == "no notifier attached"
+    assert notify_reason(alert, now, notifiers=1) == NOTIFYING
+    assert notify_reason(alert, now + timedelta(seconds=60), notifiers=1) == "expired"
+    alerts.close()
