@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from spyglass.backoff import Backoff
 from spyglass.client import Clients
 from spyglass.server.alerts import delivery, engine
 from tests.conftest import start_backend
@@ -97,7 +98,7 @@ def receiver():
 
 @pytest.fixture
 def fast_retries(monkeypatch):
-    monkeypatch.setattr(delivery, "RETRY_BASE", 0.05)
+    monkeypatch.setattr(delivery, "RETRY", Backoff(base=0.05, cap=600.0))
 
 
 async def watch(c: Clients, url: str, networks: list[str], triggers: str, expires: int | None = None) -> str:
@@ -314,7 +315,7 @@ class FailingMatcher:
 
 async def test_a_failed_matching_pass_is_tried_again_not_dropped(tmp_path, receiver, monkeypatch):
     """Issue 34: a batch whose matching raised was logged and dropped, its notifications lost."""
-    monkeypatch.setattr(engine, "MATCH_RETRY", 0.05)
+    monkeypatch.setattr(engine, "MATCH_RETRY", Backoff(base=0.05, cap=600.0))
     matcher = FailingMatcher(monkeypatch, failing=3)
     server, backend = start_backend(tmp_path)
     with server:

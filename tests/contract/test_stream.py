@@ -20,9 +20,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from spyglass.backoff import Backoff
 from spyglass.client import Clients, StreamDebug
 from spyglass.client.errors import AuthenticationError, BadRequest, Forbidden
-from spyglass.client.stream import Backoff
 from tests.conftest import start_backend
 
 _serial = itertools.count(1)
@@ -282,7 +282,9 @@ async def test_silence_past_the_limit_counts_as_a_drop(served, clients):
     hub.heartbeat = 60.0
     states = []
     try:
-        stream = clients.stream.banners(silence=0.5, backoff=Backoff(base=0.05), on_state=states.append)
+        stream = clients.stream.banners(
+            silence=0.5, backoff=Backoff(base=0.05, cap=30.0, jitter=0.5), on_state=states.append
+        )
         task = await connected(stream)
         deadline = time.monotonic() + 10
         while not any(s.status == "reconnecting" for s in states):
@@ -368,7 +370,7 @@ async def test_the_client_reconnects_through_several_restarts(tmp_path):
     states = []
     try:
         async with Clients.from_profile(live.backend.profile(live.key)) as c:
-            stream = c.stream.banners(backoff=Backoff(base=0.05, cap=0.5), on_state=states.append)
+            stream = c.stream.banners(backoff=Backoff(base=0.05, cap=0.5, jitter=0.5), on_state=states.append)
             task = await connected(stream)
             for round_ in range(3):
                 await asyncio.to_thread(live.backend.collect, [banner(port=100 + round_)])
