@@ -532,3 +532,29 @@ def test_the_cli_says_when_no_banner_has_a_field_asked_for(served):
     assert proc.returncode == 0 and len(out.decode().splitlines()) == 3
     assert "no banner of the 3 seen has nosuch.member" in err.decode()
     assert "port" not in err.decode().split("has", 1)[1].split("(")[0]  # every banner had a port
+
+
+def test_sigterm_ends_the_cli_stream_with_what_it_saved_whole(served, tmp_path):
+    """A follower in the background ignores ctrl+c (its SIGINT is ignored): `kill` ends it, and the
+    day's file must still be a whole gzip file (cut short, what is appended to it later is lost too)."""
+    env = {**os.environ, "SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": served.key()}
+    command = ["stream", "--ports", "6200", "--json", "--datadir", str(tmp_path)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spyglass", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    lines = Lines(proc)
+    try:
+        deadline = time.monotonic() + 30
+        while not lines.read(0.3):  # until it has subscribed, a banner reaches nobody: keep sending
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            served.collect([banner(port=6200)])
+        proc.terminate()
+        proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM
+    (saved,) = tmp_path.iterdir()
+    ports = [json.loads(line)["port"] for line in gzip.open(saved).read().splitlines()]
+    assert ports and set(ports) == {6200}
