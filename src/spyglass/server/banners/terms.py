@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import ipaddress
 
+from spyglass.netblocks import Network
+
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # how the stores hold IPv4 addresses
 
 
-def ip_ranges(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> list[tuple]:
+def ip_ranges(net: Network) -> list[tuple]:
     """Address ranges of ``net`` as the stores hold them: an IPv6 network that is not itself
     IPv4-mapped leaves out the mapped block, so ``net:::/0`` means IPv6 only."""
     if isinstance(net, ipaddress.IPv4Network) or net.subnet_of(_MAPPED) or not net.overlaps(_MAPPED):

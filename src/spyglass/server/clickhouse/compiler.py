@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
+from spyglass.netblocks import Address
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
 from spyglass.query.words import SEPARATOR, words
 from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_FIELDS, I64
@@ -78,7 +79,7 @@ def micros(d: date) -> int:
     return (datetime(d.year, d.month, d.day, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
 
 
-def ip16(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
+def ip16(address: Address) -> bytes:
     """An address as the ``ip`` column holds it: 16 bytes, IPv4 mapped into IPv6 (as the index does)."""
     if isinstance(address, ipaddress.IPv4Address):
         return b"\x00" * 10 + b"\xff\xff" + address.packed
