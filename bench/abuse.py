@@ -40,13 +40,10 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from spyglass.datagen import generate  # noqa: E402
-from spyglass.server.store import Store  # noqa: E402
-from tests.contract.test_alerts_delivery import Receiver, banner, watch  # noqa: E402
-from tests.contract.test_guard import open_half_sent, serve  # noqa: E402
+from spyglass.datagen import generate
+from spyglass.server.store import Store
+from spyglass.testing.alerts import Receiver, banner, watch
+from spyglass.testing.backend import open_half_sent, serve
 
 
 def rss_mb(pid: int) -> float:
@@ -142,7 +139,7 @@ def idle_connections() -> None:
 
 def delivery_delay() -> None:
     from spyglass.client import Clients
-    from tests.conftest import start_backend
+    from spyglass.testing.backend import start_backend
 
     async def run(tmp: Path) -> float:
         with Receiver() as receiver, socket.socket() as dead:

@@ -18,19 +18,16 @@ import argparse
 import ipaddress
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from spyglass.server.alerts.coverage import Coverage  # noqa: E402
-from spyglass.server.alerts.delivery import DeliveryWorker  # noqa: E402
-from spyglass.server.alerts.engine import AlertEngine  # noqa: E402
-from spyglass.server.alerts.store import AlertStore  # noqa: E402
-from spyglass.server.collect import Collected  # noqa: E402
+from spyglass.server.alerts.coverage import Coverage
+from spyglass.server.alerts.delivery import DeliveryWorker
+from spyglass.server.alerts.engine import AlertEngine
+from spyglass.server.alerts.store import AlertStore
+from spyglass.server.collect import Collected
 
 
 def median_ms(run: Callable[[], object], repeat: int) -> float:

@@ -5,7 +5,7 @@ cluster (two servers on this machine), in one run on the same generated banners.
     python bench/clickhouse.py [--count 1000000] [--work DIR] [--repeat 30]
 
 The servers are Debian's clickhouse-server (apt-get install -y clickhouse-server), started on
-loopback from configs written under WORK (tests/clickhouse.py). Each store is measured alone:
+loopback from configs written under WORK (spyglass.testing.clickhouse). Each store is measured alone:
 the servers of the others are stopped. Queries go through ``spyglass serve --store`` over HTTP (raw
 httpx, the bytes a plain client reads); each query warmed once, p50/p95 over REPEAT requests.
 Each import's CPU time a banner is printed too, split between this process, the import's worker
@@ -25,10 +25,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.index import (  # noqa: E402
+from index import (  # bench/index.py, beside this script
     FACETS2,
     FACETS5,
     FREE_TEXT,
@@ -41,9 +38,10 @@ from bench.index import (  # noqa: E402
     funded_key,
     serve,
 )
-from spyglass.server.banners.importer import import_files  # noqa: E402
-from spyglass.server.stores import open_banner_store  # noqa: E402
-from tests.clickhouse import ClickHouseCluster, ClickHouseServer  # noqa: E402
+
+from spyglass.server.banners.importer import import_files
+from spyglass.server.stores import open_banner_store
+from spyglass.testing.clickhouse import ClickHouseCluster, ClickHouseServer
 
 DATABASE = "bench"
 # (name, path under the backend, query list, facets)

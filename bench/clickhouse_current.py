@@ -9,7 +9,7 @@ Both are timed in process, through the store's own calls (chdb serves no protoco
 reach): a count, a search page (both of the current banners) and trends (every banner, history
 too), for the index bench's free text queries and for words that few banners hold. Both stores'
 tables are merged into one part a partition first. chdb answers through Arrow in this process, one
-statement at a time (tests/clickhouse.py), which costs a search page more than a count. Import
+statement at a time (spyglass.testing.clickhouse), which costs a search page more than a count. Import
 rates are printed, not compared: 26.9 takes its rows from files, not over HTTP.
 """
 
@@ -23,16 +23,13 @@ from functools import partial
 from pathlib import Path
 
 import orjson
+from clickhouse import DATABASE, merged, p  # bench/clickhouse.py
+from index import FREE_TEXT, arguments, dataset, timed  # bench/index.py
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.clickhouse import DATABASE, merged, p  # noqa: E402
-from bench.index import FREE_TEXT, arguments, dataset, timed  # noqa: E402
-from spyglass.query import parse_strict  # noqa: E402
-from spyglass.server.banners.importer import import_files  # noqa: E402
-from spyglass.server.clickhouse import ClickHouseStore  # noqa: E402
-from tests.clickhouse import ClickHouseServer, CurrentEngine, current_engine_store  # noqa: E402
+from spyglass.query import parse_strict
+from spyglass.server.banners.importer import import_files
+from spyglass.server.clickhouse import ClickHouseStore
+from spyglass.testing.clickhouse import ClickHouseServer, CurrentEngine, current_engine_store
 
 # what is timed: the store's method of each (trends: by month over every banner, history too)
 MEASURES = {"count": "count", "search page": "search_bodies", "trends": "trends"}

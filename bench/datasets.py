@@ -7,17 +7,14 @@ daily and monthly file), a pass after one new banner (its day and month rebuilt)
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from spyglass.datagen import generate  # noqa: E402
-from spyglass.server.banners.importer import import_banners  # noqa: E402
-from spyglass.server.datasets import DatasetService  # noqa: E402
-from spyglass.server.index import BannerIndex  # noqa: E402
+from spyglass.datagen import generate
+from spyglass.server.banners.importer import import_banners
+from spyglass.server.datasets import DatasetService
+from spyglass.server.index import BannerIndex
 
 
 def main() -> None:

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from spyglass.models import GeoLocation  # noqa: E402
+from spyglass.models import GeoLocation
 from spyglass.server.geonet import GeonetSettings
-from spyglass.server.routers.geonet import create_geonet_app  # noqa: E402
-from tests.servers import ThreadedServer  # noqa: E402
+from spyglass.server.routers.geonet import create_geonet_app
+from spyglass.testing.backend import ThreadedServer
 
 PLACES = [
     ("Berlin", "DE", "52.52,13.405"),

@@ -30,14 +30,13 @@ from pathlib import Path
 import httpx
 import orjson
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from spyglass.datagen import generate
+from spyglass.query import parse_facets, parse_strict
+from spyglass.server.banners.importer import import_files
+from spyglass.server.index import BannerIndex
+from spyglass.server.index.trends import TrendsIndex
 
-from spyglass.datagen import generate  # noqa: E402
-from spyglass.query import parse_facets, parse_strict  # noqa: E402
-from spyglass.server.banners.importer import import_files  # noqa: E402
-from spyglass.server.index import BannerIndex  # noqa: E402
-from spyglass.server.index.trends import TrendsIndex  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SEARCHES = [
     "port:22",

@@ -17,11 +17,9 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ("port:22", "product:nginx", "country:DE", "has_ssl:true", "org:Harbor")
 FACETS = "port,country,org,product"
 

@@ -21,12 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+from abuse import rss_mb, server_pid  # bench/abuse.py
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.abuse import rss_mb, server_pid  # noqa: E402
-from tests.contract.test_guard import serve  # noqa: E402
+from spyglass.testing.backend import serve
 
 ATTACKS = {
     "cpe: with 2,000 values": "cpe:" + ",".join(f"v{i}" for i in range(2000)),

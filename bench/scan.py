@@ -24,20 +24,17 @@ import re
 import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from spyglass.netools.scantargets import ScanSpec  # noqa: E402
-from spyglass.server.collect import Collector  # noqa: E402
-from spyglass.server.index import BannerIndex  # noqa: E402
-from spyglass.server.scanner.protocols import PORTS  # noqa: E402
-from spyglass.server.scanner.service import ScanService  # noqa: E402
-from spyglass.server.scanner.store import ScanStore  # noqa: E402
-from spyglass.server.scanner.sweep import Slots, connect_sweep  # noqa: E402
+from spyglass.netools.scantargets import ScanSpec
+from spyglass.server.collect import Collector
+from spyglass.server.index import BannerIndex
+from spyglass.server.scanner.protocols import PORTS
+from spyglass.server.scanner.service import ScanService
+from spyglass.server.scanner.store import ScanStore
+from spyglass.server.scanner.sweep import Slots, connect_sweep
 
 SERVICE_PORT = 18080
 CLOSED_PORT = 1  # nothing listens on tcpmux here

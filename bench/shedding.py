@@ -9,17 +9,12 @@ flight). Goal: at twice the limit, successful throughput at least 85% of that at
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 import httpx
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
-
-from index import FACETS5, SEARCHES, funded_key, serve  # noqa: E402  (bench/index.py)
-from workers import data_dir, load  # noqa: E402  (bench/workers.py)
+from index import FACETS5, SEARCHES, funded_key, serve  # bench/index.py
+from workers import data_dir, load  # bench/workers.py
 
 
 def main() -> None:

@@ -24,8 +24,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "src"))
 
 TICK = 0.01  # seconds between the firehose's writes
 
@@ -86,7 +84,7 @@ def rss_mb() -> float:
 def backend():
     import tempfile
 
-    from tests.conftest import start_backend
+    from spyglass.testing.backend import start_backend
 
     server, info = start_backend(Path(tempfile.mkdtemp()))
     server.__enter__()

@@ -17,20 +17,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
+from index import FACETS5, SEARCHES, cpu_seconds, dataset, funded_key, serve  # bench/index.py
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
-
-from index import FACETS5, SEARCHES, cpu_seconds, dataset, funded_key, serve  # noqa: E402  (bench/index.py)
-
-from spyglass.server.banners.importer import import_files  # noqa: E402
-from spyglass.server.index import BannerIndex  # noqa: E402
+from spyglass.server.banners.importer import import_files
+from spyglass.server.index import BannerIndex
 
 # wrk's script: each request the next query of the list, URL-encoded by the caller
 ROTATE = """

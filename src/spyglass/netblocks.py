@@ -1,5 +1,7 @@
 """Netblocks as an alert's ``filters.ip`` holds them: read, checked and measured. Shared by the
-backend (which enforces the rules) and the dashboard (which checks a form as it is typed)."""
+backend (which enforces the rules) and the dashboard (which checks a form as it is typed).
+
+``Network`` and ``Address`` are the project's one name for an IPv4-or-IPv6 network and address."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 from typing import Any
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class BadNetwork(ValueError):

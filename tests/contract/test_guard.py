@@ -9,74 +9,16 @@ import resource
 import selectors
 import socket
 import struct
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import pytest
 from fastapi import FastAPI, Request  # at the top: the route below is annotated with Request
 
 from spyglass.server.guard import LoadShedding, QuietAcceptErrors
+from spyglass.testing.backend import open_half_sent, serve
 
-HALF_SENT = b"GET /spyglass/info HTTP/1.1\r\nHost: x\r\nX-Slow: "  # never finished
 RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets the connection
-
-
-@contextmanager
-def serve(data_dir, *options: str, descriptors: int | None = None, log: Path | None = None) -> Iterator[str]:
-    """``spyglass serve`` on a free loopback port (with at most ``descriptors`` open files, its
-    stderr written to ``log``); its URL."""
-
-    def limit() -> None:
-        if descriptors:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
-
-    stderr = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 (closed below)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "spyglass", "serve", "--data", str(data_dir), "--port", "0", *options],
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        text=True,
-        preexec_fn=limit,
-    )
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        assert first.startswith("main"), first
-        yield first.split()[1]
-    finally:
-        process.terminate()
-        process.wait(30)
-        if log:
-            stderr.close()
-
-
-def open_half_sent(url: str, count: int, head: bytes = HALF_SENT) -> list[socket.socket]:
-    """``count`` connections to ``url`` that each sent ``head`` (a request begun, never finished)."""
-    host, port = url.removeprefix("http://").split(":")
-    socks = []
-    for _ in range(count):
-        s = socket.socket()
-        s.setblocking(False)
-        s.connect_ex((host, int(port)))
-        socks.append(s)
-    with selectors.DefaultSelector() as poller:
-        for s in socks:
-            poller.register(s, selectors.EVENT_WRITE)
-        left, deadline = len(socks), time.monotonic() + 15
-        while left and time.monotonic() < deadline:  # a full accept queue drops SYNs: they are sent again
-            for key, _ in poller.select(0.2):
-                poller.unregister(key.fileobj)
-                left -= 1
-                try:
-                    key.fileobj.send(head)  # type: ignore[union-attr]
-                except OSError:
-                    pass  # refused or reset: the server made room
-    return socks
 
 
 def test_idle_and_half_sent_connections_do_not_lock_out_a_normal_request(tmp_path):

@@ -1,6 +1,6 @@
 """The stores the contract runs against: each is a function that opens a store on a folder
 (opening it again on the same folder is a restart). The ClickHouse stores run on real servers on
-loopback (tests/clickhouse.py), one per test session (per xdist worker), a database per test."""
+loopback (spyglass.testing.clickhouse), one per test session (per xdist worker), a database per test."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.index import BannerIndex
-from tests.clickhouse import ClickHouseCluster, ClickHouseServer, CurrentEngine, current_engine_store
+from spyglass.testing.clickhouse import ClickHouseCluster, ClickHouseServer, CurrentEngine, current_engine_store
+from tests.servers import installed
 
 OpenStore = Callable[[], BannerStore]
 
@@ -40,19 +41,22 @@ STORES: dict[str, Callable[[pytest.FixtureRequest, Path], BannerStore]] = {
 
 @pytest.fixture(scope="session")
 def clickhouse_server(tmp_path_factory) -> ClickHouseServer:
-    server = ClickHouseServer(tmp_path_factory.mktemp("clickhouse")).start()
+    with installed():
+        server = ClickHouseServer(tmp_path_factory.mktemp("clickhouse")).start()
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="session")
 def current_engine(tmp_path_factory) -> CurrentEngine:
-    return CurrentEngine(tmp_path_factory.mktemp("clickhouse-current"))
+    with installed():
+        return CurrentEngine(tmp_path_factory.mktemp("clickhouse-current"))
 
 
 @pytest.fixture(scope="session")
 def clickhouse_cluster(tmp_path_factory) -> ClickHouseCluster:
-    cluster = ClickHouseCluster(tmp_path_factory.mktemp("clickhouse-cluster"), shards=2).start()
+    with installed():
+        cluster = ClickHouseCluster(tmp_path_factory.mktemp("clickhouse-cluster"), shards=2).start()
     yield cluster
     cluster.stop()
 

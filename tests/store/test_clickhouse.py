@@ -17,7 +17,8 @@ from spyglass.server.clickhouse.store import parse_url
 from spyglass.server.clickhouse.upgrade import upgrade
 from spyglass.server.index import BannerIndex
 from spyglass.server.runner import DEMO_BANNERS
-from tests.clickhouse import current_engine_store
+from spyglass.testing.clickhouse import current_engine_store
+from tests.servers import installed
 from tests.store.conftest import database
 
 
@@ -32,14 +33,14 @@ def test_the_cluster_lists_two_shards(clickhouse_cluster):
 
 
 def test_without_the_server_the_tests_skip_saying_how_to_install_it_and_fail_in_ci(monkeypatch):
-    from tests import clickhouse
+    from spyglass.testing import clickhouse
 
     monkeypatch.setattr(clickhouse, "BINARY", "no-such-clickhouse-server")
     monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="apt-get install -y clickhouse-server"):
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y clickhouse-server"), installed():
         clickhouse.binary()
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="in CI"):
+    with pytest.raises(pytest.fail.Exception, match="in CI"), installed():
         clickhouse.binary()
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
+from spyglass.query.match import matcher
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import BannerStore
 
@@ -286,6 +287,35 @@ def test_free_text_matches_words_split_at_any_character_not_a_letter_or_digit(st
     assert found('"caf\u00e9 nginx"') == ["198.18.4.2"]
     assert found("\u043f\u0440\u0438\u0432\u0435\u0442") == ["198.18.4.4"]
     assert found("nginx -gateway") == ["198.18.4.2"]
+
+
+def test_a_word_too_long_for_the_index_is_found_nowhere_and_the_matcher_agrees(store):
+    """The embedded index keeps no word of 40 UTF-8 bytes or more (query/words.py): a term holding
+    one matches nothing in every store, and in the matcher that the stream filter and alert
+    triggers use; its neighbours still are not next to each other."""
+    k39, k40, k41, e20 = "k" * 39, "k" * 40, "k" * 41, "\u00e9" * 20  # e20: 20 letters, 40 bytes
+    banners = [
+        banner(ip="198.18.4.11", data=f"key {k39} end"),
+        banner(ip="198.18.4.12", data=f"key {k40} end"),
+        banner(ip="198.18.4.13", data=f"key {k41} end", product=e20),
+        banner(ip="198.18.4.14", data="key end"),
+    ]
+    add(store, *banners)
+    expected = {
+        k39: ["198.18.4.11"],
+        k39.upper(): ["198.18.4.11"],
+        k40: [],
+        k41: [],
+        e20: [],
+        f'"key {k41} end"': [],  # not "key end" alone
+        f"key {k40}": [],
+        f"product:{e20}": [],
+        '"key end"': ["198.18.4.14"],
+        f"-{k41} port:22": [b["ip_str"] for b in banners],
+    }
+    for query, ips in expected.items():
+        assert sorted(b["ip_str"] for b in search(store, query)[1]) == ips, query
+        assert [b["ip_str"] for b in banners if matcher(parse_strict(query))(b)] == ips, query
 
 
 def test_facets_and_trends_of_free_text_count_whole_words_of_current_banners(store):

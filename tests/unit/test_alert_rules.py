@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spyglass.backoff import Backoff
 from spyglass.netblocks import BadNetwork, network_size, networks_from_text, parse_networks
-from spyglass.server.alerts.delivery import RETRY_MAX, backoff, message_for
+from spyglass.server.alerts.delivery import RETRY, message_for
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, matching, parse_names
 
@@ -86,8 +87,8 @@ def test_bad_networks_are_named(value):
 
 
 def test_backoff_doubles_up_to_a_ceiling():
-    waits = [backoff(n) for n in range(1, 20)]
-    assert waits[1] == 2 * waits[0] and waits == sorted(waits) and waits[-1] == RETRY_MAX
+    waits = [RETRY.delay(n) for n in range(1, 20)]
+    assert waits[1] == 2 * waits[0] and waits == sorted(waits) and waits[-1] == RETRY.cap
 
 
 def test_the_message_names_the_service_and_stays_inert():
@@ -161,7 +162,7 @@ def test_the_engine_holds_what_alerts_watch_until_its_notifications_are_queued(t
         return real(*args)
 
     monkeypatch.setattr(engine_module, "matching", matching)
-    monkeypatch.setattr(engine_module, "MATCH_RETRY", 300.0)  # never due by itself in this test
+    monkeypatch.setattr(engine_module, "MATCH_RETRY", Backoff(base=300.0, cap=600.0))  # never due by itself here
     store = AlertStore(tmp_path)
     alert = store.create_alert(1, "net", parse_networks(["127.0.0.0/30"]), 0)
     store.set_triggers(alert.id, ["any"], True)

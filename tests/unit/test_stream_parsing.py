@@ -4,7 +4,6 @@ integers, a StreamBanner reading as the JSON it holds whatever that is, and the 
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 from hypothesis import given
@@ -12,7 +11,6 @@ from hypothesis import strategies as st
 
 from spyglass import models as m
 from spyglass.client.errors import ResponseFormatError
-from spyglass.client.stream import Backoff
 from spyglass.client.streamparse import JsonLines, SseParser, StreamBanner
 from spyglass.datagen import generate
 from spyglass.exactjson import loads
@@ -114,15 +112,6 @@ def test_a_member_that_cannot_be_decoded_is_a_format_error_when_first_read():
 def test_a_model_that_does_not_fit_is_a_format_error():
     with pytest.raises(ResponseFormatError):
         StreamBanner(b'{"port": "eighty", "timestamp": 1}').model()
-
-
-def test_backoff_grows_with_jitter_within_bounds():
-    backoff = Backoff(base=0.5, cap=8.0, rng=random.Random(3))
-    for attempt in range(1, 12):
-        ceiling = min(8.0, 0.5 * 2 ** (attempt - 1))
-        delays = [backoff.delay(attempt) for _ in range(50)]
-        assert all(ceiling / 2 <= d <= ceiling for d in delays)
-        assert len(set(delays)) > 1  # jitter: reconnecting clients spread out
 
 
 def test_the_asn_stream_matches_an_asn_sent_as_a_string_or_an_int():

@@ -9,13 +9,15 @@ import json
 
 import httpx
 
-from tests.clickhouse import ClickHouseServer
-from tests.contract.test_guard import serve
+from spyglass.testing.backend import serve
+from spyglass.testing.clickhouse import ClickHouseServer
+from tests.servers import installed
 from tests.workflows.commands import spyglass
 
 
 def test_import_and_serve_on_a_stock_clickhouse_server(tmp_path):
-    server = ClickHouseServer(tmp_path / "clickhouse").start()
+    with installed():
+        server = ClickHouseServer(tmp_path / "clickhouse").start()
     try:
         assert server.query("SELECT value FROM system.settings WHERE name = 'max_query_size'") == [("262144",)]
         store = server.address("stock")

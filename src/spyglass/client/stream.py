@@ -17,7 +17,6 @@ Parsing is the hot path (the firehose is thousands of banners a second): see
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any, cast
 
 import httpx
 
+from spyglass.backoff import Backoff
 from spyglass.client import errors
 from spyglass.client.base import HostClient, csv, segment
 from spyglass.client.errors import ResponseFormatError
@@ -32,6 +32,7 @@ from spyglass.client.streamparse import JsonLines, SseParser, StreamBanner, load
 from spyglass.client.transport import Transport, error_from_response
 
 SILENCE = 45.0  # seconds without a byte (data or keep-alive) before the connection counts as dead
+RECONNECT = Backoff(base=0.5, cap=30.0, jitter=0.5)  # waits before each reconnection after a drop
 
 
 @dataclass(frozen=True)
@@ -57,20 +58,6 @@ StreamItem = StreamBanner | StreamDebug
 RawItem = bytes | StreamDebug
 
 
-@dataclass
-class Backoff:
-    """Exponential backoff with jitter: attempt n waits a random time in [d/2, d], d = base*2^(n-1)
-    capped at ``cap`` (some jitter spreads reconnecting clients; half of it keeps the growth)."""
-
-    base: float = 0.5
-    cap: float = 30.0
-    rng: random.Random = field(default_factory=random.Random)
-
-    def delay(self, attempt: int) -> float:
-        ceiling = min(self.cap, self.base * 2 ** max(0, attempt - 1))
-        return ceiling * self.rng.uniform(0.5, 1.0)
-
-
 class Stream:
     """One followed stream: ``async for item in stream``; :attr:`state` says how its connection is."""
 
@@ -93,7 +80,7 @@ class Stream:
         self.path = path
         self.fmt, self.debug, self.raw, self.reconnect = fmt, debug, raw, reconnect
         self.silence = silence
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or RECONNECT
         self.on_state = on_state
         self.state = StreamState("connecting")
         self.received = 0  # banners

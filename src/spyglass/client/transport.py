@@ -11,7 +11,6 @@ import asyncio
 import email.utils
 import html
 import logging
-import random
 import re
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from typing import Any
 import httpx
 
 from spyglass import __version__
+from spyglass.backoff import Backoff
 from spyglass.client import errors
 from spyglass.client.ratelimit import RateLimiter
 from spyglass.secrets import mask_key, redact
@@ -109,9 +109,10 @@ class RetryPolicy:
     max_retry_after: float = 120.0  # a longer Retry-After is an error, not a silent wait
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
+        """The wait after try ``attempt`` (from 0) failed."""
         if retry_after is not None:
             return min(retry_after, self.max_retry_after)
-        return random.uniform(0, min(self.cap, self.base * 2**attempt))
+        return Backoff(self.base, self.cap, jitter=1.0).delay(attempt + 1)
 
 
 def parse_retry_after(value: str | None) -> float | None:

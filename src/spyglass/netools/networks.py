@@ -12,8 +12,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+from spyglass.netblocks import Address, Network
 
 SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: not "private" to ipaddress, not public
 NAT64 = ipaddress.ip_network("64:ff9b::/96")  # the well-known prefix: the last 32 bits are the IPv4 address

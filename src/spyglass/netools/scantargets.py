@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+from spyglass.netblocks import Network
 
 DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from ipaddress import IPv4Network, IPv6Network
 
-Value = str | int | bool | date | IPv4Network | IPv6Network
+from spyglass.netblocks import Network
+
+Value = str | int | bool | date | Network
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,25 @@
 """A parsed query tested against one banner in memory (the live-tail pane's client-side filter).
 
 It follows the index's reading of a banner (``server/banners/fields.py``): the same members for
-each filter, text filters as word sequences, exact values case-insensitive, hostnames and domains
-by suffix, CPEs by prefix. Banners are untyped: a member of an odd type simply does not match.
+each filter, text filters as word sequences (query/words.py), exact values case-insensitive,
+hostnames and domains by suffix, CPEs by prefix. Banners are untyped: a member of an odd type simply does not match.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
 from spyglass.query.ast import Filter, Query, Text
 from spyglass.query.filters import FILTERS, Kind
+from spyglass.query.words import split, words
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as the index splits words
 
-
-def words(text: str) -> str:
-    """Text as its lower-cased words between single spaces, padded: `` a b c ``."""
-    return " " + " ".join(w.lower() for w in _WORD.findall(text)) + " "
+def _padded(found: list[str]) -> str:
+    """Words between single spaces, padded (`` a b c ``): words in sequence are a substring."""
+    return " " + " ".join(found) + " "
 
 
 def _obj(v: Any) -> dict:
@@ -168,8 +166,9 @@ def _filter_matches(f: Filter, b: dict) -> bool:
     kind = FILTERS[f.name]
     have = VALUES[f.name](b)
     if kind is Kind.TEXT:
-        padded = [words(h) for h in have]
-        return any(words(str(v)) in h for v in f.values for h in padded if words(str(v)).strip())
+        wanted = [_padded(found) for v in f.values if (found := words(str(v)))]
+        padded = [_padded(split(h)) for h in have] if wanted else []
+        return any(w in h for w in wanted for h in padded)
     if kind is Kind.EXACT:
         lowered = {str(h).lower() for h in have}
         return any(str(v).lower() in lowered for v in f.values)
@@ -208,8 +207,8 @@ def _filter_matches(f: Filter, b: dict) -> bool:
 
 
 def _text_matches(t: Text, b: dict) -> bool:
-    wanted = words(t.text)
-    return bool(wanted.strip()) and any(wanted in words(h) for h in free_text(b))
+    found = words(t.text)
+    return bool(found) and any(_padded(found) in _padded(split(h)) for h in free_text(b))
 
 
 def matcher(query: Query) -> Callable[[Any], bool]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
 from collections.abc import Awaitable
@@ -45,6 +46,7 @@ async def follow(clients, args) -> int:
     from spyglass.safetext import clean
     from spyglass.streamfiles import DailyFiles
 
+    ended_by_term()
     kind = next((name for name in FILTERS if getattr(args, name)), None)
     options = {"fmt": args.format, "debug": True, "raw": True, "on_state": report_state}
     source = clients.stream
@@ -100,11 +102,23 @@ async def follow(clients, args) -> int:
     return EXIT_OK
 
 
+def ended_by_term() -> None:
+    """SIGTERM (`kill`, a service manager) ends the command as ctrl+c does, through the ``finally``
+    that writes out what was saved: a gzip file cut short would leave the rest of its day unreadable.
+    It is how a follower started in the background ends, since such a job ignores ctrl+c."""
+    task = asyncio.current_task()
+    if task is not None:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+
+
 def stream_command(args: argparse.Namespace) -> int:
     chosen = [name for name in FILTERS if getattr(args, name)]
     if len(chosen) > 1:
         raise UsageError(f"stream: one filter at a time, not --{' and --'.join(chosen)}")
-    return asyncio.run(with_clients(args, lambda clients: follow(clients, args), host="stream"))
+    try:
+        return asyncio.run(with_clients(args, lambda clients: follow(clients, args), host="stream"))
+    except asyncio.CancelledError:  # SIGTERM (ended_by_term): the status of a process it ended
+        return 128 + signal.SIGTERM
 
 
 def read_banners(path):

@@ -8,15 +8,13 @@ bisection. An address is covered by an owner exactly when it is in one of the ow
 
 from __future__ import annotations
 
-import ipaddress
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
 
-from spyglass.netblocks import Network
+from spyglass.netblocks import Address, Network
 
 T = TypeVar("T")
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class Coverage(Generic[T]):

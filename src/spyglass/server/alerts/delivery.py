@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from spyglass.backoff import Backoff
 from spyglass.netools.networks import Reach
 from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
@@ -36,8 +37,7 @@ from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
 
-RETRY_BASE = 2.0  # seconds before the first retry; doubles with each attempt
-RETRY_MAX = 600.0
+RETRY = Backoff(base=2.0, cap=600.0)  # before each retry: 2 s, doubled with each attempt, at most 10 min
 MAX_ATTEMPTS = 10
 IDLE = 30.0  # seconds between looks at the queue when nothing wakes the worker
 STOP_GRACE = 15.0  # seconds deliveries in flight may take to finish when the server stops
@@ -51,10 +51,6 @@ TESTS_AT_ONCE = 16  # and of all accounts
 
 class TooManyTests(Exception):
     """As many notifier tests are under way as are allowed (the message says whose)."""
-
-
-def backoff(attempts: int) -> float:
-    return min(RETRY_MAX, RETRY_BASE * 2 ** max(0, attempts - 1))
 
 
 def message_for(payload: dict) -> Message:
@@ -185,7 +181,7 @@ class DeliveryWorker:
     @staticmethod
     def _failed(delivery: Delivery, retry: bool) -> tuple[str, float | None]:
         if retry and delivery.attempts + 1 < MAX_ATTEMPTS:
-            return "retry", time.time() + backoff(delivery.attempts + 1)
+            return "retry", time.time() + RETRY.delay(delivery.attempts + 1)
         return "failed", None
 
     async def send(self, notifier: NotifierRow, msg: Message, deadline: float = ATTEMPT_DEADLINE) -> str:

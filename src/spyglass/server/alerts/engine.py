@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 
+from spyglass.backoff import Backoff
 from spyglass.netblocks import Network
 from spyglass.server.alerts.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
@@ -41,8 +42,7 @@ from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
 
-MATCH_RETRY = 1.0  # seconds before a failed pass is tried again, doubled at each failure
-MATCH_RETRY_MAX = 600.0
+MATCH_RETRY = Backoff(base=1.0, cap=600.0)  # before a failed pass is tried again: 1 s, doubled each time
 HOLD_FOR = 86_400.0  # seconds: banners that still cannot be matched after this are given up
 
 Candidate = tuple[Collected, str, int, str, str]  # the banner, its address, port, transport, timestamp
@@ -107,7 +107,7 @@ class AlertEngine:
                 added, wait = await asyncio.to_thread(self.run_pass, self._take())
             except Exception:  # alerts.db itself failing: nothing is let go, the pass is tried again
                 log.exception("matching collected banners against alerts failed: tried again")
-                added, wait = 0, MATCH_RETRY
+                added, wait = 0, MATCH_RETRY.base
             if added:
                 self.delivery.wake()
 
@@ -135,7 +135,7 @@ class AlertEngine:
             log.exception("matching %d collected banners failed for %.0f s: given up", len(held.batch), HOLD_FOR)
             self.store.release(held.id)
             return
-        delay = min(MATCH_RETRY * 2**held.attempts, MATCH_RETRY_MAX)
+        delay = MATCH_RETRY.delay(held.attempts + 1)
         log.warning(
             "matching %d collected banners failed (try %d): tried again in %.0f s",
             len(held.batch),

@@ -13,6 +13,8 @@ import socket
 from datetime import datetime
 from typing import NamedTuple
 
+from spyglass.netblocks import Address
+
 FIRST_YEAR, LAST_YEAR = 1678, 2261  # the index's dates are nanoseconds in an i64
 _FRACTION = re.compile(r"\.[0-9]{1,6}")
 
@@ -21,7 +23,7 @@ class BadBanner(ValueError):
     pass
 
 
-def ip_address(value: str | int) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+def ip_address(value: str | int) -> Address:
     """``ipaddress.ip_address``, less the zone id it accepts (``fe80::1%eth0``): a zone names an
     interface of one machine, no store can hold it (tantivy and ClickHouse refuse it), and an
     address that is not the same everywhere is no key of a service. ValueError, as for any other."""

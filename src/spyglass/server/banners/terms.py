@@ -1,26 +1,18 @@
-"""Text as words and networks as address ranges, as every store matches them.
-
-:func:`words` splits free text and TEXT filters as tantivy's default tokenizer does (the embedded
-index) and as the ClickHouse store's expressions do; :func:`ip_ranges` is a ``net:`` filter as the
-ranges of addresses the stores hold (IPv4 as IPv4-mapped IPv6).
+"""Networks as address ranges, as every store matches them: :func:`ip_ranges` is a ``net:``
+filter as the ranges of addresses the stores hold (IPv4 as IPv4-mapped IPv6). Text as words, for
+the stores and the in-memory matcher alike, is :mod:`spyglass.query.words`.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import re
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as tantivy's default tokenizer splits, lower-cased below
-
-
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text) if len(w) <= 40]
-
+from spyglass.netblocks import Network
 
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # how the stores hold IPv4 addresses
 
 
-def ip_ranges(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> list[tuple]:
+def ip_ranges(net: Network) -> list[tuple]:
     """Address ranges of ``net`` as the stores hold them: an IPv6 network that is not itself
     IPv4-mapped leaves out the mapped block, so ``net:::/0`` means IPv6 only."""
     if isinstance(net, ipaddress.IPv4Network) or net.subnet_of(_MAPPED) or not net.overlaps(_MAPPED):

@@ -8,8 +8,8 @@ knows and parameter placeholders.
 The columns are the fields of a banner's document (banners/fields.py) by the same names, so both
 stores read a banner the same way: ``t_`` text matched by words, ``x_`` lower-cased exact values, ``f_`` values
 as shown, ``i_`` integers and ``b_`` booleans (arrays of zero or more values, or one value where a
-banner never has more: SCALAR), ``text`` for free text. Words match as tantivy's tokenizer splits
-them: whole, case-insensitive, a phrase's words one after another (a regular expression over the
+banner never has more: SCALAR), ``text`` for free text. Words are query/words.py's, matched
+whole, case-insensitive, a phrase's words one after another (a regular expression over the
 text, stored lower-cased), asked only of the rows that hold each word's bytes (Condition).
 
 On a server with text indexes (ClickHouse 26.2 and later: ``tokens``), a word is looked for as a
@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
+from spyglass.netblocks import Address
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
+from spyglass.query.words import SEPARATOR, words
 from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_FIELDS, I64
-from spyglass.server.banners.terms import ip_ranges, words
+from spyglass.server.banners.terms import ip_ranges
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_SEPARATOR = r"[^\pL\pN]"  # what splits words (tantivy's default tokenizer: not alphanumeric)
 # The free text's words with a space between each two, as a text index's ASCII tokenizer splits
 # them (it would keep "a\u2014b" one token); the index and the condition name it alike.
-WORDS = f"replaceRegexpAll(text, '{_SEPARATOR}', ' ')".replace("\\", "\\\\")
+WORDS = f"replaceRegexpAll(text, '{SEPARATOR}', ' ')".replace("\\", "\\\\")
 TEXT_INDEX = f"INDEX words {WORDS} TYPE text(tokenizer = 'splitByNonAlpha')"
 TEXT_INDEX_SINCE = (26, 2)  # text indexes are generally available from this version
 
@@ -78,7 +79,7 @@ def micros(d: date) -> int:
     return (datetime(d.year, d.month, d.day, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
 
 
-def ip16(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
+def ip16(address: Address) -> bytes:
     """An address as the ``ip`` column holds it: 16 bytes, IPv4 mapped into IPv6 (as the index does)."""
     if isinstance(address, ipaddress.IPv4Address):
         return b"\x00" * 10 + b"\xff\xff" + address.packed
@@ -88,8 +89,8 @@ def ip16(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
 def word_pattern(tokens: list[str]) -> str:
     """A regular expression matching these words (``words`` of a text) as whole words, one after
     another."""
-    body = f"{_SEPARATOR}+".join(re.escape(t) for t in tokens)
-    return f"(?:^|{_SEPARATOR}){body}(?:$|{_SEPARATOR})"
+    body = f"{SEPARATOR}+".join(re.escape(t) for t in tokens)
+    return f"(?:^|{SEPARATOR}){body}(?:$|{SEPARATOR})"
 
 
 @dataclass

@@ -15,8 +15,9 @@ from tantivy import Occur
 from tantivy import Query as TQ
 
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
+from spyglass.query.words import words
 from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FILTER_FIELDS
-from spyglass.server.banners.terms import ip_ranges, words
+from spyglass.server.banners.terms import ip_ranges
 from spyglass.server.index.schema import TRUE_ONLY, exact_terms, in_index
 
 

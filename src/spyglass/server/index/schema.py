@@ -15,6 +15,7 @@ from typing import Any
 import tantivy
 
 from spyglass.query import Facet
+from spyglass.query.words import LONGEST
 from spyglass.server.banners.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document
 from spyglass.server.banners.shape import Shape
 
@@ -76,7 +77,7 @@ def open_index(schema: tantivy.Schema, path: Path | None = None) -> tantivy.Inde
     index.register_tokenizer(
         WORDS,
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.remove_long(LONGEST))
         .filter(tantivy.Filter.lowercase())
         .build(),
     )

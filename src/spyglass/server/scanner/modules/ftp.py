@@ -44,15 +44,8 @@ async def grab(t: Target) -> Found | None:
         greeting = await replies.read(conn)
         if replies.code(greeting) not in (220, 120):
             return None
-        transcript = [greeting]
-
-        async def ask(command: bytes) -> bytes:
-            if not await conn.send(command + b"\r\n"):
-                return b""
-            reply = await replies.read(conn)
-            transcript.append(reply)
-            return reply
-
+        dialogue = replies.Dialogue(conn, greeting)
+        ask = dialogue.ask
         feat = await ask(b"FEAT")  # before login: servers delay a refused login, some for seconds
         user = await ask(b"USER anonymous")
         login = await ask(b"PASS anonymous@") if replies.code(user) == 331 else user
@@ -60,7 +53,7 @@ async def grab(t: Target) -> Found | None:
         await ask(b"QUIT")
     finally:
         await conn.close()
-    data = "".join(replies.text(r) for r in transcript)
+    data = dialogue.transcript()
     feats = features(feat)
     ftp = {"anonymous": anonymous, "features": feats}
     return Found("ftp", data, {"ftp": ftp, **product(replies.text(greeting))})

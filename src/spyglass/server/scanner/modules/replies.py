@@ -45,3 +45,23 @@ async def read(conn: Conn) -> bytes:
     reply = first_reply(raw)
     conn.pending = raw[len(reply) :]
     return reply
+
+
+class Dialogue:
+    """Commands and their replies on ``conn`` after the server's greeting, every reply kept in
+    order: the banner's ``data`` is the whole transcript."""
+
+    def __init__(self, conn: Conn, greeting: bytes) -> None:
+        self.conn = conn
+        self.replies = [greeting]
+
+    async def ask(self, command: bytes) -> bytes:
+        """Send one command line and read its reply (empty when the connection is gone)."""
+        if not await self.conn.send(command + b"\r\n"):
+            return b""
+        reply = await read(self.conn)
+        self.replies.append(reply)
+        return reply
+
+    def transcript(self) -> str:
+        return "".join(text(r) for r in self.replies)

@@ -40,15 +40,8 @@ async def grab(t: Target) -> Found | None:
         greeting = await replies.read(conn)
         if replies.code(greeting) != 220:
             return None
-        transcript = [greeting]
-
-        async def ask(command: bytes) -> bytes:
-            if not await conn.send(command + b"\r\n"):
-                return b""
-            reply = await replies.read(conn)
-            transcript.append(reply)
-            return reply
-
+        dialogue = replies.Dialogue(conn, greeting)
+        ask = dialogue.ask
         ehlo = await ask(b"EHLO " + EHLO_NAME)
         if replies.code(ehlo) != 250:
             ehlo = await ask(b"HELO " + EHLO_NAME)
@@ -69,4 +62,4 @@ async def grab(t: Target) -> Found | None:
         await conn.close()
     members["smtp"] = {"extensions": exts, "starttls": starttls}
     members.update(product(replies.text(greeting)))
-    return Found("smtp", "".join(replies.text(r) for r in transcript), members)
+    return Found("smtp", dialogue.transcript(), members)

@@ -19,9 +19,8 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-import pytest
+from spyglass.testing import Unavailable
 
 BINARY = "clickhouse-server"
 INSTALL = "apt-get install -y clickhouse-server (Debian's package)"
@@ -48,16 +47,13 @@ CONFIG = """<yandex>
 
 
 def binary() -> str:
-    """The server's path; skips the test (fails it in CI) where it is not installed."""
+    """The server's path (Unavailable where it is not installed)."""
     found = shutil.which(BINARY) or next(
         (p for p in ("/usr/sbin/" + BINARY, "/usr/bin/" + BINARY) if Path(p).exists()), None
     )
     if found:
         return found
-    message = f"{BINARY} is not installed: {INSTALL}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + " (in CI the ClickHouse tests must run)")
-    pytest.skip(message)
+    raise Unavailable(f"{BINARY} is not installed: {INSTALL}")
 
 
 def _listening_ports(pid: int) -> set[int]:
@@ -223,10 +219,7 @@ class CurrentEngine:
         try:
             import chdb.session as chdb
         except ImportError:
-            message = "chdb is not installed: pip install -e '.[test]'"
-            if os.environ.get("CI") == "true":
-                pytest.fail(message + " (in CI the ClickHouse tests must run)")
-            pytest.skip(message)
+            raise Unavailable("chdb is not installed: pip install -e '.[test]'") from None
         from clickhouse_driver import Client
 
         self.folder = folder
@@ -236,7 +229,9 @@ class CurrentEngine:
         self.session.query("SET output_format_arrow_string_as_string = 0")  # strings as bytes: bodies exact
         self.used = ""  # the database of the session's last USE
 
-    def run(self, sql: str, database: str, params: Any = None, raw: bool = False, columnar: bool = False) -> list:
+    def run(
+        self, sql: str, database: str, params: dict | list | None = None, raw: bool = False, columnar: bool = False
+    ) -> list:
         import pyarrow
         from clickhouse_driver.util.escape import escape_param, escape_params
 
@@ -257,7 +252,7 @@ class CurrentEngine:
         return [tuple(c) for c in columns] if columnar else list(zip(*columns, strict=True))
 
 
-def _as_driver(value: Any, raw: bool) -> Any:
+def _as_driver(value: object, raw: bool) -> object:
     """A value from Arrow as clickhouse-driver gives it: strings as text (bytes with
     ``strings_as_bytes``), tuples as tuples."""
     if isinstance(value, bytes):
@@ -275,7 +270,9 @@ class _EngineClient:
     def __init__(self, engine: CurrentEngine, database: str) -> None:
         self.engine, self.database = engine, database
 
-    def execute(self, sql: str, params: Any = None, settings: dict | None = None, columnar: bool = False) -> list:
+    def execute(
+        self, sql: str, params: dict | list | None = None, settings: dict | None = None, columnar: bool = False
+    ) -> list:
         raw = bool(settings and settings.get("strings_as_bytes"))
         return self.engine.run(sql, self.database, params, raw=raw, columnar=columnar)
 

@@ -1,0 +1,7 @@
+"""Real parts on loopback for the tests, the benchmarks (bench/) and scripts/: ClickHouse servers, the
+embedded backend in a thread or as `spyglass serve`, a webhook receiver. spyglass itself never
+imports this package; it needs nothing that the tests' extra does not install."""
+
+
+class Unavailable(RuntimeError):
+    """Something a helper needs is not installed here (the message says what to install)."""
