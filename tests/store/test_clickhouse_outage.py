@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import httpx
 
-from tests.clickhouse import ClickHouseServer
-from tests.conftest import start_backend
+from spyglass.testing.backend import start_backend
+from spyglass.testing.clickhouse import ClickHouseServer
+from tests.servers import installed
 from tests.store.conftest import database
 
 BANNER = {"ip_str": "198.18.9.1", "port": 443, "transport": "tcp", "timestamp": "2026-01-05T00:00:00"}
 
 
 def test_a_store_outage_answers_503_with_retry_after_and_the_backend_recovers(tmp_path):
-    clickhouse = ClickHouseServer(tmp_path / "clickhouse").start()  # its own: this test stops it
+    with installed():
+        clickhouse = ClickHouseServer(tmp_path / "clickhouse").start()  # its own: this test stops it
     try:
         server, backend = start_backend(tmp_path / "data", store=clickhouse.address(database(tmp_path)))
         with server:
