@@ -5,6 +5,8 @@ unknown id are the same 404; an alert made while the stream is followed is follo
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 import time
 
 import httpx
@@ -14,6 +16,7 @@ from spyglass.client import Clients
 from spyglass.client.errors import Forbidden, NotFound
 from tests.conftest import start_backend
 from tests.contract.test_stream import banner, connected, wait_for
+from tests.workflows.commands import spyglass
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +109,45 @@ async def test_an_alert_made_while_following_is_followed_too(served, mine):
         await asyncio.sleep(0.2)
     task.cancel()
     assert task.items[0].address.startswith("100.64.9.")
+
+
+def cli_following(served, key: str, *args: str) -> list[dict]:
+    """``spyglass stream ARGS --json`` as a process, fed fresh banners (in 198.51.100.64/28,
+    in 203.0.113.64 and outside both) until it ends; the banners it printed."""
+    env = {"SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": key}
+    done: list = []
+    thread = threading.Thread(target=lambda: done.append(spyglass("stream", *args, "--json", env=env)))
+    thread.start()
+    deadline = time.monotonic() + 60
+    n = 0
+    while thread.is_alive():  # until it has subscribed a banner reaches nobody: keep collecting
+        assert time.monotonic() < deadline, "the CLI never printed its banners"
+        n += 1
+        served.collect([at(f"198.51.100.{64 + n % 16}"), at("192.0.2.77", 1000 + n), at("203.0.113.64", 2000 + n)])
+        time.sleep(0.2)
+    thread.join()
+    return [json.loads(line) for line in done[0].stdout.splitlines()]
+
+
+def test_the_cli_follows_the_account_s_alerts_and_one_alert(served):
+    key = served.key()
+    made = [
+        httpx.post(f"{served.url}/intel/alert", params={"key": key}, json={"name": n, "filters": {"ip": [net]}}).json()
+        for n, net in (("office", "198.51.100.64/28"), ("lab", "203.0.113.64"))
+    ]
+    every = cli_following(served, key, "--alert", "--count", "6")
+    # banners come two to a round (one in each alert, none outside): both alerts are followed
+    assert {"office" if b["ip_str"].startswith("198.51.100.") else b["ip_str"] for b in every} == {
+        "office",
+        "203.0.113.64",
+    }
+    only = cli_following(served, key, "--alert", made[1]["id"], "--count", "3")
+    assert [b["ip_str"] for b in only] == ["203.0.113.64"] * 3
+
+
+def test_the_cli_says_an_unknown_alert_in_one_line(served):
+    env = {"SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": served.key()}
+    done = spyglass("stream", "--alert", "NOSUCHALERT00000", env=env, ok=False)
+    assert done.returncode != 0
+    assert "No alert with id 'NOSUCHALERT00000'" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
