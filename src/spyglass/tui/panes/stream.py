@@ -24,9 +24,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Input, Select, Static
 
-from spyglass.present.service import PRODUCT_WIDTH, product_line
-from spyglass.present.stream import quiet_stream_hint, stream_line
-from spyglass.present.values import get_path, plural, text_of
+from spyglass.present.service import PRODUCT_WIDTH
+from spyglass.present.stream import detail_lines, quiet_stream_hint, stream_line
+from spyglass.present.values import plural
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, for_console, on_console
@@ -50,7 +50,6 @@ MAX_BUFFER = 200_000
 PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
 SPARK = "▁▂▃▄▅▆▇█"
 GAP_SHOWN = 10.0  # seconds the time missed by a reconnect stays in the status line
-DETAIL_DATA_LINES = 40  # of the selected banner's raw data (the detail box shows what its height allows)
 
 
 def sparkline(values: list[int]) -> str:
@@ -58,34 +57,6 @@ def sparkline(values: list[int]) -> str:
     if not top:
         return SPARK[0] * len(values)
     return "".join(SPARK[min(len(SPARK) - 1, v * (len(SPARK) - 1) // top)] for v in values)
-
-
-def detail_lines(banner: dict) -> list[str]:
-    """The selected banner, briefly: who, where, what, and the start of its raw data."""
-    country = text_of(get_path(banner, "location.country_name")) or text_of(get_path(banner, "location.country_code"))
-    location = ", ".join(t for t in (text_of(get_path(banner, "location.city")), country) if t)
-    facts = [
-        ("seen", banner.get("timestamp")),
-        ("org", banner.get("org")),
-        ("asn", banner.get("asn")),
-        ("location", location),
-        ("hostnames", banner.get("hostnames")),
-        ("domains", banner.get("domains")),
-        ("product", product_line(banner)),
-        ("os", banner.get("os")),
-        ("tags", banner.get("tags")),
-        ("title", get_path(banner, "http.title")),
-        ("server", get_path(banner, "http.server")),
-        ("cert", get_path(banner, "ssl.cert.subject.CN")),
-        ("cpe", banner.get("cpe23") or banner.get("cpe")),
-        ("vulns", list(banner["vulns"]) if isinstance(banner.get("vulns"), dict) else banner.get("vulns")),
-    ]
-    lines = [stream_line(banner)]
-    lines += [f"  {name:<9} {text_of(value, max_chars=300)}" for name, value in facts if text_of(value)]
-    data = banner.get("data")
-    if isinstance(data, str) and data.strip():
-        lines += ["  " + line for line in data.strip().splitlines()[:DETAIL_DATA_LINES]]
-    return lines
 
 
 NARROW = 100  # columns of the tail below which a line's product column is cut, for the title's sake
