@@ -45,6 +45,7 @@ KINDS = [
     ("countries", "countries"),
     ("ports", "ports"),
     ("vulns", "vulns"),
+    ("my alerts", "alert"),  # values: none (every alert of the account), or one alert's name or id
 ]
 MAX_BUFFER = 200_000
 PUMP_EVERY = 0.1  # seconds between batches handed to the parsing thread
@@ -85,7 +86,8 @@ class StreamPane(Pane):
     HOME = "#tail"
     WIDGETS = (Tail,)
     HELP = (
-        "The live stream of newly collected banners (enterprise). Pick a stream and its values; the "
+        "The live stream of newly collected banners (enterprise). Pick a stream and its values ("
+        "'my alerts' follows your alerts' networks, or one alert given by its name); the "
         "filter box takes the search language (product:nginx -port:80): it shows the buffered lines that "
         "match and those that arrive; an empty box clears it and shows the whole buffer again. "
         "p pauses, up/down scroll back (End: live), Enter opens the host, Tab reaches the selected banner's "
@@ -153,14 +155,17 @@ class StreamPane(Pane):
         """Follow the chosen stream until another is chosen (the pump runs beside it)."""
         kind, values = self.source
         self.gone = ""
-        if kind != "banners" and not values.strip():
+        if kind not in ("banners", "alert") and not values.strip():
             raise PaneFailure(f"Give the {kind} to follow, separated by commas")
         if self.error_source == f"{self.TITLE}: load":  # e.g. "give the ports": no longer true
             self.show_error(None)
         self._say_why_it_may_stay_empty()
         client = clients.stream
         options = {"raw": True, "debug": True, "on_state": self._on_state}
-        stream = client.banners(**options) if kind == "banners" else getattr(client, kind)(values, **options)
+        if kind == "alert":
+            stream = client.alert(await self._alert_id(clients, values.strip()), **options)
+        else:
+            stream = client.banners(**options) if kind == "banners" else getattr(client, kind)(values, **options)
         if self.source != self.buffered:  # another stream: start afresh (a reconnect keeps it all)
             self.buffered = self.source
             self._start_afresh()
@@ -174,6 +179,17 @@ class StreamPane(Pane):
         finally:
             pump.cancel()
             await stream.aclose()
+
+    @staticmethod
+    async def _alert_id(clients: Clients, name: str) -> str | None:
+        """The alert called ``name`` (its name, any case, or its id); None for every alert."""
+        if not name:
+            return None
+        alerts = await clients.alerts.list()
+        found = [a.id for a in alerts if a.id == name] or [a.id for a in alerts if a.name.casefold() == name.casefold()]
+        if not found:
+            raise PaneFailure(f"No alert named {clean(name, one_line=True, max_chars=80)!r}: see the Alerts pane")
+        return found[0]
 
     def _say_why_it_may_stay_empty(self) -> None:
         """A spyglass backend that collects nothing live: the tail says so, as ``serve`` does."""
@@ -276,11 +292,11 @@ class StreamPane(Pane):
 
     # -- choosing -------------------------------------------------------------------------------
     def run_arg(self, arg: str) -> None:
-        """``banners``, or a kind and its values: ``ports 22,443``."""
+        """``banners``, or a kind and its values: ``ports 22,443``, ``alert`` (every alert) or ``alert office``."""
         kind, _, values = arg.strip().partition(" ")
         if kind not in dict((v, k) for k, v in KINDS):
             self.app.notify(
-                f"stream: no stream {clean(kind, one_line=True)!r} (banners, asn, countries, ports, vulns)",
+                f"stream: no stream {clean(kind, one_line=True)!r} (banners, asn, countries, ports, vulns, alert)",
                 markup=False,
             )
             return
@@ -299,7 +315,7 @@ class StreamPane(Pane):
 
     @on(Select.Changed, "#stream-kind")
     def _kind_chosen(self, event: Select.Changed) -> None:
-        if event.value == "banners" or self.query_one("#stream-values", Input).value.strip():
+        if event.value in ("banners", "alert") or self.query_one("#stream-values", Input).value.strip():
             self._follow()
         else:
             self.query_one("#stream-values", Input).focus()
