@@ -79,3 +79,25 @@ async def test_the_settings_screen_chooses_the_signal_and_saves_it(served):
         await settle(pilot)
         assert "Saved: a fired alert is said on screen, with a terminal bell." in screen_text(app)
     assert Config.load().alert_signal == "bell" and app.config.alert_signal == "bell"
+
+
+async def test_an_alert_made_after_the_start_is_said_too(served):
+    key = served.key()
+    with Receiver() as receiver:
+        app = SpyglassApp(served.profile(key), pane="search")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await until(pilot, lambda: app.notice_watch is not None and app.notice_watch.ready, "the logs read")
+            async with Clients.from_profile(served.profile(key)) as c:  # another dashboard, the CLI
+                hook = (await c.notifiers.create("webhook", {"url": receiver.url})).id
+                alert = await c.alerts.create("later", ["203.0.113.128/30"])
+                await c.alerts.enable_triggers(alert.id, "any")
+                await c.alerts.add_notifier(alert.id, hook)
+            deadline = time.monotonic() + 30  # well before the minute after which every log is read
+            port = 9000
+            while not app.query_one(StatusBar).notice:  # the stream follows the new alert within a second
+                assert time.monotonic() < deadline, "the new alert's notification was never said"
+                port += 1
+                await asyncio.to_thread(served.collect, [{**banner(port=port), "ip_str": "203.0.113.129"}])
+                await pilot.pause(0.3)
+            assert "later: any on 203.0.113.129:" in app.query_one(StatusBar).notice

@@ -157,6 +157,7 @@ class NoticeWatch:
         self.seen: dict[str, set[str]] = {}  # alert id -> the events of its log when last read
         self.networks: dict[str, list] = {}
         self.nudged: set[str] = set()
+        self.unknown = False  # a banner in no alert known: the list of alerts is read again
         self.wake = asyncio.Event()
         self.ready = False  # the logs as they were at the start are read: what comes next is news
 
@@ -173,7 +174,8 @@ class NoticeWatch:
                     await asyncio.sleep(NUDGE_DELAY)  # banners come in bursts: one reading for them
                     self.wake.clear()
                     nudged, self.nudged = self.nudged, set()
-                    await self.read(only=nudged)
+                    unknown, self.unknown = self.unknown, False
+                    await self.read(only=nudged, relist=unknown)
                 if time.monotonic() >= next_poll:
                     await self.read()
                     next_poll = time.monotonic() + POLL_EVERY
@@ -197,14 +199,18 @@ class NoticeWatch:
         except ValueError:
             return
         hit = {a for a, nets in self.networks.items() if any(ip in n for n in nets if n.version == ip.version)}
-        self.nudged |= hit or set(self.alerts)  # an alert not known yet: read them all
+        self.nudged |= hit
+        self.unknown = self.unknown or not hit  # in no alert known: one made since the list was read
         self.wake.set()
 
-    async def read(self, only: set[str] | None = None, announce: bool = True) -> None:
-        """Read the logs of ``only`` these alerts (all, and the list of alerts again, with None)."""
-        if only is None or not only <= set(self.alerts):
+    async def read(self, only: set[str] | None = None, announce: bool = True, relist: bool = False) -> None:
+        """Read the logs of ``only`` these alerts (all, and the list of alerts again, with None);
+        with ``relist``, the list again and the logs of the alerts new in it too."""
+        if only is None or relist:
             self.alerts = {a.id: a for a in await self.clients.alerts.list()}
             self.networks = {i: _networks(a) for i, a in self.alerts.items()}
+        if only is not None and relist:
+            only = only | (set(self.alerts) - set(self.seen))
         new: list[Notice] = []
         for alert_id in sorted(self.alerts if only is None else only & set(self.alerts)):
             log = await self.clients.alerts.notifications(alert_id)
