@@ -3,19 +3,24 @@ account's alerts (or of one of them), followed as the alerts change.
 
 The hub calls a filter for every published banner on the event loop, so the alerts are not read
 per banner: their networks become one :class:`Coverage` (a bisection per banner), and whether the
-alerts changed is asked of the store at most once every ``REFRESH`` seconds (a cheap pragma).
+alerts changed is asked of the store at most once every ``REFRESH`` seconds, in a thread (building
+the coverage of 100,000 networks takes a second): until it is built, the last one matches.
 An alert that expired stops matching; one deleted while followed leaves its stream quiet.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
 import time
 from collections.abc import Callable
 
 from spyglass.server.alerts.coverage import Coverage
 from spyglass.server.alerts.store import AlertRow, AlertStore
 from spyglass.server.stream.hub import Published
+
+log = logging.getLogger("spyglass.stream")
 
 REFRESH = 1.0  # seconds between looks at whether the alerts changed
 
@@ -34,7 +39,8 @@ class AlertNetworks:
         self._version: tuple[int, int] | None = None
         self._coverage: Coverage[float] = Coverage(())
         self._checked = clock()
-        self._refresh()
+        self._refreshing: asyncio.Future | None = None
+        self._refresh()  # the first: the caller builds it off the event loop
 
     def _refresh(self) -> None:
         version = self.store.version()
@@ -49,9 +55,10 @@ class AlertNetworks:
 
     def __call__(self, p: Published) -> bool:
         now = self.clock()
-        if now - self._checked >= REFRESH:
+        if now - self._checked >= REFRESH and self._refreshing is None:
             self._checked = now
-            self._refresh()
+            self._refreshing = asyncio.get_running_loop().run_in_executor(None, self._refresh)
+            self._refreshing.add_done_callback(self._refreshed)
         if p.ip is None:
             return False
         try:
@@ -60,6 +67,11 @@ class AlertNetworks:
             return False
         wall = time.time()
         return any(wall < end for end in self._coverage.covering(address))
+
+    def _refreshed(self, done: asyncio.Future) -> None:
+        self._refreshing = None
+        if not done.cancelled() and done.exception() is not None:  # the last coverage goes on matching
+            log.warning("the alerts of a stream could not be read again", exc_info=done.exception())
 
 
 def ends(alert: AlertRow) -> float:
