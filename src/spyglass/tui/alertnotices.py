@@ -122,7 +122,8 @@ class AlertNotices(App[None]):
         if not notices:
             return
         self.last_notice = notices[-1]
-        key = self.get_key_display(Binding("ctrl+o", ""))
+        keys = getattr(self, "keymap", {}).get("alert.open", "ctrl+o")  # as the user's keymap has it
+        key = self.get_key_display(Binding(keys.split(",")[0].strip(), ""))
         for n, notice in enumerate(notices[:NOTICES_AT_ONCE]):
             more = len(notices) - NOTICES_AT_ONCE if n == NOTICES_AT_ONCE - 1 else 0
             extra = f" (and {more} more)" if more > 0 else ""
