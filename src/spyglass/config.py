@@ -151,6 +151,7 @@ class Config:
     theme: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys, e.g. {"help": "f1"}
     location: str | None = None  # this machine, "City,CC,latitude,longitude", for the geo pane
+    alert_signal: str = "off"  # a fired alert beyond the screen: off, bell, osc9 or osc777 (tui/alertnotices.py)
 
     @classmethod
     def path(cls) -> Path:
@@ -172,6 +173,7 @@ class Config:
                 theme=_member(raw, "theme", str, None),
                 keymap={str(k): str(v) for k, v in _member(raw, "keymap", dict, {}).items()},
                 location=_member(raw, "location", str, None),
+                alert_signal=_member(raw, "alert_signal", str, "off"),
             )
         except OSError as exc:
             raise ConfigError(f"cannot read the config file {path}: {exc.strerror or exc}") from None
@@ -190,6 +192,7 @@ class Config:
             "theme": self.theme,
             "keymap": self.keymap,
             "location": self.location,
+            "alert_signal": None if self.alert_signal == "off" else self.alert_signal,
         }
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -204,6 +204,11 @@ class StreamClient(HostClient):
     def vulns(self, vulns: str | Iterable[str], **kw: Any) -> Stream:
         return Stream(self, f"/vulns/{segment(csv(vulns))}", **kw)
 
+    def alert(self, alert_id: str | None = None, **kw: Any) -> Stream:
+        """Banners in the networks of every alert of the key's account, or of the one ``alert_id``
+        (an unknown id is a :class:`~spyglass.client.errors.NotFound`)."""
+        return Stream(self, f"/alert/{segment(alert_id)}" if alert_id else "/alert", **kw)
+
 
 async def collect(transport: Transport, lines: list[bytes]) -> CollectResult:
     """``POST /spyglass/collect`` on a spyglass backend (``transport`` of its main host): banners,

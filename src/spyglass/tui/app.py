@@ -19,6 +19,7 @@ from textual.worker import WorkerState
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui import keyorder
+from spyglass.tui.alertnotices import AlertNotices
 from spyglass.tui.blink import CursorBlink, remote_terminal
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.console import for_console, linux_console, plain_boxes
@@ -58,7 +59,7 @@ def spyglass_commands() -> type[Provider]:
     return SpyglassCommands
 
 
-class SpyglassApp(keyorder.EscThenLetter):
+class SpyglassApp(keyorder.EscThenLetter, AlertNotices):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {spyglass_commands}
@@ -195,6 +196,7 @@ class SpyglassApp(keyorder.EscThenLetter):
         self.clients.credits.listeners.append(self._credits_changed)
         self.clients.reachability.listeners.append(self._reachability_changed)
         self._credits_changed(self.clients.credits)
+        self.follow_alerts(clients)  # fired notifications are said wherever the user is
         self.status.plan = info.plan
         self.set_state(State.CONNECTED)
         if self.connection.note:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from spyglass.cli.common import Common, api_command, positive, with_clients
 from spyglass.cli.exits import EXIT_OK, UsageError
 
-FILTERS = ("asn", "countries", "ports", "vulns")
+FILTERS = ("asn", "countries", "ports", "vulns", "alert")
 REPLAY_BATCH = 1000  # banners per request when no rate is given
 REPLAY_TICK = 0.25  # seconds between requests at a given rate
 CLOSE_WITHIN = 2.0  # seconds the stream may take to close once the command ends (ctrl+c)
@@ -47,10 +47,13 @@ async def follow(clients, args) -> int:
     from spyglass.streamfiles import DailyFiles
 
     ended_by_term()
-    kind = next((name for name in FILTERS if getattr(args, name)), None)
+    kind = next((name for name in FILTERS if getattr(args, name) is not None), None)
     options = {"fmt": args.format, "debug": True, "raw": True, "on_state": report_state}
     source = clients.stream
-    stream = getattr(source, kind)(getattr(args, kind), **options) if kind else source.banners(**options)
+    if kind == "alert":  # --alert alone: every alert of the account
+        stream = source.alert(args.alert or None, **options)
+    else:
+        stream = getattr(source, kind)(getattr(args, kind), **options) if kind else source.banners(**options)
     fields = [f.strip() for f in args.fields.split(",") if f.strip()] if args.fields else None
     files = DailyFiles(args.datadir) if args.datadir else None
     shown = 0
@@ -112,7 +115,7 @@ def ended_by_term() -> None:
 
 
 def stream_command(args: argparse.Namespace) -> int:
-    chosen = [name for name in FILTERS if getattr(args, name)]
+    chosen = [name for name in FILTERS if getattr(args, name) is not None]
     if len(chosen) > 1:
         raise UsageError(f"stream: one filter at a time, not --{' and --'.join(chosen)}")
     try:
@@ -201,6 +204,13 @@ def register(sub, common: Common) -> None:
     group.add_argument("--countries", metavar="CC[,CC...]", help="only banners from these countries")
     group.add_argument("--ports", metavar="P[,P...]", help="only banners on these ports")
     group.add_argument("--vulns", metavar="CVE[,CVE...]", help="only banners with these vulnerabilities")
+    group.add_argument(
+        "--alert",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="only banners in the networks of your alerts (or of the alert ID)",
+    )
     p.add_argument("--format", choices=("json", "sse"), default="json", help="wire format (default json)")
     p.add_argument("--fields", metavar="F[,F...]", help="show these fields (e.g. ip_str,port,org)")
     p.add_argument("--datadir", type=Path, metavar="DIR", help="also save banners to DIR/YYYY-MM-DD.json.gz (UTC)")

@@ -19,7 +19,15 @@ from fastapi.responses import StreamingResponse
 
 from spyglass import __version__
 from spyglass.server.auth import Caller, caller
-from spyglass.server.errors import ApiError, bad_request, document_errors, install_error_handlers, responses
+from spyglass.server.errors import (
+    ApiError,
+    bad_request,
+    document_errors,
+    install_error_handlers,
+    not_found,
+    responses,
+)
+from spyglass.server.stream.alerts import AlertNetworks
 from spyglass.server.stream.hub import (
     CHUNK_BYTES,
     Match,
@@ -155,6 +163,34 @@ async def vulns(
     return open_stream(request, who, match_vulns(ids), t, debug)
 
 
+@router.get("/alert", response_class=StreamingResponse, responses=STREAM_DOC)
+async def alerts(
+    request: Request, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+) -> StreamingResponse:
+    """Banners inside the networks of every alert of the caller's account (as the alerts change)."""
+    who.require_enterprise("The real-time stream")
+    match = await asyncio.to_thread(AlertNetworks, request.app.state.alerts, who.account.id)
+    return open_stream(request, who, match, t, debug)
+
+
+@router.get("/alert/{alert_id}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(404)})
+async def alert(
+    request: Request,
+    alert_id: str,
+    who: Caller = Depends(caller),
+    t: Literal["json", "sse"] = Format,
+    debug: int = Debug,
+) -> StreamingResponse:
+    """Banners inside the networks of one of the caller's alerts. An unknown id and another
+    account's alert are the same 404."""
+    who.require_enterprise("The real-time stream")
+    store = request.app.state.alerts
+    if await asyncio.to_thread(store.alert, who.account.id, alert_id) is None:
+        raise not_found(f"No alert with id {alert_id!r}")
+    match = await asyncio.to_thread(AlertNetworks, store, who.account.id, alert_id)
+    return open_stream(request, who, match, t, debug)
+
+
 def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
     """The stream host: its own app and OpenAPI document, sharing ``parent``'s accounts and rate
     limit (the key is checked as on the main API)."""
@@ -166,6 +202,7 @@ def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
     )
     app.state.hub = hub
     app.state.store = parent.state.store
+    app.state.alerts = parent.state.alerts  # the /alert streams follow the account's alerts
     app.state.rate_limiter = parent.state.rate_limiter
     app.state.failed_keys = parent.state.failed_keys
     install_error_handlers(app)

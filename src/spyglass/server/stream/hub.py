@@ -40,6 +40,7 @@ class Published:
     """One banner as the stream sends it, with what the filters look at, taken out once."""
 
     line: bytes  # the banner's JSON, no newline
+    ip: str | int | None  # as the banner writes it (``ip_str``, or the integer ``ip``)
     asn: str | None
     country: str | None
     port: int | None
@@ -57,8 +58,10 @@ class Published:
         port = banner.get("port")
         vulns = banner.get("vulns")
         ids: Iterable = vulns.keys() if isinstance(vulns, dict) else vulns if isinstance(vulns, list) else ()
+        ip = banner.get("ip_str", banner.get("ip"))
         return cls(
             line=line,
+            ip=ip if isinstance(ip, str | int) and not isinstance(ip, bool) else None,
             # real exports carry the ASN as "AS3356" or as 3356
             asn=normal_asn(str(asn)) if isinstance(asn, str | int) and not isinstance(asn, bool) else None,
             country=country.upper() if isinstance(country, str) else None,

@@ -24,9 +24,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Input, Select, Static
 
-from spyglass.present.service import PRODUCT_WIDTH, product_line
-from spyglass.present.stream import quiet_stream_hint, stream_line
-from spyglass.present.values import get_path, plural, text_of
+from spyglass.present.service import PRODUCT_WIDTH
+from spyglass.present.stream import detail_lines, quiet_stream_hint, stream_line
+from spyglass.present.values import plural
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, for_console, on_console
@@ -46,11 +46,11 @@ KINDS = [
     ("countries", "countries"),
     ("ports", "ports"),
     ("vulns", "vulns"),
+    ("my alerts", "alert"),  # values: none (every alert of the account), or one alert's name or id
 ]
 MAX_BUFFER = 200_000
 SPARK = "▁▂▃▄▅▆▇█"
 GAP_SHOWN = 10.0  # seconds the time missed by a reconnect stays in the status line
-DETAIL_DATA_LINES = 40  # of the selected banner's raw data (the detail box shows what its height allows)
 
 
 def sparkline(values: list[int]) -> str:
@@ -58,34 +58,6 @@ def sparkline(values: list[int]) -> str:
     if not top:
         return SPARK[0] * len(values)
     return "".join(SPARK[min(len(SPARK) - 1, v * (len(SPARK) - 1) // top)] for v in values)
-
-
-def detail_lines(banner: dict) -> list[str]:
-    """The selected banner, briefly: who, where, what, and the start of its raw data."""
-    country = text_of(get_path(banner, "location.country_name")) or text_of(get_path(banner, "location.country_code"))
-    location = ", ".join(t for t in (text_of(get_path(banner, "location.city")), country) if t)
-    facts = [
-        ("seen", banner.get("timestamp")),
-        ("org", banner.get("org")),
-        ("asn", banner.get("asn")),
-        ("location", location),
-        ("hostnames", banner.get("hostnames")),
-        ("domains", banner.get("domains")),
-        ("product", product_line(banner)),
-        ("os", banner.get("os")),
-        ("tags", banner.get("tags")),
-        ("title", get_path(banner, "http.title")),
-        ("server", get_path(banner, "http.server")),
-        ("cert", get_path(banner, "ssl.cert.subject.CN")),
-        ("cpe", banner.get("cpe23") or banner.get("cpe")),
-        ("vulns", list(banner["vulns"]) if isinstance(banner.get("vulns"), dict) else banner.get("vulns")),
-    ]
-    lines = [stream_line(banner)]
-    lines += [f"  {name:<9} {text_of(value, max_chars=300)}" for name, value in facts if text_of(value)]
-    data = banner.get("data")
-    if isinstance(data, str) and data.strip():
-        lines += ["  " + line for line in data.strip().splitlines()[:DETAIL_DATA_LINES]]
-    return lines
 
 
 NARROW = 100  # columns of the tail below which a line's product column is cut, for the title's sake
@@ -114,7 +86,8 @@ class StreamPane(Pane):
     HOME = "#tail"
     WIDGETS = (Tail,)
     HELP = (
-        "The live stream of newly collected banners (enterprise). Pick a stream and its values; the "
+        "The live stream of newly collected banners (enterprise). Pick a stream and its values ("
+        "'my alerts' follows your alerts' networks, or one alert given by its name); the "
         "filter box takes the search language (product:nginx -port:80): it shows the buffered lines that "
         "match and those that arrive; an empty box clears it and shows the whole buffer again. "
         "p pauses, up/down scroll back (End: live), Enter opens the host, Tab reaches the selected banner's "
@@ -184,14 +157,17 @@ class StreamPane(Pane):
         """Follow the chosen stream until another is chosen (the pump runs beside it)."""
         kind, values = self.source
         self.gone = ""
-        if kind != "banners" and not values.strip():
+        if kind not in ("banners", "alert") and not values.strip():
             raise PaneFailure(f"Give the {kind} to follow, separated by commas")
         if self.error_source == f"{self.TITLE}: load":  # e.g. "give the ports": no longer true
             self.show_error(None)
         self._say_why_it_may_stay_empty()
         client = clients.stream
         options = {"raw": True, "debug": True, "on_state": self._on_state}
-        stream = client.banners(**options) if kind == "banners" else getattr(client, kind)(values, **options)
+        if kind == "alert":
+            stream = client.alert(await self._alert_id(clients, values.strip()), **options)
+        else:
+            stream = client.banners(**options) if kind == "banners" else getattr(client, kind)(values, **options)
         if self.source != self.buffered:  # another stream: start afresh (a reconnect keeps it all)
             self.buffered = self.source
             self._start_afresh()
@@ -205,6 +181,17 @@ class StreamPane(Pane):
         finally:
             pump.cancel()
             await stream.aclose()
+
+    @staticmethod
+    async def _alert_id(clients: Clients, name: str) -> str | None:
+        """The alert called ``name`` (its name, any case, or its id); None for every alert."""
+        if not name:
+            return None
+        alerts = await clients.alerts.list()
+        found = [a.id for a in alerts if a.id == name] or [a.id for a in alerts if a.name.casefold() == name.casefold()]
+        if not found:
+            raise PaneFailure(f"No alert named {clean(name, one_line=True, max_chars=80)!r}: see the Alerts pane")
+        return found[0]
 
     def _say_why_it_may_stay_empty(self) -> None:
         """A spyglass backend that collects nothing live: the tail says so, as ``serve`` does."""
@@ -292,11 +279,11 @@ class StreamPane(Pane):
 
     # -- choosing -------------------------------------------------------------------------------
     def run_arg(self, arg: str) -> None:
-        """``banners``, or a kind and its values: ``ports 22,443``."""
+        """``banners``, or a kind and its values: ``ports 22,443``, ``alert`` (every alert) or ``alert office``."""
         kind, _, values = arg.strip().partition(" ")
         if kind not in dict((v, k) for k, v in KINDS):
             self.app.notify(
-                f"stream: no stream {clean(kind, one_line=True)!r} (banners, asn, countries, ports, vulns)",
+                f"stream: no stream {clean(kind, one_line=True)!r} (banners, asn, countries, ports, vulns, alert)",
                 markup=False,
             )
             return
@@ -315,7 +302,7 @@ class StreamPane(Pane):
 
     @on(Select.Changed, "#stream-kind")
     def _kind_chosen(self, event: Select.Changed) -> None:
-        if event.value == "banners" or self.query_one("#stream-values", Input).value.strip():
+        if event.value in ("banners", "alert") or self.query_one("#stream-values", Input).value.strip():
             self._follow()
         else:
             self.query_one("#stream-values", Input).focus()

@@ -7,11 +7,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Input, Label, ListItem, ListView, Static
+from textual.widgets import Button, Input, Label, ListItem, ListView, Select, Static
 
 from spyglass.config import EMBEDDED, Config, ConfigError, Profile
 from spyglass.safetext import safe_text
 from spyglass.secrets import mask_key
+from spyglass.tui.alertnotices import SIGNALS, signal_text
 from spyglass.tui.widgets.footer import KeyFooter
 
 FIELDS = [
@@ -36,6 +37,8 @@ class SettingsScreen(Screen[Profile | None]):
     SettingsScreen .field { height: 1; margin-bottom: 1; }
     SettingsScreen .field Label { width: 22; color: $text-muted; }
     SettingsScreen .field Input { width: 1fr; }
+    SettingsScreen #alert-signal-row { margin-top: 1; }
+    SettingsScreen #alert-signal-row Select { width: 1fr; }
     SettingsScreen #key-mask { color: $text-muted; padding-left: 22; }
     SettingsScreen #buttons { height: auto; margin-top: 1; }
     SettingsScreen #buttons Button { margin-right: 1; min-width: 8; width: auto; }
@@ -66,6 +69,11 @@ class SettingsScreen(Screen[Profile | None]):
                     yield Button("Use", id="use", variant="success")
                     yield Button("Delete", id="delete", variant="error")
                 yield Static("", id="result")
+                with Horizontal(classes="field", id="alert-signal-row"):  # not a profile's: the dashboard's
+                    yield Label("Alert fired")
+                    signal = self.config.alert_signal if self.config.alert_signal in SIGNALS else "off"
+                    choices = [(signal_text(v), v) for v in SIGNALS]
+                    yield Select(choices, value=signal, allow_blank=False, compact=True, id="alert-signal")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -96,6 +104,13 @@ class SettingsScreen(Screen[Profile | None]):
         index = event.list_view.index or 0
         self.fill(self.config.profile(self.names[index]))
         self.say("")
+
+    @on(Select.Changed, "#alert-signal")
+    def signal_chosen(self, event: Select.Changed) -> None:
+        if event.value != self.config.alert_signal:
+            self.config.alert_signal = str(event.value)
+            self.config.save()
+            self.say(f"Saved: a fired alert is {signal_text(str(event.value))}.", ok=True)
 
     @on(Input.Changed, "#key")
     def key_changed(self, event: Input.Changed) -> None:

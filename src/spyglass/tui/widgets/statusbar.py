@@ -21,6 +21,9 @@ _STATE_COLOUR = {
 }
 
 
+NOTICE_SHOWN = 120.0  # seconds an alert notice stays in the bar
+
+
 class StatusBar(Widget):
     # One line, but a reason (a state's detail, a note) is never cut: while there is one the bar
     # wraps to up to three lines (80 columns cut it after the state's first words).
@@ -34,6 +37,7 @@ class StatusBar(Widget):
     detail: reactive[str] = reactive("")
     hint: reactive[str] = reactive("")  # what to do about it ("ctrl+r retries"): shown before the detail
     note: reactive[str] = reactive("")  # the last failed call, or what a key is about to spend
+    notice: reactive[str] = reactive("")  # the last alert that fired (tui/alertnotices.py)
     plan: reactive[str | None] = reactive(None)
     query_credits: reactive[int | None] = reactive(None)
     scan_credits: reactive[int | None] = reactive(None)
@@ -42,6 +46,14 @@ class StatusBar(Widget):
         self.set_class(bool(self.detail or self.note), "-reason")
 
     watch_detail = watch_note
+
+    def watch_notice(self) -> None:
+        if self.notice:  # said for a while, wherever the user is; the toast said it too
+            self.set_timer(NOTICE_SHOWN, lambda shown=self.notice: self._notice_done(shown))
+
+    def _notice_done(self, shown: str) -> None:
+        if self.notice == shown:
+            self.notice = ""
 
     def render(self) -> Text:
         state_colour = theme_style(self.app, _STATE_COLOUR[self.state])
@@ -52,6 +64,9 @@ class StatusBar(Widget):
             text.append(f" ({self.hint})", style=state_colour + Style(bold=True))
         if self.detail:
             text.append(f": {clean(self.detail, one_line=True, max_chars=160)}", style=state_colour)
+        if self.notice:
+            text.append(" │ ")
+            text.append(clean(self.notice, one_line=True, max_chars=160), style=theme_style(self.app, "accent"))
         if self.note:
             text.append(" │ ")
             text.append(clean(self.note, one_line=True, max_chars=200), style=theme_style(self.app, "warning"))

@@ -1,0 +1,233 @@
+"""Alert notices: a notification that fires for this account is said wherever the user is (the
+status bar and a toast naming the alert, the triggers and the service; ctrl+o opens the host),
+and, if the settings say so, with a terminal bell or a desktop notification (OSC 9 or OSC 777).
+
+How the dashboard learns of them: the server decides what fires (its engine matches triggers with
+the index's own compiler, and only alerts with a notifier attached fire), and it keeps each
+alert's notification log (``/alert/{id}/notifications``). So the log is what is read; no second
+matcher here could agree with the server's. Reading it costs a call per alert, so it is read when
+something may have fired: a banner arrived on the ``/alert`` stream in that alert's networks (the
+stream costs nothing while the networks are quiet), and every ``POLL_EVERY`` seconds for all
+alerts (new alerts, the new_service trigger, and keys without the stream, which is enterprise).
+What the log held when the dashboard started is not news: it is read first and not announced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import re
+import time
+from typing import TYPE_CHECKING
+
+from textual.app import App
+from textual.binding import Binding
+
+from spyglass.safetext import clean
+from spyglass.tui.messages import OpenHost
+from spyglass.tui.widgets.statusbar import StatusBar
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+    from spyglass.config import Config
+    from spyglass.models import Alert
+
+POLL_EVERY = 60.0  # seconds between readings of every alert's log
+NUDGE_DELAY = 1.0  # seconds after a banner in an alert's networks: the engine matches, the notifier is tried
+NOTICES_AT_ONCE = 3  # toasts for one reading; the rest are counted in the last
+SIGNALS = {
+    "off": "off",
+    "bell": "terminal bell",
+    "osc9": "desktop notification (OSC 9: iTerm2, WezTerm, kitty, Windows Terminal)",
+    "osc777": "desktop notification (OSC 777: foot, Ghostty, urxvt, VTE)",
+}
+
+
+def signal_text(signal: str) -> str:
+    """How a fired alert is said with ``signal``, for the settings."""
+    extra = SIGNALS.get(signal, "off")
+    return "said on screen" + ("" if extra == "off" else f", with a {extra}")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+OSC_TEXT = 200  # characters of a desktop notification's text
+
+
+def osc_notification(title: str, body: str, kind: str, tmux: bool = False) -> str:
+    """The escape sequence that asks the terminal for a desktop notification. Every control
+    character of the (untrusted) text goes, so nothing in it can end the sequence or start
+    another; in tmux it is wrapped in a passthrough (tmux needs ``allow-passthrough on``)."""
+    title = _CONTROL.sub(" ", title)[:OSC_TEXT].strip()
+    body = _CONTROL.sub(" ", body)[:OSC_TEXT].strip()
+    if kind == "osc777":  # fields are separated by ';': the title must hold none
+        sequence = f"\x1b]777;notify;{title.replace(';', ',')};{body}\x1b\\"
+    else:
+        text = f"{title}: {body}" if title else body
+        if re.match(r"\d+;", text):  # OSC 9;4;... is a progress report in some terminals
+            text = " " + text
+        sequence = f"\x1b]9;{text}\x1b\\"
+    if tmux:
+        sequence = "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
+    return sequence
+
+
+class Notice:
+    """One fired notification, as the log said it (every member untrusted)."""
+
+    def __init__(self, alert: str, triggers: list[str], service: str) -> None:
+        self.alert, self.triggers, self.service = alert, triggers, service
+
+    @property
+    def address(self) -> str:
+        host, _, _ = self.service.rpartition(":")
+        return host.strip("[]")
+
+    def text(self) -> str:
+        triggers = ", ".join(self.triggers) or "a trigger"
+        return clean(f"{self.alert}: {triggers} on {self.service}", one_line=True, max_chars=160)
+
+
+class AlertNotices(App[None]):
+    """The dashboard's part that follows its alerts (a base of the app class)."""
+
+    BINDINGS = [Binding("ctrl+o", "open_alerted_host", "Open the alerted host", show=False, id="alert.open")]
+
+    config: Config  # the app's: its alert_signal, one of SIGNALS
+    last_notice: Notice | None = None
+
+    _watching: asyncio.Task | None = None
+    notice_watch: NoticeWatch | None = None
+
+    def follow_alerts(self, clients: Clients) -> None:
+        """Start (or restart, on a new connection) following the account's notifications. A task,
+        not a worker: it runs for as long as the connection, and a worker is a call that ends."""
+        if self._watching is not None:
+            self._watching.cancel()
+        self._watching = asyncio.create_task(self._follow_alerts(clients), name="alert notices")
+
+    async def _follow_alerts(self, clients: Clients) -> None:
+        from spyglass.client import SpyglassError
+
+        # No alerts method here, or the connection closed (a new one restarts this): nothing to say.
+        self.notice_watch = NoticeWatch(clients, self.announce)
+        with contextlib.suppress(SpyglassError, RuntimeError):
+            await self.notice_watch.run()
+
+    async def on_unmount(self) -> None:
+        if self._watching is not None:
+            self._watching.cancel()
+
+    def announce(self, notices: list[Notice]) -> None:
+        if not notices:
+            return
+        self.last_notice = notices[-1]
+        keys = getattr(self, "keymap", {}).get("alert.open", "ctrl+o")  # as the user's keymap has it
+        key = self.get_key_display(Binding(keys.split(",")[0].strip(), ""))
+        for n, notice in enumerate(notices[:NOTICES_AT_ONCE]):
+            more = len(notices) - NOTICES_AT_ONCE if n == NOTICES_AT_ONCE - 1 else 0
+            extra = f" (and {more} more)" if more > 0 else ""
+            self.notify(f"{notice.text()}{extra}\n{key} opens the host", title="Alert fired", markup=False, timeout=15)
+        for status in self.query(StatusBar):
+            status.notice = f"alert {notices[-1].text()} ({key} opens the host)"
+        self.signal(notices[-1])
+
+    def signal(self, notice: Notice) -> None:
+        """Beyond the screen, as the settings say: the bell, or a desktop notification."""
+        chosen, driver = self.config.alert_signal, self._driver
+        if chosen == "bell":
+            self.bell()
+        elif chosen in ("osc9", "osc777") and driver is not None:
+            tmux = bool(os.environ.get("TMUX"))
+            driver.write(osc_notification("spyglass alert", notice.text(), chosen, tmux))
+
+    def action_open_alerted_host(self) -> None:
+        if self.last_notice is not None and self.last_notice.address:
+            self.post_message(OpenHost(self.last_notice.address))
+
+
+class NoticeWatch:
+    """Reads the account's notification logs when something may have fired; hands what is new
+    to ``announce``."""
+
+    def __init__(self, clients: Clients, announce) -> None:
+        self.clients, self.announce = clients, announce
+        self.alerts: dict[str, Alert] = {}
+        self.seen: dict[str, set[str]] = {}  # alert id -> the events of its log when last read
+        self.networks: dict[str, list] = {}
+        self.nudged: set[str] = set()
+        self.unknown = False  # a banner in no alert known: the list of alerts is read again
+        self.wake = asyncio.Event()
+        self.ready = False  # the logs as they were at the start are read: what comes next is news
+
+    async def run(self) -> None:
+        await self.read(announce=False)
+        self.ready = True
+        follower = asyncio.create_task(self.follow_stream())
+        try:
+            next_poll = time.monotonic() + POLL_EVERY
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), max(0.0, next_poll - time.monotonic()))
+                if self.wake.is_set():
+                    await asyncio.sleep(NUDGE_DELAY)  # banners come in bursts: one reading for them
+                    self.wake.clear()
+                    nudged, self.nudged = self.nudged, set()
+                    unknown, self.unknown = self.unknown, False
+                    await self.read(only=nudged, relist=unknown)
+                if time.monotonic() >= next_poll:
+                    await self.read()
+                    next_poll = time.monotonic() + POLL_EVERY
+        finally:
+            follower.cancel()
+
+    async def follow_stream(self) -> None:
+        """Banners in the alerts' networks: which alert's log to read soon."""
+        from spyglass.client import SpyglassError
+        from spyglass.client.streamparse import StreamBanner
+
+        # Not an enterprise key, or the connection closed: the periodic reading does without.
+        with contextlib.suppress(SpyglassError, RuntimeError):
+            async for item in self.clients.stream.alert():
+                if isinstance(item, StreamBanner):
+                    self.nudge(item.address)
+
+    def nudge(self, address: str | None) -> None:
+        try:
+            ip = ipaddress.ip_address(address or "")
+        except ValueError:
+            return
+        hit = {a for a, nets in self.networks.items() if any(ip in n for n in nets if n.version == ip.version)}
+        self.nudged |= hit
+        self.unknown = self.unknown or not hit  # in no alert known: one made since the list was read
+        self.wake.set()
+
+    async def read(self, only: set[str] | None = None, announce: bool = True, relist: bool = False) -> None:
+        """Read the logs of ``only`` these alerts (all, and the list of alerts again, with None);
+        with ``relist``, the list again and the logs of the alerts new in it too."""
+        if only is None or relist:
+            self.alerts = {a.id: a for a in await self.clients.alerts.list()}
+            self.networks = {i: _networks(a) for i, a in self.alerts.items()}
+        if only is not None and relist:
+            only = only | (set(self.alerts) - set(self.seen))
+        new: list[Notice] = []
+        for alert_id in sorted(self.alerts if only is None else only & set(self.alerts)):
+            log = await self.clients.alerts.notifications(alert_id)
+            known = self.seen.get(alert_id, set())  # none for an alert made since the start: all is news
+            fresh: dict[str, Notice] = {}
+            for n in reversed(log):  # oldest first; one notice per event, whatever its notifiers
+                if n.event not in known and n.event not in fresh:
+                    fresh[n.event] = Notice(self.alerts[alert_id].name, n.triggers, n.service or "")
+            new += fresh.values()
+            self.seen[alert_id] = {n.event for n in log}  # the log keeps the newest: so does this
+        if announce:
+            self.announce(new)
+
+
+def _networks(alert: Alert) -> list:
+    out = []
+    for text in alert.filters.ip or []:
+        with contextlib.suppress(ValueError):
+            out.append(ipaddress.ip_network(text, strict=False))
+    return out

@@ -1,0 +1,103 @@
+"""A notification that fires for the account while the dashboard is open is said wherever the
+user is: a toast and the status bar name the alert, the trigger and the service, and ctrl+o opens
+the host. Against the real backend, its trigger engine and a real webhook receiver on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from spyglass.client import Clients
+from spyglass.server.stream.alerts import AlertNetworks
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.host import HostPane
+from spyglass.tui.widgets.statusbar import StatusBar
+from tests.conftest import start_backend
+from tests.contract.test_alerts_delivery import Receiver
+from tests.contract.test_stream import banner
+from tests.tui.helpers import screen_text, settle
+
+SIZE = (140, 40)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    server, backend = start_backend(tmp_path_factory.mktemp("alert-notices"))
+    with server:
+        yield backend
+    backend.store.close()
+
+
+async def until(pilot, condition, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+async def test_a_fired_alert_is_said_on_any_pane_and_ctrl_o_opens_the_host(served):
+    key = served.key()
+    with Receiver() as receiver:
+        async with Clients.from_profile(served.profile(key)) as c:
+            hook = (await c.notifiers.create("webhook", {"url": receiver.url})).id
+            # Rich markup in a name is text: said as typed, never interpreted
+            alert = await c.alerts.create("[bold]dmz[/bold]", ["198.51.100.240/29"])
+            await c.alerts.enable_triggers(alert.id, "any")
+            await c.alerts.add_notifier(alert.id, hook)
+        app = SpyglassApp(served.profile(key), pane="search")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await settle(pilot)
+            watch_ready = lambda: app.notice_watch is not None and app.notice_watch.ready  # noqa: E731
+            await until(pilot, watch_ready, "the notification logs read")
+            subs = served.app.state.hub.subscriptions
+            await until(pilot, lambda: any(isinstance(s.match, AlertNetworks) for s in subs), "the /alert stream")
+            await asyncio.to_thread(served.collect, [{**banner(port=8081), "ip_str": "198.51.100.242"}])
+            await until(pilot, lambda: app.query_one(StatusBar).notice, "the notice in the status bar")
+            notice = app.query_one(StatusBar).notice
+            assert "[bold]dmz[/bold]: any on 198.51.100.242:8081" in notice and "opens the host" in notice
+            await until(pilot, lambda: "Alert fired" in screen_text(app), "the toast")
+            assert "[bold]dmz[/bold]: any on 198.51.100.242:8081" in screen_text(app)
+            await pilot.press("ctrl+o")
+            await settle(pilot)
+            host = app.query_one(HostPane)
+            assert app.current_pane() is host
+            await until(pilot, lambda: "198.51.100.242" in screen_text(app), "the host opened")
+
+
+async def test_the_settings_screen_chooses_the_signal_and_saves_it(served):
+    from textual.widgets import Select
+
+    from spyglass.config import Config
+
+    app = SpyglassApp(served.profile(served.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("escape", "comma")
+        app.screen.query_one("#alert-signal", Select).value = "bell"
+        await settle(pilot)
+        assert "Saved: a fired alert is said on screen, with a terminal bell." in screen_text(app)
+    assert Config.load().alert_signal == "bell" and app.config.alert_signal == "bell"
+
+
+async def test_an_alert_made_after_the_start_is_said_too(served):
+    key = served.key()
+    with Receiver() as receiver:
+        app = SpyglassApp(served.profile(key), pane="search")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await until(pilot, lambda: app.notice_watch is not None and app.notice_watch.ready, "the logs read")
+            async with Clients.from_profile(served.profile(key)) as c:  # another dashboard, the CLI
+                hook = (await c.notifiers.create("webhook", {"url": receiver.url})).id
+                alert = await c.alerts.create("later", ["203.0.113.128/30"])
+                await c.alerts.enable_triggers(alert.id, "any")
+                await c.alerts.add_notifier(alert.id, hook)
+            deadline = time.monotonic() + 30  # well before the minute after which every log is read
+            port = 9000
+            while not app.query_one(StatusBar).notice:  # the stream follows the new alert within a second
+                assert time.monotonic() < deadline, "the new alert's notification was never said"
+                port += 1
+                await asyncio.to_thread(served.collect, [{**banner(port=port), "ip_str": "203.0.113.129"}])
+                await pilot.pause(0.3)
+            assert "later: any on 203.0.113.129:" in app.query_one(StatusBar).notice
