@@ -26,7 +26,7 @@ rest goes on. Formats stream: a file of any size is never held whole in memory.
 
 from __future__ import annotations
 
-from spyglass.server.formats import masscan, zmap
+from spyglass.server.formats import masscan, zgrab2, zmap
 from spyglass.server.formats.base import HEAD, ScanFormat, Unreadable
 
 __all__ = ["FORMATS", "HEAD", "ScanFormat", "Unreadable", "format_of"]
@@ -34,6 +34,7 @@ __all__ = ["FORMATS", "HEAD", "ScanFormat", "Unreadable", "format_of"]
 # Tried in order; one line a format. A format module imports from .base, never from this package.
 FORMATS: list[ScanFormat] = [
     masscan.FORMAT,  # before nmap's: masscan's -oX is an <nmaprun> too
+    zgrab2.FORMAT,
     zmap.FORMAT,
 ]
 
