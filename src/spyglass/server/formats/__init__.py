@@ -26,17 +26,34 @@ rest goes on. Formats stream: a file of any size is never held whole in memory.
 
 from __future__ import annotations
 
-from spyglass.server.formats import masscan, zgrab2, zmap
-from spyglass.server.formats.base import HEAD, ScanFormat, Unreadable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Protocol
 
-__all__ = ["FORMATS", "HEAD", "ScanFormat", "Unreadable", "format_of"]
+HEAD = 64 << 10  # bytes of a file given to ``sniff``
 
-# Tried in order; one line a format. A format module imports from .base, never from this package.
-FORMATS: list[ScanFormat] = [
-    masscan.FORMAT,  # before nmap's: masscan's -oX is an <nmaprun> too
-    zgrab2.FORMAT,
-    zmap.FORMAT,
-]
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A record of a scanner's file that could not be read: where (``line 12``, ``host 3``) and why."""
+
+    where: str
+    why: str
+
+
+class ScanFormat(Protocol):
+    name: str  # the tool: "nmap", "masscan", "zgrab2", "zmap"
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether a file starting with ``head`` (at most HEAD bytes, un-gzipped) is this tool's."""
+        ...
+
+    def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
+        """The banners of ``stream`` (un-gzipped), one per open port or grabbed service."""
+        ...
+
+
+FORMATS: list[ScanFormat] = []  # tried in order; each format module adds its one line here
 
 
 def format_of(head: bytes) -> ScanFormat | None:

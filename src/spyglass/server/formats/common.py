@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import IO
 
-from spyglass.server.formats.base import HEAD
+from spyglass.server.formats import HEAD
 
 MAX_LINE = 16 << 20  # as the banner importer: a longer line is reported, never held whole
 _STAMP = "%Y-%m-%dT%H:%M:%S.%f"  # as the crawler writes a banner's timestamp (UTC)

@@ -17,7 +17,7 @@ from typing import IO
 from urllib.parse import urlsplit
 
 from spyglass.exactjson import loads
-from spyglass.server.formats.base import Unreadable
+from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp
 from spyglass.server.formats.services import greeting_members, http_members, ssh_members, ssl_member
 
@@ -144,3 +144,4 @@ class Zgrab2:
 
 
 FORMAT = Zgrab2()
+FORMATS.append(FORMAT)

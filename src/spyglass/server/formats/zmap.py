@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import IO
 
-from spyglass.server.formats.base import Unreadable
+from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
 
 # zmap's output fields (``zmap --list-output-fields``, TCP, UDP and ICMP modules); a header names only these.
@@ -80,3 +80,4 @@ class Zmap:
 
 
 FORMAT = Zmap()
+FORMATS.append(FORMAT)

@@ -36,7 +36,7 @@ from isal import igzip, isal_zlib
 from spyglass.exactjson import dumps, loads
 from spyglass.server import formats
 from spyglass.server.bannerstore import BannerBatch, BannerStore, Prepared, Preparer
-from spyglass.server.formats import nmap  # noqa: F401 (each format module adds itself to formats.FORMATS)
+from spyglass.server.formats import masscan, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
 from spyglass.server.index.shape import BadBanner
 
 BATCH = 20_000  # banners given to the store at a time
