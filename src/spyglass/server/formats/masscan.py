@@ -22,12 +22,12 @@ from collections.abc import Iterator
 from typing import IO, NamedTuple
 
 from spyglass.exactjson import loads
-from spyglass.server.formats.base import Unreadable
+from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
 from spyglass.server.formats.services import greeting_members, http_members, server_members, ssh_members, ssl_member
 
 _JSON = re.compile(rb'\A\s*\[?\s*\{\s*"ip"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"\d+"\s*,\s*"ports"\s*:')
-_ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL writes a banner's bytes outside printable ASCII
+_ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL and -oX write a banner's bytes outside printable ASCII
 _XML = re.compile(rb'<nmaprun\s+scanner="masscan"')
 # masscan's service names and the crawler module of the same service.
 MODULES = {"title": "http", "http.server": "http", "X509": "https", "X509CA": "https", "ssl": "https"}
@@ -160,7 +160,7 @@ class Masscan:
                 kind, proto, port, ip, seconds = fields[:5]
                 entry: dict = {"port": int(port), "proto": proto, "status": kind}
                 if kind == "banner":
-                    grabbed = _ESCAPED.sub(lambda m: chr(int(m[1], 16)), fields[6] if len(fields) > 6 else "")
+                    grabbed = _ESCAPED.sub(_byte, fields[6] if len(fields) > 6 else "")
                     entry = {"port": int(port), "proto": proto, "service": {"name": fields[5], "banner": grabbed}}
                 yield Seen(f"line {number:,}", ip, int(seconds), entry)
             except (ValueError, IndexError) as exc:
@@ -185,6 +185,10 @@ class Masscan:
             yield Unreadable(f"line {line:,}, column {column:,}", f"XML: {exc}")  # (as expat counts them)
 
 
+def _byte(escaped: re.Match) -> str:
+    return chr(int(escaped[1], 16))
+
+
 def _with_end(seen: Iterator[Seen | Unreadable]) -> Iterator[Seen | Unreadable | None]:
     yield from seen
     yield None
@@ -203,11 +207,12 @@ def _xml_host(host: ET.Element, where: str) -> Iterator[Seen | Unreadable]:
             entry: dict = {"port": int(port.attrib["portid"]), "proto": port.attrib.get("protocol", "tcp")}
             if state is not None:  # masscan's JSON calls the state "status"
                 entry.update({("status" if k == "state" else k): v for k, v in state.attrib.items()})
-            if service is not None:
-                entry["service"] = dict(service.attrib)
+            if service is not None:  # its banner escaped as -oL's is
+                entry["service"] = {k: _ESCAPED.sub(_byte, v) for k, v in service.attrib.items()}
             yield Seen(where, ip, seconds, entry)
     except ERRORS as exc:
         yield Unreadable(where, str(exc) or type(exc).__name__)
 
 
 FORMAT = Masscan()
+FORMATS.append(FORMAT)
