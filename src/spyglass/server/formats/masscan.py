@@ -31,7 +31,7 @@ _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL and -oX write a banner'
 _XML = re.compile(rb'<nmaprun\s+scanner="masscan"')
 # masscan's service names and the crawler module of the same service.
 MODULES = {"title": "http", "http.server": "http", "X509": "https", "X509CA": "https", "ssl": "https"}
-ERRORS = (ValueError, KeyError, TypeError, OverflowError, OSError)
+ERRORS = (ValueError, KeyError, TypeError, AttributeError, OverflowError, OSError)
 
 
 def service_members(name: str, grabbed: str) -> dict:
@@ -139,6 +139,8 @@ class Masscan:
                 record = loads(body)
                 if not isinstance(record, dict) or not isinstance(record.get("ports"), list):
                     raise ValueError("not a masscan record (an object with ip, timestamp and ports)")
+                if not all(isinstance(p, dict) for p in record["ports"]):
+                    raise ValueError("a port that is not an object")
                 seen = [
                     Seen(f"line {number:,}", str(record["ip"]), int(record["timestamp"]), p) for p in record["ports"]
                 ]

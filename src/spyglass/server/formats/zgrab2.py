@@ -139,7 +139,7 @@ class Zgrab2:
                 when = stamp(datetime.fromisoformat(str(entry["timestamp"])))
                 one = {**record, "data": {name: entry}}
                 yield banner({"name": self.name}, scan, str(ip), port, "tcp", when, module, one, members)
-            except (ValueError, KeyError, TypeError, OverflowError) as exc:
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:  # whatever shape it had
                 yield Unreadable(f"line {number:,} ({name})", str(exc) or type(exc).__name__)
 
 

@@ -63,10 +63,10 @@ class Zmap:
                 continue
             if not line.strip():
                 continue
-            values = next(csv.reader([text(line)]))
-            columns = names or ["saddr", "sport"] + [f"field{i}" for i in range(3, len(values) + 1)]
-            row = dict(zip(columns, values, strict=False))
             try:
+                values = next(csv.reader([text(line)]))
+                columns = names or ["saddr", "sport"] + [f"field{i}" for i in range(3, len(values) + 1)]
+                row = dict(zip(columns, values, strict=False))
                 if len(values) != len(columns):
                     raise ValueError(f"{len(values)} fields where the header names {len(columns)}")
                 if row.get("success", "1") != "1" or row.get("repeat", "0") != "0":
@@ -75,7 +75,7 @@ class Zmap:
                     raise ValueError("no port: zmap writes it with -f saddr,sport")
                 transport = "udp" if row.get("classification", "").startswith("udp") else "tcp"
                 yield banner(tool, scan, row["saddr"], int(row["sport"]), transport, _when(row, imported), None, row)
-            except (ValueError, KeyError, OverflowError, OSError) as exc:
+            except (ValueError, KeyError, OverflowError, OSError, csv.Error) as exc:
                 yield Unreadable(f"line {number:,}", str(exc) or type(exc).__name__)
 
 
