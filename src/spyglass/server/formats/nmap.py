@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import IO
 
 from spyglass.server.formats import FORMATS, Unreadable
+from spyglass.server.index.shape import normalize
 
 READ = 1 << 20  # bytes read at a time
 MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap writes a few KiB a host)
@@ -113,15 +114,24 @@ def _run(header: bytes) -> dict:
 
 
 def _host_banners(element: bytes, run: dict, where: str) -> Iterator[dict | Unreadable]:
+    """The banners of a host's element; what cannot be read of it, as Unreadables: the host (not
+    XML, no address or time) or one port (what no store could hold: the stores' own check)."""
     try:
-        host = ET.fromstring(element)
+        host = Host(ET.fromstring(element), run)
     except ET.ParseError as exc:
         yield Unreadable(where, f"not well-formed XML ({exc})")
         return
-    try:
-        yield from Host(host, run).banners()
-    except (ValueError, KeyError) as exc:
-        yield Unreadable(where, f"not an nmap host ({type(exc).__name__}: {exc})")
+    except (ValueError, OverflowError, OSError) as exc:  # (a time out of the platform's range)
+        yield Unreadable(where, f"not an nmap host ({exc})")
+        return
+    for port in host.ports:
+        try:
+            banner = host.banner(port)
+            normalize(banner)
+        except (ValueError, OverflowError, OSError) as exc:  # BadBanner is a ValueError
+            yield Unreadable(f"{where}, port {port.get('portid')!r}", str(exc) or type(exc).__name__)
+            continue
+        yield banner
 
 
 class Host:
@@ -136,10 +146,11 @@ class Host:
         self.address: dict = (
             {"ip_str": str(ip), "ip": int(ip)} if ip.version == 4 else {"ip_str": str(ip), "ipv6": str(ip)}
         )
-        seconds = host.get("endtime") or host.get("starttime") or run.get("start")
+        times = (host.get("endtime"), host.get("starttime"), run.get("start"))
+        seconds = next((int(t) for t in times if t and t.isascii() and t.isdigit()), None)
         if seconds is None:
             raise ValueError("no time: neither the host nor the run has one")
-        self.stamp = datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+        self.stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
         names = list(dict.fromkeys(n.get("name", "") for n in host.iter("hostname") if n.get("name")))
         self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(_domain, names))))}
         self.os = _best_os(host)
@@ -147,10 +158,6 @@ class Host:
         self.rest = _json(host)  # less its ports (each banner has its own), their extraports kept
         for ports in self.rest.get("ports", []):
             ports.pop("port", None)
-
-    def banners(self) -> Iterator[dict]:
-        for port in self.ports:
-            yield self.banner(port)
 
     def banner(self, port: ET.Element) -> dict:
         transport, number = port.get("protocol", "tcp"), int(port.get("portid", ""))
@@ -207,8 +214,12 @@ def _domain(name: str) -> str | None:
 
 
 def _best_os(host: ET.Element) -> str | None:
-    matches = [(int(m.get("accuracy") or 0), -i, m.get("name")) for i, m in enumerate(host.iter("osmatch"))]
+    matches = [(_number(m.get("accuracy")), -i, m.get("name")) for i, m in enumerate(host.iter("osmatch"))]
     return max(matches)[2] if matches else None
+
+
+def _number(text: str | None) -> int:
+    return int(text) if text and text.isascii() and text.isdigit() else 0
 
 
 def _service(service: ET.Element | None) -> dict:
