@@ -155,14 +155,13 @@ class Host:
         self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(_domain, names))))}
         self.os = _best_os(host)
         self.ports = [p for p in host.iter("port") if _state(p) == "open"]
-        self.rest = _json(host)  # less its ports (each banner has its own), their extraports kept
-        for ports in self.rest.get("ports", []):
-            ports.pop("port", None)
+        self.rest = _json(host, skip="port")  # less its ports (each banner has its own record)
 
     def banner(self, port: ET.Element) -> dict:
         transport, number = port.get("protocol", "tcp"), int(port.get("portid", ""))
         service = port.find("service")
         scripts = {s.get("id", ""): s for s in port.iter("script")}
+        tables = {s: _elems(s) for s in port.iter("script")}  # each script's output, read once
         module = service.get("name", "") if service is not None else ""
         if service is not None and service.get("tunnel") == "ssl" and module == "http":
             module = "https"
@@ -178,7 +177,7 @@ class Host:
         if self.os or (service is not None and service.get("ostype")):
             banner["os"] = self.os or service.get("ostype")  # type: ignore[union-attr]
         data = _data(scripts)
-        banner.update(_http(scripts) | _ssl(scripts) | _ssh(scripts))
+        banner.update(_http(scripts, tables) | _ssl(scripts, tables) | _ssh(scripts, tables))
         banner["data"] = data
         from spyglass.server.scanner.modules.base import signed_hash  # the crawler's (loads the crawler)
 
@@ -194,7 +193,7 @@ class Host:
             "name": "nmap",
             "version": self.run.get("version"),
             "args": self.run.get("args"),
-            "record": _json(port),
+            "record": _json(port, tables),
             "host": self.rest,
         }
         return banner
@@ -255,15 +254,19 @@ def _header_lines(script: ET.Element) -> list[str]:
     return [line for line in lines if line and not line.startswith("(Request type")]
 
 
-def _http(scripts: dict[str, ET.Element]) -> dict:
+Tables = dict[ET.Element, dict]  # each script's output as a table (_elems)
+
+
+def _http(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     http: dict = {}
     title = scripts.get("http-title")
     if title is not None:
-        text = _elems(title).get("title")
+        fields = tables[title]
+        text = fields.get("title")
         if isinstance(text, str):  # as the crawler reads a page's title: entities read, spaces collapsed
             http["title"] = " ".join(html.unescape(text).split())
-        if isinstance(_elems(title).get("redirect_url"), str):
-            http["location"] = _elems(title)["redirect_url"]
+        if isinstance(fields.get("redirect_url"), str):
+            http["location"] = fields["redirect_url"]
     server = scripts.get("http-server-header")
     if server is not None:
         values = [e.text for e in server.findall("elem") if e.text]
@@ -281,11 +284,11 @@ def _http(scripts: dict[str, ET.Element]) -> dict:
     return {"http": http} if http else {}
 
 
-def _ssl(scripts: dict[str, ET.Element]) -> dict:
+def _ssl(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     script = scripts.get("ssl-cert")
     if script is None:
         return {}
-    fields = _elems(script)
+    fields = tables[script]
     pem = fields.get("pem")
     if isinstance(pem, str) and "BEGIN CERTIFICATE" in pem:
         from cryptography import x509
@@ -312,11 +315,11 @@ def _ssl(scripts: dict[str, ET.Element]) -> dict:
     return {"ssl": {"cert": cert}} if cert else {}
 
 
-def _ssh(scripts: dict[str, ET.Element]) -> dict:
+def _ssh(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     script = scripts.get("ssh-hostkey")
     if script is None:
         return {}
-    keys = [k for k in _elems(script).values() if isinstance(k, dict) and isinstance(k.get("fingerprint"), str)]
+    keys = [k for k in tables[script].values() if isinstance(k, dict) and isinstance(k.get("fingerprint"), str)]
     if not keys:
         return {}
     key = min(keys, key=lambda k: _KEY_ORDER.index(k["type"]) if k.get("type") in _KEY_ORDER else len(_KEY_ORDER))
@@ -332,21 +335,30 @@ def _elems(table: ET.Element) -> dict:
     """A script's (or a table's) structured output as nmap's Lua table was: keyed ``elem``s and
     ``table``s as members, unkeyed ones numbered from 1."""
     out: dict = {}
-    for n, child in enumerate((c for c in table if c.tag in ("elem", "table")), start=1):
-        value = child.text or "" if child.tag == "elem" else _elems(child)
+    n = 0
+    for child in table:
+        if child.tag == "elem":
+            value: str | dict = child.text or ""
+        elif child.tag == "table":
+            value = _elems(child)
+        else:
+            continue
+        n += 1
         out[child.get("key") or str(n)] = value
     return out
 
 
-def _json(element: ET.Element) -> dict:
-    """An element as JSON, losing nothing nmap wrote: its attributes, a script's output as a table,
-    other children by tag (a list each), text where there is some."""
+def _json(element: ET.Element, tables: Tables | None = None, skip: str = "") -> dict:
+    """An element as JSON, losing nothing nmap wrote: its attributes, a script's output as a table
+    (from ``tables`` where it was read already), other children by tag (a list each, less those
+    tagged ``skip``), text where there is some."""
     out: dict = dict(element.attrib)
     if element.tag == "script":
-        out["elems"] = _elems(element)
+        out["elems"] = tables[element] if tables and element in tables else _elems(element)
         return out
     for child in element:
-        out.setdefault(child.tag, []).append(_json(child))
+        if child.tag != skip:
+            out.setdefault(child.tag, []).append(_json(child, tables, skip))
     if element.text and element.text.strip():
         out["text"] = element.text.strip()
     return out
