@@ -109,11 +109,10 @@ def child(kind: str, name: str, path: Path) -> dict:
 
 def measure(kind: str, name: str, path: Path) -> dict:
     done = subprocess.run(
-        [sys.executable, __file__, "--child", kind, "--format", name, str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
+        [sys.executable, __file__, "--child", kind, "--format", name, str(path)], capture_output=True, text=True
     )
+    if done.returncode:
+        sys.exit(f"{kind} of {path} failed:\n{done.stderr}")
     return json.loads(done.stdout.splitlines()[-1])
 
 

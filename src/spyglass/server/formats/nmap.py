@@ -59,6 +59,16 @@ class Nmap:
         return _NMAPRUN.search(head) is not None  # masscan's -oX says <nmaprun scanner="masscan">
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
+        for piece in self.pieces(stream):
+            yield from (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
+
+    def parse(self, context: tuple[dict, str], data: bytes) -> Iterator[dict | Unreadable]:
+        run, where = context
+        yield from _host_banners(data, run, where)
+
+    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple[dict, str], bytes] | Unreadable]:
+        """The file's ``<host>`` elements, cut apart (a regular expression and a find: the parsing
+        is :meth:`parse`'s, in the importer's workers)."""
         run: dict | None = None
         buffer, pos, line, number = b"", 0, 1, 0  # buffer[pos] is at ``line``; hosts seen
         eof = False
@@ -91,7 +101,7 @@ class Nmap:
                     line, pos = line + buffer.count(b"\n", pos, stop), stop
                     continue
                 stop = end + len(_END)
-                yield from _host_banners(buffer[pos:stop], run, where)
+                yield (run, where), buffer[pos:stop]
                 line, pos = line + buffer.count(b"\n", pos, stop), stop
 
 
