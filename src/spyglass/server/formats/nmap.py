@@ -1,9 +1,11 @@
 """nmap's XML (``-oX``), with service detection (``-sV``) and scripts (``-sC``): a banner per open port.
 
 The file is cut into its ``<host>`` elements as it is read (``</host>`` cannot occur inside an XML
-text or attribute), and each is parsed on its own: memory holds one host, and a host that is not
-well-formed (or cut off at the end of a truncated file) is reported by its number and line while
-the hosts after it still load; an incremental parser would stop at the first error.
+text or attribute), and each is parsed on its own (in the importer's workers: these are the
+format's pieces): memory holds a few hosts, and a host that is not well-formed (or cut off at the
+end of a truncated file) is reported by its number and line while the hosts after it still load;
+an incremental parser would stop at the first error. A host cannot declare entities (only the
+prolog can, and it is read alone, by expat, which limits their expansion).
 
 What nmap says maps as the service's crawler would write it (see ``server/scanner``): ``<service>``
 into ``product``, ``version``, ``info``, ``cpe``/``cpe23`` (CPE 2.2 URIs as nmap writes them, and their
