@@ -122,3 +122,34 @@ def test_the_cli_says_per_file_what_it_read(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "import: a.json: banner JSON lines, 2 read, 1 banners loaded, 1 bad\n" in done.stderr
     assert "import: b.json.gz: banner JSON lines, 1 read, 1 banners loaded, 0 bad\n" in done.stderr
+
+
+class ToyPieces(Toy):
+    """The toy format cut into its lines, each parsed in the importer's workers."""
+
+    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[int, bytes] | formats.Unreadable]:
+        for number, line in enumerate(stream, start=1):
+            if number > 1:
+                yield number, line
+
+    def parse(self, context: int, data: bytes) -> Iterator[dict | formats.Unreadable]:
+        if data.strip() == b"!":
+            raise RuntimeError("the toy parser gave up")
+        yield from (r for r in self.records(iter([b"#toyscan\n", data])) if not isinstance(r, formats.Unreadable))
+        if not re.fullmatch(rb"(\S+) (\d+)\n?", data):
+            yield formats.Unreadable(f"line {context}", "not ADDRESS PORT")
+
+
+def test_a_format_that_cuts_its_file_is_parsed_in_the_workers(tmp_path, monkeypatch):
+    monkeypatch.setattr(formats, "FORMATS", [ToyPieces()])
+    lines = ["198.18.0.1 80", "what?", "!", "198.18.0.2 22"]
+    path = toy_file(tmp_path / "scan.txt", lines, gz=True)
+    idx = BannerIndex(tmp_path / "data")
+    report = import_files(idx, [path], workers=1)
+    assert report.files == [FileRead("scan.txt", "toy", read=4, loaded=2, bad=2, failed=False)]
+    assert sorted(report.problems) == [
+        "scan.txt: a piece of it: toy failed (RuntimeError: the toy parser gave up)",
+        "scan.txt: line 3: not ADDRESS PORT",
+    ]
+    assert [b["port"] for b in idx.host("198.18.0.2")] == [22]
+    idx.close()

@@ -1,9 +1,11 @@
 """nmap's XML (``-oX``), with service detection (``-sV``) and scripts (``-sC``): a banner per open port.
 
 The file is cut into its ``<host>`` elements as it is read (``</host>`` cannot occur inside an XML
-text or attribute), and each is parsed on its own: memory holds one host, and a host that is not
-well-formed (or cut off at the end of a truncated file) is reported by its number and line while
-the hosts after it still load; an incremental parser would stop at the first error.
+text or attribute), and each is parsed on its own (in the importer's workers: these are the
+format's pieces): memory holds a few hosts, and a host that is not well-formed (or cut off at the
+end of a truncated file) is reported by its number and line while the hosts after it still load;
+an incremental parser would stop at the first error. A host cannot declare entities (only the
+prolog can, and it is read alone, by expat, which limits their expansion).
 
 What nmap says maps as the service's crawler would write it (see ``server/scanner``): ``<service>``
 into ``product``, ``version``, ``info``, ``cpe``/``cpe23`` (CPE 2.2 URIs as nmap writes them, and their
@@ -31,6 +33,7 @@ from datetime import UTC, datetime
 from typing import IO
 
 from spyglass.server.formats import FORMATS, Unreadable
+from spyglass.server.index.shape import normalize
 
 READ = 1 << 20  # bytes read at a time
 MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap writes a few KiB a host)
@@ -58,6 +61,16 @@ class Nmap:
         return _NMAPRUN.search(head) is not None  # masscan's -oX says <nmaprun scanner="masscan">
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
+        for piece in self.pieces(stream):
+            yield from (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
+
+    def parse(self, context: tuple[dict, str], data: bytes) -> Iterator[dict | Unreadable]:
+        run, where = context
+        yield from _host_banners(data, run, where)
+
+    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple[dict, str], bytes] | Unreadable]:
+        """The file's ``<host>`` elements, cut apart (a regular expression and a find: the parsing
+        is :meth:`parse`'s, in the importer's workers)."""
         run: dict | None = None
         buffer, pos, line, number = b"", 0, 1, 0  # buffer[pos] is at ``line``; hosts seen
         eof = False
@@ -90,7 +103,7 @@ class Nmap:
                     line, pos = line + buffer.count(b"\n", pos, stop), stop
                     continue
                 stop = end + len(_END)
-                yield from _host_banners(buffer[pos:stop], run, where)
+                yield (run, where), buffer[pos:stop]
                 line, pos = line + buffer.count(b"\n", pos, stop), stop
 
 
@@ -113,15 +126,24 @@ def _run(header: bytes) -> dict:
 
 
 def _host_banners(element: bytes, run: dict, where: str) -> Iterator[dict | Unreadable]:
+    """The banners of a host's element; what cannot be read of it, as Unreadables: the host (not
+    XML, no address or time) or one port (what no store could hold: the stores' own check)."""
     try:
-        host = ET.fromstring(element)
+        host = Host(ET.fromstring(element), run)
     except ET.ParseError as exc:
         yield Unreadable(where, f"not well-formed XML ({exc})")
         return
-    try:
-        yield from Host(host, run).banners()
-    except (ValueError, KeyError) as exc:
-        yield Unreadable(where, f"not an nmap host ({type(exc).__name__}: {exc})")
+    except (ValueError, OverflowError, OSError) as exc:  # (a time out of the platform's range)
+        yield Unreadable(where, f"not an nmap host ({exc})")
+        return
+    for port in host.ports:
+        try:
+            banner = host.banner(port)
+            normalize(banner)
+        except (ValueError, OverflowError, OSError) as exc:  # BadBanner is a ValueError
+            yield Unreadable(f"{where}, port {port.get('portid')!r}", str(exc) or type(exc).__name__)
+            continue
+        yield banner
 
 
 class Host:
@@ -136,26 +158,22 @@ class Host:
         self.address: dict = (
             {"ip_str": str(ip), "ip": int(ip)} if ip.version == 4 else {"ip_str": str(ip), "ipv6": str(ip)}
         )
-        seconds = host.get("endtime") or host.get("starttime") or run.get("start")
+        times = (host.get("endtime"), host.get("starttime"), run.get("start"))
+        seconds = next((int(t) for t in times if t and t.isascii() and t.isdigit()), None)
         if seconds is None:
             raise ValueError("no time: neither the host nor the run has one")
-        self.stamp = datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+        self.stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
         names = list(dict.fromkeys(n.get("name", "") for n in host.iter("hostname") if n.get("name")))
         self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(_domain, names))))}
         self.os = _best_os(host)
         self.ports = [p for p in host.iter("port") if _state(p) == "open"]
-        self.rest = _json(host)  # less its ports (each banner has its own), their extraports kept
-        for ports in self.rest.get("ports", []):
-            ports.pop("port", None)
-
-    def banners(self) -> Iterator[dict]:
-        for port in self.ports:
-            yield self.banner(port)
+        self.rest = _json(host, skip="port")  # less its ports (each banner has its own record)
 
     def banner(self, port: ET.Element) -> dict:
         transport, number = port.get("protocol", "tcp"), int(port.get("portid", ""))
         service = port.find("service")
         scripts = {s.get("id", ""): s for s in port.iter("script")}
+        tables = {s: _elems(s) for s in port.iter("script")}  # each script's output, read once
         module = service.get("name", "") if service is not None else ""
         if service is not None and service.get("tunnel") == "ssl" and module == "http":
             module = "https"
@@ -171,7 +189,7 @@ class Host:
         if self.os or (service is not None and service.get("ostype")):
             banner["os"] = self.os or service.get("ostype")  # type: ignore[union-attr]
         data = _data(scripts)
-        banner.update(_http(scripts) | _ssl(scripts) | _ssh(scripts))
+        banner.update(_http(scripts, tables) | _ssl(scripts, tables) | _ssh(scripts, tables))
         banner["data"] = data
         from spyglass.server.scanner.modules.base import signed_hash  # the crawler's (loads the crawler)
 
@@ -187,7 +205,7 @@ class Host:
             "name": "nmap",
             "version": self.run.get("version"),
             "args": self.run.get("args"),
-            "record": _json(port),
+            "record": _json(port, tables),
             "host": self.rest,
         }
         return banner
@@ -207,8 +225,12 @@ def _domain(name: str) -> str | None:
 
 
 def _best_os(host: ET.Element) -> str | None:
-    matches = [(int(m.get("accuracy") or 0), -i, m.get("name")) for i, m in enumerate(host.iter("osmatch"))]
+    matches = [(_number(m.get("accuracy")), -i, m.get("name")) for i, m in enumerate(host.iter("osmatch"))]
     return max(matches)[2] if matches else None
+
+
+def _number(text: str | None) -> int:
+    return int(text) if text and text.isascii() and text.isdigit() else 0
 
 
 def _service(service: ET.Element | None) -> dict:
@@ -244,15 +266,19 @@ def _header_lines(script: ET.Element) -> list[str]:
     return [line for line in lines if line and not line.startswith("(Request type")]
 
 
-def _http(scripts: dict[str, ET.Element]) -> dict:
+Tables = dict[ET.Element, dict]  # each script's output as a table (_elems)
+
+
+def _http(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     http: dict = {}
     title = scripts.get("http-title")
     if title is not None:
-        text = _elems(title).get("title")
+        fields = tables[title]
+        text = fields.get("title")
         if isinstance(text, str):  # as the crawler reads a page's title: entities read, spaces collapsed
             http["title"] = " ".join(html.unescape(text).split())
-        if isinstance(_elems(title).get("redirect_url"), str):
-            http["location"] = _elems(title)["redirect_url"]
+        if isinstance(fields.get("redirect_url"), str):
+            http["location"] = fields["redirect_url"]
     server = scripts.get("http-server-header")
     if server is not None:
         values = [e.text for e in server.findall("elem") if e.text]
@@ -270,11 +296,11 @@ def _http(scripts: dict[str, ET.Element]) -> dict:
     return {"http": http} if http else {}
 
 
-def _ssl(scripts: dict[str, ET.Element]) -> dict:
+def _ssl(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     script = scripts.get("ssl-cert")
     if script is None:
         return {}
-    fields = _elems(script)
+    fields = tables[script]
     pem = fields.get("pem")
     if isinstance(pem, str) and "BEGIN CERTIFICATE" in pem:
         from cryptography import x509
@@ -301,11 +327,11 @@ def _ssl(scripts: dict[str, ET.Element]) -> dict:
     return {"ssl": {"cert": cert}} if cert else {}
 
 
-def _ssh(scripts: dict[str, ET.Element]) -> dict:
+def _ssh(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     script = scripts.get("ssh-hostkey")
     if script is None:
         return {}
-    keys = [k for k in _elems(script).values() if isinstance(k, dict) and isinstance(k.get("fingerprint"), str)]
+    keys = [k for k in tables[script].values() if isinstance(k, dict) and isinstance(k.get("fingerprint"), str)]
     if not keys:
         return {}
     key = min(keys, key=lambda k: _KEY_ORDER.index(k["type"]) if k.get("type") in _KEY_ORDER else len(_KEY_ORDER))
@@ -321,21 +347,30 @@ def _elems(table: ET.Element) -> dict:
     """A script's (or a table's) structured output as nmap's Lua table was: keyed ``elem``s and
     ``table``s as members, unkeyed ones numbered from 1."""
     out: dict = {}
-    for n, child in enumerate((c for c in table if c.tag in ("elem", "table")), start=1):
-        value = child.text or "" if child.tag == "elem" else _elems(child)
+    n = 0
+    for child in table:
+        if child.tag == "elem":
+            value: str | dict = child.text or ""
+        elif child.tag == "table":
+            value = _elems(child)
+        else:
+            continue
+        n += 1
         out[child.get("key") or str(n)] = value
     return out
 
 
-def _json(element: ET.Element) -> dict:
-    """An element as JSON, losing nothing nmap wrote: its attributes, a script's output as a table,
-    other children by tag (a list each), text where there is some."""
+def _json(element: ET.Element, tables: Tables | None = None, skip: str = "") -> dict:
+    """An element as JSON, losing nothing nmap wrote: its attributes, a script's output as a table
+    (from ``tables`` where it was read already), other children by tag (a list each, less those
+    tagged ``skip``), text where there is some."""
     out: dict = dict(element.attrib)
     if element.tag == "script":
-        out["elems"] = _elems(element)
+        out["elems"] = tables[element] if tables and element in tables else _elems(element)
         return out
     for child in element:
-        out.setdefault(child.tag, []).append(_json(child))
+        if child.tag != skip:
+            out.setdefault(child.tag, []).append(_json(child, tables, skip))
     if element.text and element.text.strip():
         out["text"] = element.text.strip()
     return out

@@ -29,7 +29,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from isal import igzip, isal_zlib
 
@@ -166,6 +166,7 @@ class Chunk:
     lines: int  # blank ones too
     read: int
     problems: list[tuple[int, str]]  # (index of the line among the chunk's, why)
+    places: list[tuple[str, str]] = field(default_factory=list)  # a scanner's unreadable records: (where, why)
 
     @property
     def prepared(self) -> list[Prepared]:
@@ -203,6 +204,31 @@ def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
         except Exception as exc:  # a line stands alone, whatever it holds
             problems.append((number, f"unreadable banner ({type(exc).__name__})"))
     return Chunk(tuple(map(list, zip(*prepared, strict=True))), len(lines), read, problems)
+
+
+def prepare_pieces(prepare: Preparer, work: tuple[formats.Pieces, list[tuple[object, bytes]]]) -> Chunk:
+    """A scanner's pieces of a file parsed, and their banners prepared (a chunk's "lines" are its
+    banners); what the format cannot read, by its place."""
+    fmt, pieces = work
+    prepared, problems, places, read, banners = [], [], [], 0, 0
+    for context, data in pieces:
+        try:
+            records = list(fmt.parse(context, data))
+        except Exception as exc:  # the format's own failure: the piece, not the import
+            records = [formats.Unreadable("a piece of it", f"{fmt.name} failed ({type(exc).__name__}: {exc})")]
+        for record in records:
+            read += 1
+            if isinstance(record, formats.Unreadable):
+                places.append((record.where, record.why))
+                continue
+            try:
+                prepared.append(prepare(record, dumps(record)))
+            except BadBanner as exc:
+                problems.append((banners, str(exc)))
+            except Exception as exc:
+                problems.append((banners, f"unreadable banner ({type(exc).__name__})"))
+            banners += 1
+    return Chunk(tuple(map(list, zip(*prepared, strict=True))), banners, read, problems, places)
 
 
 def prepare_block(prepare: Preparer, block: bytes) -> Chunk:
@@ -272,35 +298,42 @@ def sniff_file(path: Path) -> formats.ScanFormat | None:
     return formats.format_of(head)
 
 
-def _format_blocks(
+def _format_jobs(
     fmt: formats.ScanFormat, path: Path, raw_progress: list[int], report: ImportReport
-) -> Iterator[bytes]:
-    """A scanner's file as blocks of JSON banner lines, as :func:`_blocks_of` yields a banner file's;
-    an unreadable record is reported here, with its place."""
-    lines: list[bytes] = []
+) -> Iterator[tuple[Callable[[Preparer, Any], Chunk], object]]:
+    """A scanner's file as the workers' jobs, as :func:`_blocks_of` makes a banner file's blocks:
+    pieces they parse (a format that cuts its file so), else blocks of the JSON lines of its
+    records, read here. An unreadable record met here is reported here, with its place."""
+    cut = isinstance(fmt, formats.Pieces)
+    batch: list = []
     size = 0
     failure: str | None = None
+
+    def job() -> tuple[Callable[[Preparer, Any], Chunk], object]:
+        return (prepare_pieces, (fmt, batch)) if cut else (prepare_block, b"\n".join(batch) + b"\n")
+
     try:
         stream, raw = open_banner_file(path)
         with raw, stream:
-            for record in fmt.records(cast(IO[bytes], stream)):
-                if isinstance(record, formats.Unreadable):
+            items = cast(formats.Pieces, fmt).pieces if cut else fmt.records
+            for item in items(cast(IO[bytes], stream)):
+                if isinstance(item, formats.Unreadable):
                     report.read += 1
-                    report.problem(f"{path.name}: {record.where}", record.why)
+                    report.problem(f"{path.name}: {item.where}", item.why)
                     continue
-                lines.append(dumps(record))
-                size += len(lines[-1]) + 1
+                batch.append(item if cut else dumps(item))
+                size += len(item[1]) if cut else len(batch[-1]) + 1
                 if size >= BLOCK:
                     raw_progress[0] = raw.tell()
-                    yield b"\n".join(lines) + b"\n"
-                    lines, size = [], 0
+                    yield job()
+                    batch, size = [], 0
             raw_progress[0] = raw.tell()
     except _READ_ERRORS as exc:
         failure = read_failure(exc)
     except Exception as exc:  # whatever a format's reading of a hostile file raises, it stops there
         failure = f"{fmt.name} output unreadable from here on ({type(exc).__name__}: {exc})"
-    if lines:
-        yield b"\n".join(lines) + b"\n"
+    if batch:
+        yield job()
     if failure:
         raise ImportFileError(path, failure)
 
@@ -345,13 +378,16 @@ def import_files(
             fmt = sniff_file(path)
             storing.start(path.name, fmt)
             failed = None
-            blocks = (
-                _blocks_of(path, position, max_line) if fmt is None else _format_blocks(fmt, path, position, report)
-            )
+            if fmt is None:
+                jobs: Iterator[tuple[Callable, object]] = (
+                    (prepare_block, b) for b in _blocks_of(path, position, max_line)
+                )
+            else:
+                jobs = _format_jobs(fmt, path, position, report)
             try:
-                for block in blocks:
+                for work, block in jobs:
                     prepare = preparer() if preparer else type(index).prepare
-                    pending.append((pool.submit(prepare_block, prepare, block), position[0]))
+                    pending.append((pool.submit(work, prepare, block), position[0]))
                     if len(pending) > AHEAD * workers:  # bounded: a huge file is never held in memory
                         storing.take(*pending.popleft(), done_before)
             except ImportFileError as exc:
@@ -413,6 +449,8 @@ class _Storing:
         self.report.read += chunk.read
         for number, why in chunk.problems:
             self.report.problem(self.place(self.lines + number + 1), why)
+        for where, why in chunk.places:
+            self.report.problem(f"{self.name}: {where}", why)
         self.lines += chunk.lines
         self.held += chunk.prepared
         if len(self.held) >= BATCH:
