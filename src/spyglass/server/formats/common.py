@@ -7,12 +7,14 @@ import base64
 import hashlib
 import io
 import ipaddress
+import socket
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import IO
 
 from spyglass.server.formats import HEAD
+from spyglass.server.formats.services import crawler
 
 MAX_LINE = 16 << 20  # as the banner importer: a longer line is reported, never held whole
 _STAMP = "%Y-%m-%dT%H:%M:%S.%f"  # as the crawler writes a banner's timestamp (UTC)
@@ -51,14 +53,12 @@ def banner(
 ) -> dict:
     """One banner of a scanner's finding: the members the service has (``members``) around the
     address, the tool's tag, the run in ``_shodan`` and the tool's own ``record`` under ``tool``."""
-    from spyglass.server.scanner.modules.base import signed_hash  # (see services: imported when first used)
-
     if not 0 <= port <= 65535:
         raise ValueError(f"port {port} is out of range")
     out: dict = {"data": "", **(members or {})}
-    out["hash"] = signed_hash(out["data"]) if isinstance(out["data"], str) else 0  # as the crawler's
-    address = ipaddress.ip_address(ip)  # ValueError for what is no address
-    out.update({"ipv6": str(address)} if address.version == 6 else {"ip_str": str(address), "ip": int(address)})
+    out["hash"] = crawler().base.signed_hash(out["data"]) if isinstance(out["data"], str) else 0  # as the crawler's
+    out.update(_address(ip))
+    which = f"{tool['name']}:{scan}:{ip}:{port}:{transport}:{when}".encode(errors="surrogatepass")
     out.update(
         {
             "port": port,
@@ -66,7 +66,7 @@ def banner(
             "timestamp": when,
             "tags": [tool["name"]],
             "_shodan": {
-                "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{tool['name']}:{scan}:{ip}:{port}:{transport}:{when}")),
+                "id": str(uuid.UUID(bytes=hashlib.blake2b(which, digest_size=16).digest())),
                 "module": module,
                 "crawler": tool["name"],
                 "options": {"scan": scan},
@@ -75,6 +75,18 @@ def banner(
         }
     )
     return out
+
+
+def _address(ip: str) -> dict:
+    """``ip_str`` and ``ip`` of an IPv4 address, ``ipv6`` of an IPv6 one; ValueError for no address."""
+    try:
+        packed = socket.inet_pton(socket.AF_INET, ip)  # the common case, without ipaddress's cost
+        return {"ip_str": socket.inet_ntoa(packed), "ip": int.from_bytes(packed, "big")}
+    except (OSError, TypeError):
+        address = ipaddress.ip_address(ip)
+    if address.version == 4:  # (a form inet_pton refuses, e.g. with leading zeros)
+        return {"ip_str": str(address), "ip": int(address)}
+    return {"ipv6": str(address)}
 
 
 class _Rejoined(io.RawIOBase):
