@@ -8,7 +8,8 @@ for later runs), then, each in a process of its own:
 - ``spyglass import`` of the smaller file into a fresh embedded store: banners a second, and the
   same for the format's reader alone (records, no store), against its peers on the same file
   (for nmap: the standard library's ``xml.etree.ElementTree.parse``, the floor of any reading of
-  the XML, and python-libnmap, installed from PyPI here when missing);
+  the XML, and python-libnmap, installed from PyPI here when missing; for masscan's JSON: the
+  standard library's ``json.loads`` of each record's line);
 - peak RSS of the reader alone and of the whole import, on the smaller file and on the larger
   (goal: at most 1.2x from one to the other: a file is streamed, never held).
 """
@@ -60,6 +61,30 @@ def libnmap(path: Path) -> int:
     return sum(1 for host in report.hosts for service in host.services if service.state == "open")
 
 
+def write_masscan(path: Path, size: int) -> None:
+    """A real masscan -oJ --banners run (tests/formats/data, masscan 1.3.2: three ports open, an SSH
+    and an FTP greeting, an HTTP head, server and title) at other addresses, to ``size`` bytes."""
+    lines = [
+        line
+        for line in (ROOT / "tests/formats/data/masscan-banners.json").read_text().splitlines()
+        if line.startswith("{")
+    ]
+    real = lines[0].split('"')[3]  # the address every record of the run is about
+    with open(path, "w") as out:
+        out.write("[\n")
+        for n in range(max(1, size // sum(len(line) + 3 for line in lines))):
+            address = f'"198.{18 + (n >> 16) % 2}.{(n >> 8) % 256}.{n % 256}"'
+            out.write(("\n,\n" if n else "") + "\n,\n".join(line.replace(f'"{real}"', address) for line in lines))
+        out.write("\n]\n")
+
+
+def json_loads(path: Path) -> int:
+    """The standard library's JSON parser alone, a line at a time: masscan's records (the floor; the
+    real run's 8 records a host are 6 banners, its HTTP grabs joined)."""
+    with open(path, "rb") as lines:
+        return sum(1 for line in lines if line.startswith(b"{") and json.loads(line))
+
+
 @dataclass
 class Entry:
     """A format in the bench: how to write a file of it, and what else reads such a file."""
@@ -71,6 +96,7 @@ class Entry:
 
 FORMATS: dict[str, Entry] = {
     "nmap": Entry(write_nmap, ".xml", {"xml.etree parse (floor)": etree_parse, "python-libnmap": libnmap}),
+    "masscan": Entry(write_masscan, ".json", {"json.loads a line (floor)": json_loads}),
 }
 
 
