@@ -129,6 +129,8 @@ def test_zgrab2_records_become_the_banners_the_crawler_makes_of_those_services(t
     key = asyncssh.generate_private_key("ssh-ed25519")
     path = write(tmp_path / "zgrab2.json", records(leaf, ca, key), cut=True)
     assert claimed_by_one(path.read_bytes()) == "zgrab2"
+    ported = {"ip": "198.18.8.4", "port": 8080, "data": {"http": entry("http", {})}}  # as newer zgrab2 writes
+    assert claimed_by_one(json.dumps(ported).encode()) == "zgrab2"
     tool, banners, unreadable = read(path)
     assert tool == "zgrab2"
     assert [u.where for u in unreadable] == ["line 1 (banner)", "line 3"]

@@ -21,7 +21,12 @@ from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp
 from spyglass.server.formats.services import greeting_members, http_members, ssh_members, ssl_member
 
-_LINE = re.compile(rb'\A\s*\{\s*"(?:ip|domain)"\s*:\s*"[^"]*"\s*,(?:\s*"domain"\s*:\s*"[^"]*"\s*,)?\s*"data"\s*:\s*\{')
+# A line of the target's members (ip, domain, port, tag: whichever zgrab2 wrote) then "data" with a
+# module's entry: {"status": ..., "protocol": ...}.
+_LINE = re.compile(
+    rb'\A\s*\{(?:\s*"(?:ip|domain|port|tag)"\s*:\s*(?:"[^"\n]*"|\d+)\s*,)+\s*"data"\s*:\s*\{\s*"[^"\n]*"\s*:\s*\{'
+    rb'\s*"status"\s*:\s*"[^"\n]*"\s*,\s*"protocol"\s*:'
+)
 DEFAULT_PORTS = {"http": 80, "tls": 443, "ssh": 22, "ftp": 21, "smtp": 25}
 # zgrab2's server-side KEXINIT lists, as the crawler's ssh.kex names them.
 KEX_LISTS = {
