@@ -28,6 +28,14 @@ class Progress:
         self.stream.write(f"\r{self.label} {bar}{detail}\x1b[K")
         self.stream.flush()
 
+    def note(self, line: str) -> None:
+        """A line of its own above the progress line (redrawn at the next update)."""
+        if self.live:
+            self.stream.write("\r\x1b[K")
+        self.stream.write(f"{self.label}: {line}\n")
+        self.stream.flush()
+        self._last = 0.0
+
     def done(self, summary: str) -> None:
         if self.live:
             self.stream.write("\r\x1b[K")

@@ -1,10 +1,15 @@
-"""Loading banner files: one JSON banner per line, plain or gzip, streamed, any size.
+"""Loading banner files: one JSON banner per line, or a scanner's output (nmap XML, ...), plain or
+gzip, streamed, any size.
 
-Each line stands alone: a line that fails (not JSON, no address, port or timestamp, anything
-else) is counted and reported with its line number and the rest still loads. A file that cannot
-be read to its end (missing, a truncated or non-gzip ``.gz``) is an :class:`ImportFileError` in
-the report, with what was loaded before. Re-importing a file adds nothing (banners are identified
-by address, port, transport, time and hash), so running a killed import again completes it.
+A file's format is known by its first bytes (:func:`spyglass.server.formats.format_of`), never its
+name. A scanner's records are written as JSON banner lines and go the way every line goes (the same
+workers, batches, dedup and problem report); one it cannot read is reported with its place in the
+file (``scan.xml: host 3``) and the rest loads. Each line stands alone: a line that fails (not
+JSON, no address, port or timestamp, anything else) is counted and reported with its line number
+and the rest still loads. A file that cannot be read to its end (missing, a truncated or non-gzip
+``.gz``) is an :class:`ImportFileError` in the report, with what was loaded before. Re-importing a
+file adds nothing (banners are identified by address, port, transport, time and hash), so running
+a killed import again completes it.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from isal import igzip, isal_zlib
 
-from spyglass.exactjson import loads
+from spyglass.exactjson import dumps, loads
+from spyglass.server import formats
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
+from spyglass.server.formats import masscan, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
 
 BATCH = 20_000  # banners given to the store at a time
 BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
@@ -55,14 +62,30 @@ class ImportFileError(Exception):
         return f"{self.path}: {self.message} ({self.loaded:,} lines read before)"
 
 
+JSON_LINES = "banner JSON lines"  # what a file no scanner's format claims is read as
+
+
+@dataclass
+class FileRead:
+    """What one file of an import held: its format, records read, banners loaded, problems."""
+
+    name: str
+    format: str  # a tool's name ("nmap") or JSON_LINES
+    read: int
+    loaded: int
+    bad: int
+    failed: bool  # it could not be read to its end
+
+
 @dataclass
 class ImportReport:
-    read: int = 0  # non-blank lines read
+    read: int = 0  # non-blank lines (or a scanner's records) read
     added: int = 0
     duplicates: int = 0
     bad: int = 0
     problems: list[str] = field(default_factory=list)  # the first MAX_REPORTED bad lines, with where
     file_errors: list[ImportFileError] = field(default_factory=list)
+    files: list[FileRead] = field(default_factory=list)  # one per file, in order
 
     def problem(self, where: str, why: str) -> None:
         self.bad += 1
@@ -89,6 +112,7 @@ class ImportReport:
         self.bad += other.bad
         self.problems += other.problems[: MAX_REPORTED - len(self.problems)]
         self.file_errors += other.file_errors
+        self.files += other.files
 
 
 def _worker_start(parent: int) -> None:
@@ -101,6 +125,26 @@ def _worker_start(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
+
+
+# What reading a file can fail with, and how the report says it
+_READ_FAILURES: tuple[tuple[type[BaseException], str | None], ...] = (
+    (gzip.BadGzipFile, "it is not a gzip file"),
+    (EOFError, "it ends early (a truncated gzip file?)"),
+    (CORRUPT, "its compressed data is corrupt"),
+    (OSError, None),  # its own words
+)
+
+
+_READ_ERRORS = tuple(kind for kind, _ in _READ_FAILURES)
+
+
+def read_failure(exc: BaseException) -> str | None:
+    """Why a file could not be read to its end, if ``exc`` is a read failure (None otherwise)."""
+    for kind, why in _READ_FAILURES:
+        if isinstance(exc, kind):
+            return why or (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+    return None
 
 
 def open_banner_file(path: Path) -> tuple[io.BufferedIOBase, IO[bytes]]:
@@ -122,6 +166,7 @@ class Chunk:
     lines: int  # blank ones too
     read: int
     problems: list[tuple[int, str]]  # (index of the line among the chunk's, why)
+    places: list[tuple[str, str]] = field(default_factory=list)  # a scanner's unreadable records: (where, why)
 
     @property
     def prepared(self) -> list[Prepared]:
@@ -159,6 +204,31 @@ def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
         except Exception as exc:  # a line stands alone, whatever it holds
             problems.append((number, f"unreadable banner ({type(exc).__name__})"))
     return Chunk(tuple(map(list, zip(*prepared, strict=True))), len(lines), read, problems)
+
+
+def prepare_pieces(prepare: Preparer, work: tuple[formats.Pieces, list[tuple[object, bytes]]]) -> Chunk:
+    """A scanner's pieces of a file parsed, and their banners prepared (a chunk's "lines" are its
+    banners); what the format cannot read, by its place."""
+    fmt, pieces = work
+    prepared, problems, places, read, banners = [], [], [], 0, 0
+    for context, data in pieces:
+        try:
+            records = list(fmt.parse(context, data))
+        except Exception as exc:  # the format's own failure: the piece, not the import
+            records = [formats.Unreadable("a piece of it", f"{fmt.name} failed ({type(exc).__name__}: {exc})")]
+        for record in records:
+            read += 1
+            if isinstance(record, formats.Unreadable):
+                places.append((record.where, record.why))
+                continue
+            try:
+                prepared.append(prepare(record, dumps(record)))
+            except BadBanner as exc:
+                problems.append((banners, str(exc)))
+            except Exception as exc:
+                problems.append((banners, f"unreadable banner ({type(exc).__name__})"))
+            banners += 1
+    return Chunk(tuple(map(list, zip(*prepared, strict=True))), banners, read, problems, places)
 
 
 def prepare_block(prepare: Preparer, block: bytes) -> Chunk:
@@ -203,19 +273,67 @@ def _blocks_of(path: Path, raw_progress: list[int], max_line: int = MAX_LINE) ->
                     raw_progress[0] = raw.tell()
                     yield data[:cut]
             raw_progress[0] = raw.tell()
-    except gzip.BadGzipFile:
-        failure = "it is not a gzip file"
-    except EOFError:
-        failure = "it ends early (a truncated gzip file?)"
-    except CORRUPT:
-        failure = "its compressed data is corrupt"
-    except OSError as exc:
-        failure = exc.strerror or str(exc)
+    except _READ_ERRORS as exc:
+        failure = read_failure(exc)
     rest = b"".join(parts)
     if failure:  # the line being read when it failed is cut off: not a line of the file
         rest = rest[: rest.rfind(b"\n") + 1]
     if rest:
         yield rest
+    if failure:
+        raise ImportFileError(path, failure)
+
+
+def sniff_file(path: Path) -> formats.ScanFormat | None:
+    """The scanner's format of the file at ``path`` by its first bytes (un-gzipped), or None (JSON
+    lines, or a file that cannot be read: the JSON lines path reports why)."""
+    head = b""
+    try:
+        lines, raw = open_banner_file(path)
+        with raw, lines:
+            while len(head) < formats.HEAD and (part := lines.read1(formats.HEAD - len(head))):
+                head += part
+    except _READ_ERRORS:  # a head cut short (a truncated gzip file) is still sniffed
+        pass
+    return formats.format_of(head)
+
+
+def _format_jobs(
+    fmt: formats.ScanFormat, path: Path, raw_progress: list[int], report: ImportReport
+) -> Iterator[tuple[Callable[[Preparer, Any], Chunk], object]]:
+    """A scanner's file as the workers' jobs, as :func:`_blocks_of` makes a banner file's blocks:
+    pieces they parse (a format that cuts its file so), else blocks of the JSON lines of its
+    records, read here. An unreadable record met here is reported here, with its place."""
+    cut = isinstance(fmt, formats.Pieces)
+    batch: list = []
+    size = 0
+    failure: str | None = None
+
+    def job() -> tuple[Callable[[Preparer, Any], Chunk], object]:
+        return (prepare_pieces, (fmt, batch)) if cut else (prepare_block, b"\n".join(batch) + b"\n")
+
+    try:
+        stream, raw = open_banner_file(path)
+        with raw, stream:
+            items = cast(formats.Pieces, fmt).pieces if cut else fmt.records
+            for item in items(cast(IO[bytes], stream)):
+                if isinstance(item, formats.Unreadable):
+                    report.read += 1
+                    report.problem(f"{path.name}: {item.where}", item.why)
+                    continue
+                batch.append(item if cut else dumps(item))
+                size += len(item[1]) if cut else len(batch[-1]) + 1
+                if size >= BLOCK:
+                    raw_progress[0] = raw.tell()
+                    yield job()
+                    batch, size = [], 0
+            raw_progress[0] = raw.tell()
+    except _READ_ERRORS as exc:
+        failure = read_failure(exc)
+    except Exception as exc:  # whatever a format's reading of a hostile file raises, it stops there
+        failure = f"{fmt.name} output unreadable from here on ({type(exc).__name__}: {exc})"
+    if batch:
+        yield job()
     if failure:
         raise ImportFileError(path, failure)
 
@@ -257,12 +375,19 @@ def import_files(
         for path in paths:
             position = [0]
             pending: deque[tuple[Future, int]] = deque()
-            storing.start(path.name)
+            fmt = sniff_file(path)
+            storing.start(path.name, fmt)
             failed = None
+            if fmt is None:
+                jobs: Iterator[tuple[Callable, object]] = (
+                    (prepare_block, b) for b in _blocks_of(path, position, max_line)
+                )
+            else:
+                jobs = _format_jobs(fmt, path, position, report)
             try:
-                for block in _blocks_of(path, position, max_line):
+                for work, block in jobs:
                     prepare = preparer() if preparer else type(index).prepare
-                    pending.append((pool.submit(prepare_block, prepare, block), position[0]))
+                    pending.append((pool.submit(work, prepare, block), position[0]))
                     if len(pending) > AHEAD * workers:  # bounded: a huge file is never held in memory
                         storing.take(*pending.popleft(), done_before)
             except ImportFileError as exc:
@@ -273,6 +398,7 @@ def import_files(
                 failed.loaded = storing.lines
                 report.file_errors.append(failed)
             storing.flush(done_before + sizes[path])
+            storing.finish(failed is not None)
             done_before += sizes[path]
     return report
 
@@ -298,16 +424,33 @@ class _Storing:
         self.writer, self.report, self.progress, self.total = writer, report, progress, total
         self.held: list[Prepared] = []
         self.name, self.lines = "", 0  # the file's name, and its lines taken so far
+        self.format: str = JSON_LINES
+        self.before = ImportReport()  # the report's counts before this file
 
-    def start(self, name: str) -> None:
-        """Take the chunks of another file from here on (its problems are numbered from its first line)."""
+    def start(self, name: str, fmt: formats.ScanFormat | None = None) -> None:
+        """Take the chunks of another file from here on (its problems are numbered from its first
+        line, or a scanner's file's from its first banner)."""
         self.name, self.lines = name, 0
+        self.format = fmt.name if fmt else JSON_LINES
+        r = self.report
+        self.before = ImportReport(r.read, r.added, r.duplicates, r.bad)
+
+    def finish(self, failed: bool) -> None:
+        """Say what the file read."""
+        r, b = self.report, self.before
+        r.files.append(FileRead(self.name, self.format, r.read - b.read, r.loaded - b.loaded, r.bad - b.bad, failed))
+
+    def place(self, number: int) -> str:
+        """Where the file's line (or a scanner's banner) ``number`` (from 1) is."""
+        return f"{self.name}:{number}" if self.format == JSON_LINES else f"{self.name}: banner {number}"
 
     def take(self, future: Future, position: int, done_before: int) -> None:
         chunk: Chunk = future.result()
         self.report.read += chunk.read
         for number, why in chunk.problems:
-            self.report.problem(f"{self.name}:{self.lines + number + 1}", why)
+            self.report.problem(self.place(self.lines + number + 1), why)
+        for where, why in chunk.places:
+            self.report.problem(f"{self.name}: {where}", why)
         self.lines += chunk.lines
         self.held += chunk.prepared
         if len(self.held) >= BATCH:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, Any, Protocol, runtime_checkable
 
 HEAD = 64 << 10  # bytes of a file given to ``sniff``
 
@@ -50,6 +50,22 @@ class ScanFormat(Protocol):
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
         """The banners of ``stream`` (un-gzipped), one per open port or grabbed service."""
+        ...
+
+
+@runtime_checkable
+class Pieces(ScanFormat, Protocol):
+    """A format whose file cuts cheaply into pieces that parse alone (nmap's hosts). Optional: the
+    importer then cuts the file in its own process and parses the pieces in its worker processes
+    (it reads ``records`` otherwise, in its own process)."""
+
+    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[Any, bytes] | Unreadable]:
+        """The file cut into pieces, in order: (what the piece's parse needs to know besides it, which
+        must pickle; its bytes); what cannot be cut out as Unreadable."""
+        ...
+
+    def parse(self, context: Any, data: bytes) -> Iterator[dict | Unreadable]:
+        """The banners of one piece (``records`` yields these of every piece, in order)."""
         ...
 
 

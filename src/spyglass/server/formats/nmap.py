@@ -1,0 +1,379 @@
+"""nmap's XML (``-oX``), with service detection (``-sV``) and scripts (``-sC``): a banner per open port.
+
+The file is cut into its ``<host>`` elements as it is read (``</host>`` cannot occur inside an XML
+text or attribute), and each is parsed on its own (in the importer's workers: these are the
+format's pieces): memory holds a few hosts, and a host that is not well-formed (or cut off at the
+end of a truncated file) is reported by its number and line while the hosts after it still load;
+an incremental parser would stop at the first error. A host cannot declare entities (only the
+prolog can, and it is read alone, by expat, which limits their expansion).
+
+What nmap says maps as the service's crawler would write it (see ``server/scanner``): ``<service>``
+into ``product``, ``version``, ``info``, ``cpe``/``cpe23`` (CPE 2.2 URIs as nmap writes them, and their
+2.3 form) and the module (``https`` for HTTP in TLS); ``http-title``, ``http-server-header``,
+``http-headers`` into ``http`` (``data`` holds the headers, as the service's head does); ``ssl-cert``
+into ``ssl.cert`` (read from the PEM nmap includes, as the crawler reads a certificate);
+``ssh-hostkey`` into ``ssh`` (the key the crawler would negotiate first, MD5 fingerprint with colons);
+``banner`` and ``fingerprint-strings`` into ``data``; hostnames (user-given and PTR) into
+``hostnames``/``domains``; the most accurate ``osmatch`` into ``os``. The port's time is the host's
+``endtime`` (else ``starttime``, else the run's start). Everything else stays in ``tool``: the
+port's element as JSON under ``record``, the host's other elements under ``host``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import ipaddress
+import re
+import textwrap
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import IO
+
+from spyglass.server.banners.shape import normalize
+from spyglass.server.formats import FORMATS, Unreadable
+
+READ = 1 << 20  # bytes read at a time
+MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap writes a few KiB a host)
+_NMAPRUN = re.compile(rb"<nmaprun\b[^>]*\bscanner=[\"']nmap[\"']")
+_HOST = re.compile(rb"<host[\s>]")
+_END = b"</host>"
+# The order in which an SSH client (the crawler's asyncssh, OpenSSH) asks for host key types.
+_KEY_ORDER = ("ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa", "ssh-dss")
+_NAMES = {  # nmap's names of certificate name attributes, as RFC 4514 (and the crawler) write them
+    "commonName": "CN",
+    "organizationName": "O",
+    "organizationalUnitName": "OU",
+    "countryName": "C",
+    "stateOrProvinceName": "ST",
+    "localityName": "L",
+    "streetAddress": "STREET",
+    "domainComponent": "DC",
+}
+
+
+class Nmap:
+    name = "nmap"
+
+    def sniff(self, head: bytes) -> bool:
+        return _NMAPRUN.search(head) is not None  # masscan's -oX says <nmaprun scanner="masscan">
+
+    def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
+        for piece in self.pieces(stream):
+            yield from (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
+
+    def parse(self, context: tuple[dict, str], data: bytes) -> Iterator[dict | Unreadable]:
+        run, where = context
+        yield from _host_banners(data, run, where)
+
+    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple[dict, str], bytes] | Unreadable]:
+        """The file's ``<host>`` elements, cut apart (a regular expression and a find: the parsing
+        is :meth:`parse`'s, in the importer's workers)."""
+        run: dict | None = None
+        buffer, pos, line, number = b"", 0, 1, 0  # buffer[pos] is at ``line``; hosts seen
+        eof = False
+        while not eof:
+            part = stream.read(READ)
+            eof = not part
+            buffer, pos = buffer[pos:] + part, 0
+            if run is None:  # the run's start tag lies before the first host (or the file's end)
+                start = _HOST.search(buffer)
+                if start is None and not eof and len(buffer) < MAX_HOST:
+                    continue
+                run = _run(buffer[: start.start() if start else len(buffer)])
+            while True:
+                start = _HOST.search(buffer, pos)
+                if start is None:  # keep only a tail that may begin a host
+                    keep = max(pos, len(buffer) - 8)
+                    line, pos = line + buffer.count(b"\n", pos, keep), keep
+                    break
+                line, pos = line + buffer.count(b"\n", pos, start.start()), start.start()
+                end = buffer.find(_END, pos)
+                if end < 0 and not eof and len(buffer) - pos <= MAX_HOST:
+                    break  # read on
+                number += 1
+                where = f"host {number} (line {line:,})"
+                cut = _HOST.search(buffer, pos + 1, end if end >= 0 else len(buffer))
+                if end < 0 or cut:
+                    why = "the file ends inside it" if eof else f"a host over {MAX_HOST:,} bytes"
+                    yield Unreadable(where, "another host starts before it ends" if cut else why)
+                    stop = cut.start() if cut else pos + 1  # on at the next host
+                    line, pos = line + buffer.count(b"\n", pos, stop), stop
+                    continue
+                stop = end + len(_END)
+                yield (run, where), buffer[pos:stop]
+                line, pos = line + buffer.count(b"\n", pos, stop), stop
+
+
+def _run(header: bytes) -> dict:
+    """The run's attributes (``<nmaprun>``) and its scan id: its start time and command line, or
+    the header's bytes where it has neither."""
+    attrib: dict = {}
+    parser: ET.XMLPullParser = ET.XMLPullParser(events=("start",))
+    try:
+        parser.feed(header)
+        for event in parser.read_events():
+            element = event[-1]
+            if isinstance(element, ET.Element) and element.tag == "nmaprun":
+                attrib = dict(element.attrib)
+                break
+    except ET.ParseError:
+        pass
+    basis = f"{attrib['start']}|{attrib['args']}".encode() if "start" in attrib and "args" in attrib else header
+    return {**attrib, "scan": "nmap-" + hashlib.sha256(basis).hexdigest()[:16]}
+
+
+def _host_banners(element: bytes, run: dict, where: str) -> Iterator[dict | Unreadable]:
+    """The banners of a host's element; what cannot be read of it, as Unreadables: the host (not
+    XML, no address or time) or one port (what no store could hold: the stores' own check)."""
+    try:
+        host = Host(ET.fromstring(element), run)
+    except ET.ParseError as exc:
+        yield Unreadable(where, f"not well-formed XML ({exc})")
+        return
+    except (ValueError, OverflowError, OSError) as exc:  # (a time out of the platform's range)
+        yield Unreadable(where, f"not an nmap host ({exc})")
+        return
+    for port in host.ports:
+        try:
+            banner = host.banner(port)
+            normalize(banner)
+        except (ValueError, OverflowError, OSError) as exc:  # BadBanner is a ValueError
+            yield Unreadable(f"{where}, port {port.get('portid')!r}", str(exc) or type(exc).__name__)
+            continue
+        yield banner
+
+
+class Host:
+    """One ``<host>``: what every banner of it shares, and a banner per open port."""
+
+    def __init__(self, host: ET.Element, run: dict) -> None:
+        self.run = run
+        address = next((a.get("addr", "") for a in host.iter("address") if a.get("addrtype") in ("ipv4", "ipv6")), None)
+        if address is None:
+            raise ValueError("no IPv4 or IPv6 address")
+        ip = ipaddress.ip_address(address)
+        self.address: dict = (
+            {"ip_str": str(ip), "ip": int(ip)} if ip.version == 4 else {"ip_str": str(ip), "ipv6": str(ip)}
+        )
+        times = (host.get("endtime"), host.get("starttime"), run.get("start"))
+        seconds = next((int(t) for t in times if t and t.isascii() and t.isdigit()), None)
+        if seconds is None:
+            raise ValueError("no time: neither the host nor the run has one")
+        self.stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+        names = list(dict.fromkeys(n.get("name", "") for n in host.iter("hostname") if n.get("name")))
+        self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(_domain, names))))}
+        self.os = _best_os(host)
+        self.ports = [p for p in host.iter("port") if _state(p) == "open"]
+        self.rest = _json(host, skip="port")  # less its ports (each banner has its own record)
+
+    def banner(self, port: ET.Element) -> dict:
+        transport, number = port.get("protocol", "tcp"), int(port.get("portid", ""))
+        service = port.find("service")
+        scripts = {s.get("id", ""): s for s in port.iter("script")}
+        tables = {s: _elems(s) for s in port.iter("script")}  # each script's output, read once
+        module = service.get("name", "") if service is not None else ""
+        if service is not None and service.get("tunnel") == "ssl" and module == "http":
+            module = "https"
+        banner: dict = {
+            **self.address,
+            "port": number,
+            "transport": transport,
+            "timestamp": self.stamp,
+            **self.names,
+            **_service(service),
+            "tags": ["nmap"],
+        }
+        if self.os or (service is not None and service.get("ostype")):
+            banner["os"] = self.os or service.get("ostype")  # type: ignore[union-attr]
+        data = _data(scripts)
+        banner.update(_http(scripts, tables) | _ssl(scripts, tables) | _ssh(scripts, tables))
+        banner["data"] = data
+        from spyglass.server.scanner.modules.base import signed_hash  # the crawler's (loads the crawler)
+
+        banner["hash"] = signed_hash(data)
+        scan = self.run["scan"]
+        banner["_shodan"] = {
+            "module": module,
+            "crawler": "nmap",
+            "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{scan}/{banner['ip_str']}/{number}/{transport}")),
+            "options": {"scan": scan},
+        }
+        banner["tool"] = {
+            "name": "nmap",
+            "version": self.run.get("version"),
+            "args": self.run.get("args"),
+            "record": _json(port, tables),
+            "host": self.rest,
+        }
+        return banner
+
+
+def _state(port: ET.Element) -> str | None:
+    state = port.find("state")
+    return state.get("state") if state is not None else None
+
+
+def _domain(name: str) -> str | None:
+    """The domain a hostname is under: its last two labels (none for a bare name or an address)."""
+    labels = name.rstrip(".").lower().split(".")
+    if len(labels) < 2 or labels[-1].isdigit() or ":" in name:
+        return None
+    return ".".join(labels[-2:])
+
+
+def _best_os(host: ET.Element) -> str | None:
+    matches = [(_number(m.get("accuracy")), -i, m.get("name")) for i, m in enumerate(host.iter("osmatch"))]
+    return max(matches)[2] if matches else None
+
+
+def _number(text: str | None) -> int:
+    return int(text) if text and text.isascii() and text.isdigit() else 0
+
+
+def _service(service: ET.Element | None) -> dict:
+    if service is None:
+        return {}
+    out: dict = {}
+    for attr, member in (("product", "product"), ("version", "version"), ("extrainfo", "info")):
+        if service.get(attr):
+            out[member] = service.get(attr)
+    cpes = [c.text.strip() for c in service.iter("cpe") if c.text and c.text.strip()]
+    if cpes:
+        out["cpe"] = cpes
+        out["cpe23"] = [re.sub(r"^cpe:/", "cpe:2.3:", c) for c in cpes]
+    return out
+
+
+def _data(scripts: dict[str, ET.Element]) -> str:
+    """What the service said itself: the ``banner`` script's text and ``fingerprint-strings``' answers
+    to nmap's probes; else the HTTP headers (the service's ``data`` of an HTTP service is its head)."""
+    parts = [_output(scripts[s]) for s in ("banner", "fingerprint-strings") if s in scripts]
+    if not parts and "http-headers" in scripts:
+        parts = ["\r\n".join(_header_lines(scripts["http-headers"])) + "\r\n"]
+    return "\n".join(parts)
+
+
+def _output(script: ET.Element) -> str:
+    return textwrap.dedent(script.get("output", "").strip("\n")).strip("\n")
+
+
+def _header_lines(script: ET.Element) -> list[str]:
+    """The header lines ``http-headers`` shows (less its closing "(Request type: GET)")."""
+    lines = [line.strip() for line in script.get("output", "").splitlines()]
+    return [line for line in lines if line and not line.startswith("(Request type")]
+
+
+Tables = dict[ET.Element, dict]  # each script's output as a table (_elems)
+
+
+def _http(scripts: dict[str, ET.Element], tables: Tables) -> dict:
+    http: dict = {}
+    title = scripts.get("http-title")
+    if title is not None:
+        fields = tables[title]
+        text = fields.get("title")
+        if isinstance(text, str):  # as the crawler reads a page's title: entities read, spaces collapsed
+            http["title"] = " ".join(html.unescape(text).split())
+        if isinstance(fields.get("redirect_url"), str):
+            http["location"] = fields["redirect_url"]
+    server = scripts.get("http-server-header")
+    if server is not None:
+        values = [e.text for e in server.findall("elem") if e.text]
+        http["server"] = values[0] if values else server.get("output", "")
+    headers = scripts.get("http-headers")
+    if headers is not None:
+        lines = _header_lines(headers)
+        status = re.match(r"HTTP/\S+ (\d{3})", lines[0]) if lines else None
+        if status:
+            http["status"] = int(status[1])
+        if "server" not in http:
+            server_line = next((x for x in lines if x.lower().startswith("server:")), None)
+            if server_line:
+                http["server"] = server_line.split(":", 1)[1].strip()
+    return {"http": http} if http else {}
+
+
+def _ssl(scripts: dict[str, ET.Element], tables: Tables) -> dict:
+    script = scripts.get("ssl-cert")
+    if script is None:
+        return {}
+    fields = tables[script]
+    pem = fields.get("pem")
+    if isinstance(pem, str) and "BEGIN CERTIFICATE" in pem:
+        from cryptography import x509
+
+        from spyglass.server.scanner.modules.tls import cert_member  # the crawler's (loads the crawler)
+
+        try:
+            return {"ssl": {"cert": cert_member(x509.load_pem_x509_certificate(pem.encode())), "chain": [pem]}}
+        except ValueError:
+            pass  # not a certificate cryptography reads: what nmap read of it, below
+    cert: dict = {}
+    for table in ("subject", "issuer"):
+        if isinstance(fields.get(table), dict):
+            cert[table] = {_NAMES.get(k, k): v for k, v in fields[table].items()}
+    validity = fields.get("validity")
+    if isinstance(validity, dict):
+        for key, member in (("notBefore", "issued"), ("notAfter", "expires")):
+            if isinstance(validity.get(key), str):
+                cert[member] = re.sub(r"[-:T]", "", validity[key])[:14] + "Z"
+    if isinstance(fields.get("sig_algo"), str):
+        cert["sig_alg"] = fields["sig_algo"]
+    if isinstance(fields.get("sha1"), str):
+        cert["fingerprint"] = {"sha1": fields["sha1"]}
+    return {"ssl": {"cert": cert}} if cert else {}
+
+
+def _ssh(scripts: dict[str, ET.Element], tables: Tables) -> dict:
+    script = scripts.get("ssh-hostkey")
+    if script is None:
+        return {}
+    keys = [k for k in tables[script].values() if isinstance(k, dict) and isinstance(k.get("fingerprint"), str)]
+    if not keys:
+        return {}
+    key = min(keys, key=lambda k: _KEY_ORDER.index(k["type"]) if k.get("type") in _KEY_ORDER else len(_KEY_ORDER))
+    hexes = key["fingerprint"].lower()
+    ssh = {"fingerprint": ":".join(hexes[i : i + 2] for i in range(0, len(hexes), 2))}
+    for member in ("type", "key"):
+        if isinstance(key.get(member), str):
+            ssh[member] = key[member]
+    return {"ssh": ssh}
+
+
+def _elems(table: ET.Element) -> dict:
+    """A script's (or a table's) structured output as nmap's Lua table was: keyed ``elem``s and
+    ``table``s as members, unkeyed ones numbered from 1."""
+    out: dict = {}
+    n = 0
+    for child in table:
+        if child.tag == "elem":
+            value: str | dict = child.text or ""
+        elif child.tag == "table":
+            value = _elems(child)
+        else:
+            continue
+        n += 1
+        out[child.get("key") or str(n)] = value
+    return out
+
+
+def _json(element: ET.Element, tables: Tables | None = None, skip: str = "") -> dict:
+    """An element as JSON, losing nothing nmap wrote: its attributes, a script's output as a table
+    (from ``tables`` where it was read already), other children by tag (a list each, less those
+    tagged ``skip``), text where there is some."""
+    out: dict = dict(element.attrib)
+    if element.tag == "script":
+        out["elems"] = tables[element] if tables and element in tables else _elems(element)
+        return out
+    for child in element:
+        if child.tag != skip:
+            out.setdefault(child.tag, []).append(_json(child, tables, skip))
+    if element.text and element.text.strip():
+        out["text"] = element.text.strip()
+    return out
+
+
+FORMATS.append(Nmap())

@@ -1,0 +1,88 @@
+"""Real nmap XML for the tests and the import bench: nmap (Debian's) run with ``-sV -sC`` against
+the suite's own loopback services, and bigger files made of that run's host with other addresses."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+from tests.scanservers import (
+    HOST,
+    Service,
+    _Handler,
+    ftp_service,
+    http_service,
+    https_service,
+    make_cert,
+    smtp_service,
+    ssh_service,
+)
+
+NMAP = shutil.which("nmap")
+# A title as a hostile page may write it: markup for the terminal's renderer and for HTML, an
+# entity, C1 controls (CSI, OSC, ST: escape sequences of one character) and a right-to-left override.
+HOSTILE_TITLE = "[bold red]evil[/] &lt;b&gt;x&lt;/b&gt; \u009b31m\u009d0;pwned\u009c \u202e"
+SCRIPTS = "default,http-headers,banner"  # -sC's scripts, and the two that say headers and banners
+
+
+class _Hostile(_Handler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = f"<html><head><title>{HOSTILE_TITLE}</title></head><body>hi</body></html>".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@dataclass
+class Scan:
+    xml: Path
+    services: dict[str, Service] = field(default_factory=dict)  # by name: http, https, ssh, smtp, ftp, hostile
+
+
+@contextlib.contextmanager
+def services() -> Iterator[dict[str, Service]]:
+    hostile: type[BaseHTTPRequestHandler] = _Hostile
+    with (
+        http_service() as http,
+        https_service(make_cert("nmap.scan.test")) as https,
+        ssh_service() as ssh,
+        smtp_service(make_cert("mail.scan.test")) as smtp,
+        ftp_service() as ftp,
+        http_service(handler=hostile) as bad,
+    ):
+        yield {"http": http, "https": https, "ssh": ssh, "smtp": smtp, "ftp": ftp, "hostile": bad}
+
+
+def run_nmap(out: Path) -> Scan:
+    """``nmap -sV -sC`` of the services (about 40 s here), its XML written to ``out``."""
+    assert NMAP, "nmap is not installed"
+    with services() as found:
+        ports = ",".join(str(s.port) for s in found.values())
+        command = [NMAP, "-sV", "-sC", "--script", SCRIPTS, "-T4", "--host-timeout", "180s"]
+        subprocess.run([*command, "-p", ports, "-oX", str(out), HOST], check=True, capture_output=True, timeout=300)
+    return Scan(out, found)
+
+
+def parts(xml: bytes) -> tuple[bytes, bytes, bytes]:
+    """(what comes before the first host, the hosts, what follows the last)."""
+    start, end = xml.index(b"<host "), xml.rindex(b"</host>") + len(b"</host>")
+    return xml[:start], xml[start:end], xml[end:]
+
+
+def replicate(xml: bytes, hosts: int, first: int = 0) -> Iterator[bytes]:
+    """A file of ``hosts`` copies of the run's host, each at its own address in 198.18.0.0/15 (the
+    benchmarking range), in pieces (a big one is written as it is made)."""
+    head, body, tail = parts(xml)
+    body = re.sub(rb'addr="127\.0\.0\.1"', b'addr="%s"', body.replace(b"%", b"%%"))
+    yield head
+    for n in range(first, first + hosts):
+        yield body % f"198.{18 + (n >> 16) % 2}.{(n >> 8) & 255}.{n & 255}".encode() + b"\n"
+    yield tail

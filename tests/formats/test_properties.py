@@ -1,0 +1,114 @@
+"""Whatever a scanner's file holds, every record a format accepts is a banner every store takes
+(the shape check an import makes), and a format's reader never raises: it yields banners and
+Unreadables. Run over every format in FORMATS, on arbitrary bytes and on a real nmap file cut and
+damaged anywhere; and over nmap hosts whose every text and number is arbitrary."""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spyglass.exactjson import dumps, loads
+from spyglass.server import formats
+from spyglass.server.clickhouse.store import ClickHouseStore
+from spyglass.server.formats import Unreadable
+from spyglass.server.formats.nmap import Nmap
+from spyglass.server.index import BannerIndex, importer  # noqa: F401 (importing it registers every format)
+
+REAL = Path(__file__).parent / "data" / "nmap-loopback.xml"  # a real run of tests/formats/nmapfiles.py
+PREPARES = (BannerIndex.prepare, ClickHouseStore.prepare)
+
+
+def stored(records) -> int:
+    """How many banners ``records`` holds, each checked as an import checks it, in every store."""
+    banners = 0
+    for record in records:
+        if isinstance(record, Unreadable):
+            assert record.where and record.why
+            continue
+        assert isinstance(record, dict)
+        body = dumps(record)  # as the importer writes it for its workers
+        for prepare in PREPARES:
+            prepare(loads(body), body)
+        assert "tool" in record and record["tags"][-1:] == [record["tool"]["name"]]
+        banners += 1
+    return banners
+
+
+@pytest.mark.parametrize("fmt", formats.FORMATS, ids=lambda f: f.name)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=4000))
+def test_any_bytes(fmt, data):
+    stored(fmt.records(io.BytesIO(data)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(cut=st.integers(0, 1 << 20), at=st.integers(0, 1 << 20), junk=st.binary(max_size=40))
+def test_a_real_file_cut_and_damaged_anywhere(cut, at, junk):
+    real = REAL.read_bytes()
+    damaged = real[: at % len(real)] + junk + real[at % len(real) :]
+    damaged = damaged[: len(damaged) - cut % len(damaged)]
+    whole = stored(Nmap().records(io.BytesIO(real)))
+    assert whole == 6
+    assert stored(Nmap().records(io.BytesIO(damaged))) <= whole + 1  # junk may split one host in two
+
+
+text = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=30).filter(
+    lambda s: all(c in "\t\n\r" or c >= " " for c in s) and "\ufffe" not in s and "\uffff" not in s
+)  # what XML 1.0 can carry
+number = st.one_of(st.integers(-(2**40), 2**40).map(str), text)
+port_number = st.one_of(st.integers(0, 65535).map(str), st.integers(0, 65535).map(str), number)  # mostly valid
+seconds = st.one_of(st.integers(0, 2**33).map(str), st.integers(0, 2**33).map(str), number)
+address = st.one_of(st.ip_addresses().map(str), st.ip_addresses().map(str), text)
+
+
+@st.composite
+def hosts(draw) -> bytes:
+    run = ET.Element("nmaprun", scanner="nmap", args=draw(text), start=draw(number), version=draw(text))
+    host = ET.SubElement(run, "host", starttime=draw(seconds), endtime=draw(seconds))
+    kind = draw(st.sampled_from(["ipv4", "ipv6", "ipv4", "mac"]))
+    ET.SubElement(host, "address", addr=draw(address), addrtype=kind)
+    names = ET.SubElement(host, "hostnames")
+    for name in draw(st.lists(text, max_size=3)):
+        ET.SubElement(names, "hostname", name=name, type="PTR")
+    ports = ET.SubElement(host, "ports")
+    for _ in range(draw(st.integers(0, 3))):
+        port = ET.SubElement(
+            ports, "port", protocol=draw(st.sampled_from(["tcp", "udp", "sctp"])), portid=draw(port_number)
+        )
+        ET.SubElement(port, "state", state=draw(st.sampled_from(["open", "open", "closed", "filtered"])))
+        service = ET.SubElement(port, "service", name=draw(text), product=draw(text), version=draw(text))
+        ET.SubElement(service, "cpe").text = draw(text)
+        for script_id, keys in (
+            ("http-title", ["title", "redirect_url"]),
+            ("http-headers", []),
+            ("banner", []),
+            ("ssl-cert", ["pem", "sha1", "sig_algo"]),
+        ):
+            if draw(st.booleans()):
+                script = ET.SubElement(port, "script", id=script_id, output=draw(text))
+                for key in keys:
+                    ET.SubElement(script, "elem", key=key).text = draw(text)
+                if script_id == "ssl-cert":
+                    subject = ET.SubElement(script, "table", key="subject")
+                    ET.SubElement(subject, "elem", key=draw(text)).text = draw(text)
+        if draw(st.booleans()):
+            table = ET.SubElement(ET.SubElement(port, "script", id="ssh-hostkey", output=""), "table")
+            for key in ("type", "fingerprint", "key", "bits"):
+                ET.SubElement(table, "elem", key=key).text = draw(text)
+    os_ = ET.SubElement(host, "os")
+    for _ in range(draw(st.integers(0, 2))):
+        ET.SubElement(os_, "osmatch", name=draw(text), accuracy=draw(number))
+    return ET.tostring(run)
+
+
+@settings(max_examples=300, deadline=None)
+@given(xml=hosts())
+def test_any_nmap_host(xml):
+    assert Nmap().sniff(xml)
+    stored(Nmap().records(io.BytesIO(xml)))
