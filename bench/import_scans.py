@@ -170,6 +170,8 @@ def bench(name: str, size_mb: int, work: Path) -> None:
             + (workers if kind == "import" else "")
             + f"; {big['records']:,} records in {big['seconds']:.0f} s"
         )
+    print("  (the importing process also holds the embedded store's writer budgets, which fill as it")
+    print("   loads and then stay: tantivy's writer heap, 256 MB, and SQLite's bulk page cache, 256 MiB)")
 
 
 def main() -> None:
