@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
+from spyglass.server.banners import importer  # noqa: F401 (it imports every format: each adds itself to FORMATS)
 from spyglass.server.formats import FORMATS, Unreadable, format_of
-from spyglass.server.index import importer  # noqa: F401 (it imports every format: each adds itself to FORMATS)
 from tests.conftest import start_backend
 from tests.workflows.commands import spyglass
 

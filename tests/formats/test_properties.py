@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 
 from spyglass.exactjson import dumps, loads
 from spyglass.server import formats
+from spyglass.server.banners import importer  # noqa: F401 (importing it registers every format)
 from spyglass.server.clickhouse.store import ClickHouseStore
 from spyglass.server.formats import Unreadable
 from spyglass.server.formats.nmap import Nmap
-from spyglass.server.index import BannerIndex, importer  # noqa: F401 (importing it registers every format)
+from spyglass.server.index import BannerIndex
 
 REAL = Path(__file__).parent / "data" / "nmap-loopback.xml"  # a real run of tests/formats/nmapfiles.py
 PREPARES = (BannerIndex.prepare, ClickHouseStore.prepare)
