@@ -113,3 +113,10 @@ def hosts(draw) -> bytes:
 def test_any_nmap_host(xml):
     assert Nmap().sniff(xml)
     stored(Nmap().records(io.BytesIO(xml)))
+
+
+def test_an_encoding_declaration_python_does_not_know_loses_no_host():
+    """hypothesis found it: ``encoding="aUTF-8"`` made the run's header raise LookupError."""
+    damaged = REAL.read_bytes().replace(b'encoding="UTF-8"', b'encoding="aUTF-8"', 1)
+    assert damaged != REAL.read_bytes()
+    assert stored(Nmap().records(io.BytesIO(damaged))) == stored(Nmap().records(io.BytesIO(REAL.read_bytes())))

@@ -119,7 +119,7 @@ def _run(header: bytes) -> dict:
             if isinstance(element, ET.Element) and element.tag == "nmaprun":
                 attrib = dict(element.attrib)
                 break
-    except ET.ParseError:
+    except (ET.ParseError, LookupError):  # LookupError: an encoding declaration Python does not know
         pass
     basis = f"{attrib['start']}|{attrib['args']}".encode() if "start" in attrib and "args" in attrib else header
     return {**attrib, "scan": "nmap-" + hashlib.sha256(basis).hexdigest()[:16]}
