@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def write_nmap(path: Path, size: int) -> None:
     """A real nmap run's host (tests/formats/data, nmap 7.93 -sV -sC) at other addresses, to ``size`` bytes."""
-    from tests.formats.nmapfiles import parts, replicate
+    from spyglass.testing.scanfiles import parts, replicate
 
     real = (ROOT / "tests/formats/data/nmap-loopback.xml").read_bytes()
     hosts = max(1, size // len(parts(real)[1]))

@@ -4,7 +4,6 @@ the suite's own loopback services, and bigger files made of that run's host with
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -12,6 +11,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+from spyglass.testing.scanfiles import parts as parts
+from spyglass.testing.scanfiles import replicate as replicate
 from tests.scanservers import (
     HOST,
     Service,
@@ -69,20 +70,3 @@ def run_nmap(out: Path) -> Scan:
         command = [NMAP, "-sV", "-sC", "--script", SCRIPTS, "-T4", "--host-timeout", "180s"]
         subprocess.run([*command, "-p", ports, "-oX", str(out), HOST], check=True, capture_output=True, timeout=300)
     return Scan(out, found)
-
-
-def parts(xml: bytes) -> tuple[bytes, bytes, bytes]:
-    """(what comes before the first host, the hosts, what follows the last)."""
-    start, end = xml.index(b"<host "), xml.rindex(b"</host>") + len(b"</host>")
-    return xml[:start], xml[start:end], xml[end:]
-
-
-def replicate(xml: bytes, hosts: int, first: int = 0) -> Iterator[bytes]:
-    """A file of ``hosts`` copies of the run's host, each at its own address in 198.18.0.0/15 (the
-    benchmarking range), in pieces (a big one is written as it is made)."""
-    head, body, tail = parts(xml)
-    body = re.sub(rb'addr="127\.0\.0\.1"', b'addr="%s"', body.replace(b"%", b"%%"))
-    yield head
-    for n in range(first, first + hosts):
-        yield body % f"198.{18 + (n >> 16) % 2}.{(n >> 8) & 255}.{n & 255}".encode() + b"\n"
-    yield tail
