@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from spyglass.server.errors import ApiError
 from spyglass.server.guard import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
-from spyglass.server.store import Account, NoCreditsLeft, Store
+from spyglass.server.state.accounts import Account, AccountState, NoCreditsLeft
 
 log = logging.getLogger("spyglass.server")
 
@@ -76,7 +76,7 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "?"
 
 
-def authenticate(accounts: Store, failed_keys: KeyRateLimiter, key: str, address: str) -> Account:
+def authenticate(accounts: AccountState, failed_keys: KeyRateLimiter, key: str, address: str) -> Account:
     """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
     others sent from its address (every local user shares 127.0.0.1): the key is looked up first,
     and only a wrong one spends one of the address's tries, 429 once they are spent."""
@@ -122,7 +122,7 @@ class Charger:
     """Spends the caller's credits: ``charge(query=1)``, once the work has succeeded, so that a
     failed request costs nothing. Short of credits: a 402 ``{error}`` and nothing spent."""
 
-    def __init__(self, accounts: Store, who: Caller) -> None:
+    def __init__(self, accounts: AccountState, who: Caller) -> None:
         self.accounts, self.who = accounts, who
 
     def __call__(self, *, query: int = 0, scan: int = 0) -> Account:
@@ -192,7 +192,7 @@ class KeyBeforeBody:
     def __init__(
         self,
         app: ASGIApp,
-        accounts: Store,
+        accounts: AccountState,
         failed_keys: KeyRateLimiter,
         max_body: int,
         exempt: tuple[str, ...] = ("/geonet",),
