@@ -8,10 +8,12 @@ or PostgreSQL (server/postgres/).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from spyglass.server.banners.store import BannerStore, StoreUnavailable
-from spyglass.server.state.accounts import AccountState
+from spyglass.server.state.accounts import AccountState, utcnow
 
 ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
 ENV_STATE = "SPYGLASS_STATE"  # the state's address when no --state is given
@@ -36,14 +38,14 @@ def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
         raise StoreUnavailable(f"cannot use the banner store at {shown(address)}: {exc}") from exc
 
 
-def open_account_state(address: str | None, data_dir: Path) -> AccountState:
+def open_account_state(address: str | None, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> AccountState:
     """The accounts at ``address`` (``postgresql://USER[:PASSWORD]@HOST[:PORT]/DB``), or the
     embedded ones in ``data_dir`` when there is none. ValueError for an address that is not one or
     credentials the server refuses; :class:`StoreUnavailable` when it cannot be reached."""
     if not address:
         from spyglass.server.store import Store
 
-        return Store(data_dir)
+        return Store(data_dir, clock)
     from spyglass.server.postgres import PostgresAccounts
 
-    return PostgresAccounts(address, data_dir)
+    return PostgresAccounts(address, data_dir, clock)

@@ -75,6 +75,7 @@ CREATE TABLE org_invitations (
 
 MIGRATIONS = (V1_ACCOUNTS,)
 
+NUL = "\x00"  # what PostgreSQL's text never holds: a value with one names no row
 BY_KEY = "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = %s"
 
 
@@ -111,6 +112,8 @@ class PostgresAccounts(KeysOnTop):
         display_name: str | None = None,
         created: datetime | None = None,
     ) -> tuple[Account, str]:
+        if any(NUL in (text or "") for text in (username, email, display_name)):
+            raise ValueError("an account's name, e-mail address or display name holds no NUL character")
         chosen = PLANS[plan]
         key = new_key()
         stamp = iso(created or self.clock())
@@ -189,6 +192,8 @@ class PostgresAccounts(KeysOnTop):
     def find_account(self, user: str) -> Account | None:
         """The account with this username, else with this e-mail address (any case);
         :class:`AmbiguousUser` if several accounts share that address."""
+        if NUL in user:
+            return None
         row = self._pool.one("SELECT * FROM accounts WHERE username = %s", (user,))
         if row is None:
             rows = self._pool.all("SELECT * FROM accounts WHERE lower(email) = lower(%s) LIMIT 2", (user,))
@@ -202,6 +207,8 @@ class PostgresAccounts(KeysOnTop):
         return self.organization(row["org_id"]) if row else None
 
     def organization(self, org_id: str) -> Organization | None:
+        if NUL in org_id:
+            return None
         with self._pool.transaction() as db:
             org = db.execute("SELECT * FROM organizations WHERE id = %s", (org_id,)).fetchone()
             people = db.execute(
@@ -258,6 +265,8 @@ class PostgresAccounts(KeysOnTop):
         return [(r["id"], r["name"], r["invited"]) for r in rows]
 
     def answer_invitation(self, org_id: str, account_id: int, accept: bool) -> bool:
+        if NUL in org_id:
+            return False
         with self._pool.transaction() as db:
             gone = db.execute(
                 "DELETE FROM org_invitations WHERE org_id = %s AND account_id = %s", (org_id, account_id)

@@ -17,15 +17,12 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.state.accounts import StateURLError
 
 SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT = 5  # seconds to reach the server, at start and for each new pooled connection
 WAIT_FOR_CONNECTION = 5.0  # seconds a request waits for a pooled connection before it is a 503
 MIGRATION_LOCK = 0x5379_5374  # the advisory lock migrations take ("SySt")
-
-
-class StateURLError(ValueError):
-    """Not an address of a PostgreSQL state, or one the server refuses (wrong user or password)."""
 
 
 class SchemaTooNew(ValueError):

@@ -25,6 +25,10 @@ LOCAL_USER = "local"
 LOCAL_KEY_FILE = "local.key"  # the local account's key, readable by its owner only (0600)
 
 
+class StateURLError(ValueError):
+    """Not an address of a state, or one its server refuses (wrong user or password)."""
+
+
 class AccountExists(ValueError):
     """The username is taken."""
 
