@@ -106,27 +106,35 @@ class Pool:
             url,
             min_size=1,
             max_size=max_size,
-            kwargs={"connect_timeout": CONNECT_TIMEOUT, "row_factory": dict_row},
-            check=ConnectionPool.check_connection,  # a connection the server dropped is replaced
+            # autocommit: a statement alone is one round trip (no BEGIN and COMMIT around it); a
+            # connection the server dropped is discarded when it is handed back
+            kwargs={"connect_timeout": CONNECT_TIMEOUT, "row_factory": dict_row, "autocommit": True},
             open=True,
             name="spyglass-state",
         )
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
-        """A connection in a transaction, committed on leaving, rolled back on any error."""
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the pool, each statement its own transaction."""
         try:
-            with self._pool.connection(timeout=WAIT_FOR_CONNECTION) as conn, conn.transaction():
+            with self._pool.connection(timeout=WAIT_FOR_CONNECTION) as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}") from exc
 
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection in a transaction, committed on leaving, rolled back on any error."""
+        with self.connection() as conn, conn.transaction():
+            yield conn
+
     def one(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        with self.transaction() as conn:
+        """The first row of one statement (run alone: one round trip)."""
+        with self.connection() as conn:
             return conn.execute(sql, args).fetchone()
 
     def all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        with self.transaction() as conn:
+        with self.connection() as conn:
             return conn.execute(sql, args).fetchall()
 
     def close(self) -> None:
