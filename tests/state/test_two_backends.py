@@ -56,3 +56,22 @@ async def _charge_from_both(a: str, b: str, key: str) -> list[int]:
 
     results = await asyncio.gather(*(client(a if i % 2 else b) for i in range(CLIENTS)))
     return [status for statuses in results for status in statuses]
+
+
+async def test_the_dashboards_backend_keeps_its_accounts_in_the_state_it_inherits(postgres_url, tmp_path, monkeypatch):
+    from spyglass.server.launcher import EmbeddedBackend
+
+    monkeypatch.setenv("SPYGLASS_STATE", postgres_url)
+    backend = EmbeddedBackend(tmp_path / "data")
+    profile = backend.start()
+    try:
+        await backend.wait_ready()
+        info = httpx.get(f"{profile.url}/api-info", params={"key": profile.key})
+        assert info.status_code == 200 and info.json()["plan"] == "enterprise"
+    finally:
+        backend.stop()
+    state = PostgresAccounts(postgres_url, tmp_path / "check")
+    try:
+        assert state.account_for_key(profile.key).username == "local"  # in PostgreSQL, not the data dir
+    finally:
+        state.close()
