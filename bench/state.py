@@ -8,7 +8,8 @@ then starts ``spyglass serve`` on each: one with its SQLite accounts, one with `
 PostgreSQL server this bench starts (spyglass.testing.postgres). One client sends REPEAT searches
 to each, in alternating rounds of 20 (so a busy moment of the machine falls on both alike): each
 with a filter (charged a query credit, its key looked up), and as the base as many free-text
-searches (their key looked up, nothing charged).
+searches (their key looked up, nothing charged). Then, in this process, what the two calls a
+charged search makes of each state take alone (the key's lookup, the charge).
 Goal: charging a credit on PostgreSQL at most 10% of a search.
 """
 
@@ -27,6 +28,8 @@ from index import SEARCHES, dataset, funded_key, percentiles, serve  # bench/ind
 from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
 from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.state.accounts import AccountState
+from spyglass.server.store import Store
 from spyglass.testing.postgres import PostgresServer
 
 CHARGED = [q for q in SEARCHES if ":" in q]  # a filter: charged
@@ -76,6 +79,21 @@ def latencies(urls: dict[str, str], keys: dict[str, str], queries: list[str], re
     return samples
 
 
+def in_process(state: AccountState, repeat: int) -> str:
+    """p50/p95 of a key's lookup and a charge, called directly (no HTTP)."""
+    account, key = state.create_account(f"bench-{time.monotonic_ns()}", "member")
+    state.set_credits(account.id, query=1_000_000_000)
+    samples = []
+    for i in range(repeat + 100):  # the first 100 warm up (psycopg prepares a statement on its 5th use)
+        started = time.perf_counter()
+        state.account_for_key(key)
+        state.charge(account.id, query=1)
+        if i >= 100:
+            samples.append(time.perf_counter() - started)
+    state.close()
+    return percentiles(samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20_000)
@@ -98,6 +116,14 @@ def main() -> None:
             kind: latencies(urls, keys, queries, args.repeat)
             for kind, queries in (("charged", CHARGED), ("free", FREE))
         }
+        for process, _ in processes:  # the data dirs free again for the states in this process
+            process.terminate()
+            process.wait(30)
+        processes = []
+        direct = {
+            "sqlite": in_process(Store(data), args.repeat * 5),
+            "postgresql": in_process(PostgresAccounts(url, copy), args.repeat * 5),
+        }
     finally:
         for process, _ in processes:
             process.terminate()
@@ -112,6 +138,8 @@ def main() -> None:
     added = medians["postgresql"] - medians["sqlite"]
     share = added / medians["sqlite"]
     print(f"  PostgreSQL state adds {added * 1000:+.2f} ms to a charged search's p50 ({share:+.1%})")
+    for name, figures in direct.items():
+        print(f"  in process, a key's lookup and a charge, {name:<10} {figures}")
 
 
 if __name__ == "__main__":
