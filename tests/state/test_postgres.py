@@ -26,6 +26,17 @@ def test_state_init_creates_then_finds_the_schema(postgres_url, capsys):
         assert conn.execute("SELECT version FROM spyglass_schema").fetchall() == [(1,)]
 
 
+def test_a_schema_newer_than_this_spyglass_is_refused(postgres_url, tmp_path, capsys):
+    assert main(["state", "init", "--state", postgres_url]) == EXIT_OK
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("UPDATE spyglass_schema SET version = 99")
+    capsys.readouterr()
+    for argv in (["state", "init"], ["serve", "--data", str(tmp_path)]):
+        assert main([*argv, "--state", postgres_url]) == EXIT_USAGE
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "schema version 99, newer than this spyglass knows (1)" in err
+
+
 @pytest.mark.parametrize(
     "address",
     [
