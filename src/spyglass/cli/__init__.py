@@ -61,6 +61,7 @@ FAMILIES = (
     "geonet",
     "serve",
     "store",
+    "state",
     "profile",
     "dashboard",
 )

@@ -67,6 +67,14 @@ class Common:
             help="the banner store: clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N] "
             "(default: $SPYGLASS_STORE, or the embedded store in the data directory)",
         )
+        self.state = self._parent(
+            "--state",
+            metavar="ADDRESS",
+            help="where the accounts, keys, credits and organizations live: "
+            "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, shared by every backend given it (default: "
+            "$SPYGLASS_STATE, or SQLite in the data directory). Alerts, scans and the directory stay "
+            "in the data directory for now",
+        )
         self.profile = self._parent(
             "--profile", metavar="NAME", help="connection profile to use (default: the active one)"
         )
@@ -176,6 +184,15 @@ def store_address(args: argparse.Namespace) -> str:
     from spyglass.server.stores import ENV_STORE
 
     return getattr(args, "store", None) or os.environ.get(ENV_STORE, "")
+
+
+def state_address(args: argparse.Namespace) -> str:
+    """The state ``--state`` or $SPYGLASS_STATE names; "" for SQLite in the data dir."""
+    import os
+
+    from spyglass.server.stores import ENV_STATE
+
+    return getattr(args, "state", None) or os.environ.get(ENV_STATE, "")
 
 
 def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:

@@ -29,8 +29,8 @@ from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.scanner.store import ScanStore
 from spyglass.server.settings import Settings
-from spyglass.server.store import Store
-from spyglass.server.stores import open_banner_store
+from spyglass.server.state.accounts import AccountState
+from spyglass.server.stores import open_account_state, open_banner_store
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
@@ -59,8 +59,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             await service.stop()
 
 
-def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
-    store = store or Store(settings.data_dir)
+def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI:
+    store = store or open_account_state(settings.state, settings.data_dir)
     app = FastAPI(
         lifespan=lifespan,
         title="spyglass intelligence API",

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 
 from fastapi import Request, Security
 from fastapi.security import APIKeyQuery
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from spyglass.server.errors import ApiError
+from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.errors import ApiError, unavailable
 from spyglass.server.guard import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
-from spyglass.server.store import Account, NoCreditsLeft, Store
+from spyglass.server.state.accounts import Account, AccountState, NoCreditsLeft
 
 log = logging.getLogger("spyglass.server")
 
@@ -76,7 +78,7 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "?"
 
 
-def authenticate(accounts: Store, failed_keys: KeyRateLimiter, key: str, address: str) -> Account:
+def authenticate(accounts: AccountState, failed_keys: KeyRateLimiter, key: str, address: str) -> Account:
     """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
     others sent from its address (every local user shares 127.0.0.1): the key is looked up first,
     and only a wrong one spends one of the address's tries, 429 once they are spent."""
@@ -122,7 +124,7 @@ class Charger:
     """Spends the caller's credits: ``charge(query=1)``, once the work has succeeded, so that a
     failed request costs nothing. Short of credits: a 402 ``{error}`` and nothing spent."""
 
-    def __init__(self, accounts: Store, who: Caller) -> None:
+    def __init__(self, accounts: AccountState, who: Caller) -> None:
         self.accounts, self.who = accounts, who
 
     def __call__(self, *, query: int = 0, scan: int = 0) -> Account:
@@ -144,7 +146,8 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
     if not key:
         raise ApiError(401, NO_KEY)
     state = request.app.state
-    account = authenticate(state.store, state.failed_keys, key, client_address(request))
+    # in a thread: a state on another machine (--state) answers over the network
+    account = await run_in_threadpool(authenticate, state.store, state.failed_keys, key, client_address(request))
     limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
     if limiter is not None:
         wait = limiter.check(key)
@@ -192,7 +195,7 @@ class KeyBeforeBody:
     def __init__(
         self,
         app: ASGIApp,
-        accounts: Store,
+        accounts: AccountState,
         failed_keys: KeyRateLimiter,
         max_body: int,
         exempt: tuple[str, ...] = ("/geonet",),
@@ -208,16 +211,20 @@ class KeyBeforeBody:
         content_type = next((v for k, v in scope["headers"] if k == b"content-type"), b"").decode("latin-1")
         try:
             if key:
-                account = authenticate(self.accounts, self.failed_keys, key, client_address(Request(scope)))
+                address = client_address(Request(scope))
+                account = await run_in_threadpool(authenticate, self.accounts, self.failed_keys, key, address)
                 body = await self.receive_for(account, scope, receive)
             elif content_type.startswith(FORM_TYPES):
                 body = await self.key_from_form(scope, receive)
             else:
                 raise ApiError(401, NO_KEY)
-        except ApiError as exc:
-            headers = [(k.lower().encode(), v.encode()) for k, v in (exc.headers or {}).items()]
+        except (ApiError, StoreUnavailable) as exc:  # before the app's handlers: answered here as they would
+            if isinstance(exc, StoreUnavailable):
+                log.warning("%s %s: %s", scope["method"], scope["path"], exc)
+            error = unavailable(exc) if isinstance(exc, StoreUnavailable) else exc
+            headers = [(k.lower().encode(), v.encode()) for k, v in (error.headers or {}).items()]
             # connection: close, as the rest of the body is left unread
-            await send_json(send, exc.status, json.dumps({"error": exc.message}).encode(), [*headers, CLOSE])
+            await send_json(send, error.status, json.dumps({"error": error.message}).encode(), [*headers, CLOSE])
             return
         if body is None:
             log.debug("%s %s: the client went away while sending its body", scope["method"], scope["path"])
@@ -255,7 +262,7 @@ class KeyBeforeBody:
             raise ApiError(400, f"Invalid form: {exc.detail}") from None
         if not isinstance(key, str) or not key:
             raise ApiError(401, NO_KEY)
-        authenticate(self.accounts, self.failed_keys, key, client_address(Request(scope)))
+        await run_in_threadpool(authenticate, self.accounts, self.failed_keys, key, client_address(Request(scope)))
         return body
 
     @staticmethod

@@ -20,7 +20,7 @@ from spyglass.server.directory.store import Directory
 from spyglass.server.mail import Outbox
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.settings import Settings
-from spyglass.server.store import Store
+from spyglass.server.state.accounts import AccountState
 
 Who = Annotated[Caller, Depends(caller)]  # the authenticated caller, or a 401/429 {error}
 
@@ -37,7 +37,7 @@ async def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-async def _accounts(request: Request) -> Store:
+async def _accounts(request: Request) -> AccountState:
     return request.app.state.store
 
 
@@ -68,7 +68,7 @@ async def _outbox(request: Request) -> Outbox:
 Charge = Annotated[Charger, Depends(_charger)]  # charge(query=1): spends the caller's credits
 Banners = Annotated[BannerStore, Depends(_banners)]
 AppSettings = Annotated[Settings, Depends(_settings)]
-Accounts = Annotated[Store, Depends(_accounts)]  # accounts, keys, plans, credits, organizations
+Accounts = Annotated[AccountState, Depends(_accounts)]  # accounts, keys, plans, credits, organizations
 Alerts = Annotated[AlertStore, Depends(_alerts)]
 Deliveries = Annotated[DeliveryWorker, Depends(_deliveries)]
 Scans = Annotated[ScanService, Depends(_scans)]  # its ``store`` holds the scans' rows

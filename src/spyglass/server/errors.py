@@ -64,6 +64,12 @@ def not_found(message: str) -> ApiError:
     return ApiError(404, message)
 
 
+def unavailable(exc: StoreUnavailable) -> ApiError:
+    """What a client is told while a store's server (banners or state) is away: 503, and when to
+    try again. Not a bug in the request: the reason is in the message (without any password)."""
+    return ApiError(503, f"Service unavailable: {exc}. Try again shortly", {"Retry-After": str(STORE_RETRY)})
+
+
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """The error responses a route declares: ``@router.get(path, responses=responses(402, 404))``."""
     return {status: {"model": ErrorBody, "description": DESCRIPTIONS[status]} for status in statuses}
@@ -114,11 +120,9 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
 
     @app.exception_handler(StoreUnavailable)
     async def _store_away(request: Request, exc: StoreUnavailable) -> JSONResponse:
-        # Not a bug in this request: the store's server went away or failed (its reason is in the
-        # message, which names the store without its password). The client may try again.
         log.warning("%s %s: %s", request.method, request.url.path, exc)
-        message = f"Service unavailable: {exc}. Try again shortly"
-        return JSONResponse({"error": message}, status_code=503, headers={"Retry-After": str(STORE_RETRY)})
+        error = unavailable(exc)
+        return JSONResponse({"error": error.message}, status_code=error.status, headers=error.headers)
 
     @app.exception_handler(ClientDisconnect)
     async def _client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:

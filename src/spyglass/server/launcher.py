@@ -21,7 +21,6 @@ from spyglass import DEFAULT_NAMESPACE
 from spyglass.config import EMBEDDED, URL_FIELDS, Profile, data_dir
 from spyglass.server.datalock import Holder, served_by
 from spyglass.server.runner import base_urls, listen
-from spyglass.server.store import Store
 
 # The live stream of the demo data: modest, and only ever on the demo data (see server/stream/demo.py).
 DEMO_RATE = ("--demo-rate", "2")
@@ -121,7 +120,10 @@ class EmbeddedBackend:
         """Spawn the backend and return the profile to reach it (it may still be starting)."""
         with self._lock:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            store = Store(self.data_dir)
+            # the backend inherits $SPYGLASS_STATE: its local account is made where it will look
+            from spyglass.server.stores import ENV_STATE, open_account_state
+
+            store = open_account_state(os.environ.get(ENV_STATE), self.data_dir)
             try:
                 key = store.local_key()  # created on first run even when another key is used
             finally:

@@ -32,4 +32,5 @@ class Settings:
     limits: Limits = field(default_factory=Limits)  # connections, timeouts, requests in flight (guard.py)
     forwarded_allow: list[str] = field(default_factory=list)  # proxies whose X-Forwarded-For is believed
     store: str = ""  # the banner store's address (clickhouse://...); "": the embedded store in data_dir
+    state: str = ""  # the accounts' address (postgresql://...); "": SQLite in data_dir
     bulk_data: bool = True  # build the bulk data files; False: list only those already built

@@ -1,4 +1,5 @@
-"""The durable store of accounts, API keys, plans and credit balances (SQLite, WAL, fsync on commit).
+"""The embedded store of accounts, API keys, plans and credit balances (SQLite, WAL, fsync on
+commit): the :class:`~spyglass.server.state.accounts.AccountState` of a backend with no --state.
 
 Only the standard library is imported here: the launcher uses this module to create the local
 account without loading the web stack.
@@ -6,19 +7,34 @@ account without loading the web stack.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import os
-import secrets
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
-from spyglass.server.plans import PLANS, Plan
+from spyglass.server.plans import PLANS
 from spyglass.server.sqlite import Database, LostDatabase, is_empty, make_private
+from spyglass.server.state.accounts import (
+    LOCAL_KEY_FILE,
+    LOCAL_USER,
+    Account,
+    AccountExists,
+    AmbiguousUser,
+    KeysOnTop,
+    NoCreditsLeft,
+    Organization,
+    account_from,
+    iso,
+    key_digest,
+    new_key,
+    new_organization,
+    organization_from,
+    utcnow,
+    write_private,
+)
+
+# Where they were first defined: their importers keep importing them from here.
+__all__ = ["Account", "AccountExists", "AmbiguousUser", "NoCreditsLeft", "Organization", "iso", "key_digest", "utcnow"]
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
@@ -63,14 +79,6 @@ CREATE INDEX org_members_by_org ON org_members(org_id);
 CREATE INDEX accounts_by_email ON accounts(email COLLATE NOCASE);
 """
 
-LOCAL_KEY_FILE = "local.key"  # the local account's key, readable by its owner only (0600)
-
-
-def key_digest(key: str) -> str:
-    """What the store keeps of a key: its SHA-256. Keys are 128 random bits, so a fast hash is the
-    right one (nothing to guess from), and the store alone never lets anyone call as an account."""
-    return hashlib.sha256(key.encode()).hexdigest()
-
 
 def _v3_hashed_keys(db: sqlite3.Connection) -> None:
     """Keys stored as their digests. The local account's key is kept beside the database first
@@ -85,15 +93,6 @@ def _v3_hashed_keys(db: sqlite3.Connection) -> None:
         write_private(folder / LOCAL_KEY_FILE, row[0])
     for (key,) in db.execute("SELECT key FROM api_keys").fetchall():
         db.execute("UPDATE api_keys SET key = ? WHERE key = ?", (key_digest(key), key))
-
-
-def write_private(path: Path, text: str) -> None:
-    """``text`` in a file only its owner reads, written whole or not at all."""
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(temp, path)
 
 
 # An organization's admin invites; the account joins when it accepts (its e-mail address is the
@@ -113,69 +112,10 @@ V5_COLLECTORS = "ALTER TABLE accounts ADD COLUMN collector INTEGER NOT NULL DEFA
 
 MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys, V4_INVITATIONS, V5_COLLECTORS)
 
-LOCAL_USER = "local"
 ACCOUNTS_KEPT = (LOCAL_KEY_FILE, "alerts.db", "scans.db")  # written only where spyglass.db was
 
 
-class AccountExists(ValueError):
-    """The username is taken."""
-
-
-class AmbiguousUser(LookupError):
-    """Several accounts have that e-mail address."""
-
-
-class NoCreditsLeft(Exception):
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
-        self.kind = kind
-
-
-@dataclass(frozen=True)
-class Account:
-    id: int
-    username: str
-    email: str | None
-    display_name: str | None
-    created: str
-    plan: Plan
-    researcher: bool
-    query_credits: int
-    scan_credits: int
-    collector: bool = False  # may collect banners (POST /spyglass/collect)
-
-
-@dataclass(frozen=True)
-class Organization:
-    id: str
-    name: str
-    created: str
-    upgrade_type: str
-    domains: list[str]
-    logo: bool
-    admins: list[Account]
-    members: list[Account]
-
-    def role_of(self, account_id: int) -> str | None:
-        if any(a.id == account_id for a in self.admins):
-            return "admin"
-        return "member" if any(a.id == account_id for a in self.members) else None
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-def iso(dt: datetime) -> str:
-    """Timestamps as the service writes them: ISO 8601, no zone, microseconds."""
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%f")
-
-
-def new_key() -> str:
-    return secrets.token_hex(16)
-
-
-class Store:
+class Store(KeysOnTop):
     """Thread-safe; every write is one transaction, committed durably before it is acknowledged."""
 
     def __init__(self, data_dir: Path | str, clock: Callable[[], datetime] = utcnow) -> None:
@@ -240,41 +180,6 @@ class Store:
         assert account is not None
         return account, key
 
-    def create_key(
-        self,
-        plan: str = "free",
-        researcher: bool = False,
-        *,
-        collector: bool = False,
-        username: str | None = None,
-        email: str | None = None,
-    ) -> str:
-        """A new account of ``plan`` with its key (what ``spyglass keys create`` prints); without
-        a username it gets a random one. :class:`AccountExists` if the username is taken."""
-        name = username or f"user-{secrets.token_hex(4)}"
-        _, key = self.create_account(name, plan, researcher=researcher, collector=collector, email=email)
-        return key
-
-    def local_key(self) -> str:
-        """The key of this machine's own account, created (enterprise, researcher) on first use and
-        kept in ``local.key`` beside the database (the store itself keeps only digests)."""
-        path = self.data_dir / LOCAL_KEY_FILE
-        with self._db.lock:
-            try:
-                key = path.read_text().strip()
-            except FileNotFoundError:
-                key = ""
-            account = self.account_for_key(key) if key else None
-            if account is not None and account.username == LOCAL_USER:
-                return key
-            local = self.find_account(LOCAL_USER)
-            if local is None:
-                _, key = self.create_account(LOCAL_USER, "enterprise", researcher=True, display_name="Local analyst")
-            else:  # its key file was lost: a new key for the same account
-                key = self.add_key(local.id)
-            write_private(path, key)
-            return key
-
     def add_key(self, account_id: int) -> str:
         """A new key for an existing account (shown once: only its digest is kept)."""
         key = new_key()
@@ -295,7 +200,7 @@ class Store:
         with self._db.lock:
             row = self._db.conn.execute(*lookup).fetchone()
         if row is None or row["period"] == self._period():
-            return _account(row) if row else None
+            return account_from(row) if row else None
         with self._db.transaction() as db:
             row = db.execute(*lookup).fetchone()
             if row["period"] != self._period():  # checked again: another thread may have reset it
@@ -305,12 +210,12 @@ class Store:
                     (plan.query_credits, plan.scan_credits, self._period(), row["id"]),
                 )
                 row = db.execute("SELECT * FROM accounts WHERE id = ?", (row["id"],)).fetchone()
-        return _account(row)
+        return account_from(row)
 
     def account(self, account_id: int) -> Account:
         with self._db.lock:
             row = self._db.conn.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
-        return _account(row)
+        return account_from(row)
 
     def set_credits(self, account_id: int, *, query: int | None = None, scan: int | None = None) -> None:
         with self._db.transaction() as db:
@@ -336,7 +241,7 @@ class Store:
                 (query, scan, account_id),
             )
             row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
-        return _account(row)
+        return account_from(row)
 
     # -- organizations -----------------------------------------------------------------------
     def find_account(self, user: str) -> Account | None:
@@ -354,7 +259,7 @@ class Store:
         if len(rows) > 1:
             raise AmbiguousUser(f"several accounts have the e-mail address {user}: give the username")
         row = row or (rows[0] if rows else None)
-        return _account(row) if row else None
+        return account_from(row) if row else None
 
     def organization_of(self, account_id: int) -> Organization | None:
         with self._db.lock:
@@ -369,18 +274,7 @@ class Store:
                 " WHERE m.org_id = ? ORDER BY m.added, a.id",
                 (org_id,),
             ).fetchall()
-        if org is None:
-            return None
-        return Organization(
-            id=org["id"],
-            name=org["name"],
-            created=org["created"],
-            upgrade_type=org["upgrade_type"],
-            domains=json.loads(org["domains"]),
-            logo=bool(org["logo"]),
-            admins=[_account(p) for p in people if p["role"] == "admin"],
-            members=[_account(p) for p in people if p["role"] == "member"],
-        )
+        return organization_from(org, people) if org is not None else None
 
     def own_organization(self, admin: Account) -> Organization:
         """The account's organization, created with it as the admin if it has none: an enterprise
@@ -391,25 +285,10 @@ class Store:
                 org_id = row[0]
             else:
                 stamp = iso(self.clock())
-                # From its admin's (unique) username and its start: an 11-character id like the service's.
-                seed = hashlib.blake2b(f"{admin.username}|{stamp}".encode(), digest_size=8).digest()
-                # never a leading "-": an id on a command line would read as an option
-                org_id = (
-                    base64.urlsafe_b64encode(seed)
-                    .decode()
-                    .rstrip("=")
-                    .replace("-", "A", 1 if seed[0] >> 2 == 62 else 0)
-                )
-                domain = admin.email.rpartition("@")[2].lower() if admin.email and "@" in admin.email else ""
+                org_id, name, domains = new_organization(admin, stamp)
                 db.execute(
                     "INSERT INTO organizations (id, name, created, upgrade_type, domains) VALUES (?,?,?,?,?)",
-                    (
-                        org_id,
-                        admin.display_name or admin.username,
-                        stamp,
-                        admin.plan.name,
-                        json.dumps([domain] if domain else []),
-                    ),
+                    (org_id, name, stamp, admin.plan.name, domains),
                 )
                 db.execute(
                     "INSERT INTO org_members (account_id, org_id, role, added) VALUES (?,?,'admin',?)",
@@ -476,18 +355,3 @@ class Store:
                 "DELETE FROM org_members WHERE org_id = ? AND account_id = ? AND role = 'member'", (org_id, account_id)
             )
         return cur.rowcount > 0
-
-
-def _account(row: sqlite3.Row) -> Account:
-    return Account(
-        id=row["id"],
-        username=row["username"],
-        email=row["email"],
-        display_name=row["display_name"],
-        created=row["created"],
-        plan=PLANS[row["plan"]],
-        researcher=bool(row["researcher"]),
-        query_credits=row["query_credits"],
-        scan_credits=row["scan_credits"],
-        collector=bool(row["collector"]),
-    )

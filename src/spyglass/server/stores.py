@@ -1,17 +1,22 @@
-"""Which banner store a backend uses: the one place that knows every implementation.
+"""Which banner store and which state a backend uses: the one place that knows every implementation.
 
 Each store is a package of its own implementing :class:`~spyglass.server.banners.store.BannerStore`
 and importing no other store: a new one is a folder beside ``index/`` and ``clickhouse/`` and a
-line here.
+line here. The state (accounts, keys, credits, organizations) likewise: SQLite in the data dir,
+or PostgreSQL (server/postgres/).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from spyglass.server.banners.store import BannerStore, StoreUnavailable
+from spyglass.server.state.accounts import AccountState, utcnow
 
 ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
+ENV_STATE = "SPYGLASS_STATE"  # the state's address when no --state is given
 
 
 def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
@@ -31,3 +36,16 @@ def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
         raise
     except Exception as exc:  # the driver's network, server and auth errors
         raise StoreUnavailable(f"cannot use the banner store at {shown(address)}: {exc}") from exc
+
+
+def open_account_state(address: str | None, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> AccountState:
+    """The accounts at ``address`` (``postgresql://USER[:PASSWORD]@HOST[:PORT]/DB``), or the
+    embedded ones in ``data_dir`` when there is none. ValueError for an address that is not one or
+    credentials the server refuses; :class:`StoreUnavailable` when it cannot be reached."""
+    if not address:
+        from spyglass.server.store import Store
+
+        return Store(data_dir, clock)
+    from spyglass.server.postgres import PostgresAccounts
+
+    return PostgresAccounts(address, data_dir, clock)

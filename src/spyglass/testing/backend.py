@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from spyglass.server.runner import base_urls, listen
-from spyglass.server.store import Store
+from spyglass.server.state.accounts import AccountState
 
 
 class ThreadedServer:
@@ -59,7 +59,7 @@ class Backend:
 
     url: str
     app: FastAPI
-    store: Store
+    store: AccountState
     data_dir: Path
 
     def key(self, plan: str = "enterprise", researcher: bool = False, collector: bool = False) -> str:
@@ -80,9 +80,10 @@ def start_backend(data_dir: Path, port: int = 0, clock=None, **settings) -> tupl
     from spyglass.server.app import create_app
     from spyglass.server.geonet import GeonetSettings
     from spyglass.server.settings import Settings
-    from spyglass.server.store import Store
+    from spyglass.server.state.accounts import utcnow
+    from spyglass.server.stores import open_account_state
 
-    store = Store(data_dir, clock=clock) if clock else Store(data_dir)
+    store = open_account_state(settings.get("state"), data_dir, clock or utcnow)
     settings.setdefault("notifier_allow", ["127.0.0.0/8"])  # the tests' receivers are on loopback
     settings.setdefault("geonet", GeonetSettings(allow=["127.0.0.0/8"]))  # and geonet pings loopback
     app = create_app(Settings(data_dir=data_dir, **settings), store)

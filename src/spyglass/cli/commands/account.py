@@ -65,17 +65,20 @@ async def headers(clients, args):
 def keys_create(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from spyglass.cli.common import state_address
     from spyglass.cli.exits import EXIT_UNAVAILABLE, EXIT_USAGE, fail
     from spyglass.config import data_dir
+    from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.sqlite import DiskFull, full_disk_said
-    from spyglass.server.store import AccountExists, Store
+    from spyglass.server.state.accounts import AccountExists, StateURLError
+    from spyglass.server.stores import open_account_state
 
     if args.email is not None and not EMAIL.fullmatch(args.email):
         return fail(f"keys create: --email {args.email!r} is not an e-mail address", EXIT_USAGE)
     data = Path(args.data or data_dir())
     try:
         with full_disk_said(data):
-            store = Store(data)
+            store = open_account_state(state_address(args), data)
             try:
                 key = store.create_key(
                     args.plan,
@@ -86,9 +89,9 @@ def keys_create(args: argparse.Namespace) -> int:
                 )
             finally:
                 store.close()
-    except AccountExists as exc:
+    except (AccountExists, StateURLError) as exc:
         return fail(f"keys create: {exc}", EXIT_USAGE)
-    except DiskFull as exc:
+    except (DiskFull, StoreUnavailable) as exc:
         return fail(f"keys create: {exc}", EXIT_UNAVAILABLE)
     print(key)
     return EXIT_OK
@@ -110,7 +113,7 @@ def register(sub, common: Common) -> None:
     actions = keys.add_subparsers(metavar="ACTION", parser_class=type(keys))
     p = actions.add_parser(
         "create",
-        parents=[common.data],
+        parents=[common.data, common.state],
         help="create an account and print its new key",
         description="Create an account in the embedded backend's data and print its key, and nothing else, on stdout.",
     )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
-from spyglass.cli.common import Common, store_address
+from spyglass.cli.common import Common, state_address, store_address
 from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 
 # Options that also come from the environment, so that the backend the dashboard starts (it
@@ -53,6 +53,7 @@ def settings_from(args: argparse.Namespace):
     return Settings(
         data_dir=Path(args.data or data_dir()),
         store=store_address(args),
+        state=state_address(args),
         namespace=args.namespace,
         rate_limit=args.rate_limit,
         geonet=geonet,
@@ -155,7 +156,7 @@ def serve_command(args: argparse.Namespace) -> int:
         )
     except (DataDirBusy, StoreUnavailable, WorkersFailed, DiskFull) as exc:
         return fail(f"serve: {exc}", EXIT_UNAVAILABLE)
-    except ValueError as exc:  # a --store address that is not one
+    except ValueError as exc:  # a --store or --state address that is not one, a refused password
         return fail(f"serve: {exc}", EXIT_USAGE)
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_UNAVAILABLE)
@@ -282,7 +283,7 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 def register(sub, common: Common) -> None:
     p = sub.add_parser(
         "serve",
-        parents=[common.data, common.store],
+        parents=[common.data, common.store, common.state],
         help="run the embedded backend in the foreground",
         description="Run the embedded backend in the foreground and print the base URLs that "
         "answer (main, geonet and trends; stream once it is served).",

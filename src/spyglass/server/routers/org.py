@@ -17,7 +17,7 @@ from spyglass.server import mail
 from spyglass.server.auth import Caller, KeyRateLimiter, too_many
 from spyglass.server.deps import Accounts, Mail, Who
 from spyglass.server.errors import ApiError, ErrorBody, bad_request, not_found, responses
-from spyglass.server.store import Account, AmbiguousUser, Organization, Store
+from spyglass.server.state.accounts import Account, AccountState, AmbiguousUser, Organization
 
 router = APIRouter()
 NOTIFY_BURST = 20  # invitation e-mails an organization may ask for at once, given back over an hour
@@ -47,7 +47,7 @@ def body(org: Organization) -> m.Organization:
     )
 
 
-def administered(accounts: Store, who: Caller, action: str) -> Organization:
+def administered(accounts: AccountState, who: Caller, action: str) -> Organization:
     """The caller's organization, if the caller is one of its admins."""
     who.require_enterprise(WHAT)
     org = accounts.own_organization(who.account)

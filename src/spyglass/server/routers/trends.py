@@ -17,7 +17,7 @@ from spyglass.server.deps import Banners, Charge, Who
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import charge_for_facets, json_response, parse_facet_spec, parse_query
-from spyglass.server.store import Store
+from spyglass.server.state.accounts import AccountState
 
 router = APIRouter(prefix="/api/v1")
 
@@ -69,7 +69,7 @@ def trends_facets(who: Enterprise) -> list[str]:
 
 
 def create_trends_app(
-    banners: BannerStore, store: Store, rate_limiter: KeyRateLimiter | None, failed_keys: KeyRateLimiter
+    banners: BannerStore, store: AccountState, rate_limiter: KeyRateLimiter | None, failed_keys: KeyRateLimiter
 ) -> FastAPI:
     """The trends host over the backend's banner store, sharing its accounts and key limits."""
     app = FastAPI(

@@ -1,0 +1,146 @@
+"""A charged search over HTTP with the accounts in SQLite (the embedded default) and in PostgreSQL
+(--state), in one run: p50 and p95 of each, and what PostgreSQL adds as a share of the search.
+
+    python bench/state.py [--count 20000] [--work DIR] [--repeat 400]
+
+Imports COUNT generated banners (the same file as bench/index.py) into a data dir and a copy of it,
+then starts ``spyglass serve`` on each: one with its SQLite accounts, one with ``--state`` naming a
+PostgreSQL server this bench starts (spyglass.testing.postgres). One client sends REPEAT searches
+to each, in alternating rounds of 20 (so a busy moment of the machine falls on both alike): each
+with a filter (charged a query credit, its key looked up), and as the base as many free-text
+searches (their key looked up, nothing charged). Then, in this process, what the two calls a
+charged search makes of each state take alone (the key's lookup, the charge).
+Goal: charging a credit on PostgreSQL at most 10% of a search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from index import SEARCHES, dataset, funded_key, percentiles, serve  # bench/index.py
+
+from spyglass.server.banners.importer import import_files
+from spyglass.server.index import BannerIndex
+from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.state.accounts import AccountState
+from spyglass.server.store import Store
+from spyglass.testing.postgres import PostgresServer
+
+CHARGED = [q for q in SEARCHES if ":" in q]  # a filter: charged
+FREE = ["nginx", "openssh", "login", "apache"]  # free text alone: not charged
+
+
+def data_dir(work: Path, count: int) -> Path:
+    data = work / f"state-data-{count}"
+    if not (data / "index").exists():
+        index = BannerIndex(data)
+        import_files(index, [dataset(work, count)])
+        index.close()
+    return data
+
+
+def postgres_key(url: str, data: Path) -> str:
+    state = PostgresAccounts(url, data)
+    try:
+        key = state.create_key("enterprise", True)
+        account = state.account_for_key(key)
+        assert account is not None
+        state.set_credits(account.id, query=1_000_000_000)
+        return key
+    finally:
+        state.close()
+
+
+ROUND = 20
+
+
+def latencies(urls: dict[str, str], keys: dict[str, str], queries: list[str], repeat: int) -> dict[str, list]:
+    """Per backend, the seconds of each of ``repeat`` searches, sent in alternating rounds."""
+    samples: dict[str, list[float]] = {name: [] for name in urls}
+    clients = {name: httpx.Client(base_url=url, timeout=60) for name, url in urls.items()}
+    try:
+        for i in range(0, repeat + ROUND, ROUND):  # the first round warms the caches and the pool
+            for name, http in clients.items():
+                for j in range(i, i + ROUND):
+                    started = time.perf_counter()
+                    params = {"key": keys[name], "query": queries[j % len(queries)]}
+                    http.get("/intel/host/search", params=params).raise_for_status()
+                    if i:
+                        samples[name].append(time.perf_counter() - started)
+    finally:
+        for http in clients.values():
+            http.close()
+    return samples
+
+
+def in_process(state: AccountState, repeat: int) -> str:
+    """p50/p95 of a key's lookup and a charge, called directly (no HTTP)."""
+    account, key = state.create_account(f"bench-{time.monotonic_ns()}", "member")
+    state.set_credits(account.id, query=1_000_000_000)
+    samples = []
+    for i in range(repeat + 100):  # the first 100 warm up (psycopg prepares a statement on its 5th use)
+        started = time.perf_counter()
+        state.account_for_key(key)
+        state.charge(account.id, query=1)
+        if i >= 100:
+            samples.append(time.perf_counter() - started)
+    state.close()
+    return percentiles(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=20_000)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spyglass-bench")
+    parser.add_argument("--repeat", type=int, default=400)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    data = data_dir(args.work, args.count)
+    copy = args.work / f"state-data-{args.count}-postgresql"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(data, copy)
+    server = PostgresServer().start()
+    processes = []
+    try:
+        url = server.create_database("bench_state")
+        keys = {"sqlite": funded_key(data), "postgresql": postgres_key(url, copy)}
+        processes = [serve(data), serve(copy, 1, "", "--state", url)]
+        urls = dict(zip(keys, (u for _, u in processes), strict=True))
+        runs = {
+            kind: latencies(urls, keys, queries, args.repeat)
+            for kind, queries in (("charged", CHARGED), ("free", FREE))
+        }
+        for process, _ in processes:  # the data dirs free again for the states in this process
+            process.terminate()
+            process.wait(30)
+        processes = []
+        direct = {
+            "sqlite": in_process(Store(data), args.repeat * 5),
+            "postgresql": in_process(PostgresAccounts(url, copy), args.repeat * 5),
+        }
+    finally:
+        for process, _ in processes:
+            process.terminate()
+            process.wait(30)
+        server.remove()
+        shutil.rmtree(copy, ignore_errors=True)
+    print(f"search over HTTP, {args.count:,} banners, {args.repeat} requests each, one client")
+    for kind, run in runs.items():
+        for name, samples in run.items():
+            print(f"  {name:<10} {kind:<8} {percentiles(samples)}")
+    medians = {name: statistics.median(samples) for name, samples in runs["charged"].items()}
+    added = medians["postgresql"] - medians["sqlite"]
+    share = added / medians["sqlite"]
+    print(f"  PostgreSQL state adds {added * 1000:+.2f} ms to a charged search's p50 ({share:+.1%})")
+    for name, figures in direct.items():
+        print(f"  in process, a key's lookup and a charge, {name:<10} {figures}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Reaching the PostgreSQL state: its address, a pool of connections, and its schema version.
+
+The schema version is the one row of ``spyglass_schema``: the number of migration steps applied.
+Steps are appended, never edited; the missing ones run in one transaction under an advisory lock,
+so two backends starting at once never both migrate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.state.accounts import StateURLError
+
+SCHEMES = ("postgresql", "postgres")
+CONNECT_TIMEOUT = 5  # seconds to reach the server, at start and for each new pooled connection
+WAIT_FOR_CONNECTION = 5.0  # seconds a request waits for a pooled connection before it is a 503
+MIGRATION_LOCK = 0x5379_5374  # the advisory lock migrations take ("SySt")
+
+
+class SchemaTooNew(ValueError):
+    """The database was written by a newer spyglass."""
+
+
+def shown(url: str) -> str:
+    """An address as it may be shown: without its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)).geturl()
+
+
+def check_url(url: str) -> str:
+    """``url`` if it is ``postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?...]``, else :class:`StateURLError`."""
+    usage = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is no number raises here)
+    except ValueError as exc:
+        raise StateURLError(f"{shown(url)!r} is no state address ({exc}): give {usage}") from None
+    if parts.scheme not in SCHEMES or not parts.path.strip("/") or not (parts.hostname or "host=" in parts.query):
+        raise StateURLError(f"{shown(url)!r} is no state address: give {usage}")
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise StateURLError(f"{shown(url)!r} is no state address ({exc}): give {usage}") from None
+    return url
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def connect_once(url: str) -> psycopg.Connection:
+    """One connection, or a clear error: :class:`StateURLError` when the server refuses who we are
+    (nothing a retry mends), :class:`StoreUnavailable` when it cannot be reached."""
+    try:
+        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT, row_factory=dict_row)  # type: ignore[arg-type]
+    except psycopg.OperationalError as exc:
+        reason = first_line(exc)
+        if "password" in reason or "authentication" in reason or "does not exist" in reason:
+            raise StateURLError(f"the state at {shown(url)} refuses us: {reason}") from None
+        raise StoreUnavailable(f"cannot reach the state at {shown(url)}: {reason}") from None
+
+
+Step = str | Callable[[psycopg.Connection], None]
+
+
+def migrate(url: str, steps: Sequence[Step]) -> int:
+    """Bring the database at ``url`` to the last of ``steps``; returns the version it is now at."""
+    with connect_once(url) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS spyglass_schema (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT version FROM spyglass_schema").fetchone()
+        version = row["version"] if row else 0  # type: ignore[call-overload]
+        if row is None:
+            conn.execute("INSERT INTO spyglass_schema (version) VALUES (0)")
+        if version > len(steps):
+            raise SchemaTooNew(
+                f"the state at {shown(url)} is at schema version {version}, newer than this spyglass "
+                f"knows ({len(steps)}): upgrade spyglass to use it"
+            )
+        for step in steps[version:]:
+            if callable(step):
+                step(conn)
+            else:
+                conn.execute(step)  # our own constant SQL, no parameters
+        conn.execute("UPDATE spyglass_schema SET version = %s", (len(steps),))
+    return len(steps)
+
+
+class Pool:
+    """A pool of connections to the state; every use of it either works or raises
+    :class:`StoreUnavailable` (the API answers 503 with Retry-After, and the pool reconnects)."""
+
+    def __init__(self, url: str, max_size: int = 16) -> None:
+        self.url = url
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            # autocommit: a statement alone is one round trip (no BEGIN and COMMIT around it); a
+            # connection the server dropped is discarded when it is handed back
+            kwargs={"connect_timeout": CONNECT_TIMEOUT, "row_factory": dict_row, "autocommit": True},
+            open=True,
+            name="spyglass-state",
+        )
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the pool, each statement its own transaction."""
+        try:
+            with self._pool.connection(timeout=WAIT_FOR_CONNECTION) as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection in a transaction, committed on leaving, rolled back on any error."""
+        with self.connection() as conn, conn.transaction():
+            yield conn
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """The first row of one statement (run alone: one round trip)."""
+        with self.connection() as conn:
+            return conn.execute(sql, args).fetchone()
+
+    def all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self.connection() as conn:
+            return conn.execute(sql, args).fetchall()
+
+    def close(self) -> None:
+        self._pool.close()
