@@ -9,6 +9,7 @@ PORT (9000 by default), inserts to ``http_port`` (8123 by default), which parses
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -26,6 +27,7 @@ STOCK_MAX_QUERY_SIZE = 262_144
 # 163,840, left a search of the 276k current rows at 10M banners, or a page's 100 bodies, to one
 # core.
 CONCURRENT_READ_ROWS = 2048
+SEND_SLICE = 1 << 20  # bytes of an insert's body handed to the HTTP client at a time
 INSERT_TIMEOUT = 300.0  # seconds an insert over HTTP may take (a flush of FLUSH_ROWS banners)
 
 
@@ -80,6 +82,13 @@ def server_version(client) -> tuple[int, ...]:
 def _reason(text: str) -> str:
     """A server's error as one line, without its stack trace."""
     return " ".join(text.split("Stack trace:")[0].split())
+
+
+def _slices(data: bytes) -> Iterator[bytes]:
+    """``data`` in SEND_SLICE pieces. Given one bytes body, httpcore copies what is left of it
+    after each socket send: over a flush's megabytes, a cost that grows with their square."""
+    for start in range(0, len(data), SEND_SLICE):
+        yield data[start : start + SEND_SLICE]
 
 
 class Connection:
@@ -160,7 +169,9 @@ class Connection:
         if self.cluster:
             query["insert_distributed_sync"] = "1"
         try:
-            response = self.http.post("/", params=query, content=rows)
+            response = self.http.post(
+                "/", params=query, content=_slices(rows), headers={"Content-Length": str(len(rows))}
+            )
         except httpx.TransportError as exc:
             raise StoreUnavailable(
                 f"the banner store at {shown(self.url)} cannot be reached over HTTP (http_port "
