@@ -84,7 +84,7 @@ def main() -> None:
         rates = {name: imported(store, source) for name, store in stores.items()}
         merged([server])
         for table in ("banners", "current", "bodies"):
-            new.execute(f"OPTIMIZE TABLE {DATABASE}.{table} FINAL")
+            new.connection.execute(f"OPTIMIZE TABLE {DATABASE}.{table} FINAL")
         for words, queries in sets.items():
             totals = {name: [store.count(parse_strict(q), [])[0] for q in queries] for name, store in stores.items()}
             if len({tuple(t) for t in totals.values()}) != 1:

@@ -13,7 +13,7 @@ from spyglass.server.banners.importer import import_banners
 from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, tables
 from spyglass.server.clickhouse.compiler import Sql, where
-from spyglass.server.clickhouse.store import parse_url
+from spyglass.server.clickhouse.connection import Connection, parse_url
 from spyglass.server.clickhouse.upgrade import upgrade
 from spyglass.server.index import BannerIndex
 from spyglass.server.runner import DEMO_BANNERS
@@ -173,6 +173,16 @@ def test_addresses_that_cannot_be_used_say_why(url):
         parse_url(url)
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]"])
+def test_an_insert_whose_http_port_does_not_answer_says_so(host):
+    """Nothing listens on port 1: the store says it cannot reach the server over HTTP, for an IPv6
+    address too (bracketed in the URL it posts to)."""
+    connection = Connection(f"clickhouse://u:secret@{host}:1/db?http_port=1")
+    with pytest.raises(StoreUnavailable, match=r"u:\*\*\*@.* cannot be reached over HTTP \(http_port 1\)"):
+        connection.insert("banners", ["key"], b"")
+    connection.close()
+
+
 def test_a_banner_without_its_required_members_is_refused_by_the_clickhouse_store_too():
     from spyglass.server.banners.shape import BadBanner
 
@@ -221,8 +231,9 @@ def test_a_search_is_three_queries_and_trends_two(both, monkeypatch):
     whole mark column of the bodies); trends: the count of banners and the facets by month."""
     _, clickhouse = both
     sent: list[str] = []
-    execute = clickhouse.execute
-    monkeypatch.setattr(clickhouse, "execute", lambda sql, *a, **k: sent.append(sql) or execute(sql, *a, **k))
+    connection = clickhouse.connection
+    execute = connection.execute
+    monkeypatch.setattr(connection, "execute", lambda sql, *a, **k: sent.append(sql) or execute(sql, *a, **k))
     total, page, facets = clickhouse.search(parse_strict("port:22,80"), parse_facets("port,org,country,product,vuln"))
     assert len(sent) == 3 and total > len(page) > 0 and all(facets.values())
     assert "FROM bodies WHERE mark IN" in sent[-1]
@@ -284,10 +295,10 @@ def test_merges_leave_one_current_row_a_service(servers, tmp_path, monkeypatch):
     """A banner's row in current is cancelled when a newer one of its service comes (in the same
     flush, a later one, or by a later writer), so that once merged the table holds only the current
     banners: what search reads shrinks to the services, however long their history."""
-    from spyglass.server.clickhouse import store as clickhouse_store
+    from spyglass.server.clickhouse import writer as clickhouse_writer
 
     name = database(tmp_path)
-    monkeypatch.setattr(clickhouse_store, "FLUSH_ROWS", 7)  # flushes part way through each writer's batch
+    monkeypatch.setattr(clickhouse_writer, "FLUSH_ROWS", 7)  # flushes part way through each writer's batch
     store = ClickHouseStore(address_on(servers, name))
     rounds = seen_again(services=20, rounds=4)
     for batch in rounds[:2]:
@@ -330,18 +341,18 @@ def test_what_a_writer_stopped_between_its_inserts_left_store_init_puts_right(se
     store = ClickHouseStore(url)
     first, second = seen_again(services=10, rounds=2)
     import_banners(store, first)
-    real = store.insert
+    real = store.connection.insert
 
     def gone_before_current(table: str, columns: list[str], rows: bytes) -> None:
         if table == "current":
             raise StoreUnavailable("the server went away")
         real(table, columns, rows)
 
-    monkeypatch.setattr(store, "insert", gone_before_current)
+    monkeypatch.setattr(store.connection, "insert", gone_before_current)
     with pytest.raises(StoreUnavailable):
         import_banners(store, second)
     monkeypatch.undo()
-    monkeypatch.setattr("spyglass.server.clickhouse.store.REPAIR_ROWS", 3)  # the repair in 4 slices of keys
+    monkeypatch.setattr("spyglass.server.clickhouse.writer.REPAIR_ROWS", 3)  # the repair in 4 slices of keys
     net = parse_strict("net:198.18.30.0/24")
     assert store.total() == 21 and {b["tags"][0] for b in store.search(net, [])[1]} == {"r0"}
 

@@ -148,7 +148,7 @@ def test_an_upgrade_cut_short_is_refused_until_store_init_runs_again(earlier, ca
     from spyglass.server.clickhouse import tables, upgrade
 
     def cut(store, *args):
-        store.insert("bodies", tables.BODY_COLUMNS, b"")  # part way
+        store.connection.insert("bodies", tables.BODY_COLUMNS, b"")  # part way
         raise ConnectionResetError("the connection dropped")
 
     monkeypatch.setattr(upgrade, "_copy", cut)

@@ -3,6 +3,7 @@ several backends): whatever the interleaving, one current banner a service and e
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections import Counter
 
@@ -11,7 +12,8 @@ import pytest
 
 from spyglass.query import parse_facets, parse_strict
 from spyglass.server.clickhouse import ClickHouseStore
-from spyglass.server.clickhouse import store as clickhouse_store
+from spyglass.server.clickhouse import connection as clickhouse_connection
+from spyglass.server.clickhouse.connection import Connection
 from tests.store.conftest import database
 
 SERVICES, ROUNDS = 12, 4
@@ -71,7 +73,7 @@ def write_together(stores: list[ClickHouseStore]) -> None:
 @pytest.mark.parametrize("start", ["empty", "not empty"])
 def test_racing_writers_leave_one_current_banner_a_service_and_every_banner_once(address, start, touched, monkeypatch):
     if touched == "by their marks":  # as a writer of more services than one look-up names (an import)
-        monkeypatch.setattr(clickhouse_store, "LOOKUP_CHUNK", 5)
+        monkeypatch.setattr(clickhouse_connection, "LOOKUP_CHUNK", 5)
     stores = [ClickHouseStore(address) for _ in range(2)]
     if start == "not empty":  # the writers look up what is stored: what the other adds they still miss
         with stores[0].writing() as writer:
@@ -104,7 +106,8 @@ def test_racing_writers_leave_one_current_banner_a_service_and_every_banner_once
     for (ip, port), b in newest.items():
         assert store.current(ip, port, "tcp") == b
     assert newest[TIE]["data"] == "tie"  # of the banners at one time, the same one in each query
-    assert store.execute("SELECT name FROM system.tables WHERE name LIKE 'deleting%'") == []  # its helpers gone
+    helpers = store.connection.execute("SELECT name FROM system.tables WHERE name LIKE 'deleting%'")
+    assert helpers == []  # gone once the copies are deleted
     for s in stores:
         s.close()
 
@@ -150,7 +153,7 @@ def test_a_small_writer_looks_up_only_the_addresses_it_adds(clickhouse_server, t
             settings["max_rows_to_read"] = 20_000
         return self.client.execute(sql, params, settings=settings or None, columnar=columnar)
 
-    monkeypatch.setattr(ClickHouseStore, "execute", execute)
+    monkeypatch.setattr(Connection, "execute", execute)
     newer = banner("10.0.48.57", 80, 2, "newer")
     with store.writing() as writer:
         writer.add([store.prepare(newer)])
@@ -159,3 +162,55 @@ def test_a_small_writer_looks_up_only_the_addresses_it_adds(clickhouse_server, t
     total, page, _ = store.search(parse_strict("net:10.0.48.57/32"), [])
     assert total == 1 and page == [newer] and len(store.host("10.0.48.57")) == 2
     store.close()
+
+
+class CountingRelay:
+    """A TCP relay on loopback in front of a server's port that counts the connections it took."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            self.accepted += 1
+            server = socket.create_connection(("127.0.0.1", self.target))
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with source, sink:
+            try:
+                while data := source.recv(1 << 16):
+                    sink.sendall(data)
+            except OSError:  # the other direction closed both sockets
+                pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_writers_inserts_keep_their_http_connection_alive(clickhouse_server, tmp_path, monkeypatch):
+    """A writer's RowBinary inserts reuse a kept-alive HTTP connection rather than opening one each."""
+    relay = CountingRelay(clickhouse_server.http_port)
+    url = f"{clickhouse_server.url}/{database(tmp_path)}?http_port={relay.port}"
+    store = ClickHouseStore(url)
+    inserts = []
+    real = store.connection.insert
+    monkeypatch.setattr(store.connection, "insert", lambda *args: (inserts.append(args[0]), real(*args)))
+    for round_ in range(3):  # three writers, each flushing its bodies, rows and current rows
+        with store.writing() as writer:
+            writer.add([store.prepare(b) for w in (0, 1) for b in batch(w, round_)])
+    assert store.total() == len({orjson.dumps(b) for r in range(3) for w in (0, 1) for b in batch(w, r)})
+    assert len(inserts) >= 9
+    assert 1 <= relay.accepted < len(inserts)
+    store.close()
+    relay.close()

@@ -285,8 +285,9 @@ def current_engine_store(engine: CurrentEngine, database: str):
     of RowBinary rows from a file (the server's HTTP interface takes them as they are)."""
     from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.clickhouse import ClickHouseStore, tables
+    from spyglass.server.clickhouse.connection import Connection
 
-    class CurrentEngineStore(ClickHouseStore):
+    class EngineConnection(Connection):
         def connect(self, host=None, port=None, database=None):
             return _EngineClient(engine, database or self.database)
 
@@ -309,4 +310,5 @@ def current_engine_store(engine: CurrentEngine, database: str):
             finally:
                 path.unlink()
 
-    return CurrentEngineStore(f"clickhouse://127.0.0.1:9000/{database}")
+    url = f"clickhouse://127.0.0.1:9000/{database}"
+    return ClickHouseStore(url, connection=EngineConnection(url))

@@ -2,6 +2,7 @@
 sharded cluster, chosen with ``serve --store clickhouse://HOST:PORT/DATABASE``. The embedded store
 (:mod:`spyglass.server.index`) stays the default."""
 
-from spyglass.server.clickhouse.store import ClickHouseStore, StoreURLError, shown
+from spyglass.server.clickhouse.connection import StoreURLError, shown
+from spyglass.server.clickhouse.store import ClickHouseStore
 
 __all__ = ["ClickHouseStore", "StoreURLError", "shown"]

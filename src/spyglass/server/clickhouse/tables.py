@@ -5,7 +5,7 @@
   compiler.LOWERED; a field a banner has one value of at most is a plain column, not an array:
   compiler.SCALAR); a MergeTree ordered by address, port, transport, time and key, so a host's
   history is one range of the table. Not a ReplacingMergeTree: a banner added twice by two writers
-  at once is kept once by their reconciliation (store.py), which deletes the later copy's row and
+  at once is kept once by their reconciliation (writer.py), which deletes the later copy's row and
   body; a merge that dropped a copy on its own would leave its body behind, found by no row.
 - ``bodies``: each banner's bytes exactly as they came, ordered by mark (the order banners were
   added) and partitioned by the month they were added, so that a page of results reads 100 small
@@ -32,7 +32,7 @@ through the Distributed ``demoted_shards``, sharded by key too, so that a banner
 the shard that holds it.
 
 A banner's row is made in the import's worker processes as ClickHouse's RowBinary (every column
-but the mark, which the writer appends), so the writer only joins bytes and sends them (store.py).
+but the mark, which the writer appends), so the writer only joins bytes and sends them (writer.py).
 
 Only what ClickHouse 18.16 has (Debian's package): no codecs, no skipping indexes, no DateTime64
 (times are microseconds in an Int64: banners carry years 1678 to 2261). On a server with text

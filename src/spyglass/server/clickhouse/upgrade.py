@@ -21,7 +21,8 @@ from spyglass.exactjson import loads
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.clickhouse import tables
-from spyglass.server.clickhouse.store import NUMBER_TEXT, ClickHouseStore, shown
+from spyglass.server.clickhouse.connection import NUMBER_TEXT, shown
+from spyglass.server.clickhouse.store import ClickHouseStore
 
 BATCH = 20_000  # bodies read, and inserted, at a time
 MOVED = ("banners", "bodies")  # the tables whose rows are copied; the others are kept or made again
@@ -35,7 +36,7 @@ def upgrade(url: str, progress: Callable[[int], None] = lambda copied: None) -> 
     many banners are copied so far. StoreUnavailable if the store is of no layout it knows."""
     store = ClickHouseStore(url, init=False)
     try:
-        servers = store.servers()
+        servers = store.connection.servers()
         if not any([_set_aside(store, host, port) for host, port in servers]):
             if not _rows_outdated(store):
                 return None
@@ -56,7 +57,7 @@ def upgrade(url: str, progress: Callable[[int], None] = lambda copied: None) -> 
                     port,
                     [f"CREATE TABLE IF NOT EXISTS {aside} ({UNREAD_COLUMNS}) ENGINE = {UNREAD_ENGINE}"],
                 )
-                step = store.lookup_chunk(NUMBER_TEXT)
+                step = store.connection.lookup_chunk(NUMBER_TEXT)
                 for i in range(0, len(unreadable), step):
                     _run(
                         store,
@@ -87,7 +88,7 @@ def _previous(cluster: str) -> list[str]:
 
 
 def _run(store: ClickHouseStore, host: str, port: int, statements: list[str], params: dict | None = None) -> None:
-    client = store.connect(host, port)
+    client = store.connection.connect(host, port)
     try:
         for sql in statements:
             client.execute(sql, params)
@@ -108,7 +109,7 @@ def _set_aside(store: ClickHouseStore, host: str, port: int, rows_outdated: bool
     """Move one server's tables of an earlier layout (or, ``rows_outdated``, its current tables of
     outdated rows) out of the way (after an upgrade cut short: drop what it had made, to copy
     again); whether there is anything to copy."""
-    client = store.connect(host, port, database="system")
+    client = store.connection.connect(host, port, database="system")
     try:
         client.execute(f"CREATE DATABASE IF NOT EXISTS {store.database}")
         found = tables.found(client, store.database)
@@ -158,7 +159,7 @@ def _copy(
     source = tables.local_name("bodies", store.cluster) + tables.PREVIOUS
     with store.writing() as writer:
         for host, port in servers:
-            client = store.connect(host, port)
+            client = store.connection.connect(host, port)
             try:
                 last = None
                 while True:
@@ -181,7 +182,7 @@ def _copy(
                             unreadable.append(mark)
                             continue
                         if mark in marks:  # two banners under one mark (writers whose clocks met): one anew
-                            mark = store.next_marks(1)[0]
+                            mark = store.writes.next_marks(1)[0]
                         marks.add(mark)
                         kept.append(mark)
                     added = len(writer.add(prepared, kept))
