@@ -665,6 +665,26 @@ CASES = [
         [BANNER],
         check=lambda r: len(r) == 1,
     ),
+    Case(
+        "stream",
+        "alert",
+        (),
+        "GET",
+        f"/stream{N}/alert",
+        {"t": "json"},
+        [BANNER],
+        check=lambda r: r[0].address == "198.18.0.7",
+    ),
+    Case(
+        "stream",
+        "alert",
+        ("OYPRB8IR9Z35AZPR",),
+        "GET",
+        f"/stream{N}/alert/OYPRB8IR9Z35AZPR",
+        {"t": "json"},
+        [BANNER],
+        check=lambda r: len(r) == 1,
+    ),
     # trends host
     Case(
         "trends",
