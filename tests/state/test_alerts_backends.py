@@ -24,7 +24,7 @@ from spyglass.server.state.alerts import LEASE
 from spyglass.testing.alerts import Receiver, banner, watch
 from tests.state.conftest import database
 
-TAKEN_OVER = 30 + LEASE + 15  # the survivor's idle look at the queue, the lease, and room to deliver
+TAKEN_OVER = LEASE + 15  # the lease, and room to deliver
 
 
 @contextmanager

@@ -35,14 +35,16 @@ from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
 from spyglass.server.alerts.rows import Busy, Delivery, NotifierRow
-from spyglass.server.state.alerts import RENEW_EVERY, AlertState
+from spyglass.server.state.alerts import LEASE, RENEW_EVERY, AlertState
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
 
 RETRY = Backoff(base=2.0, cap=600.0)  # before each retry: 2 s, doubled with each attempt, at most 10 min
 MAX_ATTEMPTS = 10
-IDLE = 30.0  # seconds between looks at the queue when nothing wakes the worker
+# Seconds between looks at the queue when nothing wakes the worker: a lease, so a delivery whose
+# backend died (its claim seen or not) is taken over at most a lease after the last renewal.
+IDLE = LEASE
 STOP_GRACE = 15.0  # seconds deliveries in flight may take to finish when the server stops
 PER_ACCOUNT = 4  # deliveries of one account in flight at once (one per notifier)
 IN_FLIGHT = 32  # deliveries in flight at once, over all accounts
