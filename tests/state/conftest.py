@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from spyglass.server.alerts.store import AlertStore
 from spyglass.server.state.accounts import AccountState, utcnow
+from spyglass.server.state.alerts import AlertState
 from spyglass.server.store import Store
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed
+from tests.store.conftest import clickhouse_server  # noqa: F401 (the two-backend tests' banner store)
 
 OpenState = Callable[..., AccountState]
 
@@ -68,3 +71,31 @@ def open_state(request, tmp_path) -> OpenState:
 @pytest.fixture
 def state(open_state) -> AccountState:
     return open_state()
+
+
+def _postgres_alerts(request: pytest.FixtureRequest, folder: Path) -> AlertState:
+    from spyglass.server.postgres.alerts import PostgresAlerts
+
+    return PostgresAlerts(request.getfixturevalue("postgres_url"))
+
+
+ALERT_STATES: dict[str, Callable[[pytest.FixtureRequest, Path], AlertState]] = {
+    "sqlite": lambda request, folder: AlertStore(folder),
+    "postgresql": _postgres_alerts,
+}
+
+
+@pytest.fixture(params=sorted(ALERT_STATES))
+def open_alerts(request, tmp_path) -> Callable[[], AlertState]:
+    """Opens the alert state of this test (the same data every time: another connection to it,
+    as a second backend has); closes what it opened."""
+    opened: list[AlertState] = []
+
+    def open_() -> AlertState:
+        alerts = ALERT_STATES[request.param](request, tmp_path)
+        opened.append(alerts)
+        return alerts
+
+    yield open_
+    for alerts in opened:
+        alerts.close()

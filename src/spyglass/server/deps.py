@@ -12,7 +12,6 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from spyglass.server.alerts.delivery import DeliveryWorker
-from spyglass.server.alerts.store import AlertStore
 from spyglass.server.auth import Caller, Charger, caller
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.datasets import DatasetService
@@ -21,6 +20,7 @@ from spyglass.server.mail import Outbox
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.settings import Settings
 from spyglass.server.state.accounts import AccountState
+from spyglass.server.state.alerts import AlertState
 
 Who = Annotated[Caller, Depends(caller)]  # the authenticated caller, or a 401/429 {error}
 
@@ -41,7 +41,7 @@ async def _accounts(request: Request) -> AccountState:
     return request.app.state.store
 
 
-async def _alerts(request: Request) -> AlertStore:
+async def _alerts(request: Request) -> AlertState:
     return request.app.state.alerts
 
 
@@ -69,7 +69,7 @@ Charge = Annotated[Charger, Depends(_charger)]  # charge(query=1): spends the ca
 Banners = Annotated[BannerStore, Depends(_banners)]
 AppSettings = Annotated[Settings, Depends(_settings)]
 Accounts = Annotated[AccountState, Depends(_accounts)]  # accounts, keys, plans, credits, organizations
-Alerts = Annotated[AlertStore, Depends(_alerts)]
+Alerts = Annotated[AlertState, Depends(_alerts)]
 Deliveries = Annotated[DeliveryWorker, Depends(_deliveries)]
 Scans = Annotated[ScanService, Depends(_scans)]  # its ``store`` holds the scans' rows
 Datasets = Annotated[DatasetService, Depends(_datasets)]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from spyglass.server.banners.store import BannerStore, StoreUnavailable
 from spyglass.server.state.accounts import AccountState, utcnow
+from spyglass.server.state.alerts import AlertState
 
 ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
 ENV_STATE = "SPYGLASS_STATE"  # the state's address when no --state is given
@@ -49,3 +50,15 @@ def open_account_state(address: str | None, data_dir: Path, clock: Callable[[], 
     from spyglass.server.postgres import PostgresAccounts
 
     return PostgresAccounts(address, data_dir, clock)
+
+
+def open_alert_state(address: str | None, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> AlertState:
+    """The alerts, notifiers and delivery queue at ``address`` (the accounts' PostgreSQL, shared by
+    every backend on it), or this backend's own in ``data_dir`` when there is none."""
+    if not address:
+        from spyglass.server.alerts.store import AlertStore
+
+        return AlertStore(data_dir, clock=clock)
+    from spyglass.server.postgres.alerts import PostgresAlerts
+
+    return PostgresAlerts(address, clock=clock)

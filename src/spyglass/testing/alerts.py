@@ -14,10 +14,15 @@ STAMP = "2026-11-20T10:00:00.000000"
 
 
 class Receiver:
-    """An HTTP server on loopback that records every POST (JSON body, headers)."""
+    """An HTTP server on loopback that records every POST (JSON body, headers). Cleared,
+    ``answering`` holds each request open (a delivery in the middle) until it is set again;
+    ``arrived`` has every request as it came, with the sender's port."""
 
     def __init__(self) -> None:
         self.posts: list[tuple[str, dict, dict]] = []
+        self.arrived: list[tuple[int, dict]] = []
+        self.answering = threading.Event()
+        self.answering.set()
         self.status = 200
         self.lock = threading.Lock()
         outer = self
@@ -25,6 +30,9 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                with outer.lock:
+                    outer.arrived.append((self.client_address[1], json.loads(body)))
+                outer.answering.wait()
                 with outer.lock:
                     status = outer.status
                     if status == 200:

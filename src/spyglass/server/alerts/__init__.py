@@ -10,17 +10,17 @@ if TYPE_CHECKING:
 
 
 def install_alerts(app: FastAPI) -> None:
-    """Open ``alerts.db``, subscribe the trigger engine to the collector, and add the engine and
-    the delivery worker to the app's background services."""
+    """Open the alerts (``alerts.db``, or the shared state), subscribe the trigger engine to the
+    collector, and add the engine and the delivery worker to the app's background services."""
     from spyglass.netools.dns import Resolver
     from spyglass.netools.networks import Reach
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.destinations import Destinations
     from spyglass.server.alerts.engine import AlertEngine
-    from spyglass.server.alerts.store import AlertStore
+    from spyglass.server.stores import open_alert_state
 
     settings, store = app.state.settings, app.state.store
-    alerts = AlertStore(settings.data_dir, clock=store.clock)
+    alerts = open_alert_state(settings.state, settings.data_dir, clock=store.clock)
     names = Resolver(settings.geonet.nameservers, settings.geonet.dns_port, settings.geonet.dns_timeout)
     allowed = Destinations(Reach(settings.notifier_allow), names)
     delivery = DeliveryWorker(alerts, allowed, dict(settings.notifier_urls), settings.smtp_server)

@@ -13,6 +13,9 @@ Each attempt has a deadline (a receiver that trickles its answer a byte at a tim
 slot for ever), and a notifier test another, shorter one, answered as a failure when it passes, at
 most ``TESTS_PER_ACCOUNT`` of one account and ``TESTS_AT_ONCE`` in all at a time: a test holds a
 request in flight, and the backend answers only so many at once.
+Where several backends share the queue (PostgreSQL), each claims what it attempts for a lease that
+it renews while the attempt runs (see spyglass.server.state.alerts): a backend that dies
+mid-attempt leaves the delivery to another once its lease ends.
 Every notification carries its event id (``Idempotency-Key`` header, ``event`` member, PagerDuty
 ``dedup_key``) so that a receiver can recognise a repeat.
 """
@@ -32,14 +35,16 @@ from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
 from spyglass.server.alerts.rows import Busy, Delivery, NotifierRow
-from spyglass.server.alerts.store import AlertStore
+from spyglass.server.state.alerts import LEASE, RENEW_EVERY, AlertState
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
 
 RETRY = Backoff(base=2.0, cap=600.0)  # before each retry: 2 s, doubled with each attempt, at most 10 min
 MAX_ATTEMPTS = 10
-IDLE = 30.0  # seconds between looks at the queue when nothing wakes the worker
+# Seconds between looks at the queue when nothing wakes the worker: a lease, so a delivery whose
+# backend died (its claim seen or not) is taken over at most a lease after the last renewal.
+IDLE = LEASE
 STOP_GRACE = 15.0  # seconds deliveries in flight may take to finish when the server stops
 PER_ACCOUNT = 4  # deliveries of one account in flight at once (one per notifier)
 IN_FLIGHT = 32  # deliveries in flight at once, over all accounts
@@ -75,7 +80,7 @@ def message_for(payload: dict) -> Message:
 
 @dataclass
 class DeliveryWorker:
-    store: AlertStore
+    store: AlertState
     destinations: Destinations = field(default_factory=lambda: Destinations(Reach()))  # none internal
     urls: dict[str, str] = field(default_factory=dict)
     smtp: tuple[str, int] | None = None
@@ -83,6 +88,7 @@ class DeliveryWorker:
     def __post_init__(self) -> None:
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
+        self._renewing: asyncio.Task | None = None
         self._stopping = False
         self._in_flight: dict[int, tuple[Delivery, asyncio.Task]] = {}  # by delivery id
         self._tests: Counter[int] = Counter()  # notifier tests under way, by account
@@ -95,6 +101,7 @@ class DeliveryWorker:
         self._stopping = False
         self._wake = asyncio.Event()
         self._task = asyncio.create_task(self._run(), name="alert deliveries")
+        self._renewing = asyncio.create_task(self._renew(), name="alert delivery leases")
 
     async def stop(self) -> None:
         if self._task is None:
@@ -108,6 +115,18 @@ class DeliveryWorker:
             _, late = await asyncio.wait(attempts, timeout=STOP_GRACE)
             for task in late:
                 await cancel(task)
+        await cancel(self._renewing)  # after the last attempt: its lease is kept while it runs
+        self._renewing = None
+
+    async def _renew(self) -> None:
+        """Renew the leases of the deliveries in flight, so that no other backend takes them over."""
+        while True:
+            await asyncio.sleep(RENEW_EVERY)
+            if self._in_flight:
+                try:
+                    await asyncio.to_thread(self.store.renew, list(self._in_flight), time.time())
+                except Exception:  # the state away: the next renewal tries again
+                    log.warning("the leases of deliveries in flight could not be renewed", exc_info=True)
 
     def _busy(self) -> Busy:
         """What is in flight, as the queue's look-ups skip it."""

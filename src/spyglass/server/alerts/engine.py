@@ -34,10 +34,10 @@ from spyglass.netblocks import Network
 from spyglass.server.alerts.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.rows import AlertRow, Held
-from spyglass.server.alerts.store import AlertStore
 from spyglass.server.alerts.triggers import TRIGGERS, matching
 from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.collect import Collected
+from spyglass.server.state.alerts import AlertState
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.alerts")
@@ -66,7 +66,7 @@ def parse_service(text: str) -> str:
 
 
 class AlertEngine:
-    def __init__(self, store: AlertStore, delivery: DeliveryWorker) -> None:
+    def __init__(self, store: AlertState, delivery: DeliveryWorker) -> None:
         self.store = store
         self.delivery = delivery
         self._incoming: list[list[Collected]] = []  # handed over, not yet held (event loop only)

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from spyglass.netblocks import Network, network_size
 from spyglass.server.alerts.rows import AlertRow
-from spyglass.server.alerts.store import AlertStore
+from spyglass.server.state.alerts import AlertState
 from spyglass.server.store import Account
 
 NOTIFYING = "notifying"
@@ -18,7 +18,7 @@ class OverPlan(Exception):
     """The alerts would monitor more addresses than the account's plan allows (the message says so)."""
 
 
-def check_plan(alerts: AlertStore, account: Account, networks: list[Network], leaving_out: str | None = None) -> None:
+def check_plan(alerts: AlertState, account: Account, networks: list[Network], leaving_out: str | None = None) -> None:
     """OverPlan if ``networks``, beside what the account's other alerts monitor (all of them but
     ``leaving_out``, the alert being changed), are more addresses than the plan allows."""
     plan = account.plan

@@ -8,9 +8,7 @@ same transaction that logs it, so a restart never sends a delivered notification
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
-import string
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -20,7 +18,20 @@ from typing import Any
 from spyglass.netblocks import Network, network_size
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.sqlite import Database
-from spyglass.server.store import iso, utcnow
+from spyglass.server.state.accounts import iso, utcnow
+from spyglass.server.state.alerts import (
+    DEFAULT_NOTIFIER,
+    FAILED,
+    PENDING,
+    SENT,
+    alert_from,
+    delivery_from,
+    held_from,
+    log_entry,
+    nets,
+    new_id,
+    notifier_from,
+)
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
 V1_ALERTS = """
@@ -104,16 +115,12 @@ CREATE INDEX held_banners_due ON held_banners(next_try);
 
 MIGRATIONS = (V1_ALERTS, V2_HELD)
 
-DEFAULT_NOTIFIER = "default"
-PENDING, SENT, FAILED = "pending", "sent", "failed"
-_ID_CHARS = string.ascii_uppercase + string.digits
-
-
-def new_id(length: int) -> str:
-    return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
+__all__ = ["DEFAULT_NOTIFIER", "AlertStore"]
 
 
 class AlertStore:
+    """The :class:`~spyglass.server.state.alerts.AlertState` of one backend, in its data dir."""
+
     def __init__(self, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> None:
         self.clock = clock
         # FULL: a queued or delivered notification survives even an OS crash.
@@ -146,7 +153,7 @@ class AlertStore:
         with self._changing() as db:
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
-                (alert_id, account_id, name, iso(self.clock()), expires, _nets(networks), network_size(networks)),
+                (alert_id, account_id, name, iso(self.clock()), expires, nets(networks), network_size(networks)),
             )
         created = self.alert(account_id, alert_id)
         assert created is not None  # written just above
@@ -158,7 +165,7 @@ class AlertStore:
             db.execute(
                 "UPDATE alerts SET networks = ?, size = ?, expires = COALESCE(?, expires)"
                 " WHERE id = ? AND account_id = ?",
-                (_nets(networks), network_size(networks), expires, alert_id, account_id),
+                (nets(networks), network_size(networks), expires, alert_id, account_id),
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:
@@ -173,13 +180,8 @@ class AlertStore:
             self._db.read("SELECT * FROM alerts WHERE account_id = ? ORDER BY created, id", (account_id,))
         )
 
-    def _complete(self, rows: list[sqlite3.Row]) -> list[AlertRow]:
-        alerts = {
-            r["id"]: AlertRow(
-                r["id"], r["account_id"], r["name"], r["created"], r["expires"], json.loads(r["networks"]), r["size"]
-            )
-            for r in rows
-        }
+    def _complete(self, rows: list[Any]) -> list[AlertRow]:
+        alerts = {r["id"]: alert_from(r) for r in rows}
         if not alerts:
             return []
         marks = ",".join("?" * len(alerts))
@@ -255,13 +257,13 @@ class AlertStore:
 
     def notifier(self, account_id: int, notifier_id: str) -> NotifierRow | None:
         rows = self._db.read("SELECT * FROM notifiers WHERE account_id = ? AND id = ?", (account_id, notifier_id))
-        return _notifier(rows[0]) if rows else None
+        return notifier_from(rows[0]) if rows else None
 
     def notifiers(self, account_id: int) -> list[NotifierRow]:
         rows = self._db.read(
             "SELECT * FROM notifiers WHERE account_id = ? ORDER BY id != ?, created, id", (account_id, DEFAULT_NOTIFIER)
         )
-        return [_notifier(r) for r in rows]
+        return [notifier_from(r) for r in rows]
 
     def delete_notifier(self, account_id: int, notifier_id: str) -> bool:
         with self._changing() as db:
@@ -297,7 +299,7 @@ class AlertStore:
         rows = self._db.read(
             "SELECT * FROM held_banners WHERE next_try <= ? ORDER BY next_try, id LIMIT ?", (now, limit)
         )
-        return [Held(r["id"], [tuple(c) for c in json.loads(r["batch"])], r["held"], r["attempts"]) for r in rows]
+        return [held_from(r) for r in rows]
 
     def next_held(self) -> float | None:
         return self._db.one("SELECT MIN(next_try) FROM held_banners")[0]
@@ -338,18 +340,7 @@ class AlertStore:
             f"SELECT * FROM deliveries WHERE state = ? AND next_try <= ?{skip[0]} ORDER BY next_try, id LIMIT ?",
             (PENDING, now, *skip[1], limit),
         )
-        return [
-            Delivery(
-                r["id"],
-                r["event"],
-                r["account_id"],
-                r["alert_id"],
-                r["notifier_id"],
-                json.loads(r["payload"]),
-                r["attempts"],
-            )
-            for r in rows
-        ]
+        return [delivery_from(r) for r in rows]
 
     def next_due(self, *, busy: Busy = ((), (), ())) -> float | None:
         skip = self._skipping(busy)
@@ -370,6 +361,9 @@ class AlertStore:
                 sql += f" AND {column} NOT IN ({','.join('?' * len(items))})"
                 values += items
         return sql, values
+
+    def renew(self, delivery_ids: list[int], now: float) -> None:
+        """Nothing to renew: one backend owns this queue, and its worker skips what it has in flight."""
 
     def record(self, delivery: Delivery, provider: str, outcome: str, detail: str, next_try: float | None) -> None:
         """A delivery's outcome and its log line, in one transaction: ``sent``; ``retry`` (due
@@ -413,28 +407,4 @@ class AlertStore:
             " WHERE l.account_id = ? AND l.alert_id = ? ORDER BY l.id DESC LIMIT ?",
             (account_id, alert_id, limit),
         )
-        out = []
-        for r in rows:
-            payload = json.loads(r["payload"]) if r["payload"] else {}
-            out.append(
-                {
-                    "at": r["at"],
-                    "event": r["event"],
-                    "notifier": r["notifier_id"],
-                    "provider": r["provider"],
-                    "attempt": r["attempt"],
-                    "outcome": r["outcome"],
-                    "detail": r["detail"],
-                    "service": payload.get("service"),
-                    "triggers": payload.get("triggers", []),
-                }
-            )
-        return out
-
-
-def _nets(networks: list[Network]) -> str:
-    return json.dumps([str(n) if n.num_addresses > 1 else str(n.network_address) for n in networks])
-
-
-def _notifier(r: sqlite3.Row) -> NotifierRow:
-    return NotifierRow(r["id"], r["account_id"], r["provider"], r["description"], json.loads(r["args"]))
+        return [log_entry(r) for r in rows]

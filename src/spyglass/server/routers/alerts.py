@@ -13,12 +13,12 @@ from spyglass.safetext import has_control
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.alerts.service import NOTIFYING, OverPlan, check_plan, notify_reason
-from spyglass.server.alerts.store import AlertStore
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller
 from spyglass.server.deps import Alerts, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 from spyglass.server.routers.notifiers import owned_notifier
+from spyglass.server.state.alerts import AlertState
 from spyglass.server.store import iso
 
 router = APIRouter()
@@ -39,7 +39,7 @@ def json_body(properties: dict, required: list[str]) -> dict:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def owned(alerts: AlertStore, who: Caller, alert_id: str) -> AlertRow:
+def owned(alerts: AlertState, who: Caller, alert_id: str) -> AlertRow:
     """The caller's alert; 404 for an unknown id and for another account's alert alike."""
     alert = alerts.alert(who.account.id, alert_id)
     if alert is None:
@@ -68,14 +68,14 @@ def expires_of(body: dict) -> int | None:
     return expires
 
 
-def check_limit(alerts: AlertStore, who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
+def check_limit(alerts: AlertState, who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
     try:
         check_plan(alerts, who.account, networks, leaving_out)
     except OverPlan as exc:
         raise ApiError(403, str(exc)) from None
 
 
-def alert_body(alerts: AlertStore, who: Caller, alert: AlertRow, info: bool = False) -> Alert:
+def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = False) -> Alert:
     now = alerts.clock()
     end = alert.expiration()
     body = Alert(
@@ -181,7 +181,7 @@ def disable_triggers(alert_id: str, trigger: str, alerts: Alerts, who: Who) -> S
     return Success(success=True)
 
 
-def _ignore(alerts: AlertStore, who: Caller, alert_id: str, trigger: str, service: str, ignored: bool) -> Success:
+def _ignore(alerts: AlertState, who: Caller, alert_id: str, trigger: str, service: str, ignored: bool) -> Success:
     alert = owned(alerts, who, alert_id)
     names = trigger_names(trigger)
     if len(names) != 1:
@@ -209,7 +209,7 @@ def unignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, 
     return _ignore(alerts, who, alert_id, trigger, service, False)
 
 
-def _attach(alerts: AlertStore, who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Success:
+def _attach(alerts: AlertState, who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Success:
     owned(alerts, who, alert_id)
     owned_notifier(alerts, who, notifier_id)
     alerts.set_attached(alert_id, notifier_id, attached)

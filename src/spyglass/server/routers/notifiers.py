@@ -13,10 +13,10 @@ from spyglass.safetext import has_control
 from spyglass.server.alerts.delivery import TEST_DEADLINE, DeliveryWorker, TooManyTests
 from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
 from spyglass.server.alerts.rows import NotifierRow
-from spyglass.server.alerts.store import DEFAULT_NOTIFIER, AlertStore
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import Alerts, Deliveries, Who
 from spyglass.server.errors import bad_request, not_found, responses
+from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState
 
 router = APIRouter()
 log = logging.getLogger("spyglass.alerts")
@@ -35,13 +35,13 @@ def form_body(*, creating: bool) -> dict:
     return {"requestBody": {"required": creating, "content": content}}
 
 
-def notifier_store(alerts: AlertStore, who: Caller) -> AlertStore:
+def notifier_store(alerts: AlertState, who: Caller) -> AlertState:
     """The alert store, once it holds the caller's default notifier."""
     alerts.ensure_default(who.account.id, who.account.email)
     return alerts
 
 
-def owned_notifier(alerts: AlertStore, who: Caller, notifier_id: str) -> NotifierRow:
+def owned_notifier(alerts: AlertState, who: Caller, notifier_id: str) -> NotifierRow:
     """The caller's notifier; 404 for an unknown id and for another account's alike."""
     notifier = notifier_store(alerts, who).notifier(who.account.id, notifier_id)
     if notifier is None:

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 
 from spyglass.server.alerts.coverage import Coverage
-from spyglass.server.alerts.store import AlertRow, AlertStore
+from spyglass.server.alerts.rows import AlertRow
+from spyglass.server.state.alerts import AlertState
 from spyglass.server.stream.hub import Published
 
 log = logging.getLogger("spyglass.stream")
@@ -30,7 +31,7 @@ class AlertNetworks:
 
     def __init__(
         self,
-        store: AlertStore,
+        store: AlertState,
         account_id: int,
         alert_id: str | None = None,
         clock: Callable[[], float] = time.monotonic,

@@ -1,0 +1,130 @@
+"""Alerts, their triggers, ignored services and notifiers, the accounts' notifiers, the delivery
+queue and its log, and collected banners held until matched: what a store of them is
+(:class:`AlertState`) and what every implementation shares.
+
+On SQLite (server/alerts/store.py) one backend owns the queue. On PostgreSQL (server/postgres/)
+every backend sharing the state takes deliveries from one queue: :meth:`AlertState.due` claims
+them for :data:`LEASE` seconds, renewed while their attempts run, so a delivery is attempted by
+one backend at a time and one that dies mid-attempt leaves it to another once its lease ends.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Protocol
+
+from spyglass.netblocks import Network
+from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
+
+DEFAULT_NOTIFIER = "default"
+PENDING, SENT, FAILED = "pending", "sent", "failed"
+LEASE = 15.0  # seconds a claimed delivery is another backend's to take over if not renewed
+RENEW_EVERY = LEASE / 3  # how often a backend renews the leases of the deliveries it attempts
+_ID_CHARS = string.ascii_uppercase + string.digits
+
+
+def new_id(length: int) -> str:
+    return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
+
+
+def nets(networks: list[Network]) -> str:
+    """An alert's networks as stored: JSON, a single address without its prefix length."""
+    return json.dumps([str(n) if n.num_addresses > 1 else str(n.network_address) for n in networks])
+
+
+def alert_from(r: Mapping[str, Any]) -> AlertRow:
+    """An alert from its row, without its triggers, ignores and notifiers (read beside it)."""
+    return AlertRow(
+        r["id"], r["account_id"], r["name"], r["created"], r["expires"], json.loads(r["networks"]), r["size"]
+    )
+
+
+def notifier_from(r: Mapping[str, Any]) -> NotifierRow:
+    return NotifierRow(r["id"], r["account_id"], r["provider"], r["description"], json.loads(r["args"]))
+
+
+def delivery_from(r: Mapping[str, Any]) -> Delivery:
+    return Delivery(
+        r["id"], r["event"], r["account_id"], r["alert_id"], r["notifier_id"], json.loads(r["payload"]), r["attempts"]
+    )
+
+
+def held_from(r: Mapping[str, Any]) -> Held:
+    return Held(r["id"], [tuple(c) for c in json.loads(r["batch"])], r["held"], r["attempts"])
+
+
+def log_entry(r: Mapping[str, Any]) -> dict:
+    """A delivery log row (joined with its delivery's ``payload``) as the API shows it."""
+    payload = json.loads(r["payload"]) if r["payload"] else {}
+    return {
+        "at": r["at"],
+        "event": r["event"],
+        "notifier": r["notifier_id"],
+        "provider": r["provider"],
+        "attempt": r["attempt"],
+        "outcome": r["outcome"],
+        "detail": r["detail"],
+        "service": payload.get("service"),
+        "triggers": payload.get("triggers", []),
+    }
+
+
+class AlertState(Protocol):
+    """What the API, the trigger engine and the delivery worker ask of the alerts. Thread-safe;
+    every write is one transaction, committed before it returns. A store whose server is away
+    raises :class:`~spyglass.server.banners.store.StoreUnavailable`."""
+
+    clock: Callable[[], datetime]
+
+    def close(self) -> None: ...
+    def version(self) -> tuple[int, int]:
+        """Moves whenever what :meth:`alerts` returns may have changed, through any backend."""
+        ...
+
+    def monitored(self, account_id: int, leaving_out: str | None = None) -> int: ...
+    def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow: ...
+    def set_networks(
+        self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None
+    ) -> None: ...
+    def alert(self, account_id: int, alert_id: str) -> AlertRow | None: ...
+    def alerts(self, account_id: int | None = None) -> list[AlertRow]: ...
+    def delete_alert(self, account_id: int, alert_id: str) -> bool: ...
+    def set_triggers(self, alert_id: str, names: list[str], enabled: bool) -> None: ...
+    def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool) -> None: ...
+    def set_attached(self, alert_id: str, notifier_id: str, attached: bool) -> None: ...
+
+    def ensure_default(self, account_id: int, email: str | None) -> None: ...
+    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str: ...
+    def update_notifier(
+        self, account_id: int, notifier_id: str, description: str | None, args: dict[str, str]
+    ) -> None: ...
+    def notifier(self, account_id: int, notifier_id: str) -> NotifierRow | None: ...
+    def notifiers(self, account_id: int) -> list[NotifierRow]: ...
+    def delete_notifier(self, account_id: int, notifier_id: str) -> bool: ...
+
+    def hold(self, batches: list[list[tuple[dict, bool, str]]], now: float) -> None: ...
+    def held(self, now: float, limit: int = 20) -> list[Held]: ...
+    def next_held(self) -> float | None: ...
+    def hold_again(self, held_id: int, next_try: float) -> None: ...
+    def held_due(self, now: float) -> None: ...
+    def release(self, held_id: int) -> None: ...
+
+    def enqueue(self, items: list[tuple[str, int, str, str, dict]], now: float, release: int | None = None) -> int: ...
+    def due(self, now: float, limit: int = 20, *, busy: Busy = ((), (), ())) -> list[Delivery]:
+        """Pending deliveries due by ``now``, claimed for this backend (see :data:`LEASE`)."""
+        ...
+
+    def next_due(self, *, busy: Busy = ((), (), ())) -> float | None: ...
+    def renew(self, delivery_ids: list[int], now: float) -> None:
+        """Keep the claims on deliveries whose attempts are still running."""
+        ...
+
+    def record(self, delivery: Delivery, provider: str, outcome: str, detail: str, next_try: float | None) -> None: ...
+    def log_test(
+        self, account_id: int, notifier_id: str, provider: str, event: str, outcome: str, detail: str
+    ) -> None: ...
+    def log(self, account_id: int, alert_id: str, limit: int = 50) -> list[dict]: ...

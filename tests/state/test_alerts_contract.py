@@ -1,0 +1,165 @@
+"""What the API, the trigger engine and the delivery worker ask of the alert state, on SQLite and
+on PostgreSQL alike; and, on PostgreSQL, the delivery queue that several backends share."""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from spyglass.server.postgres.alerts import PostgresAlerts
+from spyglass.server.state.alerts import DEFAULT_NOTIFIER, LEASE
+
+NETS = [ipaddress.ip_network("198.51.100.0/24"), ipaddress.ip_network("192.0.2.7/32")]
+
+
+def item(event: str, alert_id: str, notifier: str = "N1", account: int = 1) -> tuple[str, int, str, str, dict]:
+    return event, account, alert_id, notifier, {"event": event, "service": "192.0.2.7:80", "triggers": ["t"]}
+
+
+def test_alerts_with_triggers_ignores_and_notifiers(open_alerts):
+    alerts = open_alerts()
+    other = open_alerts()  # a second backend's connection: it sees every write, its version moves
+    before = other.version()
+    alert = alerts.create_alert(1, "office", NETS, 0)
+    assert (alert.networks, alert.size, alert.account_id) == (["198.51.100.0/24", "192.0.2.7"], 257, 1)
+    assert other.version() != before
+    alerts.set_triggers(alert.id, ["malware", "open_database", "malware"], True)
+    alerts.set_ignored(alert.id, "malware", "192.0.2.7:80", True)
+    notifier = alerts.create_notifier(1, "webhook", "hook", {"url": "http://127.0.0.1:9/x"})
+    alerts.set_attached(alert.id, notifier, True)
+    seen = other.alert(1, alert.id)
+    assert seen is not None and seen.triggers == ["malware", "open_database"]
+    assert seen.ignores == {"malware": ["192.0.2.7:80"]} and seen.notifiers == [notifier]
+    assert other.alert(2, alert.id) is None and other.alerts(2) == [] and [a.id for a in other.alerts()] == [alert.id]
+    second = alerts.create_alert(1, "lab", NETS[1:], 60)
+    assert alerts.monitored(1) == 258 and alerts.monitored(1, leaving_out=alert.id) == 1
+    alerts.set_networks(1, second.id, NETS[:1], expires=120)
+    assert (other.alert(1, second.id).size, other.alert(1, second.id).expires) == (256, 120)
+    alerts.set_triggers(alert.id, ["malware"], False)
+    alerts.set_ignored(alert.id, "malware", "192.0.2.7:80", False)
+    assert other.alert(1, alert.id).triggers == ["open_database"] and other.alert(1, alert.id).ignores == {}
+    version = other.version()
+    assert alerts.delete_alert(1, alert.id) and not alerts.delete_alert(1, alert.id)
+    assert other.version() != version and [a.id for a in other.alerts(1)] == [second.id]
+
+
+def test_notifiers(open_alerts):
+    alerts = open_alerts()
+    alerts.ensure_default(1, "a@example.test")
+    alerts.ensure_default(1, "other@example.test")  # there already: kept as it was
+    made = alerts.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/x"})
+    assert [n.id for n in alerts.notifiers(1)] == [DEFAULT_NOTIFIER, made]
+    assert alerts.notifier(1, DEFAULT_NOTIFIER).args == {"to": "a@example.test"}
+    alerts.update_notifier(1, made, "moved", {"url": "http://127.0.0.1:9/y"})
+    changed = open_alerts().notifier(1, made)
+    assert (changed.description, changed.args, changed.provider) == (
+        "moved",
+        {"url": "http://127.0.0.1:9/y"},
+        "webhook",
+    )
+    assert alerts.notifier(2, made) is None and alerts.notifiers(2) == []
+    alert = alerts.create_alert(1, "a", NETS, 0)
+    alerts.set_attached(alert.id, made, True)
+    alerts.enqueue([item("e1", alert.id, made)], time.time())
+    assert alerts.delete_notifier(1, made) and not alerts.delete_notifier(1, made)
+    assert alerts.alert(1, alert.id).notifiers == [] and alerts.due(time.time()) == []  # its queue went too
+
+
+def test_the_queue_and_its_log(open_alerts):
+    alerts = open_alerts()
+    alert = alerts.create_alert(1, "a", NETS, 0)
+    now = time.time()
+    assert alerts.enqueue([item("e1", alert.id), item("e2", alert.id)], now) == 2
+    assert alerts.enqueue([item("e1", alert.id)], now) == 0  # queued once per event and notifier
+    assert alerts.next_due() == pytest.approx(now)
+    first, second = alerts.due(now)
+    assert (first.event, second.event, first.attempts) == ("e1", "e2", 0) and first.payload["service"] == "192.0.2.7:80"
+    alerts.record(first, "webhook", "sent", "200", None)
+    alerts.record(second, "webhook", "retry", "503", now + 60)
+    assert alerts.due(now + 30, busy=((), (), ())) == []
+    (again,) = alerts.due(now + 61)
+    assert (again.id, again.attempts) == (second.id, 1)
+    alerts.record(again, "webhook", "failed", "gone", None)
+    alerts.log_test(1, "N1", "webhook", "test-1", "sent", "200")
+    log = open_alerts().log(1, alert.id)
+    assert [(e["event"], e["attempt"], e["outcome"]) for e in log] == [
+        ("e2", 2, "failed"),
+        ("e2", 1, "retry"),
+        ("e1", 1, "sent"),
+    ]
+    assert log[0]["service"] == "192.0.2.7:80" and log[0]["triggers"] == ["t"] and alerts.log(2, alert.id) == []
+    assert alerts.due(now + 10_000) == [] and alerts.next_due() is None
+
+
+def test_what_is_in_flight_is_left_out(open_alerts):
+    alerts = open_alerts()
+    alert = alerts.create_alert(1, "a", NETS, 0)
+    now = time.time()
+    alerts.enqueue([item("e1", alert.id, "N1"), item("e2", alert.id, "N2"), item("e3", alert.id, "N3", account=2)], now)
+    busy = ({-1}, {(1, "N1")}, {2})
+    assert [d.event for d in alerts.due(now, busy=busy)] == ["e2"]
+
+
+def test_held_banners(open_alerts):
+    alerts = open_alerts()
+    now = time.time()
+    alerts.hold([[], [({"ip_str": "192.0.2.7", "port": 80}, True, "scan")]], now)
+    (held,) = alerts.held(now)
+    assert held.batch == [({"ip_str": "192.0.2.7", "port": 80}, True, "scan")] and held.attempts == 0
+    alerts.hold_again(held.id, now + 30)
+    assert alerts.held(now) == [] and alerts.next_held() == pytest.approx(now + 30)
+    alerts.held_due(now)
+    (again,) = open_alerts().held(now)
+    assert again.attempts == 1
+    alert = alerts.create_alert(1, "a", NETS, 0)
+    assert alerts.enqueue([item("e1", alert.id)], now, release=held.id) == 1
+    assert alerts.held(now + 60) == [] and alerts.next_held() is None
+
+
+@pytest.fixture
+def shared(postgres_url):
+    """Opens another backend's connection to one PostgreSQL alert state (an embedded queue has
+    one backend: nothing there is claimed)."""
+    opened: list[PostgresAlerts] = []
+
+    def open_() -> PostgresAlerts:
+        opened.append(PostgresAlerts(postgres_url))
+        return opened[-1]
+
+    yield open_
+    for alerts in opened:
+        alerts.close()
+
+
+def test_a_claimed_delivery_is_no_other_backends_until_its_lease_ends(shared):
+    a, b = shared(), shared()
+    alert = a.create_alert(1, "a", NETS, 0)
+    now = time.time()
+    a.enqueue([item("e1", alert.id)], now)
+    (claimed,) = a.due(now)
+    assert b.due(now) == [] and b.due(now + LEASE - 1) == []
+    assert b.next_due() == pytest.approx(now + LEASE)  # when the other looks again
+    a.renew([claimed.id], now + LEASE - 1)  # still attempting: the lease is renewed
+    assert b.due(now + LEASE + 1) == []
+    (taken,) = b.due(now + 2 * LEASE)  # a stopped renewing (it died): b takes it over
+    assert (taken.id, taken.event, taken.attempts) == (claimed.id, "e1", 0)
+    b.record(taken, "webhook", "sent", "200", None)
+    a.renew([claimed.id], now + 2 * LEASE)  # a late renewal does not bring a sent delivery back
+    assert a.due(now + 10 * LEASE) == [] and b.due(now + 10 * LEASE) == []
+
+
+def test_each_delivery_is_claimed_once_by_backends_claiming_at_once(shared):
+    backends = [shared(), shared()]
+    alert = backends[0].create_alert(1, "a", NETS, 0)
+    now = time.time()
+    backends[0].enqueue([item(f"e{i}", alert.id, f"N{i}") for i in range(200)], now)
+
+    def claim(n: int) -> list[int]:
+        return [d.id for d in backends[n % 2].due(now, limit=7)]
+
+    with ThreadPoolExecutor(16) as pool:
+        claimed = [i for ids in pool.map(claim, range(64)) for i in ids]
+    assert len(claimed) == len(set(claimed)) == 200
