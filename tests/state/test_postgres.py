@@ -11,6 +11,7 @@ import pytest
 
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, main
 from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.postgres.schema import MIGRATIONS
 from spyglass.testing.backend import backend_with
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed
@@ -21,9 +22,9 @@ def test_state_init_creates_then_finds_the_schema(postgres_url, capsys):
     for _ in range(2):  # a second run upgrades nothing and says the same
         assert main(["state", "init", "--state", postgres_url]) == EXIT_OK
         out = capsys.readouterr().out
-        assert "tables ready, schema version 1" in out and "state-secret" not in out
+        assert f"tables ready, schema version {len(MIGRATIONS)}" in out and "state-secret" not in out
     with psycopg.connect(postgres_url) as conn:
-        assert conn.execute("SELECT version FROM spyglass_schema").fetchall() == [(1,)]
+        assert conn.execute("SELECT version FROM spyglass_schema").fetchall() == [(len(MIGRATIONS),)]
 
 
 @pytest.mark.parametrize(

@@ -27,10 +27,9 @@ from spyglass.server.routers import account, alerts, data, directory, dns, notif
 from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
-from spyglass.server.scanner.store import ScanStore
 from spyglass.server.settings import Settings
 from spyglass.server.state.accounts import AccountState
-from spyglass.server.stores import open_account_state, open_banner_store
+from spyglass.server.stores import open_account_state, open_banner_store, open_scan_state
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
@@ -78,11 +77,12 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     # In start order; each section that works in the background appends its service here.
     app.state.directory = Directory(settings.data_dir)  # opened here: a damaged file stops the start
     app.state.scans = ScanService(
-        ScanStore(settings.data_dir),
+        open_scan_state(settings.state, settings.data_dir),
         app.state.collector,
         banners,
         concurrency=settings.scan_concurrency,
         timeout=settings.scan_timeout,
+        lease=settings.scan_lease,
     )
     app.state.services = [app.state.collector, app.state.scans]
     app.state.hub = StreamHub(settings.namespace)

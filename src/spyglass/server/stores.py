@@ -14,6 +14,7 @@ from pathlib import Path
 
 from spyglass.server.banners.store import BannerStore, StoreUnavailable
 from spyglass.server.state.accounts import AccountState, utcnow
+from spyglass.server.state.scans import ScanState
 
 ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
 ENV_STATE = "SPYGLASS_STATE"  # the state's address when no --state is given
@@ -49,3 +50,14 @@ def open_account_state(address: str | None, data_dir: Path, clock: Callable[[], 
     from spyglass.server.postgres import PostgresAccounts
 
     return PostgresAccounts(address, data_dir, clock)
+
+
+def open_scan_state(address: str | None, data_dir: Path) -> ScanState:
+    """The scans at ``address`` (as :func:`open_account_state`), or in ``data_dir``."""
+    if not address:
+        from spyglass.server.scanner.store import ScanStore
+
+        return ScanStore(data_dir)
+    from spyglass.server.postgres.scans import PostgresScans
+
+    return PostgresScans(address)

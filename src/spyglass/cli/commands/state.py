@@ -11,7 +11,7 @@ from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 def init_command(args: argparse.Namespace) -> int:
     from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.postgres import shown
-    from spyglass.server.postgres.accounts import init_schema
+    from spyglass.server.postgres.schema import init_schema
 
     address = state_address(args)
     if not address:

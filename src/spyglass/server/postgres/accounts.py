@@ -11,7 +11,8 @@ from datetime import datetime
 from pathlib import Path
 
 from spyglass.server.plans import PLANS
-from spyglass.server.postgres.connect import Pool, check_url, migrate
+from spyglass.server.postgres.connect import Pool
+from spyglass.server.postgres.schema import init_schema
 from spyglass.server.sqlite import make_private
 from spyglass.server.state.accounts import (
     Account,
@@ -29,59 +30,8 @@ from spyglass.server.state.accounts import (
     utcnow,
 )
 
-# Append a step for a new layout, never edit one.
-V1_ACCOUNTS = """
-CREATE TABLE accounts (
-    id BIGSERIAL PRIMARY KEY,
-    username TEXT NOT NULL UNIQUE,
-    email TEXT,
-    display_name TEXT,
-    created TEXT NOT NULL,
-    plan TEXT NOT NULL,
-    researcher BOOLEAN NOT NULL DEFAULT FALSE,
-    collector BOOLEAN NOT NULL DEFAULT FALSE,
-    query_credits BIGINT NOT NULL CHECK (query_credits >= 0),
-    scan_credits BIGINT NOT NULL CHECK (scan_credits >= 0),
-    period TEXT NOT NULL
-);
-CREATE INDEX accounts_by_email ON accounts (lower(email));
-CREATE TABLE api_keys (
-    key TEXT PRIMARY KEY,
-    account_id BIGINT NOT NULL REFERENCES accounts(id),
-    created TEXT NOT NULL
-);
-CREATE TABLE organizations (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    created TEXT NOT NULL,
-    upgrade_type TEXT NOT NULL,
-    domains TEXT NOT NULL DEFAULT '[]',
-    logo BOOLEAN NOT NULL DEFAULT FALSE
-);
-CREATE TABLE org_members (
-    account_id BIGINT PRIMARY KEY REFERENCES accounts(id),
-    org_id TEXT NOT NULL REFERENCES organizations(id),
-    role TEXT NOT NULL CHECK (role IN ('admin', 'member')),
-    added TEXT NOT NULL
-);
-CREATE INDEX org_members_by_org ON org_members(org_id);
-CREATE TABLE org_invitations (
-    org_id TEXT NOT NULL REFERENCES organizations(id),
-    account_id BIGINT NOT NULL REFERENCES accounts(id),
-    invited TEXT NOT NULL,
-    PRIMARY KEY (account_id, org_id)
-);
-"""
-
-MIGRATIONS = (V1_ACCOUNTS,)
-
 NUL = "\x00"  # what PostgreSQL's text never holds: a value with one names no row
 BY_KEY = "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = %s"
-
-
-def init_schema(url: str) -> int:
-    """Create or upgrade the state's tables at ``url`` (``spyglass state init``); the version."""
-    return migrate(check_url(url), MIGRATIONS)
 
 
 class PostgresAccounts(KeysOnTop):

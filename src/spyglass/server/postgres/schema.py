@@ -1,0 +1,82 @@
+"""The PostgreSQL state's tables: every migration step, in order, for every part of the state.
+
+Append a step for a new layout, never edit one. Each store calls :func:`init_schema` on opening,
+and ``spyglass state init`` does too.
+"""
+
+from __future__ import annotations
+
+from spyglass.server.postgres.connect import check_url, migrate
+
+V1_ACCOUNTS = """
+CREATE TABLE accounts (
+    id BIGSERIAL PRIMARY KEY,
+    username TEXT NOT NULL UNIQUE,
+    email TEXT,
+    display_name TEXT,
+    created TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    researcher BOOLEAN NOT NULL DEFAULT FALSE,
+    collector BOOLEAN NOT NULL DEFAULT FALSE,
+    query_credits BIGINT NOT NULL CHECK (query_credits >= 0),
+    scan_credits BIGINT NOT NULL CHECK (scan_credits >= 0),
+    period TEXT NOT NULL
+);
+CREATE INDEX accounts_by_email ON accounts (lower(email));
+CREATE TABLE api_keys (
+    key TEXT PRIMARY KEY,
+    account_id BIGINT NOT NULL REFERENCES accounts(id),
+    created TEXT NOT NULL
+);
+CREATE TABLE organizations (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    upgrade_type TEXT NOT NULL,
+    domains TEXT NOT NULL DEFAULT '[]',
+    logo BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE TABLE org_members (
+    account_id BIGINT PRIMARY KEY REFERENCES accounts(id),
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    role TEXT NOT NULL CHECK (role IN ('admin', 'member')),
+    added TEXT NOT NULL
+);
+CREATE INDEX org_members_by_org ON org_members(org_id);
+CREATE TABLE org_invitations (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    account_id BIGINT NOT NULL REFERENCES accounts(id),
+    invited TEXT NOT NULL,
+    PRIMARY KEY (account_id, org_id)
+);
+"""
+
+# Scans (state/scans.py): a claim is a lease (owner, lease_until) on the server's clock.
+V2_SCANS = """
+CREATE TABLE scans (
+    id TEXT PRIMARY KEY,
+    account_id BIGINT NOT NULL,
+    api_key TEXT NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_check TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    credits_left BIGINT,
+    spec TEXT NOT NULL,
+    internet BOOLEAN NOT NULL DEFAULT FALSE,
+    probes BIGINT NOT NULL,
+    probed BIGINT NOT NULL DEFAULT 0,
+    found BIGINT NOT NULL DEFAULT 0,
+    owner TEXT,
+    lease_until TIMESTAMPTZ
+);
+CREATE INDEX scans_by_account ON scans (account_id, created);
+CREATE INDEX scans_unfinished ON scans (created) WHERE status IN ('SUBMITTING', 'QUEUE', 'PROCESSING');
+"""
+
+MIGRATIONS = (V1_ACCOUNTS, V2_SCANS)
+
+
+def init_schema(url: str) -> int:
+    """Create or upgrade the state's tables at ``url`` (``spyglass state init``); the version."""
+    return migrate(check_url(url), MIGRATIONS)
