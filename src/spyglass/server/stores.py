@@ -14,6 +14,7 @@ from pathlib import Path
 
 from spyglass.server.banners.store import BannerStore, StoreUnavailable
 from spyglass.server.state.accounts import AccountState, utcnow
+from spyglass.server.state.directory import DirectoryState
 from spyglass.server.state.scans import ScanState
 
 ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
@@ -61,3 +62,14 @@ def open_scan_state(address: str | None, data_dir: Path) -> ScanState:
     from spyglass.server.postgres.scans import PostgresScans
 
     return PostgresScans(address)
+
+
+def open_directory_state(address: str | None, data_dir: Path) -> DirectoryState:
+    """The saved-query directory at ``address`` (as :func:`open_account_state`), or in ``data_dir``."""
+    if not address:
+        from spyglass.server.directory.store import Directory
+
+        return Directory(data_dir)
+    from spyglass.server.postgres.directory import PostgresDirectory
+
+    return PostgresDirectory(address)

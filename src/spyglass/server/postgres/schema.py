@@ -6,7 +6,10 @@ and ``spyglass state init`` does too.
 
 from __future__ import annotations
 
-from spyglass.server.postgres.connect import check_url, migrate
+import psycopg
+
+from spyglass.server.directory.seed import SEED
+from spyglass.server.postgres.connect import Step, check_url, migrate
 
 V1_ACCOUNTS = """
 CREATE TABLE accounts (
@@ -74,7 +77,45 @@ CREATE INDEX scans_by_account ON scans (account_id, created);
 CREATE INDEX scans_unfinished ON scans (created) WHERE status IN ('SUBMITTING', 'QUEUE', 'PROCESSING');
 """
 
-MIGRATIONS = (V1_ACCOUNTS, V2_SCANS)
+# The saved-query directory (state/directory.py); ``seq`` keeps tags in the order they were given.
+V3_DIRECTORY = """
+CREATE TABLE queries (
+    id BIGSERIAL PRIMARY KEY,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    query TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    votes BIGINT NOT NULL DEFAULT 0,
+    owner BIGINT
+);
+CREATE TABLE query_tags (
+    seq BIGSERIAL,
+    query_id BIGINT NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (query_id, tag)
+);
+CREATE INDEX query_tags_by_tag ON query_tags(tag);
+CREATE TABLE query_votes (
+    query_id BIGINT NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    account BIGINT NOT NULL,
+    value INTEGER NOT NULL CHECK (value IN (-1, 1)),
+    PRIMARY KEY (query_id, account)
+);
+"""
+
+
+def _v4_seed_directory(conn: psycopg.Connection) -> None:
+    """The directory's starting set, as SQLite's first start seeds it."""
+    for title, query, description, tags, votes, stamp in SEED:
+        row = conn.execute(
+            "INSERT INTO queries (title, description, query, timestamp, votes) VALUES (%s,%s,%s,%s,%s) RETURNING id",
+            (title, description, query, stamp, votes),
+        ).fetchone()
+        for tag in tags.split(","):
+            conn.execute("INSERT INTO query_tags (query_id, tag) VALUES (%s,%s)", (row["id"], tag))  # type: ignore[index, call-overload]
+
+
+MIGRATIONS: tuple[Step, ...] = (V1_ACCOUNTS, V2_SCANS, V3_DIRECTORY, _v4_seed_directory)
 
 
 def init_schema(url: str) -> int:

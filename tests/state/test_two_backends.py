@@ -1,6 +1,6 @@
-"""Scans with two backends over one ClickHouse and one PostgreSQL, through the HTTP API: a scan
-submitted on one runs once, on whichever claims it; its status, listing and cancel work on both;
-and a backend killed mid-scan leaves it to the other once its lease lapses."""
+"""Two backends over one ClickHouse and one PostgreSQL, through the HTTP API: a scan submitted on
+one runs once, on whichever claims it; its status, listing and cancel work on both; a backend
+killed mid-scan leaves it to the other once its lease lapses; the directory is the same on both."""
 
 from __future__ import annotations
 
@@ -119,3 +119,15 @@ async def test_a_backend_killed_mid_scan_leaves_it_to_the_other(tmp_path, stores
     assert (done.probed, done.probes) == (32, 32) and done.found >= 30
     assert {m.ip_str for m in result.matches} == set(addresses)  # each answering address, none lost
     print(f"resumed and finished {resumed_in:.1f} s after the kill")  # for the record, not asserted
+
+
+async def test_a_query_saved_on_one_backend_is_listed_voted_and_deleted_on_the_other(tmp_path, stores):
+    with backend(tmp_path, "a", stores) as a, backend(tmp_path, "b", stores) as b:
+        async with clients(stores, a, b) as (on_a, on_b):
+            saved = await on_a.directory.save("Shared nginx", "nginx country:DE", "saved on A", "web,shared")
+            assert [q.id for q in (await on_b.directory.search("tag:shared")).matches] == [saved.id]
+            assert (await on_b.directory.vote(saved.id)).votes == 1
+            newest = await on_b.directory.queries(sort="timestamp")
+            assert newest.matches[0].id == saved.id and newest.matches[0].votes == 1
+            assert (await on_b.directory.delete(saved.id)).success
+            assert (await on_a.directory.search("tag:shared")).total == 0
