@@ -13,15 +13,15 @@ from spyglass.config import Profile
 
 
 class ServeProcess:
-    """``spyglass serve --data DATA --store STORE --state STATE OPTIONS`` on a free loopback port."""
+    """``spyglass serve --data DATA [--store STORE] --state STATE OPTIONS`` on a free loopback port."""
 
-    def __init__(self, data_dir: Path, store: str, state: str, *options: str) -> None:
+    def __init__(self, data_dir: Path, store: str | None, state: str, *options: str) -> None:
         self.log = data_dir.with_suffix(".log")
         data_dir.mkdir(parents=True, exist_ok=True)
         argv = [sys.executable, "-m", "spyglass", "serve", "--data", str(data_dir), "--port", "0"]
         with open(self.log, "wb") as stderr:
             self.process = subprocess.Popen(
-                [*argv, "--store", store, "--state", state, *options],
+                [*argv, *(["--store", store] if store else []), "--state", state, *options],
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 text=True,
