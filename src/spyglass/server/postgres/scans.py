@@ -55,15 +55,8 @@ class PostgresScans:
         rows = self._pool.all("SELECT * FROM scans WHERE account_id = %s ORDER BY created DESC", (account_id,))
         return [scan_from(r) for r in rows]
 
-    def unfinished(self) -> list[Scan]:
-        rows = self._pool.all("SELECT * FROM scans WHERE status = ANY(%s) ORDER BY created", (list(UNFINISHED),))
-        return [scan_from(r) for r in rows]
-
     def set_credits_left(self, scan_id: str, credits_left: int) -> None:
         self._pool.run("UPDATE scans SET credits_left = %s WHERE id = %s", (credits_left, scan_id))
-
-    def delete(self, scan_id: str) -> None:
-        self._pool.run("DELETE FROM scans WHERE id = %s", (scan_id,))
 
     def set_status(self, scan_id: str, status: str) -> None:
         self._pool.run(

@@ -88,15 +88,8 @@ class ScanStore:
         rows = self._db.read("SELECT * FROM scans WHERE account_id = ? ORDER BY created DESC", (account_id,))
         return [scan_from(r) for r in rows]
 
-    def unfinished(self) -> list[Scan]:
-        rows = self._db.read(f"SELECT * FROM scans WHERE {IN_UNFINISHED} ORDER BY created", UNFINISHED)
-        return [scan_from(r) for r in rows]
-
     def set_credits_left(self, scan_id: str, credits_left: int) -> None:
         self._db.run("UPDATE scans SET credits_left = ? WHERE id = ?", (credits_left, scan_id))
-
-    def delete(self, scan_id: str) -> None:
-        self._db.run("DELETE FROM scans WHERE id = ?", (scan_id,))
 
     def set_status(self, scan_id: str, status: str) -> None:
         self._db.run("UPDATE scans SET status = ?, status_check = ? WHERE id = ?", (status, iso(utcnow()), scan_id))
