@@ -5,15 +5,18 @@ killed mid-scan leaves it to the other once its lease lapses; the directory is t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from contextlib import asynccontextmanager
 from typing import NamedTuple
 
 import pytest
 
-from spyglass.client import Clients
+from spyglass.client import Clients, ServerError
 from spyglass.server.postgres import PostgresAccounts
+from spyglass.testing.postgres import PostgresServer
 from tests.contract.test_scans import Greeter, wait_done
+from tests.servers import installed
 from tests.state.shared import ServeProcess
 from tests.store.conftest import clickhouse_server, database  # noqa: F401 (the fixture, for this module)
 
@@ -131,3 +134,43 @@ async def test_a_query_saved_on_one_backend_is_listed_voted_and_deleted_on_the_o
             assert newest.matches[0].id == saved.id and newest.matches[0].votes == 1
             assert (await on_b.directory.delete(saved.id)).success
             assert (await on_a.directory.search("tag:shared")).total == 0
+
+
+async def test_a_scan_outlives_postgresql_restarted_under_it(tmp_path):
+    """The state away mid-scan: the run stops at its next save; once the state is back the backend
+    claims the scan again (its own lease lapsed) and finishes it from its watermark."""
+    with installed():
+        server = PostgresServer().start()
+    addresses = [f"127.0.9.{i}" for i in range(1, 31)]
+    try:
+        accounts = PostgresAccounts(server.url(), tmp_path / "keys")
+        key = accounts.create_key("member")
+        accounts.close()
+        with (
+            Greeter(addresses, b"SLOW-SERVICE 1.0\r\n", delay=0.3) as service,
+            ServeProcess(tmp_path / "a", None, server.url(), "--scan-lease", LEASE, "--scan-concurrency", "1") as a,
+        ):
+            async with Clients.from_profile(a.profile(key)) as c:
+                submitted = await c.scans.submit({"127.0.9.0/27": [service.port]})
+                while (await c.scans.status(submitted.id)).probed < 2:
+                    await asyncio.sleep(0.05)
+                server.stop()
+                await asyncio.sleep(3)  # saves fail meanwhile
+                server.start()  # on the same port
+                done = await wait_done_through_outage(c, submitted.id)
+                result = await c.search.search(f"scan:{submitted.id}")
+    finally:
+        server.remove()
+    assert (done.probed, done.probes) == (32, 32)
+    assert {m.ip_str for m in result.matches} == set(addresses)
+
+
+async def wait_done_through_outage(c: Clients, scan_id: str):
+    """As wait_done, through the 503s of a state that is coming back."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ServerError):
+            if (status := await c.scans.status(scan_id)).status == "DONE":
+                return status
+        await asyncio.sleep(0.2)
+    raise AssertionError("the scan did not finish after the state came back")
