@@ -124,6 +124,26 @@ async def test_a_backend_killed_mid_scan_leaves_it_to_the_other(tmp_path, stores
     print(f"resumed and finished {resumed_in:.1f} s after the kill")  # for the record, not asserted
 
 
+async def test_a_backend_stopped_mid_scan_hands_it_over_at_once(tmp_path, stores):
+    """A clean stop lets the scan go: the other backend resumes it without waiting out the lease
+    (ten minutes here, past the wait for the scan to be done)."""
+    addresses = [f"127.0.10.{i}" for i in range(1, 31)]
+    long_lease = ("--scan-lease", "600", "--scan-concurrency", "1")
+    with Greeter(addresses, b"SLOW-SERVICE 1.0\r\n", delay=0.3) as service:
+        with backend(tmp_path, "a", stores, *long_lease) as a:
+            async with clients(stores, a) as (on_a,):
+                submitted = await on_a.scans.submit({"127.0.10.0/27": [service.port]})
+                while (await on_a.scans.status(submitted.id)).probed < 2:
+                    await asyncio.sleep(0.05)
+            with backend(tmp_path, "b", stores, *long_lease) as b:
+                async with clients(stores, b) as (on_b,):
+                    a.stop()
+                    done = await wait_done(on_b, submitted.id)
+                    result = await on_b.search.search(f"scan:{submitted.id}")
+    assert (done.probed, done.probes) == (32, 32)
+    assert {m.ip_str for m in result.matches} == set(addresses)
+
+
 async def test_a_query_saved_on_one_backend_is_listed_voted_and_deleted_on_the_other(tmp_path, stores):
     with backend(tmp_path, "a", stores) as a, backend(tmp_path, "b", stores) as b:
         async with clients(stores, a, b) as (on_a, on_b):

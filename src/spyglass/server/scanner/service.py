@@ -34,6 +34,7 @@ KNOWN_ADDRESSES = 1024  # addresses whose latest banner is remembered during a s
 FLUSH_EVERY = 0.5  # seconds between batches of results (and progress saves)
 CHUNK = 4096  # probes in one connect pass
 MODULE_WORKERS = 512  # at most, protocol modules running at once in one scan
+LOOK_EVERY = 2.0  # seconds at most between looks for scans to claim (a released one waits no longer)
 
 
 class ScanService:
@@ -89,7 +90,7 @@ class ScanService:
             except StoreUnavailable as exc:  # the shared state is away: try again next round
                 log.warning("scans: %s", exc)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.lease / 3)
+                await asyncio.wait_for(self._wake.wait(), min(self.lease / 3, LOOK_EVERY))
             self._wake.clear()
 
     def submit(self, scan: Scan) -> None:
