@@ -112,7 +112,9 @@ class ScanService:
             self._loop.call_soon_threadsafe(self._stop_task, scan_id)
 
     def _stop_task(self, scan_id: str) -> None:
-        if task := self._tasks.get(scan_id):
+        # Once: a second cancel (the cancel route, then a failed renewal) would cut off the run's
+        # last flush, whose results are stored but not yet counted.
+        if (task := self._tasks.get(scan_id)) and not task.cancelling():
             task.cancel()
 
     def _launch(self, scan: Scan) -> None:
