@@ -15,6 +15,7 @@ from spyglass.server.state.accounts import AccountState, utcnow
 from spyglass.server.store import Store
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed
+from tests.store.conftest import clickhouse_server  # noqa: F401 (the two-backend tests' banner store)
 
 OpenState = Callable[..., AccountState]
 

@@ -18,7 +18,7 @@ from spyglass.testing.postgres import PostgresServer
 from tests.contract.test_scans import Greeter, wait_done
 from tests.servers import installed
 from tests.state.shared import ServeProcess
-from tests.store.conftest import clickhouse_server, database  # noqa: F401 (the fixture, for this module)
+from tests.store.conftest import database
 
 LEASE = "2"  # seconds: a killed backend's scan waits this long for another
 
@@ -30,7 +30,7 @@ class Shared(NamedTuple):
 
 
 @pytest.fixture
-def stores(clickhouse_server, postgres_url, tmp_path) -> Shared:  # noqa: F811
+def stores(clickhouse_server, postgres_url, tmp_path) -> Shared:
     accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
     key = accounts.create_key("member")
     accounts.close()
