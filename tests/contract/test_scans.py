@@ -9,6 +9,7 @@ import socket
 import socketserver
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,7 +21,8 @@ from tests.conftest import start_backend
 
 class Greeter:
     """A line-speaking service on one port of several loopback addresses: it waits ``delay``
-    seconds, says ``greeting`` and hangs up (what the generic module records)."""
+    seconds, says ``greeting`` and hangs up (what the generic module records). ``connections``
+    counts those it took, by address."""
 
     def __init__(self, addresses: list[str], greeting: bytes, delay: float = 0.0) -> None:
         self.port = 0  # the system chooses it for the first address; the others take the same
@@ -28,10 +30,14 @@ class Greeter:
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
+                with outer.counting:
+                    outer.connections[self.server.server_address[0]] += 1
                 time.sleep(outer.delay)
                 self.request.sendall(outer.greeting)
 
         self.greeting, self.delay = greeting, delay
+        self.connections: Counter[str] = Counter()
+        self.counting = threading.Lock()
         self.servers = []
         for address in addresses:
             server = socketserver.ThreadingTCPServer((address, self.port), Handler, bind_and_activate=False)

@@ -19,7 +19,6 @@ from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyRateLimiter, f
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
-from spyglass.server.directory.store import Directory
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.guard import LoadShedding
 from spyglass.server.mail import Outbox
@@ -27,10 +26,9 @@ from spyglass.server.routers import account, alerts, data, directory, dns, notif
 from spyglass.server.routers.geonet import create_geonet_app
 from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
-from spyglass.server.scanner.store import ScanStore
 from spyglass.server.settings import Settings
 from spyglass.server.state.accounts import AccountState
-from spyglass.server.stores import open_account_state, open_banner_store
+from spyglass.server.stores import open_account_state, open_banner_store, open_directory_state, open_scan_state
 from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
@@ -76,13 +74,16 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     app.state.banners = banners
     app.state.collector = Collector(banners)
     # In start order; each section that works in the background appends its service here.
-    app.state.directory = Directory(settings.data_dir)  # opened here: a damaged file stops the start
+    app.state.directory = open_directory_state(
+        settings.state, settings.data_dir
+    )  # opened here: a damaged file stops the start
     app.state.scans = ScanService(
-        ScanStore(settings.data_dir),
+        open_scan_state(settings.state, settings.data_dir),
         app.state.collector,
         banners,
         concurrency=settings.scan_concurrency,
         timeout=settings.scan_timeout,
+        lease=settings.scan_lease,
     )
     app.state.services = [app.state.collector, app.state.scans]
     app.state.hub = StreamHub(settings.namespace)

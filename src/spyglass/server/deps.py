@@ -15,12 +15,12 @@ from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.auth import Caller, Charger, caller
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.datasets import DatasetService
-from spyglass.server.directory.store import Directory
 from spyglass.server.mail import Outbox
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.settings import Settings
 from spyglass.server.state.accounts import AccountState
 from spyglass.server.state.alerts import AlertState
+from spyglass.server.state.directory import DirectoryState
 
 Who = Annotated[Caller, Depends(caller)]  # the authenticated caller, or a 401/429 {error}
 
@@ -57,7 +57,7 @@ async def _datasets(request: Request) -> DatasetService:
     return request.app.state.datasets
 
 
-async def _directory(request: Request) -> Directory:
+async def _directory(request: Request) -> DirectoryState:
     return request.app.state.directory
 
 
@@ -73,5 +73,5 @@ Alerts = Annotated[AlertState, Depends(_alerts)]
 Deliveries = Annotated[DeliveryWorker, Depends(_deliveries)]
 Scans = Annotated[ScanService, Depends(_scans)]  # its ``store`` holds the scans' rows
 Datasets = Annotated[DatasetService, Depends(_datasets)]
-SavedQueries = Annotated[Directory, Depends(_directory)]
+SavedQueries = Annotated[DirectoryState, Depends(_directory)]
 Mail = Annotated[Outbox, Depends(_outbox)]

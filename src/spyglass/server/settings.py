@@ -25,6 +25,7 @@ class Settings:
     scan_allow: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED))  # networks scans may reach
     scan_concurrency: int = 256  # open connections at once, over all scans
     scan_timeout: float = 5.0  # seconds per connection
+    scan_lease: float = 30.0  # seconds a backend holds a scan it runs without renewing (another resumes it after)
     scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows
     demo_rate: float = 0.0  # synthetic banners collected per second (the demo collector); 0: none
     notifier_urls: dict[str, str] = field(default_factory=dict)  # provider -> base URL (slack, phone...)

@@ -15,6 +15,8 @@ from pathlib import Path
 from spyglass.server.banners.store import BannerStore, StoreUnavailable
 from spyglass.server.state.accounts import AccountState, utcnow
 from spyglass.server.state.alerts import AlertState
+from spyglass.server.state.directory import DirectoryState
+from spyglass.server.state.scans import ScanState
 
 ENV_STORE = "SPYGLASS_STORE"  # the store's address when no --store is given
 ENV_STATE = "SPYGLASS_STATE"  # the state's address when no --state is given
@@ -62,3 +64,25 @@ def open_alert_state(address: str | None, data_dir: Path, clock: Callable[[], da
     from spyglass.server.postgres.alerts import PostgresAlerts
 
     return PostgresAlerts(address, clock=clock)
+
+
+def open_scan_state(address: str | None, data_dir: Path) -> ScanState:
+    """The scans at ``address`` (as :func:`open_account_state`), or in ``data_dir``."""
+    if not address:
+        from spyglass.server.scanner.store import ScanStore
+
+        return ScanStore(data_dir)
+    from spyglass.server.postgres.scans import PostgresScans
+
+    return PostgresScans(address)
+
+
+def open_directory_state(address: str | None, data_dir: Path) -> DirectoryState:
+    """The saved-query directory at ``address`` (as :func:`open_account_state`), or in ``data_dir``."""
+    if not address:
+        from spyglass.server.directory.store import Directory
+
+        return Directory(data_dir)
+    from spyglass.server.postgres.directory import PostgresDirectory
+
+    return PostgresDirectory(address)

@@ -62,6 +62,7 @@ def settings_from(args: argparse.Namespace):
         scan_concurrency=args.scan_concurrency,
         scan_timeout=args.scan_timeout,
         scan_max_ips=args.scan_max_ips,
+        scan_lease=args.scan_lease,
         demo_rate=args.demo_rate,
         notifier_urls=parse_notifier_urls(notifier_urls),
         notifier_allow=[network_option("--notifier-allow", n) for n in notifier_allow],
@@ -212,6 +213,14 @@ def _scan_options(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--scan-concurrency", type=int, default=256, metavar="N", help="open scan connections at once")
     p.add_argument("--scan-timeout", type=float, default=5.0, metavar="SECONDS", help="per scan connection")
     p.add_argument("--scan-max-ips", type=int, default=65_536, metavar="N", help="addresses one scan may cover")
+    p.add_argument(
+        "--scan-lease",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with a shared --state: how long a backend that stops answering keeps the scan it ran before "
+        "another backend resumes it",
+    )
 
 
 def _alert_options(parser: argparse.ArgumentParser) -> None:

@@ -1,23 +1,27 @@
-"""The saved queries of the directory, in ``<data_dir>/directory.db``: the starting set (seeded by
-a migration step) and what users save, vote on and tag."""
+"""The saved queries of the directory on SQLite, in ``<data_dir>/directory.db``: the embedded
+:class:`~spyglass.server.state.directory.DirectoryState`; the starting set is seeded by a migration
+step."""
 
 from __future__ import annotations
 
 import functools
 import re
 import sqlite3
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.server.directory.seed import SEED
 from spyglass.server.sqlite import Database
-from spyglass.tags import MAX_TAGS, TAG, check_tags  # noqa: F401 (the rule is shared with the dashboard)
-
-PAGE_SIZE = 10
-# Words and tags of one search: each is a condition of its SQL, and SQLite refuses a condition
-# deeper than 1,000 ("Expression tree is too large"); no one looks for more than a few.
-MAX_SEARCH_TERMS = 32
+from spyglass.server.state.directory import (  # noqa: F401 (MAX_TAGS, TAG: tests name them here)
+    MAX_TAGS,
+    PAGE_SIZE,
+    SORTS,
+    TAG,
+    NotYours,
+    Saved,
+    check_search,
+    check_tags,
+    saved_now,
+)
 
 
 @functools.lru_cache(maxsize=256)
@@ -30,8 +34,6 @@ def has_word(text: str | None, word: str) -> bool:
     finds the US, not "Industrial control systems" (a substring mid-word is not a match)."""
     return bool(text) and _word_pattern(word).search(text or "") is not None
 
-
-SORTS = {"votes": "votes", "timestamp": "timestamp"}
 
 V1_QUERIES = """
 CREATE TABLE queries (
@@ -68,22 +70,6 @@ def _seed(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS = (V1_QUERIES, _seed)
-
-
-class NotYours(Exception):
-    """Only the account that saved a query may change it."""
-
-
-@dataclass
-class Saved:
-    id: int
-    title: str
-    description: str
-    query: str
-    timestamp: str
-    votes: int
-    tags: list[str]
-    owner: int | None
 
 
 class Directory:
@@ -138,8 +124,7 @@ class Directory:
     def search(self, words: list[str], tags: list[str], page: int) -> tuple[list[Saved], int]:
         """Queries whose title, description, query or tags hold every word (at a word's start, see
         :func:`has_word`), with every tag. ValueError past MAX_SEARCH_TERMS."""
-        if len(words) + len(tags) > MAX_SEARCH_TERMS:
-            raise ValueError(f"{len(words) + len(tags):,} words and tags; at most {MAX_SEARCH_TERMS} in one search")
+        check_search(words, tags)
         where, args = ["1"], []
         for word in words:
             where.append(
@@ -162,7 +147,7 @@ class Directory:
         return [(t, n) for t, n in rows], total
 
     def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
-        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+        stamp = saved_now()
         with self._db.transaction() as db:
             cur = db.execute(
                 "INSERT INTO queries (title, description, query, timestamp, owner) VALUES (?,?,?,?,?)",

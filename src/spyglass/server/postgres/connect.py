@@ -133,6 +133,11 @@ class Pool:
         with self.connection() as conn:
             return conn.execute(sql, args).fetchone()
 
+    def run(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """One statement that returns no rows; how many rows it changed."""
+        with self.transaction() as conn:
+            return conn.execute(sql, args).rowcount
+
     def all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self.connection() as conn:
             return conn.execute(sql, args).fetchall()

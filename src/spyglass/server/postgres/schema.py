@@ -1,12 +1,15 @@
-"""The state's tables on PostgreSQL: the migration steps of every part of the state, in one list.
+"""The PostgreSQL state's tables: every migration step, in order, for every part of the state.
 
-Append a step for a new layout, never edit one (see connect.migrate). Each part's step is its own
-(accounts, alerts, ...), so that the parts' implementations import nothing of each other.
+Append a step for a new layout, never edit one. Each store calls :func:`init_schema` on opening,
+and ``spyglass state init`` does too.
 """
 
 from __future__ import annotations
 
-from spyglass.server.postgres.connect import check_url, migrate
+import psycopg
+
+from spyglass.server.directory.seed import SEED
+from spyglass.server.postgres.connect import Step, check_url, migrate
 
 V1_ACCOUNTS = """
 CREATE TABLE accounts (
@@ -130,7 +133,68 @@ CREATE TABLE held_banners (
 CREATE INDEX held_banners_due ON held_banners(next_try);
 """
 
-MIGRATIONS = (V1_ACCOUNTS, V2_ALERTS)  # V2: a placeholder number, renumbered when the slices merge
+# Scans (state/scans.py): a claim is a lease (owner, lease_until) on the server's clock.
+V3_SCANS = """
+CREATE TABLE scans (
+    id TEXT PRIMARY KEY,
+    account_id BIGINT NOT NULL,
+    api_key TEXT NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_check TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    credits_left BIGINT,
+    spec TEXT NOT NULL,
+    internet BOOLEAN NOT NULL DEFAULT FALSE,
+    probes BIGINT NOT NULL,
+    probed BIGINT NOT NULL DEFAULT 0,
+    found BIGINT NOT NULL DEFAULT 0,
+    owner TEXT,
+    lease_until TIMESTAMPTZ
+);
+CREATE INDEX scans_by_account ON scans (account_id, created);
+CREATE INDEX scans_unfinished ON scans (created) WHERE status IN ('SUBMITTING', 'QUEUE', 'PROCESSING');
+"""
+
+# The saved-query directory (state/directory.py); ``seq`` keeps tags in the order they were given.
+V4_DIRECTORY = """
+CREATE TABLE queries (
+    id BIGSERIAL PRIMARY KEY,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    query TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    votes BIGINT NOT NULL DEFAULT 0,
+    owner BIGINT
+);
+CREATE TABLE query_tags (
+    seq BIGSERIAL,
+    query_id BIGINT NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (query_id, tag)
+);
+CREATE INDEX query_tags_by_tag ON query_tags(tag);
+CREATE TABLE query_votes (
+    query_id BIGINT NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    account BIGINT NOT NULL,
+    value INTEGER NOT NULL CHECK (value IN (-1, 1)),
+    PRIMARY KEY (query_id, account)
+);
+"""
+
+
+def _v5_seed_directory(conn: psycopg.Connection) -> None:
+    """The directory's starting set, as SQLite's first start seeds it."""
+    for title, query, description, tags, votes, stamp in SEED:
+        row = conn.execute(
+            "INSERT INTO queries (title, description, query, timestamp, votes) VALUES (%s,%s,%s,%s,%s) RETURNING id",
+            (title, description, query, stamp, votes),
+        ).fetchone()
+        for tag in tags.split(","):
+            conn.execute("INSERT INTO query_tags (query_id, tag) VALUES (%s,%s)", (row["id"], tag))  # type: ignore[index, call-overload]
+
+
+MIGRATIONS: tuple[Step, ...] = (V1_ACCOUNTS, V2_ALERTS, V3_SCANS, V4_DIRECTORY, _v5_seed_directory)
 
 
 def init_schema(url: str) -> int:

@@ -11,8 +11,8 @@ from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagC
 from spyglass.query import QuerySyntaxError, parse_strict
 from spyglass.safetext import has_control
 from spyglass.server.deps import SavedQueries, Who
-from spyglass.server.directory.store import NotYours, Saved, check_tags
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
+from spyglass.server.state.directory import NotYours, Saved, check_tags
 
 router = APIRouter()
 MAX_TITLE = 100

@@ -15,8 +15,8 @@ from spyglass.server.auth import Caller
 from spyglass.server.deps import AppSettings, Charge, Scans, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
-from spyglass.server.scanner.store import CANCELLED, DONE, Scan, ScanStore
 from spyglass.server.settings import Settings
+from spyglass.server.state.scans import CANCELLED, DONE, Scan, ScanState
 from spyglass.server.store import key_digest
 
 router = APIRouter()
@@ -92,7 +92,7 @@ def internet(
     return {"id": scan.id}
 
 
-def create(store: ScanStore, who: Caller, spec: ScanSpec, count: int, internet: bool = False) -> Scan:
+def create(store: ScanState, who: Caller, spec: ScanSpec, count: int, internet: bool = False) -> Scan:
     return store.create(
         account_id=who.account.id,
         api_key=key_digest(who.key),

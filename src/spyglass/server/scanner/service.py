@@ -14,16 +14,19 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
+import secrets
+import socket
 from collections.abc import Iterator
 
 from spyglass.netools.scantargets import Probe, ScanSpec
-from spyglass.server.banners.store import BannerStore
+from spyglass.server.banners.store import BannerStore, StoreUnavailable
 from spyglass.server.collect import Collector
 from spyglass.server.scanner.crawler import banner_of, is_local
 from spyglass.server.scanner.probe import probe
 from spyglass.server.scanner.protocols import PORTS
-from spyglass.server.scanner.store import CANCELLED, DONE, PROCESSING, QUEUE, Scan, ScanStore
 from spyglass.server.scanner.sweep import CONNECT_TIMEOUT, Slots, connect_sweep
+from spyglass.server.state.scans import CANCELLED, Scan, ScanState
 
 log = logging.getLogger("spyglass.scans")
 
@@ -31,40 +34,71 @@ KNOWN_ADDRESSES = 1024  # addresses whose latest banner is remembered during a s
 FLUSH_EVERY = 0.5  # seconds between batches of results (and progress saves)
 CHUNK = 4096  # probes in one connect pass
 MODULE_WORKERS = 512  # at most, protocol modules running at once in one scan
+LOOK_EVERY = 2.0  # seconds at most between looks for scans to claim (a released one waits no longer)
 
 
 class ScanService:
     def __init__(
-        self, store: ScanStore, collector: Collector, banners: BannerStore, *, concurrency: int, timeout: float
+        self,
+        store: ScanState,
+        collector: Collector,
+        banners: BannerStore,
+        *,
+        concurrency: int,
+        timeout: float,
+        lease: float = 30.0,
     ) -> None:
         self.store = store
         self.collector = collector
         self.banners = banners
         self.concurrency = max(1, concurrency)
         self.timeout = timeout
+        self.lease = max(1.0, lease)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"  # this backend, in leases
         self._slots: Slots | None = None
         self._tasks: dict[str, asyncio.Task] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake = asyncio.Event()
+        self._tending: asyncio.Task | None = None
 
     async def start(self) -> None:
         self._slots = Slots(self.concurrency)
         self._loop = asyncio.get_running_loop()
-        for scan in self.store.unfinished():  # interrupted by a stop or a crash: carry on from the watermark
-            log.info("resuming scan %s at probe %d of %d", scan.id, scan.probed, scan.probes)
-            self._launch(scan)
+        self._wake = asyncio.Event()
+        self._tending = asyncio.create_task(self._tend(), name="scan claims")
 
     async def stop(self) -> None:
-        tasks = list(self._tasks.values())
+        tasks = [t for t in (self._tending, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks.clear()
+        with contextlib.suppress(StoreUnavailable):  # unreachable: the leases lapse by themselves
+            await asyncio.to_thread(self.store.release, self.owner)  # another backend resumes them now
+
+    async def _tend(self) -> None:
+        """Renew the leases of the scans running here, stop those no longer ours, claim new ones."""
+        while True:
+            try:
+                for scan_id in list(self._tasks):
+                    if not await asyncio.to_thread(self.store.renew, scan_id, self.owner, self.lease):
+                        log.info("scan %s is no longer this backend's (cancelled or taken over)", scan_id)
+                        self._stop_task(scan_id)
+                while scan := await asyncio.to_thread(self.store.claim, self.owner, self.lease):
+                    log.info("running scan %s from probe %d of %d", scan.id, scan.probed, scan.probes)
+                    self._launch(scan)
+            except StoreUnavailable as exc:  # the shared state is away: try again next round
+                log.warning("scans: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), min(self.lease / 3, LOOK_EVERY))
+            self._wake.clear()
 
     def submit(self, scan: Scan) -> None:
-        """Queue an accepted scan (its row is written and its credits spent)."""
-        self.store.set_status(scan.id, QUEUE)
-        if self._loop is not None:  # routes run in worker threads: the scan starts on the server's loop
-            self._loop.call_soon_threadsafe(self._launch, scan)
+        """Queue an accepted scan (its row is written and its credits spent): this backend is
+        woken to claim it (another may claim it first)."""
+        self.store.queue(scan.id)
+        if self._loop is not None:  # routes run in worker threads: the claim happens on the server's loop
+            self._loop.call_soon_threadsafe(self._wake.set)
         # else: not serving (a script using the app without a server): the next start runs it
 
     def running(self) -> int:
@@ -78,10 +112,14 @@ class ScanService:
             self._loop.call_soon_threadsafe(self._stop_task, scan_id)
 
     def _stop_task(self, scan_id: str) -> None:
-        if task := self._tasks.get(scan_id):
+        # Once: a second cancel (the cancel route, then a failed renewal) would cut off the run's
+        # last flush, whose results are stored but not yet counted.
+        if (task := self._tasks.get(scan_id)) and not task.cancelling():
             task.cancel()
 
     def _launch(self, scan: Scan) -> None:
+        if scan.id in self._tasks:  # claimed again after its lease lapsed here: it is still running
+            return
         task = asyncio.create_task(ScanRun(self, scan).run(), name=f"scan {scan.id}")
         self._tasks[scan.id] = task
         task.add_done_callback(lambda _: self._tasks.pop(scan.id, None))
@@ -109,7 +147,6 @@ class ScanRun:
 
     async def run(self) -> None:
         store = self.service.store
-        store.set_status(self.scan.id, PROCESSING)
         count = min(self.service.concurrency, MODULE_WORKERS)
         open_probes: asyncio.Queue[tuple[int, Probe] | None] = asyncio.Queue(maxsize=2 * count)
         sweeper = asyncio.create_task(self._sweep(open_probes, count))
@@ -127,8 +164,7 @@ class ScanRun:
         self.finished.set()
         await flusher
         store.progress(self.scan.id, self.scan.probes, self.found)
-        if (now := store.get(self.scan.id)) is None or now.status != CANCELLED:
-            store.set_status(self.scan.id, DONE)
+        store.finish(self.scan.id)
         log.info("scan %s done: %d services found", self.scan.id, self.found)
 
     async def _sweep(self, open_probes: asyncio.Queue[tuple[int, Probe] | None], workers: int) -> None:

@@ -1,18 +1,26 @@
-"""Scans, durably (``scans.db``): what each asked for, whose it is, where it stands.
+"""Scans on SQLite (``scans.db``): the embedded :class:`~spyglass.server.state.scans.ScanState`.
 
-``probed`` is a watermark: every probe before that position in the spec's order has finished, so a
-backend that stops mid-scan resumes there (at most the probes in flight are made again).
+One backend owns a data dir, so the leases it finds on opening are its own from before a stop or a
+crash: they are let go at once, and the scans they held resume without waiting for them to lapse.
 """
 
 from __future__ import annotations
 
-import secrets
-import sqlite3
-import string
-from dataclasses import dataclass
+import time
 from pathlib import Path
 
 from spyglass.server.sqlite import Database
+from spyglass.server.state.scans import (
+    CANCELLED,
+    DONE,
+    PROCESSING,
+    QUEUE,
+    SUBMITTING,
+    UNFINISHED,
+    Scan,
+    new_scan_id,
+    scan_from,
+)
 from spyglass.server.store import iso, key_digest, utcnow
 
 V1_SCANS = """
@@ -41,65 +49,19 @@ def _v2_no_keys(db) -> None:
         db.execute("UPDATE scans SET api_key = ? WHERE id = ?", (key_digest(key), scan_id))
 
 
-MIGRATIONS = (V1_SCANS, _v2_no_keys)
+V3_LEASES = """
+ALTER TABLE scans ADD COLUMN owner TEXT;
+ALTER TABLE scans ADD COLUMN lease_until REAL;
+"""
 
-SUBMITTING, QUEUE, PROCESSING, DONE = "SUBMITTING", "QUEUE", "PROCESSING", "DONE"
-CANCELLED = "CANCELLED"  # beyond the seed: stopped by its owner; never resumed
-UNFINISHED = (SUBMITTING, QUEUE, PROCESSING)
-ID_ALPHABET = string.ascii_uppercase + string.digits
-
-
-def new_scan_id() -> str:
-    return "".join(secrets.choice(ID_ALPHABET) for _ in range(16))
-
-
-@dataclass(frozen=True)
-class Scan:
-    id: str
-    account_id: int
-    api_key: str
-    created: str
-    status: str
-    status_check: str
-    size: int
-    credits_left: int | None
-    spec: str
-    internet: bool
-    probes: int
-    probed: int
-    found: int
-
-    def status_body(self) -> dict:
-        """The seed's status response, plus progress members clients may ignore."""
-        return {
-            "id": self.id,
-            "count": self.size,
-            "status": self.status,
-            "created": self.created,
-            "probes": self.probes,
-            "probed": self.probed,
-            "found": self.found,
-        }
-
-    def listing_item(self, key: str) -> dict:
-        """As the listing shows it to the account, with ``key``, the one it called with."""
-        return {
-            "id": self.id,
-            "status": self.status,
-            "created": self.created,
-            "status_check": self.status_check,
-            "credits_left": self.credits_left,
-            "api_key": key,
-            "size": self.size,
-            "probes": self.probes,
-            "probed": self.probed,
-            "found": self.found,
-        }
+MIGRATIONS = (V1_SCANS, _v2_no_keys, V3_LEASES)
+IN_UNFINISHED = f"status IN ({','.join('?' * len(UNFINISHED))})"
 
 
 class ScanStore:
     def __init__(self, data_dir: Path) -> None:
         self._db = Database(Path(data_dir) / "scans.db", synchronous="FULL", migrations=MIGRATIONS)
+        self._db.run("UPDATE scans SET owner = NULL, lease_until = NULL WHERE owner IS NOT NULL")
 
     def close(self) -> None:
         self._db.close()
@@ -120,30 +82,53 @@ class ScanStore:
 
     def get(self, scan_id: str) -> Scan | None:
         row = self._db.one("SELECT * FROM scans WHERE id = ?", (scan_id,))
-        return _scan(row) if row else None
+        return scan_from(row) if row else None
 
     def of_account(self, account_id: int) -> list[Scan]:
         rows = self._db.read("SELECT * FROM scans WHERE account_id = ? ORDER BY created DESC", (account_id,))
-        return [_scan(r) for r in rows]
-
-    def unfinished(self) -> list[Scan]:
-        rows = self._db.read(
-            f"SELECT * FROM scans WHERE status IN ({','.join('?' * len(UNFINISHED))}) ORDER BY created", UNFINISHED
-        )
-        return [_scan(r) for r in rows]
+        return [scan_from(r) for r in rows]
 
     def set_credits_left(self, scan_id: str, credits_left: int) -> None:
         self._db.run("UPDATE scans SET credits_left = ? WHERE id = ?", (credits_left, scan_id))
 
-    def delete(self, scan_id: str) -> None:
-        self._db.run("DELETE FROM scans WHERE id = ?", (scan_id,))
-
     def set_status(self, scan_id: str, status: str) -> None:
         self._db.run("UPDATE scans SET status = ?, status_check = ? WHERE id = ?", (status, iso(utcnow()), scan_id))
+
+    def queue(self, scan_id: str) -> None:
+        self._db.run("UPDATE scans SET status = ? WHERE id = ? AND status = ?", (QUEUE, scan_id, SUBMITTING))
 
     def progress(self, scan_id: str, probed: int, found: int) -> None:
         self._db.run("UPDATE scans SET probed = ?, found = ? WHERE id = ?", (probed, found, scan_id))
 
+    def finish(self, scan_id: str) -> None:
+        self._db.run(
+            "UPDATE scans SET status = CASE WHEN status = ? THEN status ELSE ? END, status_check = ?,"
+            " owner = NULL, lease_until = NULL WHERE id = ?",
+            (CANCELLED, DONE, iso(utcnow()), scan_id),
+        )
 
-def _scan(row: sqlite3.Row) -> Scan:
-    return Scan(**{**dict(row), "internet": bool(row["internet"])})
+    def claim(self, owner: str, lease: float) -> Scan | None:
+        now = time.time()
+        with self._db.transaction() as db:
+            row = db.execute(
+                f"SELECT id FROM scans WHERE {IN_UNFINISHED} AND (lease_until IS NULL OR lease_until < ?)"
+                " ORDER BY created LIMIT 1",
+                (*UNFINISHED, now),
+            ).fetchone()
+            if row is None:
+                return None
+            db.execute(
+                "UPDATE scans SET status = ?, status_check = ?, owner = ?, lease_until = ? WHERE id = ?",
+                (PROCESSING, iso(utcnow()), owner, now + lease, row["id"]),
+            )
+            return scan_from(db.execute("SELECT * FROM scans WHERE id = ?", (row["id"],)).fetchone())
+
+    def renew(self, scan_id: str, owner: str, lease: float) -> bool:
+        done = self._db.run(
+            f"UPDATE scans SET lease_until = ? WHERE id = ? AND owner = ? AND {IN_UNFINISHED}",
+            (time.time() + lease, scan_id, owner, *UNFINISHED),
+        )
+        return done.rowcount == 1
+
+    def release(self, owner: str) -> None:
+        self._db.run("UPDATE scans SET owner = NULL, lease_until = NULL WHERE owner = ?", (owner,))

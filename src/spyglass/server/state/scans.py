@@ -1,0 +1,114 @@
+"""Scans, as every scan state keeps them: what each asked for, whose it is, where it stands, and
+which backend runs it.
+
+``probed`` is a watermark: every probe before that position in the spec's order has finished, so a
+backend that stops mid-scan resumes there (at most the probes in flight are made again).
+
+A scan is run by the backend that claims it: the claim is a lease, renewed while it runs. A backend
+that dies leaves its lease to lapse, and then any backend claims the scan and resumes it. The
+SQLite state (scanner/store.py) has one backend; the PostgreSQL one (postgres/scans.py) any number.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+SUBMITTING, QUEUE, PROCESSING, DONE = "SUBMITTING", "QUEUE", "PROCESSING", "DONE"
+CANCELLED = "CANCELLED"  # beyond the seed: stopped by its owner; never resumed
+UNFINISHED = (SUBMITTING, QUEUE, PROCESSING)
+ID_ALPHABET = string.ascii_uppercase + string.digits
+
+
+def new_scan_id() -> str:
+    return "".join(secrets.choice(ID_ALPHABET) for _ in range(16))
+
+
+@dataclass(frozen=True)
+class Scan:
+    id: str
+    account_id: int
+    api_key: str
+    created: str
+    status: str
+    status_check: str
+    size: int
+    credits_left: int | None
+    spec: str
+    internet: bool
+    probes: int
+    probed: int
+    found: int
+
+    def status_body(self) -> dict:
+        """The seed's status response, plus progress members clients may ignore."""
+        return {
+            "id": self.id,
+            "count": self.size,
+            "status": self.status,
+            "created": self.created,
+            "probes": self.probes,
+            "probed": self.probed,
+            "found": self.found,
+        }
+
+    def listing_item(self, key: str) -> dict:
+        """As the listing shows it to the account, with ``key``, the one it called with."""
+        return {
+            "id": self.id,
+            "status": self.status,
+            "created": self.created,
+            "status_check": self.status_check,
+            "credits_left": self.credits_left,
+            "api_key": key,
+            "size": self.size,
+            "probes": self.probes,
+            "probed": self.probed,
+            "found": self.found,
+        }
+
+
+def scan_from(row: Any) -> Scan:
+    """A scan from a row of either state (a mapping of the columns; the lease columns are the
+    state's own business)."""
+    values = {name: row[name] for name in Scan.__dataclass_fields__}
+    return Scan(**{**values, "internet": bool(values["internet"])})
+
+
+class ScanState(Protocol):
+    """Where scans are kept. Every method is safe from any thread."""
+
+    def close(self) -> None: ...
+
+    def create(
+        self, *, account_id: int, api_key: str, size: int, spec: str, probes: int, internet: bool = False
+    ) -> Scan: ...
+
+    def get(self, scan_id: str) -> Scan | None: ...
+
+    def of_account(self, account_id: int) -> list[Scan]: ...
+
+    def set_credits_left(self, scan_id: str, credits_left: int) -> None: ...
+
+    def set_status(self, scan_id: str, status: str) -> None: ...
+
+    def queue(self, scan_id: str) -> None:
+        """SUBMITTING becomes QUEUE (a scan claimed meanwhile keeps its status)."""
+
+    def progress(self, scan_id: str, probed: int, found: int) -> None: ...
+
+    def finish(self, scan_id: str) -> None:
+        """DONE, and its lease let go; a CANCELLED scan stays CANCELLED."""
+
+    def claim(self, owner: str, lease: float) -> Scan | None:
+        """The oldest unfinished scan that no live lease holds, now PROCESSING and held by ``owner``
+        for ``lease`` seconds; None when there is none. Two backends never claim the same one."""
+
+    def renew(self, scan_id: str, owner: str, lease: float) -> bool:
+        """Hold the scan ``lease`` seconds more: False when ``owner`` runs it no longer (it was
+        cancelled, finished, or its lease lapsed and another claimed it)."""
+
+    def release(self, owner: str) -> None:
+        """Let go of every lease ``owner`` holds (a backend stopping): others claim those at once."""

@@ -1,0 +1,142 @@
+"""What the scan service asks of the scans' state, on SQLite and on PostgreSQL alike: scans kept
+with their progress, claimed once, held by a lease that lapses, let go, and cancelled for good."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from spyglass.server.state.scans import CANCELLED, DONE, PROCESSING, QUEUE, SUBMITTING, ScanState
+
+
+def _sqlite(request: pytest.FixtureRequest, folder: Path) -> ScanState:
+    from spyglass.server.scanner.store import ScanStore
+
+    return ScanStore(folder)
+
+
+def _postgres(request: pytest.FixtureRequest, folder: Path) -> ScanState:
+    from spyglass.server.postgres.scans import PostgresScans
+
+    return PostgresScans(request.getfixturevalue("postgres_url"))
+
+
+STATES: dict[str, Callable[[pytest.FixtureRequest, Path], ScanState]] = {"sqlite": _sqlite, "postgresql": _postgres}
+
+
+@pytest.fixture(params=sorted(STATES))
+def open_scans(request, tmp_path) -> Callable[[], ScanState]:
+    """Opens the scans of this test (the same ones every time); closes what it opened."""
+    opened: list[ScanState] = []
+
+    def open_() -> ScanState:
+        opened.append(STATES[request.param](request, tmp_path))
+        return opened[-1]
+
+    yield open_
+    for state in opened:
+        state.close()
+
+
+@pytest.fixture
+def scans(open_scans) -> ScanState:
+    return open_scans()
+
+
+def new(scans: ScanState, account_id: int = 1, size: int = 4):
+    return scans.create(account_id=account_id, api_key="digest", size=size, spec='{"x": 1}', probes=size * 2)
+
+
+def test_a_scan_is_kept_with_its_progress(scans):
+    scan = new(scans)
+    assert (scan.status, scan.size, scan.probes, scan.probed, scan.found, scan.internet) == (
+        SUBMITTING,
+        4,
+        8,
+        0,
+        0,
+        False,
+    )
+    assert scans.get(scan.id) == scan and scans.get("nope") is None and scans.get("a\x00b") is None
+    scans.set_credits_left(scan.id, 96)
+    scans.queue(scan.id)
+    scans.progress(scan.id, 5, 2)
+    now = scans.get(scan.id)
+    assert (now.status, now.credits_left, now.probed, now.found) == (QUEUE, 96, 5, 2)
+    other = scans.create(account_id=2, api_key="d", size=1, spec="{}", probes=1, internet=True)
+    assert [s.id for s in scans.of_account(1)] == [scan.id] and scans.get(other.id).internet
+    assert [s.id for s in scans.of_account(2)] == [other.id]
+
+
+def test_a_scan_is_claimed_once_and_finished(scans):
+    scan = new(scans)
+    scans.queue(scan.id)
+    claimed = scans.claim("a", 30)
+    assert claimed is not None and (claimed.id, claimed.status) == (scan.id, PROCESSING)
+    assert scans.claim("b", 30) is None  # held by a's lease
+    scans.queue(scan.id)  # a late queue does not undo the claim
+    assert scans.get(scan.id).status == PROCESSING
+    assert scans.renew(scan.id, "a", 30) and not scans.renew(scan.id, "b", 30)
+    scans.finish(scan.id)
+    assert scans.get(scan.id).status == DONE and not scans.renew(scan.id, "a", 30)
+    assert scans.claim("b", 30) is None
+
+
+def test_a_lapsed_lease_lets_another_resume_it_where_it_stands(scans):
+    scan = new(scans)
+    assert scans.claim("a", 1).id == scan.id
+    scans.progress(scan.id, 3, 1)
+    time.sleep(1.5)  # a stops renewing (killed): its lease lapses
+    taken = scans.claim("b", 30)
+    assert (taken.id, taken.probed, taken.found) == (scan.id, 3, 1)
+    assert not scans.renew(scan.id, "a", 30)  # a, back, learns it is no longer its scan
+
+
+def test_a_released_scan_is_claimed_at_once(scans):
+    first, second = new(scans), new(scans)
+    assert scans.claim("a", 30).id == first.id and scans.claim("a", 30).id == second.id
+    scans.release("a")
+    assert {scans.claim("b", 30).id, scans.claim("b", 30).id} == {first.id, second.id}
+
+
+def test_a_cancelled_scan_is_never_claimed_and_its_renewal_fails(scans):
+    scan = new(scans)
+    scans.claim("a", 30)
+    scans.set_status(scan.id, CANCELLED)
+    assert not scans.renew(scan.id, "a", 30)
+    scans.finish(scan.id)  # the run ending after its cancel: it stays cancelled
+    assert scans.get(scan.id).status == CANCELLED
+    scans.release("a")
+    assert scans.claim("b", 30) is None
+
+
+def test_claims_at_once_take_each_scan_once(open_scans):
+    states = [open_scans(), open_scans()]  # two backends on PostgreSQL; one and the same on SQLite
+    made = {new(states[0]).id for _ in range(20)}
+
+    def claim_all(n: int) -> list[str]:
+        got = []
+        while scan := states[n % 2].claim(f"backend-{n}", 30):
+            got.append(scan.id)
+        return got
+
+    with ThreadPoolExecutor(4) as pool:
+        claimed = [scan_id for got in pool.map(claim_all, range(4)) for scan_id in got]
+    assert sorted(claimed) == sorted(made)  # each once, none left
+
+
+def test_a_restart_of_the_sqlite_state_lets_go_of_its_own_leases(tmp_path):
+    """One backend owns a data dir: the leases it finds there are its own from before a crash."""
+    from spyglass.server.scanner.store import ScanStore
+
+    first = ScanStore(tmp_path)
+    scan = new(first)
+    first.claim("before-the-crash", 3600)
+    first.close()
+    again = ScanStore(tmp_path)
+    assert again.claim("after", 30).id == scan.id
+    again.close()
