@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from spyglass.server.postgres.connect import connect_once, shown
+from spyglass.server.postgres.connect import connect_once, row_of, shown
 from spyglass.server.postgres.schema import init_schema
 
 # (SQLite file in the data dir, tables in the order their references need). The lease columns of
@@ -57,11 +57,13 @@ def copy_state(data_dir: Path, url: str) -> Copied:
     init_schema(url)
     copied: dict[str, int] = {}
     with connect_once(url) as pg, pg.transaction():
-        held = pg.execute(
-            "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM scans)"
-            " + (SELECT count(*) FROM queries WHERE owner IS NOT NULL) AS n"
-        ).fetchone()
-        if held["n"]:  # type: ignore[index, call-overload]
+        held = row_of(
+            pg.execute(
+                "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM scans)"
+                " + (SELECT count(*) FROM queries WHERE owner IS NOT NULL) AS n"
+            )
+        )
+        if held["n"]:
             raise StateNotEmpty(f"the state at {shown(url)} holds accounts, scans or saved queries already")
         pg.execute("DELETE FROM queries")  # the starting set: the data dir's copy of it replaces it
         for filename, tables in TABLES:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from spyglass.server.banners.store import StoreUnavailable
@@ -58,11 +58,11 @@ def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def connect_once(url: str) -> psycopg.Connection:
+def connect_once(url: str) -> psycopg.Connection[DictRow]:
     """One connection, or a clear error: :class:`StateURLError` when the server refuses who we are
     (nothing a retry mends), :class:`StoreUnavailable` when it cannot be reached."""
     try:
-        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT, row_factory=dict_row)  # type: ignore[arg-type]
+        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT, row_factory=dict_row)
     except psycopg.OperationalError as exc:
         reason = first_line(exc)
         if "password" in reason or "authentication" in reason or "does not exist" in reason:
@@ -70,7 +70,7 @@ def connect_once(url: str) -> psycopg.Connection:
         raise StoreUnavailable(f"cannot reach the state at {shown(url)}: {reason}") from None
 
 
-Step = str | Callable[[psycopg.Connection], None]
+Step = str | Callable[[psycopg.Connection[DictRow]], None]
 
 
 def migrate(url: str, steps: Sequence[Step]) -> int:
@@ -79,7 +79,7 @@ def migrate(url: str, steps: Sequence[Step]) -> int:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS spyglass_schema (version INTEGER NOT NULL)")
         row = conn.execute("SELECT version FROM spyglass_schema").fetchone()
-        version = row["version"] if row else 0  # type: ignore[call-overload]
+        version = row["version"] if row else 0
         if row is None:
             conn.execute("INSERT INTO spyglass_schema (version) VALUES (0)")
         if version > len(steps):
@@ -96,14 +96,23 @@ def migrate(url: str, steps: Sequence[Step]) -> int:
     return len(steps)
 
 
+def row_of(cursor: psycopg.Cursor[DictRow]) -> DictRow:
+    """The row of a statement that always returns one (a count, an INSERT ... RETURNING)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("a statement that always returns a row returned none")
+    return row
+
+
 class Pool:
     """A pool of connections to the state; every use of it either works or raises
     :class:`StoreUnavailable` (the API answers 503 with Retry-After, and the pool reconnects)."""
 
     def __init__(self, url: str, max_size: int = 16) -> None:
         self.url = url
-        self._pool = ConnectionPool(
+        self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
             url,
+            connection_class=psycopg.Connection[DictRow],  # (the rows' type, for the type checker)
             min_size=1,
             max_size=max_size,
             # autocommit: a statement alone is one round trip (no BEGIN and COMMIT around it); a
@@ -114,7 +123,7 @@ class Pool:
         )
 
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+    def connection(self) -> Iterator[psycopg.Connection[DictRow]]:
         """A connection of the pool, each statement its own transaction."""
         try:
             with self._pool.connection(timeout=WAIT_FOR_CONNECTION) as conn:
@@ -123,7 +132,7 @@ class Pool:
             raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}") from exc
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
+    def transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
         """A connection in a transaction, committed on leaving, rolled back on any error."""
         with self.connection() as conn, conn.transaction():
             yield conn

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spyglass.server.postgres.connect import Pool
+from spyglass.server.postgres.connect import Pool, row_of
 from spyglass.server.postgres.schema import init_schema
 from spyglass.server.state.directory import (
     PAGE_SIZE,
@@ -41,7 +41,7 @@ class PostgresDirectory:
 
     def _load(self, where: str, args: list, order: str = "votes DESC, id", page: int = 1) -> tuple[list[Saved], int]:
         with self._pool.transaction() as db:
-            total = db.execute(f"SELECT count(*) AS n FROM queries q WHERE {where}", args).fetchone()["n"]  # type: ignore[index]
+            total = row_of(db.execute(f"SELECT count(*) AS n FROM queries q WHERE {where}", args))["n"]
             rows = db.execute(
                 f"SELECT {COLUMNS} FROM queries q WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s",
                 [*args, PAGE_SIZE, (page - 1) * PAGE_SIZE],
@@ -83,17 +83,19 @@ class PostgresDirectory:
             rows = db.execute(
                 "SELECT tag, count(*) AS n FROM query_tags GROUP BY tag ORDER BY n DESC, tag LIMIT %s", (size,)
             ).fetchall()
-            total = db.execute("SELECT count(DISTINCT tag) AS n FROM query_tags").fetchone()["n"]  # type: ignore[index]
+            total = row_of(db.execute("SELECT count(DISTINCT tag) AS n FROM query_tags"))["n"]
         return [(r["tag"], r["n"]) for r in rows], total
 
     def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
         with self._pool.transaction() as db:
-            row = db.execute(
-                "INSERT INTO queries (title, description, query, timestamp, owner)"
-                " VALUES (%s,%s,%s,%s,%s) RETURNING id",
-                (title, description, query, saved_now(), owner),
-            ).fetchone()
-            query_id = row["id"]  # type: ignore[index]
+            row = row_of(
+                db.execute(
+                    "INSERT INTO queries (title, description, query, timestamp, owner)"
+                    " VALUES (%s,%s,%s,%s,%s) RETURNING id",
+                    (title, description, query, saved_now(), owner),
+                )
+            )
+            query_id = row["id"]
             for tag in tags:
                 db.execute("INSERT INTO query_tags (query_id, tag) VALUES (%s,%s)", (query_id, tag))
         saved = self.get(query_id)

@@ -7,9 +7,10 @@ and ``spyglass state init`` does too.
 from __future__ import annotations
 
 import psycopg
+from psycopg.rows import DictRow
 
 from spyglass.server.directory.seed import SEED
-from spyglass.server.postgres.connect import Step, check_url, migrate
+from spyglass.server.postgres.connect import Step, check_url, migrate, row_of
 
 V1_ACCOUNTS = """
 CREATE TABLE accounts (
@@ -183,15 +184,18 @@ CREATE TABLE query_votes (
 """
 
 
-def _v5_seed_directory(conn: psycopg.Connection) -> None:
+def _v5_seed_directory(conn: psycopg.Connection[DictRow]) -> None:
     """The directory's starting set, as SQLite's first start seeds it."""
     for title, query, description, tags, votes, stamp in SEED:
-        row = conn.execute(
-            "INSERT INTO queries (title, description, query, timestamp, votes) VALUES (%s,%s,%s,%s,%s) RETURNING id",
-            (title, description, query, stamp, votes),
-        ).fetchone()
+        row = row_of(
+            conn.execute(
+                "INSERT INTO queries (title, description, query, timestamp, votes)"
+                " VALUES (%s,%s,%s,%s,%s) RETURNING id",
+                (title, description, query, stamp, votes),
+            )
+        )
         for tag in tags.split(","):
-            conn.execute("INSERT INTO query_tags (query_id, tag) VALUES (%s,%s)", (row["id"], tag))  # type: ignore[index, call-overload]
+            conn.execute("INSERT INTO query_tags (query_id, tag) VALUES (%s,%s)", (row["id"], tag))
 
 
 MIGRATIONS: tuple[Step, ...] = (V1_ACCOUNTS, V2_ALERTS, V3_SCANS, V4_DIRECTORY, _v5_seed_directory)
