@@ -71,6 +71,7 @@ AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
 # core.
 CONCURRENT_READ_ROWS = 2048
 QUERIES_AT_ONCE = 8  # queries run side by side (a search's two, of several requests), each on its own connection
+IN_COLLECTED_ORDER = 2000  # banners a flush keeps in the order they were added (a collector's batch)
 MARK_TAGS = 1 << 12  # a mark's low 12 bits are its writer's tag: a writer's marks step by this
 _TAGS = itertools.count(random.randrange(MARK_TAGS))  # stores of one process: tags one after another
 REPAIR_ROWS = 5_000_000  # current rows a repair checks banners against at once (a set of 16 B each in the server)
@@ -667,6 +668,11 @@ class ClickHouseStore:
                 yield [(m, tables.stamp_of(t)) for m, t in rows[i : i + batch]]
             last = rows[-1][0]
 
+    def marks_since(self, mark: int, limit: int) -> list[int]:
+        """From ``bodies``, in mark order: a range of its primary key, however large the store."""
+        rows = self.execute(f"SELECT mark FROM bodies WHERE mark > %(m)s ORDER BY mark LIMIT {int(limit)}", {"m": mark})
+        return [m for (m,) in rows]
+
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
         out: dict[int, bytes] = {}
         step = self.lookup_chunk(NUMBER_TEXT)
@@ -760,10 +766,11 @@ class Writer:
     def flush(self) -> None:
         """Send what is held (after what was sent before), its marks given anew in the order of
         tables.alike: bodies are stored in mark order, and alike banners side by side compress
-        better (unless it keeps the marks it was given)."""
+        better (unless it keeps the marks it was given, or holds a few: a collector's batch keeps
+        the order it was collected in, which backends following the store stream in mark order)."""
         marks = [mark for _, mark in self.held]
         alike = [p for p, _ in self.held]
-        if not self.kept:
+        if not self.kept and len(alike) > IN_COLLECTED_ORDER:
             alike.sort(key=lambda p: tables.alike(p.doc))
         replaced = {key for _, key, _ in self.demoted}
         with paused_gc():
