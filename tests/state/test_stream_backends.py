@@ -124,3 +124,11 @@ def test_alert_streams_on_one_backend_carry_what_another_collects(
         inside = [(f"198.51.100.{n}", 1000 + n) for n in range(8, 16)]
         assert every.wait_for("198.51.100.15") == inside
         assert one.wait_for("198.51.100.15") == inside
+
+
+def test_follow_store_without_a_shared_store_is_one_line_and_exit_2(tmp_path, capsys):
+    from spyglass.cli import EXIT_USAGE, main
+
+    assert main(["serve", "--follow-store", "--data", str(tmp_path)]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--follow-store follows a shared banner store" in err
