@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import orjson
 
+from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.postgres import PostgresAccounts
 from spyglass.testing.backend import serve
 from tests.state.conftest import database
@@ -99,9 +100,35 @@ def test_banners_collected_on_one_backend_reach_the_readers_of_both_once_in_orde
         expected = [(s["ip_str"], s["port"]) for s in sent]
         assert on_b.wait_for("198.51.100.30") == expected
         assert on_a.wait_for("198.51.100.30") == expected  # its own, once: not also from the store
+        assert [x["_id"] for x in on_a.banners] == [x["_id"] for x in on_b.banners]  # the same everywhere
+        assert len({x["_id"] for x in on_a.banners}) == 30
         again = Reader(f"{a}/stream/{NS}/banners", key)
         collect(b, key, banners(41, 1))  # and the other way
         assert again.wait_for("198.51.100.41") == [("198.51.100.41", 1041)]
+
+
+def test_a_banner_stored_late_under_an_older_mark_is_streamed_still(
+    clickhouse_server,  # noqa: F811
+    postgres_url,
+    tmp_path,
+):
+    """Marks are each writer's clock: another writer's insert can land after a newer mark was read."""
+    store = clickhouse_server.address(database(tmp_path))
+    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
+    key = accounts.create_key("enterprise", collector=True)
+    accounts.close()
+    with two_backends(tmp_path, store, postgres_url) as (a, b):
+        on_b = Reader(f"{b}/stream/{NS}/banners", key)
+        collect(a, key, banners(1, 1))
+        while not on_b.banners:
+            time.sleep(0.05)
+        writer = ClickHouseStore(store)
+        older = writer.last_mark() - 2_000_000_000  # a writer whose clock read 2 s earlier
+        with writer.writing() as batch:
+            batch.add([writer.prepare(b) for b in banners(2, 1)], marks=[older])
+        writer.close()
+        collect(a, key, banners(3, 1))
+        assert on_b.wait_for("198.51.100.3") == [("198.51.100.1", 1001), ("198.51.100.2", 1002), ("198.51.100.3", 1003)]
 
 
 def test_alert_streams_on_one_backend_carry_what_another_collects(

@@ -3,7 +3,9 @@
 When several backends collect into one banner store (ClickHouse, the state on PostgreSQL), each
 one's hub publishes what the store gained, read by mark, instead of what its own collector handed
 it: so a banner collected by any backend reaches the readers of every backend, in mark order, and
-each backend publishes it once (its own banners come back by the same read, never a second way).
+each backend publishes it once (its own banners come back by the same read, never a second way),
+under the same ``_id`` on every backend (made from its mark: a client that moves to another
+backend can tell what it was sent already).
 
 Marks are each writer's clock (see the ClickHouse store): a banner that another backend inserted
 a moment late, or whose clock is a little behind, can carry a mark below one already read. So
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 
 from spyglass.exactjson import loads
 from spyglass.server.banners.store import BannerStore
@@ -26,6 +29,7 @@ log = logging.getLogger("spyglass.stream")
 POLL = 0.2  # seconds between reads of the store when it gained nothing
 LATE = 5_000_000_000  # marks (nanoseconds of the writers' clocks) each read looks back
 PAGE = 5000  # marks read at once
+IDS = uuid.UUID("0b5e7a3e-51c1-4c57-9d4e-5c0f0e5a7e11")  # a banner's _id is uuid5(IDS, its mark)
 
 
 class StoreFollower:
@@ -62,11 +66,11 @@ class StoreFollower:
                 if failing:
                     log.warning("the stream reads the banner store again")
                 failing = False
-            for banner in banners:
-                self.hub.publish_banner(banner)
+            for mark, banner in banners:
+                self.hub.publish_banner(banner, str(uuid.uuid5(IDS, str(mark))))
             await asyncio.sleep(self.poll)
 
-    def read(self) -> list[dict]:
+    def read(self) -> list[tuple[int, dict]]:
         """In a thread: the banners added since the last read, not published yet, in mark order
         (their bodies are read only while someone follows the stream)."""
         new: list[int] = []
@@ -83,4 +87,4 @@ class StoreFollower:
         self.seen.update(new)
         self.high = max(self.high, new[-1])
         self.seen = {m for m in self.seen if m > self.high - self.late}
-        return [loads(bodies[m]) for m in new if m in bodies]
+        return [(m, loads(bodies[m])) for m in new if m in bodies]
