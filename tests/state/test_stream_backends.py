@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -16,6 +16,8 @@ import orjson
 from spyglass.server.clickhouse import ClickHouseStore
 from spyglass.server.postgres import PostgresAccounts
 from spyglass.testing.backend import serve
+from spyglass.testing.clickhouse import ClickHouseServer
+from tests.servers import installed
 from tests.state.conftest import database
 from tests.store.conftest import clickhouse_server  # noqa: F401 (the fixture)
 
@@ -51,6 +53,13 @@ class Reader:
             time.sleep(0.05)
         self.done.set()
         return [(b["ip_str"], b["port"]) for b in self.banners]
+
+
+def until(done: Callable[[], object], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, "it never happened"
+        time.sleep(0.05)
 
 
 def banners(first: int, n: int) -> list[dict]:
@@ -120,8 +129,7 @@ def test_a_banner_stored_late_under_an_older_mark_is_streamed_still(
     with two_backends(tmp_path, store, postgres_url) as (a, b):
         on_b = Reader(f"{b}/stream/{NS}/banners", key)
         collect(a, key, banners(1, 1))
-        while not on_b.banners:
-            time.sleep(0.05)
+        until(lambda: on_b.banners)
         writer = ClickHouseStore(store)
         older = writer.last_mark() - 2_000_000_000  # a writer whose clock read 2 s earlier
         with writer.writing() as batch:
@@ -151,6 +159,33 @@ def test_alert_streams_on_one_backend_carry_what_another_collects(
         inside = [(f"198.51.100.{n}", 1000 + n) for n in range(8, 16)]
         assert every.wait_for("198.51.100.15") == inside
         assert one.wait_for("198.51.100.15") == inside
+
+
+def test_streams_stay_open_through_a_store_outage_and_carry_on(postgres_url, tmp_path):
+    with installed():
+        clickhouse = ClickHouseServer(tmp_path / "clickhouse").start()  # its own: this test stops it
+    try:
+        store = clickhouse.address(database(tmp_path))
+        accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
+        key = accounts.create_key("enterprise", collector=True)
+        accounts.close()
+        log = tmp_path / "b.log"
+        with (
+            serve(tmp_path / "a", "--store", store, "--state", postgres_url, "--no-bulk-data") as a,
+            serve(tmp_path / "b", "--store", store, "--state", postgres_url, "--no-bulk-data", log=log) as b,
+        ):
+            on_b = Reader(f"{b}/stream/{NS}/banners", key)
+            collect(a, key, banners(1, 1))
+            until(lambda: on_b.banners)
+            clickhouse.stop()
+            until(lambda: "cannot read the banner store" in log.read_text())
+            clickhouse.start()  # on the same ports, its data kept
+            collect(a, key, banners(2, 1))
+            assert on_b.wait_for("198.51.100.2") == [("198.51.100.1", 1001), ("198.51.100.2", 1002)]
+            said = log.read_text()
+        assert said.count("cannot read the banner store") == 1 and "reads the banner store again" in said
+    finally:
+        clickhouse.stop()
 
 
 def test_follow_store_without_a_shared_store_is_one_line_and_exit_2(tmp_path, capsys):
