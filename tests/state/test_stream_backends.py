@@ -139,6 +139,35 @@ def test_a_banner_stored_late_under_an_older_mark_is_streamed_still(
         assert on_b.wait_for("198.51.100.3") == [("198.51.100.1", 1001), ("198.51.100.2", 1002), ("198.51.100.3", 1003)]
 
 
+def test_a_banner_stored_twice_under_two_marks_is_streamed_once(
+    clickhouse_server,  # noqa: F811
+    postgres_url,
+    tmp_path,
+):
+    """Two backends that collect one banner at once store it twice, until the later writer
+    deletes its copy: here the second copy stays (a body of its own, under a later mark)."""
+    from clickhouse_driver import Client
+
+    db = database(tmp_path)
+    store = clickhouse_server.address(db)
+    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
+    key = accounts.create_key("enterprise", collector=True)
+    accounts.close()
+    with two_backends(tmp_path, store, postgres_url) as (a, b):
+        on_b = Reader(f"{b}/stream/{NS}/banners", key)
+        collect(a, key, banners(1, 1))
+        until(lambda: on_b.banners)
+        reader = ClickHouseStore(store)
+        mark = reader.last_mark()
+        (body,) = reader.raw_bodies([mark]).values()
+        reader.close()
+        copy = Client("127.0.0.1", port=clickhouse_server.port, database=db)
+        copy.execute("INSERT INTO bodies (mark, body) VALUES", [(mark + 1, body.decode())])
+        copy.disconnect()
+        collect(a, key, banners(2, 1))
+        assert on_b.wait_for("198.51.100.2") == [("198.51.100.1", 1001), ("198.51.100.2", 1002)]
+
+
 def test_alert_streams_on_one_backend_carry_what_another_collects(
     clickhouse_server,  # noqa: F811
     postgres_url,

@@ -10,7 +10,9 @@ backend can tell what it was sent already).
 Marks are each writer's clock (see the ClickHouse store): a banner that another backend inserted
 a moment late, or whose clock is a little behind, can carry a mark below one already read. So
 each read looks LATE back from the newest mark seen and skips the marks it published already:
-backends' clocks must agree within LATE (NTP does far better).
+backends' clocks must agree within LATE (NTP does far better). Within the same window a banner
+stored twice (two backends collected it at once: the later writer deletes its copy when it ends)
+is published once.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import logging
 import uuid
 
 from spyglass.exactjson import loads
+from spyglass.server.banners.keys import banner_key
+from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.stream.hub import StreamHub
 from spyglass.server.tasks import cancel
@@ -43,6 +47,9 @@ class StoreFollower:
         self.floor = 0  # the store's last mark when we started: nothing older is published
         self.high = 0  # the newest mark published
         self.seen: set[int] = set()  # marks published, within ``late`` of ``high``
+        # banners published (their keys: banner_key), within ``late``: two backends that collected one
+        # banner at once stored it twice, until the later writer deletes its copy
+        self.keys: dict[int, int] = {}
         self._task: asyncio.Task | None = None
 
     async def start(self) -> None:
@@ -87,4 +94,24 @@ class StoreFollower:
         self.seen.update(new)
         self.high = max(self.high, new[-1])
         self.seen = {m for m in self.seen if m > self.high - self.late}
-        return [(m, loads(bodies[m])) for m in new if m in bodies]
+        self.keys = {k: m for k, m in self.keys.items() if m > self.high - self.late}
+        out = []
+        for mark in new:
+            if mark not in bodies:  # deleted since (a second copy), or no one follows the stream
+                continue
+            banner = loads(bodies[mark])
+            key = identity(banner)
+            if key is not None:
+                if key in self.keys:
+                    continue
+                self.keys[key] = mark
+            out.append((mark, banner))
+        return out
+
+
+def identity(banner: dict) -> int | None:
+    """What identifies a banner in every store (None for one that has no address, port...)."""
+    try:
+        return banner_key(banner, normalize(banner))
+    except (BadBanner, KeyError, TypeError):
+        return None
