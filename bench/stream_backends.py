@@ -24,6 +24,7 @@ import httpx
 import orjson
 
 from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.store import Store
 from spyglass.testing.backend import serve
 from spyglass.testing.clickhouse import ClickHouseServer
 from spyglass.testing.postgres import PostgresServer
@@ -56,6 +57,30 @@ def percentiles(seconds: list[float]) -> str:
     return f"p50 {p50:6} ms   p95 {p95:6} ms   max {most:6} ms"
 
 
+def measure(on: str, readers: dict[str, str], key: str, count: int, gap: float, first: int) -> None:
+    """Collect ``count`` banners on ``on``, timing their arrival at each of ``readers`` (name: URL)."""
+    arrivals: dict[str, dict[str, float]] = {name: {} for name in readers}
+    for name, url in readers.items():
+        ready = threading.Event()
+        reader = (f"{url}/stream/{NS}/banners", key, arrivals[name], ready)
+        threading.Thread(target=follow, args=reader, daemon=True).start()
+        ready.wait(15)
+    sent: dict[str, float] = {}
+    with httpx.Client(base_url=on, params={"key": key}, timeout=30) as http:
+        for n in range(first, first + count):
+            one = banner(n)
+            sent[one["ip_str"]] = time.monotonic()
+            http.post("/spyglass/collect", content=orjson.dumps(one) + b"\n").raise_for_status()
+            time.sleep(gap)
+    deadline = time.monotonic() + 10
+    while any(len(arrived) < count for arrived in arrivals.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for name, arrived in arrivals.items():
+        latencies = [arrived[ip] - t for ip, t in sent.items() if ip in arrived]
+        missing = count - len(latencies)
+        print(f"  reader on {name:30} {percentiles(latencies)}" + (f"   MISSING {missing}" if missing else ""))
+
+
 def run(folder: Path, count: int, gap: float) -> None:
     with ExitStack() as stack:
         clickhouse = ClickHouseServer(folder / "clickhouse").start()
@@ -66,28 +91,16 @@ def run(folder: Path, count: int, gap: float) -> None:
         accounts = PostgresAccounts(state, folder / "keys")
         key = accounts.create_key("enterprise", collector=True)
         accounts.close()
-        a, b = (stack.enter_context(serve(folder / n, "--store", store, "--state", state)) for n in ("a", "b"))
-        on = {"B (the other backend)": (b, {}), "A (the collecting one)": (a, {})}
-        for url, arrived in on.values():
-            ready = threading.Event()
-            reader = (f"{url}/stream/{NS}/banners", key, arrived, ready)
-            threading.Thread(target=follow, args=reader, daemon=True).start()
-            ready.wait(15)
-        sent: dict[str, float] = {}
-        with httpx.Client(base_url=a, params={"key": key}, timeout=30) as http:
-            for n in range(count):
-                b1 = banner(n)
-                sent[b1["ip_str"]] = time.monotonic()
-                http.post("/spyglass/collect", content=orjson.dumps(b1) + b"\n").raise_for_status()
-                time.sleep(gap)
-        deadline = time.monotonic() + 10
-        while any(len(arrived) < count for _, arrived in on.values()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        print(f"{count} banners collected on A one request at a time, {gap:.2f} s apart")
-        for name, (_, arrived) in on.items():
-            latencies = [arrived[ip] - t for ip, t in sent.items() if ip in arrived]
-            missing = count - len(latencies)
-            print(f"  reader on {name:24} {percentiles(latencies)}" + (f"   MISSING {missing}" if missing else ""))
+        print(f"{count} banners collected one request at a time, {gap:.2f} s apart")
+        shared = ("--store", store, "--state", state)
+        with serve(folder / "a", *shared) as a, serve(folder / "b", *shared) as b:
+            measure(a, {"B (the other backend)": b, "A (the collecting one)": a}, key, count, gap, 0)
+        # the baseline: one backend that does not follow the store (its hub hears its collector)
+        alone = Store(folder / "alone")
+        key = alone.create_key("enterprise", collector=True)
+        alone.close()
+        with serve(folder / "alone", "--store", store) as c:
+            measure(c, {"one backend, not following": c}, key, count, gap, count)
 
 
 def main() -> None:
