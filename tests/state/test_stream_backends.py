@@ -223,3 +223,17 @@ def test_follow_store_without_a_shared_store_is_one_line_and_exit_2(tmp_path, ca
     assert main(["serve", "--follow-store", "--data", str(tmp_path)]) == EXIT_USAGE
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--follow-store follows a shared banner store" in err
+
+
+def test_following_the_store_is_on_with_a_shared_store_and_state_or_when_asked(monkeypatch):
+    from spyglass.cli import build_parser
+    from spyglass.cli.commands.serve import settings_from
+
+    def follows(*argv: str) -> bool:
+        return settings_from(build_parser().parse_args(["serve", "--data", "/nonexistent", *argv])).follow_store
+
+    monkeypatch.delenv("SPYGLASS_STORE", raising=False)
+    monkeypatch.delenv("SPYGLASS_STATE", raising=False)
+    store, state = ("--store", "clickhouse://127.0.0.1/intel"), ("--state", "postgresql://u@127.0.0.1/db")
+    assert not follows() and not follows(*store) and not follows(*state)
+    assert follows(*store, *state) and follows(*store, "--follow-store")
