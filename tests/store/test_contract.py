@@ -221,6 +221,19 @@ def test_marks_tell_what_was_added_since(store):
     assert {orjson.loads(b)["port"] for b in bodies.values()} == {80, 443}
 
 
+def test_marks_since_lists_what_was_added_in_mark_order_page_by_page(store):
+    add(store, banner(port=1))
+    mark = store.last_mark()
+    assert store.marks_since(mark, 10) == []
+    add(store, *(banner(port=p) for p in (2, 3, 4)))
+    first = store.marks_since(mark, 2)
+    rest = store.marks_since(first[-1], 10)
+    assert len(first) == 2 and len(rest) == 1 and first + rest == sorted(first + rest)
+    assert rest[-1] == store.last_mark() and first[0] > mark
+    ports = [orjson.loads(body)["port"] for body in store.raw_bodies(first + rest).values()]
+    assert sorted(ports) == [2, 3, 4]
+
+
 def test_known_services(store):
     from spyglass.server.banners.keys import service_key
     from spyglass.server.banners.shape import normalize

@@ -29,7 +29,7 @@ from spyglass.server.scanner.service import ScanService
 from spyglass.server.settings import Settings
 from spyglass.server.state.accounts import AccountState
 from spyglass.server.stores import open_account_state, open_banner_store, open_directory_state, open_scan_state
-from spyglass.server.stream import DemoCollector, StreamHub, create_stream_app, replay
+from spyglass.server.stream import DemoCollector, StoreFollower, StreamHub, create_stream_app, replay
 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
 ROOT_SECTIONS = (account, tools, status, replay, notifiers, dns, org)
@@ -87,7 +87,10 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     )
     app.state.services = [app.state.collector, app.state.scans]
     app.state.hub = StreamHub(settings.namespace)
-    app.state.collector.subscribe(app.state.hub.publish)
+    if settings.follow_store:  # other backends collect into the store too: publish what it gains
+        app.state.services.append(StoreFollower(banners, app.state.hub))
+    else:
+        app.state.collector.subscribe(app.state.hub.publish)
     app.state.services += [app.state.hub, DemoCollector(app.state.collector, banners, settings.demo_rate)]
     app.state.outbox = Outbox(settings.smtp_server)  # e-mail sent after the answer (invitations)
     app.state.services.append(app.state.outbox)

@@ -34,4 +34,5 @@ class Settings:
     forwarded_allow: list[str] = field(default_factory=list)  # proxies whose X-Forwarded-For is believed
     store: str = ""  # the banner store's address (clickhouse://...); "": the embedded store in data_dir
     state: str = ""  # the accounts' address (postgresql://...); "": SQLite in data_dir
+    follow_store: bool = False  # stream what the store gains (any backend's banners), not what this one collects
     bulk_data: bool = True  # build the bulk data files; False: list only those already built

@@ -50,10 +50,14 @@ def settings_from(args: argparse.Namespace):
     allowed = args.scan_allow or env_list(ENV_SCAN_ALLOW)
     notifier_urls = args.notifier_url or os.environ.get(ENV_NOTIFIER_URLS, "").split()
     notifier_allow = args.notifier_allow or env_list(ENV_NOTIFIER_ALLOW)
+    store, state = store_address(args), state_address(args)
+    if args.follow_store and not store:
+        raise ValueError("--follow-store follows a shared banner store: name it with --store clickhouse://...")
     return Settings(
         data_dir=Path(args.data or data_dir()),
-        store=store_address(args),
-        state=state_address(args),
+        store=store,
+        state=state,
+        follow_store=args.follow_store or bool(store and state),  # one service of several backends
         namespace=args.namespace,
         rate_limit=args.rate_limit,
         geonet=geonet,
@@ -315,6 +319,12 @@ def register(sub, common: Common) -> None:
         metavar="N",
         help="collect N synthetic banners per second (indexed and published on the stream), on an "
         "empty data dir or the demo data only",
+    )
+    p.add_argument(
+        "--follow-store",
+        action="store_true",
+        help="stream what any backend collects into the --store, read from it by mark (the default "
+        "when --state names a shared state too), not only what this one collects",
     )
     p.add_argument(
         "--no-bulk-data",

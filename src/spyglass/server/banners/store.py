@@ -14,7 +14,8 @@ What every store keeps:
   count and facets see only those (a ``scan:`` filter sees everything a scan collected); the host
   history and trends see every banner;
 - a *mark* per banner, rising in the order banners were added, from which the bulk-data builder
-  learns what is new since it last looked.
+  learns what is new since it last looked, and a backend that shares the store with others
+  follows what any of them collected (the real-time stream, server/stream/follow.py).
 """
 
 from __future__ import annotations
@@ -126,6 +127,11 @@ class BannerStore(Protocol):
 
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
         """The stored bytes of these banners, exactly as they came."""
+        ...
+
+    def marks_since(self, mark: int, limit: int) -> list[int]:
+        """The marks of the banners added after ``mark``, the first ``limit`` in mark order: read
+        often (the stream's follower), so it reads marks alone, by the store's order of them."""
         ...
 
     # -- the store's own notes (e.g. that it holds the demo data) ------------------------------

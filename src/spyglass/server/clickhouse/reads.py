@@ -243,6 +243,11 @@ class Reads:
                 yield [(m, tables.stamp_of(t)) for m, t in rows[i : i + batch]]
             last = rows[-1][0]
 
+    def marks_since(self, mark: int, limit: int) -> list[int]:
+        """From ``bodies``, in mark order: a range of its primary key, however large the store."""
+        sql = f"SELECT mark FROM bodies WHERE mark > %(m)s ORDER BY mark LIMIT {int(limit)}"
+        return [m for (m,) in self.connection.execute(sql, {"m": mark})]
+
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
         out: dict[int, bytes] = {}
         step = self.connection.lookup_chunk(NUMBER_TEXT)

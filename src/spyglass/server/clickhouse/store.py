@@ -168,5 +168,8 @@ class ClickHouseStore:
     def added_since(self, mark: int, batch: int) -> Iterator[list[tuple[int, str]]]:
         return self.reads.added_since(mark, batch)
 
+    def marks_since(self, mark: int, limit: int) -> list[int]:
+        return self.reads.marks_since(mark, limit)
+
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
         return self.reads.raw_bodies(marks)

@@ -42,6 +42,7 @@ from spyglass.server.clickhouse.connection import ADDRESS_TEXT, NUMBER_TEXT, Con
 from spyglass.server.clickhouse.reads import Where
 
 FLUSH_ROWS = 50_000  # banners a writer holds before inserting them (big blocks: few parts to merge)
+IN_COLLECTED_ORDER = 2000  # banners a flush keeps in the order they were added (a collector's batch)
 # Rows at these addresses (a parameter ``ips``: their 16 bytes in hex): in a subquery, which 18.16
 # turns into a set that its primary key index is searched with.
 AT_ADDRESSES = "ip IN (SELECT toFixedString(unhex(arrayJoin(%(ips)s)), 16))"
@@ -289,10 +290,11 @@ class Writer:
     def flush(self) -> None:
         """Send what is held (after what was sent before), its marks given anew in the order of
         tables.alike: bodies are stored in mark order, and alike banners side by side compress
-        better (unless it keeps the marks it was given)."""
+        better (unless it keeps the marks it was given, or holds a few: a collector's batch keeps
+        the order it was collected in, which backends following the store stream in mark order)."""
         marks = [mark for _, mark in self.held]
         alike = [p for p, _ in self.held]
-        if not self.kept:
+        if not self.kept and len(alike) > IN_COLLECTED_ORDER:
             alike.sort(key=lambda p: tables.alike(p.doc))
         replaced = {key for _, key, _ in self.demoted}
         with paused_gc():

@@ -286,6 +286,13 @@ class RecordStore:
             codec = self._codec_for(rows)
         return {s: plain(b, codec) for s, b in rows}
 
+    def seqs_since(self, after_seq: int, limit: int) -> list[int]:
+        with self._db.lock:
+            rows = self._db.conn.execute(
+                "SELECT seq FROM banners WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
+            ).fetchall()
+        return [seq for (seq,) in rows]
+
     def since(self, after_seq: int, batch: int = 5000) -> Iterator[list[tuple[int, dict]]]:
         """Every banner with seq > ``after_seq``, in batches, for (re)indexing."""
         last = after_seq

@@ -187,6 +187,9 @@ class BannerIndex:
     def raw_bodies(self, marks: list[int]) -> dict[int, bytes]:
         return self.records.raw_bodies(marks)
 
+    def marks_since(self, mark: int, limit: int) -> list[int]:
+        return self.records.seqs_since(mark, limit)
+
     # -- reading ---------------------------------------------------------------------------
     def searcher(self) -> tantivy.Searcher:
         now = time.monotonic()

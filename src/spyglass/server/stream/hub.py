@@ -193,13 +193,14 @@ class StreamHub:
         for item in collected:
             self.publish_banner(item.banner)
 
-    def publish_banner(self, banner: dict) -> None:
+    def publish_banner(self, banner: dict, ident: str | None = None) -> None:
+        """``ident``: its ``_id`` (a new one when None)."""
         self.published += 1
         if not self.subscriptions:
             return
         # As search serves it, plus the ``_id`` the seed says every stream item carries.
         banner = for_namespace(dict(banner), self.namespace)
-        banner.setdefault("_id", str(uuid.uuid4()))
+        banner.setdefault("_id", ident or str(uuid.uuid4()))
         p = Published.of(banner)
         for sub in self.subscriptions:
             if sub.match(p):
