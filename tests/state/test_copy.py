@@ -1,5 +1,5 @@
-"""``spyglass state copy``: an embedded backend's accounts, keys, credits, scans and saved queries
-into PostgreSQL, then served from there by a backend with another data dir."""
+"""``spyglass state copy``: an embedded backend's accounts, keys, credits, scans, saved queries,
+alerts and notifiers into PostgreSQL, then served from there by a backend with another data dir."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import pytest
 
 from spyglass.cli import EXIT_OK, EXIT_USAGE, main
 from spyglass.client import AuthenticationError, Clients
+from spyglass.netblocks import parse_networks
+from spyglass.server.alerts.store import AlertStore
 from spyglass.server.directory.store import Directory
 from spyglass.server.scanner.store import ScanStore
 from spyglass.server.store import Store
@@ -30,6 +32,12 @@ def embedded_state(data_dir):
     saved = directory.save(alice.id, "Alice's nginx", "nginx country:DE", "kept across the copy", ["web", "copied"])
     directory.vote(saved.id, voter.id, 1)
     directory.close()
+    alerts = AlertStore(data_dir)
+    alert = alerts.create_alert(alice.id, "Office", parse_networks(["198.51.100.0/24"]), expires=0)
+    alerts.set_triggers(alert.id, ["open_database"], True)
+    notifier = alerts.create_notifier(alice.id, "webhook", "ops hook", {"url": "http://127.0.0.1:9/hook"})
+    alerts.set_attached(alert.id, notifier, True)
+    alerts.close()
     return key, scan.id
 
 
@@ -45,6 +53,8 @@ async def test_a_copied_key_works_on_a_postgresql_backend_with_all_it_had(tmp_pa
             scans = await c.scans.list()
             found = await c.directory.search("tag:copied")
             more = await c.directory.save("After the copy", "apache", "", "web")
+            alerts = await c.alerts.list()
+            notifiers = await c.notifiers.list()
         async with Clients.from_profile(backend.profile("0" * 32)) as stranger:
             with pytest.raises(AuthenticationError):
                 await stranger.account.profile()
@@ -52,6 +62,12 @@ async def test_a_copied_key_works_on_a_postgresql_backend_with_all_it_had(tmp_pa
     assert [(s.id, s.status) for s in scans.matches] == [(scan_id, "DONE")]
     assert [(q.title, q.votes, q.tags) for q in found.matches] == [("Alice's nginx", 1, ["web", "copied"])]
     assert more.id > found.matches[0].id  # new rows take ids after the copied ones
+    assert [(a.name, sorted(a.triggers), a.filters.ip) for a in alerts] == [
+        ("Office", ["open_database"], ["198.51.100.0/24"])
+    ]
+    hooks = [n for n in notifiers.matches if n.provider == "webhook"]  # (beside the account's e-mail one)
+    assert [n.description for n in hooks] == ["ops hook"]
+    assert [n["id"] for n in alerts[0].notifiers or []] == [hooks[0].id]
 
 
 def test_a_copy_into_a_state_in_use_is_refused_and_changes_nothing(tmp_path, postgres_url, capsys):
@@ -61,6 +77,6 @@ def test_a_copy_into_a_state_in_use_is_refused_and_changes_nothing(tmp_path, pos
     capsys.readouterr()
     assert main(argv) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert "holds accounts, scans or saved queries already" in err and len(err.strip().splitlines()) == 1
+    assert "holds accounts, scans, saved queries or alerts already" in err and len(err.strip().splitlines()) == 1
     assert main(["state", "copy", "--from", str(tmp_path / "nothing"), "--state", postgres_url]) == EXIT_USAGE
     assert "holds no embedded backend's state" in capsys.readouterr().err

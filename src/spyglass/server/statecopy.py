@@ -1,6 +1,6 @@
 """``spyglass state copy``: an embedded backend's state (its SQLite files in --data) into a fresh
 PostgreSQL state, so the backends that share it take over its accounts, keys, credits,
-organizations, scans and saved queries as they are.
+organizations, scans, saved queries, alerts, notifiers and their deliveries as they are.
 
 Rows keep their ids (a scan's account, a vote's query), keys stay digests (a key that worked on the
 embedded backend works on every backend of the shared state), and the whole copy is one
@@ -24,13 +24,16 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("spyglass.db", ("accounts", "api_keys", "organizations", "org_members", "org_invitations")),
     ("scans.db", ("scans",)),
     ("directory.db", ("queries", "query_tags", "query_votes")),
+    # banners held for matching are not copied: the embedded backend matched them or will
+    ("alerts.db", ("alerts", "alert_triggers", "alert_ignores", "notifiers", "alert_notifiers")),
+    ("alerts.db", ("deliveries", "delivery_log")),  # (a line each: the tuple is long)
 )
 NOT_COPIED = {"owner", "lease_until"}  # scans: which backend holds it, here none
-SERIAL_IDS = ("accounts", "queries")  # their next id must come after the copied ones
+SERIAL_IDS = ("accounts", "queries", "deliveries", "delivery_log")  # their next id must come after the copied ones
 
 
 class StateNotEmpty(ValueError):
-    """The PostgreSQL state holds accounts, scans or saved queries already."""
+    """The PostgreSQL state holds accounts, scans, saved queries or alerts already."""
 
 
 @dataclass
@@ -40,17 +43,18 @@ class Copied:
 
 def _open_sqlite_stores(data_dir: Path) -> None:
     """Open and close each embedded store: its file exists, at this spyglass's layout."""
+    from spyglass.server.alerts.store import AlertStore
     from spyglass.server.directory.store import Directory
     from spyglass.server.scanner.store import ScanStore
     from spyglass.server.store import Store
 
-    for opened in (Store(data_dir), ScanStore(data_dir), Directory(data_dir)):
+    for opened in (Store(data_dir), ScanStore(data_dir), Directory(data_dir), AlertStore(data_dir)):
         opened.close()
 
 
 def copy_state(data_dir: Path, url: str) -> Copied:
     """Copy the embedded state in ``data_dir`` into the PostgreSQL state at ``url`` (created or
-    upgraded first). :class:`StateNotEmpty` when it holds accounts, scans or saved queries."""
+    upgraded first). :class:`StateNotEmpty` when it holds accounts, scans, saved queries or alerts."""
     if not (data_dir / "spyglass.db").exists():
         raise FileNotFoundError(f"{data_dir} holds no embedded backend's state (no spyglass.db)")
     _open_sqlite_stores(data_dir)
@@ -60,11 +64,11 @@ def copy_state(data_dir: Path, url: str) -> Copied:
         held = row_of(
             pg.execute(
                 "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM scans)"
-                " + (SELECT count(*) FROM queries WHERE owner IS NOT NULL) AS n"
+                " + (SELECT count(*) FROM queries WHERE owner IS NOT NULL) + (SELECT count(*) FROM alerts) AS n"
             )
         )
         if held["n"]:
-            raise StateNotEmpty(f"the state at {shown(url)} holds accounts, scans or saved queries already")
+            raise StateNotEmpty(f"the state at {shown(url)} holds accounts, scans, saved queries or alerts already")
         pg.execute("DELETE FROM queries")  # the starting set: the data dir's copy of it replaces it
         for filename, tables in TABLES:
             with sqlite3.connect(f"file:{data_dir / filename}?mode=ro", uri=True) as lite:
