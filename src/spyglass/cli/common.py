@@ -70,10 +70,10 @@ class Common:
         self.state = self._parent(
             "--state",
             metavar="ADDRESS",
-            help="where the accounts, keys, credits and organizations live: "
-            "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, shared by every backend given it (default: "
-            "$SPYGLASS_STATE, or SQLite in the data directory). Alerts, scans and the directory stay "
-            "in the data directory for now",
+            help="where the accounts, keys, credits, organizations, alerts, scans and saved queries "
+            "live: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, shared by every backend given it "
+            "(default: $SPYGLASS_STATE, or SQLite in the data directory). Bulk-data files stay in "
+            "each backend's data directory",
         )
         self.profile = self._parent(
             "--profile", metavar="NAME", help="connection profile to use (default: the active one)"

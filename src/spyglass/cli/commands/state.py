@@ -48,7 +48,7 @@ def copy_command(args: argparse.Namespace) -> int:
 
 
 def register(sub, common: Common) -> None:
-    p = sub.add_parser("state", help="the backend's state (accounts on PostgreSQL)", description="The backend's state.")
+    p = sub.add_parser("state", help="the backend's state on PostgreSQL", description="The backend's state.")
     family = p.add_subparsers(metavar="ACTION", parser_class=type(p))
     p.set_defaults(func=common.usage(p))
     init = family.add_parser(
@@ -56,7 +56,8 @@ def register(sub, common: Common) -> None:
         parents=[common.state],
         help="create a PostgreSQL state's tables, or upgrade them",
         description="Create the tables of the PostgreSQL state named by --state or $SPYGLASS_STATE "
-        "(accounts, keys, credits, organizations, invitations) where they are missing, or bring them "
+        "(accounts, keys, credits, organizations, alerts, deliveries, scans, saved queries) where they are "
+        "missing, or bring them "
         "to this spyglass's schema version. The backend does the same when it starts.",
     )
     init.set_defaults(func=init_command)
@@ -65,9 +66,9 @@ def register(sub, common: Common) -> None:
         parents=[common.state],
         help="copy an embedded backend's state into a fresh PostgreSQL state",
         description="Copy the state of the embedded backend in DATA_DIR (accounts, keys, credits, "
-        "organizations, invitations, scans, saved queries) into the PostgreSQL state named by --state or "
-        "$SPYGLASS_STATE, which must hold none yet. Keys keep working; stop that backend first. Banners "
-        "move with spyglass import, alerts are not copied by this spyglass.",
+        "organizations, invitations, scans, saved queries, alerts, notifiers and their deliveries) into "
+        "the PostgreSQL state named by --state or $SPYGLASS_STATE, which must hold none yet. Keys keep "
+        "working; stop that backend first. Banners move with spyglass import.",
     )
     copy.add_argument("--from", dest="source", type=Path, required=True, metavar="DATA_DIR", help="its --data")
     copy.set_defaults(func=copy_command)
