@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator
 from typing import Literal
 
 import orjson
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import StreamingResponse
 
 from spyglass import __version__
-from spyglass.server.auth import Caller, caller
+from spyglass.server.auth import Caller
+from spyglass.server.deps import Alerts, Who
 from spyglass.server.errors import (
     ApiError,
     bad_request,
@@ -102,7 +103,7 @@ def comma_list(text: str, what: str) -> list[str]:
 
 @router.get("/banners", response_class=StreamingResponse, responses=STREAM_DOC)
 async def banners(
-    request: Request, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+    request: Request, who: Who, t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
     """Every banner the service collects."""
     return open_stream(request, who, match_all, t, debug)
@@ -112,7 +113,7 @@ async def banners(
 # not a path that redirects elsewhere (a 307 a client cannot make sense of).
 @router.get("/asn/{asn:path}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
 async def asn(
-    request: Request, asn: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+    request: Request, asn: str, who: Who, t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
     """Banners from the given comma-separated ASNs (``AS15169`` or ``15169``)."""
     asns = comma_list(asn, "asn")
@@ -126,7 +127,7 @@ async def asn(
 async def countries(
     request: Request,
     countries: str,
-    who: Caller = Depends(caller),
+    who: Who,
     t: Literal["json", "sse"] = Format,
     debug: int = Debug,
 ) -> StreamingResponse:
@@ -140,7 +141,7 @@ async def countries(
 
 @router.get("/ports/{ports:path}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
 async def ports(
-    request: Request, ports: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+    request: Request, ports: str, who: Who, t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
     """Banners for the given comma-separated ports."""
     numbers = []
@@ -153,7 +154,7 @@ async def ports(
 
 @router.get("/vulns/{vulns:path}", response_class=StreamingResponse, responses={**STREAM_DOC, **responses(400)})
 async def vulns(
-    request: Request, vulns: str, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+    request: Request, vulns: str, who: Who, t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
     """Banners with any of the given comma-separated vulnerability ids (case-insensitive)."""
     ids = comma_list(vulns, "vulns")
@@ -165,11 +166,11 @@ async def vulns(
 
 @router.get("/alert", response_class=StreamingResponse, responses=STREAM_DOC)
 async def alerts(
-    request: Request, who: Caller = Depends(caller), t: Literal["json", "sse"] = Format, debug: int = Debug
+    request: Request, who: Who, store: Alerts, t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
     """Banners inside the networks of every alert of the caller's account (as the alerts change)."""
     who.require_enterprise("The real-time stream")
-    match = await asyncio.to_thread(AlertNetworks, request.app.state.alerts, who.account.id)
+    match = await asyncio.to_thread(AlertNetworks, store, who.account.id)
     return open_stream(request, who, match, t, debug)
 
 
@@ -177,14 +178,14 @@ async def alerts(
 async def alert(
     request: Request,
     alert_id: str,
-    who: Caller = Depends(caller),
+    who: Who,
+    store: Alerts,
     t: Literal["json", "sse"] = Format,
     debug: int = Debug,
 ) -> StreamingResponse:
     """Banners inside the networks of one of the caller's alerts. An unknown id and another
     account's alert are the same 404."""
     who.require_enterprise("The real-time stream")
-    store = request.app.state.alerts
     if await asyncio.to_thread(store.alert, who.account.id, alert_id) is None:
         raise not_found(f"No alert with id {alert_id!r}")
     match = await asyncio.to_thread(AlertNetworks, store, who.account.id, alert_id)

@@ -9,12 +9,12 @@ there: the operator can tell where any banner came from."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from spyglass.exactjson import loads
-from spyglass.server.auth import Caller, caller
 from spyglass.server.banners.shape import crawler_member
+from spyglass.server.deps import Who
 from spyglass.server.errors import ApiError, bad_request, responses
 
 MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in several
@@ -54,7 +54,7 @@ def collected_by(banner: dict, account_id: int) -> dict:
     responses={**responses(400, 403), 413: {"description": "The body is over 16 MiB: send it in parts"}},
     openapi_extra=BODY_DOC,
 )
-async def collect(request: Request, who: Caller = Depends(caller)) -> CollectResult:
+async def collect(request: Request, who: Who) -> CollectResult:
     """Collect banners as the backend's crawlers would: the new ones are indexed and published on
     the real-time stream; one already in the index is skipped; a line that is no banner the
     stores can hold (its address, port, transport or timestamp), or dated more than 5 minutes
