@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import httpx
 import psycopg
+import pytest
 
-from spyglass.server.postgres import PostgresAccounts
-from spyglass.server.postgres.connect import POOL_SIZE
+from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.postgres import PostgresAccounts, connect
+from spyglass.server.postgres.connect import POOL_SIZE, Pool
+from spyglass.testing.postgres import PostgresServer
+from tests.servers import installed
 from tests.state.shared import ServeProcess
 
 CLIENTS, EACH = 48, 6
@@ -61,3 +66,34 @@ async def _load(url: str, key: str) -> list[int]:
 
     results = await asyncio.gather(*(client(i) for i in range(CLIENTS)))
     return [status for statuses in results for status in statuses]
+
+
+def test_connections_of_a_restarted_server_fail_one_request_not_one_each(tmp_path):
+    with installed():
+        server = PostgresServer().start()
+    pool = Pool(server.url())
+    try:
+        together = threading.Barrier(4)
+
+        def hold() -> None:
+            with pool.connection() as conn:
+                conn.execute("SELECT 1")
+                together.wait(10)
+
+        threads = [threading.Thread(target=hold) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        server.stop()
+        server.start()  # on the same port: the pool's 4 idle connections are to the old server
+        with pytest.raises(StoreUnavailable, match="the state at"):
+            pool.one("SELECT 1")  # the first one meets a dropped connection: the idle ones are tested
+        deadline = time.monotonic() + 10
+        while connect._checking:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert [pool.one("SELECT 1 AS one")["one"] for _ in range(4)] == [1] * 4
+    finally:
+        pool.close()
+        server.remove()

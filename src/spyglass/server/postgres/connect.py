@@ -113,6 +113,7 @@ POOL_SIZE = 8
 
 _pools: dict[str, tuple[ConnectionPool[psycopg.Connection[DictRow]], int]] = {}
 _pools_lock = threading.Lock()
+_checking: set[int] = set()  # the pools whose idle connections a thread is testing now
 
 
 def _acquire(url: str) -> ConnectionPool[psycopg.Connection[DictRow]]:
@@ -146,6 +147,27 @@ def _release(url: str) -> None:
     pool.close()
 
 
+def _check_soon(pool: ConnectionPool[psycopg.Connection[DictRow]]) -> None:
+    """One connection was found broken (the server restarted, or is gone): test the idle ones in a
+    thread, so that they are replaced at once rather than each failing one request after a restart
+    (testing each connection as it is handed out would cost every statement a round trip)."""
+    with _pools_lock:
+        if id(pool) in _checking:
+            return
+        _checking.add(id(pool))
+
+    def check() -> None:
+        try:
+            pool.check()
+        except psycopg.Error:  # a closed pool, or the server gone while testing: the pool copes
+            pass
+        finally:
+            with _pools_lock:
+                _checking.discard(id(pool))
+
+    threading.Thread(target=check, name="spyglass-state-check", daemon=True).start()
+
+
 class Pool:
     """A use of the process's pool of connections to the state at ``url`` (one per address, however
     many parts open it; :meth:`close` hands this use back). Every use of it either works or raises
@@ -163,6 +185,8 @@ class Pool:
             with self._pool.connection(timeout=WAIT_FOR_CONNECTION) as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            if not isinstance(exc, PoolTimeout):
+                _check_soon(self._pool)
             raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}") from exc
 
     @contextmanager
