@@ -14,7 +14,9 @@ Goal: charging a credit on PostgreSQL at most 10% of a search.
 
 Then throughput: the same banners imported into a ClickHouse server this bench starts, two
 backends over it and the PostgreSQL state, and CLIENTS concurrent clients (32) sending charged
-searches to one backend, then spread over both: requests/s, p50 and p95.
+searches to one backend, then spread over both: requests/s, p50 and p95. And over the same two
+backends, notification delivery latency (bench/state_alerts.py's rounds: an alert made on A,
+banners collected on B or A, until the receiver has each).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import httpx
 from index import SEARCHES, dataset, funded_key, percentiles, serve  # bench/index.py
+from state_alerts import rounds  # bench/state_alerts.py
 
 from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
@@ -123,8 +126,9 @@ def throughput(urls: list[str], key: str, total: int, clients: int) -> str:
     return f"{total / (time.perf_counter() - started):7.1f} requests/s   {percentiles(samples)}"
 
 
-def shared_stores(work: Path, source: Path, url: str, total: int, clients: int) -> dict[str, str]:
-    """Throughput of one backend, then of two, over one ClickHouse (``source`` imported) and ``url``."""
+def shared_stores(work: Path, source: Path, url: str, total: int, clients: int, alerts: int) -> dict[str, str]:
+    """Throughput of one backend, then of two, over one ClickHouse (``source`` imported) and ``url``;
+    then the latency of ``alerts`` notifications through the two."""
     clickhouse = ClickHouseServer(work / "state-clickhouse").start()
     processes = []
     try:
@@ -133,12 +137,19 @@ def shared_stores(work: Path, source: Path, url: str, total: int, clients: int) 
         import_files(store, [source])
         store.close()
         key = postgres_key(url, work / "state-keys")
-        processes = [serve(work / f"state-backend-{name}", 1, address, "--state", url) for name in "ab"]
+        accounts = PostgresAccounts(url, work / "state-keys")
+        collector = accounts.create_key("enterprise", collector=True)
+        accounts.close()
+        options = ("--state", url, "--notifier-allow", "127.0.0.0/8")
+        processes = [serve(work / f"state-backend-{name}", 1, address, *options) for name in "ab"]
         urls = [u for _, u in processes]
-        return {
+        figures = {
             "one backend ": throughput(urls[:1], key, total, clients),
             "two backends": throughput(urls, key, total, clients),
         }
+        for where, samples in rounds(urls, key, collector, alerts).items():
+            figures[f"notification, alert made on A, {where}, collected to received:"] = percentiles(samples)
+        return figures
     finally:
         for process, _ in processes:
             process.terminate()
@@ -155,6 +166,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=400)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--total", type=int, default=2000, help="searches in each throughput run")
+    parser.add_argument("--alerts", type=int, default=100, help="notifications timed")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     data = data_dir(args.work, args.count)
@@ -180,7 +192,7 @@ def main() -> None:
             "sqlite": in_process(Store(data), args.repeat * 5),
             "postgresql": in_process(PostgresAccounts(url, copy), args.repeat * 5),
         }
-        flows = shared_stores(args.work, dataset(args.work, args.count), url, args.total, args.clients)
+        flows = shared_stores(args.work, dataset(args.work, args.count), url, args.total, args.clients, args.alerts)
     finally:
         for process, _ in processes:
             process.terminate()
@@ -197,7 +209,7 @@ def main() -> None:
     print(f"  PostgreSQL state adds {added * 1000:+.2f} ms to a charged search's p50 ({share:+.1%})")
     for name, figures in direct.items():
         print(f"  in process, a key's lookup and a charge, {name:<10} {figures}")
-    print(f"charged searches, {args.clients} clients, ClickHouse banners and PostgreSQL state, {args.total} each")
+    print(f"two backends over one ClickHouse and one PostgreSQL: {args.clients} clients, {args.total} charged searches")
     for name, figures in flows.items():
         print(f"  {name} {figures}")
 
