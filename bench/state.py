@@ -11,11 +11,18 @@ with a filter (charged a query credit, its key looked up), and as the base as ma
 searches (their key looked up, nothing charged). Then, in this process, what the two calls a
 charged search makes of each state take alone (the key's lookup, the charge).
 Goal: charging a credit on PostgreSQL at most 10% of a search.
+
+Then throughput: the same banners imported into a ClickHouse server this bench starts, two
+backends over it and the PostgreSQL state, and CLIENTS concurrent clients (32) sending charged
+searches to one backend, then spread over both: requests/s, p50 and p95. And over the same two
+backends, notification delivery latency (bench/state_alerts.py's rounds: an alert made on A,
+banners collected on B or A, until the receiver has each).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import shutil
 import statistics
 import tempfile
@@ -24,12 +31,15 @@ from pathlib import Path
 
 import httpx
 from index import SEARCHES, dataset, funded_key, percentiles, serve  # bench/index.py
+from state_alerts import rounds  # bench/state_alerts.py
 
 from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
 from spyglass.server.postgres import PostgresAccounts
 from spyglass.server.state.accounts import AccountState
 from spyglass.server.store import Store
+from spyglass.server.stores import open_banner_store
+from spyglass.testing.clickhouse import ClickHouseServer
 from spyglass.testing.postgres import PostgresServer
 
 CHARGED = [q for q in SEARCHES if ":" in q]  # a filter: charged
@@ -94,11 +104,69 @@ def in_process(state: AccountState, repeat: int) -> str:
     return percentiles(samples)
 
 
+def throughput(urls: list[str], key: str, total: int, clients: int) -> str:
+    """``total`` charged searches from ``clients`` concurrent clients, spread over ``urls``."""
+    samples: list[float] = []
+
+    async def client(first: int) -> None:
+        async with httpx.AsyncClient(timeout=60) as http:
+            for n in range(first, total, clients):
+                params = {"key": key, "query": CHARGED[n % len(CHARGED)]}
+                started = time.perf_counter()
+                (await http.get(urls[n % len(urls)] + "/intel/host/search", params=params)).raise_for_status()
+                samples.append(time.perf_counter() - started)
+
+    async def run() -> None:
+        await asyncio.gather(*(client(i) for i in range(clients)))
+
+    asyncio.run(run())  # the first round warms the backends' caches and pools
+    samples.clear()
+    started = time.perf_counter()
+    asyncio.run(run())
+    return f"{total / (time.perf_counter() - started):7.1f} requests/s   {percentiles(samples)}"
+
+
+def shared_stores(work: Path, source: Path, url: str, total: int, clients: int, alerts: int) -> dict[str, str]:
+    """Throughput of one backend, then of two, over one ClickHouse (``source`` imported) and ``url``;
+    then the latency of ``alerts`` notifications through the two."""
+    clickhouse = ClickHouseServer(work / "state-clickhouse").start()
+    processes = []
+    try:
+        address = clickhouse.address("bench_state")
+        store = open_banner_store(address, work / "state-import")
+        import_files(store, [source])
+        store.close()
+        key = postgres_key(url, work / "state-keys")
+        accounts = PostgresAccounts(url, work / "state-keys")
+        collector = accounts.create_key("enterprise", collector=True)
+        accounts.close()
+        options = ("--state", url, "--notifier-allow", "127.0.0.0/8")
+        processes = [serve(work / f"state-backend-{name}", 1, address, *options) for name in "ab"]
+        urls = [u for _, u in processes]
+        figures = {
+            "one backend ": throughput(urls[:1], key, total, clients),
+            "two backends": throughput(urls, key, total, clients),
+        }
+        for where, samples in rounds(urls, key, collector, alerts).items():
+            figures[f"notification, alert made on A, {where}, collected to received:"] = percentiles(samples)
+        return figures
+    finally:
+        for process, _ in processes:
+            process.terminate()
+            process.wait(30)
+        clickhouse.stop()
+        for name in ("state-clickhouse", "state-import", "state-keys", "state-backend-a", "state-backend-b"):
+            shutil.rmtree(work / name, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20_000)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spyglass-bench")
     parser.add_argument("--repeat", type=int, default=400)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--total", type=int, default=2000, help="searches in each throughput run")
+    parser.add_argument("--alerts", type=int, default=100, help="notifications timed")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     data = data_dir(args.work, args.count)
@@ -124,6 +192,7 @@ def main() -> None:
             "sqlite": in_process(Store(data), args.repeat * 5),
             "postgresql": in_process(PostgresAccounts(url, copy), args.repeat * 5),
         }
+        flows = shared_stores(args.work, dataset(args.work, args.count), url, args.total, args.clients, args.alerts)
     finally:
         for process, _ in processes:
             process.terminate()
@@ -140,6 +209,9 @@ def main() -> None:
     print(f"  PostgreSQL state adds {added * 1000:+.2f} ms to a charged search's p50 ({share:+.1%})")
     for name, figures in direct.items():
         print(f"  in process, a key's lookup and a charge, {name:<10} {figures}")
+    print(f"two backends over one ClickHouse and one PostgreSQL: {args.clients} clients, {args.total} charged searches")
+    for name, figures in flows.items():
+        print(f"  {name} {figures}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ so two backends starting at once never both migrate.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -104,23 +105,78 @@ def row_of(cursor: psycopg.Cursor[DictRow]) -> DictRow:
     return row
 
 
+# One process's connections to one state, shared by every part of it (accounts, alerts, scans, the
+# directory): each statement holds a connection for about one round trip, so a few serve many
+# request threads, and PostgreSQL's default max_connections (100, 3 kept for superusers) then fits
+# a dozen backends rather than one pool per part (4 x 16) filling it with two.
+POOL_SIZE = 8
+
+_pools: dict[str, tuple[ConnectionPool[psycopg.Connection[DictRow]], int]] = {}
+_pools_lock = threading.Lock()
+_checking: set[int] = set()  # the pools whose idle connections a thread is testing now
+
+
+def _acquire(url: str) -> ConnectionPool[psycopg.Connection[DictRow]]:
+    """The process's pool for ``url``, opened by its first user."""
+    with _pools_lock:
+        pool, users = _pools.get(url) or (None, 0)
+        if pool is None:
+            pool = ConnectionPool(
+                url,
+                connection_class=psycopg.Connection[DictRow],  # (the rows' type, for the type checker)
+                min_size=1,
+                max_size=POOL_SIZE,
+                # autocommit: a statement alone is one round trip (no BEGIN and COMMIT around it); a
+                # connection the server dropped is discarded when it is handed back
+                kwargs={"connect_timeout": CONNECT_TIMEOUT, "row_factory": dict_row, "autocommit": True},
+                open=True,
+                name="spyglass-state",
+            )
+        _pools[url] = (pool, users + 1)
+        return pool
+
+
+def _release(url: str) -> None:
+    """One user fewer of ``url``'s pool; the last one closes it."""
+    with _pools_lock:
+        pool, users = _pools[url]
+        if users > 1:
+            _pools[url] = (pool, users - 1)
+            return
+        del _pools[url]
+    pool.close()
+
+
+def _check_soon(pool: ConnectionPool[psycopg.Connection[DictRow]]) -> None:
+    """One connection was found broken (the server restarted, or is gone): test the idle ones in a
+    thread, so that they are replaced at once rather than each failing one request after a restart
+    (testing each connection as it is handed out would cost every statement a round trip)."""
+    with _pools_lock:
+        if id(pool) in _checking:
+            return
+        _checking.add(id(pool))
+
+    def check() -> None:
+        try:
+            pool.check()
+        except psycopg.Error:  # a closed pool, or the server gone while testing: the pool copes
+            pass
+        finally:
+            with _pools_lock:
+                _checking.discard(id(pool))
+
+    threading.Thread(target=check, name="spyglass-state-check", daemon=True).start()
+
+
 class Pool:
-    """A pool of connections to the state; every use of it either works or raises
+    """A use of the process's pool of connections to the state at ``url`` (one per address, however
+    many parts open it; :meth:`close` hands this use back). Every use of it either works or raises
     :class:`StoreUnavailable` (the API answers 503 with Retry-After, and the pool reconnects)."""
 
-    def __init__(self, url: str, max_size: int = 16) -> None:
+    def __init__(self, url: str) -> None:
         self.url = url
-        self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
-            url,
-            connection_class=psycopg.Connection[DictRow],  # (the rows' type, for the type checker)
-            min_size=1,
-            max_size=max_size,
-            # autocommit: a statement alone is one round trip (no BEGIN and COMMIT around it); a
-            # connection the server dropped is discarded when it is handed back
-            kwargs={"connect_timeout": CONNECT_TIMEOUT, "row_factory": dict_row, "autocommit": True},
-            open=True,
-            name="spyglass-state",
-        )
+        self._pool = _acquire(url)
+        self._closed = False
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[DictRow]]:
@@ -129,6 +185,8 @@ class Pool:
             with self._pool.connection(timeout=WAIT_FOR_CONNECTION) as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            if not isinstance(exc, PoolTimeout):
+                _check_soon(self._pool)
             raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}") from exc
 
     @contextmanager
@@ -152,4 +210,6 @@ class Pool:
             return conn.execute(sql, args).fetchall()
 
     def close(self) -> None:
-        self._pool.close()
+        if not self._closed:
+            self._closed = True
+            _release(self.url)
