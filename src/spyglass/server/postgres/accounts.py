@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from spyglass.server.plans import PLANS
-from spyglass.server.postgres.connect import Pool
+from spyglass.server.postgres.connect import Pool, holds_nul
 from spyglass.server.postgres.schema import init_schema
 from spyglass.server.sqlite import make_private
 from spyglass.server.state.accounts import (
@@ -30,7 +30,6 @@ from spyglass.server.state.accounts import (
     utcnow,
 )
 
-NUL = "\x00"  # what PostgreSQL's text never holds: a value with one names no row
 BY_KEY = "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = %s"
 
 
@@ -62,7 +61,7 @@ class PostgresAccounts(KeysOnTop):
         display_name: str | None = None,
         created: datetime | None = None,
     ) -> tuple[Account, str]:
-        if any(NUL in (text or "") for text in (username, email, display_name)):
+        if holds_nul(username, email, display_name):
             raise ValueError("an account's name, e-mail address or display name holds no NUL character")
         chosen = PLANS[plan]
         key = new_key()
@@ -142,7 +141,7 @@ class PostgresAccounts(KeysOnTop):
     def find_account(self, user: str) -> Account | None:
         """The account with this username, else with this e-mail address (any case);
         :class:`AmbiguousUser` if several accounts share that address."""
-        if NUL in user:
+        if holds_nul(user):
             return None
         row = self._pool.one("SELECT * FROM accounts WHERE username = %s", (user,))
         if row is None:
@@ -157,7 +156,7 @@ class PostgresAccounts(KeysOnTop):
         return self.organization(row["org_id"]) if row else None
 
     def organization(self, org_id: str) -> Organization | None:
-        if NUL in org_id:
+        if holds_nul(org_id):
             return None
         with self._pool.transaction() as db:
             org = db.execute("SELECT * FROM organizations WHERE id = %s", (org_id,)).fetchone()
@@ -215,7 +214,7 @@ class PostgresAccounts(KeysOnTop):
         return [(r["id"], r["name"], r["invited"]) for r in rows]
 
     def answer_invitation(self, org_id: str, account_id: int, accept: bool) -> bool:
-        if NUL in org_id:
+        if holds_nul(org_id):
             return False
         with self._pool.transaction() as db:
             gone = db.execute(

@@ -22,7 +22,7 @@ import psycopg
 
 from spyglass.netblocks import Network, network_size
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
-from spyglass.server.postgres.connect import Pool
+from spyglass.server.postgres.connect import Pool, holds_nul
 from spyglass.server.postgres.schema import init_schema
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.alerts import (
@@ -41,7 +41,6 @@ from spyglass.server.state.alerts import (
 )
 
 CHANGED = "UPDATE alert_changes SET n = n + 1"
-NUL = "\x00"  # what PostgreSQL's text never holds: an id with one (from a URL) names no row
 
 
 class PostgresAlerts:
@@ -94,7 +93,7 @@ class PostgresAlerts:
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:
-        if NUL in alert_id:
+        if holds_nul(alert_id):
             return None
         rows = self._complete("SELECT * FROM alerts WHERE id = %s AND account_id = %s", (alert_id, account_id))
         return rows[0] if rows else None
@@ -127,7 +126,7 @@ class PostgresAlerts:
         return list(alerts.values())
 
     def delete_alert(self, account_id: int, alert_id: str) -> bool:
-        if NUL in alert_id:
+        if holds_nul(alert_id):
             return False
         with self._changing() as db:
             gone = db.execute("DELETE FROM alerts WHERE id = %s AND account_id = %s", (alert_id, account_id)).rowcount
@@ -194,7 +193,7 @@ class PostgresAlerts:
             )
 
     def notifier(self, account_id: int, notifier_id: str) -> NotifierRow | None:
-        if NUL in notifier_id:
+        if holds_nul(notifier_id):
             return None
         row = self._pool.one("SELECT * FROM notifiers WHERE account_id = %s AND id = %s", (account_id, notifier_id))
         return notifier_from(row) if row else None
@@ -207,7 +206,7 @@ class PostgresAlerts:
         return [notifier_from(r) for r in rows]
 
     def delete_notifier(self, account_id: int, notifier_id: str) -> bool:
-        if NUL in notifier_id:
+        if holds_nul(notifier_id):
             return False
         with self._changing() as db:
             gone = db.execute(

@@ -97,6 +97,12 @@ def migrate(url: str, steps: Sequence[Step]) -> int:
     return len(steps)
 
 
+def holds_nul(*texts: str | None) -> bool:
+    """Whether any of ``texts`` holds NUL, which PostgreSQL's text never does: such a value names no
+    row (a lookup finds nothing, as on SQLite) and cannot be stored (psycopg would refuse it)."""
+    return any("\x00" in text for text in texts if text)
+
+
 def row_of(cursor: psycopg.Cursor[DictRow]) -> DictRow:
     """The row of a statement that always returns one (a count, an INSERT ... RETURNING)."""
     row = cursor.fetchone()

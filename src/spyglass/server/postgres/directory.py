@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spyglass.server.postgres.connect import Pool, row_of
+from spyglass.server.postgres.connect import Pool, holds_nul, row_of
 from spyglass.server.postgres.schema import init_schema
 from spyglass.server.state.directory import (
     PAGE_SIZE,
@@ -21,7 +21,6 @@ from spyglass.server.state.directory import (
     saved_now,
 )
 
-NUL = "\x00"  # what PostgreSQL's text never holds: a word with one matches nothing
 COLUMNS = "id, title, description, query, timestamp, votes, owner"
 
 
@@ -63,7 +62,7 @@ class PostgresDirectory:
 
     def search(self, words: list[str], tags: list[str], page: int) -> tuple[list[Saved], int]:
         check_search(words, tags)
-        if any(NUL in text for text in (*words, *tags)):
+        if holds_nul(*words, *tags):
             return [], 0
         where: list[str] = ["TRUE"]
         args: list[Any] = []

@@ -5,7 +5,7 @@ server's clock, so the backends' clocks need not agree."""
 
 from __future__ import annotations
 
-from spyglass.server.postgres.connect import Pool
+from spyglass.server.postgres.connect import Pool, holds_nul
 from spyglass.server.postgres.schema import init_schema
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.scans import (
@@ -20,7 +20,6 @@ from spyglass.server.state.scans import (
     scan_from,
 )
 
-NUL = "\x00"  # what PostgreSQL's text never holds: an id with one names no scan
 LEASE_UNTIL = "now() + make_interval(secs => %s)"
 
 
@@ -46,7 +45,7 @@ class PostgresScans:
         return scan_from(row)
 
     def get(self, scan_id: str) -> Scan | None:
-        if NUL in scan_id:
+        if holds_nul(scan_id):
             return None
         row = self._pool.one("SELECT * FROM scans WHERE id = %s", (scan_id,))
         return scan_from(row) if row else None
