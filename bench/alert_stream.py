@@ -22,17 +22,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import httpx
+
+from spyglass.server.store import Store
+from spyglass.testing.backend import serve
+
 WATCHED = "100.64.0.0/16"
 # /alert, and beside it /ports/80 (the same banners: the noise is on other ports), the stream
 # filter that costs nothing, so that what the alert filter adds shows
@@ -52,8 +53,6 @@ def banner(address: str, port: int, stamp: datetime) -> dict:
 
 def collect(url: str, key: str, first: int, total: int, rate: float, noise: int, sent: dict[str, float]) -> None:
     """The collector: banner ``n`` of the alert is 100.64.x.y; the noise lies in 198.18.0.0/15."""
-    import httpx
-
     start = datetime.now(UTC) - timedelta(minutes=1)
     with httpx.Client(timeout=60) as http:
         next_at = time.monotonic()
@@ -111,24 +110,11 @@ def main() -> None:
     parser.add_argument("--noise", type=int, default=20, help="banners outside every alert, per request")
     parser.add_argument("--networks", type=int, default=1000, help="other networks (single IPs) of the alert")
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     with tempfile.TemporaryDirectory() as data:
-        from spyglass.server.store import Store
-
         store = Store(Path(data))
         key = store.create_key("enterprise", collector=True)  # it reads /alert and collects
         store.close()
-        server = subprocess.Popen(
-            [sys.executable, "-m", "spyglass", "serve", "--port", "0", "--data", data],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        try:
-            assert server.stdout is not None
-            url = server.stdout.readline().split()[1]
-            import httpx
-
+        with serve(data) as url:
             # single IPs: the plan bounds the addresses an account monitors
             others = [f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}" for i in range(args.networks)]
             made = httpx.post(
@@ -139,9 +125,6 @@ def main() -> None:
             )
             assert made.is_success, made.text
             runs = {m: asyncio.run(follow(url, key, i, args, m)) for i, m in enumerate(METHODS)}
-        finally:
-            server.terminate()
-            server.wait(30)
     print(
         f"{args.banners:,} banners in an alert of {args.networks + 1:,} networks, each sent with "
         f"{args.noise} outside every alert, {args.rate:g} requests/s"

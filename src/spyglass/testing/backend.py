@@ -118,7 +118,7 @@ def serve(data_dir, *options: str, descriptors: int | None = None, log: Path | N
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
-            preexec_fn=limit,
+            preexec_fn=limit if descriptors else None,  # (not safe in a process with threads)
         )
         try:
             assert process.stdout is not None
