@@ -438,3 +438,17 @@ async def test_a_backend_that_collects_nothing_says_so_in_the_pane(tmp_path):
             await publish(backend, [banner(port=6700)])
             await until(pilot, lambda: "Nothing has arrived" not in screen_text(app), "the hint gone")
     backend.store.close()
+
+
+async def test_a_backend_info_without_a_numeric_demo_rate_still_streams(tmp_path):
+    # another backend version may say anything there: the hint is left out, the stream followed
+    server, backend = start_backend(tmp_path)
+    backend.app.state.settings.demo_rate = "unknown"
+    with server:
+        app = SpyglassApp(backend.profile(backend.key()))
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_stream(pilot)
+            await publish(backend, [banner(port=6710)])
+            await until(pilot, lambda: 6710 in ports_in(app.query_one(Tail)), "the banner")
+            assert not pane.error_source and "Nothing has arrived" not in screen_text(app)
+    backend.store.close()

@@ -53,3 +53,12 @@ def test_the_setting_is_off_by_default_and_saved():
     config.alert_signal = "osc777"
     config.save()
     assert Config.load().alert_signal == "osc777"
+
+
+@pytest.mark.parametrize("kind", ["osc9", "osc777"])
+def test_no_invisible_or_reordering_character_reaches_the_desktop(kind):
+    # an alert name may hold a bidi override (U+202E), a zero-width space or a lone surrogate
+    sequence = osc_notification("spyglass alert", "ev\u202eil\u200b name \ud800", kind)
+    assert not re.search("[\u200b\u202e\ud800]", sequence)
+    assert "name" in sequence
+    sequence.encode()  # writable to the terminal as UTF-8

@@ -51,16 +51,16 @@ def signal_text(signal: str) -> str:
     return "said on screen" + ("" if extra == "off" else f", with a {extra}")
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 OSC_TEXT = 200  # characters of a desktop notification's text
 
 
 def osc_notification(title: str, body: str, kind: str, tmux: bool = False) -> str:
     """The escape sequence that asks the terminal for a desktop notification. Every control
     character of the (untrusted) text goes, so nothing in it can end the sequence or start
-    another; in tmux it is wrapped in a passthrough (tmux needs ``allow-passthrough on``)."""
-    title = _CONTROL.sub(" ", title)[:OSC_TEXT].strip()
-    body = _CONTROL.sub(" ", body)[:OSC_TEXT].strip()
+    another, nor reorder what the desktop shows (safetext's one path: bidi controls, lone
+    surrogates); in tmux it is wrapped in a passthrough (tmux needs ``allow-passthrough on``)."""
+    title = clean(title, one_line=True)[:OSC_TEXT].strip()
+    body = clean(body, one_line=True)[:OSC_TEXT].strip()
     if kind == "osc777":  # fields are separated by ';': the title must hold none
         sequence = f"\x1b]777;notify;{title.replace(';', ',')};{body}\x1b\\"
     else:

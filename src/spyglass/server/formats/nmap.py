@@ -34,6 +34,7 @@ from typing import IO
 
 from spyglass.server.banners.shape import normalize
 from spyglass.server.formats import FORMATS, Unreadable
+from spyglass.server.formats.services import crawler
 
 READ = 1 << 20  # bytes read at a time
 MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap writes a few KiB a host)
@@ -191,9 +192,7 @@ class Host:
         data = _data(scripts)
         banner.update(_http(scripts, tables) | _ssl(scripts, tables) | _ssh(scripts, tables))
         banner["data"] = data
-        from spyglass.server.scanner.modules.base import signed_hash  # the crawler's (loads the crawler)
-
-        banner["hash"] = signed_hash(data)
+        banner["hash"] = crawler().base.signed_hash(data)  # the crawler's
         scan = self.run["scan"]
         banner["_shodan"] = {
             "module": module,
@@ -303,12 +302,9 @@ def _ssl(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     fields = tables[script]
     pem = fields.get("pem")
     if isinstance(pem, str) and "BEGIN CERTIFICATE" in pem:
-        from cryptography import x509
-
-        from spyglass.server.scanner.modules.tls import cert_member  # the crawler's (loads the crawler)
-
+        c = crawler()  # the crawler's reading of a certificate
         try:
-            return {"ssl": {"cert": cert_member(x509.load_pem_x509_certificate(pem.encode())), "chain": [pem]}}
+            return {"ssl": {"cert": c.tls.cert_member(c.x509.load_pem_x509_certificate(pem.encode())), "chain": [pem]}}
         except ValueError:
             pass  # not a certificate cryptography reads: what nmap read of it, below
     cert: dict = {}

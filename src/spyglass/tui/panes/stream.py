@@ -26,7 +26,7 @@ from textual.widgets import Input, Select, Static
 
 from spyglass.present.service import PRODUCT_WIDTH
 from spyglass.present.stream import detail_lines, quiet_stream_hint, stream_line
-from spyglass.present.values import plural
+from spyglass.present.values import number, plural
 from spyglass.query import parse
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.console import dot, for_console, on_console
@@ -196,7 +196,8 @@ class StreamPane(Pane):
     def _say_why_it_may_stay_empty(self) -> None:
         """A spyglass backend that collects nothing live: the tail says so, as ``serve`` does."""
         info = self.dashboard.backend_info
-        hint = quiet_stream_hint(bool(info.get("demo")), float(info["demo_rate"])) if "demo_rate" in info else None
+        rate = number(info.get("demo_rate"))  # another version's backend may say anything: no hint then
+        hint = quiet_stream_hint(bool(info.get("demo")), rate) if rate is not None else None
         tail = self.query_one(Tail)
         tail.empty = f"Nothing has arrived: {hint}." if hint else ""
         tail.refresh()
