@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from spyglass.server.alerts.coverage import Coverage
+from spyglass.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.engine import AlertEngine
 from spyglass.server.alerts.store import AlertStore

@@ -206,7 +206,7 @@ _ALERTS = st.lists(st.lists(_networks(4) | _networks(6), max_size=30), max_size=
 
 @given(_ALERTS, st.data())
 def test_coverage_finds_exactly_the_alerts_with_an_address_in_one_of_their_networks(alerts, data):
-    from spyglass.server.alerts.coverage import Coverage
+    from spyglass.coverage import Coverage
 
     coverage = Coverage(enumerate(alerts))
     edges = []  # each network's first and last address, and their neighbours outside it

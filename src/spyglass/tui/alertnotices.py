@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from textual.app import App
 from textual.binding import Binding
 
+from spyglass.coverage import Coverage
 from spyglass.safetext import clean
 from spyglass.tui.messages import OpenHost
 from spyglass.tui.widgets.statusbar import StatusBar
@@ -155,7 +156,7 @@ class NoticeWatch:
         self.clients, self.announce = clients, announce
         self.alerts: dict[str, Alert] = {}
         self.seen: dict[str, set[str]] = {}  # alert id -> the events of its log when last read
-        self.networks: dict[str, list] = {}
+        self.covering: Coverage[str] = Coverage(())  # alert ids by their networks: a bisection a banner
         self.nudged: set[str] = set()
         self.unknown = False  # a banner in no alert known: the list of alerts is read again
         self.wake = asyncio.Event()
@@ -198,7 +199,7 @@ class NoticeWatch:
             ip = ipaddress.ip_address(address or "")
         except ValueError:
             return
-        hit = {a for a, nets in self.networks.items() if any(ip in n for n in nets if n.version == ip.version)}
+        hit = set(self.covering.covering(ip))
         self.nudged |= hit
         self.unknown = self.unknown or not hit  # in no alert known: one made since the list was read
         self.wake.set()
@@ -208,7 +209,7 @@ class NoticeWatch:
         with ``relist``, the list again and the logs of the alerts new in it too."""
         if only is None or relist:
             self.alerts = {a.id: a for a in await self.clients.alerts.list()}
-            self.networks = {i: _networks(a) for i, a in self.alerts.items()}
+            self.covering = Coverage((i, _networks(a)) for i, a in self.alerts.items())
         if only is not None and relist:
             only = only | (set(self.alerts) - set(self.seen))
         new: list[Notice] = []

@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from spyglass.backoff import Backoff
+from spyglass.coverage import Coverage
 from spyglass.netblocks import Network
-from spyglass.server.alerts.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.rows import AlertRow, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from spyglass.server.alerts.coverage import Coverage
+from spyglass.coverage import Coverage
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.stream.hub import Published

@@ -1,4 +1,5 @@
-"""Which owners (alerts) have an address in their networks, without scanning every network.
+"""Which owners (alerts) have an address in their networks, without scanning every network: the
+alert engine, the /alert streams and the dashboard's notice watcher all ask it.
 
 An alert may hold 100,000 networks: testing each banner against each of them made matching a
 linear scan per banner. Here every owner's networks become, per IP version, one sorted list of
