@@ -45,6 +45,21 @@ async def test_credits_tracked_from_any_response(backend):
     assert seen == [(42, 7)]
 
 
+async def test_api_info_and_profile_read_balances_afresh(backend):
+    """The key check keeps a key's account a few seconds; what another process spent since (here the
+    state written directly) shows at once where a client asks for its credits."""
+    key = backend.key("member")
+    account = backend.store.account_for_key(key)
+    async with Clients.from_profile(backend.profile(key)) as c:
+        assert (await c.account.api_info()).query_credits == 100
+        backend.store.set_credits(account.id, query=42, scan=7)
+        info = await c.account.api_info()
+        assert (info.query_credits, info.scan_credits) == (42, 7)
+        assert (c.credits.query, c.credits.scan) == (42, 7)  # the headers of that answer agree
+        backend.store.set_credits(account.id, query=41)
+        assert (await c.account.profile()).credits == 41
+
+
 async def test_myip_and_headers(clients):
     assert await clients.tools.my_ip() == "127.0.0.1"
     headers = await clients.tools.http_headers()

@@ -30,7 +30,7 @@ def served(tmp_path_factory):
         with backend_with(data, generate(300, seed=3), geonet=geonet, smtp_server=smtp.address) as backend:
             # Its auth check sends hundreds of wrong keys from 127.0.0.1 and wants 401 for each: past
             # the failed-key limit they are 429s (test_guard.py tests that), so it is lifted here.
-            backend.app.state.failed_keys.burst = 1_000_000
+            backend.app.state.keys.failed.burst = 1_000_000
             yield backend
 
 

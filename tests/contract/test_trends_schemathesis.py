@@ -18,7 +18,7 @@ EXAMPLES = 25
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     with backend_with(tmp_path_factory.mktemp("trends-schemathesis"), generate(300, seed=3)) as backend:
-        backend.app.state.failed_keys.burst = 1_000_000  # as in test_openapi_schemathesis.py
+        backend.app.state.keys.failed.burst = 1_000_000  # as in test_openapi_schemathesis.py
         yield backend
 
 

@@ -1,5 +1,5 @@
 """A ClickHouse server that goes away under a running backend: the API says so (503, Retry-After,
-the store named) rather than a bare 500, and answers again once the server is back."""
+the store named) rather than a bare 500, costs nothing, and answers again once the server is back."""
 
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ def test_a_store_outage_answers_503_with_retry_after_and_the_backend_recovers(tm
                 return httpx.get(f"{backend.url}/intel/host/search", params={"key": key, "query": "port:443"})
 
             assert search().json()["total"] == 1
+
+            def credits() -> int:
+                return backend.store.account_for_key(key).query_credits
+
+            before = credits()
             clickhouse.stop()
             down = search()
             assert down.status_code == 503, down.text
@@ -33,11 +38,13 @@ def test_a_store_outage_answers_503_with_retry_after_and_the_backend_recovers(tm
             message = down.json()["error"]
             assert f"the banner store at clickhouse://127.0.0.1:{clickhouse.port}/" in message
             assert "Stack trace" not in message and "Traceback" not in message
+            assert credits() == before  # charged while the search ran, given back when it failed
             trends = httpx.get(f"{backend.url}/trends/api/v1/search", params={"key": key, "query": "port:443"})
             assert trends.status_code == 503 and "retry-after" in trends.headers  # the mounted hosts too
             clickhouse.start()  # on the same ports, its data kept
             back = search()
             assert back.status_code == 200 and back.json()["total"] == 1
+            assert credits() == before - 1
         backend.store.close()
     finally:
         clickhouse.stop()

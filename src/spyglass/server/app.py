@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from spyglass import __version__
 from spyglass.server.alerts import install_alerts
-from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyRateLimiter, failed_keys_limiter
+from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyCheck, KeyRateLimiter
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
@@ -69,7 +69,7 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     app.state.settings = settings
     app.state.store = store
     app.state.rate_limiter = KeyRateLimiter(settings.rate_limit) if settings.rate_limit else None
-    app.state.failed_keys = failed_keys_limiter()
+    app.state.keys = KeyCheck(store)  # who a key is, shared by the hosts
     banners: BannerStore = open_banner_store(settings.store, settings.data_dir)
     app.state.banners = banners
     app.state.collector = Collector(banners)
@@ -112,10 +112,10 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     app.add_middleware(CreditHeaders)
     app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
     # outside LoadShedding: a body is in whole before the request takes a slot
-    app.add_middleware(KeyBeforeBody, accounts=store, failed_keys=app.state.failed_keys, max_body=replay.MAX_BODY)
+    app.add_middleware(KeyBeforeBody, keys=app.state.keys, max_body=replay.MAX_BODY)
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
-        "trends": create_trends_app(banners, store, app.state.rate_limiter, app.state.failed_keys),
+        "trends": create_trends_app(banners, app.state.keys, app.state.rate_limiter),
         "geonet": create_geonet_app(settings.geonet),
     }
     for name, host in hosts.items():

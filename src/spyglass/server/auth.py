@@ -9,6 +9,9 @@ import math
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fastapi import Request, Security
@@ -78,22 +81,63 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "?"
 
 
-def authenticate(accounts: AccountState, failed_keys: KeyRateLimiter, key: str, address: str) -> Account:
-    """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
-    others sent from its address (every local user shares 127.0.0.1): the key is looked up first,
-    and only a wrong one spends one of the address's tries, 429 once they are spent."""
-    account = accounts.account_for_key(key)
-    if account is None:
-        if (wait := failed_keys.check(address)) is not None:
-            raise too_many(wait, "Too many invalid API keys from this address: try again later")
-        raise ApiError(401, "Invalid API key")
-    return account
-
-
 def failed_keys_limiter() -> KeyRateLimiter:
     """A wrong key costs its address one of 20 tries, given back one every 3 s: guessing keys from
     one address stops at that pace, with 429s, and a typo or two costs nothing."""
     return KeyRateLimiter(rate=1 / 3, burst=20)
+
+
+KEY_TTL = 5.0  # seconds a process keeps a right key's account
+
+
+class KeyCheck:
+    """Who a key is (:meth:`authenticate`), and the toll wrong keys take of their address.
+
+    A right key's account is kept ``KEY_TTL`` seconds in this process, so most requests ask the
+    state nothing to learn who calls (with ``--state`` that was a round trip to PostgreSQL on every
+    request, most of what it added to a search). What may be old in a kept account is only its
+    balances, as keys never move or go and plans and roles never change: a charge answers with the
+    new balances and they are kept at once, ``/api-info`` and ``/account/profile`` read them afresh,
+    and another process's charges show in this one's credit headers within ``KEY_TTL``. Credits are
+    always spent in the state itself, so they stay exact. Only right keys are kept, so a new key is
+    known at once, and a kept account is the month's, so a new month's allowances are never missed.
+    A way to revoke a key would have to forget it here (and wait ``KEY_TTL`` on other processes)."""
+
+    MAX_KEPT = 100_000  # past it the expired entries are dropped
+
+    def __init__(self, accounts: AccountState, ttl: float = KEY_TTL) -> None:
+        self.accounts, self.ttl = accounts, ttl
+        self.failed = failed_keys_limiter()
+        self._kept: dict[str, tuple[Account, float, str]] = {}  # key: (account, until, month)
+        self._lock = threading.Lock()
+
+    def _month(self) -> str:
+        return self.accounts.clock().strftime("%Y-%m")
+
+    def authenticate(self, key: str, address: str) -> Account:
+        """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
+        others sent from its address (every local user shares 127.0.0.1): the key is looked up
+        first, and only a wrong one spends one of the address's tries, 429 once they are spent."""
+        month = self._month()
+        with self._lock:
+            account, until, kept_month = self._kept.get(key) or (None, 0.0, "")
+        if account is not None and until > time.monotonic() and kept_month == month:
+            return account
+        account = self.accounts.account_for_key(key)
+        if account is None:
+            if (wait := self.failed.check(address)) is not None:
+                raise too_many(wait, "Too many invalid API keys from this address: try again later")
+            raise ApiError(401, "Invalid API key")
+        self.keep(key, account, month)
+        return account
+
+    def keep(self, key: str, account: Account, month: str | None = None) -> None:
+        """``account`` as it stands now (after a charge, a fresh read) is what ``key`` is."""
+        now = time.monotonic()
+        with self._lock:
+            if len(self._kept) >= self.MAX_KEPT:
+                self._kept = {k: v for k, v in self._kept.items() if v[1] > now}
+            self._kept[key] = (account, now + self.ttl, month or self._month())
 
 
 @dataclass
@@ -122,20 +166,63 @@ class Caller:
 
 class Charger:
     """Spends the caller's credits: ``charge(query=1)``, once the work has succeeded, so that a
-    failed request costs nothing. Short of credits: a 402 ``{error}`` and nothing spent."""
+    failed request costs nothing; or ``with charge.meanwhile(query=1):`` around the work. Short of
+    credits: a 402 ``{error}`` and nothing spent. Either way the caller's balances are then as the
+    state has them, and the key check keeps them."""
 
-    def __init__(self, accounts: AccountState, who: Caller) -> None:
-        self.accounts, self.who = accounts, who
+    def __init__(self, keys: KeyCheck, who: Caller) -> None:
+        self.keys, self.who = keys, who
 
     def __call__(self, *, query: int = 0, scan: int = 0) -> Account:
+        return self._settle(lambda: self.keys.accounts.charge(self.who.account.id, query=query, scan=scan))
+
+    @contextmanager
+    def meanwhile(self, *, query: int = 0, scan: int = 0) -> Iterator[None]:
+        """Spends the credits in another thread while the block does the work, so that a state across
+        the network adds its round trip to no request that takes longer than it. The block failed:
+        what was spent is given back (a failed request costs nothing). Short of credits: 402 once
+        the block is done, nothing spent."""
+        if not (query or scan):
+            yield
+            return
+        accounts, account_id = self.keys.accounts, self.who.account.id
+        spent = _spending().submit(accounts.charge, account_id, query=query, scan=scan)
         try:
-            self.who.account = self.accounts.charge(self.who.account.id, query=query, scan=scan)
+            yield
+        except BaseException:
+            if spent.exception() is None:  # (waits for it)
+                try:
+                    accounts.charge(account_id, query=-query, scan=-scan)
+                except StoreUnavailable as exc:
+                    log.warning("account %d not given back %d query, %d scan credits: %s", account_id, query, scan, exc)
+            raise
+        self._settle(spent.result)
+
+    def _settle(self, spend: Callable[[], Account]) -> Account:
+        try:
+            self.who.account = spend()
         except NoCreditsLeft as exc:
+            self.who.account = self.keys.accounts.account(self.who.account.id)
+            self.keys.keep(self.who.key, self.who.account)
             raise ApiError(
                 402,
                 f"Insufficient {exc.kind} credits, please upgrade your API plan or wait for the monthly limit to reset",
             ) from None
+        self.keys.keep(self.who.key, self.who.account)
         return self.who.account
+
+
+_spender: ThreadPoolExecutor | None = None
+_spender_lock = threading.Lock()
+
+
+def _spending() -> ThreadPoolExecutor:
+    """The threads that spend credits beside the work (made on first use: in the process that serves)."""
+    global _spender
+    with _spender_lock:
+        if _spender is None:
+            _spender = ThreadPoolExecutor(max_workers=8, thread_name_prefix="spyglass-charge")
+        return _spender
 
 
 async def caller(request: Request, key: str | None = Security(API_KEY)) -> Caller:
@@ -147,7 +234,7 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
         raise ApiError(401, NO_KEY)
     state = request.app.state
     # in a thread: a state on another machine (--state) answers over the network
-    account = await run_in_threadpool(authenticate, state.store, state.failed_keys, key, client_address(request))
+    account = await run_in_threadpool(state.keys.authenticate, key, client_address(request))
     limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
     if limiter is not None:
         wait = limiter.check(key)
@@ -195,12 +282,11 @@ class KeyBeforeBody:
     def __init__(
         self,
         app: ASGIApp,
-        accounts: AccountState,
-        failed_keys: KeyRateLimiter,
+        keys: KeyCheck,
         max_body: int,
         exempt: tuple[str, ...] = ("/geonet",),
     ) -> None:
-        self.app, self.accounts, self.failed_keys = app, accounts, failed_keys
+        self.app, self.keys = app, keys
         self.max_body, self.exempt = max_body, exempt
         self.sending: Counter[int] = Counter()  # bodies being received, by account
 
@@ -212,7 +298,7 @@ class KeyBeforeBody:
         try:
             if key:
                 address = client_address(Request(scope))
-                account = await run_in_threadpool(authenticate, self.accounts, self.failed_keys, key, address)
+                account = await run_in_threadpool(self.keys.authenticate, key, address)
                 body = await self.receive_for(account, scope, receive)
             elif content_type.startswith(FORM_TYPES):
                 body = await self.key_from_form(scope, receive)
@@ -262,7 +348,7 @@ class KeyBeforeBody:
             raise ApiError(400, f"Invalid form: {exc.detail}") from None
         if not isinstance(key, str) or not key:
             raise ApiError(401, NO_KEY)
-        await run_in_threadpool(authenticate, self.accounts, self.failed_keys, key, client_address(Request(scope)))
+        await run_in_threadpool(self.keys.authenticate, key, client_address(Request(scope)))
         return body
 
     @staticmethod

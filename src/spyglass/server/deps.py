@@ -26,7 +26,7 @@ Who = Annotated[Caller, Depends(caller)]  # the authenticated caller, or a 401/4
 
 
 async def _charger(request: Request, who: Who) -> Charger:
-    return Charger(request.app.state.store, who)
+    return Charger(request.app.state.keys, who)
 
 
 async def _banners(request: Request) -> BannerStore:

@@ -139,7 +139,7 @@ class ReaderWorker:
         self.name = str(worker.number).encode()
         self._http: httpx.AsyncClient | None = None
         # What is handed on has its key checked and its body received whole here first, as the app would.
-        self.checked = KeyBeforeBody(self.forward, app.state.store, app.state.failed_keys, MAX_BODY)
+        self.checked = KeyBeforeBody(self.forward, app.state.keys, MAX_BODY)
 
     def http(self) -> httpx.AsyncClient:
         if self._http is None:

@@ -52,10 +52,10 @@ def host_search(
     fields: str | None = None,
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets)
-    total, bodies, counts = banners.search_bodies(parsed, wanted, page)
+    charged = bool(parsed.has_filters or page > 1 or identifying(wanted))
+    with charge.meanwhile(query=int(charged)):  # a failed search costs nothing
+        total, bodies, counts = banners.search_bodies(parsed, wanted, page)
     give_back_soon()
-    if parsed.has_filters or page > 1 or identifying(wanted):
-        charge(query=1)  # only once the index has answered: a failed search costs nothing
     namespace = settings.namespace
     if fields:
         names = [f.strip() for f in fields.split(",") if f.strip()]

@@ -10,14 +10,13 @@ from fastapi import APIRouter, Depends, FastAPI, Query
 
 from spyglass import __version__
 from spyglass.models import TrendsResponse
-from spyglass.server.auth import Caller, KeyRateLimiter
+from spyglass.server.auth import Caller, KeyCheck, KeyRateLimiter
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.banners.trends import TRENDS_FACETS, TRENDS_FILTERS, NotForTrends, check
 from spyglass.server.deps import Banners, Charge, Who
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import charge_for_facets, json_response, parse_facet_spec, parse_query
-from spyglass.server.state.accounts import AccountState
 
 router = APIRouter(prefix="/api/v1")
 
@@ -68,9 +67,7 @@ def trends_facets(who: Enterprise) -> list[str]:
     return list(TRENDS_FACETS)
 
 
-def create_trends_app(
-    banners: BannerStore, store: AccountState, rate_limiter: KeyRateLimiter | None, failed_keys: KeyRateLimiter
-) -> FastAPI:
+def create_trends_app(banners: BannerStore, keys: KeyCheck, rate_limiter: KeyRateLimiter | None) -> FastAPI:
     """The trends host over the backend's banner store, sharing its accounts and key limits."""
     app = FastAPI(
         title="spyglass trends",
@@ -78,9 +75,9 @@ def create_trends_app(
         description="Month-by-month counts of historical search results (enterprise). "
         'Errors answer a status code and a JSON body {"error": message}.',
     )
-    app.state.store = store
+    app.state.store = keys.accounts
+    app.state.keys = keys
     app.state.rate_limiter = rate_limiter
-    app.state.failed_keys = failed_keys
     app.state.banners = banners
     install_error_handlers(app)
     document_errors(app)

@@ -205,7 +205,7 @@ def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
     app.state.store = parent.state.store
     app.state.alerts = parent.state.alerts  # the /alert streams follow the account's alerts
     app.state.rate_limiter = parent.state.rate_limiter
-    app.state.failed_keys = parent.state.failed_keys
+    app.state.keys = parent.state.keys
     install_error_handlers(app)
     document_errors(app)
     app.include_router(router, prefix=f"/{parent.state.settings.namespace}")
