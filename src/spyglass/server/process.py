@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 
 def prepare_process() -> None:
-    """What a process that serves (or a worker of one) does first: few glibc arenas (memory.py),
-    and the files it makes private."""
+    """What a process that serves (or a worker of one) or imports does first: few glibc arenas
+    (memory.py), and the files it makes private."""
     from spyglass.server.memory import limit_arenas
     from spyglass.server.sqlite import private_files
 

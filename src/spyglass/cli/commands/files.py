@@ -24,7 +24,7 @@ def import_command(args: argparse.Namespace) -> int:
     from spyglass.server.banners.store import StoreBusy, StoreUnavailable
     from spyglass.server.errors import disk_full
     from spyglass.server.index import BannerIndex
-    from spyglass.server.sqlite import private_files
+    from spyglass.server.process import prepare_process
 
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
@@ -33,7 +33,7 @@ def import_command(args: argparse.Namespace) -> int:
     progress = Progress("import")
     totals = ImportReport()
     unreadable: list[str] = []  # a line per file that could not be read to its end
-    private_files()
+    prepare_process()  # as a backend: tantivy's threads spread over few arenas (server/memory.py)
     index = open_store(args, "import", args.data or data_dir())
     if isinstance(index, int):
         return index

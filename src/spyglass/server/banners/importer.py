@@ -38,6 +38,7 @@ from spyglass.server import formats
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
 from spyglass.server.formats import masscan, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
+from spyglass.server.memory import give_back_soon
 
 BATCH = 20_000  # banners given to the store at a time
 BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
@@ -459,6 +460,7 @@ class _Storing:
     def flush(self, done: int) -> None:
         _flush(self.writer, self.held, self.report)
         self.held = []
+        give_back_soon()  # what tantivy's merges freed meanwhile, which glibc would keep
         if self.progress:
             self.progress(done, self.total, self.report)
 

@@ -33,10 +33,14 @@ log = logging.getLogger("spyglass.index")
 SCHEMA_VERSION = "4"
 # Banners stored but not yet committed to the index are invisible to search until the next
 # commit (or the catch-up when the index is next opened, after a crash): commit often enough that
-# a killed import leaves most of its work searchable, rarely enough that segments stay large and
-# few (tantivy merges segments 8 at a time: with 200,000 a commit, a million banners need no merge;
-# with 50,000 merging cost a tenth of the import's time).
+# a killed import leaves most of its work searchable, rarely enough that commits cut few segments
+# short (each commit writes the one being filled; with 50,000 a commit, when segments were cut by
+# commits alone, merging cost a tenth of the import's time).
 COMMIT_EVERY = 200_000
+# tantivy's indexing memory: a segment is written each time it fills. 256 MB filled only on big
+# imports, so an import's memory grew with its file; at 32 MB, 1 GB of nmap XML imports as fast
+# (45-47 s), its extra segments merged meanwhile (bench/import_scans.py: memory near a tenth's).
+WRITER_HEAP = 32_000_000
 FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
@@ -291,7 +295,7 @@ class BannerIndex:
 
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
-    def writing(self, threads: int = 1, heap: int = 256_000_000):
+    def writing(self, threads: int = 1, heap: int = WRITER_HEAP):
         """The one writer of this index; StoreBusy if another process holds it."""
         with self._write_lock:
             try:
