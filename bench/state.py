@@ -7,9 +7,9 @@ Imports COUNT generated banners (the same file as bench/index.py) into a data di
 then starts ``spyglass serve`` on each: one with its SQLite accounts, one with ``--state`` naming a
 PostgreSQL server this bench starts (spyglass.testing.postgres). One client sends REPEAT searches
 to each, in alternating rounds of 20 (so a busy moment of the machine falls on both alike): each
-with a filter (charged a query credit, its key looked up), and as the base as many free-text
-searches (their key looked up, nothing charged). Then, in this process, what the two calls a
-charged search makes of each state take alone (the key's lookup, the charge).
+with a filter (charged a query credit, spent while the search runs), and as the base as many
+free-text searches (nothing charged); a backend looks a key up once in 5 s (auth.KeyCheck). Then,
+in this process, what a key's lookup and a charge take of each state, called directly.
 Goal: charging a credit on PostgreSQL at most 10% of a search.
 
 Then throughput: the same banners imported into a ClickHouse server this bench starts, two
