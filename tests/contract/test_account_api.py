@@ -60,6 +60,27 @@ async def test_api_info_and_profile_read_balances_afresh(backend):
         assert (await c.account.profile()).credits == 41
 
 
+def test_credit_headers_are_said_only_as_read_from_the_state(backend):
+    """An answer from a key's kept account leaves the headers out rather than say balances that may
+    be old: a client never steps back to an older balance (the dashboard reloads what shows credits
+    when they change, and would go back and forth)."""
+    key = backend.key("member")
+    account = backend.store.account_for_key(key)
+
+    def credits(path: str, **params) -> str | None:
+        answer = httpx.get(f"{backend.url}{path}", params={"key": key, **params})
+        assert answer.status_code == 200, answer.text
+        return answer.headers.get("x-query-credits")
+
+    assert credits("/tools/myip") == "100"  # the key's first use: read from the state
+    assert credits("/tools/myip") is None  # kept
+    backend.store.set_credits(account.id, query=7)  # as another process would spend them
+    assert credits("/tools/myip") is None  # not the old 100
+    assert credits("/api-info") == "7"
+    assert credits("/intel/host/search", query="port:22") == "6"  # a charge says what it left
+    assert credits("/tools/myip") is None
+
+
 async def test_myip_and_headers(clients):
     assert await clients.tools.my_ip() == "127.0.0.1"
     headers = await clients.tools.http_headers()

@@ -98,8 +98,8 @@ class KeyCheck:
     request, most of what it added to a search). What may be old in a kept account is only its
     balances, as keys never move or go and plans and roles never change: a charge answers with the
     new balances and they are kept at once, ``/api-info`` and ``/account/profile`` read them afresh,
-    and another process's charges show in this one's credit headers within ``KEY_TTL``. Credits are
-    always spent in the state itself, so they stay exact. Only right keys are kept, so a new key is
+    and an answer from a kept account leaves them out of its headers (:class:`CreditHeaders`).
+    Credits are always spent in the state itself, so they stay exact. Only right keys are kept, so a new key is
     known at once, and a kept account is the month's, so a new month's allowances are never missed.
     A way to revoke a key would have to forget it here (and wait ``KEY_TTL`` on other processes)."""
 
@@ -114,15 +114,19 @@ class KeyCheck:
     def _month(self) -> str:
         return self.accounts.clock().strftime("%Y-%m")
 
+    def kept(self, key: str) -> Account | None:
+        """The key's account if this process knows it (no waiting: callable on the event loop)."""
+        with self._lock:
+            account, until, month = self._kept.get(key) or (None, 0.0, "")
+        return account if until > time.monotonic() and month == self._month() else None
+
     def authenticate(self, key: str, address: str) -> Account:
         """The key's account, or a 401 ``ApiError``. A right key is never refused for the wrong keys
         others sent from its address (every local user shares 127.0.0.1): the key is looked up
         first, and only a wrong one spends one of the address's tries, 429 once they are spent."""
-        month = self._month()
-        with self._lock:
-            account, until, kept_month = self._kept.get(key) or (None, 0.0, "")
-        if account is not None and until > time.monotonic() and kept_month == month:
+        if (account := self.kept(key)) is not None:
             return account
+        month = self._month()
         account = self.accounts.account_for_key(key)
         if account is None:
             if (wait := self.failed.check(address)) is not None:
@@ -130,6 +134,14 @@ class KeyCheck:
             raise ApiError(401, "Invalid API key")
         self.keep(key, account, month)
         return account
+
+    async def caller(self, key: str, address: str) -> Caller:
+        """Who calls with ``key`` (see :meth:`authenticate`), asking the state in a thread only when
+        this process does not know the key (a state on another machine answers over the network)."""
+        account = self.kept(key)
+        if account is not None:
+            return Caller(key, account, fresh=False)
+        return Caller(key, await run_in_threadpool(self.authenticate, key, address))
 
     def keep(self, key: str, account: Account, month: str | None = None) -> None:
         """``account`` as it stands now (after a charge, a fresh read) is what ``key`` is."""
@@ -142,10 +154,19 @@ class KeyCheck:
 
 @dataclass
 class Caller:
-    """Who is calling: the key and its account, as it stands after what this request spent."""
+    """Who is calling: the key and its account, as it stands after what this request spent.
+    ``fresh``: the account's balances were read from the state for this request (a kept account's
+    may be a few seconds old, and are then not said in the answer's headers)."""
 
     key: str
     account: Account
+    fresh: bool = True
+
+    def refresh(self, keys: KeyCheck) -> Account:
+        """The account as the state has it now, kept so (where a client reads its credits)."""
+        self.account, self.fresh = keys.accounts.account(self.account.id), True
+        keys.keep(self.key, self.account)
+        return self.account
 
     def require_paid(self, what: str) -> None:
         if not self.account.plan.paid:
@@ -200,10 +221,9 @@ class Charger:
 
     def _settle(self, spend: Callable[[], Account]) -> Account:
         try:
-            self.who.account = spend()
+            self.who.account, self.who.fresh = spend(), True
         except NoCreditsLeft as exc:
-            self.who.account = self.keys.accounts.account(self.who.account.id)
-            self.keys.keep(self.who.key, self.who.account)
+            self.who.refresh(self.keys)
             raise ApiError(
                 402,
                 f"Insufficient {exc.kind} credits, please upgrade your API plan or wait for the monthly limit to reset",
@@ -233,21 +253,23 @@ async def caller(request: Request, key: str | None = Security(API_KEY)) -> Calle
     if not key:
         raise ApiError(401, NO_KEY)
     state = request.app.state
-    # in a thread: a state on another machine (--state) answers over the network
-    account = await run_in_threadpool(state.keys.authenticate, key, client_address(request))
+    who: Caller | None = getattr(request.state, "caller", None)  # KeyBeforeBody's, for a body's key
+    if who is None or who.key != key:
+        who = await state.keys.caller(key, client_address(request))
     limiter: KeyRateLimiter | None = getattr(state, "rate_limiter", None)
     if limiter is not None:
         wait = limiter.check(key)
         if wait is not None:
             raise too_many(wait, "Rate limit reached: too many requests for this key")
-    who = Caller(key, account)
     request.state.caller = who  # CreditHeaders reads its balances when the answer starts
     return who
 
 
 class CreditHeaders:
-    """ASGI middleware: every authenticated answer says the caller's balances in headers,
-    so a client can show credits without asking for them."""
+    """ASGI middleware: an authenticated answer says the caller's balances in headers, so a client
+    can show credits without asking for them: every answer that read them from the state (a charge,
+    ``/api-info``, a key's first use in ``KEY_TTL``), never one a few seconds old, so that a client
+    never steps back to an older balance than it was last told."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -259,7 +281,7 @@ class CreditHeaders:
         async def send_with_credits(message: Message) -> None:
             if message["type"] == "http.response.start":
                 who: Caller | None = scope.get("state", {}).get("caller")
-                if who is not None:
+                if who is not None and who.fresh:
                     account = who.account
                     headers = list(message.get("headers", []))
                     headers.append((b"x-query-credits", str(account.query_credits).encode()))
@@ -297,9 +319,9 @@ class KeyBeforeBody:
         content_type = next((v for k, v in scope["headers"] if k == b"content-type"), b"").decode("latin-1")
         try:
             if key:
-                address = client_address(Request(scope))
-                account = await run_in_threadpool(self.keys.authenticate, key, address)
-                body = await self.receive_for(account, scope, receive)
+                who = await self.keys.caller(key, client_address(Request(scope)))
+                scope.setdefault("state", {})["caller"] = who  # the app's `caller` takes it as it is
+                body = await self.receive_for(who.account, scope, receive)
             elif content_type.startswith(FORM_TYPES):
                 body = await self.key_from_form(scope, receive)
             else:
@@ -348,7 +370,7 @@ class KeyBeforeBody:
             raise ApiError(400, f"Invalid form: {exc.detail}") from None
         if not isinstance(key, str) or not key:
             raise ApiError(401, NO_KEY)
-        await run_in_threadpool(self.keys.authenticate, key, client_address(Request(scope)))
+        scope.setdefault("state", {})["caller"] = await self.keys.caller(key, client_address(Request(scope)))
         return body
 
     @staticmethod

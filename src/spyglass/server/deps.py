@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from spyglass.server.alerts.delivery import DeliveryWorker
-from spyglass.server.auth import Caller, Charger, caller
+from spyglass.server.auth import Caller, Charger, KeyCheck, caller
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.datasets import DatasetService
 from spyglass.server.mail import Outbox
@@ -27,6 +27,10 @@ Who = Annotated[Caller, Depends(caller)]  # the authenticated caller, or a 401/4
 
 async def _charger(request: Request, who: Who) -> Charger:
     return Charger(request.app.state.keys, who)
+
+
+async def _keys(request: Request) -> KeyCheck:
+    return request.app.state.keys
 
 
 async def _banners(request: Request) -> BannerStore:
@@ -66,6 +70,7 @@ async def _outbox(request: Request) -> Outbox:
 
 
 Charge = Annotated[Charger, Depends(_charger)]  # charge(query=1): spends the caller's credits
+Keys = Annotated[KeyCheck, Depends(_keys)]  # who a key is (a key's account, kept a few seconds)
 Banners = Annotated[BannerStore, Depends(_banners)]
 AppSettings = Annotated[Settings, Depends(_settings)]
 Accounts = Annotated[AccountState, Depends(_accounts)]  # accounts, keys, plans, credits, organizations

@@ -5,29 +5,21 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from spyglass.models import AccountProfile, ApiInfo, UsageLimits
-from spyglass.server.auth import Caller
-from spyglass.server.deps import Accounts, Who
-from spyglass.server.state.accounts import Account
+from spyglass.server.deps import Keys, Who
 
 router = APIRouter()
-
-
-def balances(accounts: Accounts, who: Caller) -> Account:
-    """The caller's account as the state has it now: the key check may hold balances a few seconds
-    old, and these routes are where a client reads its credits."""
-    who.account = accounts.account(who.account.id)
-    return who.account
+# Both read the balances afresh (the key check may hold them a few seconds old): a client reads its credits here.
 
 
 @router.get("/account/profile", response_model=AccountProfile, response_model_exclude_unset=True)
-def account_profile(accounts: Accounts, who: Who) -> AccountProfile:
-    a = balances(accounts, who)
+def account_profile(keys: Keys, who: Who) -> AccountProfile:
+    a = who.refresh(keys)
     return AccountProfile(member=a.plan.paid, credits=a.query_credits, display_name=a.display_name, created=a.created)
 
 
 @router.get("/api-info", response_model=ApiInfo, response_model_exclude_unset=True)
-def api_info(accounts: Accounts, who: Who) -> ApiInfo:
-    a = balances(accounts, who)
+def api_info(keys: Keys, who: Who) -> ApiInfo:
+    a = who.refresh(keys)
     plan = a.plan
     return ApiInfo(
         plan=plan.name,
