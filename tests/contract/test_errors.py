@@ -171,3 +171,16 @@ def test_errors_under_another_namespace_never_name_the_default_one(tmp_path):
     for answer in answers:
         assert answer.status_code in (400, 404), answer.text
         assert "/intel" not in answer.json()["error"], answer.json()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/intel/alert/{id}/info", "/intel/alert/{id}", "/intel/scan/{id}", "/notifier/{id}", "/stream/intel/alert/{id}"],
+)
+def test_a_404_never_sends_back_a_long_id_whole(backend, path):
+    """An unknown id may be named in the 404, but a caller's 5,000 characters are not sent back."""
+    method = "DELETE" if path in ("/intel/alert/{id}", "/intel/scan/{id}") else "GET"
+    answer = httpx.request(method, f"{backend.url}{path.format(id='A' * 5000)}", params={"key": backend.key()})
+    assert answer.status_code == 404
+    message = answer.json()["error"]
+    assert len(message) < 200 and ("'" not in message or message.endswith("… (5,000 characters)")), message

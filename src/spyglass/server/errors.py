@@ -64,6 +64,14 @@ def not_found(message: str) -> ApiError:
     return ApiError(404, message)
 
 
+SHOWN_ID = 64  # characters of an id a message repeats: enough to tell it, never a caller's whole 5,000
+
+
+def shown_id(value: str) -> str:
+    """``value`` quoted as a message names an id the caller sent, cut short if it is long."""
+    return repr(value) if len(value) <= SHOWN_ID else f"{value[:SHOWN_ID]!r}… ({len(value):,} characters)"
+
+
 def unavailable(exc: StoreUnavailable) -> ApiError:
     """What a client is told while a store's server (banners or state) is away: 503, and when to
     try again. Not a bug in the request: the reason is in the message (without any password)."""

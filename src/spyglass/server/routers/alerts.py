@@ -16,7 +16,7 @@ from spyglass.server.alerts.service import NOTIFYING, OverPlan, check_plan, noti
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller
 from spyglass.server.deps import Alerts, Who
-from spyglass.server.errors import ApiError, bad_request, not_found, responses
+from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.routers.notifiers import owned_notifier
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.store import iso
@@ -43,7 +43,7 @@ def owned(alerts: AlertState, who: Caller, alert_id: str) -> AlertRow:
     """The caller's alert; 404 for an unknown id and for another account's alert alike."""
     alert = alerts.alert(who.account.id, alert_id)
     if alert is None:
-        raise not_found(f"No alert with id {alert_id!r}")
+        raise not_found(f"No alert with id {shown_id(alert_id)}")
     return alert
 
 
@@ -163,7 +163,7 @@ def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who:
 @router.delete("/alert/{alert_id}", response_model=Success, responses=responses(404))
 def delete_alert(alert_id: str, alerts: Alerts, who: Who) -> Success:
     if not alerts.delete_alert(who.account.id, alert_id):
-        raise not_found(f"No alert with id {alert_id!r}")
+        raise not_found(f"No alert with id {shown_id(alert_id)}")
     return Success(success=True)
 
 

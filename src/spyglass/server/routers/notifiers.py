@@ -15,7 +15,7 @@ from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message,
 from spyglass.server.alerts.rows import NotifierRow
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import Alerts, Deliveries, Who
-from spyglass.server.errors import bad_request, not_found, responses
+from spyglass.server.errors import bad_request, not_found, responses, shown_id
 from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState
 
 router = APIRouter()
@@ -45,7 +45,7 @@ def owned_notifier(alerts: AlertState, who: Caller, notifier_id: str) -> Notifie
     """The caller's notifier; 404 for an unknown id and for another account's alike."""
     notifier = notifier_store(alerts, who).notifier(who.account.id, notifier_id)
     if notifier is None:
-        raise not_found(f"No notifier with id {notifier_id!r}")
+        raise not_found(f"No notifier with id {shown_id(notifier_id)}")
     return notifier
 
 

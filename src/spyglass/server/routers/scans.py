@@ -13,7 +13,7 @@ from spyglass.netblocks import Network
 from spyglass.netools.scantargets import BadTargets, NotAllowed, ScanSpec, check_allowed, parse_ips
 from spyglass.server.auth import Caller
 from spyglass.server.deps import AppSettings, Charge, Scans, Who
-from spyglass.server.errors import ApiError, bad_request, not_found, responses
+from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
 from spyglass.server.settings import Settings
 from spyglass.server.state.scans import CANCELLED, DONE, Scan, ScanState
@@ -112,7 +112,7 @@ def create(store: ScanState, who: Caller, spec: ScanSpec, count: int, internet: 
 def cancel(scan_id: str, scans: Scans, who: Who) -> dict:
     scan = scans.store.get(scan_id)
     if scan is None or scan.account_id != who.account.id:
-        raise not_found(f"No scan with id {scan_id!r}")
+        raise not_found(f"No scan with id {shown_id(scan_id)}")
     if scan.status == DONE:
         raise bad_request(f"The scan {scan_id} is done already: there is nothing to cancel")
     if scan.status != CANCELLED:

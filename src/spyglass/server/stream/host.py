@@ -27,6 +27,7 @@ from spyglass.server.errors import (
     install_error_handlers,
     not_found,
     responses,
+    shown_id,
 )
 from spyglass.server.stream.alerts import AlertNetworks
 from spyglass.server.stream.hub import (
@@ -187,7 +188,7 @@ async def alert(
     account's alert are the same 404."""
     who.require_enterprise("The real-time stream")
     if await asyncio.to_thread(store.alert, who.account.id, alert_id) is None:
-        raise not_found(f"No alert with id {alert_id!r}")
+        raise not_found(f"No alert with id {shown_id(alert_id)}")
     match = await asyncio.to_thread(AlertNetworks, store, who.account.id, alert_id)
     return open_stream(request, who, match, t, debug)
 
