@@ -12,6 +12,17 @@ from pathlib import Path
 from spyglass.config import Profile
 
 
+def state_key(url: str, folder: Path, plan: str = "enterprise", *, collector: bool = False) -> str:
+    """A key of a new account in the state at ``url`` (as `spyglass keys create --state` makes one)."""
+    from spyglass.server.postgres import PostgresAccounts
+
+    accounts = PostgresAccounts(url, folder)
+    try:
+        return accounts.create_key(plan, collector=collector)
+    finally:
+        accounts.close()
+
+
 class ServeProcess:
     """``spyglass serve --data DATA [--store STORE] --state STATE OPTIONS`` on a free loopback port."""
 

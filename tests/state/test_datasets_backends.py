@@ -10,9 +10,9 @@ import time
 
 import httpx
 
-from spyglass.server.postgres import PostgresAccounts
 from spyglass.testing.backend import serve
 from tests.state.conftest import database
+from tests.state.shared import state_key
 from tests.state.test_stream_backends import banners, collect
 from tests.store.conftest import clickhouse_server  # noqa: F401 (the fixture)
 
@@ -31,9 +31,7 @@ def download(url: str, key: str, name: str, headers: dict[str, str]) -> httpx.Re
 
 def test_two_backends_list_the_same_files_with_the_same_bytes(clickhouse_server, postgres_url, tmp_path):  # noqa: F811
     store = clickhouse_server.address(database(tmp_path))
-    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
-    key = accounts.create_key("enterprise", collector=True)
-    accounts.close()
+    key = state_key(postgres_url, tmp_path / "keys", collector=True)
     with (
         serve(tmp_path / "a", "--store", store, "--state", postgres_url) as a,
         serve(tmp_path / "b", "--store", store, "--state", postgres_url) as b,

@@ -13,11 +13,10 @@ from typing import NamedTuple
 import pytest
 
 from spyglass.client import Clients, ServerError
-from spyglass.server.postgres import PostgresAccounts
 from spyglass.testing.postgres import PostgresServer
 from tests.contract.test_scans import Greeter, wait_done
 from tests.servers import installed
-from tests.state.shared import ServeProcess
+from tests.state.shared import ServeProcess, state_key
 from tests.store.conftest import database
 
 LEASE = "2"  # seconds: a killed backend's scan waits this long for another
@@ -31,9 +30,7 @@ class Shared(NamedTuple):
 
 @pytest.fixture
 def stores(clickhouse_server, postgres_url, tmp_path) -> Shared:
-    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
-    key = accounts.create_key("member")
-    accounts.close()
+    key = state_key(postgres_url, tmp_path / "keys", "member")
     return Shared(clickhouse_server.address(database(tmp_path)), postgres_url, key)
 
 
@@ -163,9 +160,7 @@ async def test_a_scan_outlives_postgresql_restarted_under_it(tmp_path):
         server = PostgresServer().start()
     addresses = [f"127.0.9.{i}" for i in range(1, 31)]
     try:
-        accounts = PostgresAccounts(server.url(), tmp_path / "keys")
-        key = accounts.create_key("member")
-        accounts.close()
+        key = state_key(server.url(), tmp_path / "keys", "member")
         with (
             Greeter(addresses, b"SLOW-SERVICE 1.0\r\n", delay=0.3) as service,
             ServeProcess(tmp_path / "a", None, server.url(), "--scan-lease", LEASE, "--scan-concurrency", "1") as a,

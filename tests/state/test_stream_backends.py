@@ -14,11 +14,11 @@ import httpx
 import orjson
 
 from spyglass.server.clickhouse import ClickHouseStore
-from spyglass.server.postgres import PostgresAccounts
 from spyglass.testing.backend import serve
 from spyglass.testing.clickhouse import ClickHouseServer
 from tests.servers import installed
 from tests.state.conftest import database
+from tests.state.shared import state_key
 from tests.store.conftest import clickhouse_server  # noqa: F401 (the fixture)
 
 NS = "intel"
@@ -97,9 +97,7 @@ def test_banners_collected_on_one_backend_reach_the_readers_of_both_once_in_orde
     tmp_path,
 ):
     store = clickhouse_server.address(database(tmp_path))
-    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
-    key = accounts.create_key("enterprise", collector=True)
-    accounts.close()
+    key = state_key(postgres_url, tmp_path / "keys", collector=True)
     with two_backends(tmp_path, store, postgres_url) as (a, b):
         on_b = Reader(f"{b}/stream/{NS}/banners", key)
         on_a = Reader(f"{a}/stream/{NS}/banners", key)
@@ -123,9 +121,7 @@ def test_a_banner_stored_late_under_an_older_mark_is_streamed_still(
 ):
     """Marks are each writer's clock: another writer's insert can land after a newer mark was read."""
     store = clickhouse_server.address(database(tmp_path))
-    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
-    key = accounts.create_key("enterprise", collector=True)
-    accounts.close()
+    key = state_key(postgres_url, tmp_path / "keys", collector=True)
     with two_backends(tmp_path, store, postgres_url) as (a, b):
         on_b = Reader(f"{b}/stream/{NS}/banners", key)
         collect(a, key, banners(1, 1))
@@ -150,9 +146,7 @@ def test_a_banner_stored_twice_under_two_marks_is_streamed_once(
 
     db = database(tmp_path)
     store = clickhouse_server.address(db)
-    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
-    key = accounts.create_key("enterprise", collector=True)
-    accounts.close()
+    key = state_key(postgres_url, tmp_path / "keys", collector=True)
     with two_backends(tmp_path, store, postgres_url) as (a, b):
         on_b = Reader(f"{b}/stream/{NS}/banners", key)
         collect(a, key, banners(1, 1))
@@ -174,9 +168,7 @@ def test_alert_streams_on_one_backend_carry_what_another_collects(
     tmp_path,
 ):
     store = clickhouse_server.address(database(tmp_path))
-    accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
-    key = accounts.create_key("enterprise", collector=True)
-    accounts.close()
+    key = state_key(postgres_url, tmp_path / "keys", collector=True)
     with two_backends(tmp_path, store, postgres_url) as (a, b):
         made = httpx.post(
             f"{b}/{NS}/alert", params={"key": key}, json={"name": "lab", "filters": {"ip": ["198.51.100.8/29"]}}
@@ -195,9 +187,7 @@ def test_streams_stay_open_through_a_store_outage_and_carry_on(postgres_url, tmp
         clickhouse = ClickHouseServer(tmp_path / "clickhouse").start()  # its own: this test stops it
     try:
         store = clickhouse.address(database(tmp_path))
-        accounts = PostgresAccounts(postgres_url, tmp_path / "keys")
-        key = accounts.create_key("enterprise", collector=True)
-        accounts.close()
+        key = state_key(postgres_url, tmp_path / "keys", collector=True)
         log = tmp_path / "b.log"
         with (
             serve(tmp_path / "a", "--store", store, "--state", postgres_url, "--no-bulk-data") as a,
