@@ -75,7 +75,6 @@ def create_trends_app(banners: BannerStore, keys: KeyCheck, rate_limiter: KeyRat
         description="Month-by-month counts of historical search results (enterprise). "
         'Errors answer a status code and a JSON body {"error": message}.',
     )
-    app.state.store = keys.accounts
     app.state.keys = keys
     app.state.rate_limiter = rate_limiter
     app.state.banners = banners

@@ -203,7 +203,6 @@ def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
         + (__doc__ or "").split("\n\n", 1)[1].replace("\n", " ").strip(),
     )
     app.state.hub = hub
-    app.state.store = parent.state.store
     app.state.alerts = parent.state.alerts  # the /alert streams follow the account's alerts
     app.state.rate_limiter = parent.state.rate_limiter
     app.state.keys = parent.state.keys
