@@ -22,7 +22,8 @@ FACETS = "port,country,org,product:20"
 
 
 def files(folder: Path) -> dict[str, int]:
-    return {p.name: p.stat().st_size for p in folder.iterdir() if not p.name.endswith(".lock")}
+    """Every file under ``folder`` (the index's shards' too) by its name, with its size."""
+    return {p.name: p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".lock")}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def test_the_shipped_store_is_of_this_version_layout(stores):
     finally:
         db.close()
     assert meta["schema_version"] == SCHEMA_VERSION and meta["demo"] == "1"
-    assert meta["indexed_seq"] == str(DEMO_BANNERS)
+    assert meta["indexed_seq:0"] == str(DEMO_BANNERS)
     before = files(shipped / "index")
     store = BannerIndex(shipped)
     try:
@@ -79,7 +80,7 @@ def test_a_first_start_opens_the_shipped_store(tmp_path):
     data = tmp_path / "data"
     key = spyglass("keys", "create", "--data", str(data), "--plan", "enterprise").stdout.strip()
     with tarfile.open(PACKED) as tar:
-        segments = {Path(name).name for name in tar.getnames() if name.startswith("index/")}
+        segments = {Path(m.name).name for m in tar.getmembers() if m.name.startswith("index/") and m.isfile()}
     with serve(data, "--demo") as url:
         found = httpx.get(f"{url}/intel/host/search", params={"key": key, "query": "port:22"}, timeout=60)
         assert found.status_code == 200 and found.json()["total"] > 0, found.text

@@ -1,20 +1,20 @@
 """The alert triggers: named rules over newly collected banners.
 
-A rule is a query in the shared search language, matched with the index's own compiler against
-an in-memory index of the batch, so a trigger means exactly what the same search means.
+A rule is a query in the shared search language, tested against each banner by the one matcher
+of a banner in memory (``query/match.py``, which the store contract suite holds to agree with
+every store), so a trigger means what the same search means, and no store's code is loaded.
 ``new_service`` is the one trigger no query can say: the first banner ever of an ip:port.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-
-import tantivy
+from functools import cache
+from typing import Any
 
 from spyglass.query import parse_strict
-from spyglass.server.index.compiler import compile_query
-from spyglass.server.index.schema import build_schema, open_index
-from spyglass.server.index.store import index_json, prepare, rowids
+from spyglass.query.match import matcher
 
 MATCH_ALL = "*"
 NEW_SERVICE = "new_service"
@@ -60,34 +60,19 @@ def parse_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-_SCHEMA: tantivy.Schema | None = None
+@cache
+def _rule(name: str) -> Callable[[Any], bool]:
+    return matcher(parse_strict(TRIGGERS[name].rule))
 
 
 def matching(banners: list[tuple[dict, bool]], names: set[str]) -> list[set[str]]:
-    """For each (banner, new_service), the triggers among ``names`` it matches. Blocking (it
-    builds a small in-memory index): call it from a thread."""
-    global _SCHEMA
-    out: list[set[str]] = [set() for _ in banners]
-    for i, (_, new) in enumerate(banners):
+    """For each (banner, new_service), the triggers among ``names`` it matches."""
+    out: list[set[str]] = []
+    for banner, new in banners:
+        hits = set()
         for name in names:
             rule = TRIGGERS[name].rule
-            if rule == MATCH_ALL or (name == NEW_SERVICE and new):
-                out[i].add(name)
-    ruled = [n for n in names if TRIGGERS[n].rule not in ("", MATCH_ALL)]
-    if not ruled or not banners:
-        return out
-    _SCHEMA = _SCHEMA or build_schema()
-    index = open_index(_SCHEMA)  # in memory
-    writer = index.writer(heap_size=15_000_000, num_threads=1)
-    for i, (banner, _) in enumerate(banners):
-        writer.add_json(index_json(i, True, prepare(banner).doc))
-    writer.commit()
-    writer.wait_merging_threads()
-    index.reload()
-    searcher = index.searcher()
-    for name in ruled:
-        query = compile_query(_SCHEMA, parse_strict(TRIGGERS[name].rule))
-        hits = searcher.search(query, limit=len(banners)).hits
-        for i in rowids(searcher, [address for _, address in hits]):
-            out[i].add(name)
+            if rule == MATCH_ALL or (name == NEW_SERVICE and new) or (rule and _rule(name)(banner)):
+                hits.add(name)
+        out.append(hits)
     return out

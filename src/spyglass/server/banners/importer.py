@@ -14,19 +14,15 @@ a killed import again completes it.
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import gzip
 import io
 import json
 import os
-import signal
-import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import IO, Any, cast
@@ -37,6 +33,7 @@ from spyglass.exactjson import dumps, loads
 from spyglass.server import formats
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
+from spyglass.server.banners.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
 from spyglass.server.formats import masscan, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
 from spyglass.server.memory import give_back_soon
 
@@ -114,18 +111,6 @@ class ImportReport:
         self.problems += other.problems[: MAX_REPORTED - len(self.problems)]
         self.file_errors += other.file_errors
         self.files += other.files
-
-
-def _worker_start(parent: int) -> None:
-    """Worker initializer: a worker must not outlive the import (e.g. killed with SIGKILL). It
-    makes no reference cycles (parsed banners are freed as each is prepared): no cycle collector,
-    which would otherwise run every few banners."""
-    gc.disable()
-    if sys.platform.startswith("linux"):
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 # What reading a file can fail with, and how the report says it
@@ -346,27 +331,45 @@ def import_files(
     workers: int | None = None,
     max_line: int = MAX_LINE,
 ) -> ImportReport:
-    """Load ``paths`` into ``index``; ``progress(done_bytes, total_bytes, report)`` after each batch.
-    A line over ``max_line`` bytes is reported as bad, by its number.
+    """Load ``paths`` into ``index``; ``progress(done_bytes, total_bytes, report)`` as blocks are
+    stored. A line over ``max_line`` bytes is reported as bad, by its number.
 
-    Parsing runs in ``workers`` processes (default: one per core) while this one stores and
-    indexes, in file order (on 2 cores, 2 workers import a little faster than 1: each waits on
-    this process less). A file that fails is recorded in
-    ``report.file_errors`` after what it yielded was loaded; the other files still load.
+    Parsing runs in ``workers`` processes (default: one per core). A store that another process
+    can open (``opener()``) is written by those workers themselves, each with a writer of its own
+    (writers.py), beside any other writer of the store; any other store is written here, as the
+    workers parse. Either way what a file held is reported in file order. A file that fails is
+    recorded in ``report.file_errors`` after what it yielded was loaded; the other files still load.
     """
     report = ImportReport()
     sizes = {p: p.stat().st_size if p.is_file() else 0 for p in paths}
     total = sum(sizes.values())
     workers = workers if workers is not None else os.cpu_count() or 2
+    opener: Callable[[], Callable[[], BannerStore] | None] | None = getattr(index, "opener", None)
+    reopen = opener() if opener else None
+    with _no_cycle_collection():
+        if reopen is not None:
+            storing = _Storing(None, report, progress, total)
+            jobs = partial(_jobs_of, report=report, max_line=max_line)
+            import_by_writers(index, reopen, paths, sizes, storing, jobs, workers, AHEAD * workers)
+        else:
+            _import_here(index, paths, sizes, report, progress, total, workers, max_line)
+    return report
+
+
+def _jobs_of(path: Path, position: list[int], report: ImportReport, max_line: int) -> tuple[Any, Iterator]:
+    """The workers' jobs for one file, and the scanner's format it is in (None: JSON lines)."""
+    fmt = sniff_file(path)
+    if fmt is None:
+        return fmt, ((prepare_block, b) for b in _blocks_of(path, position, max_line))
+    return fmt, _format_jobs(fmt, path, position, report)
+
+
+def _import_here(index: BannerStore, paths, sizes, report, progress, total: int, workers: int, max_line: int) -> None:
+    """The workers parse and this process writes what they parsed (a store only this process can
+    open). A store may give its workers more of its work than prepare does: ``preparer()``."""
     done_before = 0
-    # A store may give its workers more of the writer's work than prepare does (the embedded one
-    # compresses the bodies there): ``preparer()``, asked again for each block.
     preparer: Callable[[], Preparer] | None = getattr(index, "preparer", None)
-    # and may load faster with settings a served store does without (the embedded one's page cache)
-    bulk_load: Callable[[], AbstractContextManager[None]] = getattr(index, "bulk_load", nullcontext)
     with (
-        _no_cycle_collection(),
-        bulk_load(),
         index.writing() as writer,
         ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),)
@@ -376,15 +379,9 @@ def import_files(
         for path in paths:
             position = [0]
             pending: deque[tuple[Future, int]] = deque()
-            fmt = sniff_file(path)
+            fmt, jobs = _jobs_of(path, position, report, max_line)
             storing.start(path.name, fmt)
             failed = None
-            if fmt is None:
-                jobs: Iterator[tuple[Callable, object]] = (
-                    (prepare_block, b) for b in _blocks_of(path, position, max_line)
-                )
-            else:
-                jobs = _format_jobs(fmt, path, position, report)
             try:
                 for work, block in jobs:
                     prepare = preparer() if preparer else type(index).prepare
@@ -395,33 +392,16 @@ def import_files(
                 failed = exc
             while pending:
                 storing.take(*pending.popleft(), done_before)
-            if failed:
-                failed.loaded = storing.lines
-                report.file_errors.append(failed)
-            storing.flush(done_before + sizes[path])
-            storing.finish(failed is not None)
+            storing.end(failed, done_before + sizes[path])
             done_before += sizes[path]
-    return report
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """The import holds tens of thousands of prepared banners at a time (no reference cycles): the
-    cycle collector would walk them over and over. What cycles an error makes are collected after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Storing:
-    """Parsed chunks, in file order, given to the store BATCH banners at a time (a store writes a
-    batch in one transaction: the bigger, the fewer times each page of its key index is written)."""
+    """Parsed chunks, in file order: counted in the report, and (when this process writes) given
+    to the store BATCH banners at a time (a store writes a batch in one transaction: the bigger,
+    the fewer times each page of its key index is written)."""
 
-    def __init__(self, writer: BannerBatch, report: ImportReport, progress, total: int) -> None:
+    def __init__(self, writer: BannerBatch | None, report: ImportReport, progress, total: int) -> None:
         self.writer, self.report, self.progress, self.total = writer, report, progress, total
         self.held: list[Prepared] = []
         self.name, self.lines = "", 0  # the file's name, and its lines taken so far
@@ -436,31 +416,55 @@ class _Storing:
         r = self.report
         self.before = ImportReport(r.read, r.added, r.duplicates, r.bad)
 
-    def finish(self, failed: bool) -> None:
-        """Say what the file read."""
+    def end(self, failed: ImportFileError | None, done: int) -> None:
+        """The file's last chunk was taken: store what is held and say what the file read."""
+        if failed:
+            failed.loaded = self.lines
+            self.report.file_errors.append(failed)
+        self.flush(done)
         r, b = self.report, self.before
-        r.files.append(FileRead(self.name, self.format, r.read - b.read, r.loaded - b.loaded, r.bad - b.bad, failed))
+        r.files.append(
+            FileRead(self.name, self.format, r.read - b.read, r.loaded - b.loaded, r.bad - b.bad, bool(failed))
+        )
+
+    @staticmethod
+    def file_error(exc: Exception) -> bool:
+        """Whether ``exc`` ends a file, not the import (the file's report says it)."""
+        return isinstance(exc, ImportFileError)
 
     def place(self, number: int) -> str:
         """Where the file's line (or a scanner's banner) ``number`` (from 1) is."""
         return f"{self.name}:{number}" if self.format == JSON_LINES else f"{self.name}: banner {number}"
 
-    def take(self, future: Future, position: int, done_before: int) -> None:
-        chunk: Chunk = future.result()
+    def _count(self, chunk: Chunk) -> None:
         self.report.read += chunk.read
         for number, why in chunk.problems:
             self.report.problem(self.place(self.lines + number + 1), why)
         for where, why in chunk.places:
             self.report.problem(f"{self.name}: {where}", why)
         self.lines += chunk.lines
+
+    def take(self, future: Future, position: int, done_before: int) -> None:
+        """A chunk parsed for this process to store."""
+        chunk: Chunk = future.result()
+        self._count(chunk)
         self.held += chunk.prepared
         if len(self.held) >= BATCH:
             self.flush(done_before + position)
 
+    def written(self, written: Written, done: int) -> None:
+        """A chunk a worker parsed and stored."""
+        self._count(written.chunk)
+        self.report.added += written.added
+        self.report.duplicates += written.duplicates
+        if self.progress:
+            self.progress(done, self.total, self.report)
+
     def flush(self, done: int) -> None:
-        _flush(self.writer, self.held, self.report)
-        self.held = []
-        give_back_soon()  # what tantivy's merges freed meanwhile, which glibc would keep
+        if self.writer is not None:
+            _flush(self.writer, self.held, self.report)
+            self.held = []
+            give_back_soon()  # what tantivy's merges freed meanwhile, which glibc would keep
         if self.progress:
             self.progress(done, self.total, self.report)
 

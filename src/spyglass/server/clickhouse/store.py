@@ -10,8 +10,9 @@ builder's reads). It makes its tables where they are missing (tables.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from spyglass.exactjson import loads
 from spyglass.query import Facet, Query
@@ -32,6 +33,7 @@ class ClickHouseStore:
         """The store at ``url``, over ``connection`` if given (one of its own: the tests run the
         store on an engine in process); ``init``: make its tables where missing."""
         self.url = url
+        self.own_connection = connection is not None
         self.connection = connection or Connection(url)
         self.database, self.cluster = self.connection.database, self.connection.cluster
         self.writes = Writes(self.connection)
@@ -117,6 +119,11 @@ class ClickHouseStore:
         self.connection.execute("INSERT INTO meta (name, value, at) VALUES", [(name, value, time.time_ns())])
 
     # -- writing -------------------------------------------------------------------------------
+    def opener(self) -> Callable[[], ClickHouseStore] | None:
+        """How another process (an import's worker) opens this store to write to it; None when
+        this one runs over a connection of its own (an engine in this process)."""
+        return None if self.own_connection else partial(ClickHouseStore, self.url, init=False)
+
     @contextmanager
     def writing(self) -> Iterator[Writer]:
         """A writer; what it added is inserted when the block ends, also when it ends by an error

@@ -61,7 +61,19 @@ def _layout_1(db: sqlite3.Connection) -> None:
 # The zstd dictionary of the bodies (codec.py), trained on the first banners the store holds.
 _LAYOUT_2 = "CREATE TABLE IF NOT EXISTS dictionary (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);"
 
-MIGRATIONS = (_layout_1, _LAYOUT_2)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
+# Which index shard indexes a banner (index/shards.py), kept for each banner and each service's
+# current one (a demotion re-indexes it in its shard). The demotions waiting are per shard too: a
+# shard's writer applies its own. Every banner of an earlier layout was in the one index, rebuilt
+# from these (store.py's SCHEMA_VERSION), as shard 0.
+_LAYOUT_3 = """
+ALTER TABLE banners ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE services ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+DROP TABLE IF EXISTS demoted;
+CREATE TABLE demoted (seq INTEGER PRIMARY KEY, shard INTEGER NOT NULL);
+DELETE FROM meta WHERE name = 'indexed_seq';
+"""
+
+MIGRATIONS = (_layout_1, _LAYOUT_2, _LAYOUT_3)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
 
 
 # Page caches (KiB, as PRAGMA cache_size takes them). A bulk load's key index takes random inserts,
@@ -143,17 +155,44 @@ class RecordStore:
             row = self._db.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return row[0] if row else default
 
-    def indexed_seq(self) -> int:
-        """The last seq the search index has committed."""
-        return int(self.get_meta("indexed_seq") or 0)
+    def indexed_seq(self, shard: int) -> int:
+        """Shard ``shard`` has committed every banner it indexes up to this seq."""
+        return int(self.get_meta(f"indexed_seq:{shard}") or 0)
+
+    def shards(self) -> list[int]:
+        """The shards banners were ever given to (each has its mark of what it committed)."""
+        rows = self._db.read("SELECT substr(name, 13) FROM meta WHERE name LIKE 'indexed_seq:%'")
+        return sorted(int(n) for (n,) in rows if n.isdigit())
+
+    def forget_shards(self) -> None:
+        """The index was lost or rebuilt: every banner to shard 0, nothing committed."""
+        with self._db.transaction() as db:
+            db.execute("DELETE FROM meta WHERE name LIKE 'indexed_seq:%'")
+            db.execute("UPDATE banners SET shard = 0 WHERE shard != 0")
+            db.execute("UPDATE services SET shard = 0 WHERE shard != 0")
+            db.execute("DELETE FROM demoted")
+            db.execute("INSERT INTO meta (name, value) VALUES ('indexed_seq:0', '0')")
+
+    def behind(self, shard: int, upto: int) -> bool:
+        """Whether shard ``shard`` has banners up to seq ``upto`` it has not committed, or demotions
+        to apply. Reads the banners since its mark (short, as every writer moves its mark on)."""
+        mark = self.indexed_seq(shard)
+        with self._db.lock:
+            if self._db.conn.execute("SELECT 1 FROM demoted WHERE shard = ? LIMIT 1", (shard,)).fetchone():
+                return True
+            found = self._db.conn.execute(
+                "SELECT 1 FROM banners WHERE seq > ? AND seq <= ? AND shard = ? LIMIT 1", (mark, upto, shard)
+            ).fetchone()
+        return found is not None
 
     def set_meta(self, name: str, value: str) -> None:
         with self._db.lock:
             self._db.conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
 
-    def add(self, banners: list[Prepared]) -> tuple[list[tuple[int, bool, Prepared]], list[int]]:
-        """Store the banners whose keys are new, in one transaction; returns ``(seq, current,
-        prepared)`` of those added, and the seqs of the banners they demoted. A banner newer than its
+    def add(self, banners: list[Prepared], shard: int = 0) -> tuple[list[tuple[int, bool, Prepared]], list[int]]:
+        """Store the banners whose keys are new, in one transaction, as indexed by ``shard``;
+        returns ``(seq, current, prepared)`` of those added, and the seqs of the banners of that
+        shard they demoted (those of other shards wait for their writers). A banner newer than its
         service's current one replaces it (the old one is recorded as demoted); an older one is
         stored as not current.
 
@@ -162,12 +201,14 @@ class RecordStore:
         the next ones, until one holds no banner the store has)."""
         if self._expect_new:
             try:
-                return self._add(banners, look_up=False)
+                return self._add(banners, shard, look_up=False)
             except sqlite3.IntegrityError:
                 pass  # rolled back: a banner the store holds
-        return self._add(banners, look_up=True)
+        return self._add(banners, shard, look_up=True)
 
-    def _add(self, banners: list[Prepared], look_up: bool) -> tuple[list[tuple[int, bool, Prepared]], list[int]]:
+    def _add(
+        self, banners: list[Prepared], shard: int, look_up: bool
+    ) -> tuple[list[tuple[int, bool, Prepared]], list[int]]:
         try:
             with self._db.transaction():
                 fresh: dict[int, Prepared] = {}
@@ -180,9 +221,9 @@ class RecordStore:
                         fresh[p.key] = p
                 services = list({p.service for p in fresh.values()})
                 latest = {
-                    sv: (stamp, seq)
-                    for sv, seq, stamp in self._rows(
-                        "SELECT service, seq, stamp FROM services WHERE service IN ({})", services
+                    sv: (stamp, seq, in_shard)
+                    for sv, seq, stamp, in_shard in self._rows(
+                        "SELECT service, seq, stamp, shard FROM services WHERE service IN ({})", services
                     )
                 }
                 seq = self._db.conn.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
@@ -193,7 +234,7 @@ class RecordStore:
                 stored = [p.body if p.body[:1] == FRAME else pack(p.body) for p in fresh.values()]
                 first = seq + 1
                 added: list[list] = []
-                demoted: list[int] = []
+                demoted: list[tuple[int, int]] = []  # (seq, its shard)
                 for p in fresh.values():
                     seq += 1
                     old = latest.get(p.service)
@@ -203,23 +244,23 @@ class RecordStore:
                             if old[1] >= first:
                                 added[old[1] - first][1] = False  # superseded within this batch
                             else:
-                                demoted.append(old[1])
-                        latest[p.service] = (p.stamp, seq)
+                                demoted.append((old[1], old[2]))
+                        latest[p.service] = (p.stamp, seq, shard)
                     added.append([seq, current, p])
                 self._db.conn.executemany(
-                    "INSERT INTO banners (seq, key, body) VALUES (?, ?, ?)",
-                    ((s, p.key, body) for (s, _, p), body in zip(added, stored, strict=True)),
+                    "INSERT INTO banners (seq, key, body, shard) VALUES (?, ?, ?, ?)",
+                    ((s, p.key, body, shard) for (s, _, p), body in zip(added, stored, strict=True)),
                 )
                 self._db.conn.executemany(
-                    "INSERT OR REPLACE INTO services (service, seq, stamp) VALUES (?, ?, ?)",
-                    ((p.service, s, p.stamp) for s, current, p in added if current),
+                    "INSERT OR REPLACE INTO services (service, seq, stamp, shard) VALUES (?, ?, ?, ?)",
+                    ((p.service, s, p.stamp, shard) for s, current, p in added if current),
                 )
-                self._db.conn.executemany("INSERT OR IGNORE INTO demoted (seq) VALUES (?)", ((s,) for s in demoted))
+                self._db.conn.executemany("INSERT OR IGNORE INTO demoted (seq, shard) VALUES (?, ?)", demoted)
         except BaseException:
             if self._codec is not None and not self._db.one("SELECT 1 FROM dictionary"):
                 self._codec = None  # trained in the transaction that failed: not kept
             raise
-        return [(s, current, p) for s, current, p in added], demoted
+        return [(s, current, p) for s, current, p in added], [s for s, in_shard in demoted if in_shard == shard]
 
     def _train(self, fresh: list[bytes], stored_then: int) -> None:
         """Within add's transaction: the dictionary, from the bodies stored so far and these. If
@@ -253,15 +294,24 @@ class RecordStore:
         with self._db.lock:
             return self._existing("SELECT seq FROM services WHERE service IN ({})", services)
 
-    def demoted(self) -> list[int]:
+    def demoted(self, shard: int | None = None) -> list[int]:
+        """The seqs of banners no longer current that shard ``shard`` (or any) must re-index."""
         with self._db.lock:
-            return [r[0] for r in self._db.conn.execute("SELECT seq FROM demoted ORDER BY seq")]
+            if shard is None:
+                return [r[0] for r in self._db.conn.execute("SELECT seq FROM demoted ORDER BY seq")]
+            return [
+                r[0] for r in self._db.conn.execute("SELECT seq FROM demoted WHERE shard = ? ORDER BY seq", (shard,))
+            ]
 
-    def indexed(self, seq: int, demoted: list[int]) -> None:
-        """The index has committed everything up to ``seq`` and re-indexed ``demoted``."""
+    def demoted_shards(self) -> list[int]:
+        """The shards that have demotions to apply."""
+        return [r[0] for r in self._db.read("SELECT DISTINCT shard FROM demoted ORDER BY shard")]
+
+    def indexed(self, shard: int, seq: int, demoted: list[int]) -> None:
+        """Shard ``shard`` has committed every banner it indexes up to ``seq`` and re-indexed ``demoted``."""
         with self._db.transaction() as db:
             db.executemany("DELETE FROM demoted WHERE seq = ?", ((s,) for s in demoted))
-            db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('indexed_seq', ?)", (str(seq),))
+            db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (f"indexed_seq:{shard}", str(seq)))
 
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database file, synced (end of a bulk load)."""
@@ -296,13 +346,15 @@ class RecordStore:
             ).fetchall()
         return [seq for (seq,) in rows]
 
-    def since(self, after_seq: int, batch: int = 5000) -> Iterator[list[tuple[int, dict]]]:
-        """Every banner with seq > ``after_seq``, in batches, for (re)indexing."""
+    def since(self, after_seq: int, batch: int = 5000, shard: int | None = None) -> Iterator[list[tuple[int, dict]]]:
+        """Every banner with seq > ``after_seq`` (of shard ``shard`` only, if given), in batches,
+        for (re)indexing."""
         last = after_seq
+        of_shard = "" if shard is None else f"AND shard = {int(shard)}"
         while True:
             with self._db.lock:
                 rows = self._db.conn.execute(
-                    "SELECT seq, body FROM banners WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch)
+                    f"SELECT seq, body FROM banners WHERE seq > ? {of_shard} ORDER BY seq LIMIT ?", (last, batch)
                 ).fetchall()
                 codec = self._codec_for(rows)
             if not rows:

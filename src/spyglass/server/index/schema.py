@@ -134,11 +134,17 @@ def _cpes(cpes: list[str]) -> list[str]:
     return list({cpe.lower()[:MAX_TERM] for cpe in cpes})
 
 
-def facet_terms(numbered: Iterable[tuple[int, Facet]]) -> dict[str, dict]:
-    """The tantivy aggregations counting each facet's largest values, named ``f{i}`` by its number."""
+def facet_terms(numbered: Iterable[tuple[int, Facet]], shards: int = 1) -> dict[str, dict]:
+    """The tantivy aggregations counting each facet's largest values, named ``f{i}`` by its number.
+    Over several shards each says more than the facet's size, so that a value that is second in
+    every shard but first overall is still counted in each (index/merge.py)."""
     return {
         f"f{i}": {
-            "terms": {"field": in_index(FACET_FIELDS[f.name]), "size": f.size, "segment_size": max(10 * f.size, 1000)}
+            "terms": {
+                "field": in_index(FACET_FIELDS[f.name]),
+                "size": f.size if shards == 1 else 2 * f.size + 10,
+                "segment_size": max(10 * f.size, 1000),
+            }
         }
         for i, f in numbered
     }

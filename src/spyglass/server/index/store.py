@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import orjson
 import tantivy
@@ -20,23 +21,26 @@ from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.banners.keys import keys, service_key, service_key_of
 from spyglass.server.banners.shape import BadBanner, ip_address, normalize
 from spyglass.server.banners.store import Prepared, StoreBusy, Trends
+from spyglass.server.index import merge
 from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.records import RecordStore
-from spyglass.server.index.schema import build_schema, facet_terms, facet_value, index_document, open_index
+from spyglass.server.index.schema import build_schema, facet_value, index_document
+from spyglass.server.index.shards import Shards, ShardsBusy, documents
 from spyglass.server.index.trends import TrendsIndex
 from spyglass.server.sqlite import LostDatabase, is_empty, make_private
 
 log = logging.getLogger("spyglass.index")
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"  # 5: the index in shards (shards.py)
 # Banners stored but not yet committed to the index are invisible to search until the next
-# commit (or the catch-up when the index is next opened, after a crash): commit often enough that
-# a killed import leaves most of its work searchable, rarely enough that commits cut few segments
-# short (each commit writes the one being filled; with 50,000 a commit, when segments were cut by
-# commits alone, merging cost a tenth of the import's time).
+# commit (or the catch-up when their shard is next taken, after a crash): a writer commits a second
+# after its first banner not committed, so that a backend's searches see an import's banners within
+# a second or two of their batch, and at least every COMMIT_EVERY (each commit cuts the segment being
+# filled short: merging them costs time).
 COMMIT_EVERY = 200_000
+COMMIT_AFTER = 1.0  # seconds
 # tantivy's indexing memory: a segment is written each time it fills. 256 MB filled only on big
 # imports, so an import's memory grew with its file; at 32 MB, 1 GB of nmap XML imports as fast
 # (45-47 s), its extra segments merged meanwhile (bench/import_scans.py: memory near a tenth's).
@@ -46,15 +50,6 @@ PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
 CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport")
-
-
-def hit_count(result: tantivy.SearchResult) -> int:
-    return result.count  # type: ignore[attr-defined]  # set when searched with count=True; the stub omits it
-
-
-def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
-    """The record seqs of hits (every document has an integer ``i_rowid``)."""
-    return cast(list[int], searcher.fast_field_values("i_rowid", addresses))
 
 
 def document_tail(banner: dict, shape) -> bytes:
@@ -114,52 +109,44 @@ class PackingPrepare:
         return _prepare(banner, body, shared(self.dictionary).pack)
 
 
-def indexed(path: Path) -> int:
-    """The documents the tantivy index in ``path`` holds, by its meta.json (0: none, or unreadable)."""
-    try:
-        return sum(int(segment["max_doc"]) for segment in orjson.loads((path / "meta.json").read_bytes())["segments"])
-    except (OSError, ValueError, TypeError, KeyError):
-        return 0
-
-
 class BannerIndex:
-    """The embedded banner store (see :mod:`spyglass.server.banners.store`): tantivy beside the record store."""
+    """The embedded banner store (see :mod:`spyglass.server.banners.store`): tantivy, in shards
+    (shards.py), beside the record store."""
 
     prepare = staticmethod(prepare)
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, catch_up: bool = True) -> None:
+        """``catch_up``: index what the records hold that the shards no process writes lack (after
+        a crash, or an older layout); an import's worker, which only writes, leaves that to others."""
         self.data_dir = Path(data_dir)
         make_private(self.data_dir)
         self.path = self.data_dir / "index"
         records = self.data_dir / "banners.db"
-        if is_empty(records) and (held := indexed(self.path)):  # the index is rebuilt from it, never the reverse
+        if is_empty(records) and (held := documents(self.path)):
+            # the index is rebuilt from the records, never the reverse
             raise LostDatabase(records, f"the search index beside it holds {held:,} banners")
         self.records = RecordStore(records)
         self.schema = build_schema()
         if self.records.get_meta("schema_version") != SCHEMA_VERSION or not self.path.exists():
-            shutil.rmtree(self.path, ignore_errors=True)  # an older layout, or lost: rebuilt from the records
-            self.records.set_meta("indexed_seq", "0")
-        self.path.mkdir(exist_ok=True)
+            self._rebuild()  # an older layout, or lost: rebuilt from the records
         try:
-            self.index = open_index(self.schema, self.path)
-            self.index.searcher()  # opens every segment: a damaged file fails here, not in a search
+            self.shards = Shards(self.path, self.schema)
+            self.shards.check()
         except ValueError as exc:
             # The index holds nothing the records do not: rebuild it rather than refuse to start.
             log.warning("the search index in %s is unreadable (%s): rebuilding it from the records", self.path, exc)
-            shutil.rmtree(self.path, ignore_errors=True)
-            self.path.mkdir()
-            self.records.set_meta("indexed_seq", "0")
-            self.index = open_index(self.schema, self.path)
+            self._rebuild()
+            self.shards = Shards(self.path, self.schema)
         self.records.set_meta("schema_version", SCHEMA_VERSION)
-        self._reloaded = 0.0
         self._write_lock = threading.Lock()
         self._trends: TrendsIndex | None = None
-        if self.behind():
-            try:  # what the records hold is searchable from the start (e.g. after a killed import)
-                with self.writing():
-                    pass
-            except StoreBusy:
-                pass  # another process is importing: it catches up itself
+        if catch_up:  # what the records hold is searchable from the start (e.g. after a killed import)
+            self.settle()
+
+    def _rebuild(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path.mkdir()
+        self.records.forget_shards()
 
     def close(self) -> None:
         self.records.close()
@@ -171,6 +158,10 @@ class BannerIndex:
     def preparer(self) -> PackingPrepare:
         """What an import's workers prepare banners with (see :mod:`spyglass.server.banners.importer`)."""
         return PackingPrepare(self.records.dictionary())
+
+    def opener(self) -> Callable[[], BannerIndex]:
+        """How another process (an import's worker) opens this store to write to it."""
+        return partial(BannerIndex, self.data_dir, catch_up=False)
 
     def get_meta(self, name: str, default: str | None = None) -> str | None:
         return self.records.get_meta(name, default)
@@ -195,15 +186,11 @@ class BannerIndex:
         return self.records.seqs_since(mark, limit)
 
     # -- reading ---------------------------------------------------------------------------
-    def searcher(self) -> tantivy.Searcher:
-        now = time.monotonic()
-        if now - self._reloaded > 1.0:  # pick up other writers' commits, at most once a second
-            self.index.reload()
-            self._reloaded = now
-        return self.index.searcher()
+    def searchers(self) -> list[tantivy.Searcher]:
+        return self.shards.searchers()
 
     def total(self) -> int:
-        return self.searcher().num_docs
+        return sum(s.num_docs for s in self.searchers())
 
     def compile(self, query: Query) -> tantivy.Query:
         """The query over the current banner of each service (what search, count and facets see);
@@ -213,16 +200,16 @@ class BannerIndex:
         return compile_query(self.schema, query, current=not of_a_scan)
 
     def behind(self) -> bool:
-        """Whether the records hold banners (or demotions) the index has not committed."""
-        return self.records.last_seq() > self.records.indexed_seq() or bool(self.records.demoted())
+        """Whether the records hold banners (or demotions) a shard has not committed."""
+        upto = self.records.last_seq()
+        return any(self.records.behind(n, upto) for n in self.records.shards()) or bool(self.records.demoted())
 
     def count(self, query: Query, facets: list[Facet]) -> tuple[int, dict[str, list[dict]]]:
-        searcher = self.searcher()
+        searchers = self.searchers()
         tq = self.compile(query)
         with searching() as alone:
-            counting = self._facets_aside(searcher, tq, facets, alone)
-            total = hit_count(searcher.search(tq, limit=1, count=True))
-            return total, counting.result()
+            counting = self._facets_aside(searchers, tq, facets, alone)
+            return merge.counted(searchers, tq), counting.result()
 
     def search(self, query: Query, facets: list[Facet], page: int = 1) -> tuple[int, list[dict], dict]:
         """One page of matches, newest first, with the total and the facet counts."""
@@ -241,13 +228,11 @@ class BannerIndex:
     ) -> tuple[int, list[int], Future[dict[str, list[dict]]]]:
         """The total and the page's records; the facets as they are counted (the caller reads the
         records meanwhile: SQLite and zstd let go of the GIL too)."""
-        searcher = self.searcher()
+        searchers = self.searchers()
         tq = self.compile(query)
-        counting = self._facets_aside(searcher, tq, facets, alone)
-        result = searcher.search(
-            tq, limit=PAGE_SIZE, count=True, order_by_field="timestamp", offset=(page - 1) * PAGE_SIZE
-        )
-        return hit_count(result), rowids(searcher, [address for _, address in result.hits]), counting
+        counting = self._facets_aside(searchers, tq, facets, alone)
+        total, seqs = merge.newest(searchers, tq, PAGE_SIZE, (page - 1) * PAGE_SIZE, count=True)
+        return total, seqs, counting
 
     def host(self, ip: str) -> list[dict]:
         """Every banner of one address, newest first."""
@@ -255,10 +240,8 @@ class BannerIndex:
             address = str(ip_address(ip))
         except ValueError:
             return []
-        searcher = self.searcher()
         tq = tantivy.Query.term_query(self.schema, "ip", address)  # history too: current or not
-        hits = searcher.search(tq, limit=10_000, order_by_field="timestamp").hits
-        return self.records.fetch(rowids(searcher, [a for _, a in hits]))
+        return self.records.fetch(merge.newest(self.searchers(), tq, 10_000)[1])
 
     def current(self, ip: str, port: int, transport: str) -> dict | None:
         seqs = self.records.current_seqs([service_key_of(ip, port, transport)])
@@ -272,21 +255,21 @@ class BannerIndex:
 
     def under_domain(self, domain: str, history: bool, limit: int) -> list[dict]:
         tq = compile_query(self.schema, parse_strict(f"hostname:{domain}"), current=not history)
-        searcher = self.searcher()
-        hits = searcher.search(tq, limit=limit, order_by_field="timestamp").hits
-        return self.records.fetch(rowids(searcher, [address for _, address in hits]))
+        return self.records.fetch(merge.newest(self.searchers(), tq, limit)[1])
 
     def _facets_aside(
-        self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet], alone: bool
+        self, searchers: list[tantivy.Searcher], tq: tantivy.Query, facets: list[Facet], alone: bool
     ) -> Future[dict[str, list[dict]]]:
         """The facets, counted while this thread finds the matches when the search is ``alone``
         (aside.py; a search page with facets is so answered sooner, by hand)."""
-        return aside(alone, self._facets, searcher, tq, facets) if facets else aside(False, dict)
+        return aside(alone, self._facets, searchers, tq, facets) if facets else aside(False, dict)
 
-    def _facets(self, searcher: tantivy.Searcher, tq: tantivy.Query, facets: list[Facet]) -> dict[str, list[dict]]:
+    def _facets(
+        self, searchers: list[tantivy.Searcher], tq: tantivy.Query, facets: list[Facet]
+    ) -> dict[str, list[dict]]:
         if not facets:
             return {}
-        result = searcher.aggregate(tq, facet_terms(enumerate(facets)))
+        result = merge.facets(searchers, tq, facets)
         out: dict[str, list[dict]] = {}
         for i, f in enumerate(facets):
             buckets = result.get(f"f{i}", {}).get("buckets", [])
@@ -295,36 +278,65 @@ class BannerIndex:
 
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
-    def writing(self, threads: int = 1, heap: int = WRITER_HEAP):
-        """The one writer of this index; StoreBusy if another process holds it."""
+    def writing(self, threads: int = 1, heap: int = WRITER_HEAP, wait: float | None = None):
+        """A writer of one shard no other process holds, for the block (a second writer in this
+        process waits for the first). Waits while every shard is held; StoreBusy after ``wait``
+        seconds (None: never)."""
         with self._write_lock:
             try:
-                writer = self.index.writer(heap_size=heap, num_threads=threads)
-            except ValueError as exc:
-                raise StoreBusy(f"the index in {self.data_dir} is being written by another process") from exc
+                number, writer = self.shards.take(None, heap, threads, wait)
+            except ShardsBusy as exc:
+                raise StoreBusy(str(exc)) from exc
             try:
-                self._catch_up(writer)
-                batch = Writer(self, writer)
+                self._catch_up(number, writer)
+                batch = Writer(self, number, writer)
                 try:
                     yield batch
                 except BaseException:
-                    batch.close(abandon=True)  # what was stored is indexed at the next start
+                    batch.close(abandon=True)  # what was stored is indexed when its shard is next taken
                     raise
                 batch.commit()
-                self.records.checkpoint()
+            finally:
+                writer.wait_merging_threads()
+            self._settle(skip=number)
+
+    def settle(self, wait: float | None = 0.0) -> None:
+        """Index what the records hold that shards no process writes have not (a crash), and apply
+        their demotions (another shard's writer demoted their banners); a shard held by another
+        writer is left to it. ``wait``: how long to wait for each shard held (None: as long as it takes)."""
+        with self._write_lock:
+            self._settle(wait=wait)
+        self.shards.stale()
+        self.records.checkpoint()
+
+    def _settle(self, skip: int | None = None, wait: float | None = 0.0) -> None:
+        upto = self.records.last_seq()
+        for number in sorted(set(self.records.shards()) | set(self.records.demoted_shards())):
+            if number == skip or not self.records.behind(number, upto):
+                continue
+            try:
+                _, writer = self.shards.take(number, WRITER_HEAP, 1, wait)
+            except ShardsBusy:
+                continue  # its writer catches it up
+            try:
+                self._catch_up(number, writer)
             finally:
                 writer.wait_merging_threads()
 
-    def _catch_up(self, writer) -> None:
-        """Index what the record store has that the index lost (a crash between the two)."""
-        indexed = self.records.indexed_seq()
-        if not self.behind():
+    def _catch_up(self, shard: int, writer) -> None:
+        """Index what the record store has for ``shard`` that it lost (a crash between the two),
+        and its demotions; or, when it lacks nothing, move its mark up to the records' last seq
+        (so that the next look reads only what came after)."""
+        upto = self.records.last_seq()
+        indexed = self.records.indexed_seq(shard)
+        if not self.records.behind(shard, upto):
+            if indexed < upto or shard not in self.records.shards():  # listed: caught up after a crash
+                self.records.indexed(shard, upto, [])
             return
         writer.delete_documents_by_query(
             tantivy.Query.range_query(self.schema, "i_rowid", tantivy.FieldType.Integer, indexed + 1, None)
         )
-        last = indexed
-        for batch in self.records.since(indexed):
+        for batch in self.records.since(indexed, shard=shard):
             shaped = []
             for seq, banner in batch:
                 try:
@@ -334,12 +346,11 @@ class BannerIndex:
             current = self.records.current_seqs([service_key(shape) for _, _, shape in shaped])
             for seq, banner, shape in shaped:
                 add_document(writer, seq, seq in current, document_tail(banner, shape))
-            last = batch[-1][0]
-        demoted = self.records.demoted()
+        demoted = self.records.demoted(shard)
         self._demote(writer, demoted)
         writer.commit()
-        self.records.indexed(last, demoted)
-        self._reloaded = 0.0
+        self.records.indexed(shard, upto, demoted)
+        self.shards.stale()
 
     def _demote(self, writer, demoted: list[int]) -> None:
         """Re-index banners a newer one replaced as not current."""
@@ -355,20 +366,20 @@ class BannerIndex:
 
 
 class Writer:
-    """Adds banners to the record store and the index; commits every COMMIT_EVERY and at the end.
+    """Adds banners to the record store and to one shard of the index; commits a second after the
+    first banner not committed, every COMMIT_EVERY, and at the end.
 
-    The records are written in the caller's thread and the index fed in another (tantivy parses
+    The records are written in the caller's thread and the shard fed in another (tantivy parses
     and indexes a document without the GIL, as SQLite steps without it), so the two overlap: the
     caller stores the next batch while the last one is indexed. Only the feeding thread touches
     tantivy's writer until :meth:`close`. The banners a batch demoted are re-indexed with it, not
     all at the commit, which would leave the import's last seconds to one thread.
     """
 
-    def __init__(self, owner: BannerIndex, writer) -> None:
-        self.owner = owner
-        self.writer = writer
+    def __init__(self, owner: BannerIndex, shard: int, writer) -> None:
+        self.owner, self.shard, self.writer = owner, shard, writer
         self.pending = 0
-        self.last_seq = owner.records.indexed_seq()
+        self._since: float | None = None  # when the first banner not committed was added
         self._work: queue.Queue = queue.Queue(maxsize=FEED_AHEAD)
         self._failure: BaseException | None = None
         self._abandon = False
@@ -379,18 +390,18 @@ class Writer:
         """Store and index the new ones of prepared banners (see :func:`prepare`); returns the
         keys of those that were new."""
         self._raise_failure()
-        added, demoted = self.owner.records.add(prepared)
+        added, demoted = self.owner.records.add(prepared, self.shard)
         if added:
             self._put(_Batch([(seq, current, p.doc) for seq, current, p in added], demoted))
-            self.last_seq = added[-1][0]
             self.pending += len(added)
-        if self.pending >= COMMIT_EVERY:
+            self._since = self._since or time.monotonic()
+        if self.pending >= COMMIT_EVERY or (self._since and time.monotonic() - self._since >= COMMIT_AFTER):
             self._request_commit()
         return [p.key for _, _, p in added]
 
     def commit(self) -> None:
         """Everything added is committed to the index when this returns."""
-        self._request_commit()
+        self._request_commit(always=True)
         self.close()
         self._raise_failure()
 
@@ -401,11 +412,12 @@ class Writer:
             self._work.put(None)
             self._feeder.join()
 
-    def _request_commit(self) -> None:
-        demoted = self.owner.records.demoted()
-        if self.pending or demoted:
-            self._put(_Commit(self.last_seq, demoted))
-            self.pending = 0
+    def _request_commit(self, always: bool = False) -> None:
+        # Read after this writer's last add: every banner of its shard up to it is in what it fed
+        demoted = self.owner.records.demoted(self.shard)
+        if self.pending or demoted or always:
+            self._put(_Commit(self.owner.records.last_seq(), demoted))
+            self.pending, self._since = 0, None
 
     def _put(self, item) -> None:
         while True:  # never wait forever on a feeder that died
@@ -432,11 +444,11 @@ class Writer:
                         add_document(self.writer, seq, current, doc)
                     self.owner._demote(self.writer, item.demoted)
                     demoted_since_commit.update(item.demoted)
-                else:  # the store's list: also what another writer demoted (none while this one holds the index)
+                else:  # the store's list for this shard: also what other writers demoted in it
                     self.owner._demote(self.writer, [s for s in item.demoted if s not in demoted_since_commit])
                     self.writer.commit()
-                    self.owner.records.indexed(item.last_seq, item.demoted)
-                    self.owner._reloaded = 0.0
+                    self.owner.records.indexed(self.shard, item.last_seq, item.demoted)
+                    self.owner.shards.stale()
                     demoted_since_commit.clear()
             except BaseException as exc:  # kept for the caller's thread
                 self._failure = exc

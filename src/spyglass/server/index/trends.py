@@ -19,6 +19,7 @@ from spyglass.server.banners.store import Trends
 from spyglass.server.banners.trends import months
 from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.compiler import compile_query
+from spyglass.server.index.merge import merged_buckets
 from spyglass.server.index.schema import facet_terms, facet_value
 
 NS = 1_000_000_000  # tantivy's date aggregations count nanoseconds
@@ -29,7 +30,7 @@ class Searchable(Protocol):
 
     schema: tantivy.Schema
 
-    def searcher(self) -> tantivy.Searcher: ...
+    def searchers(self) -> list[tantivy.Searcher]: ...
 
 
 class TrendsIndex:
@@ -39,36 +40,51 @@ class TrendsIndex:
         self.index = index
         self._span: tuple[int, tuple[datetime, datetime] | None] | None = None
 
-    def span(self, searcher: tantivy.Searcher) -> tuple[datetime, datetime] | None:
+    def span(self, searchers: list[tantivy.Searcher]) -> tuple[datetime, datetime] | None:
         """The first and last banner times of the whole index; None when it is empty. Cached
         while the document count holds (new banners change it; a demotion re-adds the same one)."""
-        docs = searcher.num_docs
+        docs = sum(s.num_docs for s in searchers)
         if self._span is None or self._span[0] != docs:
-            span = None
-            if docs:
-                spec = {"first": {"min": {"field": "timestamp"}}, "last": {"max": {"field": "timestamp"}}}
-                result = searcher.aggregate(tantivy.Query.all_query(), spec)
-                first, last = result["first"]["value"], result["last"]["value"]
-                if first is not None and last is not None:
-                    span = (_time(first), _time(last))
+            firsts, lasts = [], []
+            spec = {"first": {"min": {"field": "timestamp"}}, "last": {"max": {"field": "timestamp"}}}
+            for searcher in searchers:
+                if searcher.num_docs:
+                    result = searcher.aggregate(tantivy.Query.all_query(), spec)
+                    first, last = result["first"]["value"], result["last"]["value"]
+                    if first is not None and last is not None:
+                        firsts.append(first)
+                        lasts.append(last)
+            span = (_time(min(firsts)), _time(max(lasts))) if firsts else None
             self._span = (docs, span)
         return self._span[1]
 
     def search(self, query: Query, facets: list[Facet]) -> Trends:
         """Trends of a query that :func:`~spyglass.server.banners.trends.check` has passed."""
-        searcher = self.index.searcher()
-        span = self.span(searcher)
+        searchers = self.index.searchers()
+        span = self.span(searchers)
         if span is None:
             return Trends(0, [], {f.name: [] for f in facets})
         calendar = months(*span)
         ranges = [{"key": k, "from": start.timestamp() * NS, "to": end.timestamp() * NS} for k, start, end in calendar]
 
         def by_month(some: list[tuple[int, Facet]]) -> dict[str, dict]:
-            """The month buckets with these facets counted in each."""
+            """The month buckets with these facets counted in each, over every shard."""
             spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}}}
             if some:
-                spec["months"]["aggs"] = facet_terms(some)
-            return {b["key"]: b for b in searcher.aggregate(tq, spec)["months"]["buckets"]}
+                spec["months"]["aggs"] = facet_terms(some, shards=len(searchers))
+            parts = [{b["key"]: b for b in s.aggregate(tq, spec)["months"]["buckets"]} for s in searchers]
+            if len(parts) == 1:
+                return parts[0]
+            return {
+                key: {
+                    "doc_count": sum(p[key]["doc_count"] for p in parts),
+                    **{
+                        f"f{i}": {"buckets": merged_buckets([p[key].get(f"f{i}", {}) for p in parts], f.size)}
+                        for i, f in some
+                    },
+                }
+                for key in parts[0]
+            }
 
         tq = compile_query(self.index.schema, query, current=False)
         numbered = list(enumerate(facets))

@@ -1,0 +1,208 @@
+"""The write path: where a banner's time goes, and `spyglass import` by cores beside DuckDB.
+
+    python bench/ingest.py [--count 200000] [--work DIR] [--cores 1,2] [--collect]
+
+On one generated file (kept in WORK), in one run:
+- the time split: each step of a banner's way in, one thread, per banner (inflate, JSON, shape,
+  keys, index document, compression, the record store, the index shard);
+- ``spyglass import`` as a user runs it (a process, a fresh data dir) pinned to the first N cores
+  (taskset) for each N of --cores, and DuckDB's ``read_json_auto`` of the same file into a table
+  with N threads on the same cores (installed from PyPI when missing): banners a second, the
+  ratio to DuckDB, and each N's speed-up over the first;
+- with --collect, banners collected through the API of ``spyglass serve`` (2 alerts, 10 stream
+  readers attached) sustained for 20 s: a second rate to set beside the one-core import's.
+Goals (issue 43): 2 cores >= 0.5x DuckDB at 200k and 1M; 2 cores >= 1.8x one; 16 cores >= 5x 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import orjson
+from index import dataset, duckdb_import, serve  # bench/index.py, beside this script
+
+from spyglass.exactjson import loads
+from spyglass.server.banners.keys import keys
+from spyglass.server.banners.shape import normalize
+from spyglass.server.index.codec import shared
+from spyglass.server.index.store import BannerIndex, add_document, document_tail, prepare
+
+SPLIT = 40_000  # banners the time split is measured on
+
+
+def cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
+def time_split(source: Path, work: Path) -> None:
+    """CPU per banner of each step, one thread, the cycle collector off as an import runs it."""
+    gc.disable()
+    started = cpu()
+    with gzip.open(source, "rb") as fh:
+        lines = [line for _, line in zip(range(SPLIT), fh, strict=False)]
+    inflate = cpu() - started
+    steps: list[tuple[str, float]] = [("inflate (gzip, zlib)", inflate)]
+
+    def step(name: str, fn):
+        began = cpu()
+        out = fn()
+        steps.append((name, cpu() - began))
+        return out
+
+    banners = step("JSON decode", lambda: [loads(line) for line in lines])
+    shapes = step("shape (address, port, time)", lambda: [normalize(b) for b in banners])
+    step("keys", lambda: [keys(b, s) for b, s in zip(banners, shapes, strict=True)])
+    step("index document", lambda: [document_tail(b, s) for b, s in zip(banners, shapes, strict=True)])
+    data = work / "split"
+    shutil.rmtree(data, ignore_errors=True)
+    store = BannerIndex(data)
+    with store.writing() as writer:  # trains the bodies' dictionary
+        writer.add([prepare(b, line) for b, line in zip(banners[:20_000], lines[:20_000], strict=True)])
+    codec = shared(store.preparer().dictionary)
+    step("compression (zstd, dictionary)", lambda: [codec.pack(line) for line in lines])
+    prepared = [prepare(b, codec.pack(line)) for b, line in zip(banners, lines, strict=True)]
+    fresh = BannerIndex(work / "split-records")
+    step(
+        "record store (SQLite)", lambda: [fresh.records.add(prepared[i : i + 20_000]) for i in range(0, SPLIT, 20_000)]
+    )
+    number, writer = fresh.shards.take(None, 32_000_000, 1)
+
+    def index() -> None:
+        for seq, p in enumerate(prepared, start=1):
+            add_document(writer, seq, True, p.doc)
+        writer.commit()
+        writer.wait_merging_threads()
+
+    step("index shard (tantivy, its threads too)", index)
+    store.close()
+    fresh.close()
+    total = sum(t for _, t in steps)
+    print(f"time split, one thread, {SPLIT:,} banners ({total / SPLIT * 1e6:.0f} us a banner in all):")
+    for name, took in steps:
+        print(f"  {name:40} {took / SPLIT * 1e6:6.1f} us  {took / total:5.1%}")
+    gc.enable()
+
+
+def pinned(cores: int) -> list[str]:
+    return ["taskset", "-c", f"0-{cores - 1}"] if cores < (os.cpu_count() or 1) else []
+
+
+def spyglass_import(source: Path, work: Path, cores: int) -> float:
+    """``spyglass import`` of ``source`` into a fresh data dir on ``cores`` cores: banners a second."""
+    data = work / f"import-{cores}"
+    shutil.rmtree(data, ignore_errors=True)
+    command = [*pinned(cores), sys.executable, "-m", "spyglass", "import", "--data", str(data), str(source)]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    elapsed = time.perf_counter() - started
+    added = int(done.stderr.rsplit(" new,", 1)[0].rsplit(", ", 1)[1].replace(",", ""))
+    return added / elapsed
+
+
+DUCKDB_PINNED = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1]); con.execute(f"SET threads={sys.argv[3]}")
+t = time.perf_counter()
+con.execute("CREATE TABLE banners AS SELECT * FROM read_json_auto(?, format='newline_delimited', union_by_name=true,"
+            " sample_size=-1, maximum_object_size=16777216)", [sys.argv[2]])
+con.execute("CHECKPOINT")
+print(con.execute("SELECT count(*) FROM banners").fetchone()[0] / (time.perf_counter() - t))
+"""
+
+
+def duckdb_rate(source: Path, work: Path, cores: int) -> float:
+    path = work / "duckdb-pinned.db"
+    path.unlink(missing_ok=True)
+    command = [*pinned(cores), sys.executable, "-c", DUCKDB_PINNED, str(path), str(source), str(cores)]
+    rate = float(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    path.unlink(missing_ok=True)
+    return rate
+
+
+def collected_rate(work: Path, seconds: float = 20.0) -> None:
+    """Banners a second collected through the API with 2 alerts and 10 stream readers attached,
+    and whether each reader saw every one."""
+    from spyglass.datagen import generate
+
+    data = work / "collect"
+    shutil.rmtree(data, ignore_errors=True)
+    create = [sys.executable, "-m", "spyglass", "keys", "create", "--data", str(data), "--plan", "enterprise"]
+    key = subprocess.run([*create, "--collector"], check=True, capture_output=True, text=True).stdout.strip()
+    process, url = serve(data)
+    banners = [orjson.dumps(b) for b in generate(200_000, seed=9)]
+    seen = [0] * 10
+    stop = threading.Event()
+
+    def read(i: int) -> None:
+        with httpx.stream("GET", f"{url}/stream/intel/banners", params={"key": key}, timeout=None) as stream:
+            for line in stream.iter_lines():
+                if line.strip():
+                    seen[i] += 1
+                if stop.is_set():
+                    return
+
+    try:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            for name, net in (("a", "198.18.0.0/24"), ("b", "198.18.1.0/24")):
+                body = {"name": name, "filters": {"ip": [net]}}
+                http.post("/intel/alert", params={"key": key}, json=body).raise_for_status()
+            readers = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(10)]
+            for reader in readers:
+                reader.start()
+            time.sleep(1)
+            sent, started = 0, time.perf_counter()
+            while time.perf_counter() - started < seconds and sent < len(banners):
+                body = b"\n".join(banners[sent : sent + 500])
+                answer = http.post("/spyglass/collect", params={"key": key}, content=body)
+                answer.raise_for_status()
+                sent += 500
+            elapsed = time.perf_counter() - started
+            time.sleep(3)
+            stop.set()
+        print(
+            f"collected through the API: {sent / elapsed:,.0f} banners/s ({sent:,} in {elapsed:.1f} s); "
+            f"stream readers saw {min(seen):,}-{max(seen):,} of them"
+        )
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=200_000)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spyglass-bench")
+    parser.add_argument("--cores", default="1,2")
+    parser.add_argument("--collect", action="store_true")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    source = dataset(args.work, args.count)
+    time_split(source, args.work)
+    duckdb_import(source, args.work)  # installs DuckDB if need be; its rate is measured pinned below
+    first: float | None = None
+    for cores in [int(c) for c in args.cores.split(",")]:
+        ours, duck = spyglass_import(source, args.work, cores), duckdb_rate(source, args.work, cores)
+        first = first or ours
+        print(
+            f"{args.count:,} banners on {cores} core(s): spyglass import {ours:,.0f}/s, DuckDB {duck:,.0f}/s "
+            f"({ours / duck:.2f}x DuckDB); {ours / first:.2f}x the first"
+        )
+    if args.collect:
+        collected_rate(args.work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""One answer from every shard's (``shards.py``): hits newest first, summed counts, merged facets.
+
+With one shard (a data dir written by one writer at a time, as most are) every function hands the
+shard's own answer back untouched, so its order is tantivy's to the letter.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from typing import Any, cast
+
+import tantivy
+
+from spyglass.query import Facet
+from spyglass.server.index.schema import facet_terms
+
+
+def hit_count(result: tantivy.SearchResult) -> int:
+    return result.count  # type: ignore[attr-defined]  # set when searched with count=True; the stub omits it
+
+
+def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
+    """The record seqs of hits (every document has an integer ``i_rowid``)."""
+    return cast(list[int], searcher.fast_field_values("i_rowid", addresses))
+
+
+def newest(
+    searchers: list[tantivy.Searcher], query: tantivy.Query, limit: int, offset: int = 0, count: bool = False
+) -> tuple[int, list[int]]:
+    """The seqs of the matches ``offset`` to ``offset + limit``, newest first, and (``count``) how
+    many match in all. Each shard gives its first ``offset + limit``; the merge keeps the page."""
+    if len(searchers) == 1:
+        searcher = searchers[0]
+        result = searcher.search(query, limit=limit, count=count, order_by_field="timestamp", offset=offset)
+        return hit_count(result) if count else 0, rowids(searcher, [a for _, a in result.hits])
+    total, runs = 0, []
+    for searcher in searchers:
+        result = searcher.search(query, limit=offset + limit, count=count, order_by_field="timestamp")
+        total += hit_count(result) if count else 0
+        hits = result.hits
+        seqs = rowids(searcher, [a for _, a in hits])
+        runs.append([(-stamp, seq) for (stamp, _), seq in zip(hits, seqs, strict=True)])
+    merged = heapq.merge(*runs)  # each run is newest first already
+    return total, [seq for _, seq in list(merged)[offset : offset + limit]]
+
+
+def counted(searchers: list[tantivy.Searcher], query: tantivy.Query) -> int:
+    return sum(hit_count(s.search(query, limit=1, count=True)) for s in searchers)
+
+
+def facets(searchers: list[tantivy.Searcher], query: tantivy.Query, wanted: list[Facet]) -> dict[str, dict]:
+    """Each facet's largest values over every shard's matches, as ``{name: [bucket, ...]}`` in
+    tantivy's form (``key``, ``doc_count``, ``key_as_string`` where it says one)."""
+    numbered = list(enumerate(wanted))
+    spec = facet_terms(numbered, shards=len(searchers))
+    results = [s.aggregate(query, spec) for s in searchers]
+    return {f"f{i}": {"buckets": merged_buckets([r.get(f"f{i}", {}) for r in results], f.size)} for i, f in numbered}
+
+
+def merged_buckets(parts: Iterable[dict], size: int | None) -> list[dict]:
+    """Terms buckets of several shards as one list: counts of a key summed, largest first (ties in
+    the order the shards gave them), the first ``size`` (None: all)."""
+    parts = list(parts)
+    if len(parts) == 1:
+        buckets = parts[0].get("buckets", [])
+        return buckets if size is None else buckets[:size]
+    by_key: dict[Any, dict] = {}
+    for part in parts:
+        for bucket in part.get("buckets", []):
+            key = bucket["key"]
+            if key in by_key:
+                by_key[key]["doc_count"] += bucket["doc_count"]
+            else:
+                by_key[key] = dict(bucket)
+    ordered = sorted(by_key.values(), key=lambda b: -b["doc_count"])
+    return ordered if size is None else ordered[:size]
