@@ -24,8 +24,20 @@ def database(folder: Path) -> str:
     return "t_" + hashlib.sha1(str(folder).encode()).hexdigest()[:16]
 
 
+class ShardedIndex(BannerIndex):
+    """The embedded store with each writer on the next of three shards, as when imports and a
+    collector write at once: every read merges what the shards answer."""
+
+    turn = 0
+
+    def writing(self, *args, **kwargs):
+        ShardedIndex.turn += 1
+        return super().writing(*args, shard=ShardedIndex.turn % 3, **kwargs)
+
+
 STORES: dict[str, Callable[[pytest.FixtureRequest, Path], BannerStore]] = {
     "embedded": lambda request, folder: BannerIndex(folder),
+    "embedded-shards": lambda request, folder: ShardedIndex(folder),
     "clickhouse": lambda request, folder: ClickHouseStore(
         request.getfixturevalue("clickhouse_server").address(database(folder))
     ),

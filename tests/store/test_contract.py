@@ -422,3 +422,39 @@ def test_cpe_prefixes_and_lists_of_addresses_and_networks(store):
     assert count(store, "ip:198.18.0.1,2001:db8::1,198.18.0.77")[0] == 2
     assert count(store, "net:198.18.0.1,198.18.1.0/24,198.18.1.0/24,2001:db8::/32")[0] == 3
     assert count(store, "-net:" + ",".join(["198.18.0.0/24"] * 300))[0] == 2
+
+
+def _found(store: BannerStore, query: str) -> list[tuple[str, int]]:
+    """Every (address, port) a store's search finds, page by page."""
+    total, page, found = None, 1, []
+    while total is None or len(found) < total:
+        total, banners, _ = search(store, query, page=page)
+        if not banners:
+            break
+        found += [(b["ip_str"], b["port"]) for b in banners]
+        page += 1
+    return sorted(found)
+
+
+def test_the_matcher_agrees_with_the_store_on_every_filter_example_and_its_negation(store):
+    """Alert triggers and the live tail's filter test one banner in memory (query/match.py): on
+    each filter's example, and on it negated, they select what the store's search selects."""
+    from spyglass.query import FILTER_EXAMPLES
+
+    banners = list(generate(1500, seed=1))
+    for i in range(0, len(banners), 500):
+        add(store, *banners[i : i + 500])
+    newest: dict[tuple, dict] = {}
+    for b in banners:
+        service = (b["ip_str"], b["port"], b["transport"])
+        if service not in newest or b["timestamp"] >= newest[service]["timestamp"]:
+            newest[service] = b
+    matched = 0
+    for name, example in sorted(FILTER_EXAMPLES.items()):
+        for query in (example, "-" + example):
+            among = banners if name == "scan" and not query.startswith("-") else list(newest.values())
+            test = matcher(parse_strict(query))
+            expected = sorted((b["ip_str"], b["port"]) for b in among if test(b))
+            assert _found(store, query) == expected, query
+            matched += bool(expected)
+    assert matched > len(FILTER_EXAMPLES)  # most examples select something here: not an agreement on nothing

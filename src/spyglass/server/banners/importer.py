@@ -334,7 +334,7 @@ def import_files(
     """Load ``paths`` into ``index``; ``progress(done_bytes, total_bytes, report)`` as blocks are
     stored. A line over ``max_line`` bytes is reported as bad, by its number.
 
-    Parsing runs in ``workers`` processes (default: one per core). A store that another process
+    Parsing runs in ``workers`` processes (default: one per core it may run on). A store that another process
     can open (``opener()``) is written by those workers themselves, each with a writer of its own
     (writers.py), beside any other writer of the store; any other store is written here, as the
     workers parse. Either way what a file held is reported in file order. A file that fails is
@@ -343,7 +343,7 @@ def import_files(
     report = ImportReport()
     sizes = {p: p.stat().st_size if p.is_file() else 0 for p in paths}
     total = sum(sizes.values())
-    workers = workers if workers is not None else os.cpu_count() or 2
+    workers = workers if workers is not None else len(os.sched_getaffinity(0))  # the cores it may use (taskset)
     opener: Callable[[], Callable[[], BannerStore] | None] | None = getattr(index, "opener", None)
     reopen = opener() if opener else None
     with _no_cycle_collection():

@@ -278,13 +278,13 @@ class BannerIndex:
 
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
-    def writing(self, threads: int = 1, heap: int = WRITER_HEAP, wait: float | None = None):
-        """A writer of one shard no other process holds, for the block (a second writer in this
-        process waits for the first). Waits while every shard is held; StoreBusy after ``wait``
-        seconds (None: never)."""
+    def writing(self, threads: int = 1, heap: int = WRITER_HEAP, wait: float | None = None, shard: int | None = None):
+        """A writer of one shard no other process holds (of ``shard``, if given), for the block (a
+        second writer in this process waits for the first). Waits while every shard is held;
+        StoreBusy after ``wait`` seconds (None: never)."""
         with self._write_lock:
             try:
-                number, writer = self.shards.take(None, heap, threads, wait)
+                number, writer = self.shards.take(shard, heap, threads, wait)
             except ShardsBusy as exc:
                 raise StoreBusy(str(exc)) from exc
             try:
