@@ -279,7 +279,7 @@ def main() -> None:
         f"{dir_size(data) / report.added / gz:.1f}x), DuckDB {duck_bytes:,} B"
     )
     real_banners_compressed(data)
-    index.searcher()  # warm: open the segments once
+    print(f"shards: {len(index.searchers())}")  # (and warm: open the segments once)
     facets5 = parse_facets(FACETS5)
     wide = parse_facets("ip:1000")
     trends, facets2 = TrendsIndex(index), parse_facets(FACETS2)

@@ -228,7 +228,7 @@ def test_a_damaged_index_is_rebuilt_from_the_records(tmp_path, caplog):
     import_banners(index, generate(500, seed=4))
     expected = index.count(parse_strict("port:22"), [])[0]
     index.close()
-    for part in (tmp_path / "index").glob("*.term"):
+    for part in (tmp_path / "index").rglob("*.term"):  # (in its shard's folder)
         part.write_bytes(b"\0" * 64)
     with caplog.at_level("WARNING", logger="spyglass.index"):
         again = BannerIndex(tmp_path)

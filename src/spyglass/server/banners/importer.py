@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -29,8 +28,9 @@ from typing import IO, Any, cast
 
 from isal import igzip, isal_zlib
 
-from spyglass.exactjson import dumps, loads
+from spyglass.exactjson import dumps
 from spyglass.server import formats
+from spyglass.server.banners.parsing import OVERLONG, Chunk, prepare_block, prepare_pieces
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
 from spyglass.server.banners.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
@@ -39,12 +39,12 @@ from spyglass.server.memory import give_back_soon
 
 BATCH = 20_000  # banners given to the store at a time
 BLOCK = 4 << 20  # bytes of a file's lines parsed at a time, by a worker process
+PIECES = 1 << 20  # bytes of a scanner's pieces parsed at a time (a port of 150 bytes of XML is a banner of 2 KB)
 AHEAD = 6  # blocks a worker may parse ahead of the store (it goes on while a batch is stored)
 READ = 64 << 10  # bytes inflated at a time: a truncated .gz loses at most this much of its last lines
 # The longest line read, as collect's body limit: a longer one (1 MB of gzip can inflate to a 1 GiB
 # line) is dropped as it is read, never held whole, and reported by its number.
 MAX_LINE = 16 << 20
-OVERLONG = b"\xff\xfespyglass:"  # what stands for a dropped line in a block (never a JSON line)
 MAX_REPORTED = 50
 CORRUPT = cast(type[Exception], isal_zlib.error)  # ISA-L's inflate error (its stub calls it an instance)
 
@@ -144,88 +144,6 @@ def open_banner_file(path: Path) -> tuple[io.BufferedIOBase, IO[bytes]]:
     return igzip.GzipFile(fileobj=raw) if gz else raw, raw
 
 
-@dataclass
-class Chunk:
-    """Lines of one file, parsed in a worker process: the prepared banners and the problems."""
-
-    columns: tuple[list, ...]  # the prepared banners' fields, a list each (pickled faster than tuples)
-    lines: int  # blank ones too
-    read: int
-    problems: list[tuple[int, str]]  # (index of the line among the chunk's, why)
-    places: list[tuple[str, str]] = field(default_factory=list)  # a scanner's unreadable records: (where, why)
-
-    @property
-    def prepared(self) -> list[Prepared]:
-        return list(map(Prepared, *self.columns)) if self.columns else []
-
-
-def json_problem(exc: ValueError) -> str:
-    """What is wrong with a line, and where: a JSONDecodeError's ``msg`` alone drops the column."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at column {exc.colno:,}"  # (a banner is one line: the column says where)
-    return str(exc)
-
-
-def prepare_lines(prepare: Preparer, lines: list[bytes]) -> Chunk:
-    """Each line read exactly (integers past 64 bits too: a certificate serial is indexed as its
-    digits, not as a float's) and prepared."""
-    prepared, problems, read = [], [], 0
-    for number, line in enumerate(lines):
-        body = line.strip()
-        if not body:
-            continue
-        read += 1
-        if body.startswith(OVERLONG):
-            problems.append((number, body[len(OVERLONG) :].decode()))
-            continue
-        try:
-            banner = loads(body)
-        except ValueError as exc:
-            problems.append((number, f"not JSON ({json_problem(exc)})"))
-            continue
-        try:
-            prepared.append(prepare(banner, body))
-        except BadBanner as exc:
-            problems.append((number, str(exc)))
-        except Exception as exc:  # a line stands alone, whatever it holds
-            problems.append((number, f"unreadable banner ({type(exc).__name__})"))
-    return Chunk(tuple(map(list, zip(*prepared, strict=True))), len(lines), read, problems)
-
-
-def prepare_pieces(prepare: Preparer, work: tuple[formats.Pieces, list[tuple[object, bytes]]]) -> Chunk:
-    """A scanner's pieces of a file parsed, and their banners prepared (a chunk's "lines" are its
-    banners); what the format cannot read, by its place."""
-    fmt, pieces = work
-    prepared, problems, places, read, banners = [], [], [], 0, 0
-    for context, data in pieces:
-        try:
-            records = list(fmt.parse(context, data))
-        except Exception as exc:  # the format's own failure: the piece, not the import
-            records = [formats.Unreadable("a piece of it", f"{fmt.name} failed ({type(exc).__name__}: {exc})")]
-        for record in records:
-            read += 1
-            if isinstance(record, formats.Unreadable):
-                places.append((record.where, record.why))
-                continue
-            try:
-                prepared.append(prepare(record, dumps(record)))
-            except BadBanner as exc:
-                problems.append((banners, str(exc)))
-            except Exception as exc:
-                problems.append((banners, f"unreadable banner ({type(exc).__name__})"))
-            banners += 1
-    return Chunk(tuple(map(list, zip(*prepared, strict=True))), banners, read, problems, places)
-
-
-def prepare_block(prepare: Preparer, block: bytes) -> Chunk:
-    """:func:`prepare_lines` of a block of whole lines (one bytes object crosses to the worker,
-    not thousands; the worker counts them, not the process that reads the file)."""
-    lines = block.split(b"\n")
-    if not lines[-1]:
-        lines.pop()
-    return prepare_lines(prepare, lines)
-
-
 def _blocks_of(path: Path, raw_progress: list[int], max_line: int = MAX_LINE) -> Iterator[bytes]:
     """Blocks of about BLOCK bytes of whole lines, a line over ``max_line`` bytes replaced by a
     mark that says so; if the file fails part way, the whole lines read before it failed, then
@@ -309,7 +227,7 @@ def _format_jobs(
                     continue
                 batch.append(item if cut else dumps(item))
                 size += len(item[1]) if cut else len(batch[-1]) + 1
-                if size >= BLOCK:
+                if size >= (PIECES if cut else BLOCK):
                     raw_progress[0] = raw.tell()
                     yield job()
                     batch, size = [], 0

@@ -115,9 +115,9 @@ def peek(stream: IO[bytes]) -> tuple[bytes, IO[bytes]]:
     return head, io.BufferedReader(_Rejoined(head, stream), 1 << 16)
 
 
-def lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
-    """(line number from 1, the line without its end), None for a line past MAX_LINE (skipped)."""
-    number = 0
+def lines(stream: IO[bytes], first: int = 1) -> Iterator[tuple[int, bytes | None]]:
+    """(line number from ``first``, the line without its end), None for a line past MAX_LINE (skipped)."""
+    number = first - 1
     while True:
         line = stream.readline(MAX_LINE + 1)
         if not line:

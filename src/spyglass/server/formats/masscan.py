@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from itertools import islice
 from typing import IO, NamedTuple
 
-from spyglass.exactjson import loads
+from spyglass.exactjson import dumps, loads
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
 from spyglass.server.formats.services import greeting_members, http_members, server_members, ssh_members, ssl_member
@@ -31,6 +33,7 @@ _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL and -oX write a banner'
 _XML = re.compile(rb'<nmaprun\s+scanner="masscan"')
 # masscan's service names and the crawler module of the same service.
 MODULES = {"title": "http", "http.server": "http", "X509": "https", "X509CA": "https", "ssl": "https"}
+PIECE_LINES = 5000  # lines of output parsed at a time (a worker's job holds a few pieces)
 ERRORS = (ValueError, KeyError, TypeError, AttributeError, OverflowError, OSError)
 
 
@@ -86,15 +89,48 @@ class Masscan:
         return head.startswith(b"#masscan") or bool(_JSON.match(head)) or bool(_XML.search(head[:4096]))
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
+        for piece in self.pieces(stream):
+            yield from (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
+
+    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple, bytes] | Unreadable]:
+        """The JSON and list output cut into runs of lines, each cut before a line that is no grab
+        (the grabs of one session follow its port's line: a session never spans two pieces), parsed
+        in the importer's workers; the XML read here, its banners handed over as JSON lines."""
         head, stream = peek(stream)
-        tool = {"name": self.name}
-        if head.startswith(b"#masscan"):
-            seen = self._list(stream)
-        elif _XML.search(head[:4096]):
-            seen = self._xml(stream, tool)
-        else:
-            seen = self._json(stream)
-        return self._banners(seen, tool, scan_id(head))
+        scan = scan_id(head)
+        if _XML.search(head[:4096]):
+            tool = {"name": self.name}
+            banners = self._banners(self._xml(stream, tool), tool, scan)
+            while batch := list(islice(banners, PIECE_LINES)):
+                for one in batch:
+                    if isinstance(one, Unreadable):
+                        yield one
+                kept = [dumps(one) for one in batch if not isinstance(one, Unreadable)]
+                yield ("banners", scan, 0), b"\n".join(kept)
+            return
+        kind = "list" if head.startswith(b"#masscan") else "json"
+        grab = b"banner " if kind == "list" else b'"service"'
+        held: list[bytes] = []
+        first = 1
+        for number, line in lines(stream):
+            if line is None:
+                yield Unreadable(f"line {number:,}", "longer than any record")
+                line = b""  # (keeps the numbering of the lines after it)
+            if len(held) >= PIECE_LINES and (grab not in line or len(held) >= 10 * PIECE_LINES):
+                yield (kind, scan, first), b"\n".join(held)
+                held, first = [], number
+            held.append(line)
+        if held:
+            yield (kind, scan, first), b"\n".join(held)
+
+    def parse(self, context: tuple, data: bytes) -> Iterator[dict | Unreadable]:
+        kind, scan, first = context
+        if kind == "banners":
+            yield from map(loads, data.split(b"\n")) if data else ()
+            return
+        stream = io.BytesIO(data)
+        seen = self._list(stream, first) if kind == "list" else self._json(stream, first)
+        yield from self._banners(seen, {"name": self.name}, scan)
 
     def _banners(self, seen: Iterator[Seen | Unreadable], tool: dict, scan: str) -> Iterator[dict | Unreadable]:
         """One banner per port seen open, and one per session of grabs (consecutive, same port and time)."""
@@ -127,8 +163,8 @@ class Masscan:
         record = {"ip": first.ip, "timestamp": str(first.seconds), "ports": [one.port for one in group]}
         return banner(tool, scan, first.ip, number, transport, stamp(first.seconds), module, record, members)
 
-    def _json(self, stream: IO[bytes]) -> Iterator[Seen | Unreadable]:
-        for number, line in lines(stream):
+    def _json(self, stream: IO[bytes], first: int = 1) -> Iterator[Seen | Unreadable]:
+        for number, line in lines(stream, first):
             if line is None:
                 yield Unreadable(f"line {number:,}", "longer than any record")
                 continue
@@ -149,9 +185,9 @@ class Masscan:
                 continue
             yield from seen
 
-    def _list(self, stream: IO[bytes]) -> Iterator[Seen | Unreadable]:
+    def _list(self, stream: IO[bytes], first: int = 1) -> Iterator[Seen | Unreadable]:
         """``open tcp 80 192.0.2.1 1700000000`` and ``banner tcp 22 192.0.2.1 1700000000 ssh SSH-2.0-...``."""
-        for number, line in lines(stream):
+        for number, line in lines(stream, first):
             if line is None:
                 yield Unreadable(f"line {number:,}", "longer than any record")
                 continue

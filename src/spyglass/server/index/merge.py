@@ -60,7 +60,7 @@ def facets(searchers: list[tantivy.Searcher], query: tantivy.Query, wanted: list
 
 def merged_buckets(parts: Iterable[dict], size: int | None) -> list[dict]:
     """Terms buckets of several shards as one list: counts of a key summed, largest first (ties in
-    the order the shards gave them), the first ``size`` (None: all)."""
+    the key's order, as one index gives them: 22 before 80), the first ``size`` (None: all)."""
     parts = list(parts)
     if len(parts) == 1:
         buckets = parts[0].get("buckets", [])
@@ -73,5 +73,10 @@ def merged_buckets(parts: Iterable[dict], size: int | None) -> list[dict]:
                 by_key[key]["doc_count"] += bucket["doc_count"]
             else:
                 by_key[key] = dict(bucket)
-    ordered = sorted(by_key.values(), key=lambda b: -b["doc_count"])
+    ordered = sorted(by_key.values(), key=_largest_first)
     return ordered if size is None else ordered[:size]
+
+
+def _largest_first(bucket: dict) -> tuple:
+    key = bucket["key"]
+    return (-bucket["doc_count"], isinstance(key, str), key)  # (one field's keys are of one kind)
