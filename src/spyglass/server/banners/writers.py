@@ -35,7 +35,7 @@ from spyglass.server.banners.store import BannerStore
 
 SETTLE_WAIT = 5.0  # seconds an import waits for a shard's writer to apply the demotions it made there
 BATCH = 20_000  # banners written at a time (one transaction of the records, a few per index commit)
-HOLD = 0.5  # seconds a worker holds banners it parsed before it writes them, however few
+HOLD = 0.25  # seconds a worker holds banners it parsed before it writes them, however few
 
 
 def _worker_start(parent: int) -> None:

@@ -40,7 +40,7 @@ SCHEMA_VERSION = "5"  # 5: the index in shards (shards.py)
 # a second or two of their batch, and at least every COMMIT_EVERY (each commit cuts the segment being
 # filled short: merging them costs time).
 COMMIT_EVERY = 200_000
-COMMIT_AFTER = 1.0  # seconds
+COMMIT_AFTER = 0.5  # seconds
 # tantivy's indexing memory: a segment is written each time it fills. 256 MB filled only on big
 # imports, so an import's memory grew with its file; at 32 MB, 1 GB of nmap XML imports as fast
 # (45-47 s), its extra segments merged meanwhile (bench/import_scans.py: memory near a tenth's).
