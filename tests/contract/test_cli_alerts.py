@@ -44,6 +44,9 @@ def test_alert_commands_as_json_and_text(cli):
     assert "default (email)" in out
     code, out, _ = cli("alert", "edit", alert["id"], "127.0.0.8/29", "--json")
     assert json.loads(out)["size"] == 8
+    code, out, _ = cli("alert", "edit", alert["id"], "127.0.0.8/29", "--expires", "3600")
+    assert code == 0 and "size        8" in out and "expires" in out and "never" not in out.split("expires")[1][:20]
+    assert "default (email)" in out and "status" in out  # as info shows it: notifiers and status
     code, out, _ = cli("alert", "log", alert["id"], "--json")
     assert (code, json.loads(out)) == (0, [])
     code, out, _ = cli("alert", "triggers", "--json")

@@ -107,12 +107,12 @@ async def test_a_backend_killed_mid_scan_leaves_it_to_the_other(tmp_path, stores
                 submitted = await on_a.scans.submit({"127.0.8.0/27": [service.port]})
                 while (await on_a.scans.status(submitted.id)).probed < 2:
                     await asyncio.sleep(0.05)
+                before = await on_a.scans.status(submitted.id)
+                a.kill()  # mid-scan, whatever the machine's speed: B starts after (a busy machine took
+                killed = time.monotonic()  # longer to start B than A took to finish the scan)
+            assert before.status == "PROCESSING" and before.probed < before.probes
             with backend(tmp_path, "b", stores, "--scan-concurrency", "4") as b:
                 async with clients(stores, b) as (on_b,):
-                    before = await on_b.scans.status(submitted.id)
-                    a.kill()
-                    killed = time.monotonic()
-                    assert before.status == "PROCESSING" and before.probed < before.probes
                     done = await wait_done(on_b, submitted.id)
                     resumed_in = time.monotonic() - killed
                     result = await on_b.search.search(f"scan:{submitted.id}")

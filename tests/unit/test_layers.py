@@ -139,6 +139,15 @@ def test_loading_the_clickhouse_store_loads_neither_tantivy_nor_the_embedded_sto
     assert not reaches(loaded, "spyglass.server.index")
 
 
+def test_a_backend_on_clickhouse_with_its_alerts_loads_no_tantivy():
+    """Alert triggers match with query/match.py: they built an in-memory tantivy index per batch."""
+    loaded = modules_loaded_by(
+        "spyglass.server.app", "spyglass.server.alerts.engine", "spyglass.server.clickhouse", "spyglass.server.collect"
+    )
+    assert "spyglass.server.alerts.triggers" in loaded
+    assert "tantivy" not in top(loaded) and not reaches(loaded, "spyglass.server.index")
+
+
 def test_routes_reach_banners_only_through_the_banner_store():
     """The routers are HTTP only: no route imports a store's insides (tantivy, its index, ClickHouse)."""
     for path in (SERVER / "routers").glob("*.py"):

@@ -7,13 +7,16 @@ import subprocess
 import sys
 
 
-def spyglass(*args: str, env: dict[str, str] | None = None, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    """``spyglass ARGS...`` as a process (its environment plus ``env``); with ``ok``, it must succeed."""
+def spyglass(
+    *args: str, env: dict[str, str] | None = None, ok: bool = True, timeout: float | None = 300
+) -> subprocess.CompletedProcess[str]:
+    """``spyglass ARGS...`` as a process (its environment plus ``env``); with ``ok``, it must succeed.
+    ``timeout``: a safety net for a command that hangs (None: the test's own limit)."""
     done = subprocess.run(
         [sys.executable, "-m", "spyglass", *args],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         env={**os.environ, **(env or {})},
     )
     if ok:

@@ -43,6 +43,7 @@ def test_an_import_into_a_served_data_dir_is_searchable_at_once(tmp_path, worker
         assert collected.json()["collected"] == 1
 
 
+@pytest.mark.timeout(900)  # 8 imports and a backend on a busy 2-core machine
 def test_eight_imports_beside_a_collecting_backend_all_load_and_are_searchable_through_it(tmp_path):
     """The README's flow, as processes: a backend that collects 50 banners a second, and 8 ``spyglass
     import`` at once into its data dir (more writers than shards on a small machine: some wait their

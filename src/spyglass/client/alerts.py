@@ -21,15 +21,13 @@ class AlertsClient(HostClient):
     async def get(self, alert_id: str) -> m.Alert:
         return await self.call(m.Alert, "GET", self.ns(f"/alert/{segment(alert_id)}/info"))
 
-    async def update(self, alert_id: str, ips: Sequence[str]) -> m.Alert:
-        # Replaces the monitored networks: repeating it changes nothing.
-        return await self.call(
-            m.Alert,
-            "POST",
-            self.ns(f"/alert/{segment(alert_id)}"),
-            json={"filters": {"ip": builtins.list(ips)}},
-            idempotent=True,
-        )
+    async def update(self, alert_id: str, ips: Sequence[str], expires: int | None = None) -> m.Alert:
+        # Replaces the monitored networks (and the expiry, seconds after creation, if given; 0: never):
+        # repeating it changes nothing.
+        body: dict = {"filters": {"ip": builtins.list(ips)}}
+        if expires is not None:
+            body["expires"] = expires
+        return await self.call(m.Alert, "POST", self.ns(f"/alert/{segment(alert_id)}"), json=body, idempotent=True)
 
     async def delete(self, alert_id: str) -> bool:
         return await self.success("DELETE", self.ns(f"/alert/{segment(alert_id)}"))

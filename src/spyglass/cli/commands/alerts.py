@@ -43,7 +43,8 @@ async def alert_info(clients, args):
 
 
 async def alert_edit(clients, args):
-    alert = await clients.alerts.update(args.id, args.networks)
+    await clients.alerts.update(args.id, args.networks, expires=args.expires)
+    alert = await clients.alerts.get(args.id)  # with its notifiers and status, as info shows it
     return alert if args.json else print_lines(present.alert_lines(alert))
 
 
@@ -189,9 +190,15 @@ def register(sub, common: Common) -> None:
     p.add_argument("--notifier", action="append", metavar="ID", help="a notifier to attach (repeatable)")
     p = _action(actions, common, "info", alert_info, "one alert: networks, triggers, ignored services, notifiers")
     p.add_argument("id")
-    p = _action(actions, common, "edit", alert_edit, "replace the alert's networks")
+    p = _action(actions, common, "edit", alert_edit, "replace the alert's networks (and its expiry)")
     p.add_argument("id")
     p.add_argument("networks", nargs="+", metavar="NETWORK")
+    p.add_argument(
+        "--expires",
+        type=int,
+        metavar="SECONDS",
+        help="stop notifying this many seconds after the alert was created (0: never)",
+    )
     p = _action(actions, common, "delete", alert_delete, "delete an alert")
     p.add_argument("id")
     _action(actions, common, "triggers", alert_triggers, "the triggers an alert may enable, with their rules")

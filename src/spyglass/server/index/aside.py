@@ -15,6 +15,7 @@ from functools import cache
 from typing import TypeVar
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 _running = [0]  # searches running in this process
 _running_lock = threading.Lock()
@@ -45,3 +46,16 @@ def aside(alone: bool, fn: Callable[..., T], *args: object) -> Future[T]:
 @cache
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="aside")
+
+
+def each(alone: bool, fn: Callable[[S], T], items: list[S]) -> list[T]:
+    """``fn`` of each item (an index shard): in other threads at once when the search is ``alone``
+    and there is more than one, else here, in turn. Their own pool: its tasks never wait on one."""
+    if alone and len(items) > 1:
+        return list(_shards_pool().map(fn, items))
+    return [fn(item) for item in items]
+
+
+@cache
+def _shards_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="shards")

@@ -13,6 +13,7 @@ from typing import Any, cast
 import tantivy
 
 from spyglass.query import Facet
+from spyglass.server.index.aside import each
 from spyglass.server.index.schema import facet_terms
 
 
@@ -26,22 +27,31 @@ def rowids(searcher: tantivy.Searcher, addresses: list) -> list[int]:
 
 
 def newest(
-    searchers: list[tantivy.Searcher], query: tantivy.Query, limit: int, offset: int = 0, count: bool = False
+    searchers: list[tantivy.Searcher],
+    query: tantivy.Query,
+    limit: int,
+    offset: int = 0,
+    count: bool = False,
+    alone: bool = False,
 ) -> tuple[int, list[int]]:
     """The seqs of the matches ``offset`` to ``offset + limit``, newest first, and (``count``) how
-    many match in all. Each shard gives its first ``offset + limit``; the merge keeps the page."""
+    many match in all. Each shard gives its first ``offset + limit`` (at once when the search is
+    ``alone``: aside.py); the merge keeps the page."""
     if len(searchers) == 1:
         searcher = searchers[0]
         result = searcher.search(query, limit=limit, count=count, order_by_field="timestamp", offset=offset)
         return hit_count(result) if count else 0, rowids(searcher, [a for _, a in result.hits])
-    total, runs = 0, []
-    for searcher in searchers:
+
+    def first(searcher: tantivy.Searcher) -> tuple[int, list[tuple[int, int]]]:
         result = searcher.search(query, limit=offset + limit, count=count, order_by_field="timestamp")
-        total += hit_count(result) if count else 0
-        hits = result.hits
-        seqs = rowids(searcher, [a for _, a in hits])
-        runs.append([(-stamp, seq) for (stamp, _), seq in zip(hits, seqs, strict=True)])
-    merged = heapq.merge(*runs)  # each run is newest first already
+        seqs = rowids(searcher, [a for _, a in result.hits])
+        return hit_count(result) if count else 0, [
+            (-stamp, seq) for (stamp, _), seq in zip(result.hits, seqs, strict=True)
+        ]
+
+    found = each(alone, first, searchers)
+    total = sum(n for n, _ in found)
+    merged = heapq.merge(*(run for _, run in found))  # each run is newest first already
     return total, [seq for _, seq in list(merged)[offset : offset + limit]]
 
 
@@ -49,12 +59,15 @@ def counted(searchers: list[tantivy.Searcher], query: tantivy.Query) -> int:
     return sum(hit_count(s.search(query, limit=1, count=True)) for s in searchers)
 
 
-def facets(searchers: list[tantivy.Searcher], query: tantivy.Query, wanted: list[Facet]) -> dict[str, dict]:
+def facets(
+    searchers: list[tantivy.Searcher], query: tantivy.Query, wanted: list[Facet], alone: bool = False
+) -> dict[str, dict]:
     """Each facet's largest values over every shard's matches, as ``{name: [bucket, ...]}`` in
-    tantivy's form (``key``, ``doc_count``, ``key_as_string`` where it says one)."""
+    tantivy's form (``key``, ``doc_count``, ``key_as_string`` where it says one); the shards at
+    once when the search is ``alone`` (aside.py)."""
     numbered = list(enumerate(wanted))
     spec = facet_terms(numbered, shards=len(searchers))
-    results = [s.aggregate(query, spec) for s in searchers]
+    results = each(alone, lambda s: s.aggregate(query, spec), searchers)
     return {f"f{i}": {"buckets": merged_buckets([r.get(f"f{i}", {}) for r in results], f.size)} for i, f in numbered}
 
 

@@ -21,6 +21,7 @@ from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.banners.keys import keys, service_key, service_key_of
 from spyglass.server.banners.shape import BadBanner, ip_address, normalize
 from spyglass.server.banners.store import Prepared, StoreBusy, Trends
+from spyglass.server.datalock import served_by
 from spyglass.server.index import merge
 from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.codec import shared
@@ -35,10 +36,12 @@ log = logging.getLogger("spyglass.index")
 
 SCHEMA_VERSION = "5"  # 5: the index in shards (shards.py)
 # Banners stored but not yet committed to the index are invisible to search until the next
-# commit (or the catch-up when their shard is next taken, after a crash): a writer commits a second
-# after its first banner not committed, so that a backend's searches see an import's banners within
-# a second or two of their batch, and at least every COMMIT_EVERY (each commit cuts the segment being
-# filled short: merging them costs time).
+# commit (or the catch-up when their shard is next taken, after a crash). Each commit cuts the
+# segment being filled short, and every segment left costs each search a little: a writer commits
+# every COMMIT_EVERY, and, while a backend serves the data dir (its searches are to see an import's
+# banners within a second of their batch), COMMIT_AFTER after its first banner not committed
+# (bench/index.py at 1M: 4 segments written with the first rule, 16 with the second, and a search
+# page with facets 1.3x as long).
 COMMIT_EVERY = 200_000
 COMMIT_AFTER = 0.5  # seconds
 # tantivy's indexing memory: a segment is written each time it fills. 256 MB filled only on big
@@ -231,7 +234,7 @@ class BannerIndex:
         searchers = self.searchers()
         tq = self.compile(query)
         counting = self._facets_aside(searchers, tq, facets, alone)
-        total, seqs = merge.newest(searchers, tq, PAGE_SIZE, (page - 1) * PAGE_SIZE, count=True)
+        total, seqs = merge.newest(searchers, tq, PAGE_SIZE, (page - 1) * PAGE_SIZE, count=True, alone=alone)
         return total, seqs, counting
 
     def host(self, ip: str) -> list[dict]:
@@ -262,14 +265,14 @@ class BannerIndex:
     ) -> Future[dict[str, list[dict]]]:
         """The facets, counted while this thread finds the matches when the search is ``alone``
         (aside.py; a search page with facets is so answered sooner, by hand)."""
-        return aside(alone, self._facets, searchers, tq, facets) if facets else aside(False, dict)
+        return aside(alone, self._facets, searchers, tq, facets, alone) if facets else aside(False, dict)
 
     def _facets(
-        self, searchers: list[tantivy.Searcher], tq: tantivy.Query, facets: list[Facet]
+        self, searchers: list[tantivy.Searcher], tq: tantivy.Query, facets: list[Facet], alone: bool
     ) -> dict[str, list[dict]]:
         if not facets:
             return {}
-        result = merge.facets(searchers, tq, facets)
+        result = merge.facets(searchers, tq, facets, alone)
         out: dict[str, list[dict]] = {}
         for i, f in enumerate(facets):
             buckets = result.get(f"f{i}", {}).get("buckets", [])
@@ -380,6 +383,7 @@ class Writer:
         self.owner, self.shard, self.writer = owner, shard, writer
         self.pending = 0
         self._since: float | None = None  # when the first banner not committed was added
+        self.served = served_by(owner.data_dir) is not None  # a backend's searches wait for what it adds
         self._work: queue.Queue = queue.Queue(maxsize=FEED_AHEAD)
         self._failure: BaseException | None = None
         self._abandon = False
@@ -395,7 +399,9 @@ class Writer:
             self._put(_Batch([(seq, current, p.doc) for seq, current, p in added], demoted))
             self.pending += len(added)
             self._since = self._since or time.monotonic()
-        if self.pending >= COMMIT_EVERY or (self._since and time.monotonic() - self._since >= COMMIT_AFTER):
+        if self.pending >= COMMIT_EVERY or (
+            self.served and self._since and time.monotonic() - self._since >= COMMIT_AFTER
+        ):
             self._request_commit()
         return [p.key for _, _, p in added]
 

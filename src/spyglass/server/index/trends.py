@@ -17,7 +17,7 @@ import tantivy
 from spyglass.query import Facet, Query
 from spyglass.server.banners.store import Trends
 from spyglass.server.banners.trends import months
-from spyglass.server.index.aside import aside, searching
+from spyglass.server.index.aside import aside, each, searching
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.merge import merged_buckets
 from spyglass.server.index.schema import facet_terms, facet_value
@@ -72,7 +72,8 @@ class TrendsIndex:
             spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}}}
             if some:
                 spec["months"]["aggs"] = facet_terms(some, shards=len(searchers))
-            parts = [{b["key"]: b for b in s.aggregate(tq, spec)["months"]["buckets"]} for s in searchers]
+            results = each(alone, lambda s: s.aggregate(tq, spec), searchers)
+            parts = [{b["key"]: b for b in result["months"]["buckets"]} for result in results]
             if len(parts) == 1:
                 return parts[0]
             return {
