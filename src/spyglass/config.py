@@ -194,12 +194,7 @@ class Config:
             "location": self.location,
             "alert_signal": None if self.alert_signal == "off" else self.alert_signal,
         }
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump({k: v for k, v in body.items() if v is not None}, fh, indent=2)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        write_private(path, json.dumps({k: v for k, v in body.items() if v is not None}, indent=2))
 
     def profile(self, name: str | None = None) -> Profile:
         name = name or self.active
@@ -237,3 +232,13 @@ def active_profile(name: str | None = None) -> Profile:
     if os.environ.get(ENV_NAMESPACE):
         updates["namespace"] = os.environ[ENV_NAMESPACE].strip()
     return profile.replace(**updates) if updates else profile
+
+
+def write_private(path: Path, text: str) -> None:
+    """``path`` holding ``text``, readable by its owner only (whatever the umask), replaced whole."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)

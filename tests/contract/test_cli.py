@@ -55,6 +55,9 @@ def test_info_against_a_profile_from_the_environment(backend, capsys, monkeypatc
     assert main(["info", "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["plan"] == "member" and body["usage_limits"]["query_credits"] == 100
+    assert main(["info"]) == 0
+    said = capsys.readouterr().out  # counts with separators as the dashboard shows them, flags in words
+    assert "100 of 100" in said and "True" not in said and "False" not in said
 
 
 @pytest.mark.parametrize(

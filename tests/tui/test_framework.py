@@ -3,6 +3,9 @@ one place, panes talk through messages, stale pages are dropped, and the keys wo
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 from textual.widgets import DataTable, Input
 
@@ -260,6 +263,16 @@ def test_history_is_bounded(tmp_path):
         history.add(f"q{n}")
     history.add("q3")
     assert History(tmp_path / "h", size=3).entries == ["q2", "q4", "q3"]
+
+
+def test_the_search_history_is_its_owners_alone_as_the_config_is(tmp_path):
+    """What was searched is as private as the key beside it: 0600 whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        History(tmp_path / "search-history").add("port:22 org:secret")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "search-history").stat().st_mode) == 0o600
 
 
 async def test_account_pane_follows_credits_spent_elsewhere(data_backend):

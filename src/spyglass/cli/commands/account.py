@@ -20,6 +20,19 @@ def username(text: str) -> str:
     return text
 
 
+def _number(n: object) -> str:
+    """A count as the dashboard and ``count`` write it: 999,990."""
+    return f"{n:,}" if isinstance(n, int) and not isinstance(n, bool) else ("-" if n is None else str(n))
+
+
+def _of(left: object, limit: object) -> str:
+    return _number(left) + (f" of {_number(limit)}" if limit is not None else "")
+
+
+def _yes(flag: object) -> str:
+    return "yes" if flag is True else "no" if flag is False else "-" if flag is None else str(flag)
+
+
 async def info(clients, args):
     result = await clients.account.api_info()
     if args.json:
@@ -28,12 +41,12 @@ async def info(clients, args):
     print_pairs(
         [
             ("plan", result.plan),
-            ("query credits", f"{result.query_credits}" + (f" of {limits.query_credits}" if limits else "")),
-            ("scan credits", f"{result.scan_credits}" + (f" of {limits.scan_credits}" if limits else "")),
-            ("monitored IPs", result.monitored_ips if result.monitored_ips is not None else "-"),
-            ("unlocked", result.unlocked),
-            ("https", result.https),
-            ("telnet", result.telnet),
+            ("query credits", _of(result.query_credits, limits.query_credits if limits else None)),
+            ("scan credits", _of(result.scan_credits, limits.scan_credits if limits else None)),
+            ("monitored IPs", _number(result.monitored_ips)),
+            ("unlocked", _yes(result.unlocked)),
+            ("https", _yes(result.https)),
+            ("telnet", _yes(result.telnet)),
         ]
     )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import pickle
 import queue
 import signal
 import sys
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from spyglass.server.banners.store import BannerStore
 
@@ -86,37 +87,55 @@ def _work(opener: Callable[[], BannerStore], jobs, results, parent: int) -> None
     _worker_start(parent)
     try:
         store = opener()
-        preparer = getattr(store, "preparer", None)
         bulk_load = getattr(store, "bulk_load", nullcontext)  # the embedded one's page cache
         with bulk_load(), store.writing() as writer:
-            held: list[tuple[int, Any, list]] = []  # (job, chunk, its prepared banners)
-            since = 0.0
-            stopping = False
-            while not stopping:
-                try:
-                    item = jobs.get(timeout=HOLD)
-                except queue.Empty:
-                    item = ...
-                if item is None:
-                    stopping = True
-                elif item is not ...:
-                    number, work, payload = item
-                    chunk = work(preparer() if preparer else type(store).prepare, payload)
-                    prepared, chunk.columns = chunk.prepared, ()
-                    held.append((number, chunk, prepared))
-                    since = since or time.monotonic()
-                count = sum(len(p) for _, _, p in held)
-                if held and (stopping or count >= BATCH or time.monotonic() - since >= HOLD):
-                    _write(writer, held, results)
-                    held, since = [], 0.0
+            try:
+                _jobs(store, writer, jobs, results)
+            except BaseException as exc:
+                _fail(results, exc)  # before the writer's own ending, which a full disk may leave waiting
         store.close()
-    except BaseException as exc:  # said to the import, which stops
-        try:
-            results.put(Failed(exc))
-        except Exception:  # an exception that does not pickle: its words
-            results.put(Failed(RuntimeError(f"{type(exc).__name__}: {exc}")))
-        return
+    except BaseException as exc:
+        _fail(results, exc)
     results.put(None)
+
+
+def _jobs(store: BannerStore, writer, jobs, results) -> None:
+    """Parse what comes in, and write it BATCH banners at a time (or after HOLD seconds)."""
+    preparer = getattr(store, "preparer", None)
+    held: list[tuple[int, Any, list]] = []  # (job, chunk, its prepared banners)
+    since = 0.0
+    stopping = False
+    while not stopping:
+        try:
+            item = jobs.get(timeout=HOLD)
+        except queue.Empty:
+            item = ...
+        if item is None:
+            stopping = True
+        elif item is not ...:
+            number, work, payload = item
+            chunk = work(preparer() if preparer else type(store).prepare, payload)
+            prepared, chunk.columns = chunk.prepared, ()
+            held.append((number, chunk, prepared))
+            since = since or time.monotonic()
+        count = sum(len(p) for _, _, p in held)
+        if held and (stopping or count >= BATCH or time.monotonic() - since >= HOLD):
+            _write(writer, held, results)
+            held, since = [], 0.0
+
+
+def _fail(results, exc: BaseException) -> NoReturn:
+    """Say why this worker stops, and stop at once: the import stops too, and what this worker
+    stored is caught up when its shard is next taken."""
+    try:
+        pickle.dumps(exc)
+        said = Failed(exc)
+    except Exception:  # an exception that does not pickle: its words
+        said = Failed(RuntimeError(f"{type(exc).__name__}: {exc}"))
+    results.put(said)
+    results.close()
+    results.join_thread()  # (sent before this process ends)
+    os._exit(1)
 
 
 def _write(writer, held: list[tuple[int, Any, list]], results) -> None:
@@ -262,9 +281,16 @@ class Writers:
                 taken(result)
 
     def _check(self) -> None:
+        """A worker that stopped: raise what it said (its Failed), or that it died."""
         for process in self.processes:
             if process.exitcode not in (None, 0):
-                raise RuntimeError(f"an import worker died (exit status {process.exitcode})")
+                while True:
+                    try:
+                        said = self.results.get(timeout=1)
+                    except queue.Empty:
+                        raise RuntimeError(f"an import worker died (exit status {process.exitcode})") from None
+                    if isinstance(said, Failed):
+                        raise said.error
 
     def finish(self, taken: Callable[[Written], None]) -> None:
         """Let every worker write what it holds and stop; everything they did to ``taken``."""
@@ -282,6 +308,9 @@ class Writers:
 
     def stop(self) -> None:
         """End every worker at once (the import failed): what they stored is kept, and indexed."""
+        for waiting in (self.jobs, self.results):  # nobody reads them now: never wait at exit to send
+            waiting.cancel_join_thread()
+            waiting.close()
         for process in self.processes:
             if process.is_alive():
                 process.terminate()

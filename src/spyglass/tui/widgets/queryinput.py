@@ -78,8 +78,10 @@ class History:
             self.entries.remove(query)
         self.entries = [*self.entries, query][-self.size :]
         try:
+            from spyglass.config import write_private
+
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("\n".join(self.entries) + "\n", encoding="utf-8")
+            write_private(self.path, "\n".join(self.entries) + "\n")  # what was searched, as config.json: 0600
         except OSError:
             pass  # history is a convenience: a read-only config dir must not stop a search
 
