@@ -8,8 +8,8 @@ On one generated file (kept in WORK), in one run:
 - ``spyglass import`` as a user runs it (a process, a fresh data dir) pinned to the first N cores
   (taskset) for each N of --cores, and DuckDB's ``read_json_auto`` of the same file into a table
   with N threads on the same cores (installed from PyPI when missing; as an analyst types it, its
-  types guessed from a sample: twice bench/index.py's rate, which reads the whole file to type it): banners a second, the
-  ratio to DuckDB, and each N's speed-up over the first;
+  types guessed from a sample: twice bench/index.py's rate, which reads the whole file to type
+  it): banners a second, the ratio to DuckDB, and each N's speed-up over the first;
 - with --collect, banners collected through the API of ``spyglass serve`` (2 alerts, 10 stream
   readers attached) sustained for 20 s: a second rate to set beside the one-core import's.
 Goals (issue 43): 2 cores >= 0.5x DuckDB at 200k and 1M; 2 cores >= 1.8x one; 16 cores >= 5x 2.
@@ -42,6 +42,7 @@ from spyglass.server.index.store import BannerIndex, add_document, document_tail
 
 SPLIT = 40_000  # banners the time split is measured on
 TRAIN = 20_000  # banners before them, stored first (the dictionary is trained on them)
+POSTERS = 8  # clients posting collected banners at once
 
 
 def cpu() -> float:
@@ -117,7 +118,9 @@ def spyglass_import(source: Path, work: Path, cores: int) -> float:
 
 DUCKDB_PINNED = """
 import sys, time, duckdb
-con = duckdb.connect(sys.argv[1]); con.execute(f"SET threads={sys.argv[3]}"); con.execute("SET enable_progress_bar=false")
+con = duckdb.connect(sys.argv[1])
+con.execute(f"SET threads={sys.argv[3]}")
+con.execute("SET enable_progress_bar=false")
 t = time.perf_counter()
 con.execute("CREATE TABLE banners AS SELECT * FROM read_json_auto(?, format='newline_delimited')", [sys.argv[2]])
 con.execute("CHECKPOINT")
@@ -165,13 +168,22 @@ def collected_rate(work: Path, seconds: float = 20.0) -> None:
             for reader in readers:
                 reader.start()
             time.sleep(1)
-            sent, started = 0, time.perf_counter()
-            while time.perf_counter() - started < seconds and sent < len(banners):
-                body = b"\n".join(banners[sent : sent + 500])
-                answer = http.post("/spyglass/collect", params={"key": key}, content=body)
-                answer.raise_for_status()
-                sent += 500
-            elapsed = time.perf_counter() - started
+            batches = [b"\n".join(banners[i : i + 1000]) for i in range(0, len(banners), 1000)]
+            started, posted = time.perf_counter(), [0]
+
+            def post() -> None:  # as a few collectors at once would (each waits for its flush)
+                with httpx.Client(base_url=url, timeout=60) as own:
+                    while time.perf_counter() - started < seconds and batches:
+                        body = batches.pop()
+                        own.post("/spyglass/collect", params={"key": key}, content=body).raise_for_status()
+                        posted[0] += body.count(b"\n") + 1
+
+            posters = [threading.Thread(target=post) for _ in range(POSTERS)]
+            for poster in posters:
+                poster.start()
+            for poster in posters:
+                poster.join()
+            sent, elapsed = posted[0], time.perf_counter() - started
             time.sleep(3)
             stop.set()
         print(
