@@ -79,6 +79,17 @@ def test_the_forms_request_is_what_the_server_reads():
             scan_request(targets, ports)
 
 
+def test_a_range_of_ports_is_every_port_in_it():
+    """``scan submit 127.0.0.0/28 --ports 1-200`` was refused ('1-200' is not a port)."""
+    request = scan_request(["127.0.0.0/28"], "1-200,8000-8001/http")
+    assert isinstance(request, dict)
+    assert request["127.0.0.0/28"] == [*range(1, 201), [8000, "http"], [8001, "http"]]
+    assert request_spec(request, ["http"]).addresses() == 16
+    for ports, why in (("200-1", "from the lower"), ("1-70000", "'70000' is not a port"), ("-5", "'' is not a port")):
+        with pytest.raises(ValueError, match=why):
+            scan_request(["127.0.0.1"], ports)
+
+
 @given(st.text(max_size=200))
 def test_any_text_is_read_or_refused_in_words(text):
     try:

@@ -145,8 +145,8 @@ def check_allowed(spec: ScanSpec, allowed: list[Network]) -> None:
 
 def scan_request(targets: list[str], ports: str = "") -> str | dict[str, list]:
     """What a client sends as ``ips`` for ``targets`` (addresses and netblocks) and ``ports``: a
-    comma list of ports (any protocol) and ``port/protocol`` pairs, e.g. ``"80,443/https"``; none
-    means the crawler's ports. ValueError names a bad part."""
+    comma list of ports and ranges of ports (any protocol) and ``port/protocol`` pairs, e.g.
+    ``"1-200,443/https"``; none means the crawler's ports. ValueError names a bad part."""
     blocks = [str(network(t)) for t in targets if t.strip()]
     if not blocks:
         raise BadTargets("no targets: give IP addresses or CIDR netblocks")
@@ -154,15 +154,26 @@ def scan_request(targets: list[str], ports: str = "") -> str | dict[str, list]:
     for part in ports.replace(" ", ",").split(","):
         if not part.strip():
             continue
-        port, slash, protocol = part.strip().partition("/")
-        if not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise BadTargets(f"{port!r} is not a port (1-65535)")
+        numbers, slash, protocol = part.strip().partition("/")
         if slash and not protocol:
             raise BadTargets(f"{part.strip()!r}: a protocol after the '/', e.g. 443/https")
-        pairs.append([int(port), protocol] if slash else int(port))
+        for port in _port_range(numbers):
+            pairs.append([port, protocol] if slash else port)
     if not pairs:
         return ",".join(blocks)
     return {block: pairs for block in blocks}
+
+
+def _port_range(text: str) -> range:
+    """``80`` or ``1-200``: the ports it names (1-65535); BadTargets otherwise."""
+    first, dash, last = text.partition("-")
+    for port in (first, last) if dash else (first,):
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise BadTargets(f"{port!r} is not a port (1-65535)")
+    low, high = int(first), int(last if dash else first)
+    if high < low:
+        raise BadTargets(f"{text!r}: a range of ports runs from the lower, e.g. 1-200")
+    return range(low, high + 1)
 
 
 def request_spec(request: str | dict[str, list], protocols: Iterable[str] | None) -> ScanSpec:

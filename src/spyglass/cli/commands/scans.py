@@ -142,7 +142,7 @@ def register(sub, common: Common) -> None:
         "target, or a network the backend may not scan.",
     )
     p.add_argument("targets", nargs="+", metavar="TARGET", help="an IP address or CIDR netblock")
-    p.add_argument("--ports", help="scan these ports (any protocol), e.g. 80,443")
+    p.add_argument("--ports", help="scan these ports (any protocol), e.g. 80,443 or 1-200")
     p.add_argument(
         "--service", action="append", default=[], metavar="PORT/PROTO", help="a port and its protocol, e.g. 443/https"
     )
