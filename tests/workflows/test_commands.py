@@ -168,3 +168,18 @@ def test_every_documented_command_is_run_by_a_workflow_test():
     documented = set().union(readme, *(documented_commands(page) for page in (ROOT / "docs").glob("*.md")))
     missing = documented - commands_run_by_workflows() - {"spyglass"}
     assert not missing, f"commands the README or docs/ document that no test in tests/workflows runs: {sorted(missing)}"
+
+
+def test_store_copy_to_a_clickhouse_that_is_not_there_says_one_line(tmp_path):
+    """The driver logged a 15-line traceback before the command's own line (issue 45, minor 5; the
+    same lines filled a backend's log during a ClickHouse outage, issue 44)."""
+    data, dump = tmp_path / "data", tmp_path / "banners.json.gz"
+    spyglass("generate", "--count", "50", "-o", str(dump))
+    spyglass("import", "--data", str(data), str(dump))
+    with socket.socket() as closed:  # a port nothing listens on: refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    done = spyglass("store", "copy", "--data", str(data), "--store", f"clickhouse://127.0.0.1:{port}/x", ok=False)
+    assert done.returncode == 5
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "Traceback" not in done.stderr
+    assert "cannot use the banner store" in done.stderr

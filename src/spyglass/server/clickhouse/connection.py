@@ -8,6 +8,7 @@ PORT (9000 by default), inserts to ``http_port`` (8123 by default), which parses
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import httpx
 
 from spyglass.server.banners.store import StoreUnavailable
+
+# The driver logs each failed connection with its traceback (15 lines a try, a server's log filled
+# during an outage, a CLI's screen before its one line): every failure reaches the caller as
+# StoreUnavailable, which says it once, so only the driver's errors are kept.
+logging.getLogger("clickhouse_driver").setLevel(logging.ERROR)
 
 LOOKUP_CHUNK = 10_000  # values in one IN (...) of a lookup, at most
 # A statement's text is bounded by the server's max_query_size (256 KiB in a stock profile), and the
