@@ -71,13 +71,13 @@ def facets(
     return {f"f{i}": {"buckets": merged_buckets([r.get(f"f{i}", {}) for r in results], f.size)} for i, f in numbered}
 
 
-def merged_buckets(parts: Iterable[dict], size: int | None) -> list[dict]:
+def merged_buckets(parts: Iterable[dict], size: int) -> list[dict]:
     """Terms buckets of several shards as one list: counts of a key summed, largest first (ties in
-    the key's order, as one index gives them: 22 before 80), the first ``size`` (None: all)."""
+    the key's order, as one index gives them: 22 before 80), the first ``size``."""
     parts = list(parts)
     if len(parts) == 1:
         buckets = parts[0].get("buckets", [])
-        return buckets if size is None else buckets[:size]
+        return buckets[:size]
     by_key: dict[Any, dict] = {}
     for part in parts:
         for bucket in part.get("buckets", []):
@@ -87,7 +87,7 @@ def merged_buckets(parts: Iterable[dict], size: int | None) -> list[dict]:
             else:
                 by_key[key] = dict(bucket)
     ordered = sorted(by_key.values(), key=_largest_first)
-    return ordered if size is None else ordered[:size]
+    return ordered[:size]
 
 
 def _largest_first(bucket: dict) -> tuple:
