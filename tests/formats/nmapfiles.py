@@ -62,17 +62,20 @@ def services() -> Iterator[dict[str, Service]]:
         yield {"http": http, "https": https, "ssh": ssh, "smtp": smtp, "ftp": ftp, "hostile": bad}
 
 
-def run_nmap(out: Path, tries: int = 2) -> Scan:
+def run_nmap(out: Path, tries: int = 3) -> Scan:
     """``nmap -sV -sC`` of the services (about 40 s here), its XML written to ``out``.
 
     On a machine busy with the rest of the suite, nmap's STARTTLS certificate script sometimes
-    gives up on the SMTP service (2 full runs in 3 one day); a run whose XML lacks a certificate
-    the services presented is made again, ``tries`` times at most, so that the tests read what
-    nmap writes when it sees everything."""
+    gives up on the SMTP service: its scripts wait ``host.times.timeout`` scaled, at least 1 s
+    (stdnse.get_timeout), and a loaded machine answers a loopback handshake slower than that. A
+    round-trip timeout of at least 4 s makes that wait 8 s; a run whose XML still lacks a
+    certificate the services presented is made again, ``tries`` times at most, so that the tests
+    read what nmap writes when it sees everything."""
     assert NMAP, "nmap is not installed"
     with services() as found:
         ports = ",".join(str(s.port) for s in found.values())
         command = [NMAP, "-sV", "-sC", "--script", SCRIPTS, "-T4", "--host-timeout", "180s"]
+        command += ["--min-rtt-timeout", "4s", "--max-rtt-timeout", "5s"]
         names = [s.facts["cert"].subject_cn for s in found.values() if s.facts.get("cert")]
         for _ in range(tries):
             subprocess.run([*command, "-p", ports, "-oX", str(out), HOST], check=True, capture_output=True, timeout=300)
