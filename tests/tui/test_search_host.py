@@ -511,3 +511,70 @@ async def test_at_80x24_a_title_gets_the_columns_room_and_the_facet_cursor_stays
         await pilot.press("enter")
         await settle(pilot)
         assert facets.highlighted is not None and app.query_one(SearchPane).facet_items[facets.highlighted] == item
+
+
+def one_read(app, *keys: str) -> None:
+    """Keys as the driver hands them over when they arrive in one read (a fast typist, a slow
+    link): all posted to the app before the first is handled."""
+    from textual import events
+
+    for key in keys:
+        app.post_message(events.Key(key, {"enter": "\r", "escape": "\x1b"}.get(key, key)))
+
+
+async def test_keys_typed_ahead_act_on_the_pane_they_open(data_backend):
+    """Issue 45, major 1: Esc g j j Enter h in one read opens the third result's host in its
+    history; the query stays as typed (h is no new term) and the address box holds the address."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        results = app.query_one(SearchPane).results
+        address, _ = results.item(results.key_at(2))
+        credits = app.clients.credits.query
+        one_read(app, "escape", "g", "j", "j", "enter", "h")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert app.query_one("#panes").current == "pane-host"
+        assert host.record is not None and host.record.ip_str == address and host.history
+        assert host.ip_box.value == address and app.focused is host.services
+        assert app.query_one("#query", Input).value == "port:22" and app.clients.credits.query == credits
+
+
+async def test_a_host_opened_from_a_result_takes_keys_before_it_arrives(data_backend):
+    """h, c typed after Enter and before the lookup answers act on that host."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        ip = busiest_host()
+        app.post_message(OpenHost(ip))
+        one_read(app, "h")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.ip_box.value == ip and host.history
+        assert host.record is not None and len(host.record.data) > len(host.record.ports)  # every scan
+
+
+def in_reverse(app) -> str:
+    """The text the screen shows in reverse video."""
+    strips = app.screen._compositor.render_strips()
+    return "".join(s.text for strip in strips for s in strip if s.style and s.style.reverse)
+
+
+async def test_without_colour_the_facet_cursor_is_in_reverse_video_on_a_value(data_backend, monkeypatch):
+    """Issue 45, major 2: under NO_COLOR the list that has the keys shows its cursor row in
+    reverse video (it was bold, like the headings) and the cursor is on a value from the start."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        pane = app.query_one(SearchPane)
+        pane.facet_list.focus()
+        await settle(pilot)
+        assert pane.facet_items[pane.facet_list.highlighted] == ("port", "22")
+        assert "22" in in_reverse(app) and "88" in in_reverse(app) and "port" not in in_reverse(app)
+        await pilot.press("down")
+        await settle(pilot)
+        name, value = pane.facet_items[pane.facet_list.highlighted]
+        assert name == "org" and value in in_reverse(app) and "22 " not in in_reverse(app)

@@ -18,7 +18,7 @@ from textual.worker import WorkerState
 
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
-from spyglass.tui import keyorder
+from spyglass.tui import keyorder, visualstyle
 from spyglass.tui.alertnotices import AlertNotices
 from spyglass.tui.blink import CursorBlink, remote_terminal
 from spyglass.tui.connection import Connection, KeyRefused, State
@@ -59,7 +59,7 @@ def spyglass_commands() -> type[Provider]:
     return SpyglassCommands
 
 
-class SpyglassApp(keyorder.EscThenLetter, AlertNotices):
+class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {spyglass_commands}
@@ -97,6 +97,7 @@ class SpyglassApp(keyorder.EscThenLetter, AlertNotices):
         # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
         super().__init__(ansi_color=True if no_color(os.environ) else None)
         keyorder.install()  # keys that arrive together over SSH stay in order in text boxes
+        visualstyle.install()  # a list's cursor in reverse video, where there is no colour
         self.linux_console = linux_console(os.environ)
         self.blink = CursorBlink(self, remote_terminal(os.environ))
         self._restore_boxes = plain_boxes() if self.linux_console else None

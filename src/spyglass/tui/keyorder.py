@@ -26,17 +26,29 @@ The keys of one read are all handed to the widget that has the focus when they a
 the first of them has run: a Tab (or an Esc) among them moves the focus only once the box has
 the keys after it already. A text box that is handed a character once it has lost the focus
 passes it on to the widget that has it now, so `abc`, Tab, `xyz` fills two boxes.
+
+That covers keys a text box handles; a key that opens something does its work in messages that
+go up the tree and back (a table's Enter posts the row, the pane asks the app for the host pane,
+which mounts it and moves the focus), and the keys after it would reach the old focus first:
+`Esc g j j Enter h` in one read ran `h` in the search pane (a new query term) before the host
+opened. :class:`KeysInTurn` hands the app each key of a burst only once the one before it has
+been handled through: no message waiting or being handled anywhere on the screen.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import wraps
+from time import monotonic
 from types import SimpleNamespace
 
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.app import App
+from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
@@ -78,13 +90,85 @@ def _inline_bindings(original: KeyHandler, run: Callable[[Widget, events.Key], A
 
 
 def install() -> None:
-    """Patch Input, TextArea and the escape-digit keys once (idempotent)."""
+    """Patch Input, TextArea, the escape-digit keys and the count of messages in hand once
+    (idempotent)."""
     for digit in "0123456789":  # the parser takes a tuple of objects with .value as key names
         ANSI_SEQUENCES_KEYS["\x1b" + digit] = (SimpleNamespace(value=f"alt+{digit}"),)  # type: ignore[index]
+    if not hasattr(MessagePump._dispatch_message, "__wrapped__"):
+        MessagePump._dispatch_message = _counted(MessagePump._dispatch_message)  # type: ignore[method-assign,assignment]
     for cls, run in ((Input, run_chain_binding), (TextArea, run_own_binding)):
         handler = cls.__dict__["_on_key"]
         if not hasattr(handler, "__wrapped__"):
             cls._on_key = _inline_bindings(handler, run)  # type: ignore[method-assign,assignment]
+
+
+# A pane whose messages never stop (a live stream on a busy machine) must not hold keys back for
+# good: past this the next key goes in as it would without turns.
+TURN_AT_MOST = 1.0
+
+
+class KeysInTurn(App[None]):
+    """An app that handles the keys of one read one at a time, each once the one before it has
+    had its effects (see above). A key that arrives alone is handled at once, as before."""
+
+    _keys_waiting: deque[events.Key]
+    _keys_turns: asyncio.Task[None] | None = None
+    _in_turn: set[int]
+
+    async def on_event(self, event: events.Event) -> None:
+        if not isinstance(event, events.Key) or event.is_forwarded:
+            await super().on_event(event)
+            return
+        if not hasattr(self, "_keys_waiting"):
+            self._keys_waiting, self._in_turn = deque(), set()
+        if id(event) in self._in_turn:
+            self._in_turn.discard(id(event))
+        elif self._keys_turns is not None:
+            self._keys_waiting.append(event)  # its turn comes once the key before it is through
+            return
+        else:
+            self._keys_turns = asyncio.create_task(self._take_turns())
+        await super().on_event(event)
+
+    async def _take_turns(self) -> None:
+        try:
+            while True:
+                await self._until_handled()
+                if not self._keys_waiting:
+                    return
+                key = self._keys_waiting.popleft()
+                self._in_turn.add(id(key))
+                self.post_message(key)
+        finally:
+            self._keys_turns = None
+
+    async def _until_handled(self) -> None:
+        """Until no message waits for, or is being handled by, the app or a node of its screen."""
+        await asyncio.sleep(0)  # the key now in turn reaches the app's queue
+        give_up = monotonic() + TURN_AT_MOST
+        while monotonic() < give_up and (
+            _handling[0]
+            or any(
+                node._message_queue.qsize() or node._next_callbacks
+                for node in (self, *self.screen.walk_children(with_self=True))
+            )
+        ):
+            await asyncio.sleep(0.002)
+
+
+_handling = [0]  # messages being handled now, by any node (Textual's queue does not count them)
+
+
+def _counted(original: Callable[[MessagePump, Message], Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    @wraps(original)
+    async def _dispatch_message(self: MessagePump, message: Message) -> None:
+        _handling[0] += 1
+        try:
+            return await original(self, message)
+        finally:
+            _handling[0] -= 1
+
+    return _dispatch_message
 
 
 class EscThenLetter(App[None]):

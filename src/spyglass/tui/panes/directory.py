@@ -18,6 +18,7 @@ from spyglass.present.values import plural
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.messages import RunSearch
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.cursorlist import CursorList
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
 from spyglass.tui.widgets.table import Column
 
@@ -89,7 +90,7 @@ class DirectoryPane(Pane):
             yield Select(SORTS, value="votes", allow_blank=False, id="dir-sort", compact=True)
         yield Static("", id="dir-status")
         with Horizontal(id="dir-body"):
-            tags = OptionList(id="dir-tags", markup=False)
+            tags = CursorList(id="dir-tags", markup=False)
             tags.border_title = "Tags"
             yield tags
             with Vertical(id="dir-side"):

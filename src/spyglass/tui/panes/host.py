@@ -89,6 +89,7 @@ class HostPane(Pane):
         self.history = False
         self.banners: list[Banner] = []
         self.wanted_service = ""  # the service to select once the host is shown (opened from a result)
+        self.looking_up = ""  # the address being fetched: h while it comes asks for its history
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="host-form"):
@@ -133,7 +134,9 @@ class HostPane(Pane):
         self.wanted_service = service.strip()
         field = self.ip_box
         field.value = clean(address, one_line=True, max_chars=64)  # it may come from a server
-        field.focus()
+        # The services take the keyboard at once: h, c, y and p typed while the host comes act on
+        # it, and are not typed after its address. Text typed there still goes to the box.
+        self.services.focus()
         self.lookup()
 
     @on(Input.Submitted, "#host-ip")
@@ -152,6 +155,7 @@ class HostPane(Pane):
         self.fetch(clients, ip)
 
     def fetch(self, clients: Clients, ip: str) -> None:
+        self.looking_up = ip
         self.call("lookup", self._fetch, clients, ip, focus=True)
 
     async def _fetch(self, clients: Clients, ip: str, focus: bool = False) -> None:
@@ -161,6 +165,9 @@ class HostPane(Pane):
             if self.record is not None and self.record.ip_str != ip:
                 self.clear_record()  # never show one host under another's address
             raise
+        finally:
+            if self.looking_up == ip:
+                self.looking_up = ""
         new_host = self.record is None or self.record.ip_str != record.ip_str
         self.record = record
         self.show_record(record)
@@ -230,13 +237,15 @@ class HostPane(Pane):
     def action_toggle_history(self) -> None:
         self.history = not self.history
         clients = self.clients
-        if self.record is not None and clients is not None:
-            self.fetch(clients, self.record.ip_str)
+        shown = self.looking_up or (self.record.ip_str if self.record is not None else "")
+        if shown and clients is not None:
+            self.fetch(clients, shown)  # (one still coming was asked for in the other view)
 
     def action_copy_ip(self) -> None:
-        if self.record is not None:
-            self.app.copy_to_clipboard(self.record.ip_str)  # OSC 52: works over SSH and in tmux
-            self.app.notify(f"Copied {self.record.ip_str}", markup=False)
+        shown = self.looking_up or (self.record.ip_str if self.record is not None else "")
+        if shown:
+            self.app.copy_to_clipboard(shown)  # OSC 52: works over SSH and in tmux
+            self.app.notify(f"Copied {shown}", markup=False)
 
     def action_copy_banner(self) -> None:
         index = self.selected_index()

@@ -26,6 +26,7 @@ from spyglass.tui.console import for_console
 from spyglass.tui.messages import OpenHost, QuerySaved
 from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.widgets.check import Check
+from spyglass.tui.widgets.cursorlist import CursorList
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
 from spyglass.tui.widgets.queryinput import QueryInput
@@ -154,7 +155,7 @@ class SearchPane(Pane):
                     compact=True,
                     select_on_focus=False,
                 )
-                facets = OptionList(id="facets", markup=False)
+                facets = CursorList(id="facets", markup=False)
                 facets.border_title = FACETS_TITLE
                 yield facets
             results = PagedTable(COLUMNS, id="results", page_cost="1 query credit")

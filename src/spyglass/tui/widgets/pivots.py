@@ -15,6 +15,7 @@ from spyglass.query.pivot import Pivot, pivots
 from spyglass.safetext import clean
 from spyglass.tui.console import for_console
 from spyglass.tui.messages import ExcludeInSearch, RunSearch
+from spyglass.tui.widgets.cursorlist import CursorList
 
 if TYPE_CHECKING:
     from spyglass.models import Banner
@@ -23,7 +24,7 @@ TITLE = "Pivot (Enter searches, - excludes)"
 TITLE_NARROW = "Pivot ⏎ / - excl."
 
 
-class PivotList(OptionList):
+class PivotList(CursorList):
     BINDINGS = [
         Binding("minus", "exclude", "Exclude from the search", id="pivots.exclude"),
     ]
