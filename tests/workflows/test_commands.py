@@ -109,6 +109,23 @@ def test_scan_submit_finds_a_listener_on_loopback(served):
     assert f'"port": {port}' in done.stdout
 
 
+def test_scan_internet_runs_on_the_default_networks_and_outside_targets_are_bad_input(served):
+    """Issue 45, major 4 and minor 7: with the stock settings an internet scan of a port runs over
+    loopback (it was refused: 16,777,217 addresses past --scan-max-ips) and finds the listener on
+    127.0.0.1; a target outside the scan networks is bad input (exit 2) naming the setting the
+    dashboard's backend takes as well as serve's option."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        scan_id = served.cli("scan", "internet", str(port), "generic").stdout.strip()
+        while json.loads(served.cli("scan", "status", scan_id, "--json").stdout)["found"] < 1:
+            pass  # each status is a process: no sleep needed between them
+    assert "CANCELLED" in served.cli("scan", "cancel", scan_id).stdout
+    outside = served.cli("scan", "submit", "10.0.0.1", ok=False)
+    assert outside.returncode == 2 and "SPYGLASS_SCAN_ALLOW" in outside.stderr and "Traceback" not in outside.stderr
+
+
 def test_stream_replay_and_a_profile(served, tmp_path):
     """The stream follows what the backend collects (its demo collector and a replay); a profile
     names the backend as a remote one, with a key an operator gave the collector role."""

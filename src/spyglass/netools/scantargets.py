@@ -139,7 +139,8 @@ def check_allowed(spec: ScanSpec, allowed: list[Network]) -> None:
             shown = ", ".join(str(a) for a in allowed) or "none"
             raise NotAllowed(
                 f"{block} is outside the networks this backend may scan ({shown}); "
-                "allow more with 'spyglass serve --scan-allow CIDR'"
+                "the backend's operator allows more with SPYGLASS_SCAN_ALLOW=CIDR,... in its "
+                "environment (the dashboard's backend too) or 'spyglass serve --scan-allow CIDR'"
             )
 
 
