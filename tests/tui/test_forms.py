@@ -183,4 +183,4 @@ async def test_a_provider_picked_by_keyboard_gives_the_keys_to_its_first_argumen
         await settle(pilot)
         url = app.query_one(".notifier-arg", Input)
         assert url.name == "url" and url.value == "http://127.0.0.1:9/typed"
-        assert "Test to" not in screen_text(app) and "Sending a test" not in screen_text(app)
+        assert "test to" not in screen_text(app) and "Sending a test" not in screen_text(app)

@@ -189,6 +189,9 @@ async def test_host_errors_are_messages(data_backend):
         await settle(pilot)
         assert "300.1.1.1: not an IP address" in screen_text(app)
         assert field.value == "300.1.1.1"
+        field.value = "192.0.2.78"  # typed right: the problem is no longer said (issue 45, minor 4)
+        await settle(pilot)
+        assert "not an IP address" not in screen_text(app)
 
 
 async def test_a_failed_lookup_never_shows_another_host_and_its_note_stays_with_its_pane(data_backend):
@@ -216,6 +219,16 @@ def test_refine_quotes_values_with_spaces():
     assert refine('nginx org:"Big Co"', "org", "Big Co", True) == 'nginx -org:"Big Co"'
     assert refine("nginx -port:22", "port", "22", False) == "nginx port:22"
     assert refine("-PORT:22 nginx", "port", "22", True) == "nginx -port:22"
+
+
+def test_refine_takes_a_value_out_of_a_list_rather_than_contradicting_it():
+    """Issue 45, minor 2: - on FR under country:DE,FR gave country:DE,FR -country:FR."""
+    assert refine("country:DE,FR", "country", "FR", True) == "country:DE"
+    assert refine("nginx country:DE,FR,IT", "country", "fr", True) == "nginx country:DE,IT"
+    assert refine("country:DE,FR", "country", "FR", False) == "country:FR"
+    assert refine('org:"Big Co",Small nginx', "org", "Big Co", True) == "org:Small nginx"
+    assert refine("country:DE,FR", "port", "22", True) == "country:DE,FR -port:22"
+    assert refine("-country:DE,FR", "country", "FR", True) == "-country:DE,FR -country:FR"
     assert MAX_ROWS == 10_000
 
 

@@ -139,14 +139,19 @@ class HostPane(Pane):
         self.services.focus()
         self.lookup()
 
-    @on(Input.Submitted, "#host-ip")
-    def lookup(self) -> None:
+    def form_problem(self) -> str | None:
         raw = self.ip_box.value.strip()
         try:
-            ip = str(ipaddress.ip_address(raw))
+            ipaddress.ip_address(raw)
         except ValueError:
-            self.show_error(f"{raw or 'nothing'}: not an IP address")
+            return f"{raw or 'nothing'}: not an IP address"
+        return None
+
+    @on(Input.Submitted, "#host-ip")
+    def lookup(self) -> None:
+        if self.say_form_problem():  # (it stays while the box holds no address, then goes)
             return
+        ip = str(ipaddress.ip_address(self.ip_box.value.strip()))
         clients = self.clients
         if clients is None:
             self.when_connected(self.lookup)

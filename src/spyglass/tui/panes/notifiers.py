@@ -3,6 +3,7 @@ arguments (secrets typed masked and shown masked), delete, and a test send with 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -10,7 +11,7 @@ from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Button, Input, Select, Static
+from textual.widgets import Button, DataTable, Input, Select, Static
 
 from spyglass.present import alerts as present
 from spyglass.safetext import clean, safe_text
@@ -69,6 +70,7 @@ class NotifiersPane(Pane):
         self.providers: dict[str, list[str]] = {}
         self.notifiers: dict[str, Notifier] = {}
         self.editing: str | None = None
+        self.tested = ""  # the notifier whose test outcome is shown
 
     def compose(self) -> ComposeResult:
         yield self.compose_error()
@@ -224,6 +226,14 @@ class NotifiersPane(Pane):
 
         self.call("delete", delete)
 
+    @on(DataTable.RowHighlighted, "#notifiers-list")
+    def another_notifier(self) -> None:
+        """A test's outcome speaks of one notifier: it goes once the cursor is on another."""
+        chosen = self.selected()
+        if self.tested and (chosen is None or chosen.id != self.tested):
+            self.tested = ""
+            self.outcome.update("")
+
     @on(Button.Pressed, "#notifier-test")
     def action_test(self) -> None:
         clients = self.clients
@@ -236,12 +246,12 @@ class NotifiersPane(Pane):
         async def test() -> None:
             result = await clients.notifiers.test(n.id)
             style = "green" if result.success else "red"
+            said = "sent" if result.success else "failed"
+            self.tested = n.id  # said while that notifier is the one in view, and when
             outcome.update(
                 Text.assemble(
                     (
-                        clean(
-                            f"Test to {n.id} ({n.provider}): {'sent' if result.success else 'failed'}", one_line=True
-                        ),
+                        clean(f"{datetime.now():%H:%M:%S} test to {n.id} ({n.provider}): {said}", one_line=True),
                         f"bold {style}",
                     ),
                     " ",

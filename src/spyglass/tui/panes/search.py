@@ -55,13 +55,29 @@ COLUMNS = [
 QUERY_TERM = re.compile(r'(?:[^\s"]+|"[^"]*")+')  # a word of a query, quotes and all
 
 
+LIST_VALUE = re.compile(r'"[^"]*"|[^,]+')  # a value of ``field:a,"b c"``
+
+
 def with_term(query: str, term: str, exclude: bool) -> str:
     """``query`` with ``term`` (``-term`` to exclude it): the opposite term is taken out rather than
-    contradicted (``org:X -org:X`` finds nothing, for a credit), and the same one is not repeated."""
+    contradicted (``org:X -org:X`` finds nothing, for a credit), and the same one is not repeated.
+    A list that holds the value gives way: excluded, the value leaves it (``country:DE,FR`` less FR
+    is ``country:DE``); added, the list becomes that value."""
     wanted = f"-{term}" if exclude else term
     unwanted = {term.casefold(), f"-{term}".casefold()}
-    kept = [word for word in QUERY_TERM.findall(query) if word.casefold() not in unwanted]
-    return " ".join([*kept, wanted])
+    field, _, value = term.casefold().partition(":")
+    kept, said = [], False
+    for word in QUERY_TERM.findall(query):
+        if word.casefold() in unwanted:
+            continue
+        name, colon, values = word.partition(":")
+        listed = LIST_VALUE.findall(values) if colon and name.casefold() == field else []
+        if len(listed) > 1 and value in (v.casefold() for v in listed):
+            if not exclude:
+                continue  # narrowed to the one value, added below
+            word, said = f"{name}:{','.join(v for v in listed if v.casefold() != value)}", True
+        kept.append(word)
+    return " ".join(kept if said else [*kept, wanted])
 
 
 def refine(query: str, facet: str, value: str, exclude: bool) -> str:
