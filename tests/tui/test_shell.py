@@ -349,3 +349,19 @@ async def test_the_text_cursor_stops_blinking_when_idle_and_blinks_again_at_a_ke
                 await pilot.pause(0.1)
         await pilot.press("o")
         assert box.cursor_blink and box.value == "po"
+
+
+async def test_at_80_columns_a_notice_and_a_note_leave_the_address_and_credits_on_one_line(backend):
+    """Issue 45, minor 3: a fired alert's notice pushed the address and credits out, and a note
+    ("Press ↓ again ...") wrapped the bar to two lines."""
+    app = SpyglassApp(backend.profile(backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        status.notice = "alert 'edge watch' fired: 198.18.0.1:443 (https) Acme Corp, a long product name"
+        status.note = "Press ↓ again to load the next page (1 query credit)"
+        await settle(pilot)
+        bar = screen_text(app).splitlines()[status.region.y]
+        address = backend.url.split("://", 1)[1]
+        assert status.region.height == 1 and "connected" in bar and "alert 'edge" in bar
+        assert bar.rstrip().endswith(f"{address} │ credits: 100 query 100 scan"), bar

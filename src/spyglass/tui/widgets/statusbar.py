@@ -25,8 +25,9 @@ NOTICE_SHOWN = 120.0  # seconds an alert notice stays in the bar
 
 
 class StatusBar(Widget):
-    # One line, but a reason (a state's detail, a note) is never cut: while there is one the bar
-    # wraps to up to three lines (80 columns cut it after the state's first words).
+    # One line: where it is connected and the credits left are always in full, and what is said
+    # before them (an alert's notice, a note) is cut to the room left; those are said elsewhere too
+    # (a toast, the pane). Only a state's reason (why the connection failed) wraps, to three lines.
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
     StatusBar.-reason { height: auto; max-height: 3; }
@@ -42,10 +43,8 @@ class StatusBar(Widget):
     query_credits: reactive[int | None] = reactive(None)
     scan_credits: reactive[int | None] = reactive(None)
 
-    def watch_note(self) -> None:
-        self.set_class(bool(self.detail or self.note), "-reason")
-
-    watch_detail = watch_note
+    def watch_detail(self) -> None:
+        self.set_class(bool(self.detail), "-reason")
 
     def watch_notice(self) -> None:
         if self.notice:  # said for a while, wherever the user is; the toast said it too
@@ -56,8 +55,16 @@ class StatusBar(Widget):
             self.notice = ""
 
     def render(self) -> Text:
+        said, where = self._said(), self._where(plan=True)
+        if not self.detail and said.cell_len + where.cell_len > self.size.width:
+            where = self._where(plan=False)  # one line: the plan gives way, then what is said
+            said.truncate(max(1, self.size.width - where.cell_len), overflow="ellipsis")
+        return Text.assemble(said, where, no_wrap=not self.detail, overflow="ellipsis")
+
+    def _said(self) -> Text:
+        """The state and what is said about it: its reason, the last alert, a note."""
         state_colour = theme_style(self.app, _STATE_COLOUR[self.state])
-        text = Text(no_wrap=True, overflow="ellipsis")
+        text = Text()
         text.append(f"{dot(self.app)} ", style=state_colour)
         text.append(self.state.value, style=state_colour + Style(bold=True))
         if self.hint:  # before the detail, which a narrow bar cuts
@@ -70,10 +77,14 @@ class StatusBar(Widget):
         if self.note:
             text.append(" │ ")
             text.append(clean(self.note, one_line=True, max_chars=200), style=theme_style(self.app, "warning"))
-        text.append(" │ ")
+        return text
+
+    def _where(self, plan: bool) -> Text:
+        """Where it is connected, on what plan, and the credits left."""
+        text = Text(" │ ")
         endpoint = self.endpoint if self.size.width >= 100 else self.endpoint.split("://", 1)[-1]
         text.append(clean(endpoint, one_line=True, max_chars=80), style="bold")
-        if self.plan:
+        if self.plan and plan:
             text.append(" │ plan ")
             text.append(clean(self.plan, one_line=True), style="bold")
         if self.query_credits is not None or self.scan_credits is not None:
