@@ -74,7 +74,10 @@ def scroll_up(widget: Widget, lines: int, exposed: int) -> bool:
     if painter is None or isinstance(painter, Screen):
         return False
     top, bottom = content.y + 1, content.bottom  # 1-based, inclusive
-    # a line feed on the region's bottom row scrolls the region: every terminal since the VT100
+    # a line feed on the region's bottom row scrolls the region: every terminal since the VT100.
+    # Where the terminal takes synchronized output, it shows nothing until the update that draws
+    # the exposed rows has ended it (Textual opens it again there, and closes it).
+    app._begin_update()
     driver.write(f"\x1b[0m\x1b[{top};{bottom}r\x1b[{bottom};1H" + "\n" * lines + "\x1b[r")
     # every line Textual kept of the widget moved: none may be drawn again from its cache
     widget._styles_cache.clear()

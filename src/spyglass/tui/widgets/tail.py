@@ -75,6 +75,7 @@ class Tail(Widget, can_focus=True):
         self.redraw = True  # the next repaint draws every line (the view changed other than by new lines)
         self.repaints = 0
         self._painted = 0.0
+        self._dirty_since = 0.0
         self.empty = ""  # what shows while no line has come (why none may come)
 
     # -- the buffer ---------------------------------------------------------------------------
@@ -97,7 +98,8 @@ class Tail(Widget, can_focus=True):
         self.added += len(entries)
         if not self.following:
             self._clamp()
-        self.dirty = True
+        if not self.dirty:
+            self.dirty, self._dirty_since = True, time.monotonic()
 
     def show(self, entries: list[TailEntry]) -> None:
         """Show these entries instead (a filter applied or cleared). The selected line stays
@@ -162,7 +164,7 @@ class Tail(Widget, can_focus=True):
         if not self.dirty or now - self._painted < 1 / self.fps():
             return
         if self.following and not self.redraw:
-            if not settled(self) and now - self._painted < PATIENCE:
+            if not settled(self) and now - self._dirty_since < PATIENCE:
                 return  # another widget's repaint is on its way out: scroll after it, at the next tick
             if self._draw_new_lines():
                 self.dirty, self._painted = False, now
