@@ -123,7 +123,7 @@ def measure(data_dir: Path, cols: int, rows: int, count: int, every: float = 0.5
     }
     env.pop("NO_COLOR", None)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
-    sent = [{**b, "timestamp": stamp} for b in banners(count + rows + 50)]
+    sent = [{**b, "timestamp": stamp} for b in banners(count + rows + 200)]
     measured, fill, warm = sent[:count], sent[count : count + rows], iter(sent[count + rows :])
     spyglass = [sys.executable, "-m", "spyglass"]
     with server:
@@ -137,8 +137,10 @@ def measure(data_dir: Path, cols: int, rows: int, count: int, every: float = 0.5
             return all(t.wait_for(last, a, timeout) for t, a in zip(terminals, at, strict=True))
 
         try:
+            deadline = time.monotonic() + PATIENCE
             while not show([next(warm)], timeout=2.0):  # a banner collected before both follow is lost
-                pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the stream never showed: {[bytes(t.output[-2000:]) for t in terminals]}")
             show(fill)  # a screenful: the pane as it is after a while
             time.sleep(1.0)  # its repaints are not counted
             start = [t.written for t in terminals]
