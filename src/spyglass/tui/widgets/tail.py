@@ -72,7 +72,6 @@ class Tail(Widget, can_focus=True):
         self.dirty = False
         self.drawn = 0  # following: the view on the terminal ends before entry ``drawn`` (render_line draws it)
         self.drawn_top = 0  # and starts at this entry (at the last repaint)
-        self.redraw = True  # the next repaint draws every line (the view changed other than by new lines)
         self.repaints = 0
         self._painted = 0.0
         self._dirty_since = 0.0
@@ -107,7 +106,6 @@ class Tail(Widget, can_focus=True):
         selected, row = self.selected, (self.cursor or 0) - self.top
         self.ring = deque(entries, maxlen=self.capacity)
         self.added = len(self.ring)
-        self.redraw = True
         number = next((n for n, entry in enumerate(self.ring) if entry is selected), None)
         if number is None:
             self.action_live()
@@ -163,7 +161,7 @@ class Tail(Widget, can_focus=True):
         now = time.monotonic()
         if not self.dirty or now - self._painted < 1 / self.fps():
             return
-        if self.following and not self.redraw:
+        if self.following:
             if not settled(self) and now - self._dirty_since < PATIENCE:
                 return  # another widget's repaint is on its way out: scroll after it, at the next tick
             if self._draw_new_lines():
@@ -188,7 +186,7 @@ class Tail(Widget, can_focus=True):
         return False
 
     def _repaint(self, now: float | None = None) -> None:
-        self.dirty = self.redraw = False
+        self.dirty = False
         self.drawn, self.drawn_top = self.added, self._top_at(self.added)
         self._painted = now or time.monotonic()
         self.repaints += 1
