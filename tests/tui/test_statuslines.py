@@ -41,5 +41,6 @@ async def test_an_update_marks_only_the_changed_cells_dirty():
         lines.update(Text("live · 13 received\nbuffer 12"))
         assert [(r.x, r.y, r.width, r.height) for r in lines._repaint_regions] == [(8, 0, 1, 1)]
         await pilot.pause()
+        assert lines.size.height == 2  # as many rows as lines
         assert lines.render_line(0).text.rstrip() == "live · 13 received"
         assert lines.render_line(1).text.rstrip() == "buffer 12"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.text import Text
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -47,8 +47,8 @@ class StatusLines(Widget):
         """Show ``text``: the cells that differ from what is shown are drawn again."""
         self.text = text
         old, self.strips = self.strips, [self._strip(line) for line in self._lines()]
-        if len(old) != len(self.strips):
-            self.refresh()
+        if len(old) != len(self.strips):  # (its height may follow)
+            self.refresh(layout=True)
             return
         for y, (before, after) in enumerate(zip(old, self.strips, strict=True)):
             if span := changed_span(before, after):
@@ -62,6 +62,9 @@ class StatusLines(Widget):
         line = line.copy()
         line.truncate(width, overflow="ellipsis")
         return Strip(Segment.apply_style(line.render(self.app.console), style)).crop_extend(0, width, style)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines())
 
     def on_resize(self) -> None:
         self.strips = [self._strip(line) for line in self._lines()]
