@@ -34,6 +34,7 @@ from spyglass.tui.messages import BackendGone, OpenHost
 from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.streambuffer import BUFFER, Describe, Filter, StreamBuffer, TailEntry
 from spyglass.tui.widgets.pivots import PivotList
+from spyglass.tui.widgets.statuslines import StatusLines
 from spyglass.tui.widgets.tail import Tail
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ class StreamPane(Pane):
             yield Input(placeholder="values: 22,443", id="stream-values", compact=True)
             yield Input(placeholder="filter: product:nginx -port:80", id="stream-filter", compact=True)
             yield Input(str(BUFFER), placeholder="buffer", id="stream-buffer", compact=True, type="integer")
-        yield Static("", id="stream-status")
+        yield StatusLines(id="stream-status")
         tail = Tail(BUFFER, id="tail")
         tail.border_title = for_console(self.app, "Live (↑ scroll back, End live, Enter opens the host)")
         yield tail
@@ -276,7 +277,7 @@ class StreamPane(Pane):
             second.append(f"{buffer.dropped:,} dropped here")
         status = Text(no_wrap=True, overflow="ellipsis")
         status.append(for_console(self.app, " · ".join(first) + "\n" + " · ".join(second)))
-        self.query_one("#stream-status", Static).update(status)
+        self.query_one(StatusLines).update(status)
 
     # -- choosing -------------------------------------------------------------------------------
     def run_arg(self, arg: str) -> None:

@@ -5,6 +5,10 @@ dirty and a timer repaints at a capped rate, lower on a bigger screen, so that t
 to the terminal stay within a budget however fast lines arrive (over SSH the screen, not the
 data, is the bottleneck). Keys repaint at once: the person at the keyboard never waits.
 
+Following the live edge, a repaint draws only the new lines: below the last one while the view
+fills, else after scrolling the terminal's rows up (see tui/terminalscroll.py). That costs a thin
+link about what ``spyglass stream`` prints for the same lines, not the whole view per batch.
+
 Scrolling up leaves the live edge: the view stays on the same lines while new ones arrive below
 (and old ones fall off the top of the ring); End goes back to following.
 """
@@ -17,16 +21,19 @@ from collections import deque
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
 from spyglass.tui.streambuffer import TailEntry
+from spyglass.tui.terminalscroll import scroll_up, settled
 
 BYTES_PER_SECOND = 40_000  # the repaint budget: under the 50 KB/s a slow link is given
 BYTES_PER_CELL = 2.0  # measured: a repainted cell costs less on the wire (text, cursor moves, styles)
 MAX_FPS = 5.0
 MIN_FPS = 1.0
+PATIENCE = 1.0  # seconds a scroll may wait for the screen's other repaints before all is drawn again
 
 
 class Tail(Widget, can_focus=True):
@@ -63,8 +70,11 @@ class Tail(Widget, can_focus=True):
         self.cursor: int | None = None  # the selected entry's number, when not following
         self.top = 0  # the number of the first visible entry, when not following
         self.dirty = False
+        self.drawn = 0  # following: the view on the terminal ends before entry ``drawn`` (render_line draws it)
+        self.drawn_top = 0  # and starts at this entry (at the last repaint)
         self.repaints = 0
         self._painted = 0.0
+        self._dirty_since = 0.0
         self.empty = ""  # what shows while no line has come (why none may come)
 
     # -- the buffer ---------------------------------------------------------------------------
@@ -79,7 +89,7 @@ class Tail(Widget, can_focus=True):
     def resize_ring(self, capacity: int) -> None:
         self.ring = deque(self.ring, maxlen=capacity)
         self._clamp()
-        self.refresh()
+        self._repaint()
 
     def add(self, entries: list[TailEntry]) -> None:
         """New lines (from the UI thread); drawn at the next capped repaint."""
@@ -87,7 +97,8 @@ class Tail(Widget, can_focus=True):
         self.added += len(entries)
         if not self.following:
             self._clamp()
-        self.dirty = True
+        if not self.dirty:
+            self.dirty, self._dirty_since = True, time.monotonic()
 
     def show(self, entries: list[TailEntry]) -> None:
         """Show these entries instead (a filter applied or cleared). The selected line stays
@@ -148,19 +159,44 @@ class Tail(Widget, can_focus=True):
 
     def _tick(self) -> None:
         now = time.monotonic()
-        if self.dirty and now - self._painted >= 1 / self.fps():
-            self._repaint(now)
+        if not self.dirty or now - self._painted < 1 / self.fps():
+            return
+        if self.following:
+            if not settled(self) and now - self._dirty_since < PATIENCE:
+                return  # another widget's repaint is on its way out: scroll after it, at the next tick
+            if self._draw_new_lines():
+                self.dirty, self._painted = False, now
+                self.repaints += 1
+                return
+        self._repaint(now)
+
+    def _draw_new_lines(self) -> bool:
+        """Draw the lines added since the last repaint, and only those (False: they cannot be)."""
+        height, old_top, new_top = self.size.height, self.drawn_top, self._top_at(self.added)
+        shift, start = new_top - old_top, self.drawn - new_top  # start: the first new line's row
+        if not self.drawn or old_top != self._top_at(self.drawn) or start < 0 or shift >= height:
+            return False  # nothing drawn yet (the empty view's text), lines dropped in view, all rows change
+        drawn, self.drawn, self.drawn_top = self.drawn, self.added, new_top  # render_line draws this view now
+        if not shift:  # the view still fills: the new lines go below the others
+            self.refresh(Region(0, start, self.size.width, min(height, self.added - new_top) - start))
+            return True
+        if scroll_up(self, shift, height - min(start, height - shift)):
+            return True
+        self.drawn, self.drawn_top = drawn, old_top
+        return False
 
     def _repaint(self, now: float | None = None) -> None:
         self.dirty = False
+        self.drawn, self.drawn_top = self.added, self._top_at(self.added)
         self._painted = now or time.monotonic()
         self.repaints += 1
         self.refresh()
 
+    def _top_at(self, end: int) -> int:
+        return max(self.first, end - self.size.height)
+
     def _view_top(self) -> int:
-        if self.following:
-            return max(self.first, self.added - self.size.height)
-        return self.top
+        return self._top_at(self.drawn) if self.following else self.top
 
     def on_resize(self) -> None:
         """Keep the selected line in view when the view changes height (the detail panel opens)."""
@@ -171,7 +207,7 @@ class Tail(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         number = self._view_top() + y
-        entry = self.entry(number)
+        entry = self.entry(number) if number < self.drawn or not self.following else None
         if entry is None:
             return self._empty_line(y, width) if not self.ring else Strip.blank(width)
         style = self.rich_style
