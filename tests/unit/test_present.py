@@ -242,6 +242,24 @@ def test_changes_between_scans():
         "no longer vulnerable to: CVE-2021-0001, CVE-2021-0003, CVE-2021-0004",
     ]
     assert changes(SSH, dict(SSH, data="other")) == ["banner text changed"]
+    assert changes(REAL, dict(REAL, tool={"name": "nmap"}, http={"title": "Welcome"}, vulns=None)) == []
+    ok = dict(REAL, http={**REAL["http"], "status": 200})
+    assert changes(ok, REAL) == ["HTTP status: 200 → -"]  # the same tool, and it no longer says
+
+
+def test_a_rescan_of_an_unchanged_service_is_no_change():
+    """Issue 45, minor 6: every rescan of http.server read "banner text changed" (its Date)."""
+    first = {
+        "port": 8000,
+        "data": "HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6\r\nDate: Sun, 29 Nov 2026 07:01:02 GMT\r\n",
+    }
+    again = dict(first, data=first["data"].replace("07:01:02", "07:41:15"))
+    assert changes(first, again) == []
+    smtp = {"port": 25, "data": "220 mx.example ESMTP Postfix; Sun, 29 Nov 2026 07:01:02 +0000"}
+    assert changes(smtp, dict(smtp, data=smtp["data"].replace("29 Nov", "30 Nov"))) == []
+    assert changes(first, dict(first, data=first["data"].replace("SimpleHTTP/0.6", "SimpleHTTP/0.7"))) == [
+        "banner text changed"
+    ]
     assert changes(SSH, SSH) == []
     rekeyed = dict(SSH, ssh={"type": "ssh-rsa", "fingerprint": "09:0f", "hassh": "ffff"})
     assert changes(SSH, rekeyed) == ["HASSH: 0123abcd → ffff", "SSH host key: ssh-ed25519 aa:bb → ssh-rsa 09:0f"]

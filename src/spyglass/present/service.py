@@ -4,6 +4,7 @@ scans of it, and its raw text for the clipboard. A section appears only when it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -347,23 +348,52 @@ def _ssh_host_key(b: dict) -> str:
     return " ".join(text_of(p, max_chars=60) for p in parts if not empty(p))
 
 
+# Lines of a banner that differ between any two scans of an unchanged service: its clock, its
+# cookies, the request's id. Left out when telling whether the banner's text changed.
+VOLATILE_HEADERS = re.compile(
+    r"^(date|expires|age|last-modified|set-cookie|etag|x-request-id|x-runtime|cf-ray|report-to|nel)\s*:.*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A time of day or a date written in the text itself (an SMTP greeting, an FTP banner's clock).
+CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2} [A-Z][a-z]{2} \d{4}\b")
+
+
+def steady_text(data: Any) -> str:
+    """A banner's text without what changes on every scan of the same service."""
+    text = data if isinstance(data, str) else text_of(data, max_chars=65_536)
+    return CLOCK.sub("", VOLATILE_HEADERS.sub("", text))
+
+
+def _source(b: dict) -> str:
+    """What collected a banner: the tool whose output was imported, else the crawler."""
+    name = get_path(b, "tool.name")
+    return name if isinstance(name, str) else ""
+
+
 def changes(older: Any, newer: Any) -> list[str]:
-    """What differs between two scans of one service, in words."""
+    """What differs between two scans of one service, in words. A field only one of two
+    different tools collects (nmap writes no HTTP status) is no change of the service."""
     a, b = as_dict(older), as_dict(newer)
+    same_source = _source(a) == _source(b)
+
+    def differs(before: Any, after: Any) -> bool:
+        return before != after and (same_source or not (empty(before) or empty(after)))
+
     out = []
     for label, path in NAMED_CHANGES:
         before, after = get_path(a, path), get_path(b, path)
-        if before != after:
+        if differs(before, after):
             out.append(f"{label}: {text_of(before, max_chars=60) or '-'} → {text_of(after, max_chars=60) or '-'}")
-    if (key_before := _ssh_host_key(a)) != (key_after := _ssh_host_key(b)):
+    if differs(key_before := _ssh_host_key(a), key_after := _ssh_host_key(b)):
         out.append(f"SSH host key: {key_before or '-'} → {key_after or '-'}")
-    if get_path(a, "ssl.cert.fingerprint.sha256") != get_path(b, "ssl.cert.fingerprint.sha256"):
+    if differs(get_path(a, "ssl.cert.fingerprint.sha256"), get_path(b, "ssl.cert.fingerprint.sha256")):
         out.append("TLS certificate changed")
     old_ids, new_ids = {v.cve for v in vulns_of(a.get("vulns"))}, {v.cve for v in vulns_of(b.get("vulns"))}
-    if new_ids - old_ids:
-        out.append("new vulnerabilities: " + ", ".join(sorted(new_ids - old_ids)))
-    if old_ids - new_ids:
-        out.append("no longer vulnerable to: " + ", ".join(sorted(old_ids - new_ids)))
-    if not out and a.get("data") != b.get("data"):
+    if differs(sorted(old_ids), sorted(new_ids)):
+        if new_ids - old_ids:
+            out.append("new vulnerabilities: " + ", ".join(sorted(new_ids - old_ids)))
+        if old_ids - new_ids:
+            out.append("no longer vulnerable to: " + ", ".join(sorted(old_ids - new_ids)))
+    if not out and same_source and steady_text(a.get("data")) != steady_text(b.get("data")):
         out.append("banner text changed")
     return out
