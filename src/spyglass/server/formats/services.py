@@ -24,10 +24,10 @@ def crawler() -> types.SimpleNamespace:
     function costs its lookup at every call, and these are called for every banner)."""
     from cryptography import x509
 
-    from spyglass.server.scanner.modules import base, ftp, httpparse, smtp, sshparse, tls
+    from spyglass.server.scanner.modules import base, ftp, httpparse, redis, smtp, sshparse, tls
 
     return types.SimpleNamespace(
-        base=base, ftp=ftp, httpparse=httpparse, smtp=smtp, sshparse=sshparse, tls=tls, x509=x509
+        base=base, ftp=ftp, httpparse=httpparse, redis=redis, smtp=smtp, sshparse=sshparse, tls=tls, x509=x509
     )
 
 
