@@ -80,7 +80,7 @@ def write_masscan(path: Path, size: int) -> None:
 
 def json_loads(path: Path) -> int:
     """The standard library's JSON parser alone, a line at a time: masscan's records (the floor; the
-    real run's 8 records a host are 6 banners, its HTTP grabs joined)."""
+    real run's 8 records a host are 3 banners, a port's records joined)."""
     with open(path, "rb") as lines:
         return sum(1 for line in lines if line.startswith(b"{") and json.loads(line))
 

@@ -1,12 +1,14 @@
 """masscan's output: ``-oJ`` (JSON), ``-oL`` (list) and ``-oX`` (XML), with or without ``--banners``.
 
 masscan writes one record when it sees a port open and one per banner it grabs there (an SSH
-version; an HTTP head, server and page title; a certificate...), each with its time. A port's
-open record is a banner of its own (no data); the banners grabbed from one port in one session
-come one after the other with the same time, and make one banner, as the crawler's banner of that
-service has them all. Its ``-oJ`` is a JSON list written one object a line with the commas on
-lines of their own (older versions end each object's line with one): each line is read alone, so a
-file of any size streams and a broken line costs that line only.
+version; an HTTP head, server and page title; a certificate...), each with its time, the grabs
+seconds after the open record. One run's records of one port are one banner, as the crawler's
+banner of that service has them all, at the time the port was first seen open: a port's records
+are held until WINDOW seconds of the file's time have passed after its first (masscan gives up a
+connection well before), so memory holds the ports of a minute of scanning, not the file. Its
+``-oJ`` is a JSON list written one object a line with the commas on lines of their own (older
+versions end each object's line with one): each line is read alone, so a file of any size streams
+and a broken line costs that line only.
 
 Every format is read as masscan's JSON records (``{"ip", "timestamp", "ports": [...]}``), which the
 banner keeps under ``tool.record`` (the XML's attributes as they were, the list's columns named).
@@ -16,11 +18,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from itertools import islice
 from typing import IO, NamedTuple
 
 from spyglass.exactjson import dumps, loads
@@ -33,7 +33,9 @@ _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL and -oX write a banner'
 _XML = re.compile(rb'<nmaprun\s+scanner="masscan"')
 # masscan's service names and the crawler module of the same service.
 MODULES = {"title": "http", "http.server": "http", "X509": "https", "X509CA": "https", "ssl": "https"}
-PIECE_LINES = 5000  # lines of output parsed at a time (a worker's job holds a few pieces)
+PIECE_PORTS = 5000  # ports' records made banners at a time (a worker's job holds a few pieces)
+WINDOW = 120  # seconds of the file's time a port's records are held for the grabs that follow its open record
+MAX_HELD = 1 << 18  # ports held at most (a file out of time order): the oldest is let go first
 ERRORS = (ValueError, KeyError, TypeError, AttributeError, OverflowError, OSError)
 
 
@@ -77,10 +79,6 @@ class Seen(NamedTuple):
     seconds: int
     port: dict  # masscan's JSON shape: port, proto, status/reason/ttl, or service {name, banner}
 
-    @property
-    def session(self) -> tuple:
-        return self.ip, self.port.get("port"), self.port.get("proto"), self.seconds
-
 
 class Masscan:
     name = "masscan"
@@ -93,62 +91,37 @@ class Masscan:
             yield from (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
 
     def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple, bytes] | Unreadable]:
-        """The JSON and list output cut into runs of lines, each cut before a line that is no grab
-        (the grabs of one session follow its port's line: a session never spans two pieces), parsed
-        in the importer's workers; the XML read here, its banners handed over as JSON lines."""
+        """The file's records read here (cheap), gathered by port (:func:`by_port`) and handed to
+        the importer's workers to be made banners, PIECE_PORTS ports at a time."""
         head, stream = peek(stream)
-        scan = scan_id(head)
+        scan, tool = scan_id(head), {"name": self.name}
         if _XML.search(head[:4096]):
-            tool = {"name": self.name}
-            banners = self._banners(self._xml(stream, tool), tool, scan)
-            while batch := list(islice(banners, PIECE_LINES)):
-                for one in batch:
-                    if isinstance(one, Unreadable):
-                        yield one
-                kept = [dumps(one) for one in batch if not isinstance(one, Unreadable)]
-                yield ("banners", scan, 0), b"\n".join(kept)
-            return
-        kind = "list" if head.startswith(b"#masscan") else "json"
-        grab = b"banner " if kind == "list" else b'"service"'
+            seen = self._xml(stream, tool)
+        else:
+            seen = self._list(stream) if head.startswith(b"#masscan") else self._json(stream)
         held: list[bytes] = []
-        first = 1
-        for number, line in lines(stream):
-            if line is None:
-                yield Unreadable(f"line {number:,}", "longer than any record")
-                line = b""  # (keeps the numbering of the lines after it)
-            if len(held) >= PIECE_LINES and (grab not in line or len(held) >= 10 * PIECE_LINES):
-                yield (kind, scan, first), b"\n".join(held)
-                held, first = [], number
-            held.append(line)
+        for group in by_port(seen):
+            if isinstance(group, Unreadable):
+                yield group
+                continue
+            held.append(dumps([[one.where, one.ip, one.seconds, one.port] for one in group]))
+            if len(held) >= PIECE_PORTS:
+                yield (scan, tool), b"\n".join(held)
+                held = []
         if held:
-            yield (kind, scan, first), b"\n".join(held)
+            yield (scan, tool), b"\n".join(held)
 
     def parse(self, context: tuple, data: bytes) -> Iterator[dict | Unreadable]:
-        kind, scan, first = context
-        if kind == "banners":
-            yield from map(loads, data.split(b"\n")) if data else ()
-            return
-        stream = io.BytesIO(data)
-        seen = self._list(stream, first) if kind == "list" else self._json(stream, first)
-        yield from self._banners(seen, {"name": self.name}, scan)
-
-    def _banners(self, seen: Iterator[Seen | Unreadable], tool: dict, scan: str) -> Iterator[dict | Unreadable]:
-        """One banner per port seen open, and one per session of grabs (consecutive, same port and time)."""
-        group: list[Seen] = []
-        for one in _with_end(seen):
-            if isinstance(one, Seen) and group and "service" in one.port and one.session == group[0].session:
-                group.append(one)
-                continue
-            if group:
-                try:
-                    yield self._banner(group, tool, scan)
-                except ERRORS as exc:
-                    yield Unreadable(group[0].where, str(exc) or type(exc).__name__)
-            group = [one] if isinstance(one, Seen) and _is_open(one.port) else []
-            if isinstance(one, Unreadable):
-                yield one
+        scan, tool = context
+        for line in data.split(b"\n"):
+            group = [Seen(*one) for one in loads(line)]
+            try:
+                yield self._banner(group, tool, scan)
+            except ERRORS as exc:
+                yield Unreadable(group[0].where, str(exc) or type(exc).__name__)
 
     def _banner(self, group: list[Seen], tool: dict, scan: str) -> dict:
+        """The banner of one port's records in one run (its open records and its grabs)."""
         first = group[0]
         number, transport = first.port["port"], str(first.port.get("proto") or "tcp")
         if isinstance(number, bool) or not isinstance(number, int):
@@ -227,9 +200,25 @@ def _byte(escaped: re.Match) -> str:
     return chr(int(escaped[1], 16))
 
 
-def _with_end(seen: Iterator[Seen | Unreadable]) -> Iterator[Seen | Unreadable | None]:
-    yield from seen
-    yield None
+def by_port(seen: Iterator[Seen | Unreadable]) -> Iterator[list[Seen] | Unreadable]:
+    """The records of each port seen open (or grabbed), gathered while they come within WINDOW
+    seconds of its first; a port's group is let go once the file's time is WINDOW past it."""
+    held: dict[tuple, list[Seen]] = {}  # by (ip, port, proto), in the order first seen
+    for one in seen:
+        if isinstance(one, Unreadable):
+            yield one
+            continue
+        key = (one.ip, str(one.port.get("port")), str(one.port.get("proto")))  # (any JSON: hashable)
+        if key in held:
+            held[key].append(one)
+        elif _is_open(one.port):
+            held[key] = [one]
+        while held:
+            oldest = next(iter(held))
+            if held[oldest][0].seconds >= one.seconds - WINDOW and len(held) <= MAX_HELD:
+                break
+            yield held.pop(oldest)
+    yield from held.values()
 
 
 def _is_open(port: dict) -> bool:
