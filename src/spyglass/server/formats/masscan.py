@@ -26,7 +26,14 @@ from typing import IO, NamedTuple
 from spyglass.exactjson import dumps, loads
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
-from spyglass.server.formats.services import greeting_members, http_members, server_members, ssh_members, ssl_member
+from spyglass.server.formats.services import (
+    crawler,
+    greeting_members,
+    http_members,
+    server_members,
+    ssh_members,
+    ssl_member,
+)
 
 _JSON = re.compile(rb'\A\s*\[?\s*\{\s*"ip"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"\d+"\s*,\s*"ports"\s*:')
 _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL and -oX write a banner's bytes outside printable ASCII
@@ -48,7 +55,7 @@ def service_members(name: str, grabbed: str) -> dict:
     if name == "http.server":
         return server_members(grabbed)
     if name == "title":
-        return {"http": {"title": grabbed}}
+        return {"http": {"title": crawler().httpparse.title_text(grabbed)}}  # as nmap's import and the crawler
     if name in ("X509", "X509CA"):
         try:
             return {"ssl": ssl_member([base64.b64decode(grabbed, validate=True)])}

@@ -22,7 +22,6 @@ time is the host's ``endtime`` (else ``starttime``, else the run's start). Every
 from __future__ import annotations
 
 import hashlib
-import html
 import ipaddress
 import re
 import textwrap
@@ -324,7 +323,7 @@ def _http(scripts: dict[str, ET.Element], tables: Tables) -> dict:
         fields = tables[title]
         text = fields.get("title")
         if isinstance(text, str):  # as the crawler reads a page's title: entities read, spaces collapsed
-            http["title"] = " ".join(html.unescape(text).split())
+            http["title"] = crawler().httpparse.title_text(text)
         if isinstance(fields.get("redirect_url"), str):
             http["location"] = fields["redirect_url"]
     server = scripts.get("http-server-header")
