@@ -56,21 +56,31 @@ def service_members(name: str, grabbed: str) -> dict:
         return server_members(grabbed)
     if name == "title":
         return {"http": {"title": crawler().httpparse.title_text(grabbed)}}  # as nmap's import and the crawler
-    if name in ("X509", "X509CA"):
+    if name in ("X509", "X509CA"):  # the leaf, then each certificate above it
         try:
-            return {"ssl": ssl_member([base64.b64decode(grabbed, validate=True)])}
+            member = ssl_member([base64.b64decode(grabbed, validate=True)])
         except (binascii.Error, ValueError):
             return {"data": grabbed}
+        if name == "X509CA":
+            member.pop("cert", None)  # ``cert`` is the leaf's
+        return {"ssl": member} if member["chain"] else {}  # cut short (masscan keeps a banner's start): none
     return greeting_members(name, grabbed)
 
 
 def merged(into: dict, more: dict) -> dict:
-    """Members of two grabs of one service: objects (``http``, ``ssl``) joined, ``data`` texts
-    joined, anything else kept from the first that said it."""
+    """Members of two grabs of one service: objects (``http``, ``ssl``) joined (their lists, as
+    ``ssl.chain``, one after the other), ``data`` texts joined, anything else kept from the first
+    that said it."""
     out = dict(into)
     for name, value in more.items():
         if isinstance(value, dict) and isinstance(out.get(name), dict):
-            out[name] = {**out[name], **{k: v for k, v in value.items() if v is not None}}
+            joined = dict(out[name])
+            for key, one in value.items():
+                if isinstance(one, list) and isinstance(joined.get(key), list):
+                    joined[key] = joined[key] + one
+                elif one is not None:
+                    joined[key] = one
+            out[name] = joined
         elif name == "data" and out.get("data"):
             out["data"] = f"{out['data'].rstrip()}\n{value}"
         else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+import ssl
 import textwrap
 import uuid
 import xml.etree.ElementTree as ET
@@ -352,7 +353,8 @@ def _ssl(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     if isinstance(pem, str) and "BEGIN CERTIFICATE" in pem:
         c = crawler()  # the crawler's reading of a certificate
         try:
-            return {"ssl": {"cert": c.tls.cert_member(c.x509.load_pem_x509_certificate(pem.encode())), "chain": [pem]}}
+            parsed = c.tls.load_certificate(ssl.PEM_cert_to_DER_cert(pem))
+            return {"ssl": {"cert": c.tls.cert_member(parsed), "chain": [pem]}}
         except ValueError:
             pass  # not a certificate cryptography reads: what nmap read of it, below
     cert: dict = {}
