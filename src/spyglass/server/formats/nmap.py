@@ -34,6 +34,7 @@ from typing import IO
 
 from spyglass.server.banners.shape import normalize
 from spyglass.server.formats import FORMATS, Unreadable
+from spyglass.server.formats.common import domain_of
 from spyglass.server.formats.services import crawler
 
 READ = 1 << 20  # bytes read at a time
@@ -203,7 +204,7 @@ class Host:
             raise ValueError("no time: neither the host nor the run has one")
         self.stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
         names = list(dict.fromkeys(n.get("name", "") for n in host.iter("hostname") if n.get("name")))
-        self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(_domain, names))))}
+        self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(domain_of, names))))}
         self.os = _best_os(host)
         self.ports = [p for p in host.iter("port") if _state(p) == "open"]
         self.rest = _json(host, skip="port")  # less its ports (each banner has its own record)
@@ -251,14 +252,6 @@ class Host:
 def _state(port: ET.Element) -> str | None:
     state = port.find("state")
     return state.get("state") if state is not None else None
-
-
-def _domain(name: str) -> str | None:
-    """The domain a hostname is under: its last two labels (none for a bare name or an address)."""
-    labels = name.rstrip(".").lower().split(".")
-    if len(labels) < 2 or labels[-1].isdigit() or ":" in name:
-        return None
-    return ".".join(labels[-2:])
 
 
 def _best_os(host: ET.Element) -> str | None:

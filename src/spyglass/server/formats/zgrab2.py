@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from spyglass.exactjson import loads
 from spyglass.server.formats import FORMATS, Unreadable
-from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp
+from spyglass.server.formats.common import banner, domain_of, lines, peek, scan_id, stamp
 from spyglass.server.formats.services import http_members, ssh_members, ssl_member
 from spyglass.server.formats.zgrab2_modules import PORTS, UDP
 from spyglass.server.formats.zgrab2_modules import members as module_members
@@ -154,6 +154,7 @@ class Zgrab2:
                 module, members, said_port = members_of(protocol, result, ip)
                 if isinstance(domain, str) and domain:
                     members["hostnames"] = [domain]  # the name zgrab2 was given for the address
+                    members["domains"] = [d for d in [domain_of(domain)] if d]
                 port, port_from = _port(entry.get("port") or record.get("port"), said_port, protocol)
                 when = stamp(datetime.fromisoformat(str(entry["timestamp"])))
                 one = {**record, "data": {name: entry}}
