@@ -34,7 +34,7 @@ from spyglass.server.banners.parsing import OVERLONG, Chunk, prepare_block, prep
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
 from spyglass.server.banners.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
-from spyglass.server.formats import masscan, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
+from spyglass.server.formats import masscan, named, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
 from spyglass.server.memory import give_back_soon
 
 BATCH = 20_000  # banners given to the store at a time

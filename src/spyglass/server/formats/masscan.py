@@ -1,4 +1,5 @@
-"""masscan's output: ``-oJ`` (JSON), ``-oL`` (list) and ``-oX`` (XML), with or without ``--banners``.
+"""masscan's output: ``-oJ`` (JSON), ``-oD`` (NDJSON), ``-oL`` (list), ``-oG`` (grepable) and ``-oX``
+(XML), with or without ``--banners``.
 
 masscan writes one record when it sees a port open and one per banner it grabs there (an SSH
 version; an HTTP head, server and page title; a certificate...), each with its time, the grabs
@@ -38,6 +39,8 @@ from spyglass.server.formats.services import (
 _JSON = re.compile(rb'\A\s*\[?\s*\{\s*"ip"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"\d+"\s*,\s*"ports"\s*:')
 _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL and -oX write a banner's bytes outside printable ASCII
 _XML = re.compile(rb'<nmaprun\s+scanner="masscan"')
+_NDJSON = re.compile(rb'\A\s*\{"ip":"[^"]*","timestamp":"\d+","port":\d+,"proto":"\w+","rec_type":"')
+_GREPABLE = b"# Masscan "  # -oG's first line: "# Masscan 1.3.2 scan initiated ..." (-oL's is "#masscan")
 # masscan's service names and the crawler module of the same service.
 MODULES = {"title": "http", "http.server": "http", "X509": "https", "X509CA": "https", "ssl": "https"}
 PIECE_PORTS = 5000  # ports' records made banners at a time (a worker's job holds a few pieces)
@@ -101,7 +104,8 @@ class Masscan:
     name = "masscan"
 
     def sniff(self, head: bytes) -> bool:
-        return head.startswith(b"#masscan") or bool(_JSON.match(head)) or bool(_XML.search(head[:4096]))
+        kinds = (_JSON.match(head), _NDJSON.match(head), _XML.search(head[:4096]), head.startswith(_GREPABLE))
+        return head.startswith(b"#masscan") or any(kinds)
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
         for piece in self.pieces(stream):
@@ -114,6 +118,10 @@ class Masscan:
         scan, tool = scan_id(head), {"name": self.name}
         if _XML.search(head[:4096]):
             seen = self._xml(stream, tool)
+        elif head.startswith(_GREPABLE):
+            seen = self._grepable(stream)
+        elif _NDJSON.match(head):
+            seen = self._ndjson(stream)
         else:
             seen = self._list(stream) if head.startswith(b"#masscan") else self._json(stream)
         held: list[bytes] = []
@@ -174,6 +182,54 @@ class Masscan:
                 yield Unreadable(f"line {number:,}", str(exc) or type(exc).__name__)
                 continue
             yield from seen
+
+    def _ndjson(self, stream: IO[bytes]) -> Iterator[Seen | Unreadable]:
+        """``-oD``: an object a line, ``rec_type`` "status" (``data``: status, reason, ttl) or
+        "banner" (``data``: service_name, banner), read as -oJ's port entries."""
+        for number, line in lines(stream):
+            if line is None or not line.strip():
+                if line is None:
+                    yield Unreadable(f"line {number:,}", "longer than any record")
+                continue
+            try:
+                record = loads(line)
+                data = record["data"] if isinstance(record.get("data"), dict) else {}
+                entry: dict = {"port": record["port"], "proto": record.get("proto")}
+                if record.get("rec_type") == "banner":
+                    entry["service"] = {"name": data.get("service_name"), "banner": data.get("banner")}
+                else:
+                    entry.update(data)
+                yield Seen(f"line {number:,}", str(record["ip"]), int(record["timestamp"]), entry)
+            except ERRORS as exc:
+                yield Unreadable(f"line {number:,}", str(exc) or type(exc).__name__)
+
+    def _grepable(self, stream: IO[bytes]) -> Iterator[Seen | Unreadable]:
+        """``-oG``: ``Timestamp: T<tab>Host: IP ()<tab>Ports: 80/open/tcp//http//`` per open port, and
+        ``Host: IP ()<tab>Port: 22<tab>Service: ssh<tab>Banner: ...`` per grab, which has no time of its
+        own: it takes the last one written before it (masscan writes a grab after the port's line)."""
+        seconds: int | None = None
+        for number, line in lines(stream):
+            if line is None:
+                yield Unreadable(f"line {number:,}", "longer than any record")
+                continue
+            if not line.strip() or line.startswith(b"#"):
+                continue
+            fields = dict(f.split(": ", 1) for f in text(line).split("\t") if ": " in f)
+            try:
+                ip = fields["Host"].split(" ", 1)[0]
+                if "Ports" in fields:
+                    seconds = int(fields["Timestamp"])
+                    port, state, proto = fields["Ports"].split("/")[:3]
+                    entry: dict = {"port": int(port), "proto": proto, "status": state}
+                else:
+                    grabbed = _ESCAPED.sub(_byte, fields.get("Banner", ""))
+                    entry = {"port": int(fields["Port"]), "proto": "tcp"}  # (masscan grabs over TCP only)
+                    entry["service"] = {"name": fields["Service"], "banner": grabbed}
+                if seconds is None:
+                    raise ValueError("a grab before any time in the file")
+                yield Seen(f"line {number:,}", ip, seconds, entry)
+            except (ValueError, KeyError) as exc:
+                yield Unreadable(f"line {number:,}", str(exc) or "not a masscan grepable line")
 
     def _list(self, stream: IO[bytes], first: int = 1) -> Iterator[Seen | Unreadable]:
         """``open tcp 80 192.0.2.1 1700000000`` and ``banner tcp 22 192.0.2.1 1700000000 ssh SSH-2.0-...``."""
