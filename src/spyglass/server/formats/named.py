@@ -37,7 +37,7 @@ def _xml_other(head: bytes) -> bool:
 
 @dataclass
 class Named:
-    name: str
+    name: str  # (its advice is shown after the file's name, in a line the CLI cuts at 200 characters)
     claims: Callable[[bytes], bool]
     advice: str
 
@@ -64,8 +64,8 @@ NAMED = [
     Named(
         "addresses alone",
         _addresses,
-        "addresses with no port (zmap's default output, or a list of hosts) make no banner: run zmap with "
-        "-f saddr,sport,timestamp-str (or -O json with those fields) and import that",
+        "addresses with no port (zmap's default output) make no banner: run zmap with "
+        "-f saddr,sport,timestamp-str (CSV, or -O json) and import that",
     ),
     Named(
         "XML",
