@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+HOSTS_A_SECOND = 100  # masscan's hosts with open ports a second in the larger files
 
 
 def write_nmap(path: Path, size: int) -> None:
@@ -63,7 +64,9 @@ def libnmap(path: Path) -> int:
 
 def write_masscan(path: Path, size: int) -> None:
     """A real masscan -oJ --banners run (tests/formats/data, masscan 1.3.2: three ports open, an SSH
-    and an FTP greeting, an HTTP head, server and title) at other addresses, to ``size`` bytes."""
+    and an FTP greeting, an HTTP head, server and title) at other addresses, to ``size`` bytes;
+    the copies' times go on as a run's do (HOSTS_A_SECOND), as the reader holds a port's records
+    for a while of the file's time (formats/masscan.py: WINDOW)."""
     lines = [
         line
         for line in (ROOT / "tests/formats/data/masscan-banners.json").read_text().splitlines()
@@ -74,13 +77,15 @@ def write_masscan(path: Path, size: int) -> None:
         out.write("[\n")
         for n in range(max(1, size // sum(len(line) + 3 for line in lines))):
             address = f'"198.{18 + (n >> 16) % 2}.{(n >> 8) % 256}.{n % 256}"'
-            out.write(("\n,\n" if n else "") + "\n,\n".join(line.replace(f'"{real}"', address) for line in lines))
+            later = lambda m: f'"timestamp": "{int(m[1]) + n // HOSTS_A_SECOND}"'  # noqa: B023, E731
+            copy = (re.sub(r'"timestamp": "(\d+)"', later, line.replace(f'"{real}"', address)) for line in lines)
+            out.write(("\n,\n" if n else "") + "\n,\n".join(copy))
         out.write("\n]\n")
 
 
 def json_loads(path: Path) -> int:
     """The standard library's JSON parser alone, a line at a time: masscan's records (the floor; the
-    real run's 8 records a host are 6 banners, its HTTP grabs joined)."""
+    real run's 8 records a host are 3 banners, a port's records joined)."""
     with open(path, "rb") as lines:
         return sum(1 for line in lines if line.startswith(b"{") and json.loads(line))
 

@@ -44,7 +44,8 @@ listeners = []
 for port, reply, wait in [
     (21, b"220 (vsFTPd 3.0.3) [bold red]owned[/]\x1b[2J\r\n", False),
     (22, b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", False),
-    (80, b"HTTP/1.0 200 OK\r\nServer: nginx/1.22.1\r\nContent-Type: text/html\r\n\r\n<title>[b]hi[/b]</title>", False),
+    (80, b"HTTP/1.0 200 OK\r\nServer: nginx/1.22.1\r\nContent-Type: text/html\r\n\r\n"
+         b"<title>[b]hi[/b] &amp; bye</title>", False),
 ]:
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -61,10 +61,26 @@ def test_a_real_masscan_file_reads_as_banners_of_the_services_it_saw(scanned, ki
     assert ssh["data"].startswith("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3")
     assert by_module["ftp"]["product"] == "vsftpd" and "[bold red]owned[/]" in by_module["ftp"]["data"]
     http = [b for b in banners if b["_shodan"]["module"] == "http"]
-    assert {b["http"].get("title") for b in http} >= {"[b]hi[/b]"}
+    assert {b["http"].get("title") for b in http} >= {"[b]hi[/b] & bye"}  # entities read, as nmap's import reads them
     assert {b.get("product") for b in http} >= {"nginx"}
     for b in banners:  # masscan's own record of the port is kept
         assert b["tool"]["name"] == "masscan" and str(b["port"]) in json.dumps(b["tool"]["record"])
+
+
+def test_one_runs_records_of_a_port_are_one_banner(scanned, tmp_path):
+    """masscan writes a port's open record, then its grabs seconds later: one banner of the port,
+    at the time it was seen open, so that search, host and history agree within a run."""
+    for kind, path in scanned.items():
+        _, banners, _ = read(path)
+        assert sorted(b["port"] for b in banners) == sorted(PORTS), kind
+        [ftp] = [b for b in banners if b["port"] == 21]
+        records = ftp["tool"]["record"]["ports"]
+        assert ftp["product"] == "vsftpd" and records[0].get("status") == "open" and "service" in records[-1]
+    import_files(tmp_path / "data", scanned["json"])
+    with served(tmp_path / "data") as api:
+        history = api.host(TARGET_IP)["data"]
+        assert sorted(b["port"] for b in history) == sorted(PORTS)
+        assert {b["port"]: b.get("product") for b in history}[21] == "vsftpd"
 
 
 def test_real_masscan_files_import_and_are_found_by_tag_port_and_product(scanned, tmp_path):
@@ -95,10 +111,11 @@ def test_hostile_masscan_text_is_stored_as_is_and_shown_inert(tmp_path, capsys, 
     assert claimed_by_one(path.read_bytes()) == "masscan"
     said = import_files(tmp_path / "data", path, ok=False)
     assert "hostile.json: line 5: " in said  # the cut line, by its place; the rest loaded
-    assert "import: hostile.json: masscan, 5 read, 4 banners loaded, 1 bad" in said, said
+    assert "import: hostile.json: masscan, 4 read, 3 banners loaded, 1 bad" in said, said  # 21: open + grab
     with served(tmp_path / "data") as api:
         history = api.host("198.18.3.4")["data"]
-        banners = {b["port"]: b for b in history if "service" in b["tool"]["record"]["ports"][0]}
+        banners = {b["port"]: b for b in history}
+        assert len(history) == len(banners) == 3
         assert banners[21]["data"] == "220 [link=file:///etc]x[/link]\x1b]52;c;cHduZWQ=\x07 \x9b31m"
         assert banners[80]["http"]["title"] == "\x1b[2J[bold]t[/bold]"
         assert banners[443]["data"] == "not base64!"  # a certificate that is none is kept as text

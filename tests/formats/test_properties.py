@@ -17,7 +17,7 @@ from spyglass.exactjson import dumps, loads
 from spyglass.server import formats
 from spyglass.server.banners import importer  # noqa: F401 (importing it registers every format)
 from spyglass.server.clickhouse.store import ClickHouseStore
-from spyglass.server.formats import Unreadable
+from spyglass.server.formats import Unreadable, masscan, zgrab2, zgrab2_modules
 from spyglass.server.formats.nmap import Nmap
 from spyglass.server.index import BannerIndex
 
@@ -120,3 +120,35 @@ def test_an_encoding_declaration_python_does_not_know_loses_no_host():
     damaged = REAL.read_bytes().replace(b'encoding="UTF-8"', b'encoding="aUTF-8"', 1)
     assert damaged != REAL.read_bytes()
     assert stored(Nmap().records(io.BytesIO(damaged))) == stored(Nmap().records(io.BytesIO(REAL.read_bytes())))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=12,
+)
+module_fields = st.sampled_from(
+    ["server_version", "server_parameters", "info_response", "version", "build_info", "server_properties",
+     "banner", "ping_response", "tls", "response", "handshake_log", "server_id", "product"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    protocol=st.sampled_from([*zgrab2_modules.PORTS, "banner", "other"]),
+    result=st.dictionaries(module_fields, json_values, max_size=4),
+    envelope=st.dictionaries(st.sampled_from(["ip", "domain", "port"]), json_values, max_size=3),
+)
+def test_any_zgrab2_module_result(protocol, result, envelope):
+    """zgrab2's envelope as it writes it around any result of any module: never an exception."""
+    record = {"ip": "198.18.0.1", **envelope, "data": {protocol: {"status": "success", "protocol": protocol,
+              "result": result, "timestamp": "2026-01-02T03:04:05Z"}}}  # fmt: skip
+    stored(zgrab2.FORMAT.records(io.BytesIO(dumps(record) + b"\n")))
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(st.dictionaries(st.sampled_from(["ip", "timestamp", "port", "proto", "rec_type", "data"]),
+                                         json_values, max_size=6), max_size=5))  # fmt: skip
+def test_any_masscan_ndjson(records):
+    head = b'{"ip":"198.18.0.1","timestamp":"1700000000","port":80,"proto":"tcp","rec_type":"status","data":{}}\n'
+    stored(masscan.FORMAT.records(io.BytesIO(head + b"".join(dumps(r) + b"\n" for r in records))))

@@ -82,7 +82,8 @@ def test_zmap_csv_as_documented_with_and_without_a_header(tmp_path):
     _, banners, _ = read(headerless)  # no time in the file: the time it was read, one for the file
     assert [(b["ip_str"], b["port"]) for b in banners] == [("198.18.6.5", 8080), ("198.18.6.6", 8443)]
     assert len({b["timestamp"] for b in banners}) == 1
-    assert format_of(b"198.18.6.7\n198.18.6.8\n") is None  # zmap's default output: addresses, no port
+    default = format_of(b"198.18.6.7\n198.18.6.8\n")  # zmap's default output: addresses, no port
+    assert default is not None and default.name == "addresses alone"  # named, not read (test_other_outputs.py)
 
 
 def test_hostile_zmap_fields_are_stored_as_is_and_shown_inert(tmp_path, capsys, monkeypatch):

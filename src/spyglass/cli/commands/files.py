@@ -99,7 +99,9 @@ def summarize(totals, unreadable: list[str], progress) -> int:
         print(f"  … and {totals.bad - len(shown):,} more bad lines", file=sys.stderr)
     for line in unreadable:
         fail(line, EXIT_USAGE)
-    if not unreadable and not totals.loaded:
+    if totals.empty_scans:
+        print("import: the scan found no open port: nothing to load", file=sys.stderr)
+    elif not unreadable and not totals.loaded:
         fail(
             "import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"), EXIT_USAGE
         )

@@ -34,7 +34,7 @@ from spyglass.server.banners.parsing import OVERLONG, Chunk, prepare_block, prep
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
 from spyglass.server.banners.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
-from spyglass.server.formats import masscan, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
+from spyglass.server.formats import masscan, named, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
 from spyglass.server.memory import give_back_soon
 
 BATCH = 20_000  # banners given to the store at a time
@@ -96,9 +96,16 @@ class ImportReport:
         return self.added + self.duplicates
 
     @property
+    def empty_scans(self) -> bool:
+        """Every file is a scanner's, read to its end, with no record in it: a scan that found no
+        open port (a result, not a failure)."""
+        return bool(self.files) and all(f.format != JSON_LINES and not f.read and not f.failed for f in self.files)
+
+    @property
     def exit_status(self) -> int:
-        """0 all loaded; 1 some lines bad; 2 a file unreadable, or nothing loaded (an empty file too)."""
-        if self.file_errors or not self.loaded:
+        """0 all loaded (or scans with no open port); 1 some lines bad; 2 a file unreadable, or
+        nothing loaded (an empty file of banners too)."""
+        if self.file_errors or not (self.loaded or self.empty_scans):
             return 2
         return 1 if self.bad else 0
 

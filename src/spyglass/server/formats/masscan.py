@@ -1,12 +1,15 @@
-"""masscan's output: ``-oJ`` (JSON), ``-oL`` (list) and ``-oX`` (XML), with or without ``--banners``.
+"""masscan's output: ``-oJ`` (JSON), ``-oD`` (NDJSON), ``-oL`` (list), ``-oG`` (grepable) and ``-oX``
+(XML), with or without ``--banners``.
 
 masscan writes one record when it sees a port open and one per banner it grabs there (an SSH
-version; an HTTP head, server and page title; a certificate...), each with its time. A port's
-open record is a banner of its own (no data); the banners grabbed from one port in one session
-come one after the other with the same time, and make one banner, as the crawler's banner of that
-service has them all. Its ``-oJ`` is a JSON list written one object a line with the commas on
-lines of their own (older versions end each object's line with one): each line is read alone, so a
-file of any size streams and a broken line costs that line only.
+version; an HTTP head, server and page title; a certificate...), each with its time, the grabs
+seconds after the open record. One run's records of one port are one banner, as the crawler's
+banner of that service has them all, at the time the port was first seen open: a port's records
+are held until WINDOW seconds of the file's time have passed after its first (masscan gives up a
+connection well before), so memory holds the ports of a minute of scanning, not the file. Its
+``-oJ`` is a JSON list written one object a line with the commas on lines of their own (older
+versions end each object's line with one): each line is read alone, so a file of any size streams
+and a broken line costs that line only.
 
 Every format is read as masscan's JSON records (``{"ip", "timestamp", "ports": [...]}``), which the
 banner keeps under ``tool.record`` (the XML's attributes as they were, the list's columns named).
@@ -16,24 +19,33 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from itertools import islice
 from typing import IO, NamedTuple
 
 from spyglass.exactjson import dumps, loads
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
-from spyglass.server.formats.services import greeting_members, http_members, server_members, ssh_members, ssl_member
+from spyglass.server.formats.services import (
+    crawler,
+    greeting_members,
+    http_members,
+    server_members,
+    ssh_members,
+    ssl_member,
+)
 
 _JSON = re.compile(rb'\A\s*\[?\s*\{\s*"ip"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"\d+"\s*,\s*"ports"\s*:')
 _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})")  # how -oL and -oX write a banner's bytes outside printable ASCII
 _XML = re.compile(rb'<nmaprun\s+scanner="masscan"')
+_NDJSON = re.compile(rb'\A\s*\{"ip":"[^"]*","timestamp":"\d+","port":\d+,"proto":"\w+","rec_type":"')
+_GREPABLE = b"# Masscan "  # -oG's first line: "# Masscan 1.3.2 scan initiated ..." (-oL's is "#masscan")
 # masscan's service names and the crawler module of the same service.
 MODULES = {"title": "http", "http.server": "http", "X509": "https", "X509CA": "https", "ssl": "https"}
-PIECE_LINES = 5000  # lines of output parsed at a time (a worker's job holds a few pieces)
+PIECE_PORTS = 5000  # ports' records made banners at a time (a worker's job holds a few pieces)
+WINDOW = 120  # seconds of the file's time a port's records are held for the grabs that follow its open record
+MAX_HELD = 1 << 17  # ports held at most (a fast scan, a file out of time order): the oldest is let go first
 ERRORS = (ValueError, KeyError, TypeError, AttributeError, OverflowError, OSError)
 
 
@@ -46,22 +58,32 @@ def service_members(name: str, grabbed: str) -> dict:
     if name == "http.server":
         return server_members(grabbed)
     if name == "title":
-        return {"http": {"title": grabbed}}
-    if name in ("X509", "X509CA"):
+        return {"http": {"title": crawler().httpparse.title_text(grabbed)}}  # as nmap's import and the crawler
+    if name in ("X509", "X509CA"):  # the leaf, then each certificate above it
         try:
-            return {"ssl": ssl_member([base64.b64decode(grabbed, validate=True)])}
+            member = ssl_member([base64.b64decode(grabbed, validate=True)])
         except (binascii.Error, ValueError):
             return {"data": grabbed}
+        if name == "X509CA":
+            member.pop("cert", None)  # ``cert`` is the leaf's
+        return {"ssl": member} if member["chain"] else {}  # cut short (masscan keeps a banner's start): none
     return greeting_members(name, grabbed)
 
 
 def merged(into: dict, more: dict) -> dict:
-    """Members of two grabs of one service: objects (``http``, ``ssl``) joined, ``data`` texts
-    joined, anything else kept from the first that said it."""
+    """Members of two grabs of one service: objects (``http``, ``ssl``) joined (their lists, as
+    ``ssl.chain``, one after the other), ``data`` texts joined, anything else kept from the first
+    that said it."""
     out = dict(into)
     for name, value in more.items():
         if isinstance(value, dict) and isinstance(out.get(name), dict):
-            out[name] = {**out[name], **{k: v for k, v in value.items() if v is not None}}
+            joined = dict(out[name])
+            for key, one in value.items():
+                if isinstance(one, list) and isinstance(joined.get(key), list):
+                    joined[key] = joined[key] + one
+                elif one is not None:
+                    joined[key] = one
+            out[name] = joined
         elif name == "data" and out.get("data"):
             out["data"] = f"{out['data'].rstrip()}\n{value}"
         else:
@@ -77,78 +99,54 @@ class Seen(NamedTuple):
     seconds: int
     port: dict  # masscan's JSON shape: port, proto, status/reason/ttl, or service {name, banner}
 
-    @property
-    def session(self) -> tuple:
-        return self.ip, self.port.get("port"), self.port.get("proto"), self.seconds
-
 
 class Masscan:
     name = "masscan"
 
     def sniff(self, head: bytes) -> bool:
-        return head.startswith(b"#masscan") or bool(_JSON.match(head)) or bool(_XML.search(head[:4096]))
+        kinds = (_JSON.match(head), _NDJSON.match(head), _XML.search(head[:4096]), head.startswith(_GREPABLE))
+        return head.startswith(b"#masscan") or any(kinds)
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
         for piece in self.pieces(stream):
             yield from (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
 
     def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple, bytes] | Unreadable]:
-        """The JSON and list output cut into runs of lines, each cut before a line that is no grab
-        (the grabs of one session follow its port's line: a session never spans two pieces), parsed
-        in the importer's workers; the XML read here, its banners handed over as JSON lines."""
+        """The file's records read here (cheap), gathered by port (:func:`by_port`) and handed to
+        the importer's workers to be made banners, PIECE_PORTS ports at a time."""
         head, stream = peek(stream)
-        scan = scan_id(head)
+        scan, tool = scan_id(head), {"name": self.name}
         if _XML.search(head[:4096]):
-            tool = {"name": self.name}
-            banners = self._banners(self._xml(stream, tool), tool, scan)
-            while batch := list(islice(banners, PIECE_LINES)):
-                for one in batch:
-                    if isinstance(one, Unreadable):
-                        yield one
-                kept = [dumps(one) for one in batch if not isinstance(one, Unreadable)]
-                yield ("banners", scan, 0), b"\n".join(kept)
-            return
-        kind = "list" if head.startswith(b"#masscan") else "json"
-        grab = b"banner " if kind == "list" else b'"service"'
+            seen = self._xml(stream, tool)
+        elif head.startswith(_GREPABLE):
+            seen = self._grepable(stream)
+        elif _NDJSON.match(head):
+            seen = self._ndjson(stream)
+        else:
+            seen = self._list(stream) if head.startswith(b"#masscan") else self._json(stream)
         held: list[bytes] = []
-        first = 1
-        for number, line in lines(stream):
-            if line is None:
-                yield Unreadable(f"line {number:,}", "longer than any record")
-                line = b""  # (keeps the numbering of the lines after it)
-            if len(held) >= PIECE_LINES and (grab not in line or len(held) >= 10 * PIECE_LINES):
-                yield (kind, scan, first), b"\n".join(held)
-                held, first = [], number
-            held.append(line)
+        for group in by_port(seen):
+            if isinstance(group, Unreadable):
+                yield group
+                continue
+            held.append(group)
+            if len(held) >= PIECE_PORTS:
+                yield (scan, tool), b"\n".join(held)
+                held = []
         if held:
-            yield (kind, scan, first), b"\n".join(held)
+            yield (scan, tool), b"\n".join(held)
 
     def parse(self, context: tuple, data: bytes) -> Iterator[dict | Unreadable]:
-        kind, scan, first = context
-        if kind == "banners":
-            yield from map(loads, data.split(b"\n")) if data else ()
-            return
-        stream = io.BytesIO(data)
-        seen = self._list(stream, first) if kind == "list" else self._json(stream, first)
-        yield from self._banners(seen, {"name": self.name}, scan)
-
-    def _banners(self, seen: Iterator[Seen | Unreadable], tool: dict, scan: str) -> Iterator[dict | Unreadable]:
-        """One banner per port seen open, and one per session of grabs (consecutive, same port and time)."""
-        group: list[Seen] = []
-        for one in _with_end(seen):
-            if isinstance(one, Seen) and group and "service" in one.port and one.session == group[0].session:
-                group.append(one)
-                continue
-            if group:
-                try:
-                    yield self._banner(group, tool, scan)
-                except ERRORS as exc:
-                    yield Unreadable(group[0].where, str(exc) or type(exc).__name__)
-            group = [one] if isinstance(one, Seen) and _is_open(one.port) else []
-            if isinstance(one, Unreadable):
-                yield one
+        scan, tool = context
+        for line in data.split(b"\n"):
+            group = [Seen(*one) for one in loads(line)]
+            try:
+                yield self._banner(group, tool, scan)
+            except ERRORS as exc:
+                yield Unreadable(group[0].where, str(exc) or type(exc).__name__)
 
     def _banner(self, group: list[Seen], tool: dict, scan: str) -> dict:
+        """The banner of one port's records in one run (its open records and its grabs)."""
         first = group[0]
         number, transport = first.port["port"], str(first.port.get("proto") or "tcp")
         if isinstance(number, bool) or not isinstance(number, int):
@@ -184,6 +182,54 @@ class Masscan:
                 yield Unreadable(f"line {number:,}", str(exc) or type(exc).__name__)
                 continue
             yield from seen
+
+    def _ndjson(self, stream: IO[bytes]) -> Iterator[Seen | Unreadable]:
+        """``-oD``: an object a line, ``rec_type`` "status" (``data``: status, reason, ttl) or
+        "banner" (``data``: service_name, banner), read as -oJ's port entries."""
+        for number, line in lines(stream):
+            if line is None or not line.strip():
+                if line is None:
+                    yield Unreadable(f"line {number:,}", "longer than any record")
+                continue
+            try:
+                record = loads(line)
+                data = record["data"] if isinstance(record.get("data"), dict) else {}
+                entry: dict = {"port": record["port"], "proto": record.get("proto")}
+                if record.get("rec_type") == "banner":
+                    entry["service"] = {"name": data.get("service_name"), "banner": data.get("banner")}
+                else:
+                    entry.update(data)
+                yield Seen(f"line {number:,}", str(record["ip"]), int(record["timestamp"]), entry)
+            except ERRORS as exc:
+                yield Unreadable(f"line {number:,}", str(exc) or type(exc).__name__)
+
+    def _grepable(self, stream: IO[bytes]) -> Iterator[Seen | Unreadable]:
+        """``-oG``: ``Timestamp: T<tab>Host: IP ()<tab>Ports: 80/open/tcp//http//`` per open port, and
+        ``Host: IP ()<tab>Port: 22<tab>Service: ssh<tab>Banner: ...`` per grab, which has no time of its
+        own: it takes the last one written before it (masscan writes a grab after the port's line)."""
+        seconds: int | None = None
+        for number, line in lines(stream):
+            if line is None:
+                yield Unreadable(f"line {number:,}", "longer than any record")
+                continue
+            if not line.strip() or line.startswith(b"#"):
+                continue
+            fields = dict(f.split(": ", 1) for f in text(line).split("\t") if ": " in f)
+            try:
+                ip = fields["Host"].split(" ", 1)[0]
+                if "Ports" in fields:
+                    seconds = int(fields["Timestamp"])
+                    port, state, proto = fields["Ports"].split("/")[:3]
+                    entry: dict = {"port": int(port), "proto": proto, "status": state}
+                else:
+                    grabbed = _ESCAPED.sub(_byte, fields.get("Banner", ""))
+                    entry = {"port": int(fields["Port"]), "proto": "tcp"}  # (masscan grabs over TCP only)
+                    entry["service"] = {"name": fields["Service"], "banner": grabbed}
+                if seconds is None:
+                    raise ValueError("a grab before any time in the file")
+                yield Seen(f"line {number:,}", ip, seconds, entry)
+            except (ValueError, KeyError) as exc:
+                yield Unreadable(f"line {number:,}", str(exc) or "not a masscan grepable line")
 
     def _list(self, stream: IO[bytes], first: int = 1) -> Iterator[Seen | Unreadable]:
         """``open tcp 80 192.0.2.1 1700000000`` and ``banner tcp 22 192.0.2.1 1700000000 ssh SSH-2.0-...``."""
@@ -227,9 +273,27 @@ def _byte(escaped: re.Match) -> str:
     return chr(int(escaped[1], 16))
 
 
-def _with_end(seen: Iterator[Seen | Unreadable]) -> Iterator[Seen | Unreadable | None]:
-    yield from seen
-    yield None
+def by_port(seen: Iterator[Seen | Unreadable]) -> Iterator[bytes | Unreadable]:
+    """The records of each port seen open (or grabbed), gathered while they come within WINDOW
+    seconds of its first, as one JSON list of ``[where, ip, seconds, port]`` (held as JSON: a
+    fraction of the memory of the objects); a port's group is let go once the file's time is
+    WINDOW past it."""
+    held: dict[tuple, tuple[int, list[bytes]]] = {}  # by (ip, port, proto), in the order first seen
+    for one in seen:
+        if isinstance(one, Unreadable):
+            yield one
+            continue
+        key = (one.ip, str(one.port.get("port")), str(one.port.get("proto")))  # (any JSON: hashable)
+        if key in held or _is_open(one.port):
+            # (copied: the bytes orjson returns keep its 4 KB buffer, 40 times a record's size)
+            record = b"%b" % dumps([one.where, one.ip, one.seconds, one.port])
+            held.setdefault(key, (one.seconds, []))[1].append(record)
+        while held:
+            oldest = next(iter(held))
+            if held[oldest][0] >= one.seconds - WINDOW and len(held) <= MAX_HELD:
+                break
+            yield b"[" + b",".join(held.pop(oldest)[1]) + b"]"
+    yield from (b"[" + b",".join(group) + b"]" for _, group in held.values())
 
 
 def _is_open(port: dict) -> bool:

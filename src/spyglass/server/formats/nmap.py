@@ -14,17 +14,17 @@ into ``product``, ``version``, ``info``, ``cpe``/``cpe23`` (CPE 2.2 URIs as nmap
 into ``ssl.cert`` (read from the PEM nmap includes, as the crawler reads a certificate);
 ``ssh-hostkey`` into ``ssh`` (the key the crawler would negotiate first, MD5 fingerprint with colons);
 ``banner`` and ``fingerprint-strings`` into ``data``; hostnames (user-given and PTR) into
-``hostnames``/``domains``; the most accurate ``osmatch`` into ``os``. The port's time is the host's
-``endtime`` (else ``starttime``, else the run's start). Everything else stays in ``tool``: the
-port's element as JSON under ``record``, the host's other elements under ``host``.
+``hostnames``/``domains``; the most accurate ``osmatch`` (else ``osclass``) into ``os``. The port's
+time is the host's ``endtime`` (else ``starttime``, else the run's start). Everything else stays in
+``tool``: the port's element as JSON under ``record``, the host's other elements under ``host``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import ipaddress
 import re
+import ssl
 import textwrap
 import uuid
 import xml.etree.ElementTree as ET
@@ -34,6 +34,7 @@ from typing import IO
 
 from spyglass.server.banners.shape import normalize
 from spyglass.server.formats import FORMATS, Unreadable
+from spyglass.server.formats.common import domain_of
 from spyglass.server.formats.services import crawler
 
 READ = 1 << 20  # bytes read at a time
@@ -41,6 +42,7 @@ MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap wri
 _NMAPRUN = re.compile(rb"<nmaprun\b[^>]*\bscanner=[\"']nmap[\"']")
 _HOST = re.compile(rb"<host[\s>]")
 _END = b"</host>"
+_ENCODING = re.compile(rb"""\A(?:\xef\xbb\xbf)?<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.:-]*)["']""")
 _PORT = re.compile(rb"<port[\s>]")  # (not <ports>; "<" is escaped in every text and attribute)
 PORTS_EACH = 2000  # ports of one host parsed at a time
 # The order in which an SSH client (the crawler's asyncssh, OpenSSH) asks for host key types.
@@ -133,8 +135,9 @@ def _split(host: bytes) -> list[bytes]:
 
 
 def _run(header: bytes) -> dict:
-    """The run's attributes (``<nmaprun>``) and its scan id: its start time and command line, or
-    the header's bytes where it has neither."""
+    """The run's attributes (``<nmaprun>``), its scan id (its start time and command line, or the
+    header's bytes where it has neither) and the encoding its prolog declares (each host is parsed
+    alone, without the prolog: Zenmap saved files as ``iso-8859-1``)."""
     attrib: dict = {}
     parser: ET.XMLPullParser = ET.XMLPullParser(events=("start",))
     try:
@@ -147,14 +150,16 @@ def _run(header: bytes) -> dict:
     except (ET.ParseError, LookupError):  # LookupError: an encoding declaration Python does not know
         pass
     basis = f"{attrib['start']}|{attrib['args']}".encode() if "start" in attrib and "args" in attrib else header
-    return {**attrib, "scan": "nmap-" + hashlib.sha256(basis).hexdigest()[:16]}
+    declared = _ENCODING.match(header)
+    encoding = declared[1].decode() if declared else "utf-8"
+    return {**attrib, "scan": "nmap-" + hashlib.sha256(basis).hexdigest()[:16], "xml_encoding": encoding}
 
 
 def _host_banners(element: bytes, run: dict, where: str) -> Iterator[dict | Unreadable]:
     """The banners of a host's element; what cannot be read of it, as Unreadables: the host (not
     XML, no address or time) or one port (what no store could hold: the stores' own check)."""
     try:
-        host = Host(ET.fromstring(element), run)
+        host = Host(ET.fromstring(_decoded(element, run.get("xml_encoding", "utf-8"))), run)
     except ET.ParseError as exc:
         yield Unreadable(where, f"not well-formed XML ({exc})")
         return
@@ -169,6 +174,16 @@ def _host_banners(element: bytes, run: dict, where: str) -> Iterator[dict | Unre
             yield Unreadable(f"{where}, port {port.get('portid')!r}", str(exc) or type(exc).__name__)
             continue
         yield banner
+
+
+def _decoded(element: bytes, encoding: str) -> bytes | str:
+    """A host's bytes as the prolog's encoding reads them (expat reads a piece without one as UTF-8)."""
+    if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+        return element
+    try:
+        return element.decode(encoding)
+    except (LookupError, UnicodeDecodeError):  # an encoding Python does not know, or not this one
+        return element
 
 
 class Host:
@@ -189,7 +204,7 @@ class Host:
             raise ValueError("no time: neither the host nor the run has one")
         self.stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
         names = list(dict.fromkeys(n.get("name", "") for n in host.iter("hostname") if n.get("name")))
-        self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(_domain, names))))}
+        self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(domain_of, names))))}
         self.os = _best_os(host)
         self.ports = [p for p in host.iter("port") if _state(p) == "open"]
         self.rest = _json(host, skip="port")  # less its ports (each banner has its own record)
@@ -239,17 +254,20 @@ def _state(port: ET.Element) -> str | None:
     return state.get("state") if state is not None else None
 
 
-def _domain(name: str) -> str | None:
-    """The domain a hostname is under: its last two labels (none for a bare name or an address)."""
-    labels = name.rstrip(".").lower().split(".")
-    if len(labels) < 2 or labels[-1].isdigit() or ":" in name:
-        return None
-    return ".".join(labels[-2:])
-
-
 def _best_os(host: ET.Element) -> str | None:
+    """The most accurate ``osmatch``'s name; where there is none (nmap 5 and older wrote classes
+    alone when no fingerprint matched exactly), the most accurate ``osclass``: "Microsoft Windows XP"."""
     matches = [(_number(m.get("accuracy")), -i, m.get("name")) for i, m in enumerate(host.iter("osmatch"))]
+    if not any(name for *_, name in matches):
+        matches = [(_number(c.get("accuracy")), -i, _class_name(c)) for i, c in enumerate(host.iter("osclass"))]
+    matches = [m for m in matches if m[2]]
     return max(matches)[2] if matches else None
+
+
+def _class_name(osclass: ET.Element) -> str:
+    """An OS class as words: vendor, family (unless the vendor's name), generation."""
+    vendor, family, generation = (osclass.get(a, "").strip() for a in ("vendor", "osfamily", "osgen"))
+    return " ".join(dict.fromkeys(filter(None, (vendor, family, generation))))
 
 
 def _number(text: str | None) -> int:
@@ -299,7 +317,7 @@ def _http(scripts: dict[str, ET.Element], tables: Tables) -> dict:
         fields = tables[title]
         text = fields.get("title")
         if isinstance(text, str):  # as the crawler reads a page's title: entities read, spaces collapsed
-            http["title"] = " ".join(html.unescape(text).split())
+            http["title"] = crawler().httpparse.title_text(text)
         if isinstance(fields.get("redirect_url"), str):
             http["location"] = fields["redirect_url"]
     server = scripts.get("http-server-header")
@@ -328,7 +346,8 @@ def _ssl(scripts: dict[str, ET.Element], tables: Tables) -> dict:
     if isinstance(pem, str) and "BEGIN CERTIFICATE" in pem:
         c = crawler()  # the crawler's reading of a certificate
         try:
-            return {"ssl": {"cert": c.tls.cert_member(c.x509.load_pem_x509_certificate(pem.encode())), "chain": [pem]}}
+            parsed = c.tls.load_certificate(ssl.PEM_cert_to_DER_cert(pem))
+            return {"ssl": {"cert": c.tls.cert_member(parsed), "chain": [pem]}}
         except ValueError:
             pass  # not a certificate cryptography reads: what nmap read of it, below
     cert: dict = {}

@@ -22,12 +22,10 @@ import types
 def crawler() -> types.SimpleNamespace:
     """The crawler's parsing modules, imported at their first use (once: an import statement in a
     function costs its lookup at every call, and these are called for every banner)."""
-    from cryptography import x509
-
-    from spyglass.server.scanner.modules import base, ftp, httpparse, smtp, sshparse, tls
+    from spyglass.server.scanner.modules import base, ftp, httpparse, redis, smtp, sshparse, tls
 
     return types.SimpleNamespace(
-        base=base, ftp=ftp, httpparse=httpparse, smtp=smtp, sshparse=sshparse, tls=tls, x509=x509
+        base=base, ftp=ftp, httpparse=httpparse, redis=redis, smtp=smtp, sshparse=sshparse, tls=tls
     )
 
 
@@ -87,11 +85,17 @@ def greeting_members(module: str, greeting: str) -> dict:
 
 
 def ssl_member(ders: list[bytes]) -> dict:
-    """``ssl`` as the crawler has it (``cert`` parsed, ``chain`` as PEM, leaf first) from DER certificates."""
-    out: dict = {"chain": [ssl.DER_cert_to_PEM_cert(d) for d in ders]}
-    out["chain_sha256"] = [hashlib.sha256(d).hexdigest() for d in ders]
-    if ders:
-        with contextlib.suppress(ValueError):  # not a certificate cryptography can read: the chain stays
-            c = crawler()
-            out["cert"] = c.tls.cert_member(c.x509.load_der_x509_certificate(ders[0]))
+    """``ssl`` as the crawler has it (``cert`` parsed, ``chain`` as PEM, leaf first) from DER
+    certificates. The chain stops at the first that is not a whole certificate (a scanner's copy cut
+    short): a SHA-256 of cut bytes would match no certificate anywhere."""
+    c = crawler()
+    out: dict = {"chain": [], "chain_sha256": []}
+    for der in ders:
+        try:
+            cert = c.tls.load_certificate(der)
+        except ValueError:
+            break
+        out.setdefault("cert", c.tls.cert_member(cert))  # the leaf's
+        out["chain"].append(ssl.DER_cert_to_PEM_cert(der))
+        out["chain_sha256"].append(hashlib.sha256(der).hexdigest())
     return out

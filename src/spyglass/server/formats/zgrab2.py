@@ -4,12 +4,15 @@
 module scan). Each entry with a result is one banner, shaped as the crawler shapes that service.
 
 The port is the entry's (or the target's) where zgrab2 wrote it, else the one in the HTTP request's
-URL, else the module's default port (as zgrab2 itself takes it when none is given).
+URL (443 for an https URL without one), else the module's default port, as zgrab2 itself takes it
+when none is given; the banner says which under ``tool.port_from``. UDP modules (ntp, ...) are
+stored as udp. Other modules' results are read by :mod:`.zgrab2_modules`.
 """
 
 from __future__ import annotations
 
 import base64
+import ipaddress
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -18,8 +21,10 @@ from urllib.parse import urlsplit
 
 from spyglass.exactjson import loads
 from spyglass.server.formats import FORMATS, Unreadable
-from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp
-from spyglass.server.formats.services import greeting_members, http_members, ssh_members, ssl_member
+from spyglass.server.formats.common import banner, domain_of, lines, peek, scan_id, stamp
+from spyglass.server.formats.services import http_members, ssh_members, ssl_member
+from spyglass.server.formats.zgrab2_modules import PORTS, UDP
+from spyglass.server.formats.zgrab2_modules import members as module_members
 
 # A line of the target's members (ip, domain, port, tag: whichever zgrab2 wrote) then "data" with a
 # module's entry: {"status": ..., "protocol": ...}.
@@ -27,7 +32,6 @@ _LINE = re.compile(
     rb'\A\s*\{(?:\s*"(?:ip|domain|port|tag)"\s*:\s*(?:"[^"\n]*"|\d+)\s*,)+\s*"data"\s*:\s*\{\s*"[^"\n]*"\s*:\s*\{'
     rb'\s*"status"\s*:\s*"[^"\n]*"\s*,\s*"protocol"\s*:'
 )
-DEFAULT_PORTS = {"http": 80, "tls": 443, "ssh": 22, "ftp": 21, "smtp": 25}
 # zgrab2's server-side KEXINIT lists, as the crawler's ssh.kex names them.
 KEX_LISTS = {
     "kex_algorithms": "kex_algorithms",
@@ -75,7 +79,14 @@ def http_result(result: dict, ip: str) -> tuple[dict, str | None]:
     if tls_log:
         members.update(tls_members(tls_log))
     url = _obj(request.get("url"))
-    return members, f"{url.get('scheme', 'http')}://{url['host']}" if url.get("host") else None
+    host = url.get("host") if isinstance(url.get("host"), str) else ""
+    return members, f"{url.get('scheme', 'http')}://{host}" if host else None
+
+
+def url_port(url: str) -> int | None:
+    """The port of the URL zgrab2 asked, or its scheme's (zgrab2 leaves a default port out of it)."""
+    parts = urlsplit(url)
+    return parts.port or {"https": 443, "http": 80}.get(parts.scheme)
 
 
 def ssh_result(result: dict) -> dict:
@@ -90,14 +101,13 @@ def members_of(protocol: str, result: dict, ip: str) -> tuple[str, dict, int | N
     """(crawler module, banner members, port the result names) of one module's result."""
     if protocol == "http":
         members, url = http_result(result, ip)
-        port = urlsplit(url).port if url else None
-        return ("https" if "ssl" in members else "http"), members, port
+        secure = "ssl" in members or (url or "").startswith("https:")
+        return ("https" if secure else "http"), members, url_port(url) if url else None
     if protocol == "tls":
         return "https", tls_members(_obj(result.get("handshake_log"))), None
     if protocol == "ssh":
         return "ssh", ssh_result(result), None
-    said = [result[k] for k in ("banner", "ehlo", "helo", "auth_tls", "starttls") if isinstance(result.get(k), str)]
-    members = greeting_members(protocol, "".join(said))
+    members = module_members(protocol, result)
     tls_log = _obj(_obj(result.get("tls")).get("handshake_log"))
     if tls_log:
         members.update(tls_members(tls_log))
@@ -128,24 +138,51 @@ class Zgrab2:
                     yield Unreadable(f"line {number:,}", str(exc))
 
     def _target(self, record: dict, scan: str, number: int) -> Iterator[dict | Unreadable]:
-        ip = record.get("ip")
+        ip, domain = record.get("ip"), record.get("domain")
+        if not isinstance(ip, str) or not ip:
+            if not (isinstance(domain, str) and _is_address(domain)):
+                name = f" only the name {domain!r}" if isinstance(domain, str) and domain else " none"
+                yield Unreadable(f"line {number:,}", f"no IP address: zgrab2 wrote{name} (a banner is of an address)")
+                return
+            ip, domain = domain, None  # an address given as the target's name
         for name, entry in record["data"].items():
             result = _obj(_obj(entry).get("result"))
             if not result:
                 continue  # nothing answered (a timeout, a refused connection): no service
             try:
                 protocol = str(entry.get("protocol") or name)
-                module, members, said_port = members_of(protocol, result, str(ip))
-                if isinstance(record.get("domain"), str) and record["domain"]:
-                    members["hostnames"] = [record["domain"]]  # the name zgrab2 was given for the address
-                port = entry.get("port") or record.get("port") or said_port or DEFAULT_PORTS.get(protocol)
-                if not isinstance(port, int) or isinstance(port, bool):
-                    raise ValueError("no port: zgrab2 says none for this module, and it has no default")
+                module, members, said_port = members_of(protocol, result, ip)
+                if isinstance(domain, str) and domain:
+                    members["hostnames"] = [domain]  # the name zgrab2 was given for the address
+                    members["domains"] = [d for d in [domain_of(domain)] if d]
+                port, port_from = _port(entry.get("port") or record.get("port"), said_port, protocol)
                 when = stamp(datetime.fromisoformat(str(entry["timestamp"])))
                 one = {**record, "data": {name: entry}}
-                yield banner({"name": self.name}, scan, str(ip), port, "tcp", when, module, one, members)
+                tool = {"name": self.name, "port_from": port_from}
+                transport = "udp" if protocol in UDP else "tcp"
+                yield banner(tool, scan, ip, port, transport, when, module, one, members)
             except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:  # whatever shape it had
                 yield Unreadable(f"line {number:,} ({name})", str(exc) or type(exc).__name__)
+
+
+def _port(written: object, said: int | None, protocol: str) -> tuple[int, str]:
+    """The port of a module's result and where it comes from: zgrab2's record, the URL it asked, or
+    the module's standard port (zgrab2 wrote none: it scanned that one unless told otherwise)."""
+    if isinstance(written, int) and not isinstance(written, bool):
+        return written, "record"
+    if said is not None:
+        return said, "url"
+    if protocol in PORTS:
+        return PORTS[protocol], "module default"
+    raise ValueError(f"no port: zgrab2 wrote none, and its {protocol!r} module has no standard port")
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 FORMAT = Zgrab2()

@@ -1,4 +1,5 @@
-"""zmap's CSV output: one line per response, the fields ``-f`` named (its header line says which).
+"""zmap's CSV output (and ``-O json``'s, an object a line): one line per response, the fields ``-f``
+named (the CSV's header line says which).
 
 A response is an open port when zmap calls it a success (``success`` 1, a SYN-ACK for its TCP
 scan); RSTs and repeats, where the file holds them, are no service. The time is the response's
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import IO
 
+from spyglass.exactjson import loads
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
 
@@ -25,6 +27,15 @@ FIELDS = frozenset(
     "data udp_pkt_size type code icmp_id seq".split()
 )
 _HEADERLESS = re.compile(rb"\A\d{1,3}(?:\.\d{1,3}){3},\d{1,5}(?:,[^\r\n]*)?\r?\n")
+
+
+def _json_row(line: bytes) -> dict | None:
+    """A line of ``-O json`` as {field: value}; None for a line that is not one."""
+    try:
+        row = loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) and "saddr" in row and set(row) <= FIELDS else None
 
 
 def _header(line: bytes) -> list[str] | None:
@@ -45,7 +56,7 @@ class Zmap:
 
     def sniff(self, head: bytes) -> bool:
         first = head.split(b"\n", 1)[0]
-        return _header(first) is not None or bool(_HEADERLESS.match(head))
+        return _header(first) is not None or _json_row(first) is not None or bool(_HEADERLESS.match(head))
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
         head, stream = peek(stream)
@@ -64,17 +75,22 @@ class Zmap:
             if not line.strip():
                 continue
             try:
-                values = next(csv.reader([text(line)]))
-                columns = names or ["saddr", "sport"] + [f"field{i}" for i in range(3, len(values) + 1)]
-                row = dict(zip(columns, values, strict=False))
-                if len(values) != len(columns):
-                    raise ValueError(f"{len(values)} fields where the header names {len(columns)}")
+                record: dict | None = _json_row(line) if line.lstrip().startswith(b"{") else None
+                if record is not None:  # -O json: values typed; read as the CSV's text
+                    row = {k: str(v) for k, v in record.items() if v is not None}
+                else:
+                    values = next(csv.reader([text(line)]))
+                    columns = names or ["saddr", "sport"] + [f"field{i}" for i in range(3, len(values) + 1)]
+                    row = dict(zip(columns, values, strict=False))
+                    if len(values) != len(columns):
+                        raise ValueError(f"{len(values)} fields where the header names {len(columns)}")
                 if row.get("success", "1") != "1" or row.get("repeat", "0") != "0":
                     continue
                 if "sport" not in row:
                     raise ValueError("no port: zmap writes it with -f saddr,sport")
                 transport = "udp" if row.get("classification", "").startswith("udp") else "tcp"
-                yield banner(tool, scan, row["saddr"], int(row["sport"]), transport, _when(row, imported), None, row)
+                when = _when(row, imported)
+                yield banner(tool, scan, row["saddr"], int(row["sport"]), transport, when, None, record or row)
             except (ValueError, KeyError, OverflowError, OSError, csv.Error) as exc:
                 yield Unreadable(f"line {number:,}", str(exc) or type(exc).__name__)
 

@@ -116,7 +116,12 @@ def title(page: str) -> str | None:
     m = _TITLE.search(page)
     if not m:
         return None
-    return " ".join(html.unescape(m.group(1)).split())[:MAX_TITLE]
+    return title_text(m.group(1))
+
+
+def title_text(raw: str) -> str:
+    """A page's title as the crawler keeps it: entities read, white space collapsed, cut to MAX_TITLE."""
+    return " ".join(html.unescape(raw).split())[:MAX_TITLE]
 
 
 def icon_href(page: str) -> str | None:

@@ -8,11 +8,13 @@ import contextlib
 import hashlib
 import ssl
 import warnings
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
+from cryptography.utils import CryptographyDeprecationWarning
 
 from .base import Closed, Conn, NotTLS, Target, insecure_tls
 
@@ -31,7 +33,7 @@ def session_member(sslobj: ssl.SSLObject) -> dict:
     ders = chain_der(sslobj)
     if ders:
         with contextlib.suppress(ValueError):  # not a certificate cryptography can parse at all
-            out["cert"] = cert_member(x509.load_der_x509_certificate(ders[0]))
+            out["cert"] = cert_member(load_certificate(ders[0]))
         out["chain"] = [ssl.DER_cert_to_PEM_cert(d) for d in ders]
         out["chain_sha256"] = [hashlib.sha256(d).hexdigest() for d in ders]
     cipher = sslobj.cipher()
@@ -40,6 +42,21 @@ def session_member(sslobj: ssl.SSLObject) -> dict:
     alpn = sslobj.selected_alpn_protocol()
     out["alpn"] = [alpn] if alpn else []
     return out
+
+
+def load_certificate(der: bytes) -> x509.Certificate:
+    """A certificate from its DER (ValueError for none)."""
+    with _any_serial():
+        return x509.load_der_x509_certificate(der)
+
+
+@contextlib.contextmanager
+def _any_serial() -> Iterator[None]:
+    """Where a serial that is not positive (RFC 5280 forbids it; servers send it) is read without
+    cryptography's warning, which would print source paths on the user's terminal."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Parsed a serial number", CryptographyDeprecationWarning)
+        yield
 
 
 def chain_der(sslobj: ssl.SSLObject) -> list[bytes]:
@@ -65,6 +82,8 @@ def name_member(name: x509.Name) -> dict:
 
 def cert_member(cert: x509.Certificate) -> dict:
     der = cert.public_bytes(serialization.Encoding.DER)
+    with _any_serial():
+        serial = cert.serial_number
     expires = cert.not_valid_after_utc
     oid = cert.signature_algorithm_oid
     return {
@@ -73,7 +92,7 @@ def cert_member(cert: x509.Certificate) -> dict:
         "expires": expires.strftime("%Y%m%d%H%M%SZ"),
         "expired": expires < datetime.now(UTC),
         "version": cert.version.value,
-        "serial": cert.serial_number,
+        "serial": serial,
         "subject": name_member(cert.subject),
         "issuer": name_member(cert.issuer),
         "fingerprint": {"sha1": hashlib.sha1(der).hexdigest(), "sha256": hashlib.sha256(der).hexdigest()},
