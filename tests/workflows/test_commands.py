@@ -139,6 +139,23 @@ def test_stream_replay_and_a_profile(served, tmp_path):
     assert int(spyglass("--profile", "ops", "count", "port:22").stdout.strip().replace(",", "")) > 0
 
 
+def test_replay_beside_a_running_backend_says_what_to_run_then_runs(served, tmp_path):
+    """Issue 45, minor 8: beside the backend that serves the data dir, replay asked for
+    SPYGLASS_URL, then answered with an HTTP hint ("pass it as the query parameter 'key'")."""
+    dump = tmp_path / "few.json"
+    spyglass("generate", "--count", "5", "--seed", "4", "-o", str(dump))
+    refused = served.cli("replay", str(dump), ok=False)
+    assert (
+        refused.returncode == 2
+        and "keys create --collector" in refused.stderr
+        and "query parameter" not in refused.stderr
+    )
+    key = served.cli("keys", "create", "--collector").stdout.strip()
+    assert "5 banners sent" in served.cli("replay", str(dump), env={"SPYGLASS_API_KEY": key}).stderr
+    keyless = spyglass("count", "port:22", env={"SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": ""}, ok=False)
+    assert "needs an API key: set SPYGLASS_API_KEY" in keyless.stderr and "query parameter" not in keyless.stderr
+
+
 # -- the commands the README and docs/ document, each run by some workflow test --------------------------------
 VALUED_OPTIONS = ("--profile", "--data", "--pane")  # spyglass's own options that take a value
 

@@ -152,6 +152,14 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Clients], Await
             except NotFound as exc:
                 raise await explain_not_found(clients, exc, profile.namespace) from None
     except AuthenticationError as exc:
+        if not profile.key:  # the server's words are for HTTP clients ("pass it as the query parameter")
+            from spyglass.config import ENV_KEY
+
+            raise AuthenticationError(
+                f"{profile.base(host)} needs an API key: set {ENV_KEY}, or give the profile {profile.name!r} "
+                "one (spyglass profile add NAME --url URL --key KEY)",
+                exc.status,
+            ) from None
         raise AuthenticationError(f"{exc}: {profile.base(host)} refused {profile.key_source()}", exc.status) from None
     finally:
         if backend:

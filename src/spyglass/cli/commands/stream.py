@@ -174,13 +174,26 @@ async def replay(clients, args):
 
 
 def replay_command(args: argparse.Namespace) -> Awaitable[int]:
-    from spyglass.config import active_profile
+    import shlex
+    from pathlib import Path
 
-    if active_profile(args.profile).embedded:
-        raise UsageError(
-            "replay: it publishes into a running backend (spyglass serve): point SPYGLASS_URL "
-            "or a profile (--profile) at it"
-        )
+    from spyglass.config import ENV_KEY, active_profile, data_dir
+    from spyglass.server.datalock import served_by
+
+    profile = active_profile(args.profile)
+    if profile.embedded:  # into the backend that serves the data dir (the dashboard's, or serve's)
+        data = Path(args.data or data_dir())
+        on = f" --data {shlex.quote(str(data))}" if args.data else ""
+        if served_by(data) is None:
+            raise UsageError(
+                f"replay: it publishes into a running backend, and none serves {data}: open the dashboard "
+                f"('spyglass{on}') or run 'spyglass serve{on}' first, or point SPYGLASS_URL at one"
+            )
+        if not profile.key:  # the local account may not collect: every account sees what it sends
+            raise UsageError(
+                "replay: it publishes as a collector, which the local account is not: "
+                f"{ENV_KEY}=$(spyglass keys create --collector{on}) spyglass{on} replay FILE"
+            )
     try:
         args.file.open("rb").close()
     except OSError as exc:
