@@ -337,6 +337,29 @@ def test_result_columns_fit_the_width():
     assert sum(width + 2 for _, width in shown) == 160  # the flexible column takes the rest
 
 
+def test_the_room_left_goes_to_cells_cut_short_first():
+    """Issue 45, minor 10: a Product or a notifier's description cut short while 20 cells stayed
+    empty (the room left went to the flexible column, or nowhere once it was dropped)."""
+    from spyglass.tui.panes.host import COLUMNS as HOST
+    from spyglass.tui.panes.notifiers import COLUMNS as NOTIFIERS
+
+    shown = {c.key: width for c, width in fit_columns(HOST, 40, {"product": 24})}
+    assert list(shown) == ["port", "product"] and shown["product"] == 24
+    shown = {c.key: width for c, width in fit_columns(NOTIFIERS, 100, {"description": 30, "args": 12})}
+    assert shown["description"] == 30 and sum(w + 2 for w in shown.values()) == 100
+
+
+def test_one_query_always_shows_the_same_columns():
+    """Issue 45, minor 16: the columns followed the rows of the page (no CC for country:DE,FR
+    when a page held only DE); they follow what the query pins."""
+    from spyglass.tui.panes.search import columns_for
+
+    ranks = lambda query: {c.key: c.rank for c in columns_for(query)}  # noqa: E731
+    assert ranks("country:DE,FR") == ranks("country:DE,FR org:x,y") == {c.key: c.rank for c in COLUMNS}
+    pinned = ranks("port:22 country:DE -org:x")
+    assert pinned["port"] >= 100 and pinned["country"] >= 100 and pinned["org"] < 100
+
+
 async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_backend):
     records = data_backend.app.state.banners.records
     records.set_meta("demo", "1")

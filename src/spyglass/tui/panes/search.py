@@ -93,13 +93,18 @@ def row_of(b: Banner) -> Row:
     return cells, (b.address, f"{b.port}/{b.transport}")
 
 
-def columns_for(rows: list[Row]) -> list[Column]:
-    """The result columns, those that read the same on every row (the port of port:22) dropped
-    first when the table is narrow: the room goes to what tells the rows apart."""
-    if len(rows) < 2:
-        return COLUMNS
-    same = {c.key for c in COLUMNS if c.key != "ip" and len({str(cells[c.key]) for cells, _ in rows}) == 1}
-    return [replace(c, rank=c.rank + 100) if c.key in same else c for c in COLUMNS]
+# The filters that pin a result column to one value (port:22 fills Port with 22 on every row).
+PINNING = {"port": "port", "org": "org", "country": "country", "product": "product"}
+
+
+def columns_for(query: str) -> list[Column]:
+    """The result columns, those the query pins to one value (``port:22``, ``country:DE``) dropped
+    first when the table is narrow: the room goes to what tells the rows apart. Decided by the
+    query, never by the rows of a page, so one query always shows the same columns."""
+    pinned = {
+        PINNING[f.name] for f in parse(query).filters if f.name in PINNING and not f.negated and len(f.values) == 1
+    }
+    return [replace(c, rank=c.rank + 100) if c.key in pinned else c for c in COLUMNS]
 
 
 def facet_spec(spec: str) -> tuple[list[Facet], list[str]]:
@@ -295,7 +300,7 @@ class SearchPane(Pane):
         self.total = result.total
         self.show_facets(result)
         rows = [] if count_only else [row_of(b) for b in result.matches]
-        self.results.use_columns(columns_for(rows))
+        self.results.use_columns(columns_for(query))
         self.results.add_page(listing, 1, rows, more=not count_only and len(rows) < result.total)
 
     async def page_of(self, clients: Clients, query: str, page: int) -> tuple[list[Row], bool]:

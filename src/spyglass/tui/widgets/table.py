@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +26,11 @@ class Column:
     flex: bool = False  # takes the room the other columns leave
 
 
-def fit_columns(columns: list[Column], width: int) -> list[tuple[Column, int]]:
+def fit_columns(columns: list[Column], width: int, wants: Mapping[str, int] | None = None) -> list[tuple[Column, int]]:
     """The columns that fit in ``width`` cells, in their own order, each with its width: by rank
-    until one does not fit (a less useful narrow column never takes the place of a wider one)."""
+    until one does not fit (a less useful narrow column never takes the place of a wider one).
+    The room left goes first to columns whose cells are wider than they are (``wants``: the widest
+    cell of each), most useful first, then to the flexible column."""
     kept: list[Column] = []
     used = 0
     for column in sorted(columns, key=lambda c: c.rank):
@@ -36,7 +39,17 @@ def fit_columns(columns: list[Column], width: int) -> list[tuple[Column, int]]:
         kept.append(column)
         used += column.width + PADDING
     spare = max(0, width - used)
-    return [(c, c.width + spare if c.flex else c.width) for c in columns if c in kept]
+    widths = {c.key: c.width for c in kept}
+    for column in kept:  # (in rank order) a description cut short beside empty cells helps nobody
+        give = min(spare, max(0, (wants or {}).get(column.key, 0) - column.width))
+        if not column.flex and give:
+            widths[column.key] += give
+            spare -= give
+    return [(c, widths[c.key] + (spare if c.flex else 0)) for c in columns if c in kept]
+
+
+def cell_width(value: Any) -> int:
+    return value.cell_len if isinstance(value, Text) else len(str(value))
 
 
 def sort_key(cell: Any) -> tuple[int, float | str]:
@@ -81,6 +94,7 @@ class Table(DataTable):
         self.records: dict[str, dict[str, Any]] = {}  # every row, all columns, by row key
         self.shown: list[tuple[Column, int]] = []
         self.sorted_by: tuple[str, bool] | None = None  # (column key, reverse)
+        self._fit_pending = False
 
     def on_mount(self) -> None:
         self._layout(self.room())
@@ -102,7 +116,7 @@ class Table(DataTable):
         self._layout(self.room())
 
     def _layout(self, width: int) -> None:
-        shown = fit_columns(self.specs, width)
+        shown = fit_columns(self.specs, width, self._wants())
         if shown == self.shown:
             return
         if [c for c, _ in shown] == [c for c, _ in self.shown]:
@@ -128,6 +142,24 @@ class Table(DataTable):
         self._require_update_dimensions = True
         self.refresh()
 
+    def _wants(self) -> dict[str, int]:
+        """The widest cell of each column, over every record."""
+        wants: dict[str, int] = {}
+        for record in self.records.values():
+            for key, value in record.items():
+                wants[key] = max(wants.get(key, 0), cell_width(value))
+        return wants
+
+    def _fit_soon(self) -> None:
+        """Lay the columns out again for the records' widths, once after a batch of changes."""
+        if not self._fit_pending:
+            self._fit_pending = True
+            self.call_after_refresh(self._fit_content)
+
+    def _fit_content(self) -> None:
+        self._fit_pending = False
+        self._layout(self.room())
+
     def _cells(self, record: dict[str, Any]) -> list[Any]:
         return [inert_cell(record.get(column.key, "")) for column, _ in self.shown]
 
@@ -135,12 +167,14 @@ class Table(DataTable):
         key = key if key is not None else str(len(self.records))
         self.records[key] = record
         super().add_row(*self._cells(record), key=key)
+        self._fit_soon()
         return key
 
     def update_record(self, key: str, record: dict[str, Any]) -> None:
         self.records[key] = record
         for column, _ in self.shown:
             self.update_cell(key, column.key, inert_cell(record.get(column.key, "")))
+        self._fit_soon()
 
     def clear_records(self) -> None:
         self.records.clear()
