@@ -67,6 +67,23 @@ def test_search_is_at_a_word_start_in_any_case(directory):
         directory.search([f"w{i}" for i in range(40)], [], 1)
 
 
+def test_long_words_are_refused_and_words_are_found_without_patterns(directory):
+    """32 words of 2,000 characters were 15 s of regular expressions inside PostgreSQL: a word is
+    now at most MAX_WORD_LENGTH characters, found as a plain substring of the kept ``words``."""
+    with pytest.raises(ValueError, match="a word of 2,000 characters; at most 100 characters a word"):
+        directory.search(["a" * 2000] * 32, [], 1)
+    with pytest.raises(ValueError, match="a word of 101 characters"):
+        directory.search([], ["t" * 101], 1)
+    saved = directory.save(7, "Mine (zork)", "x_y 北京 Straße", "nginx", ["web"])
+    assert titles(directory.search(["(zork"], [], 1)) == ["Mine (zork)"]  # punctuation starts a word here
+    assert directory.search(["北京", "strasse"], [], 1)[1] == 0 and directory.search(["_y", "mine"], [], 1)[1] == 0
+    assert titles(directory.search(["STRAßE", "x_y", "北", "ZORK"], [], 1)) == ["Mine (zork)"]
+    assert directory.search(["zork", "germ"], [], 1)[1] == 0
+    directory.add_tags(saved.id, 7, ["germany"])  # what a search looks in follows the tags
+    assert titles(directory.search(["germ", "zork"], [], 1)) == ["Mine (zork)"]
+    assert directory.search(["zork)x_y"], [], 1)[1] == 0 and directory.search(["web\nzork"], [], 1)[1] == 0
+
+
 def test_tags_are_counted(directory):
     tags, total = directory.tags(3)
     assert tags[0][0] == "web" and [n for _, n in tags] == sorted((n for _, n in tags), reverse=True)

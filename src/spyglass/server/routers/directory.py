@@ -12,7 +12,7 @@ from spyglass.query import QuerySyntaxError, parse_strict
 from spyglass.safetext import has_control
 from spyglass.server.deps import SavedQueries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
-from spyglass.server.state.directory import NotYours, Saved, check_tags
+from spyglass.server.state.directory import NotYours, Saved, check_search, check_tags
 
 router = APIRouter()
 MAX_TITLE = 100
@@ -74,7 +74,9 @@ def search_queries(
             words.append(word)
     if not words and not tags:
         raise bad_request("Invalid request: query: give a word or tag:NAME")
-    try:
+    plan = who.account.plan
+    try:  # each word is a pass over every saved query's text: the plan bounds how many and how long
+        check_search(words, tags, plan.directory_words, plan.directory_word_length, f"the {plan.name} plan")
         return page_of(directory.search(words, tags, page))
     except ValueError as exc:
         raise bad_request(f"Invalid request: query: {exc}") from None
