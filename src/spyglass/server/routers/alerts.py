@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
@@ -12,13 +14,13 @@ from spyglass.netblocks import BadNetwork, Network, parse_networks
 from spyglass.safetext import has_control
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.rows import AlertRow
-from spyglass.server.alerts.service import NOTIFYING, OverPlan, check_plan, notify_reason
+from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller
 from spyglass.server.deps import Alerts, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.routers.notifiers import owned_notifier
-from spyglass.server.state.alerts import AlertState
+from spyglass.server.state.alerts import AlertState, OverBudget
 from spyglass.server.store import iso
 
 router = APIRouter()
@@ -68,11 +70,13 @@ def expires_of(body: dict) -> int | None:
     return expires
 
 
-def check_limit(alerts: AlertState, who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
+@contextmanager
+def within_plan(who: Caller, networks: list[Network]) -> Iterator[None]:
+    """Around a create or edit given the plan's budget: its OverBudget as a 403 that says why."""
     try:
-        check_plan(alerts, who.account, networks, leaving_out)
-    except OverPlan as exc:
-        raise ApiError(403, str(exc)) from None
+        yield
+    except OverBudget as exc:
+        raise ApiError(403, over_plan(who.account, networks, exc)) from None
 
 
 def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = False) -> Alert:
@@ -124,8 +128,10 @@ def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Aler
         raise bad_request("name: control characters (line breaks, tabs, NUL...) are not allowed")
     expires = expires_of(body) or 0
     networks = networks_of(body)
-    check_limit(alerts, who, networks)
-    alert = alerts.create_alert(who.account.id, name.strip()[:200], networks, expires)
+    with within_plan(who, networks):
+        alert = alerts.create_alert(
+            who.account.id, name.strip()[:200], networks, expires, who.account.plan.monitored_ips
+        )
     return alert_body(alerts, who, alert)
 
 
@@ -155,8 +161,8 @@ def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who:
     owned(alerts, who, alert_id)
     networks = networks_of(body)
     expires = expires_of(body)
-    check_limit(alerts, who, networks, leaving_out=alert_id)
-    alerts.set_networks(who.account.id, alert_id, networks, expires)
+    with within_plan(who, networks):
+        alerts.set_networks(who.account.id, alert_id, networks, expires, who.account.plan.monitored_ips)
     return alert_body(alerts, who, owned(alerts, who, alert_id))
 
 
