@@ -35,6 +35,7 @@ from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
 from spyglass.server.alerts.rows import Busy, Delivery, NotifierRow
+from spyglass.server.alerts.testrates import TestRates
 from spyglass.server.state.alerts import LEASE, RENEW_EVERY, AlertState
 from spyglass.server.tasks import cancel
 
@@ -84,6 +85,7 @@ class DeliveryWorker:
     destinations: Destinations = field(default_factory=lambda: Destinations(Reach()))  # none internal
     urls: dict[str, str] = field(default_factory=dict)
     smtp: tuple[str, int] | None = None
+    test_rates: TestRates = field(default_factory=TestRates)  # tests an hour, by account and destination
 
     def __post_init__(self) -> None:
         self._wake: asyncio.Event | None = None

@@ -13,6 +13,7 @@ from spyglass.safetext import has_control
 from spyglass.server.alerts.delivery import TEST_DEADLINE, DeliveryWorker, TooManyTests
 from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
 from spyglass.server.alerts.rows import NotifierRow
+from spyglass.server.alerts.testrates import OverTestRate
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import Alerts, Deliveries, Who
 from spyglass.server.errors import bad_request, not_found, responses, shown_id
@@ -151,6 +152,10 @@ async def test_notifier(notifier_id: str, alerts: Alerts, deliveries: Deliveries
     text = f"A test notification from spyglass for the notifier {notifier_id} ({notifier.provider})."
     payload = {"event": event, "test": True, "alert": None, "triggers": [], "service": None}
     msg = Message(event, "[spyglass] test notification", text, payload)
+    try:
+        deliveries.test_rates.check(notifier, who.account.plan)
+    except OverTestRate as exc:
+        raise too_many(exc.wait, str(exc)) from None
     try:
         detail, ok = await deliveries.test(notifier, msg), True
     except TooManyTests as exc:

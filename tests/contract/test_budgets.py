@@ -1,0 +1,63 @@
+"""What one account may make the server keep or do (issue 44), against the backend under uvicorn:
+notifier tests an hour, by account and by destination. Each cap is the plan's, and a refusal is
+a 4xx that names it."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from spyglass.testing.alerts import Receiver
+from tests.conftest import start_backend
+
+
+@pytest.fixture
+def fresh(tmp_path):
+    """A backend of this test's own: its buckets are full."""
+    server, backend = start_backend(tmp_path)
+    with server:
+        yield backend
+    backend.store.close()
+
+
+def notifier(backend, key: str, provider: str, **args: str) -> str:
+    made = httpx.post(f"{backend.url}/notifier", params={"key": key}, data={"provider": provider, **args})
+    assert made.status_code == 200, made.text
+    return made.json()["id"]
+
+
+def try_notifier(backend, key: str, notifier_id: str) -> httpx.Response:
+    return httpx.post(f"{backend.url}/notifier/{notifier_id}/test", params={"key": key}, timeout=30)
+
+
+def test_notifier_tests_are_counted_by_account(fresh):
+    """A free key sent 2,323 tests in 20 s through the operator's mail server; now 10 an hour."""
+    with Receiver() as receiver:
+        free, other = fresh.key("free"), fresh.key("free")
+        hooks = [notifier(fresh, free, "webhook", url=f"{receiver.url}/hook{n}") for n in range(2)]
+        answers = [try_notifier(fresh, free, hooks[n % 2]) for n in range(10)]
+        assert [a.json()["success"] for a in answers] == [True] * 10
+        refused = try_notifier(fresh, free, hooks[0])
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+        assert "from this account: the free plan allows 10 notifier tests an hour" in refused.json()["error"]
+        assert len(receiver.posts) == 10
+        same = notifier(fresh, other, "webhook", url=f"{receiver.url}/mine")
+        assert "to this destination" in try_notifier(fresh, other, same).json()["error"]  # its 10 are spent
+        with Receiver() as elsewhere:
+            mine = notifier(fresh, other, "webhook", url=f"{elsewhere.url}/mine")
+            assert try_notifier(fresh, other, mine).json()["success"]  # another account's tests are its own
+
+
+def test_notifier_tests_are_counted_by_destination_whoever_asks(fresh):
+    """Eleven free accounts, one test each, to one mailbox spelled eleven ways: the eleventh is
+    refused, as invitation e-mails are past their cap."""
+    spellings = [f"Victim+{n}@Example.test" if n % 2 else "victim@EXAMPLE.test " for n in range(11)]
+    answers = []
+    for to in spellings:
+        key = fresh.key("free")
+        answers.append(try_notifier(fresh, key, notifier(fresh, key, "email", to=to.strip())))
+    assert [a.status_code for a in answers] == [200] * 10 + [429]
+    assert "to this destination, from any account: the free plan allows 10" in answers[-1].json()["error"]
+    key = fresh.key("free")
+    elsewhere = try_notifier(fresh, key, notifier(fresh, key, "email", to="someone.else@example.test"))
+    assert elsewhere.status_code == 200
