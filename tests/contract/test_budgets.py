@@ -1,5 +1,5 @@
 """What one account may make the server keep or do (issue 44), against the backend under uvicorn:
-notifier tests an hour, by account and by destination. Each cap is the plan's, and a refusal is
+notifier tests an hour, by account and by destination; saved queries an hour. Each cap is the plan's, and a refusal is
 a 4xx that names it."""
 
 from __future__ import annotations
@@ -61,3 +61,17 @@ def test_notifier_tests_are_counted_by_destination_whoever_asks(fresh):
     key = fresh.key("free")
     elsewhere = try_notifier(fresh, key, notifier(fresh, key, "email", to="someone.else@example.test"))
     assert elsewhere.status_code == 200
+
+
+def test_saved_queries_an_hour_are_the_plans(fresh):
+    """A free key saved 6,057 public queries in 20 s: now 10 an hour, then a 429 naming the cap."""
+    free, other = fresh.key("free"), fresh.key("free")
+
+    def save(key: str, n: int) -> httpx.Response:
+        return httpx.post(f"{fresh.url}/intel/query", params={"key": key, "title": f"spam {n}", "query": "nginx"})
+
+    assert [save(free, n).status_code for n in range(11)] == [200] * 10 + [429]
+    refused = save(free, 11)
+    assert "the free plan allows 10 saved queries an hour" in refused.json()["error"]
+    assert 3500 < int(refused.headers["retry-after"]) <= 3600
+    assert save(other, 0).status_code == 200

@@ -15,9 +15,12 @@ from spyglass.server.state.directory import (  # noqa: F401 (MAX_TAGS, TAG: test
     SORTS,
     TAG,
     NotYours,
+    Quota,
     Saved,
+    check_quota,
     check_search,
     check_tags,
+    hour_ago,
     marked,
     saved_now,
     search_text,
@@ -143,9 +146,18 @@ class Directory:
             total = self._db.conn.execute("SELECT count(DISTINCT tag) FROM query_tags").fetchone()[0]
         return [(t, n) for t, n in rows], total
 
-    def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
+    def save(
+        self, owner: int, title: str, query: str, description: str, tags: list[str], quota: Quota | None = None
+    ) -> Saved:
         stamp = saved_now()
-        with self._db.transaction() as db:
+        with self._db.transaction() as db:  # BEGIN IMMEDIATE: counted and saved with no save between
+            if quota is not None:
+                kept = db.execute("SELECT count(*) FROM queries WHERE owner = ?", (owner,)).fetchone()[0]
+                recent = db.execute(
+                    "SELECT timestamp FROM queries WHERE owner = ? AND timestamp > ? ORDER BY timestamp",
+                    (owner, hour_ago()),
+                ).fetchall()
+                check_quota(quota, kept, [r[0] for r in recent])
             cur = db.execute(
                 "INSERT INTO queries (title, description, query, timestamp, owner, words) VALUES (?,?,?,?,?,?)",
                 (title, description, query, stamp, owner, search_text(title, description, query, tags)),

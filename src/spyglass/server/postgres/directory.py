@@ -14,9 +14,12 @@ from spyglass.server.state.directory import (
     PAGE_SIZE,
     SORTS,
     NotYours,
+    Quota,
     Saved,
+    check_quota,
     check_search,
     check_tags,
+    hour_ago,
     marked,
     saved_now,
     search_text,
@@ -77,8 +80,18 @@ class PostgresDirectory:
             total = row_of(db.execute("SELECT count(DISTINCT tag) AS n FROM query_tags"))["n"]
         return [(r["tag"], r["n"]) for r in rows], total
 
-    def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
+    def save(
+        self, owner: int, title: str, query: str, description: str, tags: list[str], quota: Quota | None = None
+    ) -> Saved:
         with self._pool.transaction() as db:
+            if quota is not None:  # the owner's lock to the end of the transaction: its saves one at a time
+                db.execute("SELECT pg_advisory_xact_lock(hashtextextended('saved queries ' || %s, 0))", (owner,))
+                kept = row_of(db.execute("SELECT count(*) AS n FROM queries WHERE owner = %s", (owner,)))["n"]
+                recent = db.execute(
+                    "SELECT timestamp FROM queries WHERE owner = %s AND timestamp > %s ORDER BY timestamp",
+                    (owner, hour_ago()),
+                ).fetchall()
+                check_quota(quota, kept, [r["timestamp"] for r in recent])
             row = row_of(
                 db.execute(
                     "INSERT INTO queries (title, description, query, timestamp, owner, words)"

@@ -10,9 +10,10 @@ from fastapi import APIRouter, Query
 from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagCount
 from spyglass.query import QuerySyntaxError, parse_strict
 from spyglass.safetext import has_control
+from spyglass.server.auth import too_many
 from spyglass.server.deps import SavedQueries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
-from spyglass.server.state.directory import NotYours, Saved, check_search, check_tags
+from spyglass.server.state.directory import NotYours, OverQuota, Quota, Saved, check_search, check_tags
 
 router = APIRouter()
 MAX_TITLE = 100
@@ -93,6 +94,7 @@ def popular_tags(directory: SavedQueries, who: Who, size: int = Query(10, ge=1, 
     response_model=SavedQuery,
     response_model_exclude_unset=True,
     summary="Save a search query in the directory",
+    responses=responses(403, 429),
 )
 def save_query(
     directory: SavedQueries,
@@ -118,7 +120,23 @@ def save_query(
         parse_strict(query)
     except QuerySyntaxError as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
-    return api(directory.save(who.account.id, title, query, description, tag_list(tags)))
+    plan = who.account.plan
+    try:
+        saved = directory.save(
+            who.account.id,
+            title,
+            query,
+            description,
+            tag_list(tags),
+            Quota(plan.saved_queries, plan.saved_queries_hour),
+        )
+    except OverQuota as exc:  # the directory is shared: one account must not own its listings
+        if exc.hourly:
+            cap = f"the {plan.name} plan allows {plan.saved_queries_hour} saved queries an hour"
+            raise too_many(exc.wait, f"Too many queries saved in the last hour: {cap}") from None
+        cap = f"the {plan.name} plan allows {plan.saved_queries} saved queries"
+        raise ApiError(403, f"Too many saved queries: {cap}; delete some to save more") from None
+    return api(saved)
 
 
 @router.post(

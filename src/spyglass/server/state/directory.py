@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from spyglass.tags import MAX_TAGS, TAG, check_tags  # noqa: F401 (the rule is shared with the dashboard)
@@ -37,6 +37,41 @@ class Saved:
     votes: int
     tags: list[str]
     owner: int | None
+
+
+@dataclass(frozen=True)
+class Quota:
+    """What one account may keep in the shared directory (its plan's): ``total`` queries, of which
+    ``per_hour`` saved in the last hour, so that no account owns the listings and tags."""
+
+    total: int
+    per_hour: int
+
+
+class OverQuota(Exception):
+    """Nothing was saved: the account holds ``quota.total`` queries, or saved ``quota.per_hour`` in
+    the last hour (``wait``: seconds until the oldest of those is an hour old)."""
+
+    def __init__(self, quota: Quota, hourly: bool, wait: float = 0.0) -> None:
+        super().__init__(quota, hourly, wait)
+        self.quota, self.hourly, self.wait = quota, hourly, wait
+
+
+def check_quota(quota: Quota | None, kept: int, recent: list[str]) -> None:
+    """OverQuota unless one more query fits beside ``kept`` of the account's, ``recent`` the
+    timestamps of those saved within the hour (as :func:`hour_ago` bounds them), oldest first."""
+    if quota is None:
+        return
+    if kept >= quota.total:
+        raise OverQuota(quota, hourly=False)
+    if len(recent) >= quota.per_hour:
+        oldest = datetime.strptime(recent[0], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=UTC)
+        raise OverQuota(quota, hourly=True, wait=(oldest + timedelta(hours=1) - datetime.now(UTC)).total_seconds())
+
+
+def hour_ago() -> str:
+    """The timestamp an hour before now, in the form :func:`saved_now` writes (they sort as text)."""
+    return (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%f")
 
 
 def check_search(
@@ -92,7 +127,11 @@ class DirectoryState(Protocol):
     def tags(self, size: int) -> tuple[list[tuple[str, int]], int]:
         """The ``size`` most used tags with their counts, and how many tags there are."""
 
-    def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved: ...
+    def save(
+        self, owner: int, title: str, query: str, description: str, tags: list[str], quota: Quota | None = None
+    ) -> Saved:
+        """With a ``quota``, the owner's queries are counted in the transaction that saves, which no
+        other save of the owner's on any backend interleaves with: OverQuota, nothing saved."""
 
     def vote(self, query_id: int, account: int, value: int) -> Saved | None:
         """The account's vote (+1 or -1; voting again replaces it); None if there is no such query."""
