@@ -1,6 +1,6 @@
 """What one account may make the server keep or do (issue 44), against the backend under uvicorn:
-notifier tests an hour, by account and by destination; saved queries an hour. Each cap is the plan's, and a refusal is
-a 4xx that names it."""
+notifier tests an hour, by account and by destination; notifiers; saved queries an hour. Each cap
+is the plan's, and a refusal is a 4xx that names it."""
 
 from __future__ import annotations
 
@@ -75,3 +75,18 @@ def test_saved_queries_an_hour_are_the_plans(fresh):
     assert "the free plan allows 10 saved queries an hour" in refused.json()["error"]
     assert 3500 < int(refused.headers["retry-after"]) <= 3600
     assert save(other, 0).status_code == 200
+
+
+def test_notifiers_are_the_plans_number(fresh):
+    """A free key made 2,479 notifiers in 30 s: now 10, its default one among them."""
+    free = fresh.key("free")
+    made = [
+        httpx.post(
+            f"{fresh.url}/notifier", params={"key": free}, data={"provider": "webhook", "url": f"http://x.test/{n}"}
+        )
+        for n in range(10)
+    ]
+    assert [m.status_code for m in made] == [200] * 9 + [403]
+    assert made[-1].json()["error"] == "Too many notifiers: the free plan allows 10"
+    listed = httpx.get(f"{fresh.url}/notifier", params={"key": free}).json()
+    assert listed["total"] == 10 and listed["matches"][0]["id"] == "default"

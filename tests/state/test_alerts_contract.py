@@ -81,6 +81,24 @@ def test_the_budget_holds_under_concurrent_creates_and_edits_from_several_backen
     assert backends[0].monitored(1) <= 24 and any(grown)
 
 
+def test_notifiers_are_counted_in_the_creating_transaction(open_alerts):
+    """A free key made 2,479 notifiers in 30 s: 24 creates at once through three connections (three
+    backends) with room for 5 leave 5."""
+    backends = [open_alerts() for _ in range(3)]
+
+    def create(n: int) -> bool:
+        try:
+            backends[n % 3].create_notifier(1, "webhook", None, {"url": f"http://127.0.0.1:9/{n}"}, most=5)
+        except OverBudget as exc:
+            assert exc.in_use == 5
+            return False
+        return True
+
+    with ThreadPoolExecutor(24) as pool:
+        assert list(pool.map(create, range(24))).count(True) == 5
+    assert len(backends[0].notifiers(1)) == 5 and backends[1].create_notifier(2, "webhook", None, {"url": "x"}, most=5)
+
+
 def test_notifiers(open_alerts):
     alerts = open_alerts()
     alerts.ensure_default(1, "a@example.test")

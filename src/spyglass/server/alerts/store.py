@@ -263,9 +263,14 @@ class AlertStore:
                 (account_id, DEFAULT_NOTIFIER, json.dumps({"to": email or ""}), iso(self.clock())),
             )
 
-    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str:
+    def create_notifier(
+        self, account_id: int, provider: str, description: str | None, args: dict[str, str], most: int | None = None
+    ) -> str:
         notifier_id = new_id(11)
-        with self._db.transaction() as db:
+        with self._db.transaction() as db:  # BEGIN IMMEDIATE: counted and written with no create between
+            kept = db.execute("SELECT count(*) FROM notifiers WHERE account_id = ?", (account_id,)).fetchone()[0]
+            if most is not None and kept >= most:
+                raise OverBudget(kept)
             db.execute(
                 "INSERT INTO notifiers VALUES (?, ?, ?, ?, ?, ?)",
                 (account_id, notifier_id, provider, description, json.dumps(args), iso(self.clock())),

@@ -207,9 +207,16 @@ class PostgresAlerts:
                 (account_id, DEFAULT_NOTIFIER, json.dumps({"to": email or ""}), iso(self.clock())),
             )
 
-    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str:
+    def create_notifier(
+        self, account_id: int, provider: str, description: str | None, args: dict[str, str], most: int | None = None
+    ) -> str:
         notifier_id = new_id(11)
         with self._pool.transaction() as db:
+            if most is not None:  # the account's lock to the end of the transaction: its creates one at a time
+                db.execute("SELECT pg_advisory_xact_lock(hashtextextended('notifiers ' || %s, 0))", (account_id,))
+                kept = row_of(db.execute("SELECT count(*) AS n FROM notifiers WHERE account_id = %s", (account_id,)))
+                if kept["n"] >= most:
+                    raise OverBudget(int(kept["n"]))
             db.execute(
                 "INSERT INTO notifiers VALUES (%s, %s, %s, %s, %s, %s)",
                 (account_id, notifier_id, provider, description, json.dumps(args), iso(self.clock())),

@@ -28,8 +28,9 @@ _ID_CHARS = string.ascii_uppercase + string.digits
 
 
 class OverBudget(Exception):
-    """The alert would take the account past ``budget`` monitored addresses: ``in_use`` are
-    monitored by its other alerts. Nothing was written."""
+    """The alert would take the account past ``budget`` monitored addresses (``in_use`` are
+    monitored by its other alerts), or a notifier past ``most`` (``in_use``: its notifiers).
+    Nothing was written."""
 
     def __init__(self, in_use: int) -> None:
         super().__init__(in_use)
@@ -117,7 +118,12 @@ class AlertState(Protocol):
     def set_attached(self, alert_id: str, notifier_id: str, attached: bool) -> None: ...
 
     def ensure_default(self, account_id: int, email: str | None) -> None: ...
-    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str: ...
+    def create_notifier(
+        self, account_id: int, provider: str, description: str | None, args: dict[str, str], most: int | None = None
+    ) -> str:
+        """The new notifier's id; with ``most``, counted and written in one transaction as alerts
+        are: OverBudget (its ``in_use``: the account's notifiers) and nothing written past it."""
+
     def update_notifier(
         self, account_id: int, notifier_id: str, description: str | None, args: dict[str, str]
     ) -> None: ...
