@@ -36,6 +36,7 @@ from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
 from spyglass.server.alerts.rows import Busy, Delivery, NotifierRow
 from spyglass.server.alerts.testrates import TestRates
+from spyglass.server.plans import Plan
 from spyglass.server.state.alerts import LEASE, RENEW_EVERY, AlertState
 from spyglass.server.tasks import cancel
 
@@ -214,14 +215,16 @@ class DeliveryWorker:
         except TimeoutError:
             raise DeliveryFailed(f"no answer within {deadline:g} s", retry=True) from None
 
-    async def test(self, notifier: NotifierRow, msg: Message) -> str:
+    async def test(self, notifier: NotifierRow, msg: Message, plan: Plan) -> str:
         """Send a test now, within :data:`TEST_DEADLINE`; :class:`TooManyTests` when the notifier's
-        account, or the backend, has as many tests under way as it may."""
+        account, or the backend, has as many tests under way as it may, else OverTestRate past the
+        plan's tests an hour (a test refused for the first reason spends none of them)."""
         account = notifier.account_id
         if self._tests[account] >= TESTS_PER_ACCOUNT:
             raise TooManyTests(f"{TESTS_PER_ACCOUNT} tests of this account's notifiers are under way")
         if self._tests.total() >= TESTS_AT_ONCE:
             raise TooManyTests(f"{TESTS_AT_ONCE} notifier tests are under way")
+        self.test_rates.check(notifier, plan)
         self._tests[account] += 1
         try:
             return await self.send(notifier, msg, TEST_DEADLINE)

@@ -159,11 +159,9 @@ async def test_notifier(notifier_id: str, alerts: Alerts, deliveries: Deliveries
     payload = {"event": event, "test": True, "alert": None, "triggers": [], "service": None}
     msg = Message(event, "[spyglass] test notification", text, payload)
     try:
-        deliveries.test_rates.check(notifier, who.account.plan)
+        detail, ok = await deliveries.test(notifier, msg, who.account.plan), True
     except OverTestRate as exc:
         raise too_many(exc.wait, str(exc)) from None
-    try:
-        detail, ok = await deliveries.test(notifier, msg), True
     except TooManyTests as exc:
         raise too_many(TEST_DEADLINE, f"{exc}: try again when one has answered") from None
     except DeliveryFailed as exc:
