@@ -123,3 +123,19 @@ def test_a_server_gone_mid_request_is_503_with_retry_after_then_recovered(tmp_pa
             assert again.headers["x-query-credits"] == "98"  # the failed request cost nothing
     finally:
         server.remove()
+
+
+def test_the_password_comes_from_a_password_file_as_the_docs_say(postgres_url, tmp_path, capsys, monkeypatch):
+    """docs/several-machines.md keeps the password out of the command line: the address without it,
+    the password in PostgreSQL's password file ($PGPASSFILE, or ~/.pgpass)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(postgres_url)
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"{parts.hostname}:{parts.port}:*:{parts.username}:{parts.password}\n")
+    passfile.chmod(0o600)
+    without = postgres_url.replace(f":{parts.password}@", "@")
+    monkeypatch.setenv("PGPASSFILE", str(passfile))
+    monkeypatch.setenv("SPYGLASS_STATE", without)
+    assert main(["state", "init"]) == EXIT_OK
+    assert "warning" not in capsys.readouterr().err

@@ -65,14 +65,16 @@ class Common:
             "--store",
             metavar="ADDRESS",
             help="the banner store: clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N] "
-            "(default: $SPYGLASS_STORE, or the embedded store in the data directory)",
+            "(default: $SPYGLASS_STORE, or the embedded store in the data directory); a password "
+            "in $SPYGLASS_STORE, not here, where ps shows it",
         )
         self.state = self._parent(
             "--state",
             metavar="ADDRESS",
             help="where the accounts, keys, credits, organizations, alerts, scans and saved queries "
-            "live: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, shared by every backend given it "
-            "(default: $SPYGLASS_STATE, or SQLite in the data directory). Bulk-data files stay in "
+            "live: postgresql://USER@HOST[:PORT]/DB, shared by every backend given it "
+            "(default: $SPYGLASS_STATE, or SQLite in the data directory); its password in "
+            "$SPYGLASS_STATE or ~/.pgpass, not here, where ps shows it. Bulk-data files stay in "
             "each backend's data directory",
         )
         self.profile = self._parent(
@@ -177,22 +179,42 @@ def api_command(
     return run
 
 
+def _address(args: argparse.Namespace, option: str, env: str) -> str:
+    """``--OPTION``, else $ENV. A password in the option is said to be seen by every local user
+    (the command line is in ps and /proc to all of them): the environment or a password file
+    (PostgreSQL's ~/.pgpass, $PGPASSFILE) keeps it."""
+    import os
+    from urllib.parse import urlsplit
+
+    given = getattr(args, option, None)
+    if given:
+        try:
+            password = urlsplit(given).password
+        except ValueError:
+            password = None
+        if password:
+            print(
+                f"spyglass: warning: the password in --{option} is seen by every user of this machine (ps): "
+                f"give the address in ${env} instead, or leave the password out of it and keep it in a password "
+                "file (PostgreSQL: ~/.pgpass or $PGPASSFILE)",
+                file=sys.stderr,
+            )
+        return given
+    return os.environ.get(env, "")
+
+
 def store_address(args: argparse.Namespace) -> str:
     """The banner store ``--store`` or $SPYGLASS_STORE names; "" for the embedded one."""
-    import os
-
     from spyglass.server.stores import ENV_STORE
 
-    return getattr(args, "store", None) or os.environ.get(ENV_STORE, "")
+    return _address(args, "store", ENV_STORE)
 
 
 def state_address(args: argparse.Namespace) -> str:
     """The state ``--state`` or $SPYGLASS_STATE names; "" for SQLite in the data dir."""
-    import os
-
     from spyglass.server.stores import ENV_STATE
 
-    return getattr(args, "state", None) or os.environ.get(ENV_STATE, "")
+    return _address(args, "state", ENV_STATE)
 
 
 def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:
