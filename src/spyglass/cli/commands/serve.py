@@ -62,7 +62,11 @@ def settings_from(args: argparse.Namespace):
         rate_limit=args.rate_limit,
         geonet=geonet,
         smtp_server=parse_smtp(smtp) if smtp else None,
-        scan_allow=[network_option("--scan-allow", n) for n in allowed] if allowed else list(DEFAULT_ALLOWED),
+        # Listening beyond this machine, by default no network: loopback there is the server's own
+        # services (its databases, its mail relay), which any paying key could otherwise scan.
+        scan_allow=[network_option("--scan-allow", n) for n in allowed]
+        if allowed
+        else list(DEFAULT_ALLOWED if on_loopback(args.host) else ()),
         scan_concurrency=args.scan_concurrency,
         scan_timeout=args.scan_timeout,
         scan_max_ips=args.scan_max_ips,
@@ -106,21 +110,26 @@ def parse_smtp(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def exposure_warning(host: str, rate_limit: float | None) -> str | None:
-    """What ``serve`` says when it listens beyond this machine: who can reach what."""
+def on_loopback(host: str) -> bool:
+    """Whether ``serve --host`` listens on this machine only."""
     import ipaddress
 
     try:
-        if ipaddress.ip_address(host.strip("[]")).is_loopback:
-            return None
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
-        if host == "localhost":
-            return None
+        return host == "localhost"
+
+
+def exposure_warning(host: str, rate_limit: float | None) -> str | None:
+    """What ``serve`` says when it listens beyond this machine: who can reach what."""
+    if on_loopback(host):
+        return None
     limits = f"{rate_limit:g} requests a second per key" if rate_limit else "no rate limit per key (--rate-limit)"
     return (
         f"serve: warning: listening on {host}, beyond this machine. The API takes keys ({limits}); "
         "geonet takes none and pings and looks up names for anyone, 5 requests a second per address "
-        "(--geonet-rate); HTTP only (no TLS): put it behind a TLS proxy for anything but a trusted network."
+        "(--geonet-rate); on-demand scans reach no network unless --scan-allow names one; HTTP only "
+        "(no TLS): put it behind a TLS proxy for anything but a trusted network."
     )
 
 
