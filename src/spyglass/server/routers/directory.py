@@ -13,9 +13,25 @@ from spyglass.safetext import has_control
 from spyglass.server.auth import too_many
 from spyglass.server.deps import SavedQueries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
-from spyglass.server.state.directory import NotYours, OverQuota, Quota, Saved, check_search, check_tags
+from spyglass.server.state.directory import (
+    MAX_SEARCH_TERMS,
+    MAX_TAGS,
+    MAX_WORD_LENGTH,
+    NotYours,
+    OverQuota,
+    Quota,
+    Saved,
+    check_search,
+    check_tags,
+)
 
 router = APIRouter()
+# What the document says each parameter takes (documented, not enforced: the routes' own checks
+# give clearer messages), so that whatever it calls valid is taken: a plan may allow fewer words.
+_TAG = r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}"
+_TAGS = rf"^\s*{_TAG}\s*(,\s*{_TAG}\s*){{0,{MAX_TAGS - 1}}}$"
+_WORD = rf"\S{{1,{MAX_WORD_LENGTH}}}"
+_WORDS = rf"^\s*{_WORD}(\s+{_WORD}){{0,{MAX_SEARCH_TERMS - 1}}}\s*$"
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 MAX_QUERY = 1000
@@ -64,7 +80,12 @@ def list_queries(
 def search_queries(
     directory: SavedQueries,
     who: Who,
-    query: str = Query(..., description="words in the title, description, query or tags; tag:NAME for a tag"),
+    query: str = Query(
+        ...,
+        description="words in the title, description, query or tags; tag:NAME for a tag (the plan's "
+        "directory_words and directory_word_length bound them)",
+        json_schema_extra={"pattern": _WORDS},
+    ),
     page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
 ) -> SavedQueryList:
     words, tags = [], []
@@ -150,7 +171,7 @@ def vote(
     directory: SavedQueries,
     who: Who,
     query_id: int,
-    value: int = Query(1, description="1 up, -1 down"),
+    value: int = Query(1, description="1 up, -1 down", json_schema_extra={"enum": [1, -1]}),
 ) -> SavedQuery:
     if value not in (1, -1):
         raise bad_request(f"Invalid request: value: 1 (up) or -1 (down), not {value}")
@@ -171,7 +192,9 @@ def add_tags(
     directory: SavedQueries,
     who: Who,
     query_id: int,
-    tags: str = Query(..., description="comma-separated tags; a query has at most 10"),
+    tags: str = Query(
+        ..., description="comma-separated tags; a query has at most 10", json_schema_extra={"pattern": _TAGS}
+    ),
 ) -> SavedQuery:
     wanted = tag_list(tags)
     if not wanted:
