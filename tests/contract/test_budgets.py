@@ -4,6 +4,8 @@ is the plan's, and a refusal is a 4xx that names it."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import httpx
 import pytest
 
@@ -90,3 +92,32 @@ def test_notifiers_are_the_plans_number(fresh):
     assert made[-1].json()["error"] == "Too many notifiers: the free plan allows 10"
     listed = httpx.get(f"{fresh.url}/notifier", params={"key": free}).json()
     assert listed["total"] == 10 and listed["matches"][0]["id"] == "default"
+
+
+def test_free_accounts_tests_to_silent_receivers_leave_room_for_the_others(fresh):
+    """Eight free accounts testing notifiers that never answer refused everyone else's tests
+    (issue 44, minor 1): free accounts hold at most half the tests under way at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from spyglass.server.alerts.delivery import FREE_TESTS_AT_ONCE
+    from tests.contract.test_alerts_delivery import dead_receiver
+
+    with ExitStack() as stack, Receiver() as receiver, ThreadPoolExecutor(FREE_TESTS_AT_ONCE) as pool:
+        hooks = [stack.enter_context(dead_receiver()) for _ in range(FREE_TESTS_AT_ONCE)]
+        free = [fresh.key("free") for _ in range(FREE_TESTS_AT_ONCE)]
+        made = [notifier(fresh, k, "webhook", url=h) for k, h in zip(free, hooks, strict=True)]
+        held = [pool.submit(try_notifier, fresh, k, n) for k, n in zip(free, made, strict=True)]
+        late = fresh.key("free")
+        late_hook = notifier(fresh, late, "webhook", url=f"{receiver.url}/late")
+        while not held[0].done():  # until the eight are under way, then while they wait
+            refused = try_notifier(fresh, late, late_hook)
+            if refused.status_code == 429:
+                assert f"{FREE_TESTS_AT_ONCE} notifier tests of free accounts are under way" in refused.json()["error"]
+                break
+        else:
+            pytest.fail("the free accounts' tests ended before a ninth was refused")
+        member = fresh.key("member")
+        assert try_notifier(fresh, member, notifier(fresh, member, "webhook", url=f"{receiver.url}/m")).json()[
+            "success"
+        ]
+        assert all(not h.result().json()["success"] for h in held)  # each waited out its deadline
