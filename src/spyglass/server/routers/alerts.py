@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_name
 from spyglass.server.auth import Caller
 from spyglass.server.deps import Alerts, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
+from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
 from spyglass.server.state.alerts import AlertState, OverBudget
 from spyglass.server.store import iso
@@ -118,7 +120,12 @@ def trigger_names(text: str) -> list[str]:
     responses=responses(403),
     openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
-def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+    async with one_at_a_time(("alerts", who.account.id)):  # the others wait holding no thread
+        return await asyncio.to_thread(_create_alert, body, alerts, who)
+
+
+def _create_alert(body: Any, alerts: AlertState, who: Caller) -> Alert:
     if not isinstance(body, dict):
         raise bad_request("a JSON object with 'name' and 'filters' is required")
     name = body.get("name")
@@ -157,7 +164,12 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     responses=responses(403, 404),
     openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
-def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+    async with one_at_a_time(("alerts", who.account.id)):
+        return await asyncio.to_thread(_edit_alert, alert_id, body, alerts, who)
+
+
+def _edit_alert(alert_id: str, body: Any, alerts: AlertState, who: Caller) -> Alert:
     owned(alerts, who, alert_id)
     networks = networks_of(body)
     expires = expires_of(body)
