@@ -213,20 +213,3 @@ def test_ping_refuses_demo_addresses_of_a_demo_backend(tmp_path, capsys, monkeyp
             assert main([command, "198.18.0.7"]) == 2
             assert "synthetic demo address" in capsys.readouterr().err
     backend.store.close()
-
-
-@pytest.mark.parametrize("option", ["--state", "--store"])
-def test_a_password_on_the_command_line_is_warned_of_and_the_environment_is_not(capsys, monkeypatch, option):
-    """`ps` shows every local user a command line: the docs put a database password there (issue 44,
-    minor 8). The environment, or PostgreSQL's password file, keeps it."""
-    scheme, env, command = {
-        "--state": ("postgresql", "SPYGLASS_STATE", "state"),
-        "--store": ("clickhouse", "SPYGLASS_STORE", "store"),
-    }[option]
-    address = f"{scheme}://spyglass:hunter2@127.0.0.1:1/intel"
-    main([command, "init", option, address])
-    err = capsys.readouterr().err
-    assert f"the password in {option} is seen by every user of this machine (ps)" in err and "hunter2" not in err
-    monkeypatch.setenv(env, address)
-    main([command, "init"])
-    assert "warning" not in capsys.readouterr().err

@@ -3,6 +3,9 @@ cannot be used, hostile text only ever a parameter, a server that goes away and 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import httpx
@@ -139,3 +142,21 @@ def test_the_password_comes_from_a_password_file_as_the_docs_say(postgres_url, t
     monkeypatch.setenv("SPYGLASS_STATE", without)
     assert main(["state", "init"]) == EXIT_OK
     assert "warning" not in capsys.readouterr().err
+
+
+def test_serve_warns_of_a_password_on_its_command_line_once_it_serves(postgres_url, tmp_path):
+    """`ps` shows every local user a command line for as long as serve runs: the docs put the
+    state's password there (issue 44, minor 8). Said once serving (a failure stays one line)."""
+
+    def stderr_of_serve(*state: str, env: dict[str, str] | None = None) -> str:
+        command = [sys.executable, "-m", "spyglass", "serve", "--data", str(tmp_path / "d"), "--port", "0", *state]
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+        ) as process:
+            assert process.stdout is not None and process.stdout.readline().startswith("main")
+            process.terminate()
+            return process.communicate(timeout=30)[1]
+
+    said = stderr_of_serve("--state", postgres_url)
+    assert "the password in --state is seen by every user of this machine (ps)" in said and "state-secret" not in said
+    assert "warning: the password" not in stderr_of_serve(env={"SPYGLASS_STATE": postgres_url})

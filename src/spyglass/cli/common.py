@@ -179,42 +179,43 @@ def api_command(
     return run
 
 
-def _address(args: argparse.Namespace, option: str, env: str) -> str:
-    """``--OPTION``, else $ENV. A password in the option is said to be seen by every local user
-    (the command line is in ps and /proc to all of them): the environment or a password file
-    (PostgreSQL's ~/.pgpass, $PGPASSFILE) keeps it."""
-    import os
-    from urllib.parse import urlsplit
-
-    given = getattr(args, option, None)
-    if given:
-        try:
-            password = urlsplit(given).password
-        except ValueError:
-            password = None
-        if password:
-            print(
-                f"spyglass: warning: the password in --{option} is seen by every user of this machine (ps): "
-                f"give the address in ${env} instead, or leave the password out of it and keep it in a password "
-                "file (PostgreSQL: ~/.pgpass or $PGPASSFILE)",
-                file=sys.stderr,
-            )
-        return given
-    return os.environ.get(env, "")
-
-
 def store_address(args: argparse.Namespace) -> str:
     """The banner store ``--store`` or $SPYGLASS_STORE names; "" for the embedded one."""
+    import os
+
     from spyglass.server.stores import ENV_STORE
 
-    return _address(args, "store", ENV_STORE)
+    return getattr(args, "store", None) or os.environ.get(ENV_STORE, "")
 
 
 def state_address(args: argparse.Namespace) -> str:
     """The state ``--state`` or $SPYGLASS_STATE names; "" for SQLite in the data dir."""
+    import os
+
     from spyglass.server.stores import ENV_STATE
 
-    return _address(args, "state", ENV_STATE)
+    return getattr(args, "state", None) or os.environ.get(ENV_STATE, "")
+
+
+def passwords_in_argv(args: argparse.Namespace) -> list[str]:
+    """A warning for each of --store and --state given with a password: the command line is in
+    ps and /proc for every user of the machine, for as long as the process runs. The environment
+    or a password file (PostgreSQL's ~/.pgpass, $PGPASSFILE) keeps it."""
+    from urllib.parse import urlsplit
+
+    said = []
+    for option, env in (("store", "SPYGLASS_STORE"), ("state", "SPYGLASS_STATE")):
+        try:
+            password = urlsplit(getattr(args, option, None) or "").password
+        except ValueError:
+            password = None
+        if password:
+            said.append(
+                f"spyglass: warning: the password in --{option} is seen by every user of this machine (ps): "
+                f"give the address in ${env} instead, or leave the password out of it and keep it in a password "
+                "file (PostgreSQL: ~/.pgpass or $PGPASSFILE)"
+            )
+    return said
 
 
 def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
-from spyglass.cli.common import Common, state_address, store_address
+from spyglass.cli.common import Common, passwords_in_argv, state_address, store_address
 from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 
 # Options that also come from the environment, so that the backend the dashboard starts (it
@@ -156,6 +156,13 @@ def serve_command(args: argparse.Namespace) -> int:
         if note:
             print(note, file=sys.stderr, flush=True)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
+    warnings = passwords_in_argv(args)  # said once it serves: a failure stays one line
+
+    def announce(line: str) -> None:
+        print(line, flush=True)
+        while warnings:
+            print(warnings.pop(0), file=sys.stderr, flush=True)
+
     try:
         serve(
             settings,
@@ -165,7 +172,7 @@ def serve_command(args: argparse.Namespace) -> int:
             sock=sock,
             demo=args.demo,
             exit_on_stdin_eof=args.exit_on_stdin_eof,
-            announce=lambda line: print(line, flush=True),
+            announce=announce,
             workers=args.workers,
         )
     except (DataDirBusy, StoreUnavailable, WorkersFailed, DiskFull) as exc:
