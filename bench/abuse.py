@@ -522,11 +522,11 @@ def _alert_budget_on(name: str, state: str | None, seconds: float) -> None:
         urls = [first[0]] + ([stack.enter_context(backend_on(state))[0]] if state else [])
         member, victim = keys(first[2], "member", "member", state=state)
         alerts = f"{first[0]}/intel/alert"
+        http = stack.enter_context(httpx.Client(timeout=30, limits=httpx.Limits(max_connections=48)))
 
-        def create(n: int) -> int:
+        def create(n: int) -> int:  # one client for all: a client each is CPU in this process, beside the other's
             body = {"name": f"a{n}", "filters": {"ip": [f"10.{n}.0.0/29"]}}
-            url = urls[n % len(urls)]
-            return httpx.post(f"{url}/intel/alert", params={"key": member}, json=body, timeout=30).status_code
+            return http.post(f"{urls[n % len(urls)]}/intel/alert", params={"key": member}, json=body).status_code
 
         rounds, most = 0, 0
         with Victim(first[0], victim, first[1]) as v, ThreadPoolExecutor(48) as pool:
