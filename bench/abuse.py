@@ -437,7 +437,20 @@ def backend_on(state: str | None, *options: str) -> Iterator[tuple[str, int, str
 
 def flood(seconds: float, clients: int, method: str, url: str, vary: str = "", **request) -> dict[int, int]:
     """``clients`` threads sending the same request for ``seconds`` (``vary``: a parameter made
-    different each time): how often each status came."""
+    different each time), in a process of their own: their CPU (40 KB URLs encoded, say) is not
+    spent under the GIL of the other client's thread here. How often each status came."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    answers = context.Queue()
+    attacker = context.Process(target=_flood, args=(seconds, clients, method, url, vary, request, answers))
+    attacker.start()
+    statuses = answers.get()
+    attacker.join()
+    return statuses
+
+
+def _flood(seconds: float, clients: int, method: str, url: str, vary: str, request: dict, answers) -> None:
     stop, statuses, lock = threading.Event(), {}, threading.Lock()
 
     def client() -> None:
@@ -456,7 +469,7 @@ def flood(seconds: float, clients: int, method: str, url: str, vary: str = "", *
                     statuses[status] = statuses.get(status, 0) + 1
 
     run_for(seconds, stop, [client] * clients)
-    return dict(sorted(statuses.items()))
+    answers.put(dict(sorted(statuses.items())))
 
 
 def directory_words(seconds: float) -> None:
