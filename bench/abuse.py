@@ -18,6 +18,15 @@ p50/p95 and the server's RSS before, at its peak and after. Goals: the other cli
    wrong keys under rotated X-Forwarded-For; 7. queries: 24 clients counting (free) cpe: with
    2,000 values and net: with 1,000; 8. logs: 300 aborted uploads, and what they log.
 
+And the costs one account could multiply (issue 44's majors), each on SQLite and on PostgreSQL
+state (a PostgreSQL server of the bench's own, where installed), with the same other client:
+
+9. directory: 12 free clients searching a directory of 4,028 queries with 32 words of 2,000
+   characters, and with as many words as the plan allows; 10. facets: 16 free clients counting
+   with 5,000 facets, and with the plan's most; 11. alerts: 48 creates of 8 addresses at once by a
+   member (16 allowed), through two backends on PostgreSQL: what is monitored after; 12. tests:
+   8 free clients testing notifiers to one receiver; 13. saved: 8 free clients saving queries.
+
     python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
 
@@ -34,7 +43,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -232,14 +241,15 @@ def stock_backend(*options: str, log: Path | None = None) -> Iterator[tuple[str,
             yield url, server_pid(url), tmp
 
 
-def keys(data_dir: str, *plans: str) -> list[str]:
+def keys(data_dir: str, *plans: str, state: str | None = None) -> list[str]:
+    where = ["--state", state] if state else ["--data", data_dir]
     out = subprocess.run(
-        [sys.executable, "-m", "spyglass", "keys", "create", "--data", data_dir, "--plan", plans[0]],
+        [sys.executable, "-m", "spyglass", "keys", "create", *where, "--plan", plans[0]],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     made = [out.stdout.strip()]
     for plan in plans[1:]:
-        made += keys(data_dir, plan)
+        made += keys(data_dir, plan, state=state)
     return made
 
 
@@ -392,6 +402,192 @@ def disconnect_logs(seconds: float) -> None:
         v.report(f"8. 300 aborted uploads with no key ({written:,} bytes logged, {written / 300:.0f} B each)")
 
 
+# --- costs one account could multiply: issue 44's majors -----------------------------------------
+
+
+@contextmanager
+def states() -> Iterator[tuple[str, str | None]]:
+    """("SQLite", None), then ("PostgreSQL", a fresh database's address) where PostgreSQL is installed."""
+    from spyglass.testing.postgres import PostgresServer
+
+    try:
+        server = PostgresServer().start()
+    except Exception as exc:  # noqa: BLE001 (a bench: say why and go on with SQLite)
+        print(f"(no PostgreSQL state: {exc})")
+        server = None
+    databases = iter(range(1_000))
+
+    def listed() -> Iterator[tuple[str, str | None]]:
+        yield "SQLite", None
+        if server is not None:
+            yield "PostgreSQL", server.create_database(f"abuse{next(databases)}")
+
+    try:
+        yield listed
+    finally:
+        if server is not None:
+            server.remove()
+
+
+@contextmanager
+def backend_on(state: str | None, *options: str) -> Iterator[tuple[str, int, str]]:
+    with stock_backend(*(("--state", state) if state else ()), *options) as (url, pid, data):
+        yield url, pid, data
+
+
+def flood(seconds: float, clients: int, method: str, url: str, vary: str = "", **request) -> dict[int, int]:
+    """``clients`` threads sending the same request for ``seconds`` (``vary``: a parameter made
+    different each time), in a process of their own: their CPU (40 KB URLs encoded, say) is not
+    spent under the GIL of the other client's thread here. How often each status came."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    answers = context.Queue()
+    attacker = context.Process(target=_flood, args=(seconds, clients, method, url, vary, request, answers))
+    attacker.start()
+    statuses = answers.get()
+    attacker.join()
+    return statuses
+
+
+def _flood(seconds: float, clients: int, method: str, url: str, vary: str, request: dict, answers) -> None:
+    stop, statuses, lock = threading.Event(), {}, threading.Lock()
+
+    def client() -> None:
+        with httpx.Client(timeout=30) as http:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                params = dict(request.get("params", {}))
+                if vary:
+                    params[vary] = f"{params[vary]} {threading.get_ident()} {n}"
+                try:
+                    status = http.request(method, url, **{**request, "params": params}).status_code
+                except httpx.HTTPError:
+                    status = 0
+                with lock:
+                    statuses[status] = statuses.get(status, 0) + 1
+
+    run_for(seconds, stop, [client] * clients)
+    answers.put(dict(sorted(statuses.items())))
+
+
+def directory_words(seconds: float) -> None:
+    with states() as listed:
+        for name, state in listed():
+            _directory_words_on(name, state, seconds)
+
+
+def _directory_words_on(name: str, state: str | None, seconds: float) -> None:
+    from spyglass.server.directory.store import Directory
+    from spyglass.server.plans import PLANS
+    from spyglass.server.postgres.directory import PostgresDirectory
+
+    free = PLANS["free"]
+    longest = " ".join(["ipsum" + "x" * (free.directory_word_length - 5)] * free.directory_words)
+    with backend_on(state) as (url, pid, data):
+        directory = PostgresDirectory(state) if state else Directory(Path(data))
+        for n in range(4028):  # as the attacker's directory held (saved past today's quotas)
+            directory.save(1, f"spam {n}", "nginx", "lorem ipsum " * 20, ["spam"])
+        directory.close()
+        attacker, victim = keys(data, "free", "member", state=state)
+        for words, what in (
+            (" ".join(["a" * 2000] * 32), "32 words of 2,000 characters"),
+            (longest, f"{free.directory_words} words of {free.directory_word_length} (the free plan's most)"),
+        ):
+            with Victim(url, victim, pid) as v:
+                got = flood(seconds, 12, "GET", f"{url}/intel/query/search", params={"key": attacker, "query": words})
+                v.settle(1)
+            v.report(f"9. {name}: 12 free clients searching 4,028 queries with {what} (answered {got})")
+
+
+def many_facets(seconds: float) -> None:
+    with states() as listed:
+        for name, state in listed():
+            _many_facets_on(name, state, seconds)
+
+
+def _many_facets_on(name: str, state: str | None, seconds: float) -> None:
+    most = "org:100,product:100,port:100,country:100,asn:100"
+    with backend_on(state) as (url, pid, data):
+        attacker, victim = keys(data, "free", "member", state=state)
+        for facets, what in ((",".join(["port"] * 5000), "5,000 facets"), (most, "5 facets of 100")):
+            count = {"key": attacker, "query": "port:22", "facets": facets}
+            with Victim(url, victim, pid) as v:
+                got = flood(seconds, 16, "GET", f"{url}/intel/host/count", params=count)
+                v.settle(1)
+            v.report(f"10. {name}: 16 free clients counting with {what} (answered {got})")
+
+
+def alert_budget(seconds: float) -> None:
+    with states() as listed:
+        for name, state in listed():
+            _alert_budget_on(name, state, seconds)
+
+
+def _alert_budget_on(name: str, state: str | None, seconds: float) -> None:
+    """Rounds of 48 creates at once (spread over the backends), each round's alerts deleted after
+    it, for ``seconds``: the most addresses any round ended up monitoring."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ExitStack() as stack:
+        first = stack.enter_context(backend_on(state))
+        urls = [first[0]] + ([stack.enter_context(backend_on(state))[0]] if state else [])
+        member, victim = keys(first[2], "member", "member", state=state)
+        alerts = f"{first[0]}/intel/alert"
+        http = stack.enter_context(httpx.Client(timeout=30, limits=httpx.Limits(max_connections=48)))
+
+        def create(n: int) -> int:  # one client for all: a client each is CPU in this process, beside the other's
+            body = {"name": f"a{n}", "filters": {"ip": [f"10.{n}.0.0/29"]}}
+            return http.post(f"{urls[n % len(urls)]}/intel/alert", params={"key": member}, json=body).status_code
+
+        rounds, most = 0, 0
+        with Victim(first[0], victim, first[1]) as v, ThreadPoolExecutor(48) as pool:
+            started = time.monotonic()
+            while time.monotonic() - started < seconds:
+                list(pool.map(create, range(48)))
+                made = httpx.get(f"{alerts}/info", params={"key": member}, timeout=30).json()
+                most, rounds = max(most, sum(a["size"] for a in made)), rounds + 1
+                for alert in made:
+                    httpx.delete(f"{alerts}/{alert['id']}", params={"key": member}, timeout=30)
+            v.settle(1)
+        v.report(
+            f"11. {name}: {rounds} rounds of 48 creates of 8 addresses at once through {len(urls)} backend(s), "
+            f"member plan of 16: at most {most} monitored after a round"
+        )
+
+
+def notifier_tests(seconds: float) -> None:
+    with Receiver() as receiver, states() as listed:
+        for name, state in listed():
+            _notifier_tests_on(name, state, seconds, receiver)
+
+
+def _notifier_tests_on(name: str, state: str | None, seconds: float, receiver: Receiver) -> None:
+    with backend_on(state, "--notifier-allow", "127.0.0.0/8") as (url, pid, data):
+        attacker, victim = keys(data, "free", "member", state=state)
+        hook = {"provider": "webhook", "url": f"{receiver.url}/{name}"}
+        made = httpx.post(f"{url}/notifier", params={"key": attacker}, data=hook, timeout=10).json()["id"]
+        before = len(receiver.posts)
+        with Victim(url, victim, pid) as v:
+            got = flood(seconds, 8, "POST", f"{url}/notifier/{made}/test", params={"key": attacker})
+            v.settle(1)
+        sent = len(receiver.posts) - before
+        v.report(f"12. {name}: 8 free clients testing a notifier for {seconds:g} s: {sent} sent (answered {got})")
+
+
+def saved_queries(seconds: float) -> None:
+    with states() as listed:
+        for name, state in listed():
+            with backend_on(state) as (url, pid, data):
+                attacker, victim = keys(data, "free", "member", state=state)
+                save = {"key": attacker, "title": "spam", "query": "nginx"}
+                with Victim(url, victim, pid) as v:
+                    got = flood(seconds, 8, "POST", f"{url}/intel/query", vary="title", params=save)
+                    v.settle(1)
+                v.report(f"13. {name}: 8 free clients saving queries for {seconds:g} s (answered {got})")
+
+
 ATTACKS = {
     "stream": stream_memory,
     "idle": lambda _: idle_connections(),
@@ -401,6 +597,11 @@ ATTACKS = {
     "keys": wrong_keys,
     "queries": costly_free_queries,
     "logs": disconnect_logs,
+    "directory": directory_words,
+    "facets": many_facets,
+    "alerts": alert_budget,
+    "tests": notifier_tests,
+    "saved": saved_queries,
 }
 
 

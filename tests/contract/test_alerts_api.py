@@ -5,6 +5,7 @@ provider to a receiver on loopback."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -143,6 +144,22 @@ async def test_monitored_ips_limit_of_the_plan(backend):
     async with Clients.from_profile(backend.profile(backend.key("free"))) as free:
         with pytest.raises(APIError, match="free plan allows 0"):
             await free.alerts.create("none", ["127.0.0.1"])
+
+
+def test_concurrent_creates_never_pass_the_plan(backend):
+    """48 addresses on a member plan of 16 came of creating alerts at once: 24 creates of 8
+    addresses, all in flight together, leave two alerts and 16 addresses."""
+    key = backend.key("member")
+
+    def create(n: int) -> int:
+        body = {"name": f"a{n}", "filters": {"ip": [f"127.0.{n}.0/29"]}}
+        return httpx.post(f"{backend.url}/intel/alert", params={"key": key}, json=body, timeout=30).status_code
+
+    with ThreadPoolExecutor(24) as pool:
+        statuses = list(pool.map(create, range(24)))
+    assert sorted(statuses) == [200] * 2 + [403] * 22
+    listed = httpx.get(f"{backend.url}/intel/alert/info", params={"key": key}, timeout=30).json()
+    assert sum(a["size"] for a in listed) == 16
 
 
 async def test_notifiers_crud_providers_and_default(clients):

@@ -58,6 +58,9 @@ def test_info_against_a_profile_from_the_environment(backend, capsys, monkeypatc
     assert main(["info"]) == 0
     said = capsys.readouterr().out  # counts with separators as the dashboard shows them, flags in words
     assert "100 of 100" in said and "True" not in said and "False" not in said
+    budgets = [line.split() for line in said.splitlines() if "facets a request" in line or "saved queries an" in line]
+    assert budgets == [["facets", "a", "request", "10"], ["saved", "queries", "an", "hour", "20"]]  # issue 44
+    assert body["usage_limits"]["notifier_tests"] == 20 and body["usage_limits"]["directory_words"] == 16
 
 
 @pytest.mark.parametrize(

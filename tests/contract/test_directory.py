@@ -87,9 +87,25 @@ async def test_search_words_and_tags(fresh):
         assert (await c.directory.search("mongo")).total == mongo.total
         with pytest.raises(BadRequest):
             await c.directory.search("  ")
-        assert (await c.directory.search(" ".join(["plc"] * 31) + " tag:scada")).total == 1
-        with pytest.raises(BadRequest, match="1,200 words and tags; at most 32 in one search"):  # was a 500
-            await c.directory.search(" ".join(f"w{i}" for i in range(1200)))
+        assert (await c.directory.search(" ".join(["plc"] * 15) + " tag:scada")).total == 1
+        with pytest.raises(BadRequest, match="1,200 words and tags; the member plan allows 16 in one search"):
+            await c.directory.search(" ".join(f"w{i}" for i in range(1200)))  # was a 500
+
+
+@pytest.mark.parametrize(
+    "plan, words, message",
+    [
+        ("free", " ".join(["plc"] * 9), "9 words and tags; the free plan allows 8 in one search"),
+        ("free", "a" * 65, "a word of 65 characters; the free plan allows 64 characters a word"),
+        ("enterprise", " ".join(["a" * 2000] * 32), "a word of 2,000 characters; the enterprise plan allows 100"),
+    ],
+    ids=["9 words", "65 letters", "2000 letters"],
+)
+async def test_search_words_past_the_plan_are_400_naming_the_cap(fresh, plan, words, message):
+    async with await client_of(fresh, plan) as c:
+        with pytest.raises(BadRequest, match=message):
+            await c.directory.search(words)
+        assert (await c.directory.search(" ".join(["plc"] * 7) + " tag:scada")).total == 1
 
 
 async def test_tags_have_the_shape_of_the_fixture(fresh):

@@ -282,14 +282,25 @@ def test_the_server_s_own_networks_are_not_pinged(stock_agent, target):
     for form in ("ping", "geoping"):
         response = httpx.get(f"{server.url}/api/{form}/{target}")
         assert response.status_code == 422, response.text
-        assert "is in a network this agent does not measure" in response.json()["error"]
+        said = "cannot resolve" if target.endswith(".test") else "is in a network this agent does not measure"
+        assert said in response.json()["error"]
     assert probed == []
+
+
+def test_an_internal_name_is_told_as_one_that_does_not_exist(stock_agent):
+    """Geonet with no key told internal host names from names that do not exist (issue 44, minor 4)."""
+    server, _ = stock_agent
+    for form, query in (("ping", {}), ("geoping", {}), ("dns", {}), ("dns", {"rtype": "AAAA"})):
+        inside = httpx.get(f"{server.url}/api/{form}/loop.example.test", params=query)
+        nowhere = httpx.get(f"{server.url}/api/{form}/nowhere.example.test", params=query)
+        assert inside.status_code == nowhere.status_code
+        assert inside.text.replace("loop.", "X.") == nowhere.text.replace("nowhere.", "X."), form
 
 
 def test_dns_answers_inside_the_server_s_networks_are_withheld(stock_agent):
     server, _ = stock_agent
     inside = httpx.get(f"{server.url}/api/dns/loop.example.test").json()
-    assert (inside["answers"], inside["status"]) == ([], "REFUSED") and "withheld" in inside["error"]
+    assert (inside["answers"], inside["status"]) == ([], "NXDOMAIN") and "error" not in inside
     reverse = httpx.get(f"{server.url}/api/dns/10.9.9.9", params={"rtype": "PTR"}).json()
     assert (reverse["answers"], reverse["status"]) == ([], "REFUSED")
     named = httpx.get(f"{server.url}/api/dns/www.example.test", params={"rtype": "CNAME"}).json()

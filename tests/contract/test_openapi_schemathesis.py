@@ -16,7 +16,15 @@ from spyglass.server.geonet import GeonetSettings
 from tests.conftest import backend_with
 from tests.servers import DnsServer, SmtpServer
 
-SAYS_WHAT_IT_TAKES = ("GET /dns/domain/{domain}", "GET /dns/resolve", "GET /intel/host/{ip}", "GET /account/profile")
+SAYS_WHAT_IT_TAKES = (
+    "GET /dns/domain/{domain}",
+    "GET /dns/resolve",
+    "GET /intel/host/{ip}",
+    "GET /account/profile",
+    "GET /intel/query/search",  # issue 44: what the document allows, the server took
+    "POST /intel/query/{query_id}/vote",
+    "POST /intel/query/{query_id}/tags",
+)
 EXAMPLES = 25  # per operation and generation mode: about 500 requests, well under a minute
 
 

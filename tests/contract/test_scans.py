@@ -285,6 +285,14 @@ async def test_an_internet_scan_works_with_the_defaults(tmp_path):
             assert (await c.scans.cancel(submitted.id)).status == "CANCELLED"
 
 
+async def test_an_internet_scan_on_a_backend_allowed_no_network_is_refused(tmp_path):
+    with running(tmp_path, scan_allow=[]) as backend:
+        async with Clients.from_profile(backend.profile(backend.key("member", researcher=True))) as c:
+            with pytest.raises(BadRequest, match="may scan no network"):
+                await c.scans.internet(80, "http")
+            assert (await c.scans.list()).total == 0
+
+
 async def test_scan_results_are_published_to_the_stream(scanning):
     hub = scanning.app.state.hub
     with Greeter(["127.0.0.1"], b"220 streamed service\r\n") as service:

@@ -61,7 +61,7 @@ async def test_identifying_facets_cost_what_a_search_costs(loaded, member):
     refuses the free plan (402): such facets cost a query credit, count or search alike."""
     async with Clients.from_profile(loaded.profile(loaded.key("free"))) as free:
         with pytest.raises(NoCredits, match=r"identifying fields \(ip, ssh.fingerprint\)"):
-            await free.search.count("port:22", "ip:1000,ssh.fingerprint:1000")
+            await free.search.count("port:22", "ip:100,ssh.fingerprint:100")
         with pytest.raises(NoCredits, match=r"identifying fields \(ssl.jarm\)"):
             await free.search.count("nginx", "ssl.jarm")
         with pytest.raises(NoCredits):
@@ -132,6 +132,25 @@ async def test_a_free_count_too_big_is_400_naming_the_cap(member, query, message
     with pytest.raises(BadRequest) as caught:
         await member.search.count(query)
     assert message in str(caught.value) and caught.value.status == 400
+
+
+@pytest.mark.parametrize(
+    "plan, facets, message",
+    [
+        ("free", ",".join(["port"] * 8000), "8,000 facets; the free plan allows 5 a request"),
+        ("member", ",".join(["org"] * 11), "11 facets; the member plan allows 10 a request"),
+        ("free", "org:101", "facet org: 101 values; the free plan allows 100 a facet"),
+    ],
+    ids=["8000 facets", "11 facets", "101 values"],
+)
+@pytest.mark.parametrize("path", ["count", "search"])
+def test_facets_past_the_plan_are_400_naming_the_cap(loaded, plan, facets, message, path):
+    """Each facet is a pass over every match: 5,000 of them were 9 s of a free count, 8,000 a 500."""
+    key = loaded.key(plan)
+    answer = httpx.get(f"{loaded.url}/intel/host/{path}", params={"key": key, "query": "nginx", "facets": facets})
+    assert answer.status_code == 400 and message in answer.json()["error"]
+    within = httpx.get(f"{loaded.url}/intel/host/count", params={"key": key, "query": "nginx", "facets": "org:100"})
+    assert within.status_code == 200
 
 
 async def test_repeated_networks_count_as_one(member):

@@ -4,12 +4,13 @@ set, listing, search at a word's start, tags, and saving, voting, tagging, delet
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from spyglass.server.directory.seed import SEED
-from spyglass.server.state.directory import PAGE_SIZE, DirectoryState, NotYours
+from spyglass.server.state.directory import PAGE_SIZE, DirectoryState, NotYours, OverQuota, Quota
 from tests.store.test_clickhouse import HOSTILE
 
 
@@ -65,6 +66,50 @@ def test_search_is_at_a_word_start_in_any_case(directory):
         assert directory.search([literal], [], 1)[1] == 0  # no pattern, wildcard or driver error
     with pytest.raises(ValueError, match="at most 32"):
         directory.search([f"w{i}" for i in range(40)], [], 1)
+
+
+def test_long_words_are_refused_and_words_are_found_without_patterns(directory):
+    """32 words of 2,000 characters were 15 s of regular expressions inside PostgreSQL: a word is
+    now at most MAX_WORD_LENGTH characters, found as a plain substring of the kept ``words``."""
+    with pytest.raises(ValueError, match="a word of 2,000 characters; at most 100 characters a word"):
+        directory.search(["a" * 2000] * 32, [], 1)
+    with pytest.raises(ValueError, match="a word of 101 characters"):
+        directory.search([], ["t" * 101], 1)
+    saved = directory.save(7, "Mine (zork)", "x_y 北京 Straße", "nginx", ["web"])
+    assert titles(directory.search(["(zork"], [], 1)) == ["Mine (zork)"]  # punctuation starts a word here
+    assert directory.search(["北京", "strasse"], [], 1)[1] == 0 and directory.search(["_y", "mine"], [], 1)[1] == 0
+    assert titles(directory.search(["STRAßE", "x_y", "北", "ZORK"], [], 1)) == ["Mine (zork)"]
+    assert directory.search(["zork", "germ"], [], 1)[1] == 0
+    directory.add_tags(saved.id, 7, ["germany"])  # what a search looks in follows the tags
+    assert titles(directory.search(["germ", "zork"], [], 1)) == ["Mine (zork)"]
+    assert directory.search(["zork)x_y"], [], 1)[1] == 0 and directory.search(["web\nzork"], [], 1)[1] == 0
+
+
+def test_an_accounts_quota_holds_under_concurrent_saves(request, tmp_path, directory):
+    """A free key saved 6,057 public queries in 20 s and every listing was then its spam: a count
+    and a number an hour per account, counted in the saving transaction. 24 saves at once through
+    three connections (three backends) leave exactly the quota."""
+    name = request.node.callspec.params["directory"]
+    backends = [directory] + [STATES[name](request, tmp_path) for _ in range(2)]
+    hourly = Quota(total=100, per_hour=5)
+
+    def save(n: int) -> bool:
+        try:
+            backends[n % 3].save(7, f"spam {n}", "nginx", "", [], hourly)
+        except OverQuota as exc:
+            assert exc.hourly and 3500 < exc.wait <= 3600
+            return False
+        return True
+
+    with ThreadPoolExecutor(24) as pool:
+        assert list(pool.map(save, range(24))).count(True) == 5
+    assert directory.search(["spam"], [], 1)[1] == 5
+    directory.save(8, "another account", "nginx", "", [], hourly)  # a quota of its own
+    with pytest.raises(OverQuota) as over:
+        directory.save(7, "one more", "nginx", "", [], Quota(total=5, per_hour=100))
+    assert not over.value.hourly
+    for other in backends[1:]:
+        other.close()
 
 
 def test_tags_are_counted(directory):

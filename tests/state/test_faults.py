@@ -143,7 +143,7 @@ def _clear(answer: httpx.Response) -> bool:
     return (
         answer.status_code == 503
         and answer.headers.get("retry-after", "").isdigit()
-        and answer.json()["error"].startswith("Service unavailable: the state at")
+        and answer.json()["error"] == "Service unavailable: the shared state cannot be used now. Try again shortly"
     )
 
 

@@ -8,21 +8,27 @@ from datetime import datetime, timedelta
 import pytest
 
 from spyglass.netblocks import parse_networks
-from spyglass.server.alerts.service import NOTIFYING, OverPlan, check_plan, notify_reason
+from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.store import AlertStore
+from spyglass.server.state.alerts import OverBudget
 from spyglass.server.store import Store
 
 
 def test_the_plan_counts_the_other_alerts_but_not_the_one_being_changed(tmp_path):
     accounts, alerts = Store(tmp_path), AlertStore(tmp_path)
     account, _ = accounts.create_account("member", "member")  # 16 monitored addresses
-    first = alerts.create_alert(account.id, "first", parse_networks(["127.0.0.0/29"]), 0)  # 8
-    check_plan(alerts, account, parse_networks(["127.0.1.0/29"]))  # 8 + 8: at the limit
-    with pytest.raises(OverPlan, match="monitor 9 IPs and 8 are monitored already: the member plan allows 16"):
-        check_plan(alerts, account, parse_networks(["127.0.1.0/29", "127.0.2.1"]))
-    check_plan(alerts, account, parse_networks(["127.0.0.0/28"]), leaving_out=first.id)  # 16 in its place
+    first = alerts.create_alert(account.id, "first", parse_networks(["127.0.0.0/29"]), 0, budget=16)  # 8
+    alerts.create_alert(account.id, "second", parse_networks(["127.0.1.0/30"]), 0, budget=16)  # 8 + 4
+    nine = parse_networks(["127.0.1.0/29", "127.0.2.1"])
+    with pytest.raises(OverBudget) as over:
+        alerts.create_alert(account.id, "third", nine, 0, budget=16)
+    message = "monitor 9 IPs and 12 are monitored already: the member plan allows 16"
+    assert message in over_plan(account, nine, over.value) and len(alerts.alerts(account.id)) == 2
+    alerts.set_networks(account.id, first.id, parse_networks(["127.0.3.0/29"]), budget=16)  # its own 8 not counted
+    with pytest.raises(OverBudget):  # 16 in its place, beside the other's 4
+        alerts.set_networks(account.id, first.id, parse_networks(["127.0.0.0/28"]), budget=16)
     other, _ = accounts.create_account("other", "member")
-    check_plan(alerts, other, parse_networks(["127.0.0.0/28"]))  # another account's alerts are not counted
+    alerts.create_alert(other.id, "o", parse_networks(["127.0.0.0/28"]), 0, budget=16)  # not the first's alerts
     alerts.close()
     accounts.close()
 

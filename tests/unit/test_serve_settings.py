@@ -23,6 +23,16 @@ def test_the_defaults_without_environment(monkeypatch):
     assert s.geonet.nameservers is None or s.geonet.nameservers == []
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "198.51.100.7", "example.test"])
+def test_listening_beyond_loopback_scans_no_network_by_default(monkeypatch, host):
+    """A paying key scanned the server's own loopback services (ClickHouse, PostgreSQL, its mail
+    relay) when the backend listened beyond this machine (issue 44, minor 2)."""
+    monkeypatch.delenv("SPYGLASS_SCAN_ALLOW", raising=False)
+    assert settings("--host", host).scan_allow == []
+    assert settings("--host", host, "--scan-allow", "127.0.0.0/8").scan_allow == ["127.0.0.0/8"]
+    assert settings("--host", "127.0.0.1").scan_allow == settings("--host", "localhost").scan_allow != []
+
+
 def test_the_environment_gives_smtp_notifier_urls_and_scan_networks(monkeypatch):
     monkeypatch.setenv("SPYGLASS_SMTP", "127.0.0.1:2525")
     monkeypatch.setenv("SPYGLASS_NOTIFIER_URLS", "slack=http://127.0.0.1:9/hook phone=http://127.0.0.1:9/sms")

@@ -65,14 +65,16 @@ class Common:
             "--store",
             metavar="ADDRESS",
             help="the banner store: clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N] "
-            "(default: $SPYGLASS_STORE, or the embedded store in the data directory)",
+            "(default: $SPYGLASS_STORE, or the embedded store in the data directory); a password "
+            "in $SPYGLASS_STORE, not here, where ps shows it",
         )
         self.state = self._parent(
             "--state",
             metavar="ADDRESS",
             help="where the accounts, keys, credits, organizations, alerts, scans and saved queries "
-            "live: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, shared by every backend given it "
-            "(default: $SPYGLASS_STATE, or SQLite in the data directory). Bulk-data files stay in "
+            "live: postgresql://USER@HOST[:PORT]/DB, shared by every backend given it "
+            "(default: $SPYGLASS_STATE, or SQLite in the data directory); its password in "
+            "$SPYGLASS_STATE or ~/.pgpass, not here, where ps shows it. Bulk-data files stay in "
             "each backend's data directory",
         )
         self.profile = self._parent(
@@ -201,6 +203,27 @@ def state_address(args: argparse.Namespace) -> str:
     from spyglass.server.stores import ENV_STATE
 
     return getattr(args, "state", None) or os.environ.get(ENV_STATE, "")
+
+
+def passwords_in_argv(args: argparse.Namespace) -> list[str]:
+    """A warning for each of --store and --state given with a password: the command line is in
+    ps and /proc for every user of the machine, for as long as the process runs. The environment
+    or a password file (PostgreSQL's ~/.pgpass, $PGPASSFILE) keeps it."""
+    from urllib.parse import urlsplit
+
+    said = []
+    for option, env in (("store", "SPYGLASS_STORE"), ("state", "SPYGLASS_STATE")):
+        try:
+            password = urlsplit(getattr(args, option, None) or "").password
+        except ValueError:
+            password = None
+        if password:
+            said.append(
+                f"spyglass: warning: the password in --{option} is seen by every user of this machine (ps): "
+                f"give the address in ${env} instead, or leave the password out of it and keep it in a password "
+                "file (PostgreSQL: ~/.pgpass or $PGPASSFILE)"
+            )
+    return said
 
 
 def open_store(args: argparse.Namespace, command: str, data_dir: Path) -> Any:

@@ -14,6 +14,15 @@ class UsageLimits(APIModel):
     scan_credits: int = 0
     query_credits: int = 0
     monitored_ips: int = 0
+    # spyglass's budgets of what one account may make the server keep or do (docs/api.md)
+    facets: int | None = None  # facets in one count, search or trends request
+    facet_size: int | None = None  # values of one facet
+    notifiers: int | None = None
+    notifier_tests: int | None = None  # an hour, by account and by destination
+    saved_queries: int | None = None
+    saved_queries_hour: int | None = None
+    directory_words: int | None = None  # words and tags of one directory search
+    directory_word_length: int | None = None
 
 
 class ApiInfo(APIModel):

@@ -51,6 +51,8 @@ async def ping(
     if address is None:
         raise PingFailed(f"cannot resolve {target}")
     if permitted is not None and not permitted(address):
+        if not is_ip(target):  # said as a name that does not resolve: no one learns which names are internal
+            raise NotMeasured(f"cannot resolve {target}")
         raise NotMeasured(f"{target} is in a network this agent does not measure")
     # The probes run in a thread of their own. On the event loop a reply's time was taken when
     # the loop got round to it: the first probe, sent while a geo form's other requests, a first

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from spyglass.server.banners.store import StoreUnavailable
-from spyglass.server.errors import ApiError, unavailable
+from spyglass.server.errors import ApiError, outage_log, unavailable
 from spyglass.server.guard import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
 from spyglass.server.state.accounts import Account, AccountState, NoCreditsLeft
 
@@ -328,7 +328,7 @@ class KeyBeforeBody:
                 raise ApiError(401, NO_KEY)
         except (ApiError, StoreUnavailable) as exc:  # before the app's handlers: answered here as they would
             if isinstance(exc, StoreUnavailable):
-                log.warning("%s %s: %s", scope["method"], scope["path"], exc)
+                outage_log(scope["method"], scope["path"], exc)
             error = unavailable(exc) if isinstance(exc, StoreUnavailable) else exc
             headers = [(k.lower().encode(), v.encode()) for k, v in (error.headers or {}).items()]
             # connection: close, as the rest of the body is left unread

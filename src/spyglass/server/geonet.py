@@ -9,7 +9,8 @@ left out and named, with the reason.
 Geonet takes no key, so it measures only the public internet unless the operator opens a network
 (``serve --geonet-allow CIDR``; the dashboard's own backend opens loopback): a ping of an address
 in the machine's own networks, or of a name that resolves there, is refused before any packet,
-and DNS answers that point there are withheld (the rule of :mod:`spyglass.netools.networks`).
+and DNS answers that point there are withheld (the rule of :mod:`spyglass.netools.networks`); a
+name is then answered as one that does not exist, so that no one learns the internal names.
 Probes run in a small pool of their own and lookups hold no thread, at most ``MEASURING`` at once
 (429 beyond): a flood of pings to hosts that never answer waits on nothing but itself.
 """
@@ -119,8 +120,11 @@ class Agent:
         shown = [r for r in result.answers if r.type not in ("A", "AAAA") or self.permitted(r.value)]
         if len(shown) == len(result.answers):
             return result
-        status = result.status if shown else "REFUSED"
-        return result.model_copy(update={"answers": shown, "status": status, "error": WITHHELD})
+        # A name is not told apart from one that does not exist (geonet takes no key): its inside
+        # addresses are left out with no word of it, and with none left it is answered as NXDOMAIN.
+        if not shown:
+            return DnsResult(answers=[], from_loc=self.here, status="NXDOMAIN")
+        return result.model_copy(update={"answers": shown})
 
     async def fan_out(
         self, local: Awaitable[Any], peer_path: str, params: dict[str, str], model: type[BaseModel]

@@ -16,6 +16,16 @@ class Plan:
     enterprise: bool  # stream, trends, bulk data and organization methods
     https: bool
     telnet: bool
+    # What one account may make the server keep or do (issue 44): each is refused past it with a
+    # 4xx that names it, and `spyglass info` shows them.
+    facets: int = 10  # facets in one count, search or trends request
+    facet_size: int = 1000  # values of one facet
+    notifiers: int = 50  # notifiers an account keeps
+    notifier_tests: int = 20  # notifier tests an hour (and as many to one destination, any account)
+    saved_queries: int = 100  # queries an account keeps in the shared directory
+    saved_queries_hour: int = 20  # queries an account may save an hour: one cannot own the listings
+    directory_words: int = 16  # words (and tags) of one directory search
+    directory_word_length: int = 100  # characters of one of them
 
 
 PLANS: dict[str, Plan] = {
@@ -31,6 +41,14 @@ PLANS: dict[str, Plan] = {
             enterprise=False,
             https=False,
             telnet=False,
+            facets=5,
+            facet_size=100,
+            notifiers=10,
+            notifier_tests=10,
+            saved_queries=20,
+            saved_queries_hour=10,
+            directory_words=8,
+            directory_word_length=64,
         ),
         Plan(
             "member",
@@ -53,6 +71,12 @@ PLANS: dict[str, Plan] = {
             enterprise=True,
             https=True,
             telnet=True,
+            facets=20,
+            notifiers=500,
+            notifier_tests=100,
+            saved_queries=1000,
+            saved_queries_hour=60,
+            directory_words=32,
         ),
     )
 }

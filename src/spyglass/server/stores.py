@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from spyglass.server.banners.store import BannerStore, StoreUnavailable
+from spyglass.server.banners.store import BANNERS, BannerStore, StoreUnavailable
 from spyglass.server.state.accounts import AccountState, utcnow
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.state.directory import DirectoryState
@@ -38,7 +38,7 @@ def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
     except StoreURLError:
         raise
     except Exception as exc:  # the driver's network, server and auth errors
-        raise StoreUnavailable(f"cannot use the banner store at {shown(address)}: {exc}") from exc
+        raise StoreUnavailable(f"cannot use the banner store at {shown(address)}: {exc}", what=BANNERS) from exc
 
 
 def open_account_state(address: str | None, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> AccountState:

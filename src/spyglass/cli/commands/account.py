@@ -33,6 +33,18 @@ def _yes(flag: object) -> str:
     return "yes" if flag is True else "no" if flag is False else "-" if flag is None else str(flag)
 
 
+BUDGETS = (  # the plan's budgets, as the server says them (usage_limits)
+    ("facets a request", "facets"),
+    ("values a facet", "facet_size"),
+    ("notifiers", "notifiers"),
+    ("notifier tests an hour", "notifier_tests"),
+    ("saved queries", "saved_queries"),
+    ("saved queries an hour", "saved_queries_hour"),
+    ("directory search words", "directory_words"),
+    ("characters a search word", "directory_word_length"),
+)
+
+
 async def info(clients, args):
     result = await clients.account.api_info()
     if args.json:
@@ -47,6 +59,7 @@ async def info(clients, args):
             ("unlocked", _yes(result.unlocked)),
             ("https", _yes(result.https)),
             ("telnet", _yes(result.telnet)),
+            *((label, _number(getattr(limits, name))) for label, name in BUDGETS if getattr(limits, name, None)),
         ]
     )
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
-from spyglass.cli.common import Common, state_address, store_address
+from spyglass.cli.common import Common, passwords_in_argv, state_address, store_address
 from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 
 # Options that also come from the environment, so that the backend the dashboard starts (it
@@ -62,7 +62,11 @@ def settings_from(args: argparse.Namespace):
         rate_limit=args.rate_limit,
         geonet=geonet,
         smtp_server=parse_smtp(smtp) if smtp else None,
-        scan_allow=[network_option("--scan-allow", n) for n in allowed] if allowed else list(DEFAULT_ALLOWED),
+        # Listening beyond this machine, by default no network: loopback there is the server's own
+        # services (its databases, its mail relay), which any paying key could otherwise scan.
+        scan_allow=[network_option("--scan-allow", n) for n in allowed]
+        if allowed
+        else list(DEFAULT_ALLOWED if on_loopback(args.host) else ()),
         scan_concurrency=args.scan_concurrency,
         scan_timeout=args.scan_timeout,
         scan_max_ips=args.scan_max_ips,
@@ -106,21 +110,26 @@ def parse_smtp(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def exposure_warning(host: str, rate_limit: float | None) -> str | None:
-    """What ``serve`` says when it listens beyond this machine: who can reach what."""
+def on_loopback(host: str) -> bool:
+    """Whether ``serve --host`` listens on this machine only."""
     import ipaddress
 
     try:
-        if ipaddress.ip_address(host.strip("[]")).is_loopback:
-            return None
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
-        if host == "localhost":
-            return None
+        return host == "localhost"
+
+
+def exposure_warning(host: str, rate_limit: float | None) -> str | None:
+    """What ``serve`` says when it listens beyond this machine: who can reach what."""
+    if on_loopback(host):
+        return None
     limits = f"{rate_limit:g} requests a second per key" if rate_limit else "no rate limit per key (--rate-limit)"
     return (
         f"serve: warning: listening on {host}, beyond this machine. The API takes keys ({limits}); "
         "geonet takes none and pings and looks up names for anyone, 5 requests a second per address "
-        "(--geonet-rate); HTTP only (no TLS): put it behind a TLS proxy for anything but a trusted network."
+        "(--geonet-rate); on-demand scans reach no network unless --scan-allow names one; HTTP only "
+        "(no TLS): put it behind a TLS proxy for anything but a trusted network."
     )
 
 
@@ -147,6 +156,13 @@ def serve_command(args: argparse.Namespace) -> int:
         if note:
             print(note, file=sys.stderr, flush=True)
     sock = socket.socket(fileno=args.fd) if args.fd is not None else None
+    warnings = passwords_in_argv(args)  # said once it serves: a failure stays one line
+
+    def announce(line: str) -> None:
+        print(line, flush=True)
+        while warnings:
+            print(warnings.pop(0), file=sys.stderr, flush=True)
+
     try:
         serve(
             settings,
@@ -156,7 +172,7 @@ def serve_command(args: argparse.Namespace) -> int:
             sock=sock,
             demo=args.demo,
             exit_on_stdin_eof=args.exit_on_stdin_eof,
-            announce=lambda line: print(line, flush=True),
+            announce=announce,
             workers=args.workers,
         )
     except (DataDirBusy, StoreUnavailable, WorkersFailed, DiskFull) as exc:

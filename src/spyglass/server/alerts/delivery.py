@@ -11,8 +11,9 @@ Whatever goes wrong in one attempt (a provider's bug, a malformed argument store
 checked) is a failed attempt of that delivery, retried with its backoff, never a stall.
 Each attempt has a deadline (a receiver that trickles its answer a byte at a time does not hold its
 slot for ever), and a notifier test another, shorter one, answered as a failure when it passes, at
-most ``TESTS_PER_ACCOUNT`` of one account and ``TESTS_AT_ONCE`` in all at a time: a test holds a
-request in flight, and the backend answers only so many at once.
+most ``TESTS_PER_ACCOUNT`` of one account, ``FREE_TESTS_AT_ONCE`` of free accounts and
+``TESTS_AT_ONCE`` in all at a time: a test holds a request in flight, and the backend answers only
+so many at once.
 Where several backends share the queue (PostgreSQL), each claims what it attempts for a lease that
 it renews while the attempt runs (see spyglass.server.state.alerts): a backend that dies
 mid-attempt leaves the delivery to another once its lease ends.
@@ -35,6 +36,8 @@ from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
 from spyglass.server.alerts.rows import Busy, Delivery, NotifierRow
+from spyglass.server.alerts.testrates import TestRates
+from spyglass.server.plans import Plan
 from spyglass.server.state.alerts import LEASE, RENEW_EVERY, AlertState
 from spyglass.server.tasks import cancel
 
@@ -52,6 +55,9 @@ ATTEMPT_DEADLINE = 60.0  # seconds one attempt may take, name lookup and every r
 TEST_DEADLINE = 10.0  # seconds a notifier test may take before it is answered as failed
 TESTS_PER_ACCOUNT = 2  # notifier tests of one account under way at once
 TESTS_AT_ONCE = 16  # and of all accounts
+# and of all free accounts, so that free keys pointed at receivers that never answer leave the
+# rest to paying accounts (eight of them held all 16 and every other account's test was a 429)
+FREE_TESTS_AT_ONCE = TESTS_AT_ONCE // 2
 
 
 class TooManyTests(Exception):
@@ -84,6 +90,7 @@ class DeliveryWorker:
     destinations: Destinations = field(default_factory=lambda: Destinations(Reach()))  # none internal
     urls: dict[str, str] = field(default_factory=dict)
     smtp: tuple[str, int] | None = None
+    test_rates: TestRates = field(default_factory=TestRates)  # tests an hour, by account and destination
 
     def __post_init__(self) -> None:
         self._wake: asyncio.Event | None = None
@@ -92,6 +99,7 @@ class DeliveryWorker:
         self._stopping = False
         self._in_flight: dict[int, tuple[Delivery, asyncio.Task]] = {}  # by delivery id
         self._tests: Counter[int] = Counter()  # notifier tests under way, by account
+        self._free_tests = 0  # of those, free accounts' tests
 
     def wake(self) -> None:
         if self._wake is not None:
@@ -212,18 +220,25 @@ class DeliveryWorker:
         except TimeoutError:
             raise DeliveryFailed(f"no answer within {deadline:g} s", retry=True) from None
 
-    async def test(self, notifier: NotifierRow, msg: Message) -> str:
+    async def test(self, notifier: NotifierRow, msg: Message, plan: Plan) -> str:
         """Send a test now, within :data:`TEST_DEADLINE`; :class:`TooManyTests` when the notifier's
-        account, or the backend, has as many tests under way as it may."""
+        account, or the backend, has as many tests under way as it may, else OverTestRate past the
+        plan's tests an hour (a test refused for the first reason spends none of them)."""
         account = notifier.account_id
         if self._tests[account] >= TESTS_PER_ACCOUNT:
             raise TooManyTests(f"{TESTS_PER_ACCOUNT} tests of this account's notifiers are under way")
         if self._tests.total() >= TESTS_AT_ONCE:
             raise TooManyTests(f"{TESTS_AT_ONCE} notifier tests are under way")
+        free = not plan.paid
+        if free and self._free_tests >= FREE_TESTS_AT_ONCE:
+            raise TooManyTests(f"{FREE_TESTS_AT_ONCE} notifier tests of free accounts are under way")
+        self.test_rates.check(notifier, plan)
         self._tests[account] += 1
+        self._free_tests += free
         try:
             return await self.send(notifier, msg, TEST_DEADLINE)
         finally:
+            self._free_tests -= free
             self._tests[account] -= 1
             if not self._tests[account]:
                 del self._tests[account]

@@ -8,27 +8,21 @@ from datetime import datetime
 
 from spyglass.netblocks import Network, network_size
 from spyglass.server.alerts.rows import AlertRow
-from spyglass.server.state.alerts import AlertState
+from spyglass.server.state.alerts import OverBudget
 from spyglass.server.store import Account
 
 NOTIFYING = "notifying"
 
 
-class OverPlan(Exception):
-    """The alerts would monitor more addresses than the account's plan allows (the message says so)."""
-
-
-def check_plan(alerts: AlertState, account: Account, networks: list[Network], leaving_out: str | None = None) -> None:
-    """OverPlan if ``networks``, beside what the account's other alerts monitor (all of them but
-    ``leaving_out``, the alert being changed), are more addresses than the plan allows."""
+def over_plan(account: Account, networks: list[Network], over: OverBudget) -> str:
+    """Why the state refused ``networks`` beside the account's other alerts (``over``): the state
+    checks the plan's budget and writes in one transaction, so concurrent creates on any number
+    of backends never pass it."""
     plan = account.plan
-    size = network_size(networks)
-    in_use = alerts.monitored(account.id, leaving_out)
-    if size + in_use > plan.monitored_ips:
-        raise OverPlan(
-            f"The alert would monitor {size} IPs and {in_use} are monitored already: "
-            f"the {plan.name} plan allows {plan.monitored_ips} monitored IPs"
-        )
+    return (
+        f"The alert would monitor {network_size(networks)} IPs and {over.in_use} are monitored already: "
+        f"the {plan.name} plan allows {plan.monitored_ips} monitored IPs"
+    )
 
 
 def notify_reason(alert: AlertRow, now: datetime, notifiers: int) -> str:

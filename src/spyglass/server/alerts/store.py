@@ -24,6 +24,7 @@ from spyglass.server.state.alerts import (
     FAILED,
     PENDING,
     SENT,
+    OverBudget,
     alert_from,
     delivery_from,
     held_from,
@@ -148,9 +149,24 @@ class AlertStore:
         rows = self._db.read("SELECT id, size FROM alerts WHERE account_id = ?", (account_id,))
         return sum(r["size"] for r in rows if r["id"] != leaving_out)
 
-    def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow:
+    @staticmethod
+    def _within(db: sqlite3.Connection, account_id: int, size: int, budget: int | None, leaving_out: str = "") -> None:
+        """OverBudget unless ``size`` more addresses keep the account within ``budget``; read in the
+        write transaction (BEGIN IMMEDIATE), so no other create or edit comes between."""
+        if budget is None:
+            return
+        in_use = db.execute(
+            "SELECT COALESCE(SUM(size), 0) FROM alerts WHERE account_id = ? AND id != ?", (account_id, leaving_out)
+        ).fetchone()[0]
+        if in_use + size > budget:
+            raise OverBudget(in_use)
+
+    def create_alert(
+        self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
+    ) -> AlertRow:
         alert_id = new_id(16)
         with self._changing() as db:
+            self._within(db, account_id, network_size(networks), budget)
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
                 (alert_id, account_id, name, iso(self.clock()), expires, nets(networks), network_size(networks)),
@@ -159,9 +175,17 @@ class AlertStore:
         assert created is not None  # written just above
         return created
 
-    def set_networks(self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None) -> None:
+    def set_networks(
+        self,
+        account_id: int,
+        alert_id: str,
+        networks: list[Network],
+        expires: int | None = None,
+        budget: int | None = None,
+    ) -> None:
         """New networks, and a new ``expires`` (seconds after its creation) when one is given."""
         with self._changing() as db:
+            self._within(db, account_id, network_size(networks), budget, alert_id)
             db.execute(
                 "UPDATE alerts SET networks = ?, size = ?, expires = COALESCE(?, expires)"
                 " WHERE id = ? AND account_id = ?",
@@ -239,9 +263,14 @@ class AlertStore:
                 (account_id, DEFAULT_NOTIFIER, json.dumps({"to": email or ""}), iso(self.clock())),
             )
 
-    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str:
+    def create_notifier(
+        self, account_id: int, provider: str, description: str | None, args: dict[str, str], most: int | None = None
+    ) -> str:
         notifier_id = new_id(11)
-        with self._db.transaction() as db:
+        with self._db.transaction() as db:  # BEGIN IMMEDIATE: counted and written with no create between
+            kept = db.execute("SELECT count(*) FROM notifiers WHERE account_id = ?", (account_id,)).fetchone()[0]
+            if most is not None and kept >= most:
+                raise OverBudget(kept)
             db.execute(
                 "INSERT INTO notifiers VALUES (?, ?, ?, ?, ?, ?)",
                 (account_id, notifier_id, provider, description, json.dumps(args), iso(self.clock())),

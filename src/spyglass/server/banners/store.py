@@ -52,8 +52,17 @@ class StoreBusy(RuntimeError):
     """Another process is writing to the store (an import): try again shortly."""
 
 
+BANNERS, STATE = "the banner store", "the shared state"  # what a 503 names, and nothing more
+
+
 class StoreUnavailable(RuntimeError):
-    """The store at an address cannot be reached or used (the message says why)."""
+    """The store at an address cannot be reached or used. The message says why, for the operator's
+    log; ``what`` names the store for a client, who learns nothing of its address (user, host,
+    port, database) from a 503."""
+
+    def __init__(self, message: str, what: str = "a store of the backend") -> None:
+        super().__init__(message)
+        self.what = what
 
 
 class BannerBatch(Protocol):

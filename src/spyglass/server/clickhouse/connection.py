@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
-from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.banners.store import BANNERS, StoreUnavailable
 
 # The driver logs each failed connection with its traceback (15 lines a try, a server's log filled
 # during an outage, a CLI's screen before its one line): every failure reaches the caller as
@@ -167,7 +167,9 @@ class Connection:
             )
         except Error as exc:
             self._local.client.disconnect()  # a connection that failed part way starts afresh
-            raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {_reason(str(exc))}") from exc
+            raise StoreUnavailable(
+                f"the banner store at {shown(self.url)} failed: {_reason(str(exc))}", what=BANNERS
+            ) from exc
 
     def insert(self, table: str, columns: list[str], rows: bytes) -> None:
         """Insert RowBinary ``rows`` over the HTTP interface; StoreUnavailable if it fails."""
@@ -181,11 +183,12 @@ class Connection:
         except httpx.TransportError as exc:
             raise StoreUnavailable(
                 f"the banner store at {shown(self.url)} cannot be reached over HTTP (http_port "
-                f"{self.settings['http_port']}): {exc}"
+                f"{self.settings['http_port']}): {exc}",
+                what=BANNERS,
             ) from exc
         if response.status_code != 200:
             reason = _reason(response.content.decode(errors="replace"))[:500]
-            raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}")
+            raise StoreUnavailable(f"the banner store at {shown(self.url)} failed: {reason}", what=BANNERS)
 
     def lookup_chunk(self, per_value: int) -> int:
         """Values one statement may list, ``per_value`` bytes of text each (NUMBER_TEXT...)."""

@@ -4,8 +4,6 @@ step."""
 
 from __future__ import annotations
 
-import functools
-import re
 import sqlite3
 from pathlib import Path
 
@@ -17,23 +15,16 @@ from spyglass.server.state.directory import (  # noqa: F401 (MAX_TAGS, TAG: test
     SORTS,
     TAG,
     NotYours,
+    Quota,
     Saved,
+    check_quota,
     check_search,
     check_tags,
+    hour_ago,
+    marked,
     saved_now,
+    search_text,
 )
-
-
-@functools.lru_cache(maxsize=256)
-def _word_pattern(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(word)}", re.IGNORECASE)
-
-
-def has_word(text: str | None, word: str) -> bool:
-    """Whether a word of ``text`` starts with ``word``, in any case: "plc" finds "PLCs", and "US"
-    finds the US, not "Industrial control systems" (a substring mid-word is not a match)."""
-    return bool(text) and _word_pattern(word).search(text or "") is not None
-
 
 V1_QUERIES = """
 CREATE TABLE queries (
@@ -69,7 +60,22 @@ def _seed(db: sqlite3.Connection) -> None:
         db.executemany("INSERT INTO query_tags VALUES (?,?)", [(cur.lastrowid, t) for t in tags.split(",")])
 
 
-MIGRATIONS = (V1_QUERIES, _seed)
+def _fill_words(db: sqlite3.Connection, where: str = "1", args: tuple = ()) -> None:
+    """``words`` (state/directory.py's search_text) of the queries ``where`` says, as they stand."""
+    for qid, title, description, query in db.execute(
+        f"SELECT id, title, description, query FROM queries WHERE {where}", args
+    ).fetchall():
+        tags = [t for (t,) in db.execute("SELECT tag FROM query_tags WHERE query_id = ? ORDER BY rowid", (qid,))]
+        db.execute("UPDATE queries SET words = ? WHERE id = ?", (search_text(title, description, query, tags), qid))
+
+
+def _v2_words(db: sqlite3.Connection) -> None:
+    """What a search looks in, kept beside each query: no regular expression at search time."""
+    db.execute("ALTER TABLE queries ADD COLUMN words TEXT NOT NULL DEFAULT ''")
+    _fill_words(db)
+
+
+MIGRATIONS = (V1_QUERIES, _seed, _v2_words)
 
 
 class Directory:
@@ -77,7 +83,6 @@ class Directory:
 
     def __init__(self, data_dir: Path) -> None:
         self._db = Database(Path(data_dir) / "directory.db", synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
-        self._db.conn.create_function("has_word", 2, has_word, deterministic=True)
         self._db.run("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
@@ -122,16 +127,11 @@ class Directory:
         return self._load("1", [], f"{SORTS[sort]} {direction}, id {direction}", page)
 
     def search(self, words: list[str], tags: list[str], page: int) -> tuple[list[Saved], int]:
-        """Queries whose title, description, query or tags hold every word (at a word's start, see
-        :func:`has_word`), with every tag. ValueError past MAX_SEARCH_TERMS."""
         check_search(words, tags)
         where, args = ["1"], []
         for word in words:
-            where.append(
-                "(has_word(title, ?) OR has_word(description, ?) OR has_word(query, ?)"
-                " OR EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND has_word(t.tag, ?)))"
-            )
-            args += [word] * 4
+            where.append("instr(words, ?) > 0")
+            args.append(marked(word))
         for tag in tags:
             where.append("EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND t.tag = ?)")
             args.append(tag.lower())
@@ -146,12 +146,21 @@ class Directory:
             total = self._db.conn.execute("SELECT count(DISTINCT tag) FROM query_tags").fetchone()[0]
         return [(t, n) for t, n in rows], total
 
-    def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
+    def save(
+        self, owner: int, title: str, query: str, description: str, tags: list[str], quota: Quota | None = None
+    ) -> Saved:
         stamp = saved_now()
-        with self._db.transaction() as db:
+        with self._db.transaction() as db:  # BEGIN IMMEDIATE: counted and saved with no save between
+            if quota is not None:
+                kept = db.execute("SELECT count(*) FROM queries WHERE owner = ?", (owner,)).fetchone()[0]
+                recent = db.execute(
+                    "SELECT timestamp FROM queries WHERE owner = ? AND timestamp > ? ORDER BY timestamp",
+                    (owner, hour_ago()),
+                ).fetchall()
+                check_quota(quota, kept, [r[0] for r in recent])
             cur = db.execute(
-                "INSERT INTO queries (title, description, query, timestamp, owner) VALUES (?,?,?,?,?)",
-                (title, description, query, stamp, owner),
+                "INSERT INTO queries (title, description, query, timestamp, owner, words) VALUES (?,?,?,?,?,?)",
+                (title, description, query, stamp, owner, search_text(title, description, query, tags)),
             )
             query_id = cur.lastrowid
             db.executemany("INSERT INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
@@ -182,6 +191,7 @@ class Directory:
         check_tags(saved.tags + [t for t in tags if t not in saved.tags])  # the total stays within MAX_TAGS
         with self._db.transaction() as db:
             db.executemany("INSERT OR IGNORE INTO query_tags VALUES (?,?)", [(query_id, t) for t in tags])
+            _fill_words(db, "id = ?", (query_id,))
         return self.get(query_id)
 
     def delete(self, query_id: int, account: int) -> bool:

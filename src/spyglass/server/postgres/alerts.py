@@ -22,7 +22,7 @@ import psycopg
 
 from spyglass.netblocks import Network, network_size
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
-from spyglass.server.postgres.connect import Pool, holds_nul
+from spyglass.server.postgres.connect import Pool, holds_nul, row_of
 from spyglass.server.postgres.schema import init_schema
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.alerts import (
@@ -31,6 +31,7 @@ from spyglass.server.state.alerts import (
     LEASE,
     PENDING,
     SENT,
+    OverBudget,
     alert_from,
     delivery_from,
     held_from,
@@ -72,9 +73,31 @@ class PostgresAlerts:
         )
         return int(row["n"])
 
-    def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow:
+    @staticmethod
+    def _within(
+        db: psycopg.Connection[Any], account_id: int, size: int, budget: int | None, leaving_out: str = ""
+    ) -> None:
+        """OverBudget unless ``size`` more addresses keep the account within ``budget``. The
+        account's lock, held to the end of the transaction, makes every backend's creates and edits
+        of its alerts one at a time: read committed alone lets two each see the other's absent."""
+        if budget is None:
+            return
+        db.execute("SELECT pg_advisory_xact_lock(hashtextextended('alert budget ' || %s, 0))", (account_id,))
+        in_use = row_of(
+            db.execute(
+                "SELECT COALESCE(SUM(size), 0) AS n FROM alerts WHERE account_id = %s AND id != %s",
+                (account_id, leaving_out),
+            )
+        )["n"]
+        if in_use + size > budget:
+            raise OverBudget(int(in_use))
+
+    def create_alert(
+        self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
+    ) -> AlertRow:
         alert_id = new_id(16)
         with self._changing() as db:
+            self._within(db, account_id, network_size(networks), budget)
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size)"
                 " VALUES (%s,%s,%s,%s,%s,%s,%s)",
@@ -84,8 +107,16 @@ class PostgresAlerts:
         assert created is not None  # written just above
         return created
 
-    def set_networks(self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None) -> None:
+    def set_networks(
+        self,
+        account_id: int,
+        alert_id: str,
+        networks: list[Network],
+        expires: int | None = None,
+        budget: int | None = None,
+    ) -> None:
         with self._changing() as db:
+            self._within(db, account_id, network_size(networks), budget, alert_id)
             db.execute(
                 "UPDATE alerts SET networks = %s, size = %s, expires = COALESCE(%s, expires)"
                 " WHERE id = %s AND account_id = %s",
@@ -176,9 +207,16 @@ class PostgresAlerts:
                 (account_id, DEFAULT_NOTIFIER, json.dumps({"to": email or ""}), iso(self.clock())),
             )
 
-    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str:
+    def create_notifier(
+        self, account_id: int, provider: str, description: str | None, args: dict[str, str], most: int | None = None
+    ) -> str:
         notifier_id = new_id(11)
         with self._pool.transaction() as db:
+            if most is not None:  # the account's lock to the end of the transaction: its creates one at a time
+                db.execute("SELECT pg_advisory_xact_lock(hashtextextended('notifiers ' || %s, 0))", (account_id,))
+                kept = row_of(db.execute("SELECT count(*) AS n FROM notifiers WHERE account_id = %s", (account_id,)))
+                if kept["n"] >= most:
+                    raise OverBudget(int(kept["n"]))
             db.execute(
                 "INSERT INTO notifiers VALUES (%s, %s, %s, %s, %s, %s)",
                 (account_id, notifier_id, provider, description, json.dumps(args), iso(self.clock())),

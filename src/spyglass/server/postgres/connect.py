@@ -17,7 +17,7 @@ import psycopg
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.banners.store import STATE, StoreUnavailable
 from spyglass.server.state.accounts import StateURLError
 
 SCHEMES = ("postgresql", "postgres")
@@ -68,7 +68,7 @@ def connect_once(url: str) -> psycopg.Connection[DictRow]:
         reason = first_line(exc)
         if "password" in reason or "authentication" in reason or "does not exist" in reason:
             raise StateURLError(f"the state at {shown(url)} refuses us: {reason}") from None
-        raise StoreUnavailable(f"cannot reach the state at {shown(url)}: {reason}") from None
+        raise StoreUnavailable(f"cannot reach the state at {shown(url)}: {reason}", what=STATE) from None
 
 
 Step = str | Callable[[psycopg.Connection[DictRow]], None]
@@ -193,7 +193,7 @@ class Pool:
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             if not isinstance(exc, PoolTimeout):
                 _check_soon(self._pool)
-            raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}") from exc
+            raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}", what=STATE) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[DictRow]]:

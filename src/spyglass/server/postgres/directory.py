@@ -1,9 +1,8 @@
 """The saved-query directory on PostgreSQL: the
 :class:`~spyglass.server.state.directory.DirectoryState` that several backends share.
 
-A word matches at a word's start in any case, as on SQLite: a case-insensitive regular expression
-built here from the word with every ASCII character that is not a letter or digit escaped (the
-word is still a parameter, never part of the statement)."""
+A word matches at a word's start in any case, as on SQLite: the marked word in the ``words``
+column (state/directory.py), a plain substring search with no regular expression."""
 
 from __future__ import annotations
 
@@ -15,19 +14,18 @@ from spyglass.server.state.directory import (
     PAGE_SIZE,
     SORTS,
     NotYours,
+    Quota,
     Saved,
+    check_quota,
     check_search,
     check_tags,
+    hour_ago,
+    marked,
     saved_now,
+    search_text,
 )
 
 COLUMNS = "id, title, description, query, timestamp, votes, owner"
-
-
-def word_pattern(word: str) -> str:
-    """The regular expression (PostgreSQL's) of ``word`` at a word's start."""
-    escaped = "".join(f"\\{c}" if c.isascii() and not c.isalnum() else c for c in word)
-    return f"(^|[^[:alnum:]_]){escaped}"
 
 
 class PostgresDirectory:
@@ -67,11 +65,8 @@ class PostgresDirectory:
         where: list[str] = ["TRUE"]
         args: list[Any] = []
         for word in words:
-            where.append(
-                "(title ~* %s OR description ~* %s OR query ~* %s"
-                " OR EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND t.tag ~* %s))"
-            )
-            args += [word_pattern(word)] * 4
+            where.append("strpos(words, %s) > 0")
+            args.append(marked(word))
         for tag in tags:
             where.append("EXISTS (SELECT 1 FROM query_tags t WHERE t.query_id = q.id AND t.tag = %s)")
             args.append(tag.lower())
@@ -85,13 +80,23 @@ class PostgresDirectory:
             total = row_of(db.execute("SELECT count(DISTINCT tag) AS n FROM query_tags"))["n"]
         return [(r["tag"], r["n"]) for r in rows], total
 
-    def save(self, owner: int, title: str, query: str, description: str, tags: list[str]) -> Saved:
+    def save(
+        self, owner: int, title: str, query: str, description: str, tags: list[str], quota: Quota | None = None
+    ) -> Saved:
         with self._pool.transaction() as db:
+            if quota is not None:  # the owner's lock to the end of the transaction: its saves one at a time
+                db.execute("SELECT pg_advisory_xact_lock(hashtextextended('saved queries ' || %s, 0))", (owner,))
+                kept = row_of(db.execute("SELECT count(*) AS n FROM queries WHERE owner = %s", (owner,)))["n"]
+                recent = db.execute(
+                    "SELECT timestamp FROM queries WHERE owner = %s AND timestamp > %s ORDER BY timestamp",
+                    (owner, hour_ago()),
+                ).fetchall()
+                check_quota(quota, kept, [r["timestamp"] for r in recent])
             row = row_of(
                 db.execute(
-                    "INSERT INTO queries (title, description, query, timestamp, owner)"
-                    " VALUES (%s,%s,%s,%s,%s) RETURNING id",
-                    (title, description, query, saved_now(), owner),
+                    "INSERT INTO queries (title, description, query, timestamp, owner, words)"
+                    " VALUES (%s,%s,%s,%s,%s,%s) RETURNING id",
+                    (title, description, query, saved_now(), owner, search_text(title, description, query, tags)),
                 )
             )
             query_id = row["id"]
@@ -123,11 +128,14 @@ class PostgresDirectory:
         if saved.owner != account:
             raise NotYours
         check_tags(saved.tags + [t for t in tags if t not in saved.tags])  # the total stays within MAX_TAGS
+        every = saved.tags + [t for t in tags if t not in saved.tags]
         with self._pool.transaction() as db:
             for tag in tags:
                 db.execute(
                     "INSERT INTO query_tags (query_id, tag) VALUES (%s,%s) ON CONFLICT DO NOTHING", (query_id, tag)
                 )
+            words = search_text(saved.title, saved.description, saved.query, every)
+            db.execute("UPDATE queries SET words = %s WHERE id = %s", (words, query_id))
         return self.get(query_id)
 
     def delete(self, query_id: int, account: int) -> bool:

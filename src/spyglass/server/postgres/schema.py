@@ -11,6 +11,7 @@ from psycopg.rows import DictRow
 
 from spyglass.server.directory.seed import SEED
 from spyglass.server.postgres.connect import Step, check_url, migrate, row_of
+from spyglass.server.state.directory import search_text
 
 V1_ACCOUNTS = """
 CREATE TABLE accounts (
@@ -198,7 +199,25 @@ def _v5_seed_directory(conn: psycopg.Connection[DictRow]) -> None:
             conn.execute("INSERT INTO query_tags (query_id, tag) VALUES (%s,%s)", (row["id"], tag))
 
 
-MIGRATIONS: tuple[Step, ...] = (V1_ACCOUNTS, V2_ALERTS, V3_SCANS, V4_DIRECTORY, _v5_seed_directory)
+def _v6_directory_words(conn: psycopg.Connection[DictRow]) -> None:
+    """What a directory search looks in, kept beside each query (state/directory.py's
+    search_text): a plain substring search, no regular expression over what a caller typed."""
+    conn.execute("ALTER TABLE queries ADD COLUMN words TEXT NOT NULL DEFAULT ''")
+    for row in conn.execute("SELECT id, title, description, query FROM queries").fetchall():
+        tagged = conn.execute("SELECT tag FROM query_tags WHERE query_id = %s ORDER BY seq", (row["id"],))
+        tags = [t["tag"] for t in tagged]
+        words = search_text(row["title"], row["description"], row["query"], tags)
+        conn.execute("UPDATE queries SET words = %s WHERE id = %s", (words, row["id"]))
+
+
+MIGRATIONS: tuple[Step, ...] = (
+    V1_ACCOUNTS,
+    V2_ALERTS,
+    V3_SCANS,
+    V4_DIRECTORY,
+    _v5_seed_directory,
+    _v6_directory_words,
+)
 
 
 def init_schema(url: str) -> int:

@@ -27,9 +27,7 @@ def api_info(keys: Keys, who: Who) -> ApiInfo:
         query_credits=a.query_credits,
         monitored_ips=plan.monitored_ips,
         unlocked_left=a.query_credits,
-        usage_limits=UsageLimits(
-            scan_credits=plan.scan_credits, query_credits=plan.query_credits, monitored_ips=plan.monitored_ips
-        ),
+        usage_limits=UsageLimits(**{name: getattr(plan, name) for name in UsageLimits.model_fields}),
         https=plan.https,
         unlocked=plan.paid,
         telnet=plan.telnet,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
@@ -12,13 +15,14 @@ from spyglass.netblocks import BadNetwork, Network, parse_networks
 from spyglass.safetext import has_control
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.rows import AlertRow
-from spyglass.server.alerts.service import NOTIFYING, OverPlan, check_plan, notify_reason
+from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller
 from spyglass.server.deps import Alerts, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
+from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
-from spyglass.server.state.alerts import AlertState
+from spyglass.server.state.alerts import AlertState, OverBudget
 from spyglass.server.store import iso
 
 router = APIRouter()
@@ -68,11 +72,13 @@ def expires_of(body: dict) -> int | None:
     return expires
 
 
-def check_limit(alerts: AlertState, who: Caller, networks: list[Network], leaving_out: str | None = None) -> None:
+@contextmanager
+def within_plan(who: Caller, networks: list[Network]) -> Iterator[None]:
+    """Around a create or edit given the plan's budget: its OverBudget as a 403 that says why."""
     try:
-        check_plan(alerts, who.account, networks, leaving_out)
-    except OverPlan as exc:
-        raise ApiError(403, str(exc)) from None
+        yield
+    except OverBudget as exc:
+        raise ApiError(403, over_plan(who.account, networks, exc)) from None
 
 
 def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = False) -> Alert:
@@ -114,7 +120,12 @@ def trigger_names(text: str) -> list[str]:
     responses=responses(403),
     openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
-def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+    async with one_at_a_time(("alerts", who.account.id)):  # the others wait holding no thread
+        return await asyncio.to_thread(_create_alert, body, alerts, who)
+
+
+def _create_alert(body: Any, alerts: AlertState, who: Caller) -> Alert:
     if not isinstance(body, dict):
         raise bad_request("a JSON object with 'name' and 'filters' is required")
     name = body.get("name")
@@ -124,8 +135,10 @@ def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Aler
         raise bad_request("name: control characters (line breaks, tabs, NUL...) are not allowed")
     expires = expires_of(body) or 0
     networks = networks_of(body)
-    check_limit(alerts, who, networks)
-    alert = alerts.create_alert(who.account.id, name.strip()[:200], networks, expires)
+    with within_plan(who, networks):
+        alert = alerts.create_alert(
+            who.account.id, name.strip()[:200], networks, expires, who.account.plan.monitored_ips
+        )
     return alert_body(alerts, who, alert)
 
 
@@ -151,12 +164,17 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     responses=responses(403, 404),
     openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
-def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+    async with one_at_a_time(("alerts", who.account.id)):
+        return await asyncio.to_thread(_edit_alert, alert_id, body, alerts, who)
+
+
+def _edit_alert(alert_id: str, body: Any, alerts: AlertState, who: Caller) -> Alert:
     owned(alerts, who, alert_id)
     networks = networks_of(body)
     expires = expires_of(body)
-    check_limit(alerts, who, networks, leaving_out=alert_id)
-    alerts.set_networks(who.account.id, alert_id, networks, expires)
+    with within_plan(who, networks):
+        alerts.set_networks(who.account.id, alert_id, networks, expires, who.account.plan.monitored_ips)
     return alert_body(alerts, who, owned(alerts, who, alert_id))
 
 

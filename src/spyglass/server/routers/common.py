@@ -8,6 +8,7 @@ from spyglass.exactjson import dumps
 from spyglass.query import IDENTIFYING_FACETS, Facet, QuerySyntaxError, parse_facets, parse_strict
 from spyglass.server.auth import Charger
 from spyglass.server.errors import ApiError, bad_request
+from spyglass.server.plans import Plan
 
 
 def json_response(body: object) -> Response:
@@ -23,11 +24,23 @@ def parse_query(text: str):
         raise bad_request(f"Invalid search query: {exc}") from None
 
 
-def parse_facet_spec(spec: str | None):
+def parse_facet_spec(spec: str | None, plan: Plan) -> list[Facet]:
+    """The facets asked for, within the plan's caps: each facet is a pass over every match, so
+    thousands of them (or of values) are seconds of work and memory that one request must not buy.
+    Counted before they are parsed: parsing 5,000 was 17 ms of each refusal."""
+    asked = sum(1 for item in (spec or "").split(",") if item.strip())
+    if asked > plan.facets:
+        raise bad_request(f"Invalid facets: {asked:,} facets; the {plan.name} plan allows {plan.facets} a request")
     try:
-        return parse_facets(spec)
+        facets = parse_facets(spec)
     except ValueError as exc:
         raise bad_request(f"Invalid facets: {exc}") from None
+    if too_big := [f for f in facets if f.size > plan.facet_size]:
+        raise bad_request(
+            f"Invalid facets: facet {too_big[0].name}: {too_big[0].size:,} values;"
+            f" the {plan.name} plan allows {plan.facet_size} a facet"
+        )
+    return facets
 
 
 def identifying(facets: list[Facet]) -> list[str]:

@@ -10,11 +10,28 @@ from fastapi import APIRouter, Query
 from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagCount
 from spyglass.query import QuerySyntaxError, parse_strict
 from spyglass.safetext import has_control
+from spyglass.server.auth import too_many
 from spyglass.server.deps import SavedQueries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
-from spyglass.server.state.directory import NotYours, Saved, check_tags
+from spyglass.server.state.directory import (
+    MAX_SEARCH_TERMS,
+    MAX_TAGS,
+    MAX_WORD_LENGTH,
+    NotYours,
+    OverQuota,
+    Quota,
+    Saved,
+    check_search,
+    check_tags,
+)
 
 router = APIRouter()
+# What the document says each parameter takes (documented, not enforced: the routes' own checks
+# give clearer messages), so that whatever it calls valid is taken: a plan may allow fewer words.
+_TAG = r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}"
+_TAGS = rf"^\s*{_TAG}\s*(,\s*{_TAG}\s*){{0,{MAX_TAGS - 1}}}$"
+_WORD = rf"\S{{1,{MAX_WORD_LENGTH}}}"
+_WORDS = rf"^\s*{_WORD}(\s+{_WORD}){{0,{MAX_SEARCH_TERMS - 1}}}\s*$"
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 MAX_QUERY = 1000
@@ -63,7 +80,12 @@ def list_queries(
 def search_queries(
     directory: SavedQueries,
     who: Who,
-    query: str = Query(..., description="words in the title, description, query or tags; tag:NAME for a tag"),
+    query: str = Query(
+        ...,
+        description="words in the title, description, query or tags; tag:NAME for a tag (the plan's "
+        "directory_words and directory_word_length bound them)",
+        json_schema_extra={"pattern": _WORDS},
+    ),
     page: int = Query(1, ge=1, le=MAX_PAGE, description="10 a page"),
 ) -> SavedQueryList:
     words, tags = [], []
@@ -74,7 +96,9 @@ def search_queries(
             words.append(word)
     if not words and not tags:
         raise bad_request("Invalid request: query: give a word or tag:NAME")
-    try:
+    plan = who.account.plan
+    try:  # each word is a pass over every saved query's text: the plan bounds how many and how long
+        check_search(words, tags, plan.directory_words, plan.directory_word_length, f"the {plan.name} plan")
         return page_of(directory.search(words, tags, page))
     except ValueError as exc:
         raise bad_request(f"Invalid request: query: {exc}") from None
@@ -91,6 +115,7 @@ def popular_tags(directory: SavedQueries, who: Who, size: int = Query(10, ge=1, 
     response_model=SavedQuery,
     response_model_exclude_unset=True,
     summary="Save a search query in the directory",
+    responses=responses(403, 429),
 )
 def save_query(
     directory: SavedQueries,
@@ -116,7 +141,23 @@ def save_query(
         parse_strict(query)
     except QuerySyntaxError as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
-    return api(directory.save(who.account.id, title, query, description, tag_list(tags)))
+    plan = who.account.plan
+    try:
+        saved = directory.save(
+            who.account.id,
+            title,
+            query,
+            description,
+            tag_list(tags),
+            Quota(plan.saved_queries, plan.saved_queries_hour),
+        )
+    except OverQuota as exc:  # the directory is shared: one account must not own its listings
+        if exc.hourly:
+            cap = f"the {plan.name} plan allows {plan.saved_queries_hour} saved queries an hour"
+            raise too_many(exc.wait, f"Too many queries saved in the last hour: {cap}") from None
+        cap = f"the {plan.name} plan allows {plan.saved_queries} saved queries"
+        raise ApiError(403, f"Too many saved queries: {cap}; delete some to save more") from None
+    return api(saved)
 
 
 @router.post(
@@ -130,7 +171,7 @@ def vote(
     directory: SavedQueries,
     who: Who,
     query_id: int,
-    value: int = Query(1, description="1 up, -1 down"),
+    value: int = Query(1, description="1 up, -1 down", json_schema_extra={"enum": [1, -1]}),
 ) -> SavedQuery:
     if value not in (1, -1):
         raise bad_request(f"Invalid request: value: 1 (up) or -1 (down), not {value}")
@@ -151,7 +192,9 @@ def add_tags(
     directory: SavedQueries,
     who: Who,
     query_id: int,
-    tags: str = Query(..., description="comma-separated tags; a query has at most 10"),
+    tags: str = Query(
+        ..., description="comma-separated tags; a query has at most 10", json_schema_extra={"pattern": _TAGS}
+    ),
 ) -> SavedQuery:
     wanted = tag_list(tags)
     if not wanted:

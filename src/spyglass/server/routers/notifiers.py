@@ -13,10 +13,11 @@ from spyglass.safetext import has_control
 from spyglass.server.alerts.delivery import TEST_DEADLINE, DeliveryWorker, TooManyTests
 from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
 from spyglass.server.alerts.rows import NotifierRow
+from spyglass.server.alerts.testrates import OverTestRate
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import Alerts, Deliveries, Who
-from spyglass.server.errors import bad_request, not_found, responses, shown_id
-from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState
+from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
+from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState, OverBudget
 
 router = APIRouter()
 log = logging.getLogger("spyglass.alerts")
@@ -93,7 +94,7 @@ def list_providers(who: Who) -> dict[str, ProviderSpec]:
 
 
 @router.post(
-    "/notifier", response_model=NotifierCreated, responses=responses(400), openapi_extra=form_body(creating=True)
+    "/notifier", response_model=NotifierCreated, responses=responses(400, 403), openapi_extra=form_body(creating=True)
 )
 async def create_notifier(request: Request, alerts: Alerts, deliveries: Deliveries, who: Who) -> NotifierCreated:
     fields = await form_fields(request)
@@ -103,7 +104,13 @@ async def create_notifier(request: Request, alerts: Alerts, deliveries: Deliveri
     args = provider_args(deliveries, provider, fields)
     description = description_of(fields)
     store = await asyncio.to_thread(notifier_store, alerts, who)
-    notifier_id = await asyncio.to_thread(store.create_notifier, who.account.id, provider, description, args)
+    plan = who.account.plan
+    try:
+        notifier_id = await asyncio.to_thread(
+            store.create_notifier, who.account.id, provider, description, args, plan.notifiers
+        )
+    except OverBudget:
+        raise ApiError(403, f"Too many notifiers: the {plan.name} plan allows {plan.notifiers}") from None
     return NotifierCreated(id=notifier_id, success=True)
 
 
@@ -152,7 +159,9 @@ async def test_notifier(notifier_id: str, alerts: Alerts, deliveries: Deliveries
     payload = {"event": event, "test": True, "alert": None, "triggers": [], "service": None}
     msg = Message(event, "[spyglass] test notification", text, payload)
     try:
-        detail, ok = await deliveries.test(notifier, msg), True
+        detail, ok = await deliveries.test(notifier, msg, who.account.plan), True
+    except OverTestRate as exc:
+        raise too_many(exc.wait, str(exc)) from None
     except TooManyTests as exc:
         raise too_many(TEST_DEADLINE, f"{exc}: try again when one has answered") from None
     except DeliveryFailed as exc:

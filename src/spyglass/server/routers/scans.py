@@ -83,6 +83,11 @@ def internet(
     # addresses): --scan-max-ips bounds what one /scan request may ask for, and a request here asks
     # for no addresses. One port, a bare connect for each closed one; it runs in the background.
     networks = [str(n) for n in allowed_networks(settings)]
+    if not networks:  # (a backend listening beyond loopback, told of none)
+        raise bad_request(
+            "This backend may scan no network: its operator allows some with SPYGLASS_SCAN_ALLOW=CIDR,... "
+            "or 'spyglass serve --scan-allow CIDR'"
+        )
     spec = ScanSpec(services={n: [(port, protocol)] for n in networks})
     scan = create(scans.store, who, spec, spec.addresses(), internet=True)
     scans.submit(scan)

@@ -29,7 +29,7 @@ def out(namespace: str, banners: list[dict]) -> list[dict]:
     responses=responses(402),
 )
 def host_count(banners: Banners, charge: Charge, query: str = Query(...), facets: str | None = None) -> Response:
-    parsed, wanted = parse_query(query), parse_facet_spec(facets)
+    parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
     total, counts = banners.count(parsed, wanted)
     give_back_soon()
     charge_for_facets(charge, wanted)
@@ -51,7 +51,7 @@ def host_search(
     minify: bool = True,
     fields: str | None = None,
 ) -> Response:
-    parsed, wanted = parse_query(query), parse_facet_spec(facets)
+    parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
     charged = bool(parsed.has_filters or page > 1 or identifying(wanted))
     with charge.meanwhile(query=int(charged)):  # a failed search costs nothing
         total, bodies, counts = banners.search_bodies(parsed, wanted, page)

@@ -43,7 +43,7 @@ def trends_search(
     query: str = Query(..., description="search query over every banner the index has held"),
     facets: str | None = Query(None, description="comma list of property or property:count"),
 ):
-    parsed, wanted = parse_query(query), parse_facet_spec(facets)
+    parsed, wanted = parse_query(query), parse_facet_spec(facets, who.account.plan)
     try:
         check(parsed, wanted)
     except NotForTrends as exc:

@@ -27,6 +27,16 @@ RENEW_EVERY = LEASE / 3  # how often a backend renews the leases of the deliveri
 _ID_CHARS = string.ascii_uppercase + string.digits
 
 
+class OverBudget(Exception):
+    """The alert would take the account past ``budget`` monitored addresses (``in_use`` are
+    monitored by its other alerts), or a notifier past ``most`` (``in_use``: its notifiers).
+    Nothing was written."""
+
+    def __init__(self, in_use: int) -> None:
+        super().__init__(in_use)
+        self.in_use = in_use
+
+
 def new_id(length: int) -> str:
     return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
 
@@ -86,9 +96,19 @@ class AlertState(Protocol):
         ...
 
     def monitored(self, account_id: int, leaving_out: str | None = None) -> int: ...
-    def create_alert(self, account_id: int, name: str, networks: list[Network], expires: int) -> AlertRow: ...
+    # With a ``budget``, the account's other alerts' addresses are counted and the alert written in
+    # one transaction that no other create or edit of the account's, on any backend, interleaves
+    # with: :class:`OverBudget` and nothing written past it.
+    def create_alert(
+        self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
+    ) -> AlertRow: ...
     def set_networks(
-        self, account_id: int, alert_id: str, networks: list[Network], expires: int | None = None
+        self,
+        account_id: int,
+        alert_id: str,
+        networks: list[Network],
+        expires: int | None = None,
+        budget: int | None = None,
     ) -> None: ...
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None: ...
     def alerts(self, account_id: int | None = None) -> list[AlertRow]: ...
@@ -98,7 +118,12 @@ class AlertState(Protocol):
     def set_attached(self, alert_id: str, notifier_id: str, attached: bool) -> None: ...
 
     def ensure_default(self, account_id: int, email: str | None) -> None: ...
-    def create_notifier(self, account_id: int, provider: str, description: str | None, args: dict[str, str]) -> str: ...
+    def create_notifier(
+        self, account_id: int, provider: str, description: str | None, args: dict[str, str], most: int | None = None
+    ) -> str:
+        """The new notifier's id; with ``most``, counted and written in one transaction as alerts
+        are: OverBudget (its ``in_use``: the account's notifiers) and nothing written past it."""
+
     def update_notifier(
         self, account_id: int, notifier_id: str, description: str | None, args: dict[str, str]
     ) -> None: ...

@@ -1,0 +1,55 @@
+"""How many notifier tests an account, and one destination, may ask for an hour.
+
+A test sends at once, to any address the account typed: unbounded, a free key mailed 2,323
+messages in 20 s to an outside address through the operator's SMTP server. As with invitation
+e-mails (routers/org.py), each account and each destination has a bucket of the plan's
+``notifier_tests`` given back over an hour; a destination's bucket is shared by every account, so
+many accounts cannot multiply it. Kept by each backend, as the invitations' are."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from spyglass.server.alerts.rows import NotifierRow
+from spyglass.server.auth import KeyRateLimiter
+from spyglass.server.plans import Plan
+
+
+class OverTestRate(Exception):
+    """No test now (the message says which cap); ``wait``: seconds until one may be tried."""
+
+    def __init__(self, message: str, wait: float) -> None:
+        super().__init__(message)
+        self.wait = wait
+
+
+def destination(notifier: NotifierRow) -> str:
+    """Where a notifier's messages go, spelled one way: an e-mail address in lower case without
+    its +tag, a URL's host and port, else the provider's arguments."""
+    parts = [notifier.provider]
+    for name, value in sorted(notifier.args.items()):
+        value = value.strip().lower()
+        if name == "to" and "@" in value:
+            local, _, domain = value.rpartition("@")
+            value = f"{local.split('+')[0]}@{domain}"
+        elif value.startswith(("http://", "https://")):
+            value = urlsplit(value).netloc.rpartition("@")[2]
+        elif name == "token":
+            continue  # a credential, not a place
+        parts.append(value)
+    return "\x00".join(parts)
+
+
+class TestRates:
+    def __init__(self) -> None:
+        self._limiters: dict[int, KeyRateLimiter] = {}  # by tests an hour
+
+    def check(self, notifier: NotifierRow, plan: Plan) -> None:
+        """Spend one test of the notifier's account and of its destination, or OverTestRate."""
+        per_hour = plan.notifier_tests
+        limiter = self._limiters.setdefault(per_hour, KeyRateLimiter(per_hour / 3600, burst=per_hour))
+        cap = f"the {plan.name} plan allows {per_hour} notifier tests an hour"
+        if (wait := limiter.check(f"account {notifier.account_id}")) is not None:
+            raise OverTestRate(f"Too many notifier tests from this account: {cap}", wait)
+        if (wait := limiter.check(f"to {destination(notifier)}")) is not None:
+            raise OverTestRate(f"Too many notifier tests to this destination, from any account: {cap}", wait)

@@ -1,0 +1,123 @@
+"""What one account may make the server keep or do (issue 44), against the backend under uvicorn:
+notifier tests an hour, by account and by destination; notifiers; saved queries an hour. Each cap
+is the plan's, and a refusal is a 4xx that names it."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+import httpx
+import pytest
+
+from spyglass.testing.alerts import Receiver
+from tests.conftest import start_backend
+
+
+@pytest.fixture
+def fresh(tmp_path):
+    """A backend of this test's own: its buckets are full."""
+    server, backend = start_backend(tmp_path)
+    with server:
+        yield backend
+    backend.store.close()
+
+
+def notifier(backend, key: str, provider: str, **args: str) -> str:
+    made = httpx.post(f"{backend.url}/notifier", params={"key": key}, data={"provider": provider, **args})
+    assert made.status_code == 200, made.text
+    return made.json()["id"]
+
+
+def try_notifier(backend, key: str, notifier_id: str) -> httpx.Response:
+    return httpx.post(f"{backend.url}/notifier/{notifier_id}/test", params={"key": key}, timeout=30)
+
+
+def test_notifier_tests_are_counted_by_account(fresh):
+    """A free key sent 2,323 tests in 20 s through the operator's mail server; now 10 an hour."""
+    with Receiver() as receiver:
+        free, other = fresh.key("free"), fresh.key("free")
+        hooks = [notifier(fresh, free, "webhook", url=f"{receiver.url}/hook{n}") for n in range(2)]
+        answers = [try_notifier(fresh, free, hooks[n % 2]) for n in range(10)]
+        assert [a.json()["success"] for a in answers] == [True] * 10
+        refused = try_notifier(fresh, free, hooks[0])
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+        assert "from this account: the free plan allows 10 notifier tests an hour" in refused.json()["error"]
+        assert len(receiver.posts) == 10
+        same = notifier(fresh, other, "webhook", url=f"{receiver.url}/mine")
+        assert "to this destination" in try_notifier(fresh, other, same).json()["error"]  # its 10 are spent
+        with Receiver() as elsewhere:
+            mine = notifier(fresh, other, "webhook", url=f"{elsewhere.url}/mine")
+            assert try_notifier(fresh, other, mine).json()["success"]  # another account's tests are its own
+
+
+def test_notifier_tests_are_counted_by_destination_whoever_asks(fresh):
+    """Eleven free accounts, one test each, to one mailbox spelled eleven ways: the eleventh is
+    refused, as invitation e-mails are past their cap."""
+    spellings = [f"Victim+{n}@Example.test" if n % 2 else "victim@EXAMPLE.test " for n in range(11)]
+    answers = []
+    for to in spellings:
+        key = fresh.key("free")
+        answers.append(try_notifier(fresh, key, notifier(fresh, key, "email", to=to.strip())))
+    assert [a.status_code for a in answers] == [200] * 10 + [429]
+    assert "to this destination, from any account: the free plan allows 10" in answers[-1].json()["error"]
+    key = fresh.key("free")
+    elsewhere = try_notifier(fresh, key, notifier(fresh, key, "email", to="someone.else@example.test"))
+    assert elsewhere.status_code == 200
+
+
+def test_saved_queries_an_hour_are_the_plans(fresh):
+    """A free key saved 6,057 public queries in 20 s: now 10 an hour, then a 429 naming the cap."""
+    free, other = fresh.key("free"), fresh.key("free")
+
+    def save(key: str, n: int) -> httpx.Response:
+        return httpx.post(f"{fresh.url}/intel/query", params={"key": key, "title": f"spam {n}", "query": "nginx"})
+
+    assert [save(free, n).status_code for n in range(11)] == [200] * 10 + [429]
+    refused = save(free, 11)
+    assert "the free plan allows 10 saved queries an hour" in refused.json()["error"]
+    assert 3500 < int(refused.headers["retry-after"]) <= 3600
+    assert save(other, 0).status_code == 200
+
+
+def test_notifiers_are_the_plans_number(fresh):
+    """A free key made 2,479 notifiers in 30 s: now 10, its default one among them."""
+    free = fresh.key("free")
+    made = [
+        httpx.post(
+            f"{fresh.url}/notifier", params={"key": free}, data={"provider": "webhook", "url": f"http://x.test/{n}"}
+        )
+        for n in range(10)
+    ]
+    assert [m.status_code for m in made] == [200] * 9 + [403]
+    assert made[-1].json()["error"] == "Too many notifiers: the free plan allows 10"
+    listed = httpx.get(f"{fresh.url}/notifier", params={"key": free}).json()
+    assert listed["total"] == 10 and listed["matches"][0]["id"] == "default"
+
+
+def test_free_accounts_tests_to_silent_receivers_leave_room_for_the_others(fresh):
+    """Eight free accounts testing notifiers that never answer refused everyone else's tests
+    (issue 44, minor 1): free accounts hold at most half the tests under way at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from spyglass.server.alerts.delivery import FREE_TESTS_AT_ONCE
+    from tests.contract.test_alerts_delivery import dead_receiver
+
+    with ExitStack() as stack, Receiver() as receiver, ThreadPoolExecutor(FREE_TESTS_AT_ONCE) as pool:
+        hooks = [stack.enter_context(dead_receiver()) for _ in range(FREE_TESTS_AT_ONCE)]
+        free = [fresh.key("free") for _ in range(FREE_TESTS_AT_ONCE)]
+        made = [notifier(fresh, k, "webhook", url=h) for k, h in zip(free, hooks, strict=True)]
+        held = [pool.submit(try_notifier, fresh, k, n) for k, n in zip(free, made, strict=True)]
+        late = fresh.key("free")
+        late_hook = notifier(fresh, late, "webhook", url=f"{receiver.url}/late")
+        while not held[0].done():  # until the eight are under way, then while they wait
+            refused = try_notifier(fresh, late, late_hook)
+            if refused.status_code == 429:
+                assert f"{FREE_TESTS_AT_ONCE} notifier tests of free accounts are under way" in refused.json()["error"]
+                break
+        else:
+            pytest.fail("the free accounts' tests ended before a ninth was refused")
+        member = fresh.key("member")
+        assert try_notifier(fresh, member, notifier(fresh, member, "webhook", url=f"{receiver.url}/m")).json()[
+            "success"
+        ]
+        assert all(not h.result().json()["success"] for h in held)  # each waited out its deadline
