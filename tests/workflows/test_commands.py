@@ -43,7 +43,7 @@ def served(tmp_path_factory):
 
 
 def test_account_commands(served):
-    assert "plan           enterprise" in served.cli("info").stdout
+    assert re.search(r"^plan +enterprise$", served.cli("info").stdout, re.M)
     assert "Local analyst" in served.cli("account").stdout
     assert json.loads(served.cli("info", "--json").stdout)["plan"] == "enterprise"
 

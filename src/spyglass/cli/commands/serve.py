@@ -159,9 +159,9 @@ def serve_command(args: argparse.Namespace) -> int:
     warnings = passwords_in_argv(args)  # said once it serves: a failure stays one line
 
     def announce(line: str) -> None:
-        print(line, flush=True)
-        while warnings:
+        while warnings:  # before the first URL: whoever reads that has the warning already
             print(warnings.pop(0), file=sys.stderr, flush=True)
+        print(line, flush=True)
 
     try:
         serve(
