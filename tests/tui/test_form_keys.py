@@ -1,0 +1,70 @@
+"""Where the keys go in the alerts and notifiers forms (issue 45, minor 1): Tab stops only where
+something shows it has the keys, and a drop-down takes typed letters as a search."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Select
+
+from spyglass.client import Clients
+from spyglass.datagen import generate
+from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.base import Pane
+from tests.conftest import backend_with
+from tests.tui.helpers import screen_text, settle
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with backend_with(tmp_path_factory.mktemp("tui-form-keys"), generate(20, seed=7)) as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def key(served):
+    """An account with a notifier and an alert, so the lists have rows."""
+    import asyncio
+
+    _, key = served.store.create_account("form-keys", "enterprise", email="keys@forms.test")
+
+    async def setup() -> None:
+        async with Clients.from_profile(served.profile(key)) as c:
+            await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})
+            await c.alerts.create("lab", ["127.0.0.0/30"])
+
+    asyncio.run(setup())
+    return key
+
+
+@pytest.mark.parametrize("pane_id", ["notifiers", "alerts"])
+async def test_tab_stops_only_on_widgets_that_show_they_have_the_keys(served, key, pane_id):
+    app = SpyglassApp(served.profile(key), pane=pane_id)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await settle(pilot)
+        stops = []
+        for _ in range(12):  # more than the form has: round it at least once
+            await pilot.press("tab")
+            await settle(pilot)
+            focused = app.focused
+            stops.append(f"{type(focused).__name__}#{focused.id}" if focused else "nothing")
+            assert focused is not None and not isinstance(focused, Pane), stops
+            assert focused.region.area, stops
+
+
+@pytest.mark.parametrize(("pane_id", "selector"), [("notifiers", "#notifier-provider"), ("alerts", "#alert-notifier")])
+async def test_letters_typed_on_a_drop_down_open_it_at_the_matching_option(served, key, pane_id, selector):
+    app = SpyglassApp(served.profile(key), pane=pane_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        choice = app.query_one(selector, Select)
+        choice.focus()
+        await settle(pilot)
+        prompts = [str(prompt) for prompt, value in choice._options if value != Select.NULL]
+        wanted = prompts[-1]  # not the first: the cursor would be there anyway
+        await pilot.press(*wanted[:3])  # "t" alone would send the listed notifier a test
+        await settle(pilot)
+        assert choice.expanded, "the letters were swallowed"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert str(dict((v, p) for p, v in choice._options)[choice.value]) == wanted
+        assert "Sending a test" not in screen_text(app)
