@@ -1,10 +1,11 @@
 """Where the keys go in the alerts and notifiers forms (issue 45, minor 1): Tab stops only where
-something shows it has the keys, and a drop-down takes typed letters as a search."""
+something shows it has the keys, and a drop-down keeps them after a pick and takes typed letters
+as a search."""
 
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Select
+from textual.widgets import Input, Select
 
 from spyglass.client import Clients
 from spyglass.datagen import generate
@@ -51,6 +52,25 @@ async def test_tab_stops_only_on_widgets_that_show_they_have_the_keys(served, ke
             assert focused.region.area, stops
 
 
+async def test_a_picked_provider_keeps_the_keys_on_the_drop_down_and_tab_goes_to_its_argument(served, key):
+    app = SpyglassApp(served.profile(key), pane="notifiers")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        provider = app.query_one("#notifier-provider", Select)
+        assert app.focused is provider
+        await pilot.press("enter")  # the drop-down
+        await settle(pilot)
+        values = [value for _, value in provider._options]  # the blank first, highlighted
+        await pilot.press(*["down"] * values.index("webhook"), "enter")
+        await settle(pilot)
+        assert provider.value == "webhook" and app.focused is provider  # where the cursor was
+        await pilot.press("tab", *"http://127.0.0.1:9/typed")
+        await settle(pilot)
+        url = app.query_one(".notifier-arg", Input)
+        assert url.name == "url" and url.value == "http://127.0.0.1:9/typed"
+        assert "Sending a test" not in screen_text(app)
+
+
 @pytest.mark.parametrize(("pane_id", "selector"), [("notifiers", "#notifier-provider"), ("alerts", "#alert-notifier")])
 async def test_letters_typed_on_a_drop_down_open_it_at_the_matching_option(served, key, pane_id, selector):
     app = SpyglassApp(served.profile(key), pane=pane_id)
@@ -67,4 +87,4 @@ async def test_letters_typed_on_a_drop_down_open_it_at_the_matching_option(serve
         await pilot.press("enter")
         await settle(pilot)
         assert str(dict((v, p) for p, v in choice._options)[choice.value]) == wanted
-        assert "Sending a test" not in screen_text(app)
+        assert app.focused is choice and "Sending a test" not in screen_text(app)
