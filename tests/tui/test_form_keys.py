@@ -1,10 +1,11 @@
 """Where the keys go in the alerts and notifiers forms (issue 45, minor 1): Tab stops only where
-something shows it has the keys, and a drop-down keeps them after a pick and takes typed letters
-as a search."""
+something shows it has the keys, a drop-down keeps them after a pick and takes typed letters as a
+search, and a focused borderless box shows its focus in 256 colours with the cursor still."""
 
 from __future__ import annotations
 
 import pytest
+from rich.color import ColorSystem
 from textual.widgets import Input, Select
 
 from spyglass.client import Clients
@@ -13,6 +14,7 @@ from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.base import Pane
 from tests.conftest import backend_with
 from tests.tui.helpers import screen_text, settle
+from tests.tui.test_forms import cells
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +90,36 @@ async def test_letters_typed_on_a_drop_down_open_it_at_the_matching_option(serve
         await settle(pilot)
         assert str(dict((v, p) for p, v in choice._options)[choice.value]) == wanted
         assert app.focused is choice and "Sending a test" not in screen_text(app)
+
+
+def eight_bit(app, widget) -> list[tuple[object, ...]]:
+    """What marks the widget's cells in a 256-colour terminal: the background's colour number,
+    reverse video, underline (a text colour one grey step lighter is no mark)."""
+    out = []
+    for _, style in cells(app, widget):
+        background = style.bgcolor.downgrade(ColorSystem.EIGHT_BIT).number if style.bgcolor else None
+        out.append((background, style.reverse, style.underline))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("pane_id", "selector"),
+    [("notifiers", "#notifier-description"), ("alerts", "#alert-name"), ("notifiers", "#notifier-provider")],
+)
+async def test_a_focused_borderless_box_shows_it_in_256_colours_with_the_cursor_still(
+    served, key, monkeypatch, pane_id, selector
+):
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.1 50000 192.0.2.2 22")  # over SSH: it never blinks
+    app = SpyglassApp(served.profile(key), pane=pane_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.query_one(selector)
+        app.screen.set_focus(None)
+        await settle(pilot)
+        blurred = eight_bit(app, box)
+        box.focus()
+        await settle(pilot)
+        assert not getattr(box, "cursor_blink", False)
+        focused = eight_bit(app, box)
+        changed = sum(a != b for a, b in zip(blurred, focused, strict=True))
+        assert changed > 1, "only the cursor's cell shows the focus"  # a cursor is one cell
