@@ -4,6 +4,7 @@ IIS on Linux, or a Polaris Energy host named under another company's domain)."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 import pytest
@@ -87,3 +88,14 @@ def test_no_value_a_pivot_shows_is_empty(banners):
 
 def test_the_same_count_and_seed_give_the_same_banners():
     assert list(generate(300, seed=5)) == list(generate(300, seed=5))
+
+
+def test_the_demo_collector_rescans_the_demo_hosts():
+    from spyglass.server.demostore import DEMO_BANNERS, DEMO_SEED
+    from spyglass.server.stream.demo import rescans
+
+    history = {(b["ip_str"], b["port"]): b for b in generate(DEMO_BANNERS, seed=DEMO_SEED)}
+    for live in itertools.islice(rescans(visit=7), 300):
+        old = history[live["ip_str"], live["port"]]  # a service the demo data holds
+        for name in ("org", "isp", "os", "hostnames", "product", "version"):
+            assert live.get(name) == old.get(name), name

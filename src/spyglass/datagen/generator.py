@@ -155,11 +155,13 @@ class Host:
         )
 
 
-def generate(count: int, seed: int = 1) -> Iterator[dict]:
-    """``count`` banners. About three per service, several services per host."""
-    hosts = max(1, min(NETWORK.num_addresses, count // 6))
+def generate(count: int, seed: int = 1, hosts: int | None = None, visit: int = 0) -> Iterator[dict]:
+    """``count`` banners. About three per service, several services per host. ``hosts`` and
+    ``visit`` name a dataset's hosts (by default ``generate(hosts * 6, seed)``'s) and the pass
+    to start from: later passes rescan the same hosts."""
+    hosts = max(1, min(NETWORK.num_addresses, hosts or count // 6))
     produced = 0
-    index = 0
+    index = visit * hosts
     while produced < count:
         host = Host(index % hosts, seed, hosts, visit=index // hosts)
         for service, version in host.services:
