@@ -94,8 +94,12 @@ def test_the_demo_collector_rescans_the_demo_hosts():
     from spyglass.server.demostore import DEMO_BANNERS, DEMO_SEED
     from spyglass.server.stream.demo import rescans
 
-    history = {(b["ip_str"], b["port"]): b for b in generate(DEMO_BANNERS, seed=DEMO_SEED)}
+    demo = list(generate(DEMO_BANNERS, seed=DEMO_SEED))
+    history = {(b["ip_str"], b["port"]): b for b in demo}
+    ids = {b["_intel"]["id"] for b in demo}
     for live in itertools.islice(rescans(visit=7), 300):
         old = history[live["ip_str"], live["port"]]  # a service the demo data holds
         for name in ("org", "isp", "os", "hostnames", "product", "version"):
             assert live.get(name) == old.get(name), name
+        assert live["_intel"]["id"] not in ids  # a banner of its own
+        assert "scan" not in live["_intel"]["options"]  # the demo's on-demand scan is history

@@ -125,6 +125,7 @@ class Host:
     def __init__(self, index: int, seed: int, hosts: int, visit: int = 0) -> None:
         rng = random.Random(seed * 1_000_003 + index)
         self.rng = random.Random((seed * 1_000_003 + index) * 7919 + visit) if visit else rng
+        self.visit = visit
         offset = (index * 2654435761) % NETWORK.num_addresses if hosts < NETWORK.num_addresses else index
         self.ip = int(NETWORK.network_address) + offset % NETWORK.num_addresses
         self.ip_str = str(ipaddress.ip_address(self.ip))
@@ -179,6 +180,7 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
     when = END - timedelta(seconds=rng.random() * SPAN.total_seconds())
     city, region, cc, cc3, country, lat, lon, _ = host.city
     org, isp, asn, _, _ = host.org
+    later = (host.visit,) if host.visit else ()  # a later pass numbers from 0 again: ids stay apart
     b: dict = {
         "ip": host.ip,
         "ip_str": host.ip_str,
@@ -204,7 +206,7 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
             "longitude": lon,
         },
         "_intel": {
-            "id": _hex(host.ip, port, n, n=8) + "-" + _hex(n, n=4),
+            "id": _hex(host.ip, port, n, *later, n=8) + "-" + _hex(n, n=4),
             "module": module,
             "crawler": CRAWLERS[n % 3],
             "ptr": bool(host.hostnames),
@@ -246,7 +248,7 @@ def _extras(b: dict, host: Host, n: int) -> None:
     """Members few banners have (a scan id, a screenshot, security.txt), chosen by hashing so
     that adding them drew nothing from the random stream: every other value stays as it was."""
     pick = int(_hex(host.ip, b["port"], n, "extras", n=8), 16)
-    if pick % 50 == 0:
+    if pick % 50 == 0 and not host.visit:  # the demo scan ran once, on the first pass
         b["_intel"]["options"]["scan"] = DEMO_SCAN
     if b["port"] == 3389 and pick % 3 == 0:
         b["screenshot"] = {
