@@ -3,12 +3,13 @@ shows where it saved the file, against the real backend."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 import pytest
 from textual.widgets import Input, Static
 
-from spyglass.client.data import part_path
+from spyglass.client.data import DataClient, part_path
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.data import DataPane, cut_middle
@@ -63,6 +64,35 @@ async def test_a_file_rebuilt_since_it_was_listed_downloads_as_it_is_now(backend
         assert hashlib.sha1(got).hexdigest() == now.sha1
         assert "SHA-1 checked" in status(pane) and "is not the listed" not in screen_text(app)
         assert pane.files[0].sha1 == now.sha1  # the list shows the file as downloaded
+
+
+async def test_a_down_pressed_while_files_are_listed_moves_in_the_list_that_arrives(backend, monkeypatch):
+    """On a slow link the list comes after the keys: a Down typed after Enter on a dataset is a
+    move in the list that arrives (it put the cursor back on row 0, issue 45 minor 14)."""
+    gate = asyncio.Event()
+    gate.set()
+    listed = DataClient.files
+
+    async def slow(self, dataset: str):
+        await gate.wait()
+        return await listed(self, dataset)
+
+    monkeypatch.setattr(DataClient, "files", slow)
+    app = SpyglassApp(backend.profile(backend.key()), pane="data")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(DataPane)
+        sets, files = pane.query_one("#data-sets", Table), pane.query_one("#data-files", Table)
+        for row, dataset in ((0, "daily"), (1, "monthly")):  # the one listed, then another
+            sets.focus()
+            sets.move_cursor(row=row)
+            await settle(pilot)
+            gate.clear()
+            await pilot.press("enter", "down")
+            gate.set()
+            await settle(pilot)
+            assert pane.dataset == dataset and app.focused is files
+            assert files.cursor_row == 1 and files.key_at(1) == "1", dataset  # the second file
 
 
 async def test_a_folder_that_is_not_there_is_said_before_downloading(backend, tmp_path):

@@ -166,21 +166,3 @@ async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(served, en
         await pilot.press(*"someone")
         await settle(pilot)
         assert "Type the username or e-mail address" not in screen_text(app)
-
-
-async def test_a_provider_picked_by_keyboard_gives_the_keys_to_its_first_argument(served, enterprise_key):
-    app = SpyglassApp(served.profile(enterprise_key), pane="notifiers")
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        provider = app.query_one("#notifier-provider", Select)
-        assert app.focused is provider
-        await pilot.press("enter")  # the drop-down
-        await settle(pilot)
-        values = [value for _, value in provider._options]  # the blank first, highlighted
-        await pilot.press(*["down"] * values.index("webhook"), "enter")
-        await settle(pilot)
-        await pilot.press(*"http://127.0.0.1:9/typed")  # "t" would send the listed notifier a test
-        await settle(pilot)
-        url = app.query_one(".notifier-arg", Input)
-        assert url.name == "url" and url.value == "http://127.0.0.1:9/typed"
-        assert "test to" not in screen_text(app) and "Sending a test" not in screen_text(app)

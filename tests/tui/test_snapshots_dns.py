@@ -51,7 +51,7 @@ def lookup(arg: str):
 def test_domain(snap_compare, dns_profile, size):
     terminal, theme = SIZES[size]
     app = SpyglassApp(dns_profile, theme=theme)
-    run = steps("escape", "f11", lookup("aurora-tv.example"), "escape")
+    run = steps("escape", "f11", lookup("polaris-energy.example"), "escape")
     assert snap_compare(app, terminal_size=terminal, run_before=run)
 
 

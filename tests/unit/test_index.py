@@ -24,6 +24,12 @@ def banners():
     return list(generate(COUNT, seed=7))
 
 
+def elsewhere(banners: list[dict], b: dict, n: int) -> list[dict]:
+    """The first ``n`` banners of services other than ``b``'s (none of them can replace it)."""
+    mine = (b["ip_str"], b["port"], b["transport"])
+    return [o for o in banners if (o["ip_str"], o["port"], o["transport"]) != mine][:n]
+
+
 def latest_of_each_service(banners: list[dict]) -> list[dict]:
     """What search sees: the newest banner of each (address, port, transport), a later one on a tie."""
     latest: dict[tuple, dict] = {}
@@ -271,9 +277,10 @@ def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(
     old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
     new = dict(old, timestamp="2025-06-01T00:00:00.000000", product="New")
     idx = BannerIndex(tmp_path)
-    import_banners(idx, [old, *banners[1:5], new])
+    others = elsewhere(banners, old, 4)
+    import_banners(idx, [old, *others, new])
     assert search(idx, "product:old")[0] == 0 and search(idx, "product:new")[0] == 1
-    assert len(idx.host(old["ip_str"])) == sum(b["ip_str"] == old["ip_str"] for b in [old, *banners[1:5], new])
+    assert len(idx.host(old["ip_str"])) == sum(b["ip_str"] == old["ip_str"] for b in [old, *others, new])
     idx.close()
 
 
@@ -300,7 +307,8 @@ def test_an_exact_filter_matches_whatever_the_case_and_its_facet_shows_the_value
     facet): Σ included, which tantivy lower-cases letter by letter."""
     b = dict(banners[0], tags=["ΟΔΟΣ"], version="1.0-RC1", vulns={"CVE-2024-0001": {}}, transport="UDP")
     idx = BannerIndex(tmp_path)
-    import_banners(idx, [b, *banners[2:20]])
+    tcp = [o for o in banners if o["transport"] == "tcp"]  # only b is UDP
+    import_banners(idx, [b, *elsewhere(tcp, b, 18)])
     total, found, facets = search(idx, query, "tag,version,vuln,transport")
     assert total == 1 and found == [b]
     assert [(f["value"], f["count"]) for f in facets["tag"]] == [("ΟΔΟΣ", 1)]
@@ -329,7 +337,8 @@ def test_a_named_value_is_searched_by_its_words_and_faceted_as_sent(tmp_path, ba
     too), the value as sent for the facet."""
     b = dict(banners[0], org="Orchid Retail Group GmbH", http={"title": "Welcome to NGINX!"})
     idx = BannerIndex(tmp_path)
-    import_banners(idx, [b, *banners[2:10]])  # banners[1] is a newer banner of b's service
+    others = [o for o in banners if "http" not in o and "Orchid" not in o["org"]]  # neither b's org nor title
+    import_banners(idx, [b, *elsewhere(others, b, 8)])
     for query in ("org:orchid", 'org:"retail group"', "org:GMBH", 'http.title:"welcome to nginx"', "all:gmbh"):
         assert search(idx, query)[0] == 1, query
     assert search(idx, 'org:"group retail"')[0] == 0

@@ -144,7 +144,7 @@ async def download_current(
     data: DataClient, dataset: str, name: str, dest: Path, progress: Progress | None = None
 ) -> m.DatasetFile:
     """Download the file ``name`` of ``dataset`` as it is listed now to ``dest``; returns that
-    listing. A file can be rebuilt at any time (the current month's, as banners arrive), so a
+    listing. A file can be rebuilt at any time (banners of its day collected late), so a
     listing kept from earlier may name bytes that are gone: it is listed right before the
     download, and when the bytes fail their SHA-1 because the listing changed meanwhile (the
     server answered with the new file), listed and downloaded once more. (A function rather than

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from spyglass.datagen.world import CITIES, COMPONENTS, DOMAINS, HTTP_TITLES, ORGS
+from spyglass.datagen.world import CITIES, COMPONENTS, HTTP_TITLES, NAME_PREFIXES, ORGS, UNIX, WINDOWS
 
 NETWORK = ipaddress.ip_network("198.18.0.0/15")
 END = datetime(2026, 10, 31, 23, 59, 59)
@@ -96,6 +96,28 @@ _CITY_WEIGHTS = [c[-1] for c in CITIES]
 _SERVICE_WEIGHTS = [s[-1] for s in SERVICES]
 
 
+# The OS family a product runs on, where it runs on one only: a host never pairs IIS with Linux.
+FAMILY = {
+    "Microsoft IIS httpd": "windows",
+    "Remote Desktop Protocol": "windows",
+    **dict.fromkeys(
+        [
+            "OpenSSH",
+            "Exim smtpd",
+            "Postfix smtpd",
+            "Dovecot imapd",
+            "Redis key-value store",
+            "BusyBox telnetd",
+            "dnsmasq",
+            "rsyncd",
+            "lighttpd",
+        ],
+        "unix",
+    ),
+}
+TLS_MODULES = {"https", "imap-ssl"}  # what carries an ``ssl`` member (and only these do)
+
+
 class Host:
     """One address: who holds it, where, and what it runs. ``visit`` numbers the passes over the
     address range; each pass sees the same host at other times."""
@@ -103,39 +125,44 @@ class Host:
     def __init__(self, index: int, seed: int, hosts: int, visit: int = 0) -> None:
         rng = random.Random(seed * 1_000_003 + index)
         self.rng = random.Random((seed * 1_000_003 + index) * 7919 + visit) if visit else rng
+        self.visit = visit
         offset = (index * 2654435761) % NETWORK.num_addresses if hosts < NETWORK.num_addresses else index
         self.ip = int(NETWORK.network_address) + offset % NETWORK.num_addresses
         self.ip_str = str(ipaddress.ip_address(self.ip))
         self.city = rng.choices(CITIES, _CITY_WEIGHTS)[0]
         self.org = rng.choice(ORGS)
-        choices = DOMAINS[self.org[3]]
-        domain = choices[ORGS.index(self.org) % len(choices)] if self.org[3] != "hosting" else rng.choice(choices)
+        kind, domain = self.org[3], self.org[4]
         self.domains = [domain]
-        self.hostnames = (
-            [f"{rng.choice(['www', 'mail', 'vpn', 'host', 'srv', 'edge', 'api'])}-{index % 9973}.{domain}"]
-            if rng.random() < 0.6
-            else []
-        )
-        self.os = rng.choice([None, None, "Linux", "Ubuntu", "Debian", "Windows Server 2019", "FreeBSD"])
+        # A provider names its customers' hosts after their address; an organisation its own.
+        label = self.ip_str.replace(".", "-") if kind in ("hosting", "cloud", "isp") else str(index % 9973)
+        prefix = rng.choice(NAME_PREFIXES[kind])
+        self.hostnames = [f"{prefix}-{label}.{domain}"] if rng.random() < 0.6 else []
         count = rng.choices([1, 2, 3, 4, 5], [30, 30, 20, 12, 8])[0]
-        self.services = []
-        seen = set()
+        self.services: list[tuple[tuple, str]] = []
+        family = None
         for service in rng.choices(SERVICES, _SERVICE_WEIGHTS, k=count):
-            if service[0] not in seen:
-                seen.add(service[0])
-                self.services.append((service, rng.choice(service[4])))
+            wants = FAMILY.get(service[3])
+            if any(service[0] == port for (port, *_), _ in self.services) or (wants and family and wants != family):
+                continue
+            family = family or wants
+            self.services.append((service, rng.choice(service[4])))
+        self.os = rng.choice([None, None, *(WINDOWS if family == "windows" else UNIX)])
+        if family is None and self.os in UNIX and rng.random() < 0.2:
+            self.os = rng.choice(WINDOWS)  # a host of neutral services may run Windows too
         self.cloud = (
             {"provider": self.org[0], "region": f"{self.city[2].lower()}-1", "service": "compute"}
-            if self.org[3] == "cloud"
+            if kind == "cloud"
             else None
         )
 
 
-def generate(count: int, seed: int = 1) -> Iterator[dict]:
-    """``count`` banners. About three per service, several services per host."""
-    hosts = max(1, min(NETWORK.num_addresses, count // 6))
+def generate(count: int, seed: int = 1, hosts: int | None = None, visit: int = 0) -> Iterator[dict]:
+    """``count`` banners. About three per service, several services per host. ``hosts`` and
+    ``visit`` name a dataset's hosts (by default ``generate(hosts * 6, seed)``'s) and the pass
+    to start from: later passes rescan the same hosts."""
+    hosts = max(1, min(NETWORK.num_addresses, hosts or count // 6))
     produced = 0
-    index = 0
+    index = visit * hosts
     while produced < count:
         host = Host(index % hosts, seed, hosts, visit=index // hosts)
         for service, version in host.services:
@@ -152,7 +179,8 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
     port, transport, module, product, _, tags, _ = service
     when = END - timedelta(seconds=rng.random() * SPAN.total_seconds())
     city, region, cc, cc3, country, lat, lon, _ = host.city
-    org, isp, asn, _ = host.org
+    org, isp, asn, _, _ = host.org
+    later = (host.visit,) if host.visit else ()  # a later pass numbers from 0 again: ids stay apart
     b: dict = {
         "ip": host.ip,
         "ip_str": host.ip_str,
@@ -178,7 +206,7 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
             "longitude": lon,
         },
         "_intel": {
-            "id": _hex(host.ip, port, n, n=8) + "-" + _hex(n, n=4),
+            "id": _hex(host.ip, port, n, *later, n=8) + "-" + _hex(n, n=4),
             "module": module,
             "crawler": CRAWLERS[n % 3],
             "ptr": bool(host.hostnames),
@@ -220,7 +248,7 @@ def _extras(b: dict, host: Host, n: int) -> None:
     """Members few banners have (a scan id, a screenshot, security.txt), chosen by hashing so
     that adding them drew nothing from the random stream: every other value stays as it was."""
     pick = int(_hex(host.ip, b["port"], n, "extras", n=8), 16)
-    if pick % 50 == 0:
+    if pick % 50 == 0 and not host.visit:  # the demo scan ran once, on the first pass
         b["_intel"]["options"]["scan"] = DEMO_SCAN
     if b["port"] == 3389 and pick % 3 == 0:
         b["screenshot"] = {
@@ -240,6 +268,10 @@ def _extras(b: dict, host: Host, n: int) -> None:
 
 def _http(b: dict, host: Host, rng: random.Random, product: str, version: str, tls: bool = False) -> str:
     titles = HTTP_TITLES.get(product, ["Welcome", "Login", "Index of /"])
+    if product == "Apache httpd":  # the default page names the distribution that ships it
+        titles = [
+            t.replace("Ubuntu", host.os or "") for t in titles if "Ubuntu" not in t or host.os in ("Ubuntu", "Debian")
+        ]
     title = rng.choice(titles)
     status = rng.choices([200, 301, 302, 401, 403, 404], [60, 10, 8, 8, 6, 8])[0]
     server = f"{product.split()[0]}/{version}" if version else product
@@ -338,9 +370,14 @@ def _ssh(b: dict, host: Host, rng: random.Random, product: str, version: str) ->
             "compression_algorithms": ["none"],
         },
     }
-    distro = rng.choice(["Ubuntu-4ubuntu0.5", "Debian-5", ""])
+    distro = {"Ubuntu": "Ubuntu-4ubuntu0.5", "Debian": "Debian-5"}.get(host.os or "", "")
     release = f"SSH-2.0-OpenSSH_{version}{' ' + distro if distro else ''}"
     return f"{release}\r\nKey type: {key_type}\r\nFingerprint: {fingerprint}\r\n"
+
+
+def _imaps(b, host, rng, product, version) -> str:
+    _tls(b, host, rng)
+    return "* OK [CAPABILITY IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE AUTH=PLAIN] Dovecot ready.\r\n"
 
 
 def _mongodb(b: dict, host: Host, rng: random.Random, product: str, version: str) -> str:
@@ -355,7 +392,8 @@ def _mongodb(b: dict, host: Host, rng: random.Random, product: str, version: str
 def _redis(b: dict, host: Host, rng: random.Random, product: str, version: str) -> str:
     keys = rng.sample(["session:1", "cache:home", "queue:jobs", "backup1", "backup2", "config"], 3)
     b["redis"] = {"keys": {"data": keys, "more": False}}
-    return f"# Server\r\nredis_version:{version}\r\nredis_mode:standalone\r\nos:Linux\r\n"
+    kernel = "FreeBSD 13.2-RELEASE amd64" if host.os == "FreeBSD" else "Linux 5.15.0-91-generic x86_64"
+    return f"# Server\r\nredis_version:{version}\r\nredis_mode:standalone\r\nos:{kernel}\r\n"
 
 
 def _rsync(b: dict, host: Host, rng: random.Random, product: str, version: str) -> str:
@@ -387,6 +425,7 @@ def _dns(b, host, rng, product, version) -> str:
 _MODULES = {
     "http": _http,
     "https": _https,
+    "imap-ssl": _imaps,
     "ssh": _ssh,
     "mongodb": _mongodb,
     "redis": _redis,

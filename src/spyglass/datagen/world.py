@@ -73,45 +73,46 @@ CITIES = [
     ("Auckland", "AUK", "NZ", "NZL", "New Zealand", -36.8485, 174.7633, 1),
 ]
 
-# organisation, ISP, ASN number, kind (hosting, isp, cloud, enterprise, university)
+# organisation, ISP, ASN number, kind, the organisation's own domain. A provider (hosting, cloud,
+# isp, a research network) is its own ISP; a customer (enterprise, school) names the provider whose
+# addresses and ASN it uses, but names its hosts under its own domain.
 ORGS = [
-    ("Northwind Hosting", "Northwind Hosting Ltd", 64512, "hosting"),
-    ("Bluefin Cloud", "Bluefin Cloud Services", 64513, "cloud"),
-    ("Cobalt Datacenters", "Cobalt Datacenters GmbH", 64514, "hosting"),
-    ("Meridian Telecom", "Meridian Telecom", 64515, "isp"),
-    ("Lumen Fiber Co-op", "Lumen Fiber Co-op", 64516, "isp"),
-    ("Atlas Broadband", "Atlas Broadband", 64517, "isp"),
-    ("Stratus Compute", "Stratus Compute Inc.", 64518, "cloud"),
-    ("Harbor Networks", "Harbor Networks", 64519, "hosting"),
-    ("Kestrel Mobile", "Kestrel Mobile", 64520, "isp"),
-    ("Granite State University", "Granite Research Network", 64521, "university"),
-    ("Orchid Retail Group", "Meridian Telecom", 64515, "enterprise"),
-    ("Polaris Energy", "Atlas Broadband", 64517, "enterprise"),
-    ("Vega Logistics", "Northwind Hosting Ltd", 64512, "enterprise"),
-    ("Quartz VPS", "Quartz VPS", 64522, "hosting"),
-    ("Ember Internet", "Ember Internet", 64523, "isp"),
-    ("Tidewater Utilities", "Lumen Fiber Co-op", 64516, "enterprise"),
-    ("Sable Security Research", "Sable Security Research", 64524, "scanner"),
-    ("Aurora Streaming", "Bluefin Cloud Services", 64513, "enterprise"),
-    ("Juniper Valley Schools", "Granite Research Network", 64521, "university"),
-    ("Redwood Manufacturing", "Ember Internet", 64523, "enterprise"),
+    ("Northwind Hosting", "Northwind Hosting Ltd", 64512, "hosting", "northwind-hosting.example"),
+    ("Bluefin Cloud", "Bluefin Cloud Services", 64513, "cloud", "bluefin-cloud.example"),
+    ("Cobalt Datacenters", "Cobalt Datacenters GmbH", 64514, "hosting", "cobalt-dc.example"),
+    ("Meridian Telecom", "Meridian Telecom", 64515, "isp", "meridian-telecom.example"),
+    ("Lumen Fiber Co-op", "Lumen Fiber Co-op", 64516, "isp", "lumenfiber.example"),
+    ("Atlas Broadband", "Atlas Broadband", 64517, "isp", "atlas-bb.example"),
+    ("Stratus Compute", "Stratus Compute Inc.", 64518, "cloud", "stratus-compute.example"),
+    ("Harbor Networks", "Harbor Networks", 64519, "hosting", "harbor.example"),
+    ("Kestrel Mobile", "Kestrel Mobile", 64520, "isp", "kestrel.example"),
+    ("Granite State University", "Granite Research Network", 64521, "university", "granite.edu.example"),
+    ("Orchid Retail Group", "Meridian Telecom", 64515, "enterprise", "orchid-retail.example"),
+    ("Polaris Energy", "Atlas Broadband", 64517, "enterprise", "polaris-energy.example"),
+    ("Vega Logistics", "Northwind Hosting Ltd", 64512, "enterprise", "vega-logistics.example"),
+    ("Quartz VPS", "Quartz VPS", 64522, "hosting", "quartzvps.example"),
+    ("Ember Internet", "Ember Internet", 64523, "isp", "ember.example"),
+    ("Tidewater Utilities", "Lumen Fiber Co-op", 64516, "enterprise", "tidewater.example"),
+    ("Sable Security Research", "Sable Security Research", 64524, "scanner", "sable-research.example"),
+    ("Aurora Streaming", "Bluefin Cloud Services", 64513, "enterprise", "aurora-tv.example"),
+    ("Juniper Valley Schools", "Granite Research Network", 64521, "university", "juniper-valley.example"),
+    ("Redwood Manufacturing", "Ember Internet", 64523, "enterprise", "redwood-mfg.example"),
 ]
 
-DOMAINS = {
-    "hosting": ["northwind-hosting.example", "cobalt-dc.example", "harbor.example", "quartzvps.example"],
-    "cloud": ["bluefin-cloud.example", "stratus-compute.example"],
-    "isp": ["meridian-telecom.example", "lumenfiber.example", "atlas-bb.example", "kestrel.example", "ember.example"],
-    "enterprise": [
-        "orchid-retail.example",
-        "polaris-energy.example",
-        "vega-logistics.example",
-        "tidewater.example",
-        "aurora-tv.example",
-        "redwood-mfg.example",
-    ],
-    "university": ["granite.edu.example", "juniper-valley.example"],
-    "scanner": ["sable-research.example"],
+# Host names by kind: a provider's customers get names the provider gives (with the address in
+# them), an organisation's own hosts the names its staff give.
+NAME_PREFIXES = {
+    "hosting": ["vps", "srv", "static", "dedi"],
+    "cloud": ["vm", "compute", "lb"],
+    "isp": ["dyn", "host", "cust", "pool"],
+    "enterprise": ["www", "mail", "vpn", "edge", "api", "portal"],
+    "university": ["www", "mail", "vpn", "lab", "lib"],
+    "scanner": ["scan", "probe"],
 }
+
+# Operating systems by family; None is a host whose OS the crawler could not tell.
+WINDOWS = ["Windows Server 2019", "Windows Server 2022"]
+UNIX = ["Linux", "Ubuntu", "Debian", "FreeBSD"]
 
 HTTP_TITLES = {
     "Apache httpd": ["Apache2 Ubuntu Default Page: It works", "Index of /", "It works!", "Welcome"],

@@ -8,7 +8,10 @@ current in a thread of its own:
 - it catalogues every banner of the record store it has not seen (by ``seq``) under its day, in
   ``<data_dir>/datasets.db``, and marks that day and its month stale;
 - it rebuilds the stale files, each written to a temporary name, synced and renamed, so a listed
-  file is always complete, and only then lists it.
+  file is always complete, and only then lists it;
+- the day and the month under way (by the backend's clock, UTC) are neither built nor listed until
+  they end: a file of part of a day, listed under the day's name and rebuilt as banners arrived,
+  changed its SHA-1 between listings, and a client that fetches each name once kept a part day.
 
 gzip is written with mtime 0: rebuilding unchanged content gives the same bytes and SHA-1, so a
 download interrupted across a rebuild still resumes (clients send ``If-Range`` with the SHA-1).
@@ -25,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from spyglass.models import Dataset
@@ -157,7 +161,7 @@ class DatasetService:
         gone = [
             (f.dataset, f.name.removesuffix(SUFFIX))
             for name in DATASETS
-            for f in self.files(name)
+            for f in self._files(name)
             if not self.path(f).exists()
         ]
         if gone:
@@ -169,11 +173,22 @@ class DatasetService:
         row = self._db.one("SELECT value FROM meta WHERE name = 'catalogued_seq'")
         return int(row[0]) if row else 0
 
+    def under_way(self) -> dict[str, str]:
+        """The period of each dataset that has not ended yet (today, this month), by the clock."""
+        now = datetime.fromtimestamp(self.clock(), UTC).strftime("%Y-%m-%d")
+        return {name: now[:length] for name, length in PERIOD_LENGTH.items()}
+
+    def _stale(self) -> list[tuple[str, str]]:
+        """The files to build now: those of periods under way wait for their end."""
+        under_way = self.under_way()
+        rows = self._db.read("SELECT dataset, period FROM stale ORDER BY period DESC, dataset")
+        return [(dataset, period) for dataset, period in rows if period != under_way.get(dataset)]
+
     def behind(self) -> bool:
         """Whether banners or files are still to be produced."""
         if self.banners.last_mark() > self.catalogued_seq():
             return True
-        return self._db.one("SELECT 1 FROM stale LIMIT 1") is not None
+        return bool(self._stale())
 
     def _rest(self, since: float) -> None:
         self._stop.wait(min(1.0, (time.monotonic() - since) * REST))
@@ -199,8 +214,7 @@ class DatasetService:
 
     # -- building ------------------------------------------------------------------------------
     def build_stale(self) -> None:
-        stale = self._db.read("SELECT dataset, period FROM stale ORDER BY period DESC, dataset")
-        for dataset, period in stale:
+        for dataset, period in self._stale():
             if self._stop.is_set():
                 return
             started = time.monotonic()
@@ -230,7 +244,7 @@ class DatasetService:
             raw.flush()
             os.fsync(raw.fileno())
         sha1 = out.sha1.hexdigest()
-        old = self.file(dataset, name)
+        old = self._file(dataset, name)
         if old is not None and old.sha1 == sha1 and final.exists():
             temp.unlink()  # the same bytes: keep the listed file (and its timestamp) as it is
             built = old
@@ -248,14 +262,23 @@ class DatasetService:
 
     # -- listing -------------------------------------------------------------------------------
     def files(self, dataset: str) -> list[BuiltFile]:
-        """The dataset's complete files, newest first."""
+        """The dataset's files of periods that have ended, newest first (one built before its
+        period ended, by an older version, waits for that end too)."""
+        under_way = self.under_way().get(dataset)
+        return [f for f in self._files(dataset) if f.name.removesuffix(SUFFIX) != under_way]
+
+    def file(self, dataset: str, name: str) -> BuiltFile | None:
+        """A listed file: never one of a period under way."""
+        return next((f for f in self.files(dataset) if f.name == name), None)
+
+    def _files(self, dataset: str) -> list[BuiltFile]:
         rows = self._db.read(
             "SELECT dataset, name, size, sha1, timestamp, banners FROM files WHERE dataset = ? ORDER BY period DESC",
             (dataset,),
         )
         return [BuiltFile(*row) for row in rows]
 
-    def file(self, dataset: str, name: str) -> BuiltFile | None:
+    def _file(self, dataset: str, name: str) -> BuiltFile | None:
         row = self._db.one(
             "SELECT dataset, name, size, sha1, timestamp, banners FROM files WHERE dataset = ? AND name = ?",
             (dataset, name),

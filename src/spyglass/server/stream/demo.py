@@ -1,6 +1,9 @@
 """The demo collector: synthetic banners (``spyglass.datagen``, 198.18.0.0/15) stamped with the
 current time and handed to the collector at a steady rate, so the stream is live offline.
 
+They are rescans of the demo data's own hosts (the same organisations, software and names, seen
+on a later pass), so a banner pivoted on from the stream leads to a host with its history.
+
 It never mixes synthetic banners into real data: it runs on an empty data dir or one holding
 the demo data, and otherwise logs why it does not.
 """
@@ -20,6 +23,15 @@ from spyglass.server.tasks import cancel
 log = logging.getLogger("spyglass.demo")
 
 BURST = 2.0  # seconds of banners at most in one batch, after a stall (a slow index commit)
+
+
+def rescans(visit: int) -> Iterator[dict]:
+    """The demo data's hosts (``generate(DEMO_BANNERS, DEMO_SEED)``), pass after pass from ``visit``
+    on (the demo data is the first pass: a later one is a rescan), each service once a pass."""
+    from spyglass.datagen import generate
+    from spyglass.server.demostore import DEMO_BANNERS, DEMO_SEED
+
+    return each_service_once(generate(2**62, seed=DEMO_SEED, hosts=DEMO_BANNERS // 6, visit=visit))
 
 
 def each_service_once(banners: Iterator[dict]) -> Iterator[dict]:
@@ -55,9 +67,7 @@ class DemoCollector:
         self._task = None
 
     async def _run(self) -> None:
-        from spyglass.datagen import generate
-
-        source = each_service_once(generate(2**62, seed=int(time.time())))
+        source = rescans(visit=1 + int(time.time()) % 1_000_000)  # another pass each start
         started, produced = time.monotonic(), 0
         while True:
             due = int((time.monotonic() - started) * self.rate) - produced

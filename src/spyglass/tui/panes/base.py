@@ -49,9 +49,12 @@ class CallEnded(_Call):
     """A pane's call finished (any way): bubbles to the app, the one place that reports failures."""
 
 
-class Pane(VerticalScroll):
+class Pane(VerticalScroll, can_focus=False):
     """A job of the dashboard. Subclasses declare the ClassVars below and implement :meth:`load`,
-    which runs in a worker when the pane is first shown, on refresh, and when shown stale."""
+    which runs in a worker when the pane is first shown, on refresh, and when shown stale.
+
+    Never focused itself: a focused pane shows nothing, so Tab stopped there unseen and what was
+    typed next vanished (its widgets take the keys; scrolling follows them)."""
 
     ID: ClassVar[str] = ""  # the module's name: `--pane ID`, the widget id `pane-ID`
     TITLE: ClassVar[str] = ""
@@ -95,16 +98,23 @@ class Pane(VerticalScroll):
         """Text typed while a table or list has the keys goes to the pane's input (a new term in a
         query box), unless the key is one of the table's, the pane's or the app's commands, or a digit
         right after Esc: digits typed as ports no longer switch panes, letters typed as a folder no
-        longer open the backend log. A digit on a form's button or drop-down does nothing."""
+        longer open the backend log. A digit on a form's button does nothing; what is typed on a
+        drop-down searches its choices."""
         previous, self.last_key = self.last_key, event.key
         focused = self.app.focused
-        if event.key.isdigit() and previous != "escape" and isinstance(focused, (Button, Checkbox, Select)):
-            event.stop()  # a digit on a form's button or drop-down is a slip, not a pane switch
+        switching = event.key.isdigit() and previous == "escape"  # Esc, then a digit: on purpose
+        if isinstance(focused, Select) and event.is_printable and event.character != " " and not switching:
+            event.stop()  # typed on a closed drop-down: a search, never swallowed nor a pane's key (t tests)
+            event.prevent_default()
+            self.search_choices(focused, event)
+            return
+        if event.key.isdigit() and not switching and isinstance(focused, (Button, Checkbox)):
+            event.stop()  # a digit on a form's button is a slip, not a pane switch
             event.prevent_default()
             return
         if not event.is_printable or not event.character or not isinstance(focused, (DataTable, OptionList)):
             return
-        if event.key.isdigit() and previous == "escape":  # Esc, then a digit: switching panes on purpose
+        if switching:
             return
         if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own keys
             return
@@ -118,6 +128,14 @@ class Pane(VerticalScroll):
         event.prevent_default()
         box.focus()
         self.type_into(box, event.character)
+
+    def search_choices(self, choice: Select, key: events.Key) -> None:
+        """Open the drop-down and hand it the key: its own type-to-search jumps to the option that
+        matches what is typed (the letters that follow reach it, open and focused)."""
+        choice.action_show_overlay()
+        overlay = choice.query_one(OptionList)
+        self.screen.set_focus(overlay, scroll_visible=False)  # now: it starts its search afresh
+        overlay.post_message(events.Key(key.key, key.character))
 
     def type_into(self, box: Input, character: str) -> None:
         """A key typed while a table or list had the keyboard, into the pane's input: after what it

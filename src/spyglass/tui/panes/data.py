@@ -28,6 +28,8 @@ DATASET_COLUMNS = [
     Column("scope", "Scope", 8, rank=2),
     Column("description", "Description", 30, rank=1, flex=True),
 ]
+# The backend lists a day or a month once it has ended: said where today's file would be looked for.
+WHOLE = {"daily": " · whole days: today's after midnight UTC", "monthly": " · whole months: this month's after it ends"}
 FILE_COLUMNS = [
     Column("name", "File", 18),
     Column("size", "Size", 10, rank=1),
@@ -109,14 +111,29 @@ class DataPane(Pane):
             await self.list_files(clients, chosen)
 
     async def list_files(self, clients: Clients, dataset: str) -> None:
-        self.files = await clients.data.files(dataset)
-        self.dataset = dataset
         table = self.files_table
-        table.border_title = safe_text(f"{dataset}: {len(self.files):,} files", one_line=True)  # a str is markup
+        asked_at = table.cursor_row
+        files = await clients.data.files(dataset)
+        # Keys pressed while the list was on its way (a slow link) move in the list that arrives:
+        # the same dataset keeps the cursor on the file it is on, another starts moved as far.
+        same, row = dataset == self.dataset, table.cursor_row
+        on = self.file_at(row) if same else None
+        index = next((i for i, f in enumerate(files) if on and f.name == on.name), None)
+        if not same:
+            row = max(0, row - asked_at)
+        self.files, self.dataset = files, dataset
+        table.border_title = safe_text(f"{dataset}: {len(files):,} files{WHOLE.get(dataset, '')}", one_line=True)
         table.clear_records()
-        for i, f in enumerate(self.files):
+        for i, f in enumerate(files):
             name, size, built, sha1 = file_row(f)
             table.add_record({"name": name, "size": size, "built": built, "sha1": sha1}, key=str(i))
+        if files:
+            row = table.get_row_index(str(index)) if index is not None else row
+            table.move_cursor(row=min(row, len(files) - 1), animate=False)
+
+    def file_at(self, row: int) -> DatasetFile | None:
+        index = int(self.files_table.key_at(row) or -1)
+        return self.files[index] if 0 <= index < len(self.files) else None
 
     def run_arg(self, arg: str) -> None:
         """``--pane data DATASET``: list that dataset's files."""
@@ -167,8 +184,8 @@ class DataPane(Pane):
         self.query_one("#data-status", Static).update(safe_text(text, one_line=True, max_chars=300))
 
     async def download(self, clients: Clients, dataset: str, file: DatasetFile, folder: Path) -> None:
-        """Download ``file`` as ``dataset`` lists it now (the list shown may be older: the current
-        month's file is rebuilt as banners arrive) into ``folder``."""
+        """Download ``file`` as ``dataset`` lists it now (the list shown may be older: a file is
+        rebuilt when banners of its day are collected late) into ``folder``."""
         from spyglass.client import SpyglassError
         from spyglass.client.data import ChecksumMismatch, download_current, part_path
 

@@ -103,11 +103,9 @@ class NotifiersPane(Pane):
     # -- the form ----------------------------------------------------------------------------
     @on(Select.Changed, "#notifier-provider")
     async def provider_chosen(self, event: Select.Changed) -> None:
+        """Its arguments appear beside it; the keys stay on the drop-down, where the cursor is
+        (letters typed there search it), and Tab goes on to the first argument."""
         await self.build_args(str(event.value) if isinstance(event.value, str) else None)
-        if event.select.has_focus:  # what is typed next is an argument, not the pane's keys (t tests)
-            for field in self.query(".notifier-arg").results(Input):
-                field.focus()
-                break
 
     async def build_args(self, provider: str | None, values: dict[str, str] | None = None) -> None:
         box = self.query_one("#notifier-args", Horizontal)
