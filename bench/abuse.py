@@ -42,7 +42,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -472,12 +472,6 @@ def _flood(seconds: float, clients: int, method: str, url: str, vary: str, reque
     answers.put(dict(sorted(statuses.items())))
 
 
-def directory_words(seconds: float) -> None:
-    with states() as listed:
-        for name, state in listed():
-            _directory_words_on(name, state, seconds)
-
-
 def _directory_words_on(name: str, state: str | None, seconds: float) -> None:
     from spyglass.server.directory.store import Directory
     from spyglass.server.plans import PLANS
@@ -501,12 +495,6 @@ def _directory_words_on(name: str, state: str | None, seconds: float) -> None:
             v.report(f"9. {name}: 12 free clients searching 4,028 queries with {what} (answered {got})")
 
 
-def many_facets(seconds: float) -> None:
-    with states() as listed:
-        for name, state in listed():
-            _many_facets_on(name, state, seconds)
-
-
 def _many_facets_on(name: str, state: str | None, seconds: float) -> None:
     most = "org:100,product:100,port:100,country:100,asn:100"
     with backend_on(state) as (url, pid, data):
@@ -517,12 +505,6 @@ def _many_facets_on(name: str, state: str | None, seconds: float) -> None:
                 got = flood(seconds, 16, "GET", f"{url}/intel/host/count", params=count)
                 v.settle(1)
             v.report(f"10. {name}: 16 free clients counting with {what} (answered {got})")
-
-
-def alert_budget(seconds: float) -> None:
-    with states() as listed:
-        for name, state in listed():
-            _alert_budget_on(name, state, seconds)
 
 
 def _alert_budget_on(name: str, state: str | None, seconds: float) -> None:
@@ -588,6 +570,17 @@ def saved_queries(seconds: float) -> None:
                 v.report(f"13. {name}: 8 free clients saving queries for {seconds:g} s (answered {got})")
 
 
+def on_each_state(attack: Callable[[str, str | None, float], None]) -> Callable[[float], None]:
+    """``attack(name, state, seconds)`` run on SQLite state, then on PostgreSQL's."""
+
+    def run(seconds: float) -> None:
+        with states() as listed:
+            for name, state in listed():
+                attack(name, state, seconds)
+
+    return run
+
+
 ATTACKS = {
     "stream": stream_memory,
     "idle": lambda _: idle_connections(),
@@ -597,9 +590,9 @@ ATTACKS = {
     "keys": wrong_keys,
     "queries": costly_free_queries,
     "logs": disconnect_logs,
-    "directory": directory_words,
-    "facets": many_facets,
-    "alerts": alert_budget,
+    "directory": on_each_state(_directory_words_on),
+    "facets": on_each_state(_many_facets_on),
+    "alerts": on_each_state(_alert_budget_on),
     "tests": notifier_tests,
     "saved": saved_queries,
 }
