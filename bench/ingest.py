@@ -75,7 +75,7 @@ def time_split(source: Path, work: Path) -> None:
     banners = step("JSON decode", lambda: [loads(line) for line in lines])
     shapes = step("shape (address, port, time)", lambda: [normalize(b) for b in banners])
     step("keys", lambda: [keys(b, s) for b, s in zip(banners, shapes, strict=True)])
-    step("index document", lambda: [document_tail(b, s) for b, s in zip(banners, shapes, strict=True)])
+    step("index document", lambda: [document_tail(b, s, 0) for b, s in zip(banners, shapes, strict=True)])
     codec = shared(store.preparer().dictionary)
     packed = step("compression (zstd, dictionary)", lambda: [codec.pack(line) for line in lines])
     prepared = [prepare(b, body) for b, body in zip(banners, packed, strict=True)]

@@ -106,7 +106,8 @@ def test_a_banner_the_index_cannot_hold_is_set_aside_at_start(tmp_path, caplog):
     BannerIndex(tmp_path).close()  # a data dir with its index
     shape = Shape("fe80::1%lo", 53, "udp", "2026-01-01T00:00:00Z", None)
     records = RecordStore(tmp_path / "banners.db")
-    records.add([Prepared(*keys(ZONED, shape), shape.stamp, json.dumps(ZONED).encode(), document_tail(ZONED, shape))])
+    key, service = keys(ZONED, shape)
+    records.add([Prepared(key, service, shape.stamp, json.dumps(ZONED).encode(), document_tail(ZONED, shape, service))])
     records.close()
     server, backend = start_backend(tmp_path)
     with server:

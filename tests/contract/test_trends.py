@@ -27,9 +27,11 @@ def scan(ip: str, port: int, month: str, country: str, day: int = 10) -> dict:
     )
 
 
-# 2025-01 to 2025-06; nothing in March or May. A and B are scanned twice: both scans count.
+# 2025-01 to 2025-06; nothing in March or May. A and B are scanned in two months: both months
+# count them; A is scanned twice in January: it counts once there (trends count services).
 BANNERS = [
     scan(A, 22, "2025-01", "DE"),
+    scan(A, 22, "2025-01", "DE", day=20),
     scan(B, 80, "2025-01", "US"),
     scan(C, 80, "2025-01", "US", day=31),
     scan(A, 22, "2025-02", "DE", day=1),
@@ -55,7 +57,7 @@ def series(body: dict) -> list[tuple[str, int]]:
     return [(m["month"], m["count"]) for m in body["matches"]]
 
 
-def test_months_count_every_scan_with_the_empty_months_as_zero(trends):
+def test_months_count_each_service_once_with_the_empty_months_as_zero(trends):
     body = get(trends, "/search", query="net:198.19.1.0/24").json()
     assert body["total"] == 7
     assert series(body) == list(zip(MONTHS, [3, 2, 0, 1, 0, 1], strict=True))

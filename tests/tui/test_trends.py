@@ -47,7 +47,7 @@ async def test_a_query_is_charted_with_its_zero_months_and_tabled(served):
         assert app.focused is not None and app.focused.id == "query"  # the query box takes the keys
         pane = await run(pilot, "net:198.19.1.0/24")
         text = screen_text(app)
-        assert "8 banners, 2025-01 to 2025-06" in text
+        assert "8 services, 2025-01 to 2025-06" in text
         assert "2025-01" in text and "█" in text  # a month tick and bars
         assert table_rows(pane) == [
             ["2025-01", "3"],
@@ -106,11 +106,12 @@ async def test_refresh_asks_again_and_sees_newly_collected_scans(tmp_path):
             await settle(pilot)
             pane = await run(pilot, "port:443", facets="port:1")
             assert table_rows(pane)[3] == ["2025-04", "1"]
-            assert backend.collect([scan("198.19.1.4", 443, "2025-04", "FR", day=20)])  # a rescan: history
+            rescan, found = scan("198.19.1.4", 443, "2025-04", "FR", day=20), scan("198.19.1.5", 443, "2025-04", "FR")
+            assert backend.collect([rescan, found])  # a service once a month however often it is seen
             await pilot.press("escape", "r")
             await settle(pilot)
             assert table_rows(pane)[3] == ["2025-04", "2"]
-            assert "2 banners" in screen_text(app)
+            assert "2 services" in screen_text(app)
 
 
 @pytest.mark.parametrize(

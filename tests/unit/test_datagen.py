@@ -103,3 +103,16 @@ def test_the_demo_collector_rescans_the_demo_hosts():
             assert live.get(name) == old.get(name), name
         assert live["_intel"]["id"] not in ids  # a banner of its own
         assert "scan" not in live["_intel"]["options"]  # the demo's on-demand scan is history
+
+
+def test_the_demo_collector_sees_in_a_month_about_the_services_a_month_of_the_demo_data_did():
+    from spyglass.server.demostore import DEMO_BANNERS, DEMO_SEED
+    from spyglass.server.stream.demo import rescans
+
+    demo = list(generate(DEMO_BANNERS, seed=DEMO_SEED))
+    months: dict[str, set] = {}
+    for b in demo:
+        months.setdefault(b["timestamp"][:7], set()).add((b["ip_str"], b["port"], b["transport"]))
+    monthly = sorted(len(s) for s in months.values())[len(months) // 2]
+    collected = {(b["ip_str"], b["port"], b["transport"]) for b in itertools.islice(rescans(visit=3), 5 * monthly)}
+    assert 0.75 * monthly <= len(collected) <= 1.25 * monthly  # five passes' worth: every service again

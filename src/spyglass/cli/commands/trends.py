@@ -70,7 +70,7 @@ async def trends(clients, args):
         if series:
             print(f"{t.label(name)}: its top values month by month ({len(series)} charted)")
             print_chart(months, series)
-    print(f"{sum(total.counts):,} banners over {len(months)} months ({months[0]} to {months[-1]})", file=sys.stderr)
+    print(f"{sum(total.counts):,} services over {len(months)} months ({months[0]} to {months[-1]})", file=sys.stderr)
     return None
 
 

@@ -127,13 +127,13 @@ class Reads:
 
     def facet_rows(self, matching: Where, facets: list[Facet], by_month: bool) -> list:
         """``(month, facet, value, count)`` of every facet's largest values (``facet``: its place
-        in ``facets`` from 1; 0 is the number of matching rows, value ''), per month or over all
-        (month 0), in one pass: each row's facet values are made keys, the facet's place in
-        digits of one width before the value, that one GROUP BY counts. 18.16 groups a month and
-        a string by a faster method than (facet, value, number) tuples. The condition is
-        PREWHERE, and the checks (Where.checks) choose between a row's keys and none, so that
-        each is asked once a row (a WHERE would ask it of every key) and each shard still counts
-        its own rows."""
+        in ``facets`` from 1; 0 is the number of matching rows, value ''), per month (counting
+        services: a service seen twice in a month counts once) or over all (month 0), in one
+        pass: each row's facet values are made keys, the facet's place in digits of one width
+        before the value, that one GROUP BY counts. 18.16 groups a month and a string by a faster
+        method than (facet, value, number) tuples. The condition is PREWHERE, and the checks
+        (Where.checks) choose between a row's keys and none, so that each is asked once a row (a
+        WHERE would ask it of every key) and each shard still counts its own rows."""
         width = len(str(len(facets)))
         keys = [f"['{0:0{width}d}']"]
         month = "month" if by_month else "toUInt32(0)"
@@ -164,9 +164,10 @@ class Reads:
         number = f"multiIf({', '.join(numbers)}, toInt64(0))" if numbers else "toInt64(0)"
         size = max((int(f.size) for f in facets), default=1)
         prewhere = f" PREWHERE {matching.condition}" if matching.condition != "1" else ""
+        counted = "uniqExact(service)" if by_month else "count()"  # trends count a month's services
         return self.connection.execute(
             f"SELECT m, toUInt16(substring(k, 1, {width})) AS f, substring(k, {width + 1}) AS v, n "
-            f"FROM (SELECT {month} AS m, k, count() AS n FROM {matching.table} "
+            f"FROM (SELECT {month} AS m, k, {counted} AS n FROM {matching.table} "
             f"ARRAY JOIN {every} AS k{prewhere} GROUP BY m, k) "
             f"ORDER BY m, f, n DESC, {number}, v LIMIT {size} BY m, f",
             matching.params,

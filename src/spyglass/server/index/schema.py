@@ -97,6 +97,8 @@ def build_schema() -> tantivy.Schema:
     # The address twice: ``ip`` for ranges (net:), ``f_ip`` as text for the ip facet (counting the
     # ip column instead is slower).
     sb.add_ip_addr_field("ip", indexed=True, fast=True)
+    # The service's key (keys.py), a column alone: trends count a month's services (trends.py).
+    sb.add_integer_field("i_service", fast=True)
     sb.add_text_field("text", index_option="position")
     facets = {in_index(f) for f in FACET_FIELDS.values()}
     names = {in_index(f) for f in FILTER_FIELDS.values()} | facets
@@ -134,20 +136,28 @@ def _cpes(cpes: list[str]) -> list[str]:
     return list({cpe.lower()[:MAX_TERM] for cpe in cpes})
 
 
-def facet_terms(numbered: Iterable[tuple[int, Facet]], shards: int = 1) -> dict[str, dict]:
+# A bucket's services (trends count each service once a month): exact up to thousands, then
+# tantivy's HyperLogLog estimate.
+SERVICES = {"services": {"cardinality": {"field": "i_service"}}}
+
+
+def facet_terms(numbered: Iterable[tuple[int, Facet]], shards: int = 1, services: bool = False) -> dict[str, dict]:
     """The tantivy aggregations counting each facet's largest values, named ``f{i}`` by its number.
     Over several shards each says more than the facet's size, so that a value that is second in
-    every shard but first overall is still counted in each (index/merge.py)."""
-    return {
-        f"f{i}": {
-            "terms": {
-                "field": in_index(FACET_FIELDS[f.name]),
-                "size": f.size if shards == 1 else 2 * f.size + 10,
-                "segment_size": max(10 * f.size, 1000),
-            }
+    every shard but first overall is still counted in each (index/merge.py). With ``services``
+    each value's services are counted too (SERVICES), and the largest are those with the most."""
+    spec = {}
+    for i, f in numbered:
+        terms: dict[str, Any] = {
+            "field": in_index(FACET_FIELDS[f.name]),
+            "size": f.size if shards == 1 else 2 * f.size + 10,
+            "segment_size": max(10 * f.size, 1000),
         }
-        for i, f in numbered
-    }
+        spec[f"f{i}"] = {"terms": terms}
+        if services:
+            terms["order"] = {"services": "desc"}
+            spec[f"f{i}"]["aggs"] = SERVICES
+    return spec
 
 
 def facet_value(bucket: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ from spyglass.server.sqlite import LostDatabase, is_empty, make_private
 
 log = logging.getLogger("spyglass.index")
 
-SCHEMA_VERSION = "5"  # 5: the index in shards (shards.py)
+SCHEMA_VERSION = "6"  # 5: the index in shards (shards.py); 6: i_service (trends count services)
 # Banners stored but not yet committed to the index are invisible to search until the next
 # commit (or the catch-up when their shard is next taken, after a crash). Each commit cuts the
 # segment being filled short, and every segment left costs each search a little: a writer commits
@@ -52,12 +52,14 @@ FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
-CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport")
+CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport", "i_service")
 
 
-def document_tail(banner: dict, shape) -> bytes:
-    """The banner's index document as JSON, less its opening brace (rowid and flag come first)."""
+def document_tail(banner: dict, shape, service: int) -> bytes:
+    """The banner's index document as JSON, less its opening brace (rowid and flag come first);
+    ``service`` is its service's key (trends count services: trends.py)."""
     doc = index_document(banner, shape)
+    doc["i_service"] = service
     try:
         return orjson.dumps(doc)[1:]
     except TypeError:  # a lone surrogate (wild banners hold them): U+FFFD in the index, kept in the body
@@ -90,11 +92,13 @@ def prepare(banner: object, body: bytes | None = None) -> Prepared:
 def _prepare(banner: object, body: bytes | None, pack: Callable[[bytes], bytes]) -> Prepared:
     shape = normalize(banner)
     assert isinstance(banner, dict)
+    key, service = keys(banner, shape)
     return Prepared(
-        *keys(banner, shape),
+        key,
+        service,
         shape.stamp,
         pack(body if body is not None else dumps(banner)),
-        document_tail(banner, shape),
+        document_tail(banner, shape, service),
     )
 
 
@@ -346,9 +350,10 @@ class BannerIndex:
                     shaped.append((seq, banner, normalize(banner)))
                 except BadBanner as exc:  # stored by an older release's rules: nothing to index it by
                     log.warning("stored banner %d set aside, it is no longer readable: %s", seq, exc)
-            current = self.records.current_seqs([service_key(shape) for _, _, shape in shaped])
-            for seq, banner, shape in shaped:
-                add_document(writer, seq, seq in current, document_tail(banner, shape))
+            services = [service_key(shape) for _, _, shape in shaped]
+            current = self.records.current_seqs(services)
+            for (seq, banner, shape), service in zip(shaped, services, strict=True):
+                add_document(writer, seq, seq in current, document_tail(banner, shape, service))
         demoted = self.records.demoted(shard)
         self._demote(writer, demoted)
         writer.commit()
@@ -361,7 +366,8 @@ class BannerIndex:
             chunk = demoted[i : i + 1000]
             for seq, banner in self.records.bodies(chunk).items():
                 try:
-                    tail = document_tail(banner, normalize(banner))
+                    shape = normalize(banner)
+                    tail = document_tail(banner, shape, service_key(shape))
                 except BadBanner:
                     continue  # unreachable: a demoted banner was current, so it was readable
                 writer.delete_documents_by_term("i_rowid", seq)

@@ -1,4 +1,5 @@
-"""Trends: month-by-month counts over the index's whole history (every banner, current or not).
+"""Trends: month-by-month counts of services over the index's whole history (every banner,
+current or not; a service seen in a month counts once in it).
 
 One tantivy aggregation answers a request: a ``range`` bucket per calendar month on the
 ``timestamp`` fast field (a ``date_histogram`` only takes fixed intervals, and months are not
@@ -20,7 +21,7 @@ from spyglass.server.banners.trends import months
 from spyglass.server.index.aside import aside, each, searching
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.merge import merged_buckets
-from spyglass.server.index.schema import facet_terms, facet_value
+from spyglass.server.index.schema import SERVICES, facet_terms, facet_value
 
 NS = 1_000_000_000  # tantivy's date aggregations count nanoseconds
 
@@ -68,12 +69,13 @@ class TrendsIndex:
         ranges = [{"key": k, "from": start.timestamp() * NS, "to": end.timestamp() * NS} for k, start, end in calendar]
 
         def by_month(some: list[tuple[int, Facet]]) -> dict[str, dict]:
-            """The month buckets with these facets counted in each, over every shard."""
-            spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}}}
-            if some:
-                spec["months"]["aggs"] = facet_terms(some, shards=len(searchers))
+            """The month buckets with these facets counted in each, over every shard: services,
+            not banners (a service seen twice in a month counts once, as in a monthly crawl's
+            results; a service whose banners of one month two shards hold counts in each)."""
+            aggs = SERVICES | facet_terms(some, shards=len(searchers), services=True)
+            spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}, "aggs": aggs}}
             results = each(alone, lambda s: s.aggregate(tq, spec), searchers)
-            parts = [{b["key"]: b for b in result["months"]["buckets"]} for result in results]
+            parts = [{b["key"]: _services(b) for b in result["months"]["buckets"]} for result in results]
             if len(parts) == 1:
                 return parts[0]
             return {
@@ -105,6 +107,20 @@ class TrendsIndex:
                 for key, _, _ in calendar
             ]
         return Trends(sum(counts), matches, out)
+
+
+def _services(bucket: dict) -> dict:
+    """A month's bucket with its services as the count of it and of each facet value."""
+    bucket["doc_count"] = _count(bucket)
+    for name, facet in bucket.items():
+        if name.startswith("f") and isinstance(facet, dict):
+            for value in facet.get("buckets", []):
+                value["doc_count"] = _count(value)
+    return bucket
+
+
+def _count(bucket: dict) -> int:
+    return round(bucket["services"]["value"]) if bucket["doc_count"] else 0
 
 
 def _values(buckets: list[dict]) -> list[dict]:

@@ -1,4 +1,4 @@
-"""The trends pane: a query's banners month by month over the index's history, as a chart or a
+"""The trends pane: a query's services month by month over the index's history, as a chart or a
 table; per facet its top values as stacked bars; a second query compared on the same chart; a
 month range that narrows what is shown without asking again."""
 
@@ -77,7 +77,7 @@ class TrendsPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield self.compose_error()
-        yield QueryInput("trends: a query over every banner ever seen, e.g. product:nginx — Enter runs")
+        yield QueryInput("trends: a query over every month seen, e.g. product:nginx — Enter runs")
         with Horizontal(id="trend-form"):
             yield Label("facets")
             yield Input(DEFAULT_FACETS, id="trend-facets", compact=True, select_on_focus=False)
@@ -88,7 +88,7 @@ class TrendsPane(Pane):
             yield Label("to")
             yield Input(placeholder="YYYY-MM", id="trend-to", classes="month", compact=True, select_on_focus=False)
         yield Static("", id="trend-status")
-        yield TrendChart("Type a query and press Enter to chart its banners month by month.", id="trend-chart")
+        yield TrendChart("Type a query and press Enter to chart its services month by month.", id="trend-chart")
         yield DataTable(id="trend-table", zebra_stripes=True, cursor_type="row")
         yield Static("", id="trend-legend")
 
@@ -217,7 +217,7 @@ class TrendsPane(Pane):
                 counts = {m.month: m.count for m in self.compared.matches}
                 series.append(t.Series(t.label(self.shown_compare, 40), [counts.get(m, 0) for m in months][window]))
             kind = self.compare_kind if len(series) > 1 else self.kind
-            return months[window], series, kind, "banners per month"
+            return months[window], series, kind, "services per month"
         series = t.facet_series(self.result, name, min(self.sizes.get(name, 5), len(t.PALETTE)), window)
         return months[window], series, self.kind, f"{t.label(name)}: top values per month"
 
@@ -232,7 +232,7 @@ class TrendsPane(Pane):
         self.show_legend(series, kind, chart.look)
         span = f"{months[0]} to {months[-1]}" if months else "no months in that range"
         views = " · ".join(f"[{v}]" if i == self.view else v for i, v in enumerate(self.views()))
-        counted = " vs ".join(f"{sum(s.counts):,}" for s in series) + " banners, " if self.view == 0 else ""
+        counted = " vs ".join(f"{sum(s.counts):,}" for s in series) + " services, " if self.view == 0 else ""
         self.show_status(f"{counted}{span} — view (v): {views}")
 
     def fill_table(self, months: list[str], series: list[t.Series]) -> None:
