@@ -74,6 +74,19 @@ def test_cli_help_loads_no_ui_web_or_http_stack(args):
     assert not loaded & {"textual", "fastapi", "uvicorn", "starlette", "httpx"}
 
 
+def test_an_import_loads_no_web_stack(tmp_path):
+    """`spyglass import` is a file's way into the store: fastapi alone took 0.3-1 s of its start."""
+    banners = tmp_path / "one.json"
+    banners.write_text(
+        '{"ip_str": "198.51.100.1", "port": 22, "transport": "tcp", "timestamp": "2026-01-01T00:00:00"}\n'
+    )
+    args = ["import", "--data", str(tmp_path / "data"), str(banners)]
+    run = subprocess.run([sys.executable, "-c", HELP_RUN, *args], capture_output=True, text=True)
+    assert run.returncode == 0 and "1 new" in run.stderr, run.stderr[-2000:]
+    (line,) = [line for line in run.stderr.splitlines() if line.startswith("MODULES ")]
+    assert not top(set(json.loads(line.removeprefix("MODULES ")))) & set(WEB_STACK)
+
+
 def test_server_does_not_import_textual():
     loaded = modules_loaded_by("spyglass.server.app")
     assert "textual" not in top(loaded)

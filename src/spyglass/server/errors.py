@@ -9,13 +9,10 @@ The errors every route shares are added to the document in one place, :func:`doc
 
 from __future__ import annotations
 
-import errno
 import logging
 import re
-import shutil
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -26,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.sqlite import disk_full
 
 log = logging.getLogger("spyglass.server")
 
@@ -220,23 +218,3 @@ def _shared_errors(operation: dict[str, Any]) -> None:
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
             },
         )
-
-
-LOW_SPACE = 16 * 1024 * 1024  # bytes free below which a failed write is taken for a full disk
-
-
-def disk_full(exc: BaseException, folder: Path | None = None) -> bool:
-    """Whether ``exc`` comes of a full disk: said so (ENOSPC, SQLite's "disk is full", "No space
-    left"), or any failure while ``folder``'s file system has next to nothing free (tantivy's
-    writer threads fail with no word of why)."""
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return True
-    text = str(exc).lower()
-    if "disk is full" in text or "no space left" in text:
-        return True
-    if folder is not None:
-        try:
-            return shutil.disk_usage(folder).free < LOW_SPACE
-        except OSError:
-            return False
-    return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -69,6 +70,26 @@ def is_disk_full(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.Error):
         return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+LOW_SPACE = 16 * 1024 * 1024  # bytes free below which a failed write is taken for a full disk
+
+
+def disk_full(exc: BaseException, folder: Path | None = None) -> bool:
+    """Whether ``exc`` comes of a full disk: said so (ENOSPC, SQLite's "disk is full", "No space
+    left"), or any failure while ``folder``'s file system has next to nothing free (tantivy's
+    writer threads fail with no word of why)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    if "disk is full" in text or "no space left" in text:
+        return True
+    if folder is not None:
+        try:
+            return shutil.disk_usage(folder).free < LOW_SPACE
+        except OSError:
+            return False
+    return False
 
 
 @contextmanager

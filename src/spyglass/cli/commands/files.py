@@ -22,9 +22,9 @@ def import_command(args: argparse.Namespace) -> int:
     from spyglass.progress import Progress
     from spyglass.server.banners.importer import ImportReport, import_files
     from spyglass.server.banners.store import StoreBusy, StoreUnavailable
-    from spyglass.server.errors import disk_full
     from spyglass.server.index import BannerIndex
     from spyglass.server.process import prepare_process
+    from spyglass.server.sqlite import disk_full
 
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
