@@ -25,6 +25,7 @@ from spyglass.backoff import Backoff
 from spyglass.client import Clients, StreamDebug
 from spyglass.client.errors import AuthenticationError, BadRequest, Forbidden
 from spyglass.datagen import NETWORK
+from spyglass.server.stream.hub import QUEUE_BYTES, QUEUE_LIMIT
 from tests.conftest import start_backend
 
 _serial = itertools.count(1)
@@ -204,7 +205,7 @@ async def test_a_slow_reader_loses_banners_and_is_told_how_many(served, clients)
         stream = clients.stream.banners(debug=True, reconnect=False)
         task = await connected(stream)
     finally:
-        hub.queue_limit = 2000  # this subscription keeps its 5; the others are not affected
+        hub.queue_limit = QUEUE_LIMIT  # this subscription keeps its 5; the others are not affected
     # One batch of 40 is published at once, before the reader can take any: 35 are dropped.
     burst = [banner(port=9000 + i) for i in range(40)]
     await asyncio.to_thread(served.collect, burst)
@@ -215,6 +216,17 @@ async def test_a_slow_reader_loses_banners_and_is_told_how_many(served, clients)
     assert stream.discarded == 35
 
 
+async def test_a_reader_keeping_up_gets_every_banner_of_a_large_batch(served, clients):
+    """A collect body's banners are published at once: a reader's queue holds them all."""
+    stream = clients.stream.banners(debug=True, reconnect=False)
+    task = await connected(stream)
+    burst = [banner(port=20000 + i) for i in range(6000)]
+    await asyncio.to_thread(served.collect, burst)
+    got = await wait_for(task, 6000, timeout=120)
+    task.cancel()
+    assert stream.discarded == 0 and not [b for b in got if isinstance(b, StreamDebug)]
+
+
 async def test_a_reader_s_queue_is_bounded_in_bytes_and_written_a_chunk_at_a_time(served, clients):
     """Big banners are dropped by the bytes they hold, the oldest first, and counted."""
     hub = served.app.state.hub
@@ -223,7 +235,7 @@ async def test_a_reader_s_queue_is_bounded_in_bytes_and_written_a_chunk_at_a_tim
         stream = clients.stream.banners(debug=True, reconnect=False)
         task = await connected(stream)
     finally:
-        hub.queue_bytes = 1 << 20
+        hub.queue_bytes = QUEUE_BYTES
     (sub,) = [s for s in hub.subscriptions if s.budget == 200_000]
     burst = [{**banner(port=9100 + i), "data": "x" * 60_000} for i in range(10)]  # 600 KB at once
     await asyncio.to_thread(served.collect, burst)
@@ -253,7 +265,7 @@ async def test_no_debug_events_unless_asked(served, clients):
         stream = clients.stream.banners(reconnect=False)
         task = await connected(stream)
     finally:
-        hub.queue_limit = 2000
+        hub.queue_limit = QUEUE_LIMIT
     await asyncio.to_thread(served.collect, [banner(port=7000 + i) for i in range(10)])
     got = await wait_for(task, 2)
     await asyncio.sleep(0.3)

@@ -28,8 +28,13 @@ from spyglass.server.shaping import for_namespace
 
 log = logging.getLogger("spyglass.stream")
 
-QUEUE_LIMIT = 2000  # banners a subscriber may have waiting; past it the oldest are discarded
-QUEUE_BYTES = 1 << 20  # and bytes (the newest banner is kept whatever its size)
+# Banners and bytes a subscriber may have waiting; past either the oldest are discarded (the
+# newest banner is kept whatever its size). The queued bytes are those every subscriber shares
+# (serialized once), so the budget bounds how much of the newest banners is kept, not a copy per
+# reader; it holds a whole collect body (16 MiB at most), published at once, or even a reader
+# keeping up lost most of every large batch (at 1 MiB and 2,000, 6,000 of each 8,000).
+QUEUE_LIMIT = 20_000
+QUEUE_BYTES = 16 << 20
 CHUNK_BYTES = 64 << 10  # written to a reader at once (one banner at least)
 STREAMS_PER_KEY = 8
 HEARTBEAT = 15.0  # seconds of silence after which a subscriber gets a keep-alive
