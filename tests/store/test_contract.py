@@ -466,3 +466,18 @@ def test_the_matcher_agrees_with_the_store_on_every_filter_example_and_its_negat
             assert _found(store, query) == expected, query
             matched += bool(expected)
     assert matched > len(FILTER_EXAMPLES)  # most examples select something here: not an agreement on nothing
+
+
+def test_a_tool_s_tag_finds_every_service_it_found_also_after_another_tool_rescanned_it(store):
+    """Issue 46: `search tag:nmap` is "every service your nmap runs found" (README). Its current
+    banner may be another tool's since; other tags stay the banner's own."""
+    add(store, banner(stamp="2026-01-01T00:00:00.000000", tags=["nmap", "cloud"]))
+    add(store, banner(ip="198.18.0.2", stamp="2026-01-01T00:00:00.000000", tags=["nmap"]))
+    add(store, banner(stamp="2026-02-01T00:00:00.000000", tags=["masscan"], data="rescan"))
+    add(store, banner(ip="198.18.0.3", stamp="2026-02-01T00:00:00.000000", tags=["masscan"]))
+    assert sorted(b["ip_str"] for b in search(store, "tag:nmap")[1]) == ["198.18.0.1", "198.18.0.2"]
+    assert [b["data"] for b in search(store, "tag:nmap ip:198.18.0.1")[1]] == ["rescan"]  # the current
+    assert count(store, "tag:NMAP")[0] == 2 and count(store, "tag:masscan")[0] == 2
+    assert [b["ip_str"] for b in search(store, "-tag:nmap")[1]] == ["198.18.0.3"]
+    assert count(store, "tag:cloud")[0] == 0  # not a tool: the current banner's own tags
+    assert count(store, "tag:nmap,cloud")[0] == 2

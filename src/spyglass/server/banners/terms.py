@@ -1,6 +1,10 @@
 """Networks as address ranges, as every store matches them: :func:`ip_ranges` is a ``net:``
 filter as the ranges of addresses the stores hold (IPv4 as IPv4-mapped IPv6). Text as words, for
 the stores and the in-memory matcher alike, is :mod:`spyglass.query.words`.
+
+TOOL_TAGS are the tags the importer gives every banner of a scanner's output (formats/): a fact
+of the service's history, not only of one banner, so that ``tag:nmap`` finds every service an nmap
+run found, also once another tool has scanned it since (its current banner is the other tool's).
 """
 
 from __future__ import annotations
@@ -10,6 +14,12 @@ import ipaddress
 from spyglass.netblocks import Network
 
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # how the stores hold IPv4 addresses
+TOOL_TAGS = frozenset(("nmap", "masscan", "zmap", "zgrab2"))  # the formats' names (formats/)
+
+
+def tool_tags(values: tuple) -> list[str]:
+    """The values of a ``tag:`` filter that name a tool (any case), lower-cased."""
+    return [t for t in (str(v).lower() for v in values) if t in TOOL_TAGS]
 
 
 def ip_ranges(net: Network) -> list[tuple]:

@@ -32,7 +32,7 @@ from spyglass.netblocks import Address
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
 from spyglass.query.words import SEPARATOR, words
 from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_FIELDS, I64
-from spyglass.server.banners.terms import ip_ranges
+from spyglass.server.banners.terms import ip_ranges, tool_tags
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # The free text's words with a space between each two, as a text index's ASCII tokenizer splits
@@ -146,10 +146,15 @@ def _one_of(sql: Sql, field_name: str, values: list) -> str:
     return f"hasAny({col}, {sql.param(values)})"
 
 
-def filter_condition(sql: Sql, f: Filter) -> str:
+def filter_condition(sql: Sql, f: Filter, current: bool = False) -> str:
+    """``current``: of the current banners, where a tool's tag (TOOL_TAGS) matches those of every
+    service any banner of which holds it (one the tool found, that another has scanned since)."""
     kind = FILTERS[f.name]
     field_name = FILTER_FIELDS[f.name]
     col = column(field_name)
+    if f.name == "tag" and current and (tools := tool_tags(f.values)):
+        found = f"service GLOBAL IN (SELECT service FROM banners WHERE {_one_of(sql, field_name, tools)})"
+        return _any([filter_condition(sql, f), found])
     if f.name == "all":
         return _any([_text(sql, column(c), str(v)) for v in f.values for c in ALL_TEXT_FIELDS])
     if kind is Kind.TEXT:
@@ -210,9 +215,10 @@ def _worded(term: Text | Filter) -> tuple[str, str] | None:
     return None
 
 
-def where(sql: Sql, query: Query, tokens: bool = False) -> Condition:
+def where(sql: Sql, query: Query, tokens: bool = False, current: bool = False) -> Condition:
     """The condition matching what ``query`` means (it must have parsed without errors);
-    ``tokens``: the server has text indexes (free text then uses the one on WORDS)."""
+    ``tokens``: the server has text indexes (free text then uses the one on WORDS); ``current``:
+    of the current banners (see :func:`filter_condition`)."""
     cheap, costly = [], []
     for term in query.terms:
         worded = _worded(term)
@@ -221,7 +227,10 @@ def where(sql: Sql, query: Query, tokens: bool = False) -> Condition:
             cheap += _needs(sql, worded[0], found, tokens)
             costly.append(_matched(sql, worded[0], found))
             continue
-        condition = _text(sql, "text", term.text, tokens) if isinstance(term, Text) else filter_condition(sql, term)
+        if isinstance(term, Text):
+            condition = _text(sql, "text", term.text, tokens)
+        else:
+            condition = filter_condition(sql, term, current)
         condition = f"NOT ({condition})" if term.negated else condition
         (costly if "match(" in condition else cheap).append(condition)
     return Condition(" AND ".join(cheap) or "1", " AND ".join(costly) or "1")

@@ -73,8 +73,9 @@ class Reads:
     # -- conditions ----------------------------------------------------------------------------
     def where(self, query: Query, history: bool = False) -> Where:
         sql = Sql()
-        condition = where(sql, query, self.connection.tokens)
-        if history or any(f.name == "scan" and not f.negated for f in query.filters):
+        history = history or any(f.name == "scan" and not f.negated for f in query.filters)
+        condition = where(sql, query, self.connection.tokens, current=not history)
+        if history:
             return Where(condition.cheap, "", sql.params, costly=condition.costly)
         return self.current_where(condition.cheap, sql.params, condition.costly)
 

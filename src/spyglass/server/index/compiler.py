@@ -8,6 +8,7 @@ BannerIndex.compile); host lookups see every banner.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 
 import tantivy
@@ -17,7 +18,7 @@ from tantivy import Query as TQ
 from spyglass.query import FILTERS, Filter, Kind, Query, Text
 from spyglass.query.words import words
 from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FILTER_FIELDS
-from spyglass.server.banners.terms import ip_ranges
+from spyglass.server.banners.terms import ip_ranges, tool_tags
 from spyglass.server.index.schema import TRUE_ONLY, exact_terms, in_index
 
 
@@ -41,9 +42,17 @@ def _day(d: date) -> datetime:
     return datetime.combine(d, time.min)
 
 
-def filter_query(schema: tantivy.Schema, f: Filter) -> TQ:
+# The services of which any banner, current or not, holds one of these tool tags (terms.py)
+ToolServices = Callable[[list[str]], list[int]]
+
+
+def filter_query(schema: tantivy.Schema, f: Filter, tool_services: ToolServices | None = None) -> TQ:
     kind = FILTERS[f.name]
     field = in_index(FILTER_FIELDS[f.name])
+    if f.name == "tag" and tool_services is not None and (tools := tool_tags(f.values)):
+        found = tool_services(tools)  # also where a later banner of another tool is the current one
+        tagged = filter_query(schema, f)
+        return _any([tagged, TQ.term_set_query(schema, "i_service", found)]) if found else tagged
     if f.name == "all":
         return _any([_text_query(schema, fld, str(v)) for v in f.values for fld in map(in_index, ALL_TEXT_FIELDS)])
     if kind is Kind.TEXT:
@@ -102,9 +111,12 @@ def _flag(schema: tantivy.Schema, field: str, value: bool) -> TQ:
     return TQ.boolean_query([(Occur.Must, TQ.all_query()), (Occur.MustNot, TQ.term_query(schema, field, True))])
 
 
-def compile_query(schema: tantivy.Schema, query: Query, current: bool = False) -> TQ:
+def compile_query(
+    schema: tantivy.Schema, query: Query, current: bool = False, tool_services: ToolServices | None = None
+) -> TQ:
     """A tantivy query matching what ``query`` means (it must have parsed without errors);
-    ``current``: only the latest banner of each service."""
+    ``current``: only the latest banner of each service; ``tool_services``: a tool's tag matches
+    the current banner of every service it found (TOOL_TAGS), not only of those it found last."""
     clauses: list[tuple[Occur, TQ]] = []
     if current:
         clauses.append((Occur.Must, TQ.term_query(schema, "b_current", True)))
@@ -112,7 +124,7 @@ def compile_query(schema: tantivy.Schema, query: Query, current: bool = False) -
         if isinstance(term, Text):
             q = _text_query(schema, "text", term.text)
         else:
-            q = filter_query(schema, term)
+            q = filter_query(schema, term, tool_services)
         clauses.append((Occur.MustNot if term.negated else Occur.Must, q))
     if not any(occur is Occur.Must for occur, _ in clauses):
         clauses.append((Occur.Must, TQ.all_query()))

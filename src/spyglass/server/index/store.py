@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import orjson
 import tantivy
@@ -204,7 +204,18 @@ class BannerIndex:
         with a ``scan:`` filter, over every banner: a scan's results are what it collected, also
         where a later banner of the same service has replaced them."""
         of_a_scan = any(f.name == "scan" and not f.negated for f in query.filters)
-        return compile_query(self.schema, query, current=not of_a_scan)
+        if of_a_scan:
+            return compile_query(self.schema, query)
+        return compile_query(self.schema, query, current=True, tool_services=self.tool_services)
+
+    def tool_services(self, tags: list[str]) -> list[int]:
+        """The services of which any banner (current or not) holds one of these tool tags."""
+        tagged = tantivy.Query.term_set_query(self.schema, "e_tag", tags)
+        found: set[int] = set()
+        for searcher in self.searchers():
+            hits = searcher.search(tagged, limit=max(1, merge.hit_count(searcher.search(tagged, limit=1, count=True))))
+            found.update(cast(list[int], searcher.fast_field_values("i_service", [a for _, a in hits.hits])))
+        return sorted(found)
 
     def behind(self) -> bool:
         """Whether the records hold banners (or demotions) a shard has not committed."""
