@@ -34,7 +34,7 @@ from spyglass.server.sqlite import LostDatabase, is_empty, make_private
 
 log = logging.getLogger("spyglass.index")
 
-SCHEMA_VERSION = "6"  # 5: the index in shards (shards.py); 6: i_service (trends count services)
+SCHEMA_VERSION = "6"  # 5: the index in shards (shards.py); 6: i_service (trends, tool tags)
 # Banners stored but not yet committed to the index are invisible to search until the next
 # commit (or the catch-up when their shard is next taken, after a crash). Each commit cuts the
 # segment being filled short, and every segment left costs each search a little: a writer commits
