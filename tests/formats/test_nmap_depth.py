@@ -1,0 +1,113 @@
+"""What nmap says beyond the service, kept on the banners: host scripts, every SSH host key,
+ssh2-enum-algos' lists, the vulns library's reports, traceroute, uptime, distance, the MAC address
+and its vendor,. Real runs of Debian's nmap: on
+loopback against the suite's own services, and across a veth pair between two namespaces (a MAC
+address, a hop and OS detection need a link)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+
+import pytest
+
+from spyglass.server.scanner.modules import ssh as ssh_module
+from spyglass.server.scanner.modules.base import Target
+from tests.formats import netns
+from tests.formats.nmapfiles import NMAP
+from tests.formats.scans import import_files, served
+from tests.scanservers import HOST, _Handler, http_service, ssh_service
+
+pytestmark = pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed")
+SCRIPTS = "ssh-hostkey,ssh2-enum-algos,http-vuln-cve2011-3192,http-date,clock-skew,banner"
+QEMU_MAC = "52:54:00:12:34:56"  # an address nmap names the vendor of (QEMU's OUI)
+
+
+class _Ranges(_Handler):
+    """Answers a request for many byte ranges with 206, as Apache before 2.2.20 did (CVE-2011-3192)."""
+
+    def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(206 if self.headers.get("Range") else 200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.fixture(scope="module")
+def loopback(tmp_path_factory):
+    """nmap -sV with the scripts above (``-vv``: clock-skew, a host script, then reports even no
+    skew), imported and served; the SSH service's facts and what the crawler's own grab of it read."""
+    out = tmp_path_factory.mktemp("nmap") / "deep.xml"
+    with ssh_service("ssh-ed25519", ("ecdsa-sha2-nistp256", "ssh-rsa")) as ssh, http_service(handler=_Ranges) as http:
+        command = [NMAP, "-sV", "-vv", "--script", SCRIPTS, "-T4", "-p", f"{ssh.port},{http.port}", "-oX", str(out)]
+        subprocess.run([*command, HOST], check=True, capture_output=True, timeout=300)
+        found = asyncio.run(ssh_module.grab(Target(HOST, ssh.port, 10)))
+    assert found is not None
+    data = out.parent / "data"
+    import_files(data, out)
+    with served(data) as api:
+        yield api, ssh, http, found.members["ssh"]
+
+
+def test_every_host_key_and_the_algorithms_as_the_crawler_reads_them(loopback):
+    api, ssh, _, crawled = loopback
+    [banner] = api.search(f"port:{ssh.port}")["matches"]
+    keys = banner["ssh"]["keys"]
+    fingerprints = {k.get_fingerprint("md5").removeprefix("MD5:") for k in ssh.facts["keys"]}
+    assert {k["fingerprint"] for k in keys} == fingerprints and len(keys) == 3
+    assert {k["type"] for k in keys} == {"ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa"}
+    assert all(k["bits"] in (256, 2048) and k["key"] for k in keys)
+    assert banner["ssh"]["fingerprint"] == ssh.facts["fingerprint"]  # the key a client asks for first
+    for member in ("kex", "hassh", "cipher", "mac"):  # as spyglass's own scanner read the same server
+        assert banner["ssh"][member] == crawled[member], member
+    assert api.search(f"ssh.hassh:{crawled['hassh']}")["total"] == 1
+
+
+def test_host_scripts_are_on_every_banner_of_the_host(loopback):
+    api, ssh, http, _ = loopback
+    banners = {b["port"]: b for b in api.host(HOST, history=False)["data"]}
+    assert set(banners) == {ssh.port, http.port}
+    for banner in banners.values():
+        skew = banner["host_scripts"]["clock-skew"]
+        assert skew["output"] == "0s" and skew["elems"]["count"] == "1"
+
+
+def test_vulnerabilities_nmap_found_are_vulns(loopback):
+    api, _, http, _ = loopback
+    page = api.search("vuln:CVE-2011-3192")
+    [banner] = page["matches"]
+    assert banner["port"] == http.port
+    found = banner["vulns"]["CVE-2011-3192"]
+    assert found["verified"] is True and found["cvss"] is None  # tested, and nmap gives no score
+    assert found["summary"].startswith("Apache byterange filter DoS: The Apache web server is vulnerable")
+    assert "https://cve.mitre.org/cgi-bin/cvename.cgi?name=CVE-2011-3192" in found["references"]
+    assert api.facet("has_vuln:true", "vuln") == {"CVE-2011-3192": 1}
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory):
+    """nmap -O --traceroute, no -sV, from one namespace to the other (a QEMU MAC address), imported."""
+    out = tmp_path_factory.mktemp("nmap") / "link.xml"
+    with netns.link() as link:
+        target_iface = "vt" + link.iface.removeprefix("vs")
+        subprocess.run(["ip", "-n", link.target, "link", "set", target_iface, "address", QEMU_MAC], check=True)
+        closed = "81"  # (no service there: OS detection wants a closed port)
+        link.run(
+            NMAP or "nmap", "-O", "--traceroute", "-T4", "-p", f"21,22,80,{closed}", "-oX", str(out), netns.TARGET_IP
+        )
+    data = out.parent / "data"
+    import_files(data, out)
+    with served(data) as api:
+        yield api, out
+
+
+def test_link_facts_are_kept(linked):
+    api, _ = linked
+    banners = api.host(netns.TARGET_IP, history=False)["data"]
+    assert sorted(b["port"] for b in banners) == [21, 22, 80]
+    for banner in banners:
+        assert banner["mac"] == {"address": QEMU_MAC, "vendor": "QEMU virtual NIC"}
+        assert banner["distance"] == 1
+        [hop] = banner["traceroute"]["hops"]
+        assert hop["ttl"] == 1 and hop["ip"] == netns.TARGET_IP and hop["rtt"] >= 0
+        assert isinstance(banner["uptime"]["seconds"], int) and banner["uptime"]["lastboot"]
+        assert banner["os"].startswith("Linux")
