@@ -1,6 +1,6 @@
 """What nmap says beyond the service, kept on the banners: host scripts, every SSH host key,
 ssh2-enum-algos' lists, the vulns library's reports, traceroute, uptime, distance, the MAC address
-and its vendor,. Real runs of Debian's nmap: on
+and its vendor, and nmap's port-number guesses marked as guesses. Real runs of Debian's nmap: on
 loopback against the suite's own services, and across a veth pair between two namespaces (a MAC
 address, a hop and OS detection need a link)."""
 
@@ -111,3 +111,14 @@ def test_link_facts_are_kept(linked):
         assert hop["ttl"] == 1 and hop["ip"] == netns.TARGET_IP and hop["rtt"] >= 0
         assert isinstance(banner["uptime"]["seconds"], int) and banner["uptime"]["lastboot"]
         assert banner["os"].startswith("Linux")
+
+
+def test_port_number_guesses_are_not_the_service(linked):
+    """Without -sV nmap names a port from its table (``method="table"``): kept as a guess, not as the
+    banner's module or product."""
+    api, _ = linked
+    for port, name in ((21, "ftp"), (22, "ssh"), (80, "http")):
+        [banner] = api.search(f"port:{port}")["matches"]
+        assert banner["guess"] == {"service": name, "method": "table", "conf": 3}
+        assert not banner.get("product") and not banner["_intel"].get("module")
+    assert api.search("product:ssh")["total"] == 0

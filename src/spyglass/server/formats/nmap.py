@@ -15,7 +15,8 @@ into ``ssl.cert`` (read from the PEM nmap includes, as the crawler reads a certi
 ``ssh-hostkey`` into ``ssh`` (the key the crawler would negotiate first, MD5 fingerprint with colons;
 every key under ``ssh.keys``), ``ssh2-enum-algos`` into ``ssh.kex``, vulnerabilities into ``vulns``,
 host scripts, traceroute, uptime, distance and MAC address into members of their own
-(:mod:`.nmap_scripts`);
+(:mod:`.nmap_scripts`); a port named from nmap's table alone (``method="table"``) has no module or
+product: the name is under ``guess``;
 ``banner`` and ``fingerprint-strings`` into ``data``; hostnames (user-given and PTR) into
 ``hostnames``/``domains``; the most accurate ``osmatch`` (else ``osclass``) into ``os``. The port's
 time is the host's ``endtime`` (else ``starttime``, else the run's start). Everything else stays in
@@ -224,6 +225,9 @@ class Host:
         module: str | None = service.get("name", "") if service is not None else ""
         if service is not None and service.get("tunnel") == "ssl" and module == "http":
             module = "https"
+        guess = _guess(service)
+        if guess:  # the port's name in nmap's table, no probe: not the service's
+            module, service = None, None
         banner: dict = {
             **self.address,
             "port": number,
@@ -234,6 +238,8 @@ class Host:
             **self.more,
             "tags": ["nmap"],
         }
+        if guess:
+            banner["guess"] = guess
         found = vulns(self.host_tables + [(s.get("id", ""), t) for s, t in tables.items()])
         if found:
             banner["vulns"] = found
@@ -263,6 +269,14 @@ class Host:
 def _state(port: ET.Element) -> str | None:
     state = port.find("state")
     return state.get("state") if state is not None else None
+
+
+def _guess(service: ET.Element | None) -> dict | None:
+    """nmap's guess from the port's number (``method="table"``: its services table, no probe sent
+    or none answered): the name it guessed and its confidence, kept apart from the service's."""
+    if service is None or service.get("method") != "table":
+        return None
+    return {"service": service.get("name"), "method": "table", "conf": _number(service.get("conf"))}
 
 
 def _best_os(host: ET.Element) -> str | None:
