@@ -39,6 +39,7 @@ from typing import IO
 from spyglass.server.banners.shape import normalize
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import domain_of
+from spyglass.server.formats.geoip import locate
 from spyglass.server.formats.nmap_scripts import elems as _elems
 from spyglass.server.formats.nmap_scripts import host_members, kex, smb_os, ssh_keys, vulns
 from spyglass.server.formats.services import crawler, kex_members
@@ -263,7 +264,7 @@ class Host:
             "record": _json(port, tables),
             "host": self.rest,
         }
-        return banner
+        return locate(banner)  # location and network owner, where the user named databases (geoip.py)
 
 
 def _state(port: ET.Element) -> str | None:
