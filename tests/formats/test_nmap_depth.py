@@ -7,7 +7,13 @@ address, a hop and OS detection need a link)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +22,7 @@ from spyglass.server.scanner.modules.base import Target
 from tests.formats import netns
 from tests.formats.nmapfiles import NMAP
 from tests.formats.scans import import_files, served
-from tests.scanservers import HOST, _Handler, http_service, ssh_service
+from tests.scanservers import HOST, _Handler, http_service, make_cert, ssh_service
 
 pytestmark = pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed")
 SCRIPTS = "ssh-hostkey,ssh2-enum-algos,http-vuln-cve2011-3192,http-date,clock-skew,banner"
@@ -83,10 +89,71 @@ def test_vulnerabilities_nmap_found_are_vulns(loopback):
     assert api.facet("has_vuln:true", "vuln") == {"CVE-2011-3192": 1}
 
 
+# vulners.com's API as vulners.nse reads it (its answer's shape, for whatever it is asked): two CVEs and an exploit.
+VULNERS = {
+    "result": "OK",
+    "data": {
+        "search": [
+            {"_source": {"id": id_, "type": kind, "bulletinFamily": family, "cvss": {"score": score}}}
+            for id_, kind, family, score in (
+                ("CVE-2021-23017", "cve", "NVD", 7.7),
+                ("PACKETSTORM:167720", "packetstorm", "exploit", 7.7),
+                ("CVE-2022-41741", "cve", "NVD", 7.8),
+            )
+        ]
+    },
+}
+API = r"""
+import http.server, ssl, sys
+answer = sys.argv[4].encode()
+class Api(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer((sys.argv[1], 443), Api)
+tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+tls.load_cert_chain(sys.argv[2], sys.argv[3])
+server.socket = tls.wrap_socket(server.socket, server_side=True)
+print("ready", flush=True)
+server.serve_forever()
+"""
+
+
+@contextlib.contextmanager
+def vulners_api(link: netns.Link, folder: Path) -> Iterator[None]:
+    """vulners.com, for the scanner's namespace only, at the target's address (``ip netns exec``
+    reads /etc/netns/NAME/hosts as /etc/hosts): an HTTPS server there answering :data:`VULNERS`."""
+    cert = make_cert("vulners.com")
+    (folder / "cert.pem").write_bytes(cert.pem)
+    (folder / "key.pem").write_bytes(cert.key_pem)
+    etc = Path("/etc/netns") / link.scanner
+    etc.mkdir(parents=True)
+    api = None
+    try:
+        (etc / "hosts").write_text(f"{netns.TARGET_IP} vulners.com\n")
+        files = [str(folder / "cert.pem"), str(folder / "key.pem"), json.dumps(VULNERS)]
+        command = ["ip", "netns", "exec", link.target, sys.executable, "-c", API, netns.TARGET_IP, *files]
+        api = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert api.stdout is not None and api.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        if api is not None:
+            api.kill()
+            api.wait(10)
+        shutil.rmtree(etc, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def linked(tmp_path_factory):
-    """nmap -O --traceroute, no -sV, from one namespace to the other (a QEMU MAC address), imported."""
-    out = tmp_path_factory.mktemp("nmap") / "link.xml"
+    """From one namespace to the other (a QEMU MAC address): nmap -O --traceroute, no -sV, and nmap
+    -sV with vulners of the HTTP service (nginx 1.22.1) against :func:`vulners_api`."""
+    folder = tmp_path_factory.mktemp("nmap")
+    out, sv = folder / "link.xml", folder / "vulners.xml"
     with netns.link() as link:
         target_iface = "vt" + link.iface.removeprefix("vs")
         subprocess.run(["ip", "-n", link.target, "link", "set", target_iface, "address", QEMU_MAC], check=True)
@@ -94,10 +161,12 @@ def linked(tmp_path_factory):
         link.run(
             NMAP or "nmap", "-O", "--traceroute", "-T4", "-p", f"21,22,80,{closed}", "-oX", str(out), netns.TARGET_IP
         )
-    data = out.parent / "data"
-    import_files(data, out)
-    with served(data) as api:
-        yield api, out
+        with vulners_api(link, folder):
+            link.run(NMAP or "nmap", "-sV", "--script", "vulners", "-T4", "-p", "80", "-oX", str(sv), netns.TARGET_IP)
+    import_files(folder / "data", out)
+    import_files(folder / "vulners", sv)
+    with served(folder / "data") as api, served(folder / "vulners") as vulners:
+        yield api, vulners
 
 
 def test_link_facts_are_kept(linked):
@@ -122,3 +191,19 @@ def test_port_number_guesses_are_not_the_service(linked):
         assert banner["guess"] == {"service": name, "method": "table", "conf": 3}
         assert not banner.get("product") and not banner["_intel"].get("module")
     assert api.search("product:ssh")["total"] == 0
+
+
+def test_vulners_scores_are_kept_by_cve(linked):
+    _, api = linked
+    [banner] = api.search("vuln:CVE-2021-23017")["matches"]
+    assert banner["product"] == "nginx" and banner["version"] == "1.22.1"
+    assert set(banner["vulns"]) == {"CVE-2021-23017", "CVE-2022-41741"}  # (the exploit is no CVE: in tool.record)
+    found = banner["vulns"]["CVE-2022-41741"]
+    assert found == {
+        "verified": False,  # inferred from the version, not tested
+        "cvss": "7.8",
+        "summary": "",
+        "references": ["https://vulners.com/cve/CVE-2022-41741"],
+    }
+    assert banner["vulns"]["CVE-2021-23017"]["cvss"] == "7.7"
+    assert api.facet("has_vuln:true", "vuln") == {"CVE-2021-23017": 1, "CVE-2022-41741": 1}
