@@ -98,3 +98,18 @@ def test_a_missing_or_unreadable_database_is_one_line_exit_2(databases, tmp_path
             done = spyglass(*args, env=env, ok=False, timeout=60)
             assert done.returncode == 2, done.stderr
             assert done.stderr == f"spyglass: {command}: geoip: {why}\n"
+
+
+def test_the_backends_own_scans_of_public_addresses_are_located(monkeypatch, tmp_path):
+    """``serve --geoip``: what the crawler knows of an address it scans (a lookup in the test's own
+    database, no traffic); a local one stays the "Local network", and what the index knew wins."""
+    from spyglass.server.scanner.crawler import about
+
+    public = _write(tmp_path / "city.mmdb", "GeoLite2-City", {"203.0.113.0/24": CITY, "1.1.1.0/24": CITY})
+    monkeypatch.setenv("SPYGLASS_GEOIP", str(public))
+    found = about("1.1.1.1", None)
+    assert found["location"]["country_code"] == "NL" and found["location"]["city"] == "Amsterdam"
+    assert about("203.0.113.9", None)["location"]["country_name"] == "Local network"  # (documentation: not public)
+    assert about("1.1.1.1", {"location": {"country_code": "SE"}})["location"] == {"country_code": "SE"}
+    monkeypatch.delenv("SPYGLASS_GEOIP")
+    assert "location" not in about("1.1.1.1", None)

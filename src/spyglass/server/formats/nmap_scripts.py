@@ -13,6 +13,7 @@ VULNERABLE or LIKELY VULNERABLE; host scripts' on every banner of the host) and 
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 
@@ -50,14 +51,19 @@ def _texts(value: object) -> list[str]:
 
 
 def _int(text: object) -> int | None:
-    return int(text) if isinstance(text, str) and text.isascii() and text.isdigit() else None
+    """A count nmap wrote (hops, seconds, bits); None for anything else, or past what JSON keeps exactly."""
+    if not (isinstance(text, str) and text.isascii() and text.isdigit() and len(text) < 16):
+        return None
+    return int(text)
 
 
 def _float(text: object) -> float | None:
+    """A finite number nmap wrote (a round trip's milliseconds, a score); None for anything else."""
     try:
-        return float(text) if isinstance(text, str) else None
+        value = float(text) if isinstance(text, str) else None
     except ValueError:
         return None
+    return value if value is not None and math.isfinite(value) else None
 
 
 def host_members(host: ET.Element) -> dict:
