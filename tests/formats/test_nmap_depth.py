@@ -21,7 +21,7 @@ from spyglass.server.scanner.modules import ssh as ssh_module
 from spyglass.server.scanner.modules.base import Target
 from tests.formats import netns
 from tests.formats.nmapfiles import NMAP
-from tests.formats.scans import import_files, served
+from tests.formats.scans import import_files, read, served
 from tests.scanservers import HOST, _Handler, http_service, make_cert, ssh_service
 
 pytestmark = pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed")
@@ -207,3 +207,40 @@ def test_vulners_scores_are_kept_by_cve(linked):
     }
     assert banner["vulns"]["CVE-2021-23017"]["cvss"] == "7.7"
     assert api.facet("has_vuln:true", "vuln") == {"CVE-2021-23017": 1, "CVE-2022-41741": 1}
+
+
+SCRIPTS_DIR = Path("/usr/share/nmap/scripts")
+
+
+def _documented_output(script: str) -> str:
+    """The XML a script writes, as nmap documents it in the script itself (``@xmloutput``)."""
+    lines, inside = [], False
+    for line in (SCRIPTS_DIR / f"{script}.nse").read_text().splitlines():
+        if line.replace(" ", "").startswith("--@xmloutput"):  # (scripts write "-- @" and "--@")
+            inside = True
+        elif inside and (not line.startswith("--") or line.startswith(("---", "-- @"))):
+            break
+        elif inside:
+            lines.append(line.removeprefix("--").strip())
+    return "\n".join(lines)
+
+
+@pytest.mark.skipif(not (SCRIPTS_DIR / "smb-vuln-ms17-010.nse").is_file(), reason="nmap's scripts are not installed")
+def test_smb_host_scripts_give_the_os_and_the_vulnerability(tmp_path):
+    """smb-os-discovery and smb-vuln-ms17-010 need an SMB server no test has: their output as nmap's
+    own scripts document it, added to a real run's host (tests/formats/data), is read like any."""
+    scripts = "".join(
+        f'<script id="{name}" output="">{_documented_output(name)}</script>'
+        for name in ("smb-os-discovery", "smb-vuln-ms17-010")
+    )
+    real = (Path(__file__).parent / "data" / "nmap-loopback.xml").read_text()
+    edited = tmp_path / "smb.xml"
+    edited.write_text(real.replace("</host>", f"<hostscript>{scripts}</hostscript></host>", 1))
+    _, banners, unreadable = read(edited)
+    assert banners and not unreadable
+    for banner in banners:
+        assert banner["os"] == "Windows Server (R) 2008 Standard 6001 Service Pack 1"  # nmap matched no OS
+        assert banner["host_scripts"]["smb-os-discovery"]["elems"]["domain_dns"] == "lab.test.local"
+        found = banner["vulns"]["CVE-2017-0143"]
+        assert found["verified"] is True and found["summary"].startswith("Remote Code Execution vulnerability")
+        assert "https://technet.microsoft.com/en-us/library/security/ms17-010.aspx" in found["references"]
