@@ -260,12 +260,14 @@ def asyncio_service(handler: Callable, facts: dict | None = None) -> Iterator[Se
 
 
 @contextlib.contextmanager
-def ssh_service(key_type: str = "ssh-ed25519") -> Iterator[Service]:
-    """An asyncssh server with a fresh host key; facts: ``key`` (asyncssh SSHKey), ``fingerprint``
-    (MD5, hex with colons as the original service writes it), ``version``."""
+def ssh_service(key_type: str = "ssh-ed25519", more: tuple[str, ...] = ()) -> Iterator[Service]:
+    """An asyncssh server with a fresh host key (and one of each of the ``more`` types); facts:
+    ``key`` (asyncssh SSHKey), ``keys`` (all of them), ``fingerprint`` (MD5, hex with colons as the
+    original service writes it), ``version``."""
     import asyncssh
 
     key = asyncssh.generate_private_key(key_type)
+    keys = [key, *map(asyncssh.generate_private_key, more)]
     lt = LoopThread()
     connections: list = []  # closing the listener leaves them open: they are closed one by one
 
@@ -274,12 +276,13 @@ def ssh_service(key_type: str = "ssh-ed25519") -> Iterator[Service]:
             connections.append(conn)
 
     async def start():
-        return await asyncssh.listen(HOST, 0, server_host_keys=[key], server_factory=Server, reuse_address=True)
+        return await asyncssh.listen(HOST, 0, server_host_keys=keys, server_factory=Server, reuse_address=True)
 
     server = lt.run(start())
     try:
         facts = {
             "key": key,
+            "keys": keys,
             "fingerprint": key.get_fingerprint("md5").removeprefix("MD5:"),
             "version": f"SSH-2.0-AsyncSSH_{asyncssh.__version__}",
         }

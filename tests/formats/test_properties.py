@@ -102,10 +102,44 @@ def hosts(draw) -> bytes:
             table = ET.SubElement(ET.SubElement(port, "script", id="ssh-hostkey", output=""), "table")
             for key in ("type", "fingerprint", "key", "bits"):
                 ET.SubElement(table, "elem", key=key).text = draw(text)
+        if draw(st.booleans()):
+            _scripts_beyond_the_service(draw, port)
     os_ = ET.SubElement(host, "os")
     for _ in range(draw(st.integers(0, 2))):
         ET.SubElement(os_, "osmatch", name=draw(text), accuracy=draw(number))
+    if draw(st.booleans()):  # a host script, traceroute, uptime, distance, a MAC address: any values
+        script = ET.SubElement(ET.SubElement(host, "hostscript"), "script", id=draw(st.sampled_from(SCRIPT_IDS)))
+        ET.SubElement(script, "elem", key=draw(st.sampled_from(["os", "state", "1"]))).text = draw(text)
+        ET.SubElement(script, "table", key=draw(cve))
+        trace = ET.SubElement(host, "trace", port=draw(number), proto=draw(text))
+        ET.SubElement(trace, "hop", ttl=draw(number), ipaddr=draw(text), rtt=draw(number), host=draw(text))
+        ET.SubElement(host, "uptime", seconds=draw(number), lastboot=draw(text))
+        ET.SubElement(host, "distance", value=draw(number))
+        ET.SubElement(host, "address", addr=draw(text), addrtype="mac", vendor=draw(text))
     return ET.tostring(run)
+
+
+SCRIPT_IDS = ["smb-os-discovery", "vulners", "ssh2-enum-algos", "http-vuln-cve2011-3192", "clock-skew"]
+cve = st.one_of(st.just("CVE-2011-3192"), st.just("CVE:CVE-2021-23017"), text)
+state = st.one_of(st.sampled_from(["VULNERABLE", "LIKELY VULNERABLE", "NOT VULNERABLE"]), text)
+
+
+def _scripts_beyond_the_service(draw, port: ET.Element) -> None:
+    """ssh2-enum-algos, vulners and a vulns library report, in nmap's shapes with any values."""
+    algos = ET.SubElement(port, "script", id="ssh2-enum-algos", output="")
+    for key in draw(st.lists(st.sampled_from(["kex_algorithms", "mac_algorithms", "encryption_algorithms"]))):
+        listed = ET.SubElement(algos, "table", key=key)
+        for value in draw(st.lists(text, max_size=3)):
+            ET.SubElement(listed, "elem").text = value
+    vulners = ET.SubElement(ET.SubElement(port, "script", id="vulners", output=""), "table", key=draw(text))
+    for _ in range(draw(st.integers(0, 2))):
+        one = ET.SubElement(vulners, draw(st.sampled_from(["table", "elem"])))
+        for key, value in (("id", cve), ("cvss", number), ("type", text), ("is_exploit", text)):
+            ET.SubElement(one, "elem", key=key).text = draw(value)
+    report = ET.SubElement(ET.SubElement(port, "script", id=draw(text), output=""), "table", key=draw(cve))
+    ET.SubElement(report, "elem", key="state").text = draw(state)
+    for key, value in (("ids", cve), ("scores", number), ("refs", text), ("description", text)):
+        ET.SubElement(ET.SubElement(report, "table", key=key), "elem", key=draw(text)).text = draw(value)
 
 
 @settings(max_examples=300, deadline=None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import sys
 from pathlib import Path
 
@@ -29,6 +30,12 @@ def import_command(args: argparse.Namespace) -> int:
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
         return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
+    from spyglass.server.formats import geoip
+
+    try:
+        geoip.use(args.geoip or list(geoip.configured()))  # (its workers read the databases too)
+    except geoip.GeoError as exc:
+        return fail(f"import: {exc}", EXIT_USAGE)
     sizes = [p.stat().st_size for p in args.files]
     progress = Progress("import")
     totals = ImportReport()
@@ -149,6 +156,14 @@ def register(sub, common: Common) -> None:
         "to its end.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.add_argument(
+        "--geoip",
+        nargs="+",
+        metavar="PATH",
+        help="MaxMind-format databases (City or Country, ASN: GeoLite2, DB-IP Lite) giving scanners' "
+        "banners their location, ASN and organization (default: $SPYGLASS_GEOIP, paths separated by "
+        f"{os.pathsep!r}); without one they have none",
+    )
     p.set_defaults(func=import_command)
 
     p = sub.add_parser(

@@ -138,11 +138,15 @@ def serve_command(args: argparse.Namespace) -> int:
 
     from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.datalock import DataDirBusy
+    from spyglass.server.formats import geoip
     from spyglass.server.runner import WorkersFailed, serve
     from spyglass.server.sqlite import DiskFull
 
     try:
+        geoip.use(args.geoip or list(geoip.configured()))  # (its worker processes read them too)
         settings = settings_from(args)
+    except geoip.GeoError as exc:
+        return fail(f"serve: {exc}", EXIT_USAGE)
     except ValueError as exc:
         return fail(f"serve: {exc}", EXIT_USAGE)
     if args.workers < 1 or (args.workers > 1 and args.geonet_only):
@@ -347,6 +351,14 @@ def register(sub, common: Common) -> None:
         action="store_true",
         help="do not build the bulk data files (another backend on the same banner store does); "
         "those already built stay listed",
+    )
+    p.add_argument(
+        "--geoip",
+        nargs="+",
+        metavar="PATH",
+        help="MaxMind-format databases (City or Country, ASN) giving the backend's scans of public "
+        "addresses their location, ASN and organization (default: $SPYGLASS_GEOIP, paths "
+        f"separated by {os.pathsep!r})",
     )
     for options in (_geonet_options, _scan_options, _alert_options, _limit_options):
         options(p)

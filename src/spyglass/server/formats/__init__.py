@@ -12,6 +12,8 @@ Every banner a format yields:
   ``http``, ``ssl.cert``, ``ssh``, ``data``, ``hostnames``, ``domains``, ``os``) where the tool
   says them, shaped as the service shapes them, so the same queries, facets and pivots work;
 - carries the tool's name in ``tags`` (``tag:nmap`` finds every nmap banner);
+- has ``location``, ``asn``, ``org`` and ``isp`` where the user named MaxMind-format databases
+  (``--geoip``, :mod:`.geoip`) that know its address, and none of them otherwise;
 - carries its run in ``_shodan``: ``{"module": service name, "crawler": tool name, "id": ...,
   "options": {"scan": scan id}}``, so ``scan:ID`` finds one run. The scan id is derived from the
   run (its start time and command line where the tool says them, else the file's content): the

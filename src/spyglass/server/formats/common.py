@@ -17,6 +17,7 @@ from typing import IO
 from publicsuffixlist import PublicSuffixList
 
 from spyglass.server.formats import HEAD
+from spyglass.server.formats.geoip import locate
 from spyglass.server.formats.services import crawler
 
 MAX_LINE = 16 << 20  # as the banner importer: a longer line is reported, never held whole
@@ -93,7 +94,7 @@ def banner(
             "tool": {**tool, "record": record},
         }
     )
-    return out
+    return locate(out)  # location and network owner, where the user named databases (geoip.py)
 
 
 def _address(ip: str) -> dict:

@@ -27,6 +27,7 @@ from typing import IO, NamedTuple
 from spyglass.exactjson import dumps, loads
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
+from spyglass.server.formats.probes import identify
 from spyglass.server.formats.services import (
     crawler,
     greeting_members,
@@ -43,6 +44,7 @@ _NDJSON = re.compile(rb'\A\s*\{"ip":"[^"]*","timestamp":"\d+","port":\d+,"proto"
 _GREPABLE = b"# Masscan "  # -oG's first line: "# Masscan 1.3.2 scan initiated ..." (-oL's is "#masscan")
 # masscan's service names and the crawler module of the same service.
 MODULES = {"title": "http", "http.server": "http", "X509": "https", "X509CA": "https", "ssl": "https"}
+NOT_SAID = frozenset({"title", "http.server", "X509", "X509CA", "ssl"})  # grabs that are not what the service said
 PIECE_PORTS = 5000  # ports' records made banners at a time (a worker's job holds a few pieces)
 WINDOW = 120  # seconds of the file's time a port's records are held for the grabs that follow its open record
 MAX_HELD = 1 << 17  # ports held at most (a fast scan, a file out of time order): the oldest is let go first
@@ -68,6 +70,12 @@ def service_members(name: str, grabbed: str) -> dict:
             member.pop("cert", None)  # ``cert`` is the leaf's
         return {"ssl": member} if member["chain"] else {}  # cut short (masscan keeps a banner's start): none
     return greeting_members(name, grabbed)
+
+
+def crlf(grabbed: str) -> str:
+    """A grab's text with the line ends the service sent: masscan keeps no CR and drops a last line
+    end (nmap's patterns of a greeting end in ``\r\n``)."""
+    return grabbed.replace("\r\n", "\n").replace("\n", "\r\n") + ("" if grabbed.endswith("\n") else "\r\n")
 
 
 def merged(into: dict, more: dict) -> dict:
@@ -151,13 +159,20 @@ class Masscan:
         number, transport = first.port["port"], str(first.port.get("proto") or "tcp")
         if isinstance(number, bool) or not isinstance(number, int):
             raise ValueError(f"port {number!r} is not a number")
-        module, members = None, dict[str, object]()
+        module, members, said = None, dict[str, object](), []
         for one in group:
             service = one.port.get("service")
             if isinstance(service, dict):
                 name = str(service.get("name") or "")
                 module = module or MODULES.get(name, name or None)
-                members = merged(members, service_members(name, text(str(service.get("banner") or ""))))
+                grabbed = text(str(service.get("banner") or ""))
+                members = merged(members, service_members(name, grabbed))
+                if name not in NOT_SAID:
+                    said.append((name, grabbed))
+        for name, grabbed in said if "product" not in members else ():  # as nmap's probes read it
+            if found := identify(name, grabbed) or identify(name, crlf(grabbed)):
+                members = merged(members, found)
+                break
         record = {"ip": first.ip, "timestamp": str(first.seconds), "ports": [one.port for one in group]}
         return banner(tool, scan, first.ip, number, transport, stamp(first.seconds), module, record, members)
 

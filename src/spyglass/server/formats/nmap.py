@@ -12,7 +12,11 @@ into ``product``, ``version``, ``info``, ``cpe``/``cpe23`` (CPE 2.2 URIs as nmap
 2.3 form) and the module (``https`` for HTTP in TLS); ``http-title``, ``http-server-header``,
 ``http-headers`` into ``http`` (``data`` holds the headers, as the service's head does); ``ssl-cert``
 into ``ssl.cert`` (read from the PEM nmap includes, as the crawler reads a certificate);
-``ssh-hostkey`` into ``ssh`` (the key the crawler would negotiate first, MD5 fingerprint with colons);
+``ssh-hostkey`` into ``ssh`` (the key the crawler would negotiate first, MD5 fingerprint with colons;
+every key under ``ssh.keys``), ``ssh2-enum-algos`` into ``ssh.kex``, vulnerabilities into ``vulns``,
+host scripts, traceroute, uptime, distance and MAC address into members of their own
+(:mod:`.nmap_scripts`); a port named from nmap's table alone (``method="table"``) has no module or
+product: the name is under ``guess``;
 ``banner`` and ``fingerprint-strings`` into ``data``; hostnames (user-given and PTR) into
 ``hostnames``/``domains``; the most accurate ``osmatch`` (else ``osclass``) into ``os``. The port's
 time is the host's ``endtime`` (else ``starttime``, else the run's start). Everything else stays in
@@ -35,7 +39,10 @@ from typing import IO
 from spyglass.server.banners.shape import normalize
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import domain_of
-from spyglass.server.formats.services import crawler
+from spyglass.server.formats.geoip import locate
+from spyglass.server.formats.nmap_scripts import elems as _elems
+from spyglass.server.formats.nmap_scripts import host_members, kex, smb_os, ssh_keys, vulns
+from spyglass.server.formats.services import crawler, kex_members
 
 READ = 1 << 20  # bytes read at a time
 MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap writes a few KiB a host)
@@ -205,7 +212,9 @@ class Host:
         self.stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
         names = list(dict.fromkeys(n.get("name", "") for n in host.iter("hostname") if n.get("name")))
         self.names = {"hostnames": names, "domains": list(dict.fromkeys(filter(None, map(domain_of, names))))}
-        self.os = _best_os(host)
+        self.more = host_members(host)  # host scripts, traceroute, uptime, distance, MAC address
+        self.os = _best_os(host) or smb_os(self.more)
+        self.host_tables = [(k, s["elems"]) for k, s in self.more.get("host_scripts", {}).items()]
         self.ports = [p for p in host.iter("port") if _state(p) == "open"]
         self.rest = _json(host, skip="port")  # less its ports (each banner has its own record)
 
@@ -214,9 +223,12 @@ class Host:
         service = port.find("service")
         scripts = {s.get("id", ""): s for s in port.iter("script")}
         tables = {s: _elems(s) for s in port.iter("script")}  # each script's output, read once
-        module = service.get("name", "") if service is not None else ""
+        module: str | None = service.get("name", "") if service is not None else ""
         if service is not None and service.get("tunnel") == "ssl" and module == "http":
             module = "https"
+        guess = _guess(service)
+        if guess:  # the port's name in nmap's table, no probe: not the service's
+            module, service = None, None
         banner: dict = {
             **self.address,
             "port": number,
@@ -224,8 +236,14 @@ class Host:
             "timestamp": self.stamp,
             **self.names,
             **_service(service),
+            **self.more,
             "tags": ["nmap"],
         }
+        if guess:
+            banner["guess"] = guess
+        found = vulns(self.host_tables + [(s.get("id", ""), t) for s, t in tables.items()])
+        if found:
+            banner["vulns"] = found
         if self.os or (service is not None and service.get("ostype")):
             banner["os"] = self.os or service.get("ostype")  # type: ignore[union-attr]
         data = _data(scripts)
@@ -246,12 +264,20 @@ class Host:
             "record": _json(port, tables),
             "host": self.rest,
         }
-        return banner
+        return locate(banner)  # location and network owner, where the user named databases (geoip.py)
 
 
 def _state(port: ET.Element) -> str | None:
     state = port.find("state")
     return state.get("state") if state is not None else None
+
+
+def _guess(service: ET.Element | None) -> dict | None:
+    """nmap's guess from the port's number (``method="table"``: its services table, no probe sent
+    or none answered): the name it guessed and its confidence, kept apart from the service's."""
+    if service is None or service.get("method") != "table":
+        return None
+    return {"service": service.get("name"), "method": "table", "conf": _number(service.get("conf"))}
 
 
 def _best_os(host: ET.Element) -> str | None:
@@ -367,36 +393,20 @@ def _ssl(scripts: dict[str, ET.Element], tables: Tables) -> dict:
 
 
 def _ssh(scripts: dict[str, ET.Element], tables: Tables) -> dict:
-    script = scripts.get("ssh-hostkey")
-    if script is None:
-        return {}
-    keys = [k for k in tables[script].values() if isinstance(k, dict) and isinstance(k.get("fingerprint"), str)]
-    if not keys:
-        return {}
-    key = min(keys, key=lambda k: _KEY_ORDER.index(k["type"]) if k.get("type") in _KEY_ORDER else len(_KEY_ORDER))
-    hexes = key["fingerprint"].lower()
-    ssh = {"fingerprint": ":".join(hexes[i : i + 2] for i in range(0, len(hexes), 2))}
-    for member in ("type", "key"):
-        if isinstance(key.get(member), str):
-            ssh[member] = key[member]
-    return {"ssh": ssh}
-
-
-def _elems(table: ET.Element) -> dict:
-    """A script's (or a table's) structured output as nmap's Lua table was: keyed ``elem``s and
-    ``table``s as members, unkeyed ones numbered from 1."""
-    out: dict = {}
-    n = 0
-    for child in table:
-        if child.tag == "elem":
-            value: str | dict = child.text or ""
-        elif child.tag == "table":
-            value = _elems(child)
-        else:
-            continue
-        n += 1
-        out[child.get("key") or str(n)] = value
-    return out
+    """``ssh``: the key an SSH client would negotiate first (type, key, MD5 fingerprint), every key
+    nmap read under ``keys``, and ssh2-enum-algos' lists under ``kex`` (with the HASSH and the
+    cipher and MAC the crawler's client would pick, as it writes them)."""
+    script, algos = scripts.get("ssh-hostkey"), scripts.get("ssh2-enum-algos")
+    keys = ssh_keys(tables[script]) if script is not None else []
+    lists = kex(tables[algos]) if algos is not None else None
+    ssh: dict = {}
+    if keys:
+        first = min(keys, key=lambda k: _KEY_ORDER.index(k["type"]) if k.get("type") in _KEY_ORDER else len(_KEY_ORDER))
+        ssh = {m: first[m] for m in ("fingerprint", "type", "key") if isinstance(first.get(m), str)}
+        ssh["keys"] = keys
+    if lists:
+        ssh.update(kex_members(lists))
+    return {"ssh": ssh} if ssh else {}
 
 
 def _json(element: ET.Element, tables: Tables | None = None, skip: str = "") -> dict:

@@ -64,7 +64,7 @@ def ssh_members(version: str, key: dict | None = None, kex: dict | None = None) 
         if "fingerprint" in member:
             lines.append(f"Fingerprint: {member['fingerprint']}")
     if kex:
-        member.update(kex=kex, hassh=c.sshparse.hassh_server(kex))
+        member.update(kex_members(kex))
     out: dict = {"data": "\n".join(lines) + "\n"}
     if member:
         out["ssh"] = member
@@ -72,6 +72,26 @@ def ssh_members(version: str, key: dict | None = None, kex: dict | None = None) 
     if product:
         out.update(c.base.cpe_members(*product))
     return out
+
+
+def kex_members(kex: dict) -> dict:
+    """``ssh``'s ``kex`` (the server's lists), its HASSH, and the ``cipher`` and ``mac`` the crawler's
+    own client (asyncssh's defaults) would negotiate with those lists, as a collected banner has them."""
+    from asyncssh.encryption import get_default_encryption_algs
+    from asyncssh.mac import get_default_mac_algs
+
+    from spyglass.server.scanner.modules.ssh import negotiate
+
+    def listed(name: str) -> list[str]:
+        value = kex.get(name)
+        return [a for a in value if isinstance(a, str)] if isinstance(value, list) else []
+
+    return {
+        "kex": kex,
+        "hassh": crawler().sshparse.hassh_server({k: listed(k) for k in kex}),
+        "cipher": negotiate(get_default_encryption_algs(), listed("encryption_algorithms")),
+        "mac": negotiate(get_default_mac_algs(), listed("mac_algorithms")),
+    }
 
 
 def greeting_members(module: str, greeting: str) -> dict:

@@ -22,8 +22,9 @@ from urllib.parse import urlsplit
 from spyglass.exactjson import loads
 from spyglass.server.formats import FORMATS, Unreadable
 from spyglass.server.formats.common import banner, domain_of, lines, peek, scan_id, stamp
+from spyglass.server.formats.probes import identify
 from spyglass.server.formats.services import http_members, ssh_members, ssl_member
-from spyglass.server.formats.zgrab2_modules import PORTS, UDP
+from spyglass.server.formats.zgrab2_modules import PORTS, SAID, UDP
 from spyglass.server.formats.zgrab2_modules import members as module_members
 
 # A line of the target's members (ip, domain, port, tag: whichever zgrab2 wrote) then "data" with a
@@ -101,13 +102,18 @@ def members_of(protocol: str, result: dict, ip: str) -> tuple[str, dict, int | N
     """(crawler module, banner members, port the result names) of one module's result."""
     if protocol == "http":
         members, url = http_result(result, ip)
+        if "product" not in members:
+            members.update(identify("http", members.get("data") or ""))  # the head, as nmap reads it
         secure = "ssl" in members or (url or "").startswith("https:")
         return ("https" if secure else "http"), members, url_port(url) if url else None
     if protocol == "tls":
         return "https", tls_members(_obj(result.get("handshake_log"))), None
     if protocol == "ssh":
-        return "ssh", ssh_result(result), None
+        members = ssh_result(result)
+        return "ssh", members if "product" in members else {**members, **identify("ssh", members["data"])}, None
     members = module_members(protocol, result)
+    if "product" not in members and any(isinstance(result.get(k), str) for k in SAID):
+        members.update(identify(protocol, members.get("data") or ""))  # what it said, as nmap reads it
     tls_log = _obj(_obj(result.get("tls")).get("handshake_log"))
     if tls_log:
         members.update(tls_members(tls_log))

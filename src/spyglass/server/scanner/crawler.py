@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.netools.scantargets import Probe
+from spyglass.server.formats import geoip
 from spyglass.server.scanner.probe import Found, signed_hash
 
 CRAWLER = f"spyglass-{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname()).hex[:12]}"  # stable per machine
@@ -37,11 +38,13 @@ def is_local(address: str) -> bool:
 
 def about(address: str, last_seen: dict | None) -> dict:
     """What the backend knows of an address: a local one is the "Local network", with no guesses;
-    another takes location and organization from its latest banner in the index, if any."""
+    another takes location and organization from its latest banner in the index, if any, else
+    from the MaxMind-format databases ``serve --geoip`` names, if any."""
     if is_local(address):
         return {"location": dict(LOCAL_NETWORK), "org": None, "isp": None, "asn": None, "hostnames": [], "domains": []}
     known = {k: last_seen.get(k) for k in KNOWN_MEMBERS} if last_seen else {}
-    return {"hostnames": [], "domains": [], **{k: v for k, v in known.items() if v is not None}}
+    located = geoip.lookup(address)  # where the operator named databases (serve --geoip)
+    return {"hostnames": [], "domains": [], **located, **{k: v for k, v in known.items() if v is not None}}
 
 
 def banner_of(
