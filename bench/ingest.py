@@ -38,7 +38,8 @@ from spyglass.exactjson import loads
 from spyglass.server.banners.keys import keys
 from spyglass.server.banners.shape import normalize
 from spyglass.server.index.codec import shared
-from spyglass.server.index.store import BannerIndex, add_document, document_tail, prepare
+from spyglass.server.index.schema import document_tail
+from spyglass.server.index.store import BannerIndex, add_document, prepare
 
 SPLIT = 40_000  # banners the time split is measured on
 TRAIN = 20_000  # banners before them, stored first (the dictionary is trained on them)

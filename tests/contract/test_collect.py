@@ -101,7 +101,7 @@ def test_a_banner_the_index_cannot_hold_is_set_aside_at_start(tmp_path, caplog):
     from spyglass.server.banners.store import Prepared
     from spyglass.server.index import BannerIndex
     from spyglass.server.index.records import RecordStore
-    from spyglass.server.index.store import document_tail
+    from spyglass.server.index.schema import document_tail
 
     BannerIndex(tmp_path).close()  # a data dir with its index
     shape = Shape("fe80::1%lo", 53, "udp", "2026-01-01T00:00:00Z", None)

@@ -55,6 +55,15 @@ def newest(
     return total, [seq for _, seq in list(merged)[offset : offset + limit]]
 
 
+def services(searchers: list[tantivy.Searcher], query: tantivy.Query) -> list[int]:
+    """The keys of the services of every banner matching ``query`` (i_service), over every shard."""
+    found: set[int] = set()
+    for searcher in searchers:
+        hits = searcher.search(query, limit=max(1, hit_count(searcher.search(query, limit=1, count=True))))
+        found.update(cast(list[int], searcher.fast_field_values("i_service", [a for _, a in hits.hits])))
+    return sorted(found)
+
+
 def counted(searchers: list[tantivy.Searcher], query: tantivy.Query) -> int:
     return sum(hit_count(s.search(query, limit=1, count=True)) for s in searchers)
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import tantivy
 
 from spyglass.query import Facet
@@ -58,6 +59,26 @@ def index_document(b: dict, shape: Shape) -> dict:
         if doc[name] is False:
             del doc[name]
     return doc
+
+
+def document_tail(banner: dict, shape, service: int) -> bytes:
+    """The banner's index document as JSON, less its opening brace (rowid and flag come first);
+    ``service`` is its service's key (trends count services: trends.py)."""
+    doc = index_document(banner, shape)
+    doc["i_service"] = service
+    try:
+        return orjson.dumps(doc)[1:]
+    except TypeError:  # a lone surrogate (wild banners hold them): U+FFFD in the index, kept in the body
+        return orjson.dumps({name: _valid(value) for name, value in doc.items()})[1:]
+
+
+def _valid(value: Any) -> Any:
+    """A document's value (text, a number, a flag or a list of text) as valid Unicode."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_valid(v) for v in value]
+    return value
 
 
 def exact_terms(text: str) -> list[str]:

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple
 
 import orjson
 import tantivy
@@ -27,7 +27,7 @@ from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.records import RecordStore
-from spyglass.server.index.schema import build_schema, facet_value, index_document
+from spyglass.server.index.schema import build_schema, document_tail, facet_value
 from spyglass.server.index.shards import Shards, ShardsBusy, documents
 from spyglass.server.index.trends import TrendsIndex
 from spyglass.server.sqlite import LostDatabase, is_empty, make_private
@@ -53,26 +53,6 @@ PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
 CORE_FIELDS = ("i_rowid", "b_current", "timestamp", "ip", "i_port", "f_ip", "e_transport", "i_service")
-
-
-def document_tail(banner: dict, shape, service: int) -> bytes:
-    """The banner's index document as JSON, less its opening brace (rowid and flag come first);
-    ``service`` is its service's key (trends count services: trends.py)."""
-    doc = index_document(banner, shape)
-    doc["i_service"] = service
-    try:
-        return orjson.dumps(doc)[1:]
-    except TypeError:  # a lone surrogate (wild banners hold them): U+FFFD in the index, kept in the body
-        return orjson.dumps({name: _valid(value) for name, value in doc.items()})[1:]
-
-
-def _valid(value: Any) -> Any:
-    """A document's value (text, a number, a flag or a list of text) as valid Unicode."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    if isinstance(value, list):
-        return [_valid(v) for v in value]
-    return value
 
 
 def _stamp(banner: dict) -> str | None:
@@ -210,12 +190,7 @@ class BannerIndex:
 
     def tool_services(self, tags: list[str]) -> list[int]:
         """The services of which any banner (current or not) holds one of these tool tags."""
-        tagged = tantivy.Query.term_set_query(self.schema, "e_tag", tags)
-        found: set[int] = set()
-        for searcher in self.searchers():
-            hits = searcher.search(tagged, limit=max(1, merge.hit_count(searcher.search(tagged, limit=1, count=True))))
-            found.update(cast(list[int], searcher.fast_field_values("i_service", [a for _, a in hits.hits])))
-        return sorted(found)
+        return merge.services(self.searchers(), tantivy.Query.term_set_query(self.schema, "e_tag", tags))
 
     def behind(self) -> bool:
         """Whether the records hold banners (or demotions) a shard has not committed."""
