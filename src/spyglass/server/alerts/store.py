@@ -18,13 +18,13 @@ from typing import Any
 from spyglass.netblocks import Network, network_size
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.sqlite import Database
+from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.alerts import (
     DEFAULT_NOTIFIER,
     FAILED,
     PENDING,
     SENT,
-    OverBudget,
     alert_from,
     delivery_from,
     held_from,

@@ -24,6 +24,7 @@ from spyglass.netblocks import Network, network_size
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.postgres.connect import Pool, holds_nul, row_of
 from spyglass.server.postgres.schema import init_schema
+from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.alerts import (
     DEFAULT_NOTIFIER,
@@ -31,7 +32,6 @@ from spyglass.server.state.alerts import (
     LEASE,
     PENDING,
     SENT,
-    OverBudget,
     alert_from,
     delivery_from,
     held_from,

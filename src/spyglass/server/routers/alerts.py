@@ -22,7 +22,8 @@ from spyglass.server.deps import Alerts, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
-from spyglass.server.state.alerts import AlertState, OverBudget
+from spyglass.server.state import OverBudget
+from spyglass.server.state.alerts import AlertState
 from spyglass.server.store import iso
 
 router = APIRouter()

@@ -27,16 +27,6 @@ RENEW_EVERY = LEASE / 3  # how often a backend renews the leases of the deliveri
 _ID_CHARS = string.ascii_uppercase + string.digits
 
 
-class OverBudget(Exception):
-    """The alert would take the account past ``budget`` monitored addresses (``in_use`` are
-    monitored by its other alerts), or a notifier past ``most`` (``in_use``: its notifiers).
-    Nothing was written."""
-
-    def __init__(self, in_use: int) -> None:
-        super().__init__(in_use)
-        self.in_use = in_use
-
-
 def new_id(length: int) -> str:
     return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
 
