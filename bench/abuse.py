@@ -25,7 +25,9 @@ state (a PostgreSQL server of the bench's own, where installed), with the same o
    characters, and with as many words as the plan allows; 10. facets: 16 free clients counting
    with 5,000 facets, and with the plan's most; 11. alerts: 48 creates of 8 addresses at once by a
    member (16 allowed), through two backends on PostgreSQL: what is monitored after; 12. tests:
-   8 free clients testing notifiers to one receiver; 13. saved: 8 free clients saving queries.
+   8 free clients testing notifiers to one receiver; 13. saved: 8 free clients saving queries;
+   14. internet: 8 clients of one enterprise key starting internet scans (of the stock networks,
+   loopback) through two backends on PostgreSQL: how many were under way at once.
 
     python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
@@ -570,6 +572,31 @@ def saved_queries(seconds: float) -> None:
                 v.report(f"13. {name}: 8 free clients saving queries for {seconds:g} s (answered {got})")
 
 
+def _internet_scans_on(name: str, state: str | None, seconds: float) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ExitStack() as stack:
+        first = stack.enter_context(backend_on(state))
+        urls = [first[0]] + ([stack.enter_context(backend_on(state))[0]] if state else [])
+        attacker, victim = keys(first[2], "enterprise", "member", state=state)
+        start = {"params": {"key": attacker}, "data": {"port": "9", "protocol": "generic"}}
+
+        def starts(url: str) -> dict[int, int]:
+            return flood(seconds, 8 // len(urls), "POST", f"{url}/intel/scan/internet", **start)
+
+        with Victim(first[0], victim, first[1]) as v, ThreadPoolExecutor(len(urls)) as pool:  # at once on both
+            got = list(pool.map(starts, urls))
+            listed = httpx.get(f"{first[0]}/intel/scans", params={"key": attacker}, timeout=30).json()["matches"]
+            v.settle(1)
+        under_way = [s["id"] for s in listed if s["status"] not in ("DONE", "CANCELLED")]
+        for scan_id in under_way:
+            httpx.delete(f"{first[0]}/intel/scan/{scan_id}", params={"key": attacker}, timeout=30)
+        v.report(
+            f"14. {name}: 8 clients starting internet scans through {len(urls)} backend(s) for {seconds:g} s: "
+            f"{len(listed)} started, {len(under_way)} under way after (answered {got})"
+        )
+
+
 def on_each_state(attack: Callable[[str, str | None, float], None]) -> Callable[[float], None]:
     """``attack(name, state, seconds)`` run on SQLite state, then on PostgreSQL's."""
 
@@ -595,6 +622,7 @@ ATTACKS = {
     "alerts": on_each_state(_alert_budget_on),
     "tests": notifier_tests,
     "saved": saved_queries,
+    "internet": on_each_state(_internet_scans_on),
 }
 
 
