@@ -212,7 +212,7 @@ def _ignore(alerts: AlertState, who: Caller, alert_id: str, trigger: str, servic
     ip = ipaddress.ip_address(written.rpartition(":")[0].strip("[]"))
     # Un-ignoring stays possible after the networks changed; ignoring a service the alert never
     # watches would silently do nothing.
-    if ignored and not any(ip in network for network in alert.parsed_networks()):
+    if ignored and not any(ip in network for network in alert.parsed_networks().values()):
         raise bad_request(f"{written} is outside the alert's networks ({', '.join(alert.networks)}): nothing to ignore")
     alerts.set_ignored(alert_id, names[0], written, ignored)
     return Success(success=True)
