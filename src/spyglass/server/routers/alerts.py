@@ -17,8 +17,8 @@ from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
-from spyglass.server.auth import Caller
-from spyglass.server.deps import Alerts, Who
+from spyglass.server.auth import Caller, Hourly, too_many
+from spyglass.server.deps import Alerts, PerHour, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
@@ -60,6 +60,19 @@ def networks_of(body: object) -> list[Network]:
         return parse_networks(filters["ip"])
     except BadNetwork as exc:
         raise bad_request(str(exc)) from None
+
+
+def spend_networks(hourly: Hourly, who: Caller, body: object) -> None:
+    """The plan's alert networks an hour, spent before they are read: each write of an alert of
+    120,000 networks is seconds of work, and edits again and again slowed every account."""
+    filters = body.get("filters") if isinstance(body, dict) else None
+    values = filters.get("ip") if isinstance(filters, dict) else None
+    count, plan = len(values) if isinstance(values, list) else 1, who.account.plan
+    cap = f"the {plan.name} plan allows {plan.alert_networks_hour:,} alert networks written an hour"
+    if count > plan.alert_networks_hour:
+        raise ApiError(403, f"Too many networks in one alert: {cap}")
+    if (wait := hourly.spend(f"account {who.account.id}", plan.alert_networks_hour, count)) is not None:
+        raise too_many(wait, f"Too many alert networks written: {cap}")
 
 
 def expires_of(body: dict) -> int | None:
@@ -118,10 +131,11 @@ def trigger_names(text: str) -> list[str]:
     "/alert",
     response_model=Alert,
     response_model_exclude_unset=True,
-    responses=responses(403),
+    responses=responses(403, 429),
     openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
-async def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def create_alert(body: Annotated[Any, Body()], alerts: Alerts, hourly: PerHour, who: Who) -> Alert:
+    spend_networks(hourly, who, body)
     async with one_at_a_time(("alerts", who.account.id)):  # the others wait holding no thread
         return await asyncio.to_thread(_create_alert, body, alerts, who)
 
@@ -162,10 +176,11 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     "/alert/{alert_id}",
     response_model=Alert,
     response_model_exclude_unset=True,
-    responses=responses(403, 404),
+    responses=responses(403, 404, 429),
     openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
-async def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, hourly: PerHour, who: Who) -> Alert:
+    spend_networks(hourly, who, body)
     async with one_at_a_time(("alerts", who.account.id)):
         return await asyncio.to_thread(_edit_alert, alert_id, body, alerts, who)
 
