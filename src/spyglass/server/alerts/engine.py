@@ -37,6 +37,7 @@ from spyglass.server.alerts.rows import AlertRow, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching
 from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.collect import Collected
+from spyglass.server.scanner.private import owner
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.tasks import cancel
 
@@ -179,7 +180,10 @@ class AlertEngine:
                 address = ipaddress.ip_address(shape.ip_str)
             except (BadBanner, ValueError):
                 continue
-            inside = [a for a, end in live.covering(address) if end is None or now < end]
+            only = owner(c.banner)  # a scan of the server's own: its account's alerts alone
+            inside = [
+                a for a, end in live.covering(address) if (end is None or now < end) and only in (None, a.account_id)
+            ]
             if inside:
                 out.append(((c, str(address), shape.port, shape.transport, shape.stamp), inside))
         return out
