@@ -12,7 +12,8 @@ from fastapi import APIRouter, Body
 
 from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
 from spyglass.netblocks import BadNetwork, Network, parse_networks
-from spyglass.safetext import has_control
+from spyglass.netools.targets import NETWORK_PATTERN
+from spyglass.safetext import NOT_BLANK_PATTERN, has_control
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
@@ -30,12 +31,24 @@ router = APIRouter()
 
 _FILTERS = {
     "type": "object",
-    "properties": {"ip": {"type": "array", "items": {"type": "string"}, "description": "IPs and CIDR ranges"}},
+    "properties": {
+        "ip": {
+            "type": "array",
+            "items": {"type": "string", "pattern": f"^{NETWORK_PATTERN}$"},
+            "minItems": 1,
+            "description": "IPs and CIDR ranges",
+        }
+    },
     "required": ["ip"],
 }
-_NAME = {"type": "string", "minLength": 1, "pattern": r"^[^\x00-\x1f\x7f-\x9f]+$"}
+_NAME = {"type": "string", "minLength": 1, "pattern": NOT_BLANK_PATTERN}
 MAX_EXPIRES = 10 * 365 * 86400  # ten years (0 is never); 300 billion seconds would pass the year 9999
-_EXPIRES = {"type": "integer", "minimum": 0, "maximum": MAX_EXPIRES, "description": "seconds; 0 never expires"}
+_EXPIRES = {
+    "type": ["integer", "null"],  # null: as if not given
+    "minimum": 0,
+    "maximum": MAX_EXPIRES,
+    "description": "seconds; 0 never expires",
+}
 
 
 def json_body(properties: dict, required: list[str]) -> dict:
@@ -81,6 +94,8 @@ def expires_of(body: dict) -> int | None:
     expires = body.get("expires")
     if expires is None:
         return None
+    if isinstance(expires, float) and expires.is_integer():  # 60.0 is an integer to JSON (and its schema)
+        expires = int(expires)
     if isinstance(expires, bool) or not isinstance(expires, int) or not 0 <= expires <= MAX_EXPIRES:
         raise bad_request(f"expires: a whole number of seconds from 0 (never) to {MAX_EXPIRES} (ten years) is required")
     return expires

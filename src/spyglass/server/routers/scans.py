@@ -43,7 +43,13 @@ def protocols(who: Who) -> dict[str, str]:
     summary="Scan IPs or netblocks (1 scan credit per IP)",
     responses=responses(402, 403),
 )
-def submit(scans: Scans, settings: AppSettings, charge: Charge, who: Who, ips: str = Form(...)) -> dict:
+def submit(
+    scans: Scans,
+    settings: AppSettings,
+    charge: Charge,
+    who: Who,
+    ips: str = Form(..., description="IPs and netblocks, comma-separated", json_schema_extra={"pattern": r"\S"}),
+) -> dict:
     who.require_paid("On-demand scanning")
     try:
         spec = parse_ips(ips, PROTOCOLS)

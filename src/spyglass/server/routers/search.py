@@ -24,6 +24,8 @@ from spyglass.server.scanner.private import visible
 from spyglass.server.shaping import for_namespace, host_record, only_fields, served
 
 router = APIRouter()
+# The grammar is more than a pattern says (filters' names and values): this much of it, documented.
+SEARCH_QUERY = Query(..., description="a search query", json_schema_extra={"pattern": r"\S"})
 
 
 def out(namespace: str, banners: list[dict]) -> list[dict]:
@@ -37,7 +39,7 @@ def out(namespace: str, banners: list[dict]) -> list[dict]:
     responses=responses(402),
 )
 def host_count(
-    banners: Banners, scans: Scans, charge: Charge, query: str = Query(...), facets: str | None = None
+    banners: Banners, scans: Scans, charge: Charge, query: str = SEARCH_QUERY, facets: str | None = None
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
     total, counts = banners.count(scoped_query(parsed, scans, charge.who), wanted)
@@ -56,7 +58,7 @@ def host_search(
     scans: Scans,
     settings: AppSettings,
     charge: Charge,
-    query: str = Query(...),
+    query: str = SEARCH_QUERY,
     facets: str | None = None,
     page: int = Query(1, ge=1, le=10_000),
     minify: bool = True,
