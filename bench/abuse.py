@@ -25,7 +25,11 @@ state (a PostgreSQL server of the bench's own, where installed), with the same o
    characters, and with as many words as the plan allows; 10. facets: 16 free clients counting
    with 5,000 facets, and with the plan's most; 11. alerts: 48 creates of 8 addresses at once by a
    member (16 allowed), through two backends on PostgreSQL: what is monitored after; 12. tests:
-   8 free clients testing notifiers to one receiver; 13. saved: 8 free clients saving queries.
+   8 free clients testing notifiers to one receiver; 13. saved: 8 free clients saving queries;
+   14. internet: 8 clients of one enterprise key starting internet scans (of the stock networks,
+   loopback) through two backends on PostgreSQL: how many were under way at once; 15. edits: an
+   enterprise account editing its alert of 120,000 networks again and again while another
+   account's notifications are timed, from the banner collected to the webhook (p50/p95).
 
     python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
@@ -241,15 +245,16 @@ def stock_backend(*options: str, log: Path | None = None) -> Iterator[tuple[str,
             yield url, server_pid(url), tmp
 
 
-def keys(data_dir: str, *plans: str, state: str | None = None) -> list[str]:
+def keys(data_dir: str, *plans: str, state: str | None = None, collector: bool = False) -> list[str]:
     where = ["--state", state] if state else ["--data", data_dir]
+    role = ["--collector"] if collector else []
     out = subprocess.run(
-        [sys.executable, "-m", "spyglass", "keys", "create", *where, "--plan", plans[0]],
+        [sys.executable, "-m", "spyglass", "keys", "create", *where, *role, "--plan", plans[0]],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     made = [out.stdout.strip()]
     for plan in plans[1:]:
-        made += keys(data_dir, plan, state=state)
+        made += keys(data_dir, plan, state=state, collector=collector)
     return made
 
 
@@ -570,6 +575,82 @@ def saved_queries(seconds: float) -> None:
                 v.report(f"13. {name}: 8 free clients saving queries for {seconds:g} s (answered {got})")
 
 
+def _internet_scans_on(name: str, state: str | None, seconds: float) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ExitStack() as stack:
+        first = stack.enter_context(backend_on(state))
+        urls = [first[0]] + ([stack.enter_context(backend_on(state))[0]] if state else [])
+        attacker, victim = keys(first[2], "enterprise", "member", state=state)
+        start = {"params": {"key": attacker}, "data": {"port": "9", "protocol": "generic"}}
+
+        def starts(url: str) -> dict[int, int]:
+            return flood(seconds, 8 // len(urls), "POST", f"{url}/intel/scan/internet", **start)
+
+        with Victim(first[0], victim, first[1]) as v, ThreadPoolExecutor(len(urls)) as pool:  # at once on both
+            got = list(pool.map(starts, urls))
+            listed = httpx.get(f"{first[0]}/intel/scans", params={"key": attacker}, timeout=30).json()["matches"]
+            v.settle(1)
+        under_way = [s["id"] for s in listed if s["status"] not in ("DONE", "CANCELLED")]
+        for scan_id in under_way:
+            httpx.delete(f"{first[0]}/intel/scan/{scan_id}", params={"key": attacker}, timeout=30)
+        v.report(
+            f"14. {name}: 8 clients starting internet scans through {len(urls)} backend(s) for {seconds:g} s: "
+            f"{len(listed)} started, {len(under_way)} under way after (answered {got})"
+        )
+
+
+def _alert_edits_on(name: str, state: str | None, seconds: float) -> None:
+    from spyglass.client import Clients
+    from spyglass.config import Profile
+
+    def delays(rounds: int, receiver: Receiver, port: int) -> list[float]:
+        took = []
+        for n in range(port, port + rounds):
+            started = time.perf_counter()
+            collect(url, feeder, [banner("127.0.3.1", n)])
+            receiver.wait_for(f"127.0.3.1:{n}", timeout=120)
+            took.append(time.perf_counter() - started)
+        return sorted(took)
+
+    with Receiver() as receiver, backend_on(state, "--notifier-allow", "127.0.0.0/8") as (url, pid, data):
+        editor, other = keys(data, "enterprise", "member", state=state)
+        feeder = keys(data, "enterprise", state=state, collector=True)[0]
+        big = [f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}/32" for n in range(120_000)]
+
+        async def watching(key: str, networks: list[str], hook: str) -> str:
+            async with Clients.from_profile(Profile(name="bench", url=url, key=key, rate=None)) as c:
+                return await watch(c, receiver.url + hook, networks, "any")
+
+        made = asyncio.run(watching(editor, big, "/big"))
+        asyncio.run(watching(other, ["127.0.3.0/28"], "/other"))
+        alerts = f"{url}/intel/alert"
+        with httpx.Client(params={"key": editor}, timeout=120) as http:
+            quiet = delays(10, receiver, 1000)
+            stop, edits = threading.Event(), {}
+
+            def edit() -> None:
+                while not stop.is_set():
+                    big[0] = f"10.200.0.{len(edits) % 250}/32"
+                    status = http.post(f"{alerts}/{made}", json={"filters": {"ip": big}}).status_code
+                    edits[status] = edits.get(status, 0) + 1
+
+            editing = threading.Thread(target=edit)
+            editing.start()
+            started, busy, port = time.monotonic(), [], 2000
+            while time.monotonic() - started < seconds:
+                busy += delays(1, receiver, port)
+                port += 1
+            stop.set()
+            editing.join()
+        busy.sort()
+        print(
+            f"15. {name}: another account's notification p50 {quiet[len(quiet) // 2] * 1000:.0f} ms alone; "
+            f"p50 {busy[len(busy) // 2] * 1000:.0f} ms, p95 {busy[int(len(busy) * 0.95)] * 1000:.0f} ms "
+            f"while its alert of 120,000 networks was edited again and again for {seconds:g} s (answered {edits})"
+        )
+
+
 def on_each_state(attack: Callable[[str, str | None, float], None]) -> Callable[[float], None]:
     """``attack(name, state, seconds)`` run on SQLite state, then on PostgreSQL's."""
 
@@ -595,6 +676,8 @@ ATTACKS = {
     "alerts": on_each_state(_alert_budget_on),
     "tests": notifier_tests,
     "saved": saved_queries,
+    "internet": on_each_state(_internet_scans_on),
+    "edits": on_each_state(_alert_edits_on),
 }
 
 

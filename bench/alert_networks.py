@@ -61,11 +61,11 @@ def main() -> None:
         stamp = iter(range(10**9))
 
         def before() -> None:
-            live = [(a, a.parsed_networks()) for a in store.alerts()]
+            live = [(a, list(a.parsed_networks().values())) for a in store.alerts()]
             for address in addresses:
                 [a for a, networks in live if any(address in n for n in networks)]
 
-        live = [(a, a.parsed_networks()) for a in store.alerts()]
+        live = [(a, list(a.parsed_networks().values())) for a in store.alerts()]
         coverage = Coverage(((a, a.expiration()), networks) for a, networks in live)
 
         def after() -> None:

@@ -35,11 +35,20 @@ def parse_networks(values: Any) -> list[Network]:
 
 
 def network_size(networks: list[Network]) -> int:
-    """How many addresses the networks cover, overlaps counted once."""
+    """How many addresses the networks cover, overlaps counted once: a sweep over integer spans
+    (ipaddress.collapse_addresses compares address objects: seconds for 120,000 networks)."""
     total = 0
     for version in (4, 6):
-        nets = [n for n in networks if n.version == version]
-        total += sum(n.num_addresses for n in ipaddress.collapse_addresses(nets))  # type: ignore[type-var,misc]
+        spans = sorted(
+            (start := int(n.network_address), start + (1 << (n.max_prefixlen - n.prefixlen)))
+            for n in networks
+            if n.version == version
+        )
+        covered = 0  # every address below it is counted
+        for start, stop in spans:
+            if stop > covered:
+                total += stop - max(start, covered)
+                covered = stop
     return total
 
 

@@ -55,7 +55,17 @@ _ESCAPE_SEQUENCE = re.compile(
 # What is left of a control after the sequences went (a lone ESC, NUL, CR...) is dropped too.
 _DROPPED = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}{_SURROGATES}]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}{_SURROGATES}]")
+_CONTROLS = f"\x00-\x1f\x7f-\x9f{_INVISIBLE}{_SURROGATES}"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+# has_control as patterns an API document can carry, read alike by Python, ECMAScript and Rust:
+# text without any, and such text that is not blank either (what .strip() leaves something of).
+# Escaped as \uXXXX below U+10000, as itself above (\U is Python's alone); no surrogates,
+# which no UTF-8 text (nor Rust's regex) holds.
+_ESCAPED = "".join(
+    c if c == "-" or ord(c) >= 0x10000 else f"\\u{ord(c):04x}" for c in f"\x00-\x1f\x7f-\x9f{_INVISIBLE}"
+)
+NO_CONTROL_PATTERN = f"^[^{_ESCAPED}]*$"
+NOT_BLANK_PATTERN = f"^[^{_ESCAPED}]*[^\\s{_ESCAPED}][^{_ESCAPED}]*$"
 
 
 def has_control(text: str) -> bool:

@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from spyglass.server.postgres.alerts import PostgresAlerts
-from spyglass.server.state.alerts import DEFAULT_NOTIFIER, LEASE, OverBudget
+from spyglass.server.state import OverBudget
+from spyglass.server.state.alerts import DEFAULT_NOTIFIER, LEASE
 
 NETS = [ipaddress.ip_network("198.51.100.0/24"), ipaddress.ip_network("192.0.2.7/32")]
 

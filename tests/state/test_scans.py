@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from spyglass.server.state import OverBudget
 from spyglass.server.state.scans import CANCELLED, DONE, PROCESSING, QUEUE, SUBMITTING, ScanState
 
 
@@ -140,3 +141,41 @@ def test_a_restart_of_the_sqlite_state_lets_go_of_its_own_leases(tmp_path):
     again = ScanStore(tmp_path)
     assert again.claim("after", 30).id == scan.id
     again.close()
+
+
+def internet(scans: ScanState, account_id: int = 1, most: int | None = 2):
+    return scans.create(
+        account_id=account_id, api_key="d", size=1 << 24, spec="{}", probes=1 << 24, internet=True, most=most
+    )
+
+
+def test_internet_scans_under_way_are_counted_where_one_is_written(scans):
+    """Issue 44: any account could start any number of internet scans, each over every allowed
+    network. Those not yet done or cancelled count; scans of listed addresses do not."""
+    first, second = internet(scans), internet(scans)
+    new(scans)
+    with pytest.raises(OverBudget) as over:
+        internet(scans)
+    assert over.value.in_use == 2 and len(scans.of_account(1)) == 3  # nothing written
+    assert internet(scans, account_id=2).internet  # another account's are its own
+    scans.set_status(first.id, CANCELLED)
+    internet(scans)
+    scans.finish(second.id)
+    internet(scans)
+    with pytest.raises(OverBudget):
+        internet(scans)
+
+
+def test_internet_scans_started_at_once_never_pass_the_budget(open_scans):
+    states = [open_scans(), open_scans()]  # two backends on PostgreSQL; one and the same on SQLite
+
+    def start(n: int) -> bool:
+        try:
+            internet(states[n % 2], most=3)
+        except OverBudget:
+            return False
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        started = list(pool.map(start, range(24)))
+    assert started.count(True) == 3 and len(states[1].of_account(1)) == 3

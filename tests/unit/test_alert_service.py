@@ -10,7 +10,7 @@ import pytest
 from spyglass.netblocks import parse_networks
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.store import AlertStore
-from spyglass.server.state.alerts import OverBudget
+from spyglass.server.state import OverBudget
 from spyglass.server.store import Store
 
 

@@ -23,6 +23,8 @@ class UsageLimits(APIModel):
     saved_queries_hour: int | None = None
     directory_words: int | None = None  # words and tags of one directory search
     directory_word_length: int | None = None
+    internet_scans: int | None = None  # under way at once
+    alert_networks_hour: int | None = None  # networks written in alerts an hour
 
 
 class ApiInfo(APIModel):

@@ -13,6 +13,28 @@ HOSTNAME_PATTERN = (
 )
 
 
+# An IPv4 or IPv6 address as the API document says one (RFC 3986's grammar: every spelling
+# ipaddress takes, but a zone id), and a network: one with a prefix length.
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_V4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
+_H = "[0-9A-Fa-f]{1,4}"
+_LS32 = rf"(?:{_H}:{_H}|{_V4})"
+_V6 = "|".join(
+    [
+        rf"(?:{_H}:){{6}}{_LS32}",
+        rf"::(?:{_H}:){{5}}{_LS32}",
+        rf"(?:{_H})?::(?:{_H}:){{4}}{_LS32}",
+        *(rf"(?:(?:{_H}:){{0,{n}}}{_H})?::(?:{_H}:){{{3 - n}}}{_LS32}" for n in (1, 2)),
+        rf"(?:(?:{_H}:){{0,3}}{_H})?::{_H}:{_LS32}",
+        rf"(?:(?:{_H}:){{0,4}}{_H})?::{_LS32}",
+        rf"(?:(?:{_H}:){{0,5}}{_H})?::{_H}",
+        rf"(?:(?:{_H}:){{0,6}}{_H})?::",
+    ]
+)
+IP_PATTERN = rf"(?:{_V4}|{_V6})"
+NETWORK_PATTERN = rf"(?:{_V4}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:{_V6})(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)"
+
+
 def is_ip(value: str) -> bool:
     try:
         ipaddress.ip_address(value)

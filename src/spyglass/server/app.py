@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from spyglass import __version__
 from spyglass.server.alerts import install_alerts
-from spyglass.server.auth import CreditHeaders, KeyBeforeBody, KeyCheck, KeyRateLimiter
+from spyglass.server.auth import CreditHeaders, Hourly, KeyBeforeBody, KeyCheck, KeyRateLimiter
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.collect import Collector
 from spyglass.server.datasets import DatasetService
@@ -93,6 +93,7 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
         app.state.collector.subscribe(app.state.hub.publish)
     app.state.services += [app.state.hub, DemoCollector(app.state.collector, banners, settings.demo_rate)]
     app.state.outbox = Outbox(settings.smtp_server)  # e-mail sent after the answer (invitations)
+    app.state.hourly = Hourly()  # a plan's numbers an hour (alert networks written)
     app.state.services.append(app.state.outbox)
     install_alerts(app)
     app.state.datasets = DatasetService(

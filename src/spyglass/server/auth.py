@@ -53,16 +53,17 @@ class KeyRateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def check(self, key: str) -> float | None:
-        """None when the call may go ahead (a token is spent), else the seconds to wait."""
+    def check(self, key: str, cost: float = 1.0) -> float | None:
+        """None when the call may go ahead (``cost`` tokens are spent), else the seconds to wait
+        (one costing more than ``burst`` never goes ahead: refuse it before)."""
         now = time.monotonic()
         with self._lock:
             tokens, stamp = self._buckets.get(key, (float(self.burst), now))
             tokens = min(self.burst, tokens + (now - stamp) * self.rate)
-            if tokens < 1:
+            if tokens < cost:
                 self._buckets[key] = (tokens, now)
-                return (1 - tokens) / self.rate
-            self._buckets[key] = (tokens - 1, now)
+                return (cost - tokens) / self.rate
+            self._buckets[key] = (tokens - cost, now)
             if len(self._buckets) > self.MAX_NAMES:
                 self._forget(now)
             return None
@@ -71,6 +72,19 @@ class KeyRateLimiter:
         full = [k for k, (t, s) in self._buckets.items() if t + (now - s) * self.rate >= self.burst]
         for k in full:
             del self._buckets[k]
+
+
+class Hourly:
+    """A plan's number of something an hour, by name (an account, a destination): a bucket of
+    that many, given back over the hour. Kept by each backend, as invitation e-mails are."""
+
+    def __init__(self) -> None:
+        self._limiters: dict[int, KeyRateLimiter] = {}  # by the number an hour
+
+    def spend(self, name: str, per_hour: int, cost: int = 1) -> float | None:
+        """None when ``cost`` of ``name``'s ``per_hour`` are spent, else the seconds to wait."""
+        limiter = self._limiters.setdefault(per_hour, KeyRateLimiter(per_hour / 3600, burst=per_hour))
+        return limiter.check(name, cost)
 
 
 def too_many(wait: float, message: str) -> ApiError:

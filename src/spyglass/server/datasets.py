@@ -33,6 +33,7 @@ from pathlib import Path
 
 from spyglass.models import Dataset
 from spyglass.server.banners.store import BannerStore
+from spyglass.server.scanner.private import private_body
 from spyglass.server.sqlite import Database
 
 log = logging.getLogger("spyglass.datasets")
@@ -234,13 +235,16 @@ class DatasetService:
         folder = self.root / dataset
         folder.mkdir(parents=True, exist_ok=True)
         final, temp = folder / name, folder / f".{name}.partial"
-        seqs = self._seqs(period)
+        seqs, written = self._seqs(period), 0
         with open(temp, "wb") as raw:
             out = _Hashing(raw)
             with gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=6, mtime=0) as gz:
                 for i in range(0, len(seqs), BATCH):
                     bodies = self.banners.raw_bodies(seqs[i : i + BATCH])
-                    gz.write(b"".join(bodies[s] + b"\n" for s in seqs[i : i + BATCH] if s in bodies))
+                    # a scan of the server's own networks: its account's alone, in no download
+                    kept = [bodies[s] for s in seqs[i : i + BATCH] if s in bodies and not private_body(bodies[s])]
+                    gz.write(b"".join(body + b"\n" for body in kept))
+                    written += len(kept)
             raw.flush()
             os.fsync(raw.fileno())
         sha1 = out.sha1.hexdigest()
@@ -250,7 +254,7 @@ class DatasetService:
             built = old
         else:
             os.replace(temp, final)
-            built = BuiltFile(dataset, name, out.size, sha1, int(self.clock() * 1000), len(seqs))
+            built = BuiltFile(dataset, name, out.size, sha1, int(self.clock() * 1000), written)
         with self._db.transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO files (dataset, period, name, size, sha1, timestamp, banners)"

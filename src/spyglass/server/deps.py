@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from spyglass.server.alerts.delivery import DeliveryWorker
-from spyglass.server.auth import Caller, Charger, KeyCheck, caller
+from spyglass.server.auth import Caller, Charger, Hourly, KeyCheck, caller
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.datasets import DatasetService
 from spyglass.server.mail import Outbox
@@ -69,6 +69,10 @@ async def _outbox(request: Request) -> Outbox:
     return request.app.state.outbox
 
 
+async def _hourly(request: Request) -> Hourly:
+    return request.app.state.hourly
+
+
 Charge = Annotated[Charger, Depends(_charger)]  # charge(query=1): spends the caller's credits
 Keys = Annotated[KeyCheck, Depends(_keys)]  # who a key is (a key's account, kept a few seconds)
 Banners = Annotated[BannerStore, Depends(_banners)]
@@ -80,3 +84,4 @@ Scans = Annotated[ScanService, Depends(_scans)]  # its ``store`` holds the scans
 Datasets = Annotated[DatasetService, Depends(_datasets)]
 SavedQueries = Annotated[DirectoryState, Depends(_directory)]
 Mail = Annotated[Outbox, Depends(_outbox)]
+PerHour = Annotated[Hourly, Depends(_hourly)]  # a plan's numbers an hour, by account: kept by this backend

@@ -26,6 +26,8 @@ class Plan:
     saved_queries_hour: int = 20  # queries an account may save an hour: one cannot own the listings
     directory_words: int = 16  # words (and tags) of one directory search
     directory_word_length: int = 100  # characters of one of them
+    internet_scans: int = 1  # internet scans under way at once (not yet done or cancelled)
+    alert_networks_hour: int = 1000  # networks its alert creates and edits may write an hour
 
 
 PLANS: dict[str, Plan] = {
@@ -77,6 +79,8 @@ PLANS: dict[str, Plan] = {
             saved_queries=1000,
             saved_queries_hour=60,
             directory_words=32,
+            internet_scans=2,
+            alert_networks_hour=524_288,  # four rewrites of a full alert
         ),
     )
 }

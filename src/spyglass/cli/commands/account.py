@@ -42,6 +42,8 @@ BUDGETS = (  # the plan's budgets, as the server says them (usage_limits)
     ("saved queries an hour", "saved_queries_hour"),
     ("directory search words", "directory_words"),
     ("characters a search word", "directory_word_length"),
+    ("internet scans at once", "internet_scans"),
+    ("alert networks an hour", "alert_networks_hour"),
 )
 
 

@@ -37,6 +37,7 @@ from spyglass.server.alerts.rows import AlertRow, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching
 from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.collect import Collected
+from spyglass.server.scanner.private import owner
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.tasks import cancel
 
@@ -76,7 +77,7 @@ class AlertEngine:
         self._unheld: list[list[Collected]] = []  # batches whose holding failed: tried again
         self._faulty: set[str] = set()  # alerts whose failure was logged with its traceback
         self._watching: tuple[tuple[int, int], Watching] | None = None  # for the alerts' version
-        self._parsed: dict[str, tuple[list[str], list[Network]]] = {}  # alert -> its networks, parsed
+        self._parsed: dict[str, dict[str, Network]] = {}  # alert -> its networks, parsed, by their text
 
     def listener(self, collected: list[Collected]) -> None:
         self._incoming.append(collected)  # never blocks the collector
@@ -164,9 +165,8 @@ class AlertEngine:
             for a in self.store.alerts():
                 with self._alone(a):
                     if a.triggers and a.notifiers:
-                        known = self._parsed.get(a.id)  # parsing 100,000 networks takes a second
-                        parsed[a.id] = known if known and known[0] == a.networks else (a.networks, a.parsed_networks())
-                        owners.append(((a, a.expiration()), parsed[a.id][1]))
+                        parsed[a.id] = a.parsed_networks(self._parsed.get(a.id))  # 100,000 parsed: a second
+                        owners.append(((a, a.expiration()), list(parsed[a.id].values())))
             self._watching, self._parsed = (version, Coverage(owners)), parsed
         return self._watching[1]
 
@@ -180,7 +180,10 @@ class AlertEngine:
                 address = ipaddress.ip_address(shape.ip_str)
             except (BadBanner, ValueError):
                 continue
-            inside = [a for a, end in live.covering(address) if end is None or now < end]
+            only = owner(c.banner)  # a scan of the server's own: its account's alerts alone
+            inside = [
+                a for a, end in live.covering(address) if (end is None or now < end) and only in (None, a.account_id)
+            ]
             if inside:
                 out.append(((c, str(address), shape.port, shape.transport, shape.stamp), inside))
         return out

@@ -15,16 +15,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from spyglass.netblocks import Network, network_size
+from spyglass.netblocks import Network
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.sqlite import Database
+from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.alerts import (
     DEFAULT_NOTIFIER,
     FAILED,
     PENDING,
     SENT,
-    OverBudget,
     alert_from,
     delivery_from,
     held_from,
@@ -165,11 +165,12 @@ class AlertStore:
         self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
     ) -> AlertRow:
         alert_id = new_id(16)
+        text, size = nets(networks)
         with self._changing() as db:
-            self._within(db, account_id, network_size(networks), budget)
+            self._within(db, account_id, size, budget)
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
-                (alert_id, account_id, name, iso(self.clock()), expires, nets(networks), network_size(networks)),
+                (alert_id, account_id, name, iso(self.clock()), expires, text, size),
             )
         created = self.alert(account_id, alert_id)
         assert created is not None  # written just above
@@ -184,12 +185,13 @@ class AlertStore:
         budget: int | None = None,
     ) -> None:
         """New networks, and a new ``expires`` (seconds after its creation) when one is given."""
+        text, size = nets(networks)
         with self._changing() as db:
-            self._within(db, account_id, network_size(networks), budget, alert_id)
+            self._within(db, account_id, size, budget, alert_id)
             db.execute(
                 "UPDATE alerts SET networks = ?, size = ?, expires = COALESCE(?, expires)"
                 " WHERE id = ? AND account_id = ?",
-                (nets(networks), network_size(networks), expires, alert_id, account_id),
+                (text, size, expires, alert_id, account_id),
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from spyglass.server.alerts.rows import NotifierRow
-from spyglass.server.auth import KeyRateLimiter
+from spyglass.server.auth import Hourly
 from spyglass.server.plans import Plan
 
 
@@ -42,14 +42,13 @@ def destination(notifier: NotifierRow) -> str:
 
 class TestRates:
     def __init__(self) -> None:
-        self._limiters: dict[int, KeyRateLimiter] = {}  # by tests an hour
+        self._hourly = Hourly()
 
     def check(self, notifier: NotifierRow, plan: Plan) -> None:
         """Spend one test of the notifier's account and of its destination, or OverTestRate."""
         per_hour = plan.notifier_tests
-        limiter = self._limiters.setdefault(per_hour, KeyRateLimiter(per_hour / 3600, burst=per_hour))
         cap = f"the {plan.name} plan allows {per_hour} notifier tests an hour"
-        if (wait := limiter.check(f"account {notifier.account_id}")) is not None:
+        if (wait := self._hourly.spend(f"account {notifier.account_id}", per_hour)) is not None:
             raise OverTestRate(f"Too many notifier tests from this account: {cap}", wait)
-        if (wait := limiter.check(f"to {destination(notifier)}")) is not None:
+        if (wait := self._hourly.spend(f"to {destination(notifier)}", per_hour)) is not None:
             raise OverTestRate(f"Too many notifier tests to this destination, from any account: {cap}", wait)

@@ -20,10 +20,11 @@ from typing import Any
 
 import psycopg
 
-from spyglass.netblocks import Network, network_size
+from spyglass.netblocks import Network
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.postgres.connect import Pool, holds_nul, row_of
 from spyglass.server.postgres.schema import init_schema
+from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.alerts import (
     DEFAULT_NOTIFIER,
@@ -31,7 +32,6 @@ from spyglass.server.state.alerts import (
     LEASE,
     PENDING,
     SENT,
-    OverBudget,
     alert_from,
     delivery_from,
     held_from,
@@ -96,12 +96,13 @@ class PostgresAlerts:
         self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
     ) -> AlertRow:
         alert_id = new_id(16)
+        text, size = nets(networks)
         with self._changing() as db:
-            self._within(db, account_id, network_size(networks), budget)
+            self._within(db, account_id, size, budget)
             db.execute(
                 "INSERT INTO alerts (id, account_id, name, created, expires, networks, size)"
                 " VALUES (%s,%s,%s,%s,%s,%s,%s)",
-                (alert_id, account_id, name, iso(self.clock()), expires, nets(networks), network_size(networks)),
+                (alert_id, account_id, name, iso(self.clock()), expires, text, size),
             )
         created = self.alert(account_id, alert_id)
         assert created is not None  # written just above
@@ -115,12 +116,13 @@ class PostgresAlerts:
         expires: int | None = None,
         budget: int | None = None,
     ) -> None:
+        text, size = nets(networks)
         with self._changing() as db:
-            self._within(db, account_id, network_size(networks), budget, alert_id)
+            self._within(db, account_id, size, budget, alert_id)
             db.execute(
                 "UPDATE alerts SET networks = %s, size = %s, expires = COALESCE(%s, expires)"
                 " WHERE id = %s AND account_id = %s",
-                (nets(networks), network_size(networks), expires, alert_id, account_id),
+                (text, size, expires, alert_id, account_id),
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:

@@ -5,8 +5,9 @@ server's clock, so the backends' clocks need not agree."""
 
 from __future__ import annotations
 
-from spyglass.server.postgres.connect import Pool, holds_nul
+from spyglass.server.postgres.connect import Pool, holds_nul, row_of
 from spyglass.server.postgres.schema import init_schema
+from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.scans import (
     CANCELLED,
@@ -34,14 +35,35 @@ class PostgresScans:
         self._pool.close()
 
     def create(
-        self, *, account_id: int, api_key: str, size: int, spec: str, probes: int, internet: bool = False
+        self,
+        *,
+        account_id: int,
+        api_key: str,
+        size: int,
+        spec: str,
+        probes: int,
+        internet: bool = False,
+        most: int | None = None,
     ) -> Scan:
         now = iso(utcnow())
-        row = self._pool.one(
-            "INSERT INTO scans (id, account_id, api_key, created, status, status_check, size, spec,"
-            " internet, probes) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING *",
-            (new_scan_id(), account_id, api_key, now, SUBMITTING, now, size, spec, internet, probes),
-        )
+        with self._pool.transaction() as db:
+            if internet and most is not None:  # the account's lock to the end of the transaction
+                db.execute("SELECT pg_advisory_xact_lock(hashtextextended('internet scans ' || %s, 0))", (account_id,))
+                under_way = row_of(
+                    db.execute(
+                        "SELECT count(*) AS n FROM scans WHERE account_id = %s AND internet AND status = ANY(%s)",
+                        (account_id, list(UNFINISHED)),
+                    )
+                )["n"]
+                if under_way >= most:
+                    raise OverBudget(int(under_way))
+            row = row_of(
+                db.execute(
+                    "INSERT INTO scans (id, account_id, api_key, created, status, status_check, size, spec,"
+                    " internet, probes) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING *",
+                    (new_scan_id(), account_id, api_key, now, SUBMITTING, now, size, spec, internet, probes),
+                )
+            )
         return scan_from(row)
 
     def get(self, scan_id: str) -> Scan | None:

@@ -12,29 +12,43 @@ from fastapi import APIRouter, Body
 
 from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
 from spyglass.netblocks import BadNetwork, Network, parse_networks
-from spyglass.safetext import has_control
+from spyglass.netools.targets import NETWORK_PATTERN
+from spyglass.safetext import NOT_BLANK_PATTERN, has_control
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
-from spyglass.server.auth import Caller
-from spyglass.server.deps import Alerts, Who
+from spyglass.server.auth import Caller, Hourly, too_many
+from spyglass.server.deps import Alerts, PerHour, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
-from spyglass.server.state.alerts import AlertState, OverBudget
+from spyglass.server.state import OverBudget
+from spyglass.server.state.alerts import AlertState
 from spyglass.server.store import iso
 
 router = APIRouter()
 
 _FILTERS = {
     "type": "object",
-    "properties": {"ip": {"type": "array", "items": {"type": "string"}, "description": "IPs and CIDR ranges"}},
+    "properties": {
+        "ip": {
+            "type": "array",
+            "items": {"type": "string", "pattern": f"^{NETWORK_PATTERN}$"},
+            "minItems": 1,
+            "description": "IPs and CIDR ranges",
+        }
+    },
     "required": ["ip"],
 }
-_NAME = {"type": "string", "minLength": 1, "pattern": r"^[^\x00-\x1f\x7f-\x9f]+$"}
+_NAME = {"type": "string", "minLength": 1, "pattern": NOT_BLANK_PATTERN}
 MAX_EXPIRES = 10 * 365 * 86400  # ten years (0 is never); 300 billion seconds would pass the year 9999
-_EXPIRES = {"type": "integer", "minimum": 0, "maximum": MAX_EXPIRES, "description": "seconds; 0 never expires"}
+_EXPIRES = {
+    "type": ["integer", "null"],  # null: as if not given
+    "minimum": 0,
+    "maximum": MAX_EXPIRES,
+    "description": "seconds; 0 never expires",
+}
 
 
 def json_body(properties: dict, required: list[str]) -> dict:
@@ -61,12 +75,27 @@ def networks_of(body: object) -> list[Network]:
         raise bad_request(str(exc)) from None
 
 
+def spend_networks(hourly: Hourly, who: Caller, body: object) -> None:
+    """The plan's alert networks an hour, spent before they are read: each write of an alert of
+    120,000 networks is seconds of work, and edits again and again slowed every account."""
+    filters = body.get("filters") if isinstance(body, dict) else None
+    values = filters.get("ip") if isinstance(filters, dict) else None
+    count, plan = len(values) if isinstance(values, list) else 1, who.account.plan
+    cap = f"the {plan.name} plan allows {plan.alert_networks_hour:,} alert networks written an hour"
+    if count > plan.alert_networks_hour:
+        raise ApiError(403, f"Too many networks in one alert: {cap}")
+    if (wait := hourly.spend(f"account {who.account.id}", plan.alert_networks_hour, count)) is not None:
+        raise too_many(wait, f"Too many alert networks written: {cap}")
+
+
 def expires_of(body: dict) -> int | None:
     """``expires`` of a create or edit body (None if not given): seconds after the alert's
     creation, 0 for never."""
     expires = body.get("expires")
     if expires is None:
         return None
+    if isinstance(expires, float) and expires.is_integer():  # 60.0 is an integer to JSON (and its schema)
+        expires = int(expires)
     if isinstance(expires, bool) or not isinstance(expires, int) or not 0 <= expires <= MAX_EXPIRES:
         raise bad_request(f"expires: a whole number of seconds from 0 (never) to {MAX_EXPIRES} (ten years) is required")
     return expires
@@ -117,10 +146,11 @@ def trigger_names(text: str) -> list[str]:
     "/alert",
     response_model=Alert,
     response_model_exclude_unset=True,
-    responses=responses(403),
+    responses=responses(403, 429),
     openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
-async def create_alert(body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def create_alert(body: Annotated[Any, Body()], alerts: Alerts, hourly: PerHour, who: Who) -> Alert:
+    spend_networks(hourly, who, body)
     async with one_at_a_time(("alerts", who.account.id)):  # the others wait holding no thread
         return await asyncio.to_thread(_create_alert, body, alerts, who)
 
@@ -161,10 +191,11 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     "/alert/{alert_id}",
     response_model=Alert,
     response_model_exclude_unset=True,
-    responses=responses(403, 404),
+    responses=responses(403, 404, 429),
     openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
-async def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, who: Who) -> Alert:
+async def edit_alert(alert_id: str, body: Annotated[Any, Body()], alerts: Alerts, hourly: PerHour, who: Who) -> Alert:
+    spend_networks(hourly, who, body)
     async with one_at_a_time(("alerts", who.account.id)):
         return await asyncio.to_thread(_edit_alert, alert_id, body, alerts, who)
 
@@ -211,7 +242,7 @@ def _ignore(alerts: AlertState, who: Caller, alert_id: str, trigger: str, servic
     ip = ipaddress.ip_address(written.rpartition(":")[0].strip("[]"))
     # Un-ignoring stays possible after the networks changed; ignoring a service the alert never
     # watches would silently do nothing.
-    if ignored and not any(ip in network for network in alert.parsed_networks()):
+    if ignored and not any(ip in network for network in alert.parsed_networks().values()):
         raise bad_request(f"{written} is outside the alert's networks ({', '.join(alert.networks)}): nothing to ignore")
     alerts.set_ignored(alert_id, names[0], written, ignored)
     return Success(success=True)

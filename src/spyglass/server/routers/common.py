@@ -6,9 +6,12 @@ from fastapi import Response
 
 from spyglass.exactjson import dumps
 from spyglass.query import IDENTIFYING_FACETS, Facet, QuerySyntaxError, parse_facets, parse_strict
-from spyglass.server.auth import Charger
+from spyglass.query.ast import Query
+from spyglass.server.auth import Caller, Charger
 from spyglass.server.errors import ApiError, bad_request
 from spyglass.server.plans import Plan
+from spyglass.server.scanner.private import scoped
+from spyglass.server.scanner.service import ScanService
 
 
 def json_response(body: object) -> Response:
@@ -22,6 +25,17 @@ def parse_query(text: str):
         return parse_strict(text)
     except QuerySyntaxError as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
+
+
+def scoped_query(query: Query, scans: ScanService, who: Caller) -> Query:
+    """``query`` as ``who`` may run it: others' results of scans of the server's own networks
+    left out (scanner/private.py). What it costs is the query as asked."""
+
+    def owns(scan_id: str) -> bool:
+        scan = scans.store.get(scan_id.upper())  # the query keeps it in lower case; ids are upper
+        return scan is not None and scan.account_id == who.account.id
+
+    return scoped(query, owns)
 
 
 def parse_facet_spec(spec: str | None, plan: Plan) -> list[Facet]:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagCount
 from spyglass.query import QuerySyntaxError, parse_strict
-from spyglass.safetext import has_control
+from spyglass.safetext import NO_CONTROL_PATTERN, NOT_BLANK_PATTERN, has_control
 from spyglass.server.auth import too_many
 from spyglass.server.deps import SavedQueries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
@@ -120,10 +120,24 @@ def popular_tags(directory: SavedQueries, who: Who, size: int = Query(10, ge=1, 
 def save_query(
     directory: SavedQueries,
     who: Who,
-    title: str = Query(..., description=f"at most {MAX_TITLE} characters"),
-    query: str = Query(..., description="a search query that parses"),
-    description: str = Query("", description=f"at most {MAX_DESCRIPTION} characters"),
-    tags: str | None = Query(None, description="comma-separated tags, at most 10"),
+    title: str = Query(
+        ...,
+        description=f"at most {MAX_TITLE} characters",
+        json_schema_extra={"pattern": NOT_BLANK_PATTERN, "minLength": 1, "maxLength": MAX_TITLE},
+    ),
+    query: str = Query(
+        ...,
+        description="a search query that parses",
+        json_schema_extra={"pattern": NOT_BLANK_PATTERN, "minLength": 1, "maxLength": MAX_QUERY},
+    ),
+    description: str = Query(
+        "",
+        description=f"at most {MAX_DESCRIPTION} characters",
+        json_schema_extra={"pattern": NO_CONTROL_PATTERN, "maxLength": MAX_DESCRIPTION},
+    ),
+    tags: str | None = Query(
+        None, description="comma-separated tags, at most 10", json_schema_extra={"pattern": _TAGS}
+    ),
 ) -> SavedQuery:
     title, query, description = title.strip(), query.strip(), description.strip()
     if not title or len(title) > MAX_TITLE:

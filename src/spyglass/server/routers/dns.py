@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query
 
 from spyglass.models import DomainInfo
 from spyglass.netools.dns import Resolver
-from spyglass.netools.targets import HOSTNAME_PATTERN, is_hostname, is_ip
+from spyglass.netools.targets import HOSTNAME_PATTERN, IP_PATTERN, is_hostname, is_ip
 from spyglass.server.deps import AppSettings, Banners, Charge, Who
 from spyglass.server.dnsinfo import NameServerSilent, domain_page, lookups
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
@@ -93,7 +93,11 @@ async def resolve(
 async def reverse(
     settings: AppSettings,
     who: Who,
-    ips: str = Query(..., description="comma-separated IP addresses"),
+    ips: str = Query(
+        ...,
+        description=f"comma-separated IP addresses, at most {MAX_NAMES}",
+        json_schema_extra={"pattern": f"^{IP_PATTERN}(?:,{IP_PATTERN}){{0,{MAX_NAMES - 1}}}$"},
+    ),
 ) -> dict[str, list[str] | None]:
     return await ask(resolver_of(settings), listed(ips, "ips", is_ip), ("PTR",))
 

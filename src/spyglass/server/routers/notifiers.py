@@ -17,7 +17,8 @@ from spyglass.server.alerts.testrates import OverTestRate
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import Alerts, Deliveries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
-from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState, OverBudget
+from spyglass.server.state import OverBudget
+from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState
 
 router = APIRouter()
 log = logging.getLogger("spyglass.alerts")

@@ -16,6 +16,7 @@ from spyglass.server.deps import AppSettings, Charge, Scans, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
 from spyglass.server.settings import Settings
+from spyglass.server.state import OverBudget
 from spyglass.server.state.scans import CANCELLED, DONE, Scan, ScanState
 from spyglass.server.store import key_digest
 
@@ -42,7 +43,13 @@ def protocols(who: Who) -> dict[str, str]:
     summary="Scan IPs or netblocks (1 scan credit per IP)",
     responses=responses(402, 403),
 )
-def submit(scans: Scans, settings: AppSettings, charge: Charge, who: Who, ips: str = Form(...)) -> dict:
+def submit(
+    scans: Scans,
+    settings: AppSettings,
+    charge: Charge,
+    who: Who,
+    ips: str = Form(..., description="IPs and netblocks, comma-separated", json_schema_extra={"pattern": r"\S"}),
+) -> dict:
     who.require_paid("On-demand scanning")
     try:
         spec = parse_ips(ips, PROTOCOLS)
@@ -66,7 +73,7 @@ def submit(scans: Scans, settings: AppSettings, charge: Charge, who: Who, ips: s
     "/scan/internet",
     response_model=ScanSubmission,
     summary="Scan every allowed network on one port (researchers and enterprise)",
-    responses=responses(403),
+    responses=responses(400, 403),
 )
 def internet(
     scans: Scans,
@@ -89,12 +96,22 @@ def internet(
             "or 'spyglass serve --scan-allow CIDR'"
         )
     spec = ScanSpec(services={n: [(port, protocol)] for n in networks})
-    scan = create(scans.store, who, spec, spec.addresses(), internet=True)
+    plan = who.account.plan
+    try:
+        scan = create(scans.store, who, spec, spec.addresses(), internet=True, most=plan.internet_scans)
+    except OverBudget:
+        raise ApiError(
+            403,
+            f"Too many internet scans under way: the {plan.name} plan allows {plan.internet_scans} at once"
+            " (cancel one with DELETE /scan/{id}, or wait for it to finish)",
+        ) from None
     scans.submit(scan)
     return {"id": scan.id}
 
 
-def create(store: ScanState, who: Caller, spec: ScanSpec, count: int, internet: bool = False) -> Scan:
+def create(
+    store: ScanState, who: Caller, spec: ScanSpec, count: int, internet: bool = False, most: int | None = None
+) -> Scan:
     return store.create(
         account_id=who.account.id,
         api_key=key_digest(who.key),
@@ -102,6 +119,7 @@ def create(store: ScanState, who: Caller, spec: ScanSpec, count: int, internet: 
         spec=spec.to_json(),
         probes=spec.probe_count(len(PORTS)),
         internet=internet,
+        most=most,
     )
 
 

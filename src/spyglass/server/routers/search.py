@@ -9,13 +9,23 @@ from fastapi import APIRouter, Path, Query, Response
 from spyglass.exactjson import dumps, loads
 from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFields
 from spyglass.query import FACETS, FILTERS, tokens
-from spyglass.server.deps import AppSettings, Banners, Charge, Who
+from spyglass.server.deps import AppSettings, Banners, Charge, Scans, Who
 from spyglass.server.errors import bad_request, not_found, responses
 from spyglass.server.memory import give_back_soon
-from spyglass.server.routers.common import charge_for_facets, identifying, json_response, parse_facet_spec, parse_query
+from spyglass.server.routers.common import (
+    charge_for_facets,
+    identifying,
+    json_response,
+    parse_facet_spec,
+    parse_query,
+    scoped_query,
+)
+from spyglass.server.scanner.private import visible
 from spyglass.server.shaping import for_namespace, host_record, only_fields, served
 
 router = APIRouter()
+# The grammar is more than a pattern says (filters' names and values): this much of it, documented.
+SEARCH_QUERY = Query(..., description="a search query", json_schema_extra={"pattern": r"\S"})
 
 
 def out(namespace: str, banners: list[dict]) -> list[dict]:
@@ -28,9 +38,11 @@ def out(namespace: str, banners: list[dict]) -> list[dict]:
     summary="Count matches (free; identifying facets such as ip cost a query credit)",
     responses=responses(402),
 )
-def host_count(banners: Banners, charge: Charge, query: str = Query(...), facets: str | None = None) -> Response:
+def host_count(
+    banners: Banners, scans: Scans, charge: Charge, query: str = SEARCH_QUERY, facets: str | None = None
+) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
-    total, counts = banners.count(parsed, wanted)
+    total, counts = banners.count(scoped_query(parsed, scans, charge.who), wanted)
     give_back_soon()
     charge_for_facets(charge, wanted)
     body: dict[str, object] = {"matches": [], "total": total}
@@ -43,9 +55,10 @@ def host_count(banners: Banners, charge: Charge, query: str = Query(...), facets
 @router.get("/host/search", response_model=SearchResponse | SelectedFields, summary="Search banners")
 def host_search(
     banners: Banners,
+    scans: Scans,
     settings: AppSettings,
     charge: Charge,
-    query: str = Query(...),
+    query: str = SEARCH_QUERY,
     facets: str | None = None,
     page: int = Query(1, ge=1, le=10_000),
     minify: bool = True,
@@ -54,7 +67,7 @@ def host_search(
     parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
     charged = bool(parsed.has_filters or page > 1 or identifying(wanted))
     with charge.meanwhile(query=int(charged)):  # a failed search costs nothing
-        total, bodies, counts = banners.search_bodies(parsed, wanted, page)
+        total, bodies, counts = banners.search_bodies(scoped_query(parsed, scans, charge.who), wanted, page)
     give_back_soon()
     namespace = settings.namespace
     if fields:
@@ -100,7 +113,7 @@ def host(
     if isinstance(parsed, ipaddress.IPv6Address) and parsed.scope_id:  # as shape.ip_address: no store holds one
         raise bad_request(f"Invalid IP address: {ip} (a zone id names an interface of one machine)")
     address = str(parsed)
-    found = banners.host(address)
+    found = visible(banners.host(address), who.account.id)  # others' scans of the server's own: not theirs
     if not found:
         raise not_found("No information available for that IP.")
     return json_response(host_record(out(settings.namespace, found), history, minify))

@@ -17,6 +17,7 @@ from spyglass.server.deps import Banners, Charge, Who
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import charge_for_facets, json_response, parse_facet_spec, parse_query
+from spyglass.server.scanner.private import scoped
 
 router = APIRouter(prefix="/api/v1")
 
@@ -48,7 +49,7 @@ def trends_search(
         check(parsed, wanted)
     except NotForTrends as exc:
         raise bad_request(f"Invalid search query: {exc}") from None
-    found = banners.trends(parsed, wanted)
+    found = banners.trends(scoped(parsed, lambda _: False), wanted)  # others' scans of the server's own: not theirs
     give_back_soon()
     charge_for_facets(charge, wanted)
     body: dict[str, object] = {"total": found.total, "matches": found.matches}

@@ -23,6 +23,7 @@ from spyglass.netools.scantargets import Probe, ScanSpec
 from spyglass.server.banners.store import BannerStore, StoreUnavailable
 from spyglass.server.collect import Collector
 from spyglass.server.scanner.crawler import banner_of, is_local
+from spyglass.server.scanner.private import mark
 from spyglass.server.scanner.probe import probe
 from spyglass.server.scanner.protocols import PORTS
 from spyglass.server.scanner.sweep import CONNECT_TIMEOUT, Slots, connect_sweep
@@ -203,7 +204,7 @@ class ScanRun:
             return None
         if found is None:
             return None
-        return banner_of(target, found, self.scan.id, await self._last_seen(target.ip))
+        return mark(banner_of(target, found, self.scan.id, await self._last_seen(target.ip)), self.scan.account_id)
 
     async def _last_seen(self, ip: str) -> dict | None:
         """The address's latest banner in the index, asked once per address of the scan (its

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from spyglass.server.sqlite import Database
+from spyglass.server.state import OverBudget
 from spyglass.server.state.scans import (
     CANCELLED,
     DONE,
@@ -67,15 +68,31 @@ class ScanStore:
         self._db.close()
 
     def create(
-        self, *, account_id: int, api_key: str, size: int, spec: str, probes: int, internet: bool = False
+        self,
+        *,
+        account_id: int,
+        api_key: str,
+        size: int,
+        spec: str,
+        probes: int,
+        internet: bool = False,
+        most: int | None = None,
     ) -> Scan:
         now = iso(utcnow())
         scan_id = new_scan_id()
-        self._db.run(
-            "INSERT INTO scans (id, account_id, api_key, created, status, status_check, size, spec,"
-            " internet, probes) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (scan_id, account_id, api_key, now, SUBMITTING, now, size, spec, int(internet), probes),
-        )
+        with self._db.transaction() as db:  # BEGIN IMMEDIATE: counted and written with no create between
+            if internet and most is not None:
+                under_way = db.execute(
+                    f"SELECT count(*) FROM scans WHERE account_id = ? AND internet = 1 AND {IN_UNFINISHED}",
+                    (account_id, *UNFINISHED),
+                ).fetchone()[0]
+                if under_way >= most:
+                    raise OverBudget(under_way)
+            db.execute(
+                "INSERT INTO scans (id, account_id, api_key, created, status, status_check, size, spec,"
+                " internet, probes) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (scan_id, account_id, api_key, now, SUBMITTING, now, size, spec, int(internet), probes),
+            )
         created = self.get(scan_id)
         assert created is not None  # written just above
         return created

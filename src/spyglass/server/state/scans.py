@@ -83,8 +83,20 @@ class ScanState(Protocol):
     def close(self) -> None: ...
 
     def create(
-        self, *, account_id: int, api_key: str, size: int, spec: str, probes: int, internet: bool = False
-    ) -> Scan: ...
+        self,
+        *,
+        account_id: int,
+        api_key: str,
+        size: int,
+        spec: str,
+        probes: int,
+        internet: bool = False,
+        most: int | None = None,
+    ) -> Scan:
+        """A new SUBMITTING scan. An internet scan with ``most``: OverBudget (its ``in_use``: the
+        account's unfinished internet scans) and nothing written where it has ``most`` already;
+        counted and written in one transaction, so creates at once on any number of backends
+        never pass it."""
 
     def get(self, scan_id: str) -> Scan | None: ...
 

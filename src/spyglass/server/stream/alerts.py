@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from spyglass.coverage import Coverage
+from spyglass.netblocks import Network
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.stream.hub import Published
@@ -39,6 +40,7 @@ class AlertNetworks:
         self.store, self.account_id, self.alert_id, self.clock = store, account_id, alert_id, clock
         self._version: tuple[int, int] | None = None
         self._coverage: Coverage[float] = Coverage(())
+        self._parsed: dict[str, dict[str, Network]] = {}  # alert -> its networks, parsed, by their text
         self._checked = clock()
         self._refreshing: asyncio.Future | None = None
         self._refresh()  # the first: the caller builds it off the event loop
@@ -51,7 +53,8 @@ class AlertNetworks:
             alerts = self.store.alerts(self.account_id)
         else:
             alerts = [a for a in [self.store.alert(self.account_id, self.alert_id)] if a is not None]
-        self._coverage = Coverage((ends(a), a.parsed_networks()) for a in alerts)
+        self._parsed = {a.id: a.parsed_networks(self._parsed.get(a.id)) for a in alerts}
+        self._coverage = Coverage((ends(a), list(self._parsed[a.id].values())) for a in alerts)
         self._version = version
 
     def __call__(self, p: Published) -> bool:

@@ -88,7 +88,9 @@ def open_stream(request: Request, who: Caller, match: Match, fmt: str, debug: in
     who.require_enterprise("The real-time stream")
     hub: StreamHub = request.app.state.hub
     try:
-        sub = hub.subscribe(match, who.key)  # before the answer starts: nothing collected after it is missed
+        sub = hub.subscribe(
+            match, who.key, account=who.account.id
+        )  # before the answer starts: nothing collected after it is missed
     except TooManyStreams as exc:
         raise ApiError(429, f"{exc}: close one first", headers={"Retry-After": "5"}) from None
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

@@ -24,6 +24,7 @@ import orjson
 
 from spyglass.server.collect import Collected
 from spyglass.server.memory import give_back_memory  # readers that left: their queues' memory
+from spyglass.server.scanner.private import owner
 from spyglass.server.shaping import for_namespace
 
 log = logging.getLogger("spyglass.stream")
@@ -113,11 +114,14 @@ class TooManyStreams(Exception):
 
 
 class Subscription:
-    def __init__(self, match: Match, limit: int, budget: int = QUEUE_BYTES, key: str = "") -> None:
+    def __init__(
+        self, match: Match, limit: int, budget: int = QUEUE_BYTES, key: str = "", account: int | None = None
+    ) -> None:
         self.match = match
         self.limit = limit
         self.budget = budget
         self.key = key
+        self.account = account  # whose reader: the only one a private scan result reaches
         self.queue: deque[bytes] = deque()
         self.queued_bytes = 0
         self.discarded = 0  # since the reader last took its queue
@@ -174,14 +178,19 @@ class StreamHub:
         self.published = 0
 
     def subscribe(
-        self, match: Match = match_all, key: str = "", *, queue: tuple[int, int] | None = None
+        self,
+        match: Match = match_all,
+        key: str = "",
+        *,
+        queue: tuple[int, int] | None = None,
+        account: int | None = None,
     ) -> Subscription:
         """A new subscription; :class:`TooManyStreams` if ``key`` follows ``per_key`` already.
         ``queue``: (banners, bytes) it may hold, rather than the hub's bounds for a reader."""
         if key and sum(1 for s in self.subscriptions if s.key == key) >= self.per_key:
             raise TooManyStreams(f"This key follows {self.per_key} streams already, the most it may at once")
         limit, budget = queue or (self.queue_limit, self.queue_bytes)
-        sub = Subscription(match, limit, budget, key)
+        sub = Subscription(match, limit, budget, key, account)
         self.subscriptions.add(sub)
         return sub
 
@@ -203,12 +212,13 @@ class StreamHub:
         self.published += 1
         if not self.subscriptions:
             return
+        only = owner(banner)  # a scan of the server's own networks: its account's readers alone
         # As search serves it, plus the ``_id`` the seed says every stream item carries.
         banner = for_namespace(dict(banner), self.namespace)
         banner.setdefault("_id", ident or str(uuid.uuid4()))
         p = Published.of(banner)
         for sub in self.subscriptions:
-            if sub.match(p):
+            if only in (None, sub.account) and sub.match(p):
                 sub.offer(p.line)
 
     async def start(self) -> None:

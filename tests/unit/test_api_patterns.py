@@ -1,0 +1,37 @@
+"""The patterns the API document carries say what the server takes (issue 44, minor 10): an
+address or network the pattern matches is one ipaddress reads, every address ipaddress writes
+matches it, and text the control patterns match is what has_control and strip() let through."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spyglass.netools.targets import IP_PATTERN, NETWORK_PATTERN
+from spyglass.safetext import NO_CONTROL_PATTERN, NOT_BLANK_PATTERN, has_control
+
+
+@settings(max_examples=500)
+@given(st.from_regex(f"^{NETWORK_PATTERN}$", fullmatch=True), st.from_regex(f"^{IP_PATTERN}$", fullmatch=True))
+def test_what_the_patterns_match_ipaddress_reads(network, address):
+    ipaddress.ip_network(network, strict=False)
+    ipaddress.ip_address(address)
+
+
+@settings(max_examples=500)
+@given(st.ip_addresses(), st.integers(0, 128), st.booleans())
+def test_every_address_and_network_ipaddress_writes_matches(address, prefix, exploded):
+    assert re.fullmatch(IP_PATTERN, address.exploded if exploded else str(address))
+    network = ipaddress.ip_network(f"{address}/{min(prefix, address.max_prefixlen)}", strict=False)
+    assert re.fullmatch(NETWORK_PATTERN, str(network))
+
+
+@given(st.text())
+def test_the_text_patterns_agree_with_has_control(text):
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return  # no UTF-8 text holds a lone surrogate
+    assert bool(re.match(NO_CONTROL_PATTERN, text)) == (not has_control(text))
+    assert bool(re.match(NOT_BLANK_PATTERN, text)) == (not has_control(text) and bool(text.strip()))
