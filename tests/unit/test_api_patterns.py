@@ -29,9 +29,19 @@ def test_every_address_and_network_ipaddress_writes_matches(address, prefix, exp
     assert re.fullmatch(NETWORK_PATTERN, str(network))
 
 
+def ecma(pattern: str) -> str:
+    """A pattern read as JSON Schema reads it: its ``$`` is the end of the text, where Python's
+    also matches before a last newline (so '\\n' seemed to match the no-control pattern)."""
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern
+
+
 @given(st.text())
 def test_the_text_patterns_agree_with_has_control(text):
     if any("\ud800" <= c <= "\udfff" for c in text):
         return  # no UTF-8 text holds a lone surrogate
-    assert bool(re.match(NO_CONTROL_PATTERN, text)) == (not has_control(text))
-    assert bool(re.match(NOT_BLANK_PATTERN, text)) == (not has_control(text) and bool(text.strip()))
+    assert bool(re.match(ecma(NO_CONTROL_PATTERN), text)) == (not has_control(text))
+    assert bool(re.match(ecma(NOT_BLANK_PATTERN), text)) == (not has_control(text) and bool(text.strip()))
+
+
+def test_a_newline_alone_is_refused_by_the_patterns():
+    assert not re.match(ecma(NO_CONTROL_PATTERN), "\n") and not re.match(ecma(NOT_BLANK_PATTERN), "x\n")
