@@ -399,3 +399,18 @@ def test_a_prefix_filter_builds_no_regular_expression():
 
     values = ",".join(f"cpe:2.3:a:vendor{i}" for i in range(100))
     assert "Regex" not in repr(compile_query(build_schema(), parse_strict(f"cpe:{values}")))
+
+
+def test_trends_and_facets_over_a_shard_left_empty(tmp_path, banners):
+    """An import's worker that got no job leaves an empty shard, which answers an aggregation with
+    no bucket at all: trends failed with a KeyError (HTTP 500) on such a data dir until restarted."""
+    index = BannerIndex(tmp_path)
+    with index.writing(shard=1):
+        pass
+    import_banners(index, banners[:300])
+    assert len(index.searchers()) == 2 and min(s.num_docs for s in index.searchers()) == 0
+    trends = index.trends(parse_strict("port:22,80,443"), parse_facets("port:3"))
+    assert trends.total == sum(m["count"] for m in trends.matches) > 0
+    assert sum(v["count"] for m in trends.facets["port"] for v in m["values"]) == trends.total
+    assert index.count(parse_strict("port:22,80,443"), parse_facets("port:3"))[1]["port"]
+    index.close()

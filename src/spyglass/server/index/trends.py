@@ -61,7 +61,7 @@ class TrendsIndex:
 
     def search(self, query: Query, facets: list[Facet]) -> Trends:
         """Trends of a query that :func:`~spyglass.server.banners.trends.check` has passed."""
-        searchers = self.index.searchers()
+        searchers = [s for s in self.index.searchers() if s.num_docs]  # an empty shard answers no bucket
         span = self.span(searchers)
         if span is None:
             return Trends(0, [], {f.name: [] for f in facets})
