@@ -36,7 +36,7 @@ def test_prints_a_chart_and_the_numbers_of_every_month(as_user, capsys):
     assert "┌" in out and "█" in out and "2025-01" in out  # the chart's frame, bars and a month tick
     rows = [line.split() for line in out.splitlines() if line[:5] == "2025-" and len(line.split()) == 2]
     assert rows == [[m, str(n)] for m, n in zip(MONTHS, [3, 2, 0, 1, 0, 1], strict=True)]
-    assert captured.err.strip() == "7 services over 6 months (2025-01 to 2025-06)"
+    assert captured.err.strip() == "up to 3 services a month over 6 months (2025-01 to 2025-06)"
 
 
 def test_facets_chart_their_top_values_per_month_with_a_legend(as_user, capsys):

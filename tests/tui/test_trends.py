@@ -47,7 +47,7 @@ async def test_a_query_is_charted_with_its_zero_months_and_tabled(served):
         assert app.focused is not None and app.focused.id == "query"  # the query box takes the keys
         pane = await run(pilot, "net:198.19.1.0/24")
         text = screen_text(app)
-        assert "8 services, 2025-01 to 2025-06" in text
+        assert "up to 3 a month, 2025-01 to 2025-06" in text
         assert "2025-01" in text and "█" in text  # a month tick and bars
         assert table_rows(pane) == [
             ["2025-01", "3"],
@@ -111,7 +111,7 @@ async def test_refresh_asks_again_and_sees_newly_collected_scans(tmp_path):
             await pilot.press("escape", "r")
             await settle(pilot)
             assert table_rows(pane)[3] == ["2025-04", "2"]
-            assert "2 services" in screen_text(app)
+            assert "up to 2 a month" in screen_text(app)
 
 
 @pytest.mark.parametrize(

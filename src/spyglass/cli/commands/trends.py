@@ -70,7 +70,8 @@ async def trends(clients, args):
         if series:
             print(f"{t.label(name)}: its top values month by month ({len(series)} charted)")
             print_chart(months, series)
-    print(f"{sum(total.counts):,} services over {len(months)} months ({months[0]} to {months[-1]})", file=sys.stderr)
+    peak = max(total.counts, default=0)  # a sum would count a service once for each month it was seen in
+    print(f"up to {peak:,} services a month over {len(months)} months ({months[0]} to {months[-1]})", file=sys.stderr)
     return None
 
 

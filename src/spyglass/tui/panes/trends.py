@@ -232,7 +232,9 @@ class TrendsPane(Pane):
         self.show_legend(series, kind, chart.look)
         span = f"{months[0]} to {months[-1]}" if months else "no months in that range"
         views = " · ".join(f"[{v}]" if i == self.view else v for i, v in enumerate(self.views()))
-        counted = " vs ".join(f"{sum(s.counts):,}" for s in series) + " services, " if self.view == 0 else ""
+        # the busiest month: a sum of months would count a service once for each month it was seen in
+        peaks = " vs ".join(f"{max(s.counts, default=0):,}" for s in series)
+        counted = f"up to {peaks} a month, " if self.view == 0 else ""
         self.show_status(f"{counted}{span} — view (v): {views}")
 
     def fill_table(self, months: list[str], series: list[t.Series]) -> None:
