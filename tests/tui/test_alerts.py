@@ -124,10 +124,11 @@ async def test_edit_and_delete_an_alert(alerts_backend):
             await pilot.press("e")
             nets = pane.query_one("#alert-nets", Input)
             assert nets.value == "127.0.0.1" and str(pane.query_one("#alert-save", Button).label) == "Save"
-            nets.value = "127.0.0.0/29"
-            await pilot.press("enter")
+            await pilot.press(*", 127.0.0.8/29", "enter")  # added to the networks (they were replaced)
             await settle(pilot)
-            assert (await c.alerts.get(made.id)).size == 8
+            assert (await c.alerts.get(made.id)).size == 9
+            pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("e")  # editing it again when it is deleted
             pane.query_one("#alerts-list", Table).focus()
             await pilot.press("D")  # one D (typed into the list by mistake) only asks
             await settle(pilot)
@@ -136,6 +137,7 @@ async def test_edit_and_delete_an_alert(alerts_backend):
             await pilot.press("D")
             await settle(pilot)
             assert await c.alerts.list() == [] and "No alert yet" in screen_text(app)
+            assert nets.value == "" and str(pane.query_one("#alert-save", Button).label) == "Create"  # form let go
 
 
 async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(alerts_backend, receiver):

@@ -123,7 +123,8 @@ class AlertsPane(Pane):
         yield self.compose_error()
         with Horizontal(classes="alerts-row"):
             yield Input(placeholder="name", id="alert-name", compact=True)
-            yield Input(placeholder="networks: 192.0.2.0/24", id="alert-nets", compact=True)
+            # e puts an alert's networks here to be added to: typing must not replace them
+            yield Input(placeholder="networks: 192.0.2.0/24", id="alert-nets", compact=True, select_on_focus=False)
             yield Input(placeholder="expires (s)", id="alert-expires", compact=True, type="integer")
             yield Button("Create", id="alert-save", compact=True, variant="primary")
         yield Static("Type a name and the networks to watch, then Enter.", id="alert-hint")
@@ -365,6 +366,8 @@ class AlertsPane(Pane):
         async def delete() -> None:
             await clients.alerts.delete(alert_id)
             self.selected = None
+            if self.editing == alert_id:  # its form edits an alert that is gone
+                self.action_new(focus=False)
             self.app.notify("Alert deleted", timeout=3, markup=False)
             await self.load(clients)
 
