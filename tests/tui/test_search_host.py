@@ -593,3 +593,22 @@ async def test_without_colour_the_facet_cursor_is_in_reverse_video_on_a_value(da
         await settle(pilot)
         name, value = pane.facet_items[pane.facet_list.highlighted]
         assert name == "org" and value in in_reverse(app) and "22 " not in in_reverse(app)
+
+
+async def test_the_facets_shown_are_the_last_answer_s_when_the_pane_was_resized_before_it(data_backend):
+    """A newcomer opened a scan's results from the Scans pane and saw the previous query's
+    facets: the Search pane, shown again, refitted its facets after the next refresh with the
+    answer it held when it was resized, over the scan's answer that came in between."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        pane = app.query_one(SearchPane)
+        first = pane.facet_result
+        assert first is not None
+        later = first.model_copy(update={"facets": {"port": [{"count": 1, "value": "9911"}]}})
+        pane.on_resize()  # shown again: refitted after the next refresh
+        pane.show_facets(later)  # the scan's answer, first
+        await pilot.pause()
+        await pilot.pause()
+        assert pane.facet_items == [None, ("port", "9911")]

@@ -97,7 +97,7 @@ def test_trends_counts_a_query_month_by_month(served):
     result = json.loads(served.cli("trends", "port:22", "--facets", "country:3", "--json").stdout)
     assert sum(m["count"] for m in result["matches"]) >= current > 0
     assert result["facets"]["country"]
-    assert "banners over" in served.cli("trends", "port:22").stderr
+    assert "services a month over" in served.cli("trends", "port:22").stderr
 
 
 def test_scan_submit_finds_a_listener_on_loopback(served):

@@ -361,8 +361,13 @@ class SearchPane(Pane):
             facet_list.highlighted = next((i for i in values if self.facet_items[i] == kept), values[0])
 
     def on_resize(self) -> None:
+        self.call_after_refresh(self._refit_facets)
+
+    def _refit_facets(self) -> None:
+        """The facets in force refitted to the list's new width: those of the search that answered
+        last by then (a pane shown by a search resizes, and its answer may come first)."""
         if self.facet_result is not None:
-            self.call_after_refresh(self.show_facets, self.facet_result)
+            self.show_facets(self.facet_result)
 
     @on(DataTable.RowSelected, "#results")
     def open_host(self, event: DataTable.RowSelected) -> None:
