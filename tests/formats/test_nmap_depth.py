@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -166,11 +167,11 @@ def linked(tmp_path_factory):
     import_files(folder / "data", out)
     import_files(folder / "vulners", sv)
     with served(folder / "data") as api, served(folder / "vulners") as vulners:
-        yield api, vulners
+        yield api, vulners, out
 
 
 def test_link_facts_are_kept(linked):
-    api, _ = linked
+    api, _, _ = linked
     banners = api.host(netns.TARGET_IP, history=False)["data"]
     assert sorted(b["port"] for b in banners) == [21, 22, 80]
     for banner in banners:
@@ -182,10 +183,41 @@ def test_link_facts_are_kept(linked):
         assert banner["os"].startswith("Linux")
 
 
+def test_os_classes_are_kept_and_are_filters_and_facets(linked):
+    """Issue 46: every ``<osclass>`` of -O's matches, most accurate first, each once, on every banner
+    of the host; searchable by vendor, family, generation, type and the best class's accuracy."""
+    api, _, xml = linked
+    root = ET.parse(xml).getroot()
+    written = [c for m in root.iter("osmatch") for c in m.findall("osclass")]
+    assert written, "nmap -O named no OS class"
+    banners = api.host(netns.TARGET_IP, history=False)["data"]
+    classes = banners[0]["os_classes"]
+    assert all(b["os_classes"] == classes for b in banners)
+    members = (("vendor", "vendor"), ("osfamily", "family"), ("osgen", "generation"), ("type", "type"))
+    assert {tuple(c.get(a) for a, _ in members) for c in written} == {
+        tuple(c.get(m) for _, m in members) for c in classes
+    }
+    assert len(classes) == len({tuple(c.get(m) for _, m in members) for c in classes})  # each once
+    accuracies = [c["accuracy"] for c in classes]
+    assert accuracies == sorted(accuracies, reverse=True) and 0 < accuracies[0] <= 100
+    assert accuracies[0] == max(int(m.get("accuracy")) for m in root.iter("osmatch"))
+    best = classes[0]
+    query = f'os.vendor:{best["vendor"]} os.family:{best["family"]} os.type:"{best["type"]}"'
+    query += f" os.accuracy:{accuracies[0]}"
+    assert api.search(query)["total"] == 3
+    assert api.search(f"os.generation:{best['generation']}")["total"] == 3
+    assert api.search("os.vendor:microsoft")["total"] == 0
+    facets = api.search("port:21,22,80", facets="os.family,os.accuracy,os.generation")["facets"]
+    for name in ("family", "generation"):  # every banner of the host counted once for each value
+        counted = {(f["value"], f["count"]) for f in facets[f"os.{name}"]}
+        assert counted == {(c[name], 3) for c in classes if name in c}, name
+    assert facets["os.accuracy"] == [{"count": 3, "value": str(accuracies[0])}]
+
+
 def test_port_number_guesses_are_not_the_service(linked):
     """Without -sV nmap names a port from its table (``method="table"``): kept as a guess, not as the
     banner's module or product."""
-    api, _ = linked
+    api, _, _ = linked
     for port, name in ((21, "ftp"), (22, "ssh"), (80, "http")):
         [banner] = api.search(f"port:{port}")["matches"]
         assert banner["guess"] == {"service": name, "method": "table", "conf": 3}
@@ -194,7 +226,7 @@ def test_port_number_guesses_are_not_the_service(linked):
 
 
 def test_vulners_scores_are_kept_by_cve(linked):
-    _, api = linked
+    _, api, _ = linked
     [banner] = api.search("vuln:CVE-2021-23017")["matches"]
     assert banner["product"] == "nginx" and banner["version"] == "1.22.1"
     assert set(banner["vulns"]) == {"CVE-2021-23017", "CVE-2022-41741"}  # (the exploit is no CVE: in tool.record)

@@ -46,3 +46,31 @@ def test_nmap5_os_classes_without_a_match_reach_os():
     )
     read = banners(REAL.read_bytes().replace(b"</ports>", b"</ports>" + windows.encode(), 1))
     assert {b["os"] for b in read} == {"Microsoft Windows XP"}
+
+
+def test_os_classes_are_kept_most_accurate_first_each_once_whatever_nmap_wrote():
+    """nmap 5's bare classes, and nmap 7's in matches (a class without an accuracy takes its
+    match's; one repeated by a later match is kept once, at its best), odd attributes skipped."""
+    read = banners(REAL.read_bytes().replace(b"</ports>", b"</ports>" + NMAP5_OS.encode(), 1))
+    linux = {"vendor": "Linux", "family": "Linux", "type": "general purpose"}
+    assert all(b["os_classes"] == read[0]["os_classes"] for b in read)
+    assert read[0]["os_classes"] == [
+        {**linux, "generation": "2.6.X", "accuracy": 95},
+        {**linux, "generation": "2.4.X", "accuracy": 90},
+        {"vendor": "Netgear", "family": "embedded", "type": "WAP", "accuracy": 88},
+    ]
+    nmap7 = (
+        '<os><osmatch name="Linux 4.15 - 5.8" accuracy="96" line="1">'
+        '<osclass type="general purpose" vendor="Linux" osfamily="Linux" osgen="4.X"/>'
+        '<osclass type="general purpose" vendor="Linux" osfamily="Linux" osgen="5.X" accuracy="high"/></osmatch>'
+        '<osmatch name="Linux 5.0" accuracy="98" line="2">'
+        '<osclass type="general purpose" vendor="Linux" osfamily="Linux" osgen="5.X" accuracy="98"/>'
+        '<osclass type=" " vendor="" accuracy="100"/><osclass vendor="Acme" accuracy="250"/></osmatch></os>'
+    )
+    [first, *_] = banners(REAL.read_bytes().replace(b"</ports>", b"</ports>" + nmap7.encode(), 1))
+    assert first["os"] == "Linux 5.0"
+    assert first["os_classes"] == [
+        {**linux, "generation": "5.X", "accuracy": 98},
+        {**linux, "generation": "4.X", "accuracy": 96},
+        {"vendor": "Acme"},
+    ]

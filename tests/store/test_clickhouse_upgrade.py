@@ -260,3 +260,34 @@ def test_a_store_whose_rows_are_of_an_earlier_layout_note_is_upgraded(clickhouse
     assert store.raw_bodies(list(sent)) == sent and store.total() == 5
     assert store.count(parse_strict("net:198.18.30.0/24"), [])[0] == 4
     store.close()
+
+
+@pytest.mark.parametrize("servers", ["clickhouse_server", "clickhouse_cluster"])
+def test_a_store_made_before_os_classes_were_columns_is_upgraded_and_finds_them(request, servers, tmp_path, capsys):
+    """Issue 46: the columns of nmap -O's OS classes are new. A store whose tables lack them (its
+    current rows' too) is refused, and store init makes its rows again from the bodies: classes a
+    body held are found."""
+    found = request.getfixturevalue(servers)
+    cluster = servers == "clickhouse_cluster"
+    name = database(tmp_path)
+    url = found.address(name)
+    earlier = ClickHouseStore(url)
+    classes = [{"vendor": "Linux", "family": "Linux", "generation": "5.X", "type": "general purpose", "accuracy": 98}]
+    body = json.dumps({**json.loads(BODIES[3][1]), "os_classes": classes}).encode()
+    with earlier.writing() as writer:
+        writer.add([earlier.prepare(json.loads(b), b) for b in [*(b for _, b in BODIES[:3]), body]])
+    earlier.close()
+    for server in getattr(found, "servers", [found]):
+        for table in ("banners", "current", *(("banners_local", "current_local") if cluster else ())):
+            for column in ("f_os_vendor", "f_os_family", "f_os_generation", "f_os_type", "i_os_accuracy"):
+                server.query(f"ALTER TABLE {name}.{table} DROP COLUMN {column}")
+    with pytest.raises(StoreUnavailable, match=f"{name}.banners.* was made by an earlier version"):
+        ClickHouseStore(url)
+
+    assert main(["store", "init", "--store", url]) == EXIT_OK
+    assert "4 banners copied" in capsys.readouterr().err
+    store = ClickHouseStore(url)
+    for query in ("os.vendor:linux", "os.generation:5.x", 'os.type:"general purpose"', "os.accuracy:98"):
+        assert [b["ip_str"] for b in store.search(parse_strict(query), [])[1]] == ["198.18.30.3"], query
+    assert store.count(parse_strict("port:22"), [])[0] == 1 and store.total() == 4
+    store.close()

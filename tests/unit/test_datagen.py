@@ -31,6 +31,8 @@ def test_a_host_is_the_same_host_in_every_banner(banners):
     seen: dict[str, tuple] = {}
     for b in banners:
         who = (b["org"], b["isp"], b["asn"], b["os"], b["hostnames"], b["domains"], b["location"]["city"])
+        who += (b.get("os_classes"),)  # nmap -O's classes, of the host's OS where it has them
+        assert not b.get("os_classes") or b["os"], b["ip_str"]
         assert seen.setdefault(b["ip_str"], who) == who, b["ip_str"]
 
 

@@ -317,6 +317,7 @@ MEMBERS = [
     "version",
     "info",
     "os",
+    "os_classes",
     "cpe",
     "cpe23",
     "tags",
@@ -617,3 +618,16 @@ def test_a_narrow_list_line_cuts_the_product_so_the_headline_shows():
     wide, narrow = stream_line(b), stream_line(b, product_width=16)
     assert "Microsoft IIS httpd with a long name Welcome" in wide  # the usual: never cut
     assert "Microsoft IIS h… Welcome" in narrow and len(narrow) < len(wide)
+
+
+def test_os_classes_read_most_accurate_first_odd_ones_skipped():
+    from spyglass.present.service import describe_service
+
+    classes = [
+        {"vendor": "Linux", "family": "Linux", "generation": "5.X", "type": "general purpose", "accuracy": 100},
+        {"vendor": "Netgear", "family": "embedded", "type": "WAP", "accuracy": "high"},
+        "Linux",
+        {"vendor": None, "accuracy": 90},
+    ]
+    facts = {f.label: f.value for f in describe_service({"port": 22, "os_classes": classes}).sections[0].facts}
+    assert facts["os classes"] == "Linux 5.X (general purpose) 100%, Netgear embedded (WAP)"

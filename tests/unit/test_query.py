@@ -100,6 +100,7 @@ def test_tokens_endpoint_shape():
 
 def test_the_real_fields_are_filters_and_facets():
     assert {"ssh.type", "ssh.hassh", "ssl.cert.expired"} <= set(FILTERS) & set(FACETS)
+    assert {"os.vendor", "os.family", "os.generation", "os.type", "os.accuracy"} <= set(FILTERS) & set(FACETS)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +112,7 @@ def test_the_real_fields_are_filters_and_facets():
         ("after:２０２５-01-01", "is not a date"),
         ("port:99999999999999999999", "port: '99999999999999999999' is out of range (0 to 65535)"),
         ("port:-1", "port: '-1' is out of range"),
+        ("os.accuracy:101", "os.accuracy: '101' is out of range (0 to 100)"),
         ("hash:-9223372036854775809", "hash: '-9223372036854775809' is out of range"),
         ("http.status:18446744073709551616", "http.status: '18446744073709551616' is out of range"),
         ("port:²", "port: '²' is not a whole number"),

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from spyglass.datagen.world import CITIES, COMPONENTS, HTTP_TITLES, NAME_PREFIXES, ORGS, UNIX, WINDOWS
+from spyglass.datagen.world import CITIES, COMPONENTS, HTTP_TITLES, NAME_PREFIXES, ORGS, OS_CLASSES, UNIX, WINDOWS
 
 NETWORK = ipaddress.ip_network("198.18.0.0/15")
 END = datetime(2026, 10, 31, 23, 59, 59)
@@ -245,7 +245,7 @@ def banner(host: Host, service: tuple, version: str, n: int) -> dict:
 
 
 def _extras(b: dict, host: Host, n: int) -> None:
-    """Members few banners have (a scan id, a screenshot, security.txt), chosen by hashing so
+    """Members few banners have (a scan id, a screenshot, security.txt, OS classes), chosen by hashing so
     that adding them drew nothing from the random stream: every other value stays as it was."""
     pick = int(_hex(host.ip, b["port"], n, "extras", n=8), 16)
     if pick % 50 == 0 and not host.visit:  # the demo scan ran once, on the first pass
@@ -257,6 +257,14 @@ def _extras(b: dict, host: Host, n: int) -> None:
             "hash": _signed32(host.ip, "screenshot"),
         }
         b.setdefault("tags", []).append("screenshot")
+    classes = OS_CLASSES.get(host.os or "")
+    sure = int(_hex(host.ip, "os", n=8), 16)  # of the host: every banner of it says the same
+    if classes and sure % 4 == 0:  # a host nmap -O fingerprinted
+        best = 100 if sure % 3 else 96 - sure % 5
+        b["os_classes"] = [
+            {"vendor": v, "family": f, "generation": g, "type": t, "accuracy": best - 4 * i}
+            for i, (v, f, g, t) in enumerate(classes)
+        ]
     http = b.get("http")
     if http and pick % 7 == 0:
         http["securitytxt"] = f"Contact: mailto:security@{b['domains'][0]}\nPreferred-Languages: en\n"

@@ -113,6 +113,18 @@ NAME_PREFIXES = {
 # Operating systems by family; None is a host whose OS the crawler could not tell.
 WINDOWS = ["Windows Server 2019", "Windows Server 2022"]
 UNIX = ["Linux", "Ubuntu", "Debian", "FreeBSD"]
+# The OS classes nmap -O would name for each (vendor, family, generation, type), most likely first.
+OS_CLASSES = {
+    "Windows Server 2019": [
+        ("Microsoft", "Windows", "2019", "general purpose"),
+        ("Microsoft", "Windows", "10", "general purpose"),
+    ],
+    "Windows Server 2022": [("Microsoft", "Windows", "2022", "general purpose")],
+    "Linux": [("Linux", "Linux", "5.X", "general purpose"), ("Linux", "Linux", "4.X", "general purpose")],
+    "Ubuntu": [("Linux", "Linux", "5.X", "general purpose")],
+    "Debian": [("Linux", "Linux", "5.X", "general purpose"), ("Linux", "Linux", "4.X", "general purpose")],
+    "FreeBSD": [("FreeBSD", "FreeBSD", "13.X", "general purpose"), ("FreeBSD", "FreeBSD", "12.X", "general purpose")],
+}
 
 HTTP_TITLES = {
     "Apache httpd": ["Apache2 Ubuntu Default Page: It works", "Index of /", "It works!", "Welcome"],

@@ -10,7 +10,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from spyglass.present.values import as_dict, block, empty, first_line, get_path, head, number, pad, plain, text_of
+from spyglass.present.values import (
+    MAX_ITEMS,
+    as_dict,
+    block,
+    empty,
+    first_line,
+    get_path,
+    head,
+    number,
+    pad,
+    plain,
+    text_of,
+)
 from spyglass.safetext import ClipboardText, clean, fit, for_clipboard
 
 MAX_MEMBERS = 40  # rows of a section read from a free-form member (dns, snmp, opts, ssh.kex)
@@ -119,6 +131,20 @@ def _members(facts: _Facts, value: Any, name: str) -> None:
         facts.add(name, value)
 
 
+def os_classes(value: Any) -> list[str]:
+    """nmap -O's OS classes in words, most accurate first: ``Linux 5.X (general purpose) 100%``."""
+    out = []
+    for c in value[:MAX_ITEMS] if isinstance(value, list) else []:
+        if isinstance(c, Mapping):
+            names = (text_of(c.get(k), max_chars=60) for k in ("vendor", "family", "generation"))
+            kind, accuracy = text_of(c.get("type"), max_chars=40), c.get("accuracy")
+            words = [" ".join(dict.fromkeys(n for n in names if n)), f"({kind})" if kind else ""]
+            if any(words):  # (an accuracy alone names no OS)
+                words.append(f"{accuracy}%" if type(accuracy) is int else "")
+                out.append(" ".join(w for w in words if w))
+    return out
+
+
 # -- sections ----------------------------------------------------------------------------------------
 def _general(b: Mapping) -> list[Fact]:
     facts = _Facts()
@@ -126,6 +152,7 @@ def _general(b: Mapping) -> list[Fact]:
     facts.add("product", product_line(b))
     facts.add("info", b.get("info"))
     facts.add("os", b.get("os"))
+    facts.add("os classes", os_classes(b.get("os_classes")))
     facts.add("cpe", b.get("cpe23") or b.get("cpe"))
     facts.add("tags", b.get("tags"))
     facts.add("seen", seen(b.get("timestamp")))

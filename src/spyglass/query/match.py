@@ -81,6 +81,19 @@ def _categories(b: dict) -> list[str]:
     return [c for v in _obj(comps).values() for c in _texts(_obj(v).get("categories"))]
 
 
+def _os_classes(b: dict, name: str) -> list[str]:
+    classes = b.get("os_classes")
+    return [t for c in classes if isinstance(c, dict) for t in _texts(c.get(name))] if isinstance(classes, list) else []
+
+
+def _os_accuracy(b: dict) -> list[int]:
+    """The most accurate OS class's accuracy (0 to 100)."""
+    classes = b.get("os_classes")
+    given = [c.get("accuracy") for c in classes if isinstance(c, dict)] if isinstance(classes, list) else []
+    found: list[int] = [a for a in given if type(a) is int and 0 <= a <= 100]
+    return [max(found)] if found else []
+
+
 def free_text(b: dict) -> list[str]:
     """What free text matches: data, product, HTTP title, org, hostnames."""
     return (
@@ -119,6 +132,11 @@ VALUES: dict[str, Callable[[dict], list]] = {
     "net": lambda b: [_address(b)],
     "org": lambda b: _texts(b.get("org")),
     "os": lambda b: _texts(b.get("os")),
+    "os.accuracy": _os_accuracy,
+    "os.family": lambda b: _os_classes(b, "family"),
+    "os.generation": lambda b: _os_classes(b, "generation"),
+    "os.type": lambda b: _os_classes(b, "type"),
+    "os.vendor": lambda b: _os_classes(b, "vendor"),
     "port": lambda b: [b.get("port")],
     "product": lambda b: _texts(b.get("product")),
     "region": lambda b: _texts(_path(b, "location", "region_code")),

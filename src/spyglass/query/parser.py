@@ -28,7 +28,7 @@ from spyglass.query.filters import (
 _NAME = re.compile(r"-?([A-Za-z_][A-Za-z0-9_.]*):")
 _INT = re.compile(r"-?[0-9]+")  # ASCII digits only, everywhere in the language
 I64 = (-(2**63), 2**63 - 1)  # what the index holds
-INT_RANGES = {"port": (0, 65535)}  # narrower ranges of some INT filters
+INT_RANGES = {"port": (0, 65535), "os.accuracy": (0, 100)}  # narrower ranges of some INT filters
 # Dates the index can hold (nanoseconds in an i64), with a day to spare either side.
 FIRST_DATE, LAST_DATE = date(1678, 1, 1), date(2261, 12, 31)
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}

@@ -52,6 +52,11 @@ FILTER_FIELDS: dict[str, str] = {
     "net": "ip",
     "org": "t_org",
     "os": "t_os",
+    "os.accuracy": "i_os_accuracy",
+    "os.family": "x_os_family",
+    "os.generation": "x_os_generation",
+    "os.type": "x_os_type",
+    "os.vendor": "x_os_vendor",
     "port": "i_port",
     "product": "t_product",
     "region": "x_region",
@@ -103,6 +108,11 @@ FACET_FIELDS: dict[str, str] = {
     "mongodb.database.name": "f_mongodb_database_name",
     "org": "f_org",
     "os": "f_os",
+    "os.accuracy": "i_os_accuracy",
+    "os.family": "f_os_family",
+    "os.generation": "f_os_generation",
+    "os.type": "f_os_type",
+    "os.vendor": "f_os_vendor",
     "port": "i_port",
     "product": "f_product",
     "redis.key": "f_redis_key",
@@ -287,6 +297,8 @@ def document(b: dict, shape: Shape, exact: Exact = split_exact, cpe: Callable = 
         exact(doc, "screenshot_label", _texts(_obj(b["screenshot"]).get("labels")))
     if "mongodb" in b or "redis" in b or "rsync" in b:
         _module_fields(doc, b)
+    if "os_classes" in b:
+        _os_fields(doc, b["os_classes"], exact)
     doc["text"] = "\n".join(t for t in text if t)
     return doc
 
@@ -364,6 +376,28 @@ def _ssl_fields(doc: dict, ssl: dict, exact: Exact) -> None:
     exact(doc, "ssl_version", _texts(ssl.get("versions")))
     for name in ("alpn", "jarm", "ja3s"):
         exact(doc, "ssl_" + name, _texts(ssl.get(name)))
+
+
+OS_CLASS = ("vendor", "family", "generation", "type")  # an OS class's members that are exact filters
+
+
+def os_accuracy(classes: list) -> int | None:
+    """The accuracy of the most accurate OS class (an integer from 0 to 100), None if none says one."""
+    found = [a for c in classes if c.__class__ is dict and (a := c.get("accuracy")).__class__ is int and 0 <= a <= 100]
+    return max(found) if found else None
+
+
+def _os_fields(doc: dict, classes: Any, exact: Exact) -> None:
+    """``os_classes`` (nmap -O's, formats/nmap_scripts.py): each member of every class as an exact
+    value, and the best class's accuracy."""
+    if classes.__class__ is not list:
+        return
+    for name in OS_CLASS:
+        values = [t for c in classes if c.__class__ is dict for t in _texts(c.get(name))]
+        exact(doc, "os_" + name, list(dict.fromkeys(values)))
+    accuracy = os_accuracy(classes)
+    if accuracy is not None:
+        doc["i_os_accuracy"] = accuracy
 
 
 def _module_fields(doc: dict, b: dict) -> None:

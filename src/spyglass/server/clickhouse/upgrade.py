@@ -120,9 +120,15 @@ def _set_aside(store: ClickHouseStore, host: str, port: int, rows_outdated: bool
     stale = tables.stale(found, cluster) + ([name for name in moved if name in found] if rows_outdated else [])
     if not stale:
         return False
-    unknown = [
-        n for n in stale if n not in {*moved, *_previous(cluster), *(tables.written_name(t, cluster) for t in MOVED)}
+    # made again: the Set of demoted keys and the current rows (from the copied banners), the
+    # Distributed tables
+    remade = [
+        "demoted",
+        tables.local_name("current", cluster),
+        *([tables.written_name(t, cluster) for t in (*MOVED, "current", "demoted")] if cluster else []),
     ]
+    # (the tables made again may be of another layout too: current's columns are banners')
+    unknown = [n for n in stale if n not in {*moved, *_previous(cluster), *remade}]
     source = found.get(moved[1] + tables.PREVIOUS, found.get(moved[1], ("", [])))
     if not {"mark", "body"} <= set(source[1]):  # every earlier layout kept each body with its mark
         unknown.append(moved[1])
@@ -131,13 +137,6 @@ def _set_aside(store: ClickHouseStore, host: str, port: int, rows_outdated: bool
             f"the table {store.database}.{unknown[0]} on {host}:{port} is of no layout this version of spyglass "
             "can upgrade: give the store a new database and import the banners into it again"
         )
-    # made again: the Set of demoted keys and the current rows (from the copied banners), the
-    # Distributed tables
-    remade = [
-        "demoted",
-        tables.local_name("current", cluster),
-        *([tables.written_name(t, cluster) for t in (*MOVED, "current", "demoted")] if cluster else []),
-    ]
     if any(name in found for name in _previous(cluster)):  # cut short: what it made goes, the copy starts again
         statements = [f"DROP TABLE IF EXISTS {name}" for name in [*remade, *moved]]
     else:

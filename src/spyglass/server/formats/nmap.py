@@ -18,7 +18,8 @@ host scripts, traceroute, uptime, distance and MAC address into members of their
 (:mod:`.nmap_scripts`); a port named from nmap's table alone (``method="table"``) has no module or
 product: the name is under ``guess``;
 ``banner`` and ``fingerprint-strings`` into ``data``; hostnames (user-given and PTR) into
-``hostnames``/``domains``; the most accurate ``osmatch`` (else ``osclass``) into ``os``. The port's
+``hostnames``/``domains``; the most accurate ``osmatch`` (else ``osclass``) into ``os``, every
+``osclass`` into ``os_classes`` (the ``os.vendor``/``family``/``generation``/``type``/``accuracy`` filters). The port's
 time is the host's ``endtime`` (else ``starttime``, else the run's start). Everything else stays in
 ``tool``: the port's element as JSON under ``record``, the host's other elements under ``host``.
 """

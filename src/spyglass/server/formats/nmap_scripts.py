@@ -1,14 +1,16 @@
 """What nmap says beyond a port's service, as banner members (read by :mod:`.nmap`).
 
-Of a host, kept on every banner of it: ``host_scripts`` (``<hostscript>``: smb-os-discovery,
-clock-skew, ...: ``{id: {"output", "elems"}}``, the script's text and its table), ``traceroute``
-(``{"proto", "port", "hops": [{"ttl", "ip", "rtt", "host"}]}``, as nmap wrote them), ``uptime`` (``{"seconds",
-"lastboot"}``), ``distance`` (hops) and ``mac`` (``{"address", "vendor"}``); smb-os-discovery's OS
-where nmap matched none. Of a port: every ``ssh-hostkey`` key in ``ssh.keys``; ``ssh2-enum-algos``
-in ``ssh.kex`` (the service's five lists); the vulnerabilities nmap's vulns library reports (state
-VULNERABLE or LIKELY VULNERABLE; host scripts' on every banner of the host) and ``vulners``' list in
-``vulns``, keyed by CVE id as the service keys them: ``{"verified", "cvss", "summary",
-"references"}``. nmap's files are from the wild: every member is read defensively.
+Of a host, kept on every banner of it: ``host_scripts`` (``<hostscript>``: smb-os-discovery, clock-skew,
+...: ``{id: {"output", "elems"}}``, the script's text and its table), ``traceroute`` (``{"proto",
+"port", "hops": [{"ttl", "ip", "rtt", "host"}]}``, as nmap wrote them), ``uptime`` (``{"seconds",
+"lastboot"}``), ``distance`` (hops), ``mac`` (``{"address", "vendor"}``) and ``os_classes`` (``-O``'s
+``<osclass>`` elements, most accurate first, each once: ``{"vendor", "family", "generation", "type",
+"accuracy"}``, those nmap wrote); smb-os-discovery's OS where nmap matched none. Of a port: every
+``ssh-hostkey`` key in ``ssh.keys``; ``ssh2-enum-algos`` in ``ssh.kex`` (the service's five lists); the
+vulnerabilities nmap's vulns library reports (state VULNERABLE or LIKELY VULNERABLE; host scripts' on
+every banner of the host) and ``vulners``' list in ``vulns``, keyed by CVE id as the service keys them:
+``{"verified", "cvss", "summary", "references"}``. nmap's files are from the wild: every member is read
+defensively.
 """
 
 from __future__ import annotations
@@ -90,10 +92,41 @@ def host_members(host: ET.Element) -> dict:
     distance = host.find("distance")
     if distance is not None and _int(distance.get("value")) is not None:
         out["distance"] = _int(distance.get("value"))
+    classes = os_classes(host)
+    if classes:
+        out["os_classes"] = classes
     mac = next((a for a in host.findall("address") if a.get("addrtype") == "mac" and a.get("addr")), None)
     if mac is not None:
         out["mac"] = {"address": mac.get("addr"), "vendor": mac.get("vendor")}
     return out
+
+
+_CLASS = (("vendor", "vendor"), ("osfamily", "family"), ("osgen", "generation"), ("type", "type"))
+
+
+def os_classes(host: ET.Element) -> list[dict]:
+    """The OS classes of ``-O`` (``<osclass>`` in each ``<osmatch>``, or alone as nmap 5 wrote them),
+    the most accurate first (a tie in nmap's order), each class once at its best accuracy. A class's
+    accuracy is its own, else its match's; a class that names nothing is left out."""
+    found: list[tuple[int, int, dict]] = []
+    for parent in [*host.iter("osmatch"), *host.findall("os")]:
+        for osclass in parent.findall("osclass"):
+            one: dict[str, str | int] = {
+                member: text for attr, member in _CLASS if (text := (osclass.get(attr) or "").strip())
+            }
+            if not one:
+                continue
+            accuracy = _int(osclass.get("accuracy"))
+            accuracy = accuracy if accuracy is not None else _int(parent.get("accuracy"))
+            if accuracy is None or accuracy > 100:
+                accuracy = -1  # none said (or past 100): after every class that says one
+            else:
+                one["accuracy"] = accuracy
+            found.append((-accuracy, len(found), one))
+    out: dict[tuple, dict] = {}
+    for _, _, one in sorted(found, key=lambda f: f[:2]):
+        out.setdefault(tuple(one.get(m) for _, m in _CLASS), one)
+    return list(out.values())
 
 
 def smb_os(members: dict) -> str | None:

@@ -25,6 +25,7 @@ EXACT_NAMES = frozenset(
     ("transport", "region", "version", "tag", "vuln", "ssh_fingerprint", "ssh_type", "ssh_hassh")
     + ("screenshot_label", "http_component", "http_component_category", "http_waf", "ssl_cert_fingerprint")
     + ("ssl_cert_serial", "ssl_version", "ssl_alpn", "ssl_jarm", "ssl_ja3s")
+    + ("os_vendor", "os_family", "os_generation", "os_type")
 )
 # t_NAME and f_NAME hold one value (its words, as shown): one f_NAME field in the index, whose
 # terms are the words and whose fast column is the value (cut at MAX_TERM, the words too)
