@@ -189,3 +189,17 @@ async def test_resolve_and_reverse_are_picked_from_what_is_typed(data_backend):
         assert "not_a..name: not a domain or hostname" in screen_text(app)
         assert field.value == "192.0.2.10 not_a..name"  # what was typed stays
         assert app.clients.credits.query == 100  # resolve and reverse are free
+
+
+async def test_the_footer_offers_no_key_the_search_box_takes_as_text(data_backend):
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_pane(pilot, "f10", DirectoryPane)
+        pane.query_one("#dir-search", Input).focus()
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "Search" not in footer and "Vote" not in footer, footer
+        app.query_one("#dir-queries", DataTable).focus()
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "/ Search" in footer and "Vote up" in footer, footer

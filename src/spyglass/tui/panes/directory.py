@@ -130,6 +130,13 @@ class DirectoryPane(Pane):
     def action_focus_search(self) -> None:
         self.focus_box("#dir-search")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the search box has the keys, / and +/- are text it takes: the footer does not
+        offer them (a newcomer pressed the / it showed, and searched for '/apache')."""
+        if action in ("focus_search", "vote") and self.search_box.has_focus:
+            return False
+        return True
+
     def action_focus_tags(self) -> None:
         self.tags_list.focus()
 
