@@ -206,6 +206,18 @@ async def test_the_buffer_size_bounds_the_tail(live):
         assert tail.capacity == 100 and "buffer: between 100" in screen_text(app)
 
 
+async def test_text_typed_on_the_live_list_goes_to_the_filter(live):
+    """A newcomer typed on the list the filter had handed the keys to: the letters went nowhere."""
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_stream(pilot)
+        box = app.query_one("#stream-filter", Input)
+        await pilot.press("slash", *"port:443", "enter")
+        app.query_one(Tail).focus()
+        await pilot.press(*"abc")
+        assert box.value == "port:443abc" and box.has_focus
+
+
 async def test_an_empty_filter_box_clears_the_filter(live):
     app = SpyglassApp(live.profile(live.key()))
     async with app.run_test(size=SIZE) as pilot:

@@ -64,6 +64,9 @@ class Pane(VerticalScroll, can_focus=False):
     HOME: ClassVar[str] = ""  # the widget that takes the keyboard when Esc leaves an input
     FOLLOWS_CREDITS: ClassVar[bool] = False  # reload when credits change (it shows them)
     WIDGETS: ClassVar[tuple[type, ...]] = ()  # its own widgets whose bindings help lists with the pane's
+    # Where text typed on a list goes (on_key): from these widgets, into this input (else the first)
+    TYPED_FROM: ClassVar[tuple[type, ...]] = (DataTable, OptionList)
+    TYPED_INTO: ClassVar[str] = ""
     BINDINGS = [Binding("escape", "leave_input", "Leave the input", show=False, id="pane.leave_input")]
     DEFAULT_CSS = """
     Pane { padding: 0 1; }
@@ -112,7 +115,7 @@ class Pane(VerticalScroll, can_focus=False):
             event.stop()  # a digit on a form's button is a slip, not a pane switch
             event.prevent_default()
             return
-        if not event.is_printable or not event.character or not isinstance(focused, (DataTable, OptionList)):
+        if not event.is_printable or not event.character or focused is None or not isinstance(focused, self.TYPED_FROM):
             return
         if switching:
             return
@@ -121,7 +124,7 @@ class Pane(VerticalScroll, can_focus=False):
         bound = self.app.active_bindings.get(event.key)  # the focus chain's, keymaps applied
         if bound is not None and (not event.key.isdigit() or bound.node is not self.app):
             return  # a command (an app-level digit switches panes: only right after Esc, above)
-        box = next(iter(self.query(Input)), None)  # the pane's first input
+        box = self.query_one(self.TYPED_INTO, Input) if self.TYPED_INTO else next(iter(self.query(Input)), None)
         if box is None or not box.display:
             return
         event.stop()

@@ -95,6 +95,8 @@ class StreamPane(Pane):
         "values to pivot on, s saves the buffer, "
         "w records everything from now on (.json.gz in the current directory)."
     )
+    TYPED_FROM = (*Pane.TYPED_FROM, Tail)  # text typed on the live list: a filter
+    TYPED_INTO = "#stream-filter"
     BINDINGS = [
         Binding("p,space", "pause", "Pause/resume", id="stream.pause"),
         Binding("slash", "focus_filter", "Filter", id="stream.filter"),
@@ -137,7 +139,9 @@ class StreamPane(Pane):
         with Horizontal(id="stream-bar"):
             yield Select(KINDS, value="banners", allow_blank=False, compact=True, id="stream-kind")
             yield Input(placeholder="values: 22,443", id="stream-values", compact=True)
-            yield Input(placeholder="filter: product:nginx -port:80", id="stream-filter", compact=True)
+            yield Input(
+                placeholder="filter: product:nginx -port:80", id="stream-filter", compact=True, select_on_focus=False
+            )
             yield Input(str(BUFFER), placeholder="buffer", id="stream-buffer", compact=True, type="integer")
         yield StatusLines(id="stream-status")
         tail = Tail(BUFFER, id="tail")
