@@ -8,7 +8,8 @@ import pytest
 from spyglass.testing.backend import backend_with as backend_with
 from spyglass.testing.backend import start_backend
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# Response bodies recorded from the original service (MIT, with their LICENSE and README there)
+ORIGINAL = Path(__file__).resolve().parent / "fixtures" / "original-service"
 
 
 @pytest.fixture(autouse=True)
