@@ -34,7 +34,7 @@ print(json.dumps({
 }))
 """
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.external]  # pip and a venv, as processes
 
 
 def shipped_files() -> dict[str, Path]:

@@ -509,6 +509,7 @@ def test_real_host_body():
     assert service_line(body["matches"][1]).startswith(f"1723/tcp  {'pptp':<32} Firmware: 1")
 
 
+@pytest.mark.external
 def test_present_loads_neither_textual_nor_the_client():
     from tests.unit.test_layers import modules_loaded_by, top
 
