@@ -12,18 +12,13 @@ import pytest
 
 from spyglass.client import APIError, BadRequest, Clients, NotFound
 from spyglass.server.geonet import GeonetSettings
-from tests.conftest import SHARED, start_backend
+from tests.conftest import ORIGINAL, start_backend
 from tests.contract.test_alerts_delivery import Receiver
 from tests.servers import DnsServer
 
-FIXTURES = SHARED / "fixtures" / "original-service"
-
 
 def fixture(name: str):
-    path = FIXTURES / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent")
-    return json.loads(path.read_text())
+    return json.loads((ORIGINAL / name).read_text())
 
 
 async def test_alert_lifecycle(clients):

@@ -22,6 +22,7 @@ def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.external
 def test_keys_create_prints_only_a_key(tmp_path):
     out = run("keys", "create", "--data", str(tmp_path), "--plan", "member")
     assert out.returncode == 0
@@ -32,6 +33,7 @@ def test_keys_create_prints_only_a_key(tmp_path):
     assert Store(tmp_path).account_for_key(key).plan.name == "member"
 
 
+@pytest.mark.external
 def test_serve_prints_the_base_urls_that_answer(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "spyglass", "serve", "--port", "0", "--data", str(tmp_path)],
@@ -107,6 +109,7 @@ def test_a_broken_config_file_exits_2_with_one_line_naming_it(capsys, body, argv
     assert err.startswith(f"spyglass: the config file {Config.path()} ") and len(err.splitlines()) == 1
 
 
+@pytest.mark.external
 def test_the_embedded_backend_takes_the_key_and_hosts_from_the_environment(tmp_path):
     """Slow (about 8 s): four CLI processes, three of which start the embedded backend."""
     key = run("keys", "create", "--data", str(tmp_path), "--plan", "member").stdout.strip()
@@ -134,6 +137,7 @@ def test_profile_remove(capsys):
     assert "the embedded one cannot be removed" in capsys.readouterr().err
 
 
+@pytest.mark.external
 def test_without_a_profile_commands_use_the_embedded_backend(tmp_path):
     out = run("--data", str(tmp_path), "account")
     assert out.returncode == 0, out.stderr
@@ -151,6 +155,7 @@ def test_profiles(capsys):
     assert main(["profile", "use", "missing"]) == 2
 
 
+@pytest.mark.external
 def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
     """Slow (about 5 s): two `spyglass serve` processes, the first loading the demo data."""
     key = run("keys", "create", "--data", str(tmp_path), "--plan", "member").stdout.strip()

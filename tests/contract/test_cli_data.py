@@ -22,6 +22,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.external
 def test_generate_is_deterministic_and_in_the_benchmark_range(tmp_path):
     a, b = tmp_path / "a.json.gz", tmp_path / "b.json.gz"
     assert run("generate", "--count", "500", "--seed", "9", "-o", str(a)).returncode == 0
@@ -35,6 +36,7 @@ def test_generate_is_deterministic_and_in_the_benchmark_range(tmp_path):
     assert {b["_intel"]["module"] for b in banners} >= {"http", "ssh"}
 
 
+@pytest.mark.external
 def test_import_reports_bad_lines_and_adds_no_duplicates(tmp_path):
     data = tmp_path / "data"
     source = tmp_path / "in.json"
@@ -83,6 +85,7 @@ def test_export_resumes_after_a_failed_page(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "ssh.csv.resume").exists()
 
 
+@pytest.mark.external
 def test_export_json_gz_round_trips_through_import(tmp_path, monkeypatch):
     from spyglass.datagen import generate
 

@@ -74,6 +74,7 @@ def test_help_of_every_command(command, capsys):
     assert out.startswith(f"usage: spyglass {' '.join(command)}")
 
 
+@pytest.mark.external
 def test_help_in_a_fresh_process_loads_neither_textual_nor_the_web_stack():
     code = (
         "import sys; from spyglass.cli import main; rc = main(['search', '--help']); "

@@ -12,6 +12,8 @@ import pytest
 from spyglass.cli import main
 from spyglass.server.index.records import RecordStore
 
+pytestmark = pytest.mark.external  # spyglass import as a process, unshare (most tests)
+
 
 def banner(n: int) -> bytes:
     return orjson.dumps(

@@ -57,6 +57,7 @@ def test_a_zoned_address_is_refused_and_bricks_nothing(tmp_path):
     backend.app.state.banners.close()
 
 
+@pytest.mark.external
 def test_import_reports_the_zoned_line(tmp_path):
     from spyglass.server.index import BannerIndex
 
@@ -141,6 +142,7 @@ def test_only_a_key_given_the_collector_role_collects_and_its_banners_say_whose(
     backend.app.state.banners.close()
 
 
+@pytest.mark.external
 def test_replay_names_the_lines_of_the_file_the_backend_refused(served_collect, tmp_path):
     url, key = served_collect
     path = tmp_path / "zoned.json"

@@ -21,7 +21,7 @@ from spyglass.client import Clients, Forbidden, NotFound
 from spyglass.client.data import ChecksumMismatch, part_path
 from spyglass.datagen import generate
 from spyglass.models import Dataset, DatasetFile
-from tests.conftest import SHARED, backend_with
+from tests.conftest import ORIGINAL, backend_with
 
 BANNERS = list(generate(1500, seed=11))
 
@@ -183,12 +183,9 @@ async def test_newly_collected_banners_land_in_their_day(loaded, enterprise):
 
 
 def test_the_fixtures_shapes_parse():
-    folder = SHARED / "fixtures" / "original-service"
-    if not folder.is_dir():
-        pytest.skip("no shared fixtures")
-    for item in json.loads((folder / "datasets.json").read_text()):
+    for item in json.loads((ORIGINAL / "datasets.json").read_text()):
         Dataset.model_validate(item)
-    for item in json.loads((folder / "dataset_files.json").read_text()):
+    for item in json.loads((ORIGINAL / "dataset_files.json").read_text()):
         DatasetFile.model_validate(item)
 
 

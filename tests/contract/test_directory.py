@@ -17,7 +17,7 @@ from spyglass.server.directory.seed import SEED
 from spyglass.server.directory.store import MIGRATIONS
 from spyglass.server.runner import DEMO_BANNERS
 from spyglass.server.sqlite import schema_version
-from tests.conftest import SHARED, backend_with, start_backend
+from tests.conftest import ORIGINAL, backend_with, start_backend
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +115,7 @@ async def test_tags_have_the_shape_of_the_fixture(fresh):
     counts = [t.count for t in tags.matches]
     assert counts == sorted(counts, reverse=True)
     assert tags.total == len({t for s in SEED for t in s[3].split(",")})
-    fixture = SHARED / "fixtures/original-service/query_tags.json"
-    if fixture.exists():
-        assert set(QueryTags.model_validate_json(fixture.read_text()).to_api()) == set(tags.to_api())
+    assert set(QueryTags.model_validate_json((ORIGINAL / "query_tags.json").read_text()).to_api()) == set(tags.to_api())
 
 
 async def test_save_vote_tag_delete_ones_own(fresh):
@@ -186,10 +184,7 @@ async def test_the_openapi_document_declares_the_new_methods_and_errors(fresh):
 
 
 def test_the_fixture_parses():
-    path = SHARED / "fixtures/original-service/query_search_results.json"
-    if not path.exists():
-        pytest.skip("no shared fixtures here")
-    result = SavedQueryList.model_validate_json(path.read_text())
+    result = SavedQueryList.model_validate_json((ORIGINAL / "query_search_results.json").read_text())
     assert result.total == 2 and result.matches[0].tags == ["apache"] and result.matches[0].id is None
 
 

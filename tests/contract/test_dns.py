@@ -14,7 +14,7 @@ from spyglass.cli import main
 from spyglass.client import BadRequest, Clients, NoCredits, NotFound, RetryPolicy, ServerError
 from spyglass.models import DomainInfo
 from spyglass.server.geonet import GeonetSettings
-from tests.conftest import SHARED, backend_with
+from tests.conftest import ORIGINAL, backend_with
 from tests.servers import DnsServer
 
 
@@ -148,10 +148,7 @@ async def test_the_openapi_document_declares_the_errors(loaded):
 
 
 def test_the_fixture_parses_as_domain_info():
-    path = SHARED / "fixtures/original-service/dns_domain.json"
-    if not path.exists():
-        pytest.skip("no shared fixtures here")
-    info = DomainInfo.model_validate_json(path.read_text())
+    info = DomainInfo.model_validate_json((ORIGINAL / "dns_domain.json").read_text())
     assert info.subdomains == ["www"] and info.data[2].type == "AAAA"
 
 

@@ -18,6 +18,8 @@ from fastapi import FastAPI, Request  # at the top: the route below is annotated
 from spyglass.server.guard import LoadShedding, QuietAcceptErrors
 from spyglass.testing.backend import open_half_sent, serve
 
+pytestmark = pytest.mark.external  # spyglass serve as a process (most tests)
+
 RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets the connection
 
 

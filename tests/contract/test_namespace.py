@@ -13,6 +13,8 @@ from spyglass.tui.connection import Connection
 from tests.conftest import start_backend
 from tests.contract.test_cli import run
 
+pytestmark = pytest.mark.external  # spyglass as a process (most tests)
+
 
 @pytest.fixture(scope="module")
 def other(tmp_path_factory):

@@ -12,7 +12,7 @@ import pytest
 
 from spyglass.client import BadRequest, Clients, Forbidden, NotFound, ServerError
 from spyglass.models import Organization
-from tests.conftest import SHARED, start_backend
+from tests.conftest import ORIGINAL, start_backend
 from tests.servers import SmtpServer
 
 
@@ -168,10 +168,7 @@ async def test_notify_needs_a_mail_server_and_a_failed_mail_still_invites(tmp_pa
 
 
 def test_the_fixture_parses():
-    path = SHARED / "fixtures" / "original-service" / "org.json"
-    if not path.is_file():
-        pytest.skip("no shared fixtures")
-    org = Organization.model_validate(json.loads(path.read_text()))
+    org = Organization.model_validate(json.loads((ORIGINAL / "org.json").read_text()))
     assert org.admins[0].username == "acme-admin"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from spyglass.client import BadRequest, Clients, NoCredits, NotFound
 from spyglass.datagen import generate
-from tests.conftest import SHARED, backend_with
+from tests.conftest import ORIGINAL, backend_with
 from tests.unit.test_index import latest_of_each_service
 
 BANNERS = list(generate(3000, seed=3))
@@ -198,10 +198,7 @@ async def test_host_errors(member):
 
 
 async def test_shapes_match_the_original_service(member):
-    fixture = SHARED / "fixtures" / "original-service" / "host" / "version.json"
-    if not fixture.exists():
-        pytest.skip("shared fixtures absent")
-    original = json.loads(fixture.read_text())
+    original = json.loads((ORIGINAL / "host" / "version.json").read_text())
     raw = await member.transport.request("GET", "/intel/host/search", params={"query": "ssh"})
     assert set(original) <= set(raw)
     theirs = original["matches"][0]

@@ -50,6 +50,7 @@ def served(request, tmp_path_factory):
     backend.store.close()
 
 
+@pytest.mark.external
 def test_search_count_and_facets_cover_the_latest_banner_of_each_service(served):
     namespace, http, _ = served
     count = http.get(f"/{namespace}/host/count", params={"query": f"net:{IP}/32", "facets": "port"}).json()
@@ -61,6 +62,7 @@ def test_search_count_and_facets_cover_the_latest_banner_of_each_service(served)
     assert http.get(f"/{namespace}/host/count", params={"query": "product:ancient"}).json()["total"] == 0
 
 
+@pytest.mark.external
 def test_host_history_keeps_every_banner(served):
     namespace, http, _ = served
     host = http.get(f"/{namespace}/host/{IP}").json()
@@ -69,6 +71,7 @@ def test_host_history_keeps_every_banner(served):
     assert len(history["data"]) == len(scans())
 
 
+@pytest.mark.external
 def test_host_returns_every_member_as_imported(served):
     namespace, http, lines = served
     for line in lines[len(scans()) :]:
@@ -84,6 +87,7 @@ def test_host_returns_every_member_as_imported(served):
         assert got == expected
 
 
+@pytest.mark.external
 def test_search_pages_return_banners_as_imported(served):
     namespace, http, lines = served
     page = http.get(f"/{namespace}/host/search", params={"query": "org:example", "minify": "false"})

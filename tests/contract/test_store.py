@@ -111,6 +111,7 @@ def test_a_store_with_keys_in_plain_text_is_migrated(tmp_path):
     assert member.encode() not in (tmp_path / "spyglass.db").read_bytes()
 
 
+@pytest.mark.external
 def test_a_data_dir_is_private_whoever_creates_it_first(tmp_path):
     """``keys create`` on a fresh data dir (a process with the usual umask 022, unlike serve and
     import): the dir 0700 and spyglass.db 0600; and a database opened by any store, with its

@@ -140,6 +140,7 @@ def serve_once(data) -> subprocess.CompletedProcess:
     return spyglass("serve", "--data", str(data), "--port", "0", "--exit-on-stdin-eof")
 
 
+@pytest.mark.external
 @pytest.mark.parametrize("name", ["spyglass.db", "banners.db", "alerts.db", "scans.db", "datasets.db", "directory.db"])
 def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path, name):
     """A corrupt database at start: exit 2 and one line, not a traceback that names no file, nor
@@ -152,6 +153,7 @@ def test_a_damaged_database_is_one_line_naming_it_and_what_to_do(tmp_path, name)
     assert len(lines) == 1 and str(tmp_path / name) in lines[0] and "backup" in lines[0], run.stderr
 
 
+@pytest.mark.external
 @pytest.mark.parametrize("loss", ["deleted", "emptied"])
 @pytest.mark.parametrize("name", ["spyglass.db", "banners.db"])
 def test_a_lost_database_is_refused_where_the_data_dir_says_it_held_something(tmp_path, name, loss):
@@ -199,6 +201,7 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(disk)], check=True)
 
 
+@pytest.mark.external
 @pytest.mark.parametrize("state", ["fresh", "in use"])
 def test_a_full_disk_at_start_is_said_so_in_one_line(small_disk, state):
     """serve and keys create on a full disk: one line that names the data dir and says the disk is

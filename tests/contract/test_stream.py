@@ -406,6 +406,7 @@ async def test_the_client_reconnects_through_several_restarts(tmp_path):
     assert retries and all(s.reason for s in retries)
 
 
+@pytest.mark.external
 def test_the_cli_follows_the_stream_through_restarts(tmp_path):
     """Slow (about 8 s): a CLI process, and three restarts of the backend, each of which waits out
     its 1 s graceful stop while the stream is open."""
@@ -513,6 +514,7 @@ def test_the_demo_collector_never_writes_into_real_data(tmp_path):
     backend.store.close()
 
 
+@pytest.mark.external
 def test_the_cli_says_when_no_banner_has_a_field_asked_for(served):
     env = {**os.environ, "SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": served.key()}
     proc = subprocess.Popen(
@@ -548,6 +550,7 @@ def test_the_cli_says_when_no_banner_has_a_field_asked_for(served):
     assert "port" not in err.decode().split("has", 1)[1].split("(")[0]  # every banner had a port
 
 
+@pytest.mark.external
 def test_sigterm_ends_the_cli_stream_with_what_it_saved_whole(served, tmp_path):
     """A follower in the background ignores ctrl+c (its SIGINT is ignored): `kill` ends it, and the
     day's file must still be a whole gzip file (cut short, what is appended to it later is lost too)."""

@@ -129,6 +129,7 @@ def cli_following(served, key: str, *args: str) -> list[dict]:
     return [json.loads(line) for line in done[0].stdout.splitlines()]
 
 
+@pytest.mark.external
 def test_the_cli_follows_the_account_s_alerts_and_one_alert(served):
     key = served.key()
     made = [
@@ -145,6 +146,7 @@ def test_the_cli_follows_the_account_s_alerts_and_one_alert(served):
     assert [b["ip_str"] for b in only] == ["203.0.113.64"] * 3
 
 
+@pytest.mark.external
 def test_the_cli_says_an_unknown_alert_in_one_line(served):
     env = {"SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": served.key()}
     done = spyglass("stream", "--alert", "NOSUCHALERT00000", env=env, ok=False)

@@ -24,6 +24,8 @@ from spyglass.server.banners.importer import import_banners
 from spyglass.server.index import BannerIndex
 from spyglass.server.store import Store
 
+pytestmark = pytest.mark.external  # spyglass serve --workers, as processes
+
 WAIT = 60.0  # seconds: a loaded machine starts processes slowly (never a measure, only a bound)
 
 

@@ -44,6 +44,7 @@ def test_a_cut_certificate_gives_no_fingerprint_and_a_chain_is_leaf_first(tmp_pa
     assert whole["chain_sha256"] == [hashlib.sha256(d).hexdigest() for d in (leaf, ca)]
 
 
+@pytest.mark.external
 @pytest.mark.skipif(not shutil.which("openssl"), reason="openssl is not installed")
 def test_a_serial_that_is_not_positive_is_read_without_a_warning(tmp_path):
     ders = {}

@@ -10,6 +10,8 @@ import pytest
 from tests.formats.nmapfiles import NMAP
 from tests.workflows.commands import spyglass
 
+pytestmark = pytest.mark.external  # nmap, and spyglass import as a process
+
 
 @pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed")
 def test_a_scan_with_no_open_port_imports_with_exit_0_and_says_so(tmp_path):

@@ -22,6 +22,8 @@ from spyglass.server.banners.importer import FileRead, import_files
 from spyglass.server.index import BannerIndex
 from tests.workflows.commands import spyglass
 
+pytestmark = pytest.mark.external  # the importer's worker processes
+
 
 class Toy:
     """``#toyscan`` then ``ADDRESS PORT`` lines; a line ``!`` makes its reader fail (a format's bug)."""

@@ -18,6 +18,8 @@ from spyglass.cli import main
 from tests.formats.netns import ADAPTER_IP, PORTS, TARGET_IP, link
 from tests.formats.scans import claimed_by_one, import_files, read, served
 
+pytestmark = pytest.mark.external  # masscan in a network namespace, spyglass import as a process
+
 # Debian's masscan 1.3.2 sends no HTTP request of its own on port 80: the test gives it one.
 HELLO = ["--hello-string[80]", base64.b64encode(b"GET / HTTP/1.0\r\n\r\n").decode()]
 SAMPLES = Path(__file__).parent / "samples"  # masscan's documented formats, written by hand

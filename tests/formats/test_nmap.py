@@ -17,7 +17,10 @@ from tests.conftest import start_backend
 from tests.formats.nmapfiles import HOSTILE_TITLE, NMAP, Scan, parts, replicate, run_nmap
 from tests.workflows.commands import spyglass
 
-pytestmark = pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed")
+pytestmark = [
+    pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed"),
+    pytest.mark.external,
+]  # nmap, and spyglass import as a process
 FACETS = "product,ssl.cert.subject.cn,http.title,ssh.fingerprint,tag"  # (scan is a filter, not a facet)
 
 

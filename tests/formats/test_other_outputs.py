@@ -18,6 +18,8 @@ from tests.formats.netns import ADAPTER_IP, PORTS, SCANNER_IP, TARGET_IP, link
 from tests.formats.nmapfiles import NMAP
 from tests.formats.scans import claimed_by_one, import_files, read
 
+pytestmark = pytest.mark.external  # masscan and zmap in a network namespace
+
 HELLO = ["--hello-string[80]", base64.b64encode(b"GET / HTTP/1.0\r\n\r\n").decode()]
 MASSCAN = {"ndjson": "-oD", "grepable": "-oG", "binary": "-oB"}
 

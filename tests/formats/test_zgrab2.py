@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncssh
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -161,6 +162,7 @@ def test_zgrab2_records_become_the_banners_the_crawler_makes_of_those_services(t
         assert b["tags"] == ["zgrab2"] and len(b["tool"]["record"]["data"]) == 1
 
 
+@pytest.mark.external
 def test_zgrab2_file_imports_is_found_by_its_facets_and_shows_inert(tmp_path, capsys, monkeypatch):
     leaf = certificate(f"www.example.test{HOSTILE}")
     key = asyncssh.generate_private_key("ssh-ed25519")

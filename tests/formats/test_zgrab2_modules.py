@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from spyglass.server.formats import probes
 from tests.formats.scans import import_files, read, served
 from tests.formats.test_zgrab2 import certificate, entry, handshake
@@ -129,6 +131,7 @@ def test_a_record_with_a_name_and_no_address_is_refused_in_words(tmp_path):
     assert [(b["ip_str"], b["port"], "hostnames" in b) for b in banners] == [("198.18.9.7", 6379, False)]
 
 
+@pytest.mark.external
 def test_imported_modules_are_found_by_product_and_transport(tmp_path):
     said = import_files(tmp_path / "data", write(tmp_path / "zgrab2.json", records()))
     assert "12 banners loaded" in said, said

@@ -15,6 +15,8 @@ from spyglass.server.formats import format_of
 from tests.formats.netns import SCANNER_IP, TARGET_IP, link
 from tests.formats.scans import claimed_by_one, import_files, read, served
 
+pytestmark = pytest.mark.external  # zmap in a network namespace, spyglass import as a process
+
 FIELDS = "saddr,daddr,sport,dport,seqnum,acknum,window,classification,success,repeat,cooldown,timestamp-str"
 
 

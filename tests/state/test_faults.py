@@ -10,6 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 
 from spyglass.server.postgres import PostgresAccounts
 from spyglass.testing.alerts import Receiver, banner
@@ -73,6 +74,7 @@ async def _charge_while_killing(a: ServeProcess, b: ServeProcess, key: str) -> t
     return answered[0], unanswered[0]
 
 
+@pytest.mark.external
 def test_postgresql_restarted_under_two_backends_is_503_then_both_recover(tmp_path):
     with installed():
         server = PostgresServer().start()

@@ -68,6 +68,7 @@ async def _load(url: str, key: str) -> list[int]:
     return [status for statuses in results for status in statuses]
 
 
+@pytest.mark.external
 def test_connections_of_a_restarted_server_fail_one_request_not_one_each(tmp_path):
     with installed():
         server = PostgresServer().start()

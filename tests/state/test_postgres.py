@@ -98,6 +98,7 @@ def test_hostile_text_reaches_postgresql_only_as_parameters(postgres_url, tmp_pa
         assert conn.execute("SELECT username FROM accounts ORDER BY id").fetchall() == [(value,), (value + "2",)]
 
 
+@pytest.mark.external
 def test_a_server_gone_mid_request_is_503_with_retry_after_then_recovered(tmp_path):
     with installed():
         server = PostgresServer().start()

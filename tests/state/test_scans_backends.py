@@ -153,6 +153,7 @@ async def test_a_query_saved_on_one_backend_is_listed_voted_and_deleted_on_the_o
             assert (await on_a.directory.search("tag:shared")).total == 0
 
 
+@pytest.mark.external
 async def test_a_scan_outlives_postgresql_restarted_under_it(tmp_path):
     """The state away mid-scan: the run stops at its next save; once the state is back the backend
     claims the scan again (its own lease lapsed) and finishes it from its watermark."""

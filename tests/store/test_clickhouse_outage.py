@@ -7,11 +7,14 @@ from __future__ import annotations
 import logging
 
 import httpx
+import pytest
 
 from spyglass.testing.backend import start_backend
 from spyglass.testing.clickhouse import ClickHouseServer
 from tests.servers import installed
 from tests.store.conftest import database
+
+pytestmark = pytest.mark.external  # a ClickHouse server stopped and started
 
 BANNER = {"ip_str": "198.18.9.1", "port": 443, "transport": "tcp", "timestamp": "2026-01-05T00:00:00"}
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from spyglass.query import parse_facets, parse_strict
 from spyglass.server.banners.importer import import_files
+
+pytestmark = pytest.mark.external  # the importer's worker processes
 
 REAL = Path(__file__).parents[1] / "formats" / "data" / "nmap-loopback.xml"  # tests/formats/nmapfiles.py wrote it
 FACETS = "product,ssl.cert.subject.cn,http.title,ssh.fingerprint,tag"

@@ -16,6 +16,8 @@ from spyglass.tui.connection import MAX_QUICK_EXITS, Connection, State
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.tui.helpers import settle
 
+pytestmark = pytest.mark.external  # the dashboard's backend as a process
+
 
 def is_zombie_or_alive(pid: int) -> bool:
     try:

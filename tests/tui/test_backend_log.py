@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Log, Static
 
@@ -24,6 +25,7 @@ def test_read_tail_returns_the_last_lines_only(tmp_path):
     assert read_tail(tmp_path / "missing.log", 3) == []
 
 
+@pytest.mark.external
 def test_the_log_is_rotated_under_a_running_writer(tmp_path):
     """A running backend appends to the log: after a rotation its next line starts the new file
     (append mode: no gap of NUL bytes), and the older lines are in backend.log.1."""

@@ -13,6 +13,8 @@ from spyglass.tui.panes.host import HostPane
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.tui.helpers import screen_text, settle
 
+pytestmark = pytest.mark.external  # the dashboard's backend as a process
+
 
 async def test_embedded_backend_lifecycle(tmp_path):
     app = SpyglassApp(Profile(), data=tmp_path)

@@ -19,6 +19,8 @@ from textual.widgets import ContentSwitcher, Input
 from spyglass.tui.app import SpyglassApp
 from tests.tui.helpers import settle
 
+pytestmark = pytest.mark.external  # the dashboard in a pty (most tests)
+
 CHILD = """
 import sys
 from pathlib import Path

@@ -17,6 +17,8 @@ from tests.state.shared import ServeProcess
 from tests.tui.helpers import screen_text
 from tests.tui.test_scans import SIZE, open_scans
 
+pytestmark = pytest.mark.external  # PostgreSQL, ClickHouse and two backends as processes
+
 
 @pytest.fixture
 def shared(tmp_path):

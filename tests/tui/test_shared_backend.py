@@ -6,10 +6,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from spyglass.config import Profile
 from spyglass.server.datalock import served_by
 from spyglass.tui.connection import Connection
 from tests.tui.test_backend_death import Events
+
+pytestmark = pytest.mark.external  # the dashboard's backend as a process
 
 
 async def test_a_second_dashboard_attaches_and_takes_over_when_the_first_quits(tmp_path):

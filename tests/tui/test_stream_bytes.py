@@ -10,6 +10,7 @@ import pytest
 from spyglass.testing.tailbytes import measure
 
 
+@pytest.mark.external
 @pytest.mark.parametrize(("cols", "rows"), [(80, 24), (140, 42)])
 def test_the_pane_writes_at_most_ten_times_what_the_cli_prints(tmp_path, cols, rows):
     figures = measure(tmp_path, cols, rows, count=16)

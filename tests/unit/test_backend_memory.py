@@ -33,6 +33,7 @@ def test_a_served_record_store_keeps_a_small_page_cache(tmp_path):
     assert cache < 0 and -cache <= 16 * MB
 
 
+@pytest.mark.external
 def test_a_bulk_load_takes_the_big_cache_and_an_import_leaves_the_served_store_the_small_one(tmp_path):
     """The import's workers write, each in a bulk load of its own; the store of the process that
     started the import (a backend's, the CLI's) keeps its small cache throughout."""
@@ -79,6 +80,7 @@ print(anon() - start)
 """
 
 
+@pytest.mark.external
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's arenas")
 def test_a_collecting_store_does_not_spread_its_heap_over_arenas(tmp_path):
     """60 flushes: +120-190 MB of heap kept in a fresh arena after another, ~30 MB with two."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 import zstandard
 
 from spyglass.datagen import generate
@@ -31,6 +32,7 @@ def stored(data_dir) -> list[bytes]:
         return [row[0] for row in db.execute("SELECT body FROM banners ORDER BY seq")]
 
 
+@pytest.mark.external
 def test_bodies_come_back_to_the_byte_after_a_restart(tmp_path):
     source = tmp_path / "in.json"
     sent = lines(TRAIN_AFTER + 500)

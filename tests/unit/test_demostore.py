@@ -74,6 +74,7 @@ def test_the_shipped_store_holds_what_this_version_builds(stores):
             store.close()
 
 
+@pytest.mark.external
 def test_a_first_start_opens_the_shipped_store(tmp_path):
     """``serve --demo`` on a fresh data dir serves the shipped index (its segments, by name) rather
     than generating and importing the demo banners."""

@@ -91,6 +91,7 @@ def agree(index: BannerIndex) -> None:
         assert len(index.host(ip)) == sum(b["ip_str"] == ip for b in stored)
 
 
+@pytest.mark.external
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("kill_at", [1, 4, 9])
 def test_an_import_killed_mid_way_leaves_searchable_data_and_no_processes(tmp_path, export, kill_at):
@@ -123,6 +124,7 @@ def test_an_import_killed_mid_way_leaves_searchable_data_and_no_processes(tmp_pa
     index.close()
 
 
+@pytest.mark.external
 def test_an_import_run_to_the_end_in_a_child_says_done(tmp_path, export):
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(tmp_path), str(export), "0"], capture_output=True, text=True, check=True

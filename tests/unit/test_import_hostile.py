@@ -107,6 +107,7 @@ def odd(tmp_path):
     return banners, path
 
 
+@pytest.mark.external
 def test_every_real_shape_imports_and_round_trips(tmp_path, odd):
     banners, path = odd
     idx = BannerIndex(tmp_path / "data")
@@ -119,6 +120,7 @@ def test_every_real_shape_imports_and_round_trips(tmp_path, odd):
     idx.close()
 
 
+@pytest.mark.external
 def test_search_and_every_facet_work_over_odd_banners(tmp_path, odd):
     banners, path = odd
     idx = BannerIndex(tmp_path / "data")
@@ -148,6 +150,7 @@ def test_an_odd_banner_never_changes_what_later_banners_may_be(tmp_path):
     again.close()
 
 
+@pytest.mark.external
 @pytest.mark.parametrize(
     "line, reason",
     [
@@ -176,6 +179,7 @@ def test_a_bad_line_is_reported_and_skipped(tmp_path, line, reason):
     idx.close()
 
 
+@pytest.mark.external
 def test_a_truncated_gzip_keeps_what_was_read_and_says_so(tmp_path):
     path = tmp_path / "cut.json.gz"
     body = gzip.compress(b"\n".join(lines_of([real_banner(i) for i in range(2000)])) + b"\n")
@@ -189,6 +193,7 @@ def test_a_truncated_gzip_keeps_what_was_read_and_says_so(tmp_path):
     idx.close()
 
 
+@pytest.mark.external
 def test_a_gz_that_is_not_gzip_is_a_clean_error(tmp_path):
     path = tmp_path / "plain.json.gz"
     path.write_bytes(json.dumps(real_banner(1)).encode() + b"\n")
@@ -202,6 +207,7 @@ def test_a_gz_that_is_not_gzip_is_a_clean_error(tmp_path):
     idx.close()
 
 
+@pytest.mark.external
 def test_exit_status_says_whether_everything_loaded(tmp_path):
     idx = BannerIndex(tmp_path / "data")
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
@@ -213,6 +219,7 @@ def test_exit_status_says_whether_everything_loaded(tmp_path):
     idx.close()
 
 
+@pytest.mark.external
 def test_lines_cut_across_read_blocks_load_whole_with_their_numbers(tmp_path, monkeypatch):
     """A file is parsed in blocks of whole lines: a line split by a block's end, a line longer than
     a block, blank lines and a last line without its newline all load, and problems keep their
@@ -233,6 +240,7 @@ def test_lines_cut_across_read_blocks_load_whole_with_their_numbers(tmp_path, mo
         idx.close()
 
 
+@pytest.mark.external
 def test_a_truncated_gzip_never_loads_the_line_it_cut(tmp_path, monkeypatch):
     monkeypatch.setattr(importer, "BLOCK", 50_000)
     body = b"\n".join(json.dumps(real_banner(i)).encode() for i in range(400)) + b"\n"
@@ -246,6 +254,7 @@ def test_a_truncated_gzip_never_loads_the_line_it_cut(tmp_path, monkeypatch):
     idx.close()
 
 
+@pytest.mark.external
 def test_a_file_is_read_exactly_an_integer_past_64_bits_too(tmp_path):
     """An imported file's banners are indexed as they came: a serial past 64 bits by its digits (a
     float's reading of it is not what an analyst searches for)."""
@@ -260,6 +269,7 @@ def test_a_file_is_read_exactly_an_integer_past_64_bits_too(tmp_path):
     idx.close()
 
 
+@pytest.mark.external
 def test_a_lone_surrogate_is_kept_in_the_banner_and_its_other_words_are_searchable(tmp_path):
     """Wild banners hold the escape of a lone surrogate: the banner is stored as it came and
     indexed with U+FFFD in its place."""
@@ -274,6 +284,7 @@ def test_a_lone_surrogate_is_kept_in_the_banner_and_its_other_words_are_searchab
     idx.close()
 
 
+@pytest.mark.external
 def test_a_gzip_bomb_of_one_long_line_is_reported_and_never_held(tmp_path):
     """1 MB of gzip can inflate to one line of 1 GiB (it took an import to 7 GB, then a traceback):
     a line over the cap is dropped as it is read and reported by its number; the lines around it

@@ -155,6 +155,7 @@ def test_host_has_every_banner_of_the_address(index, banners):
     assert all(b["ip_str"] == ip for b in found)
 
 
+@pytest.mark.external
 def test_import_files_plain_and_gzip_with_bad_lines(tmp_path, banners):
     plain, packed = tmp_path / "a.json", tmp_path / "b.json.gz"
     lines = [orjson.dumps(b) for b in banners[:100]]

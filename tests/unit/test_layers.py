@@ -30,12 +30,14 @@ def top(names: set[str]) -> set[str]:
     return {n.split(".")[0] for n in names}
 
 
+@pytest.mark.external
 def test_client_and_models_load_neither_textual_nor_server():
     loaded = modules_loaded_by("spyglass.client", "spyglass.models", "spyglass.config")
     assert not top(loaded) & {"textual", *WEB_STACK}
     assert not {n for n in loaded if n.startswith("spyglass.server") or n.startswith("spyglass.tui")}
 
 
+@pytest.mark.external
 @pytest.mark.parametrize("module", ["spyglass.tui.app", "spyglass.cli"])
 def test_front_ends_do_not_load_the_web_stack(module):
     loaded = modules_loaded_by(module)
@@ -49,6 +51,7 @@ def test_front_ends_do_not_load_the_web_stack(module):
     }
 
 
+@pytest.mark.external
 def test_the_client_alone_loads_neither_textual_nor_the_web_stack():
     loaded = top(modules_loaded_by("spyglass.client"))
     assert not loaded & {"textual", "fastapi", "uvicorn", "starlette"}
@@ -64,6 +67,7 @@ runpy.run_module("spyglass", run_name="__main__")
 """
 
 
+@pytest.mark.external
 @pytest.mark.parametrize("args", [["--help"], ["search", "--help"]])
 def test_cli_help_loads_no_ui_web_or_http_stack(args):
     run = subprocess.run([sys.executable, "-c", HELP_RUN, *args], capture_output=True, text=True)
@@ -74,6 +78,7 @@ def test_cli_help_loads_no_ui_web_or_http_stack(args):
     assert not loaded & {"textual", "fastapi", "uvicorn", "starlette", "httpx"}
 
 
+@pytest.mark.external
 def test_an_import_loads_no_web_stack(tmp_path):
     """`spyglass import` is a file's way into the store: fastapi alone took 0.3-1 s of its start."""
     banners = tmp_path / "one.json"
@@ -87,11 +92,13 @@ def test_an_import_loads_no_web_stack(tmp_path):
     assert not top(set(json.loads(line.removeprefix("MODULES ")))) & set(WEB_STACK)
 
 
+@pytest.mark.external
 def test_server_does_not_import_textual():
     loaded = modules_loaded_by("spyglass.server.app")
     assert "textual" not in top(loaded)
 
 
+@pytest.mark.external
 def test_the_server_does_not_import_the_presentation_layer():
     """spyglass.present is text for people (the CLI and the dashboard); the backend keeps its own rules."""
     loaded = modules_loaded_by("spyglass.server.app", "spyglass.server.runner")
@@ -145,6 +152,7 @@ def test_the_banner_vocabulary_imports_no_store():
         assert "tantivy" not in imports, name
 
 
+@pytest.mark.external
 def test_loading_the_clickhouse_store_loads_neither_tantivy_nor_the_embedded_store():
     loaded = modules_loaded_by("spyglass.server.clickhouse", "spyglass.server.clickhouse.upgrade")
     assert "spyglass.server.clickhouse.store" in loaded  # the import did happen
@@ -152,6 +160,7 @@ def test_loading_the_clickhouse_store_loads_neither_tantivy_nor_the_embedded_sto
     assert not reaches(loaded, "spyglass.server.index")
 
 
+@pytest.mark.external
 def test_a_backend_on_clickhouse_with_its_alerts_loads_no_tantivy():
     """Alert triggers match with query/match.py: they built an in-memory tantivy index per batch."""
     loaded = modules_loaded_by(

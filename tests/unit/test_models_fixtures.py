@@ -8,11 +8,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from spyglass import models as m
-from tests.conftest import SHARED
-
-FIXTURES = SHARED / "fixtures" / "original-service"
-
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures absent")
+from tests.conftest import ORIGINAL as FIXTURES
 
 CASES = {
     "alert/alert.json": m.Alert,

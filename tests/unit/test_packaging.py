@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Where each package directory of the source tree lands in the wheel (see setup.py).
 PACKAGE_DIRS = {ROOT / "src" / "spyglass": "spyglass", ROOT / "themes": "spyglass/themes"}
-BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "src", "themes")
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "src", "themes")
 
 INSTALLED_CHECK = """
 import json, subprocess, sys
@@ -34,7 +34,7 @@ print(json.dumps({
 }))
 """
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.external]  # pip and a venv, as processes
 
 
 def shipped_files() -> dict[str, Path]:
@@ -101,6 +101,8 @@ def test_wheel_ships_every_non_python_file(wheel):
     missing = sorted(set(expected) - names)
     assert not missing, f"not in the wheel (add the suffix to package-data in pyproject.toml): {missing}"
     assert "spyglass/themes/__init__.py" in names and "spyglass/tui/app.py" in names
+    assert not [n for n in names if n.startswith("spyglass/testing/")]  # the tests' helpers: not shipped
+    assert "spyglass-0.1.0.dist-info/licenses/LICENSE" in names
 
 
 def test_installed_wheel_draws_the_map_and_loads_themes(wheel, tmp_path):

@@ -15,9 +15,7 @@ from spyglass.present.geonet import dns_lines, dns_row, missing_lines, ping_line
 from spyglass.present.host import host_facts, render_host_text
 from spyglass.present.service import changes, describe_service, headline, service_line, vulns_of
 from spyglass.present.values import get_path, number, text_of
-from tests.conftest import SHARED
-
-FIXTURES = SHARED / "fixtures" / "original-service"
+from tests.conftest import ORIGINAL as FIXTURES
 
 # One banner in the shapes real exports of the original service have (field names as they come).
 REAL = {
@@ -488,7 +486,6 @@ def test_dns_rows_and_missing_locations():
     assert missing_lines([]) == []
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="the original service's fixtures are not here")
 def test_real_geonet_bodies():
     from spyglass.models import DnsResult, PingResult
 
@@ -502,7 +499,6 @@ def test_real_geonet_bodies():
     assert dns_row(dns).answer.startswith("A ")
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="the original service's fixtures are not here")
 def test_real_host_body():
     body = json.loads((FIXTURES / "host" / "version.json").read_text())
     for banner in body["matches"]:
@@ -514,6 +510,7 @@ def test_real_host_body():
     assert service_line(body["matches"][1]).startswith(f"1723/tcp  {'pptp':<32} Firmware: 1")
 
 
+@pytest.mark.external
 def test_present_loads_neither_textual_nor_the_client():
     from tests.unit.test_layers import modules_loaded_by, top
 

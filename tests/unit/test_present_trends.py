@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -81,6 +82,7 @@ def test_charts_use_only_the_16_ansi_colours():
     assert not any(c.startswith(("48;", "38;2;")) for c in codes)  # no background, no true colour
 
 
+@pytest.mark.external
 def test_a_chart_renders_the_same_under_any_hash_seed():
     script = (
         "from spyglass.present import trends as t\n"

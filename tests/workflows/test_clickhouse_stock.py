@@ -15,6 +15,8 @@ from spyglass.testing.clickhouse import ClickHouseServer
 from tests.servers import installed
 from tests.workflows.commands import spyglass
 
+pytestmark = pytest.mark.external  # spyglass commands as processes
+
 
 @pytest.mark.timeout(1200)  # 200,000 banners into ClickHouse on a busy 2-core machine
 def test_import_and_serve_on_a_stock_clickhouse_server(tmp_path):

@@ -20,6 +20,8 @@ from tests.contract.test_guard import serve
 from tests.servers import ZONE_NETWORKS, DnsServer
 from tests.workflows.commands import spyglass
 
+pytestmark = pytest.mark.external  # spyglass commands as processes
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -8,8 +8,12 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from spyglass.server.datalock import LOCK_FILE, served_by
 from tests.workflows.commands import Terminal, spyglass
+
+pytestmark = pytest.mark.external  # spyglass commands as processes
 
 QUIT = b"\x11"  # ctrl+q
 

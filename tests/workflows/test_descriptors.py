@@ -6,8 +6,12 @@ from __future__ import annotations
 import resource
 import socket
 
+import pytest
+
 from tests.contract.test_guard import serve
 from tests.workflows.commands import spyglass
+
+pytestmark = pytest.mark.external  # spyglass commands as processes
 
 
 def test_serve_under_ulimit_n_1024(tmp_path):

@@ -12,9 +12,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.contract.test_guard import serve
 from tests.workflows.commands import spyglass
+
+pytestmark = pytest.mark.external  # spyglass commands as processes
 
 
 def children(pid: int) -> list[int]:

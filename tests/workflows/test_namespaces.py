@@ -8,6 +8,8 @@ import pytest
 from tests.contract.test_guard import serve
 from tests.workflows.commands import spyglass
 
+pytestmark = pytest.mark.external  # spyglass commands as processes
+
 
 @pytest.mark.parametrize("namespace", ["intel", "shodan"])
 def test_the_cli_attaches_to_a_served_data_dir_in_the_backend_s_namespace(tmp_path, namespace):

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from spyglass.testing.backend import serve
 from tests.workflows.commands import spyglass
+
+pytestmark = pytest.mark.external  # spyglass commands as processes
 
 SCANS = Path(__file__).resolve().parents[1] / "formats" / "data"
 

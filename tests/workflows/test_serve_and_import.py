@@ -17,6 +17,8 @@ import pytest
 from tests.contract.test_guard import serve
 from tests.workflows.commands import spyglass
 
+pytestmark = pytest.mark.external  # spyglass commands as processes
+
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_an_import_into_a_served_data_dir_is_searchable_at_once(tmp_path, workers):

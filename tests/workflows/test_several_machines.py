@@ -5,12 +5,15 @@ one ClickHouse (started here, on loopback), ``state init``, an embedded backend 
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from spyglass.testing.backend import serve
 from spyglass.testing.clickhouse import ClickHouseServer
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed
 from tests.workflows.commands import spyglass
+
+pytestmark = pytest.mark.external  # spyglass commands as processes
 
 
 def info(url: str, key: str) -> dict:

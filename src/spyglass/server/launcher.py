@@ -121,9 +121,13 @@ class EmbeddedBackend:
         with self._lock:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             # the backend inherits $SPYGLASS_STATE: its local account is made where it will look
+            from spyglass.server.banners.store import StoreUnavailable
             from spyglass.server.stores import ENV_STATE, open_account_state
 
-            store = open_account_state(os.environ.get(ENV_STATE), self.data_dir)
+            try:
+                store = open_account_state(os.environ.get(ENV_STATE), self.data_dir)
+            except StoreUnavailable as exc:  # not reached, or the postgres extra not installed
+                raise BackendFailed(str(exc)) from None
             try:
                 key = store.local_key()  # created on first run even when another key is used
             finally:

@@ -35,9 +35,9 @@ def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
 
 def uvicorn_server(app, settings):
     """uvicorn serving ``app`` as the backend does, in one process or in each worker: the guarded
-    HTTP/1.1 protocol (guard.py) on uvloop, accept errors logged once a minute, and X-Forwarded-For
-    believed only from the proxies the operator names (uvicorn believes any from loopback, so a
-    local client could name any address to lock it out, or dodge the failed-key limit)."""
+    HTTP/1.1 protocol (guard.py) on uvloop where installed, accept errors logged once a minute, and
+    X-Forwarded-For believed only from the proxies the operator names (uvicorn believes any from
+    loopback, so a local client could name any address to lock it out, or dodge the failed-key limit)."""
     import uvicorn
 
     from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
@@ -48,7 +48,7 @@ def uvicorn_server(app, settings):
         access_log=False,
         timeout_graceful_shutdown=3,
         http=guarded_protocol(settings.limits),
-        loop="uvloop",  # libuv's loop: each request takes less time than on asyncio's
+        loop="auto",  # libuv's loop (uvloop) where installed: each request takes less time than on asyncio's
         proxy_headers=bool(settings.forwarded_allow),
         forwarded_allow_ips=list(settings.forwarded_allow),
     )

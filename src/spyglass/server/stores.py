@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from spyglass.server.banners.store import BANNERS, BannerStore, StoreUnavailable
+from spyglass.server.extras import require
 from spyglass.server.state.accounts import AccountState, utcnow
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.state.directory import DirectoryState
@@ -26,11 +27,13 @@ def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
     """The banner store at ``address`` (``clickhouse://HOST:PORT/DATABASE[?cluster=NAME&http_port=N]``,
     each parameter optional: inserts go to the HTTP port, 8123 unless named), or the embedded one
     in ``data_dir`` when there is none. ValueError for an address that is not
-    one; :class:`StoreUnavailable` when its server cannot be reached or refuses us."""
+    one; :class:`StoreUnavailable` when its server cannot be reached or refuses us, or the
+    clickhouse extra is not installed."""
     if not address:
         from spyglass.server.index import BannerIndex
 
         return BannerIndex(data_dir)
+    require("clickhouse")
     from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, shown
 
     try:
@@ -44,11 +47,13 @@ def open_banner_store(address: str | None, data_dir: Path) -> BannerStore:
 def open_account_state(address: str | None, data_dir: Path, clock: Callable[[], datetime] = utcnow) -> AccountState:
     """The accounts at ``address`` (``postgresql://USER[:PASSWORD]@HOST[:PORT]/DB``), or the
     embedded ones in ``data_dir`` when there is none. ValueError for an address that is not one or
-    credentials the server refuses; :class:`StoreUnavailable` when it cannot be reached."""
+    credentials the server refuses; :class:`StoreUnavailable` when it cannot be reached, or the
+    postgres extra is not installed."""
     if not address:
         from spyglass.server.store import Store
 
         return Store(data_dir, clock)
+    require("postgres")
     from spyglass.server.postgres import PostgresAccounts
 
     return PostgresAccounts(address, data_dir, clock)
@@ -61,6 +66,7 @@ def open_alert_state(address: str | None, data_dir: Path, clock: Callable[[], da
         from spyglass.server.alerts.store import AlertStore
 
         return AlertStore(data_dir, clock=clock)
+    require("postgres")
     from spyglass.server.postgres.alerts import PostgresAlerts
 
     return PostgresAlerts(address, clock=clock)
@@ -72,6 +78,7 @@ def open_scan_state(address: str | None, data_dir: Path) -> ScanState:
         from spyglass.server.scanner.store import ScanStore
 
         return ScanStore(data_dir)
+    require("postgres")
     from spyglass.server.postgres.scans import PostgresScans
 
     return PostgresScans(address)
@@ -83,6 +90,7 @@ def open_directory_state(address: str | None, data_dir: Path) -> DirectoryState:
         from spyglass.server.directory.store import Directory
 
         return Directory(data_dir)
+    require("postgres")
     from spyglass.server.postgres.directory import PostgresDirectory
 
     return PostgresDirectory(address)

@@ -12,12 +12,18 @@ from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
 
 def init_command(args: argparse.Namespace) -> int:
     from spyglass.server.banners.store import StoreUnavailable
-    from spyglass.server.postgres import shown
-    from spyglass.server.postgres.schema import init_schema
+    from spyglass.server.extras import ExtraMissing, require
 
     address = state_address(args)
     if not address:
         return fail("state init: name a PostgreSQL state with --state or $SPYGLASS_STATE", EXIT_USAGE)
+    try:
+        require("postgres")
+    except ExtraMissing as exc:
+        return fail(f"state init: {exc}", EXIT_UNAVAILABLE)
+    from spyglass.server.postgres import shown
+    from spyglass.server.postgres.schema import init_schema
+
     try:
         version = init_schema(address)
     except StoreUnavailable as exc:
@@ -30,12 +36,18 @@ def init_command(args: argparse.Namespace) -> int:
 
 def copy_command(args: argparse.Namespace) -> int:
     from spyglass.server.banners.store import StoreUnavailable
-    from spyglass.server.postgres import shown
-    from spyglass.server.statecopy import copy_state
+    from spyglass.server.extras import ExtraMissing, require
 
     address = state_address(args)
     if not address:
         return fail("state copy: name the PostgreSQL state to copy into with --state or $SPYGLASS_STATE", EXIT_USAGE)
+    try:
+        require("postgres")
+    except ExtraMissing as exc:
+        return fail(f"state copy: {exc}", EXIT_UNAVAILABLE)
+    from spyglass.server.postgres import shown
+    from spyglass.server.statecopy import copy_state
+
     try:
         copied = copy_state(args.source, address)
     except StoreUnavailable as exc:

@@ -16,10 +16,15 @@ def init_command(args: argparse.Namespace) -> int:
     from spyglass.progress import Progress
     from spyglass.server.clickhouse import StoreURLError, shown
     from spyglass.server.clickhouse.upgrade import upgrade
+    from spyglass.server.extras import ExtraMissing, require
 
     address = store_address(args)
     if not address:
         return fail("store init: name a ClickHouse store with --store or $SPYGLASS_STORE", EXIT_USAGE)
+    try:
+        require("clickhouse")
+    except ExtraMissing as exc:
+        return fail(f"store init: {exc}", EXIT_UNAVAILABLE)
     progress = Progress("upgrade")
     try:  # tables of an earlier version's layout: their banners copied into the current ones
         said = upgrade(address, lambda copied: progress.update(None, f"{copied:,} banners copied"))
