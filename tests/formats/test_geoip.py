@@ -16,6 +16,8 @@ from netaddr import IPSet
 from tests.formats.scans import import_files, served
 from tests.workflows.commands import spyglass
 
+pytestmark = pytest.mark.external  # spyglass import and serve as processes
+
 DATA = Path(__file__).parent / "data"
 NMAP = DATA / "nmap-loopback.xml"  # 127.0.0.1
 MASSCAN = DATA / "masscan-banners.json"  # 10.77.0.2

@@ -25,7 +25,10 @@ from tests.formats.nmapfiles import NMAP
 from tests.formats.scans import import_files, read, served
 from tests.scanservers import HOST, _Handler, http_service, make_cert, ssh_service
 
-pytestmark = pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed")
+pytestmark = [
+    pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed"),
+    pytest.mark.external,
+]  # nmap in network namespaces, and spyglass as a process
 SCRIPTS = "ssh-hostkey,ssh2-enum-algos,http-vuln-cve2011-3192,http-date,clock-skew,banner"
 QEMU_MAC = "52:54:00:12:34:56"  # an address nmap names the vendor of (QEMU's OUI)
 

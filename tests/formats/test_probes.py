@@ -40,6 +40,7 @@ threading.Event().wait()
 
 
 @pytest.mark.skipif(not INSTALLED, reason="nmap's service probes are not installed (Debian: apt install nmap)")
+@pytest.mark.external  # masscan and nmap in a namespace
 def test_masscan_grabs_are_named_as_nmap_names_the_service(tmp_path):
     for tool in ("masscan", "nmap"):
         if subprocess.run(["which", tool], capture_output=True).returncode:
