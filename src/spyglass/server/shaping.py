@@ -11,6 +11,19 @@ import msgspec
 from spyglass.exactjson import dumps, loads
 from spyglass.server.banners.shape import normalize
 
+LOCATION = (  # the service's location members, in its order (the host's, and what geoip fills)
+    "city",
+    "region_code",
+    "area_code",
+    "dma_code",
+    "postal_code",
+    "country_code",
+    "country_code3",
+    "country_name",
+    "latitude",
+    "longitude",
+)
+
 MINIFY_DROP = (("http", "html"), ("ssl", "chain"), ("opts", "raw"))
 
 
@@ -82,21 +95,7 @@ def host_record(banners: list[dict], history: bool, minify: bool) -> dict:
         "ports": sorted({port for port, _ in current}),
         "vulns": union("vulns"),
         "last_update": latest["timestamp"],
-        **{
-            k: loc.get(k)
-            for k in (
-                "city",
-                "region_code",
-                "area_code",
-                "dma_code",
-                "postal_code",
-                "country_code",
-                "country_code3",
-                "country_name",
-                "latitude",
-                "longitude",
-            )
-        },
+        **{k: loc.get(k) for k in LOCATION},
     }
     if not minify:
         record["data"] = shown

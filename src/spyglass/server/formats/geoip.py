@@ -17,19 +17,9 @@ import os
 
 import maxminddb
 
+from spyglass.server.shaping import LOCATION
+
 ENV = "SPYGLASS_GEOIP"
-LOCATION = (  # the service's location members, in its order
-    "city",
-    "region_code",
-    "area_code",
-    "dma_code",
-    "postal_code",
-    "country_code",
-    "country_code3",
-    "country_name",
-    "latitude",
-    "longitude",
-)
 
 
 class GeoError(Exception):
