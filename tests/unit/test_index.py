@@ -156,6 +156,18 @@ def test_host_has_every_banner_of_the_address(index, banners):
 
 
 @pytest.mark.external
+def test_an_import_s_workers_without_a_job_take_no_shard(tmp_path, banners):
+    """Two workers, one block of lines: the second took a shard and left it empty (a searcher more,
+    and trends answered 500 over it)."""
+    lines = tmp_path / "few.json"
+    lines.write_bytes(b"\n".join(orjson.dumps(b) for b in banners[:20]) + b"\n")
+    idx = BannerIndex(tmp_path / "data")
+    assert import_files(idx, [lines], workers=2).added == 20
+    assert [s.num_docs for s in idx.searchers()] == [20]
+    idx.close()
+
+
+@pytest.mark.external
 def test_import_files_plain_and_gzip_with_bad_lines(tmp_path, banners):
     plain, packed = tmp_path / "a.json", tmp_path / "b.json.gz"
     lines = [orjson.dumps(b) for b in banners[:100]]

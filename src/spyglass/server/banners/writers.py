@@ -83,14 +83,19 @@ class Failed:
 
 
 def _work(opener: Callable[[], BannerStore], jobs, results, parent: int) -> None:
-    """A worker's life: open the store, take a writer, parse and write jobs until told to stop."""
+    """A worker's life: at its first job open the store and take a writer (a worker that gets none
+    takes no index shard, which would stay empty), parse and write jobs until told to stop."""
     _worker_start(parent)
     try:
+        first = jobs.get()
+        if first is None:
+            results.put(None)
+            return
         store = opener()
         bulk_load = getattr(store, "bulk_load", nullcontext)  # the embedded one's page cache
         with bulk_load(), store.writing() as writer:
             try:
-                _jobs(store, writer, jobs, results)
+                _jobs(store, writer, jobs, results, first)
             except BaseException as exc:
                 _fail(results, exc)  # before the writer's own ending, which a full disk may leave waiting
         store.close()
@@ -99,15 +104,17 @@ def _work(opener: Callable[[], BannerStore], jobs, results, parent: int) -> None
     results.put(None)
 
 
-def _jobs(store: BannerStore, writer, jobs, results) -> None:
-    """Parse what comes in, and write it BATCH banners at a time (or after HOLD seconds)."""
+def _jobs(store: BannerStore, writer, jobs, results, first) -> None:
+    """Parse what comes in (``first``, then the queue's), and write it BATCH banners at a time
+    (or after HOLD seconds)."""
     preparer = getattr(store, "preparer", None)
     held: list[tuple[int, Any, list]] = []  # (job, chunk, its prepared banners)
     since = 0.0
     stopping = False
+    given = [first]
     while not stopping:
         try:
-            item = jobs.get(timeout=HOLD)
+            item = given.pop() if given else jobs.get(timeout=HOLD)
         except queue.Empty:
             item = ...
         if item is None:
