@@ -42,7 +42,7 @@ def _day(d: date) -> datetime:
     return datetime.combine(d, time.min)
 
 
-# The services of which any banner, current or not, holds one of these tool tags (terms.py)
+# The services of which a banner no longer current holds one of these tool tags (terms.py)
 ToolServices = Callable[[list[str]], list[int]]
 
 

@@ -189,8 +189,16 @@ class BannerIndex:
         return compile_query(self.schema, query, current=True, tool_services=self.tool_services)
 
     def tool_services(self, tags: list[str]) -> list[int]:
-        """The services of which any banner (current or not) holds one of these tool tags."""
-        return merge.services(self.searchers(), tantivy.Query.term_set_query(self.schema, "e_tag", tags))
+        """The services of which a banner no longer current holds one of these tool tags (a
+        current one holding it matches by its own tag: those need no look-up)."""
+        tq = tantivy.Query
+        earlier = tq.boolean_query(
+            [
+                (tantivy.Occur.Must, tq.term_set_query(self.schema, "e_tag", tags)),
+                (tantivy.Occur.Must, tq.term_query(self.schema, "b_current", False)),
+            ]
+        )
+        return merge.services(self.searchers(), earlier)
 
     def behind(self) -> bool:
         """Whether the records hold banners (or demotions) a shard has not committed."""
