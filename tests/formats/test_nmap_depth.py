@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -77,8 +78,9 @@ def test_host_scripts_are_on_every_banner_of_the_host(loopback):
     banners = {b["port"]: b for b in api.host(HOST, history=False)["data"]}
     assert set(banners) == {ssh.port, http.port}
     for banner in banners.values():
-        skew = banner["host_scripts"]["clock-skew"]
-        assert skew["output"] == "0s" and skew["elems"]["count"] == "1"
+        skew = banner["host_scripts"]["clock-skew"]  # nmap's reading of the servers' Date headers:
+        # "0s" on an idle machine, "-1s" when a loaded one answers across a second's turn (CI)
+        assert re.fullmatch(r"-?[01]s", skew["output"]) and skew["elems"]["count"] == "1", skew
 
 
 def test_vulnerabilities_nmap_found_are_vulns(loopback):
