@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 from datetime import datetime
@@ -7,6 +8,8 @@ from datetime import datetime
 import httpx
 import pytest
 
+from spyglass.client import Clients
+from spyglass.datagen import generate
 from tests.conftest import backend_with
 
 # What the snapshots show as the backend's port (the status bar's endpoint, the Host header the
@@ -53,3 +56,24 @@ def snapshot_profile(snapshot_backend):
     """A fresh member account for each snapshot, so no test sees credits another one spent."""
     _, key = snapshot_backend.store.create_account(f"analyst-{next(_accounts)}", "member", display_name="Ada Analyst")
     return snapshot_backend.profile(key)
+
+
+@pytest.fixture(scope="module")
+def forms_backend(tmp_path_factory):
+    """A backend for the panes' forms (tests/tui/test_forms.py, test_form_keys.py)."""
+    with backend_with(tmp_path_factory.mktemp("tui-forms"), generate(50, seed=5)) as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def forms_key(forms_backend):
+    """An enterprise account (the org pane) with an alert and a notifier, so every list has rows."""
+    _, key = forms_backend.store.create_account("forms-boss", "enterprise", email="boss@forms.test")
+
+    async def setup() -> None:
+        async with Clients.from_profile(forms_backend.profile(key)) as c:
+            await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})
+            await c.alerts.create("lab", ["127.0.0.0/30"])
+
+    asyncio.run(setup())
+    return key

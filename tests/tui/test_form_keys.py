@@ -8,40 +8,15 @@ import pytest
 from rich.color import ColorSystem
 from textual.widgets import Input, Select
 
-from spyglass.client import Clients
-from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.base import Pane
-from tests.conftest import backend_with
 from tests.tui.helpers import screen_text, settle
 from tests.tui.test_forms import cells
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with backend_with(tmp_path_factory.mktemp("tui-form-keys"), generate(20, seed=7)) as backend:
-        yield backend
-
-
-@pytest.fixture(scope="module")
-def key(served):
-    """An account with a notifier and an alert, so the lists have rows."""
-    import asyncio
-
-    _, key = served.store.create_account("form-keys", "enterprise", email="keys@forms.test")
-
-    async def setup() -> None:
-        async with Clients.from_profile(served.profile(key)) as c:
-            await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})
-            await c.alerts.create("lab", ["127.0.0.0/30"])
-
-    asyncio.run(setup())
-    return key
-
-
 @pytest.mark.parametrize("pane_id", ["notifiers", "alerts"])
-async def test_tab_stops_only_on_widgets_that_show_they_have_the_keys(served, key, pane_id):
-    app = SpyglassApp(served.profile(key), pane=pane_id)
+async def test_tab_stops_only_on_widgets_that_show_they_have_the_keys(forms_backend, forms_key, pane_id):
+    app = SpyglassApp(forms_backend.profile(forms_key), pane=pane_id)
     async with app.run_test(size=(120, 50)) as pilot:
         await settle(pilot)
         stops = []
@@ -54,8 +29,8 @@ async def test_tab_stops_only_on_widgets_that_show_they_have_the_keys(served, ke
             assert focused.region.area, stops
 
 
-async def test_a_picked_provider_keeps_the_keys_on_the_drop_down_and_tab_goes_to_its_argument(served, key):
-    app = SpyglassApp(served.profile(key), pane="notifiers")
+async def test_a_picked_provider_keeps_the_keys_on_the_drop_down_and_tab_goes_to_its_argument(forms_backend, forms_key):
+    app = SpyglassApp(forms_backend.profile(forms_key), pane="notifiers")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         provider = app.query_one("#notifier-provider", Select)
@@ -74,8 +49,8 @@ async def test_a_picked_provider_keeps_the_keys_on_the_drop_down_and_tab_goes_to
 
 
 @pytest.mark.parametrize(("pane_id", "selector"), [("notifiers", "#notifier-provider"), ("alerts", "#alert-notifier")])
-async def test_letters_typed_on_a_drop_down_open_it_at_the_matching_option(served, key, pane_id, selector):
-    app = SpyglassApp(served.profile(key), pane=pane_id)
+async def test_letters_typed_on_a_drop_down_open_it_at_the_matching_option(forms_backend, forms_key, pane_id, selector):
+    app = SpyglassApp(forms_backend.profile(forms_key), pane=pane_id)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         choice = app.query_one(selector, Select)
@@ -107,10 +82,10 @@ def eight_bit(app, widget) -> list[tuple[object, ...]]:
     [("notifiers", "#notifier-description"), ("alerts", "#alert-name"), ("notifiers", "#notifier-provider")],
 )
 async def test_a_focused_borderless_box_shows_it_in_256_colours_with_the_cursor_still(
-    served, key, monkeypatch, pane_id, selector
+    forms_backend, forms_key, monkeypatch, pane_id, selector
 ):
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.1 50000 192.0.2.2 22")  # over SSH: it never blinks
-    app = SpyglassApp(served.profile(key), pane=pane_id)
+    app = SpyglassApp(forms_backend.profile(forms_key), pane=pane_id)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         box = app.query_one(selector)

@@ -9,37 +9,12 @@ from textual.color import Color
 from textual.widget import Widget
 from textual.widgets import Button, Input, Select
 
-from spyglass.client import Clients
-from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.screens.savequery import SaveQueryScreen
-from tests.conftest import backend_with
 from tests.tui.helpers import no_blink, screen_text, settle
 
 SIZE = (120, 50)
 FORM_PANES = ["alerts", "notifiers", "geo", "org", "directory"]
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with backend_with(tmp_path_factory.mktemp("tui-forms"), generate(50, seed=5)) as backend:
-        yield backend
-
-
-@pytest.fixture(scope="module")
-def enterprise_key(served):
-    """An enterprise account (the org pane) with an alert and a notifier, so every list has rows."""
-    import asyncio
-
-    _, key = served.store.create_account("forms-boss", "enterprise", email="boss@forms.test")
-
-    async def setup() -> None:
-        async with Clients.from_profile(served.profile(key)) as c:
-            await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})
-            await c.alerts.create("lab", ["127.0.0.0/30"])
-
-    asyncio.run(setup())
-    return key
 
 
 def cells(app, widget: Widget) -> list[tuple[str, object]]:
@@ -71,10 +46,10 @@ async def focus_shows(app, pilot, widget: Widget) -> int:
 
 @pytest.mark.parametrize("colours", ["16-colours", "no-colour"])
 @pytest.mark.parametrize("pane_id", FORM_PANES)
-async def test_every_form_widget_shows_focus(served, enterprise_key, monkeypatch, pane_id, colours):
+async def test_every_form_widget_shows_focus(forms_backend, forms_key, monkeypatch, pane_id, colours):
     if colours == "no-colour":
         monkeypatch.setenv("NO_COLOR", "1")
-    app = SpyglassApp(served.profile(enterprise_key), theme="spyglass-16", pane=pane_id)
+    app = SpyglassApp(forms_backend.profile(forms_key), theme="spyglass-16", pane=pane_id)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         no_blink(app)
@@ -86,10 +61,10 @@ async def test_every_form_widget_shows_focus(served, enterprise_key, monkeypatch
 
 
 @pytest.mark.parametrize("colours", ["16-colours", "no-colour"])
-async def test_the_save_dialog_fields_look_like_fields_and_show_focus(served, monkeypatch, colours):
+async def test_the_save_dialog_fields_look_like_fields_and_show_focus(forms_backend, monkeypatch, colours):
     if colours == "no-colour":
         monkeypatch.setenv("NO_COLOR", "1")
-    app = SpyglassApp(served.profile(served.key()), theme="spyglass-16")
+    app = SpyglassApp(forms_backend.profile(forms_backend.key()), theme="spyglass-16")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         app.query_one("#query", Input).value = "port:22"
@@ -106,8 +81,8 @@ async def test_the_save_dialog_fields_look_like_fields_and_show_focus(served, mo
         assert unseen == [], unseen
 
 
-async def test_digits_typed_on_a_form_button_or_select_stay_in_the_pane(served, enterprise_key):
-    app = SpyglassApp(served.profile(enterprise_key), theme="spyglass-16", pane="alerts")
+async def test_digits_typed_on_a_form_button_or_select_stay_in_the_pane(forms_backend, forms_key):
+    app = SpyglassApp(forms_backend.profile(forms_key), theme="spyglass-16", pane="alerts")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         for selector in ("#alert-save", "#alert-notifier", "#alert-attach"):
@@ -122,8 +97,8 @@ async def test_digits_typed_on_a_form_button_or_select_stay_in_the_pane(served, 
         assert "Geo" in screen_text(app)
 
 
-async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(served, enterprise_key):
-    app = SpyglassApp(served.profile(enterprise_key), pane="alerts")
+async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(forms_backend, forms_key):
+    app = SpyglassApp(forms_backend.profile(forms_key), pane="alerts")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press(*"office", "enter")  # no networks yet
