@@ -48,10 +48,12 @@ def test_a_backend_under_load_holds_at_most_one_pool_of_connections(postgres_ser
 
 
 def _count(admin_url: str, database: str, counts: list[int], done: threading.Event) -> None:
-    """How many connections the test's database has, as often as PostgreSQL answers, until ``done``."""
+    """How many clients' connections the test's database has, as often as PostgreSQL answers, until
+    ``done`` (not its autovacuum and parallel workers, which PostgreSQL lists beside them)."""
+    sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND backend_type = 'client backend'"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         while not done.wait(0.01):
-            row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)).fetchone()
+            row = conn.execute(sql, (database,)).fetchone()
             counts.append(row[0] if row else 0)
 
 
