@@ -13,20 +13,19 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
 
-from spyglass.netblocks import Address, Network
+from spyglass.netblocks import Address, Netblock
 
 T = TypeVar("T")
 
 
 class Coverage(Generic[T]):
-    def __init__(self, owners: Iterable[tuple[T, Sequence[Network]]]) -> None:
+    def __init__(self, owners: Iterable[tuple[T, Sequence[Netblock]]]) -> None:
         self.owners: list[T] = []
         edges: dict[int, list[tuple[int, int, int]]] = {4: [], 6: []}  # (position, +1/-1, owner)
         for i, (owner, networks) in enumerate(owners):
             self.owners.append(owner)
             for n in networks:
-                start = int(n.network_address)  # (broadcast_address is far slower)
-                edges[n.version] += [(start, 1, i), (start + (1 << (n.max_prefixlen - n.prefixlen)), -1, i)]
+                edges[n.version] += [(n.start, 1, i), (n.start + n.num_addresses, -1, i)]
         self._ranges = {version: _sweep(e) for version, e in edges.items()}
 
     def covering(self, address: Address) -> list[T]:

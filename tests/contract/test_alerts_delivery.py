@@ -9,7 +9,6 @@ were queued, so when the control arrives, anything queued before it would have a
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import socket
 import sqlite3
 import time
@@ -21,6 +20,7 @@ import pytest
 
 from spyglass.backoff import Backoff
 from spyglass.client import Clients
+from spyglass.netblocks import parse_netblock
 from spyglass.server.alerts import delivery, engine
 from spyglass.testing.alerts import Receiver, banner, watch
 from tests.conftest import start_backend
@@ -188,7 +188,7 @@ async def test_an_alert_stored_with_an_expiry_past_the_year_9999_never_expires_a
             account = backend.store.account_for_key(key)
             assert account is not None
             far = backend.app.state.alerts.create_alert(
-                account.id, "far", [ipaddress.ip_network("127.0.6.0/24")], 300_000_000_000
+                account.id, "far", [parse_netblock("127.0.6.0/24")], 300_000_000_000
             )
             notifier = await old.notifiers.create("webhook", {"url": receiver.url + "/old"})
             assert await old.alerts.enable_triggers(far.id, "any")

@@ -3,17 +3,17 @@ on PostgreSQL alike; and, on PostgreSQL, the delivery queue that several backend
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from spyglass.netblocks import parse_netblock
 from spyglass.server.postgres.alerts import PostgresAlerts
 from spyglass.server.state import OverBudget
 from spyglass.server.state.alerts import DEFAULT_NOTIFIER, LEASE
 
-NETS = [ipaddress.ip_network("198.51.100.0/24"), ipaddress.ip_network("192.0.2.7/32")]
+NETS = [parse_netblock("198.51.100.0/24"), parse_netblock("192.0.2.7/32")]
 
 
 def item(event: str, alert_id: str, notifier: str = "N1", account: int = 1) -> tuple[str, int, str, str, dict]:
@@ -52,7 +52,7 @@ def test_the_budget_holds_under_concurrent_creates_and_edits_from_several_backen
     SQLite: the budget was read before, and apart from, the write. 24 creates of 8 addresses at
     once through three connections (three backends) leave exactly two."""
     backends = [open_alerts() for _ in range(3)]
-    eight = [ipaddress.ip_network("198.51.100.0/29")]
+    eight = [parse_netblock("198.51.100.0/29")]
 
     def create(n: int) -> bool:
         try:
@@ -70,9 +70,7 @@ def test_the_budget_holds_under_concurrent_creates_and_edits_from_several_backen
 
     def grow(n: int) -> bool:  # each of two edits alone fits beside the other alert's 8; not both
         try:
-            backends[n % 3].set_networks(
-                1, (first, second)[n % 2].id, [ipaddress.ip_network("198.51.100.0/28")], budget=24
-            )
+            backends[n % 3].set_networks(1, (first, second)[n % 2].id, [parse_netblock("198.51.100.0/28")], budget=24)
         except OverBudget:
             return False
         return True

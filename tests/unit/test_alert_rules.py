@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spyglass.backoff import Backoff
-from spyglass.netblocks import BadNetwork, network_size, networks_from_text, parse_networks
+from spyglass.netblocks import BadNetwork, network_size, networks_from_text, parse_netblock, parse_networks
 from spyglass.server.alerts.delivery import RETRY, message_for
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, matching, parse_names
@@ -76,8 +76,43 @@ def test_network_size_counts_every_address_once(parts):
     covered = set()
     for n in networks:
         covered.update(range(int(n.network_address), int(n.broadcast_address) + 1))
-    assert network_size(networks) == len(covered)
-    assert networks_from_text(", ".join(map(str, networks))) == networks
+    blocks = networks_from_text(", ".join(map(str, networks)))
+    assert network_size(blocks) == len(covered)
+    assert [(b.version, b.start, b.prefixlen) for b in blocks] == [
+        (n.version, int(n.network_address), n.prefixlen) for n in networks
+    ]
+
+
+_DOTTED = st.builds(
+    "{}.{}.{}.{}{}".format,
+    *[st.sampled_from(["0", "00", "01", "9", "10", "99", "100", "199", "255", "256", "300", "999", "1000"])] * 4,
+    st.sampled_from(["", "/", "/0", "/8", "/08", "/24", "/32", "/33", "/255.0.0.0", "/x", " "]),
+)
+
+
+@given(st.one_of(_DOTTED, st.text(max_size=24), st.ip_addresses().map(str)))
+def test_a_netblock_reads_as_ipaddress_reads_it(text):
+    """The integer fast path takes exactly what ip_network(strict=False) takes, as the same network,
+    and writes it as alerts always kept it (a single address without its prefix length)."""
+    try:
+        network = ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        with pytest.raises(ValueError):
+            parse_netblock(text)
+        return
+    block = parse_netblock(text)
+    assert (block.version, block.start, block.prefixlen) == (
+        network.version,
+        int(network.network_address),
+        network.prefixlen,
+    )
+    assert str(block) == (str(network.network_address) if network.num_addresses == 1 else str(network))
+    assert network.network_address in block and network.broadcast_address in block
+    assert (
+        (network.broadcast_address + 1 in block) is False
+        if int(network.broadcast_address) < (1 << network.max_prefixlen) - 1
+        else True
+    )
 
 
 @pytest.mark.parametrize("value", [[], "", ["10.0.0.300"], ["10.0.0.0/33"], [7], None, {"ip": "x"}])
@@ -208,7 +243,7 @@ _ALERTS = st.lists(st.lists(_networks(4) | _networks(6), max_size=30), max_size=
 def test_coverage_finds_exactly_the_alerts_with_an_address_in_one_of_their_networks(alerts, data):
     from spyglass.coverage import Coverage
 
-    coverage = Coverage(enumerate(alerts))
+    coverage = Coverage(enumerate([[parse_netblock(str(n)) for n in nets] for nets in alerts]))
     edges = []  # each network's first and last address, and their neighbours outside it
     for n in (n for nets in alerts for n in nets):
         first, last = int(n.network_address), int(n.broadcast_address)
@@ -264,8 +299,10 @@ def test_an_edit_of_one_network_parses_only_that_one_again(tmp_path, monkeypatch
     engine = AlertEngine(store, DeliveryWorker(store))
     batch = [Collected(banner(22, ip_str="10.9.9.9"), True, "scan")]
     assert engine.process(batch) == 0
-    parsed, real = [], ipaddress.ip_network
-    monkeypatch.setattr(ipaddress, "ip_network", lambda text, strict=True: parsed.append(text) or real(text, strict))
+    from spyglass.server.alerts import rows
+
+    parsed, real = [], rows.parse_netblock
+    monkeypatch.setattr(rows, "parse_netblock", lambda text: parsed.append(text) or real(text))
     store.set_networks(1, alert.id, [*networks[1:], real("10.9.9.9")])
     assert engine.process(batch) == 1 and parsed == ["10.9.9.9"]
     store.close()

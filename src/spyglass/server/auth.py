@@ -53,9 +53,9 @@ class KeyRateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def check(self, key: str, cost: float = 1.0) -> float | None:
-        """None when the call may go ahead (``cost`` tokens are spent), else the seconds to wait
-        (one costing more than ``burst`` never goes ahead: refuse it before)."""
+    def check(self, key: str, cost: float = 1.0, *, spend: bool = True) -> float | None:
+        """None when the call may go ahead (``cost`` tokens are spent, unless not ``spend``), else
+        the seconds to wait (one costing more than ``burst`` never goes ahead: refuse it before)."""
         now = time.monotonic()
         with self._lock:
             tokens, stamp = self._buckets.get(key, (float(self.burst), now))
@@ -63,7 +63,7 @@ class KeyRateLimiter:
             if tokens < cost:
                 self._buckets[key] = (tokens, now)
                 return (cost - tokens) / self.rate
-            self._buckets[key] = (tokens - cost, now)
+            self._buckets[key] = (tokens - cost if spend else tokens, now)
             if len(self._buckets) > self.MAX_NAMES:
                 self._forget(now)
             return None
@@ -81,10 +81,11 @@ class Hourly:
     def __init__(self) -> None:
         self._limiters: dict[int, KeyRateLimiter] = {}  # by the number an hour
 
-    def spend(self, name: str, per_hour: int, cost: int = 1) -> float | None:
-        """None when ``cost`` of ``name``'s ``per_hour`` are spent, else the seconds to wait."""
+    def spend(self, name: str, per_hour: int, cost: int = 1, *, spend: bool = True) -> float | None:
+        """None when ``cost`` of ``name``'s ``per_hour`` are spent (or, not ``spend``, are there to
+        spend), else the seconds to wait."""
         limiter = self._limiters.setdefault(per_hour, KeyRateLimiter(per_hour / 3600, burst=per_hour))
-        return limiter.check(name, cost)
+        return limiter.check(name, cost, spend=spend)
 
 
 def too_many(wait: float, message: str) -> ApiError:

@@ -26,6 +26,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from spyglass.coverage import Coverage
+from spyglass.netblocks import Netblock, parse_netblock
 from spyglass.safetext import clean
 from spyglass.tui.messages import OpenHost
 from spyglass.tui.widgets.statusbar import StatusBar
@@ -226,9 +227,9 @@ class NoticeWatch:
             self.announce(new)
 
 
-def _networks(alert: Alert) -> list:
+def _networks(alert: Alert) -> list[Netblock]:
     out = []
     for text in alert.filters.ip or []:
         with contextlib.suppress(ValueError):
-            out.append(ipaddress.ip_network(text, strict=False))
+            out.append(parse_netblock(text))
     return out

@@ -31,7 +31,7 @@ from datetime import datetime
 
 from spyglass.backoff import Backoff
 from spyglass.coverage import Coverage
-from spyglass.netblocks import Network
+from spyglass.netblocks import Netblock
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.rows import AlertRow, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching
@@ -77,7 +77,7 @@ class AlertEngine:
         self._unheld: list[list[Collected]] = []  # batches whose holding failed: tried again
         self._faulty: set[str] = set()  # alerts whose failure was logged with its traceback
         self._watching: tuple[tuple[int, int], Watching] | None = None  # for the alerts' version
-        self._parsed: dict[str, dict[str, Network]] = {}  # alert -> its networks, parsed, by their text
+        self._parsed: dict[str, dict[str, Netblock]] = {}  # alert -> its networks, parsed, by their text
 
     def listener(self, collected: list[Collected]) -> None:
         self._incoming.append(collected)  # never blocks the collector

@@ -3,12 +3,11 @@ a notifier, a queued delivery, a batch of banners held until matched."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from spyglass.netblocks import Network
+from spyglass.netblocks import Netblock, parse_netblock
 
 
 @dataclass
@@ -36,11 +35,11 @@ class AlertRow:
         end = self.expiration()
         return end is not None and now >= end
 
-    def parsed_networks(self, known: Mapping[str, Network] | None = None) -> dict[str, Network]:
+    def parsed_networks(self, known: Mapping[str, Netblock] | None = None) -> dict[str, Netblock]:
         """Its networks by their stored text, each taken from ``known`` (its networks before an
         edit) where it is there: an edit of one of 120,000 networks parses one, not 120,000."""
         known = known or {}
-        return {n: known.get(n) or ipaddress.ip_network(n, strict=False) for n in self.networks}
+        return {n: known.get(n) or parse_netblock(n) for n in self.networks}
 
 
 # What the delivery worker has in flight: delivery ids, (account, notifier) pairs, accounts.

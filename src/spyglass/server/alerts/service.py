@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from spyglass.netblocks import Network, network_size
+from spyglass.netblocks import Netblock, network_size
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.state import OverBudget
 from spyglass.server.store import Account
@@ -14,7 +14,7 @@ from spyglass.server.store import Account
 NOTIFYING = "notifying"
 
 
-def over_plan(account: Account, networks: list[Network], over: OverBudget) -> str:
+def over_plan(account: Account, networks: list[Netblock], over: OverBudget) -> str:
     """Why the state refused ``networks`` beside the account's other alerts (``over``): the state
     checks the plan's budget and writes in one transaction, so concurrent creates on any number
     of backends never pass it."""

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from spyglass.netblocks import Network
+from spyglass.netblocks import Netblock
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.sqlite import Database
 from spyglass.server.state import OverBudget
@@ -162,7 +162,7 @@ class AlertStore:
             raise OverBudget(in_use)
 
     def create_alert(
-        self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
+        self, account_id: int, name: str, networks: list[Netblock], expires: int, budget: int | None = None
     ) -> AlertRow:
         alert_id = new_id(16)
         text, size = nets(networks)
@@ -180,7 +180,7 @@ class AlertStore:
         self,
         account_id: int,
         alert_id: str,
-        networks: list[Network],
+        networks: list[Netblock],
         expires: int | None = None,
         budget: int | None = None,
     ) -> None:

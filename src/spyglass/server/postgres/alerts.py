@@ -20,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-from spyglass.netblocks import Network
+from spyglass.netblocks import Netblock
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 from spyglass.server.postgres.connect import Pool, holds_nul, row_of
 from spyglass.server.postgres.schema import init_schema
@@ -93,7 +93,7 @@ class PostgresAlerts:
             raise OverBudget(int(in_use))
 
     def create_alert(
-        self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
+        self, account_id: int, name: str, networks: list[Netblock], expires: int, budget: int | None = None
     ) -> AlertRow:
         alert_id = new_id(16)
         text, size = nets(networks)
@@ -112,7 +112,7 @@ class PostgresAlerts:
         self,
         account_id: int,
         alert_id: str,
-        networks: list[Network],
+        networks: list[Netblock],
         expires: int | None = None,
         budget: int | None = None,
     ) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from spyglass.netblocks import Network, network_size
+from spyglass.netblocks import Netblock, network_size
 from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
 
 DEFAULT_NOTIFIER = "default"
@@ -31,12 +31,11 @@ def new_id(length: int) -> str:
     return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
 
 
-def nets(networks: list[Network]) -> tuple[str, int]:
+def nets(networks: list[Netblock]) -> tuple[str, int]:
     """An alert's networks as stored (JSON, a single address without its prefix length) and how
     many addresses they cover: worked out before a write's transaction, not while it holds the
     state (120,000 networks are a second of work)."""
-    text = json.dumps([str(n) if n.prefixlen < n.max_prefixlen else str(n.network_address) for n in networks])
-    return text, network_size(networks)
+    return json.dumps([str(n) for n in networks]), network_size(networks)
 
 
 def alert_from(r: Mapping[str, Any]) -> AlertRow:
@@ -93,13 +92,13 @@ class AlertState(Protocol):
     # one transaction that no other create or edit of the account's, on any backend, interleaves
     # with: :class:`OverBudget` and nothing written past it.
     def create_alert(
-        self, account_id: int, name: str, networks: list[Network], expires: int, budget: int | None = None
+        self, account_id: int, name: str, networks: list[Netblock], expires: int, budget: int | None = None
     ) -> AlertRow: ...
     def set_networks(
         self,
         account_id: int,
         alert_id: str,
-        networks: list[Network],
+        networks: list[Netblock],
         expires: int | None = None,
         budget: int | None = None,
     ) -> None: ...

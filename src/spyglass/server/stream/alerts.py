@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from spyglass.coverage import Coverage
-from spyglass.netblocks import Network
+from spyglass.netblocks import Netblock
 from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.stream.hub import Published
@@ -40,7 +40,7 @@ class AlertNetworks:
         self.store, self.account_id, self.alert_id, self.clock = store, account_id, alert_id, clock
         self._version: tuple[int, int] | None = None
         self._coverage: Coverage[float] = Coverage(())
-        self._parsed: dict[str, dict[str, Network]] = {}  # alert -> its networks, parsed, by their text
+        self._parsed: dict[str, dict[str, Netblock]] = {}  # alert -> its networks, parsed, by their text
         self._checked = clock()
         self._refreshing: asyncio.Future | None = None
         self._refresh()  # the first: the caller builds it off the event loop
