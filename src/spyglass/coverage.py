@@ -10,7 +10,7 @@ bisection. An address is covered by an owner exactly when it is in one of the ow
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 from spyglass.netblocks import Address, Netblock
@@ -18,14 +18,32 @@ from spyglass.netblocks import Address, Netblock
 T = TypeVar("T")
 
 
+Spans = dict[int, list[tuple[int, int]]]  # by IP version: sorted, disjoint [start, stop) ranges
+
+
+def spans_of(networks: Iterable[Netblock]) -> Spans:
+    """One owner's networks as ranges, overlapping and touching ones made one: 120,000 consecutive
+    addresses are one range, so an alert's size no longer weighs on every build of a coverage."""
+    out: Spans = {4: [], 6: []}
+    for n in sorted(networks):
+        ranges, stop = out[n.version], n.start + n.num_addresses
+        if ranges and n.start <= ranges[-1][1]:
+            if stop > ranges[-1][1]:
+                ranges[-1] = (ranges[-1][0], stop)
+        else:
+            ranges.append((n.start, stop))
+    return out
+
+
 class Coverage(Generic[T]):
-    def __init__(self, owners: Iterable[tuple[T, Sequence[Netblock]]]) -> None:
+    def __init__(self, owners: Iterable[tuple[T, Spans]]) -> None:
         self.owners: list[T] = []
         edges: dict[int, list[tuple[int, int, int]]] = {4: [], 6: []}  # (position, +1/-1, owner)
-        for i, (owner, networks) in enumerate(owners):
+        for i, (owner, spans) in enumerate(owners):
             self.owners.append(owner)
-            for n in networks:
-                edges[n.version] += [(n.start, 1, i), (n.start + n.num_addresses, -1, i)]
+            for version, ranges in spans.items():
+                for start, stop in ranges:
+                    edges[version] += [(start, 1, i), (stop, -1, i)]
         self._ranges = {version: _sweep(e) for version, e in edges.items()}
 
     def covering(self, address: Address) -> list[T]:

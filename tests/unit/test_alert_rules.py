@@ -241,9 +241,9 @@ _ALERTS = st.lists(st.lists(_networks(4) | _networks(6), max_size=30), max_size=
 
 @given(_ALERTS, st.data())
 def test_coverage_finds_exactly_the_alerts_with_an_address_in_one_of_their_networks(alerts, data):
-    from spyglass.coverage import Coverage
+    from spyglass.coverage import Coverage, spans_of
 
-    coverage = Coverage(enumerate([[parse_netblock(str(n)) for n in nets] for nets in alerts]))
+    coverage = Coverage(enumerate([spans_of(parse_netblock(str(n)) for n in nets) for nets in alerts]))
     edges = []  # each network's first and last address, and their neighbours outside it
     for n in (n for nets in alerts for n in nets):
         first, last = int(n.network_address), int(n.broadcast_address)
@@ -301,8 +301,12 @@ def test_an_edit_of_one_network_parses_only_that_one_again(tmp_path, monkeypatch
     assert engine.process(batch) == 0
     from spyglass.server.alerts import rows
 
-    parsed, real = [], rows.parse_netblock
+    parsed, spanned, real, real_spans = [], [], rows.parse_netblock, rows.spans_of
     monkeypatch.setattr(rows, "parse_netblock", lambda text: parsed.append(text) or real(text))
+    monkeypatch.setattr(rows, "spans_of", lambda networks: spanned.append(1) or real_spans(networks))
     store.set_networks(1, alert.id, [*networks[1:], real("10.9.9.9")])
-    assert engine.process(batch) == 1 and parsed == ["10.9.9.9"]
+    assert engine.process(batch) == 1 and parsed == ["10.9.9.9"] and len(spanned) == 1
+    store.set_triggers(alert.id, ["new_service"], True)  # the alerts changed, its networks did not: kept
+    assert engine.process([Collected(banner(23, ip_str="10.9.9.9"), True, "scan")]) == 1
+    assert parsed == ["10.9.9.9"] and len(spanned) == 1
     store.close()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from textual.app import App
 from textual.binding import Binding
 
-from spyglass.coverage import Coverage
+from spyglass.coverage import Coverage, spans_of
 from spyglass.netblocks import Netblock, parse_netblock
 from spyglass.safetext import clean
 from spyglass.tui.messages import OpenHost
@@ -210,7 +210,7 @@ class NoticeWatch:
         with ``relist``, the list again and the logs of the alerts new in it too."""
         if only is None or relist:
             self.alerts = {a.id: a for a in await self.clients.alerts.list()}
-            self.covering = Coverage((i, _networks(a)) for i, a in self.alerts.items())
+            self.covering = Coverage((i, spans_of(_networks(a))) for i, a in self.alerts.items())
         if only is not None and relist:
             only = only | (set(self.alerts) - set(self.seen))
         new: list[Notice] = []

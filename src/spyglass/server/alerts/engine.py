@@ -31,9 +31,8 @@ from datetime import datetime
 
 from spyglass.backoff import Backoff
 from spyglass.coverage import Coverage
-from spyglass.netblocks import Netblock
 from spyglass.server.alerts.delivery import DeliveryWorker
-from spyglass.server.alerts.rows import AlertRow, Held
+from spyglass.server.alerts.rows import AlertRow, AlertSpans, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching
 from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.collect import Collected
@@ -77,7 +76,7 @@ class AlertEngine:
         self._unheld: list[list[Collected]] = []  # batches whose holding failed: tried again
         self._faulty: set[str] = set()  # alerts whose failure was logged with its traceback
         self._watching: tuple[tuple[int, int], Watching] | None = None  # for the alerts' version
-        self._parsed: dict[str, dict[str, Netblock]] = {}  # alert -> its networks, parsed, by their text
+        self._spans = AlertSpans()
 
     def listener(self, collected: list[Collected]) -> None:
         self._incoming.append(collected)  # never blocks the collector
@@ -161,13 +160,13 @@ class AlertEngine:
         built again only when the alerts changed."""
         version = self.store.version()
         if self._watching is None or self._watching[0] != version:
-            owners, parsed = [], {}
+            owners = []
             for a in self.store.alerts():
                 with self._alone(a):
                     if a.triggers and a.notifiers:
-                        parsed[a.id] = a.parsed_networks(self._parsed.get(a.id))  # 100,000 parsed: a second
-                        owners.append(((a, a.expiration()), list(parsed[a.id].values())))
-            self._watching, self._parsed = (version, Coverage(owners)), parsed
+                        owners.append(((a, a.expiration()), self._spans(a)))
+            self._spans.keep_only([a.id for (a, _), _ in owners])
+            self._watching = (version, Coverage(owners))
         return self._watching[1]
 
     def _candidates(self, batch: list[Collected], live: Watching) -> list[tuple[Candidate, list[AlertRow]]]:

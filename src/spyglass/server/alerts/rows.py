@@ -7,6 +7,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from spyglass.coverage import Spans, spans_of
 from spyglass.netblocks import Netblock, parse_netblock
 
 
@@ -40,6 +41,28 @@ class AlertRow:
         edit) where it is there: an edit of one of 120,000 networks parses one, not 120,000."""
         known = known or {}
         return {n: known.get(n) or parse_netblock(n) for n in self.networks}
+
+
+class AlertSpans:
+    """Alerts' networks as coverage spans, kept by alert: made again only for an alert whose
+    networks changed, parsing only the networks new to it. After an edit of one alert the engine
+    and each /alert stream build their coverage again; building it from each alert's networks
+    took a second at 120,000 networks, ahead of every other account's banners."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[list[str], dict[str, Netblock], Spans]] = {}
+
+    def __call__(self, alert: AlertRow) -> Spans:
+        kept = self._kept.get(alert.id)
+        if kept is None or kept[0] != alert.networks:
+            parsed = alert.parsed_networks(kept[1] if kept else None)
+            kept = self._kept[alert.id] = (alert.networks, parsed, spans_of(parsed.values()))
+        return kept[2]
+
+    def keep_only(self, alert_ids: Collection[str]) -> None:
+        """Forget the alerts not in ``alert_ids`` (deleted, or no longer watched)."""
+        for gone in self._kept.keys() - set(alert_ids):
+            del self._kept[gone]
 
 
 # What the delivery worker has in flight: delivery ids, (account, notifier) pairs, accounts.

@@ -17,8 +17,7 @@ import time
 from collections.abc import Callable
 
 from spyglass.coverage import Coverage
-from spyglass.netblocks import Netblock
-from spyglass.server.alerts.rows import AlertRow
+from spyglass.server.alerts.rows import AlertRow, AlertSpans
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.stream.hub import Published
 
@@ -40,7 +39,7 @@ class AlertNetworks:
         self.store, self.account_id, self.alert_id, self.clock = store, account_id, alert_id, clock
         self._version: tuple[int, int] | None = None
         self._coverage: Coverage[float] = Coverage(())
-        self._parsed: dict[str, dict[str, Netblock]] = {}  # alert -> its networks, parsed, by their text
+        self._spans = AlertSpans()
         self._checked = clock()
         self._refreshing: asyncio.Future | None = None
         self._refresh()  # the first: the caller builds it off the event loop
@@ -53,8 +52,8 @@ class AlertNetworks:
             alerts = self.store.alerts(self.account_id)
         else:
             alerts = [a for a in [self.store.alert(self.account_id, self.alert_id)] if a is not None]
-        self._parsed = {a.id: a.parsed_networks(self._parsed.get(a.id)) for a in alerts}
-        self._coverage = Coverage((ends(a), list(self._parsed[a.id].values())) for a in alerts)
+        self._coverage = Coverage((ends(a), self._spans(a)) for a in alerts)
+        self._spans.keep_only([a.id for a in alerts])
         self._version = version
 
     def __call__(self, p: Published) -> bool:
