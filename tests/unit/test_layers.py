@@ -44,7 +44,7 @@ def test_front_ends_do_not_load_the_web_stack(module):
     assert not top(loaded) & set(WEB_STACK)
     server_modules = {n for n in loaded if n.startswith("spyglass.server.")}
     assert server_modules <= {
-        "spyglass.server.launcher",
+        "spyglass.local.launcher",
         "spyglass.server.store",
         "spyglass.server.runner",
         "spyglass.server.plans",

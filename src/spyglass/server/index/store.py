@@ -17,11 +17,11 @@ import orjson
 import tantivy
 
 from spyglass.exactjson import dumps
+from spyglass.local.datalock import served_by
 from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.banners.keys import keys, service_key, service_key_of
 from spyglass.server.banners.shape import BadBanner, ip_address, normalize
 from spyglass.server.banners.store import Prepared, StoreBusy, Trends
-from spyglass.server.datalock import served_by
 from spyglass.server.index import merge
 from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.codec import shared
