@@ -156,7 +156,7 @@ FLOORS: dict[str, tuple[str, ...]] = {
         "server.memory",
         "server.errors",
         "server.tasks",
-        "server.alerts.rows",  # what the alert state hands out, imported by every alert store
+        "server.alerts.rows",  # the state's alert rows (state/alertrows.py) under their old name
         "server.directory.seed",  # the directory's starting queries, data the stores insert
     ),
     "stores": (

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from spyglass.coverage import Coverage
 from spyglass.netblocks import Network
-from spyglass.server.alerts.rows import AlertRow
+from spyglass.server.state.alertrows import AlertRow
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.stream.hub import Published
 
