@@ -7,6 +7,10 @@ functions over their size limits, and the import cycles. An import counts wherev
 (at the top, under ``if TYPE_CHECKING:`` or inside a function): each of them ties the two modules
 together for whoever changes one. ``tests/unit/test_code_shape.py`` fails on the same findings,
 from the same functions.
+
+Two more measures of the server, printed and not (yet) failed on: the folders of ``server/`` that
+import one another in a loop (each module at ``server/``'s top counts as a folder of its own), and
+the imports that point up a floor of the server (``FLOORS``: state, stores, features, composition).
 """
 
 from __future__ import annotations
@@ -108,6 +112,103 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+SERVER = "spyglass.server"
+
+
+def folder_of(name: str, known: dict[str, Path]) -> str | None:
+    """The folder of ``server/`` that module ``name`` is in (``server/alerts/``), or for a module at
+    ``server/``'s top the module itself (``server/app.py``); None outside the server."""
+    parts = name.split(".")
+    if name == SERVER or not name.startswith(SERVER + "."):
+        return None
+    first = ".".join(parts[:3])
+    if len(parts) > 3 or known[first].name == "__init__.py":
+        return f"server/{parts[2]}/"
+    return f"server/{parts[2]}.py"
+
+
+def folder_graph(graph: dict[str, set[str]], src: Path = SRC) -> dict[str, set[str]]:
+    """Which folder of ``server/`` imports which (from :func:`import_graph`'s module imports)."""
+    known = modules(src)
+    folders: dict[str, set[str]] = {}
+    for name, imports in graph.items():
+        if (folder := folder_of(name, known)) is None:
+            continue
+        targets = folders.setdefault(folder, set())
+        for other in imports:
+            if (target := folder_of(other, known)) is not None and target != folder:
+                targets.add(target)
+                folders.setdefault(target, set())
+    return folders
+
+
+# The floors of the server, lowest first: what state and banners are (protocols, shapes, the SQLite
+# and error primitives), the stores that keep them, the features built on the stores, and what
+# composes the backend (the app, its routes, the process). A module is on the floor of the longest
+# prefix that names it, else on "features". An import should point down or level, never up.
+FLOORS: dict[str, tuple[str, ...]] = {
+    "state": (
+        "server.state",
+        "server.banners",
+        "server.sqlite",
+        "server.extras",
+        "server.plans",
+        "server.memory",
+        "server.errors",
+        "server.tasks",
+        "server.alerts.rows",  # the state's alert rows (state/alertrows.py) under their old name
+        "server.directory.seed",  # the directory's starting queries, data the stores insert
+    ),
+    "stores": (
+        "server.store",
+        "server.stores",
+        "server.index",
+        "server.clickhouse",
+        "server.postgres",
+        "server.alerts.store",
+        "server.scanner.store",
+        "server.directory.store",
+    ),
+    "features": ("server.banners.importer", "server.banners.writers", "server.banners.parsing"),
+    "composition": (
+        "server.app",
+        "server.deps",
+        "server.routers",
+        "server.runner",
+        "server.workers",
+        "server.process",
+        "server.guard",
+        "server.gates",
+        "server.settings",
+    ),
+}
+
+
+def floor_of(name: str) -> int | None:
+    """The floor (an index into ``FLOORS``) of a server module; None outside the server."""
+    if not name.startswith(SERVER + "."):
+        return None
+    best, floor = "", list(FLOORS).index("features")
+    for number, prefixes in enumerate(FLOORS.values()):
+        for prefix in prefixes:
+            full = "spyglass." + prefix
+            if (name == full or name.startswith(full + ".")) and len(full) > len(best):
+                best, floor = full, number
+    return floor
+
+
+def up_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports (importer, imported) from a server module to one on a higher floor."""
+    found = []
+    for name, imports in sorted(graph.items()):
+        low = floor_of(name)
+        for other in sorted(imports):
+            high = floor_of(other)
+            if low is not None and high is not None and high > low:
+                found.append((name, other))
+    return found
+
+
 def oversize(src: Path = SRC) -> list[Oversize]:
     """Every module, class and function over its limit in ``LIMITS``."""
     found = []
@@ -173,10 +274,27 @@ def main(argv: list[str]) -> int:
         print(f"{kind} over {limit} lines: {len(over)}")
         for item in over:
             print(f"  {item.lines:5}  {item.name}")
-    loops = cycles(import_graph(src))
+    graph = import_graph(src)
+    loops = cycles(graph)
     print(f"import cycles (top-level, TYPE_CHECKING and function-local imports): {len(loops)}")
     for loop in loops:
         print(f"  {len(loop)} modules: {' '.join(loop)}")
+    folder_loops = cycles(folder_graph(graph, src))
+    looped = [f for loop in folder_loops for f in loop if f.endswith("/")]
+    print(f"server/ folders in an import loop (the same imports; a top-level module is its own folder): {len(looped)}")
+    for loop in folder_loops:
+        folders = [f for f in loop if f.endswith("/")]
+        tops = [f for f in loop if not f.endswith("/")]
+        print(f"  {len(folders)} folders: {' '.join(folders)}; with {len(tops)} modules: {' '.join(tops)}")
+    up = up_imports(graph)
+    names = list(FLOORS)
+    print(f"server imports that point up a floor ({' < '.join(names)}): {len(up)}")
+    pairs: dict[tuple[str, str], int] = {}
+    for name, other in up:
+        key = (f"{names[floor_of(name) or 0]} {name}", f"{names[floor_of(other) or 0]} {other}")
+        pairs[key] = pairs.get(key, 0) + 1
+    for (low, high), _ in sorted(pairs.items()):
+        print(f"  {low} -> {high}")
     return 0
 
 

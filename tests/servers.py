@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from spyglass.server.runner import listen
+from spyglass.local.sockets import listen
 from spyglass.testing import Unavailable
 from spyglass.testing.backend import Backend as Backend
 from spyglass.testing.backend import ThreadedServer as ThreadedServer

@@ -59,7 +59,7 @@ async def _charge_from_both(a: str, b: str, key: str) -> list[int]:
 
 
 async def test_the_dashboards_backend_keeps_its_accounts_in_the_state_it_inherits(postgres_url, tmp_path, monkeypatch):
-    from spyglass.server.launcher import EmbeddedBackend
+    from spyglass.local.launcher import EmbeddedBackend
 
     monkeypatch.setenv("SPYGLASS_STATE", postgres_url)
     backend = EmbeddedBackend(tmp_path / "data")

@@ -11,7 +11,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Log, Static
 
-from spyglass.server.launcher import EmbeddedBackend, read_tail
+from spyglass.local.launcher import EmbeddedBackend, read_tail
 from spyglass.tui.screens.backendlog import KEEP_LINES, BackendLogScreen, LogFollower
 
 HOSTILE = "GET /\x1b]52;c;cm0gLXJmIH4=\x07 [@click=app.quit]quit[/] [bold]x\x9b31m"

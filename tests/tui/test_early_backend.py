@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from spyglass.config import Profile
-from spyglass.server.launcher import EmbeddedBackend
+from spyglass.local.launcher import EmbeddedBackend
 from spyglass.tui.connection import Connection
 
 pytestmark = pytest.mark.external  # the dashboard's backend as a process, a pty

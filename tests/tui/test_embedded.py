@@ -99,7 +99,7 @@ async def test_host_urls_from_the_environment_still_apply_to_the_embedded_backen
 async def test_the_embedded_backend_starts_beside_a_folder_named_spyglass(tmp_path, monkeypatch):
     """Right after cloning and installing, the clone (a folder named spyglass) is in the current
     directory: the backend must still import the installed package, not that folder."""
-    from spyglass.server.launcher import EmbeddedBackend
+    from spyglass.local.launcher import EmbeddedBackend
 
     (tmp_path / "spyglass" / "src").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)

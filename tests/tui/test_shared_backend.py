@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from spyglass.config import Profile
-from spyglass.server.datalock import served_by
+from spyglass.local.datalock import served_by
 from spyglass.tui.connection import Connection
 from tests.tui.test_backend_death import Events
 
@@ -89,7 +89,7 @@ async def test_quitting_while_another_dashboard_follows_the_stream_stops_the_bac
 async def test_a_dashboard_that_loses_the_race_for_the_data_attaches_to_the_backend_that_won(tmp_path, monkeypatch):
     import asyncio
 
-    from spyglass.server import launcher
+    from spyglass.local import launcher
 
     first = Connection(Profile(), data=tmp_path)
     await first.open()

@@ -299,7 +299,7 @@ def test_an_edit_of_one_network_parses_only_that_one_again(tmp_path, monkeypatch
     engine = AlertEngine(store, DeliveryWorker(store))
     batch = [Collected(banner(22, ip_str="10.9.9.9"), True, "scan")]
     assert engine.process(batch) == 0
-    from spyglass.server.alerts import rows
+    from spyglass.server.state import alertrows as rows
 
     parsed, spanned, real, real_spans = [], [], rows.parse_netblock, rows.spans_of
     monkeypatch.setattr(rows, "parse_netblock", lambda text: parsed.append(text) or real(text))

@@ -7,7 +7,17 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from scripts.code_measures import LIMITS, Oversize, any_annotations, cycles, import_graph, oversize, type_ignores
+from scripts.code_measures import (
+    LIMITS,
+    Oversize,
+    any_annotations,
+    cycles,
+    folder_graph,
+    import_graph,
+    oversize,
+    type_ignores,
+    up_imports,
+)
 
 
 def test_src_has_no_import_cycle():
@@ -44,6 +54,30 @@ def test_every_kind_of_import_counts_toward_a_cycle(tmp_path):
     graph = import_graph(tmp_path)
     assert graph["pkg.sub"] == {"pkg.d"}
     assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"], ["pkg.sub.e", "pkg.sub.f"]]
+
+
+def test_server_folders_in_a_loop_and_imports_up_a_floor(tmp_path):
+    """No module cycle, yet alerts/ and state/ import each other: a loop of folders. The state's
+    import of an alert feature points up a floor; the route's import of the state points down."""
+    write(
+        tmp_path,
+        {
+            "spyglass/__init__.py": "",
+            "spyglass/server/__init__.py": "",
+            "spyglass/server/app.py": "from spyglass.server.state import accounts\n",
+            "spyglass/server/state/__init__.py": "",
+            "spyglass/server/state/accounts.py": "def late():\n    from spyglass.server.alerts import engine\n",
+            "spyglass/server/state/alerts.py": "",
+            "spyglass/server/alerts/__init__.py": "",
+            "spyglass/server/alerts/engine.py": "from spyglass.server.state import alerts\n",
+        },
+    )
+    graph = import_graph(tmp_path)
+    assert not cycles(graph)
+    folders = folder_graph(graph, tmp_path)
+    assert folders["server/app.py"] == {"server/state/"}
+    assert cycles(folders) == [["server/alerts/", "server/state/"]]
+    assert up_imports(graph) == [("spyglass.server.state.accounts", "spyglass.server.alerts.engine")]
 
 
 def test_sizes_are_measured_per_module_class_and_function(tmp_path):

@@ -2,9 +2,10 @@ import socket
 
 import httpx
 
+from spyglass.local.sockets import base_urls, listen
 from spyglass.server.geonet import GeonetSettings
 from spyglass.server.routers.geonet import create_geonet_app
-from spyglass.server.runner import announcement, base_urls, listen
+from spyglass.server.runner import announcement
 from tests.conftest import start_backend
 
 

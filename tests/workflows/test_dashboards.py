@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from spyglass.server.datalock import LOCK_FILE, served_by
+from spyglass.local.datalock import LOCK_FILE, served_by
 from tests.workflows.commands import Terminal, spyglass
 
 pytestmark = pytest.mark.external  # spyglass commands as processes

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # every failure a user can meet becomes one line and an exit code
         from spyglass.client.errors import SpyglassError
         from spyglass.config import ConfigError
-        from spyglass.server.launcher import BackendFailed
+        from spyglass.local.launcher import BackendFailed
 
         if isinstance(exc, (SpyglassError, BackendFailed, ConfigError, ValueError)):
             return fail(str(exc), exit_code_for(exc))

@@ -142,7 +142,7 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Clients], Await
     profile = active_profile(args.profile)
     backend = None
     if profile.embedded:
-        from spyglass.server.launcher import EmbeddedBackend
+        from spyglass.local.launcher import EmbeddedBackend
 
         backend = EmbeddedBackend.for_profile(profile, args.data)
         profile = backend.start()

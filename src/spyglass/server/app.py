@@ -28,7 +28,13 @@ from spyglass.server.routers.trends import create_trends_app
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.settings import Settings
 from spyglass.server.state.accounts import AccountState
-from spyglass.server.stores import open_account_state, open_banner_store, open_directory_state, open_scan_state
+from spyglass.server.stores import (
+    open_account_state,
+    open_alert_state,
+    open_banner_store,
+    open_directory_state,
+    open_scan_state,
+)
 from spyglass.server.stream import DemoCollector, StoreFollower, StreamHub, create_stream_app, replay
 
 # paths as the seed writes them (/account/..., /tools/...), and spyglass's own (/spyglass/...)
@@ -95,7 +101,7 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     app.state.outbox = Outbox(settings.smtp_server)  # e-mail sent after the answer (invitations)
     app.state.hourly = Hourly()  # a plan's numbers an hour (alert networks written)
     app.state.services.append(app.state.outbox)
-    install_alerts(app)
+    install_alerts(app, open_alert_state(settings.state, settings.data_dir, clock=store.clock))
     app.state.datasets = DatasetService(
         settings.data_dir,
         banners,

@@ -19,7 +19,7 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
-from spyglass.server.runner import base_urls, listen
+from spyglass.local.sockets import base_urls, listen
 from spyglass.server.state.accounts import AccountState
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from spyglass.client import Clients
-    from spyglass.server.launcher import EmbeddedBackend
+    from spyglass.local.launcher import EmbeddedBackend
     from spyglass.tui.dashboard import Dashboard
     from spyglass.tui.screens.help import BindingSection
 

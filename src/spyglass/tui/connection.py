@@ -17,8 +17,8 @@ from spyglass.config import ENV_KEY, Profile
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
+    from spyglass.local.launcher import EmbeddedBackend
     from spyglass.models import ApiInfo
-    from spyglass.server.launcher import EmbeddedBackend
 
 POLL_INTERVAL = 0.5  # seconds between checks that the embedded backend is alive
 QUICK_EXIT = 30.0  # a backend that dies this soon after a start counts as one that cannot start
@@ -72,7 +72,7 @@ class Connection:
         saved in the profile), else this machine's local account; stream, trends and geonet URLs
         that the profile names are used as they are."""
         if self.profile.embedded:
-            from spyglass.server.launcher import EmbeddedBackend
+            from spyglass.local.launcher import EmbeddedBackend
 
             started, self._started = self._started, None
             if started is not None and started.profile is not None:
@@ -145,8 +145,8 @@ class Connection:
             self._on_backend_event(kind, message)
 
     async def _watch_backend(self) -> None:
-        from spyglass.server.datalock import served_by
-        from spyglass.server.launcher import BackendFailed, exit_reason
+        from spyglass.local.datalock import served_by
+        from spyglass.local.launcher import BackendFailed, exit_reason
 
         loop = asyncio.get_running_loop()
         started, quick_exits = loop.time(), 0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from spyglass.cli.common import Common
 
 if TYPE_CHECKING:
-    from spyglass.server.launcher import EmbeddedBackend
+    from spyglass.local.launcher import EmbeddedBackend
 
 
 def dashboard_command(args: argparse.Namespace) -> int:
@@ -34,7 +34,7 @@ def start_backend(profile_name: str | None, data: Path | None, pane: str | None)
         profile = active_profile(profile_name)
         if not profile.embedded:
             return None
-        from spyglass.server.launcher import EmbeddedBackend
+        from spyglass.local.launcher import EmbeddedBackend
 
         backend = EmbeddedBackend.for_profile(profile, data)
         backend.start()

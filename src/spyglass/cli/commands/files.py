@@ -22,10 +22,8 @@ def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
     from spyglass.server.banners.importer import ImportReport, import_files
-    from spyglass.server.banners.store import StoreBusy, StoreUnavailable
-    from spyglass.server.index import BannerIndex
+    from spyglass.server.banners.store import StoreBusy, StoreFull, StoreUnavailable
     from spyglass.server.process import prepare_process
-    from spyglass.server.sqlite import disk_full
 
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
@@ -68,15 +66,9 @@ def import_command(args: argparse.Namespace) -> int:
     except StoreUnavailable as exc:  # the ClickHouse server failed or went away part way
         progress.done("stopped")
         return fail(f"import: {exc}; run the same import again to finish it", EXIT_UNAVAILABLE)
-    except Exception as exc:
-        if not isinstance(index, BannerIndex) or not disk_full(exc, index.data_dir):
-            raise
+    except StoreFull as exc:
         progress.done("stopped")
-        return fail(
-            f"import: no space left on {index.data_dir}: {index.records.count():,} banners are stored; "
-            "free some space and run the same import again to finish it",
-            EXIT_USAGE,
-        )
+        return fail(f"import: {exc}; free some space and run the same import again to finish it", EXIT_USAGE)
     finally:
         index.close()
     return summarize(totals, unreadable, progress)

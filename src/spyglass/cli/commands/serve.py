@@ -136,8 +136,8 @@ def exposure_warning(host: str, rate_limit: float | None) -> str | None:
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
+    from spyglass.local.datalock import DataDirBusy
     from spyglass.server.banners.store import StoreUnavailable
-    from spyglass.server.datalock import DataDirBusy
     from spyglass.server.formats import geoip
     from spyglass.server.runner import WorkersFailed, serve
     from spyglass.server.sqlite import DiskFull

@@ -178,7 +178,7 @@ def replay_command(args: argparse.Namespace) -> Awaitable[int]:
     from pathlib import Path
 
     from spyglass.config import ENV_KEY, active_profile, data_dir
-    from spyglass.server.datalock import served_by
+    from spyglass.local.datalock import served_by
 
     profile = active_profile(args.profile)
     if profile.embedded:  # into the backend that serves the data dir (the dashboard's, or serve's)

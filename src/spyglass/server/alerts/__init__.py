@@ -8,19 +8,20 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from spyglass.server.state.alerts import AlertState
 
-def install_alerts(app: FastAPI) -> None:
-    """Open the alerts (``alerts.db``, or the shared state), subscribe the trigger engine to the
-    collector, and add the engine and the delivery worker to the app's background services."""
+
+def install_alerts(app: FastAPI, alerts: AlertState) -> None:
+    """Serve ``alerts`` (``alerts.db``, or the shared state: the app opens it), subscribe the trigger
+    engine to the collector, and add the engine and the delivery worker to the app's background
+    services."""
     from spyglass.netools.dns import Resolver
     from spyglass.netools.networks import Reach
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.destinations import Destinations
     from spyglass.server.alerts.engine import AlertEngine
-    from spyglass.server.stores import open_alert_state
 
-    settings, store = app.state.settings, app.state.store
-    alerts = open_alert_state(settings.state, settings.data_dir, clock=store.clock)
+    settings = app.state.settings
     names = Resolver(settings.geonet.nameservers, settings.geonet.dns_port, settings.geonet.dns_timeout)
     allowed = Destinations(Reach(settings.notifier_allow), names)
     delivery = DeliveryWorker(alerts, allowed, dict(settings.notifier_urls), settings.smtp_server)

@@ -35,9 +35,9 @@ from spyglass.netools.networks import Reach
 from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
 from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
-from spyglass.server.alerts.rows import Busy, Delivery, NotifierRow
 from spyglass.server.alerts.testrates import TestRates
 from spyglass.server.plans import Plan
+from spyglass.server.state.alertrows import Busy, Delivery, NotifierRow
 from spyglass.server.state.alerts import LEASE, RENEW_EVERY, AlertState
 from spyglass.server.tasks import cancel
 

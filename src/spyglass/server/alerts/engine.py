@@ -32,11 +32,11 @@ from datetime import datetime
 from spyglass.backoff import Backoff
 from spyglass.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
-from spyglass.server.alerts.rows import AlertRow, AlertSpans, Held
 from spyglass.server.alerts.triggers import TRIGGERS, matching
 from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.collect import Collected
 from spyglass.server.scanner.private import owner
+from spyglass.server.state.alertrows import AlertRow, AlertSpans, Held
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.tasks import cancel
 

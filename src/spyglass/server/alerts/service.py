@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from spyglass.netblocks import Netblock, network_size
-from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.state import OverBudget
+from spyglass.server.state.alertrows import AlertRow
 from spyglass.server.store import Account
 
 NOTIFYING = "notifying"

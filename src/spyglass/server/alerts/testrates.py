@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from spyglass.server.alerts.rows import NotifierRow
 from spyglass.server.auth import Hourly
 from spyglass.server.plans import Plan
+from spyglass.server.state.alertrows import NotifierRow
 
 
 class OverTestRate(Exception):

@@ -32,7 +32,15 @@ from spyglass.exactjson import dumps
 from spyglass.server import formats
 from spyglass.server.banners.parsing import OVERLONG, Chunk, prepare_block, prepare_pieces
 from spyglass.server.banners.shape import BadBanner
-from spyglass.server.banners.store import BannerBatch, BannerStore, Prepared, Preparer
+from spyglass.server.banners.store import (
+    BannerBatch,
+    BannerStore,
+    KnowsItsDisk,
+    OpensElsewhere,
+    Prepared,
+    Preparer,
+    PreparesForWorkers,
+)
 from spyglass.server.banners.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
 from spyglass.server.formats import masscan, named, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
 from spyglass.server.memory import give_back_soon
@@ -269,15 +277,19 @@ def import_files(
     sizes = {p: p.stat().st_size if p.is_file() else 0 for p in paths}
     total = sum(sizes.values())
     workers = workers if workers is not None else len(os.sched_getaffinity(0))  # the cores it may use (taskset)
-    opener: Callable[[], Callable[[], BannerStore] | None] | None = getattr(index, "opener", None)
-    reopen = opener() if opener else None
-    with _no_cycle_collection():
-        if reopen is not None:
-            storing = _Storing(None, report, progress, total)
-            jobs = partial(_jobs_of, report=report, max_line=max_line)
-            import_by_writers(index, reopen, paths, sizes, storing, jobs, workers, AHEAD * workers)
-        else:
-            _import_here(index, paths, sizes, report, progress, total, workers, max_line)
+    reopen = index.opener() if isinstance(index, OpensElsewhere) else None
+    try:
+        with _no_cycle_collection():
+            if reopen is not None:
+                storing = _Storing(None, report, progress, total)
+                jobs = partial(_jobs_of, report=report, max_line=max_line)
+                import_by_writers(index, reopen, paths, sizes, storing, jobs, workers, AHEAD * workers)
+            else:
+                _import_here(index, paths, sizes, report, progress, total, workers, max_line)
+    except Exception as exc:  # a full disk, said by the store in its own words
+        if isinstance(index, KnowsItsDisk) and (full := index.full_disk(exc)) is not None:
+            raise full from exc
+        raise
     return report
 
 
@@ -293,7 +305,7 @@ def _import_here(index: BannerStore, paths, sizes, report, progress, total: int,
     """The workers parse and this process writes what they parsed (a store only this process can
     open). A store may give its workers more of its work than prepare does: ``preparer()``."""
     done_before = 0
-    preparer: Callable[[], Preparer] | None = getattr(index, "preparer", None)
+    preparer: Callable[[], Preparer] | None = index.preparer if isinstance(index, PreparesForWorkers) else None
     with (
         index.writing() as writer,
         ProcessPoolExecutor(

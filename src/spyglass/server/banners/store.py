@@ -20,10 +20,10 @@ What every store keeps:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from spyglass.query import Facet, Query
 
@@ -63,6 +63,11 @@ class StoreUnavailable(RuntimeError):
     def __init__(self, message: str, what: str = "a store of the backend") -> None:
         super().__init__(message)
         self.what = what
+
+
+class StoreFull(RuntimeError):
+    """The disk that holds the store is full: what was stored is kept, nothing more can be added
+    until space is freed. The message says where, and how many banners are stored."""
 
 
 class BannerBatch(Protocol):
@@ -149,3 +154,43 @@ class BannerStore(Protocol):
     def set_meta(self, name: str, value: str) -> None: ...
 
     def close(self) -> None: ...
+
+
+# -- what some stores can do besides: asked with isinstance(store, Capability) ----------------------
+
+
+@runtime_checkable
+class OpensElsewhere(Protocol):
+    def opener(self) -> Callable[[], BannerStore] | None:
+        """How another process (an import's worker) opens this store to write to it; None when
+        this one cannot be opened by another process."""
+        ...
+
+
+@runtime_checkable
+class PreparesForWorkers(Protocol):
+    def preparer(self) -> Preparer:
+        """What an import's workers prepare banners with, in place of the class's ``prepare``
+        (more of the store's work done in the workers)."""
+        ...
+
+
+@runtime_checkable
+class LoadsInBulk(Protocol):
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A bulk load's settings while the block runs (an import's writer)."""
+        ...
+
+
+@runtime_checkable
+class Settles(Protocol):
+    def settle(self, wait: float | None = 0.0) -> None:
+        """Index what another process's writers left undone; ``wait``: how long for a part held."""
+        ...
+
+
+@runtime_checkable
+class KnowsItsDisk(Protocol):
+    def full_disk(self, exc: BaseException) -> StoreFull | None:
+        """``exc`` as :class:`StoreFull` when it came of a full disk under the store's files."""
+        ...

@@ -32,7 +32,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
-from spyglass.server.banners.store import BannerStore
+from spyglass.server.banners.store import BannerStore, LoadsInBulk, PreparesForWorkers, Settles
 
 SETTLE_WAIT = 5.0  # seconds an import waits for a shard's writer to apply the demotions it made there
 BATCH = 20_000  # banners written at a time (one transaction of the records, a few per index commit)
@@ -92,8 +92,9 @@ def _work(opener: Callable[[], BannerStore], jobs, results, parent: int) -> None
             results.put(None)
             return
         store = opener()
-        bulk_load = getattr(store, "bulk_load", nullcontext)  # the embedded one's page cache
-        with bulk_load(), store.writing() as writer:
+        # the embedded one's page cache
+        bulk_load = store.bulk_load() if isinstance(store, LoadsInBulk) else nullcontext()
+        with bulk_load, store.writing() as writer:
             try:
                 _jobs(store, writer, jobs, results, first)
             except BaseException as exc:
@@ -107,7 +108,7 @@ def _work(opener: Callable[[], BannerStore], jobs, results, parent: int) -> None
 def _jobs(store: BannerStore, writer, jobs, results, first) -> None:
     """Parse what comes in (``first``, then the queue's), and write it BATCH banners at a time
     (or after HOLD seconds)."""
-    preparer = getattr(store, "preparer", None)
+    preparer = store.preparer if isinstance(store, PreparesForWorkers) else None
     held: list[tuple[int, Any, list]] = []  # (job, chunk, its prepared banners)
     since = 0.0
     stopping = False
@@ -193,9 +194,8 @@ def import_by_writers(
     except BaseException:
         pool.stop()
         raise
-    settle: Callable[..., None] | None = getattr(index, "settle", None)
-    if settle:  # demotions the workers made in shards none of them held
-        settle(wait=SETTLE_WAIT)
+    if isinstance(index, Settles):  # demotions the workers made in shards none of them held
+        index.settle(wait=SETTLE_WAIT)
 
 
 class _InOrder:

@@ -17,11 +17,11 @@ import orjson
 import tantivy
 
 from spyglass.exactjson import dumps
+from spyglass.local.datalock import served_by
 from spyglass.query import Facet, Query, parse_strict
 from spyglass.server.banners.keys import keys, service_key, service_key_of
 from spyglass.server.banners.shape import BadBanner, ip_address, normalize
-from spyglass.server.banners.store import Prepared, StoreBusy, Trends
-from spyglass.server.datalock import served_by
+from spyglass.server.banners.store import Prepared, StoreBusy, StoreFull, Trends
 from spyglass.server.index import merge
 from spyglass.server.index.aside import aside, searching
 from spyglass.server.index.codec import shared
@@ -30,7 +30,7 @@ from spyglass.server.index.records import RecordStore
 from spyglass.server.index.schema import build_schema, document_tail, facet_value
 from spyglass.server.index.shards import Shards, ShardsBusy, documents
 from spyglass.server.index.trends import TrendsIndex
-from spyglass.server.sqlite import LostDatabase, is_empty, make_private
+from spyglass.server.sqlite import LostDatabase, disk_full, is_empty, make_private
 
 log = logging.getLogger("spyglass.index")
 
@@ -149,6 +149,12 @@ class BannerIndex:
     def opener(self) -> Callable[[], BannerIndex]:
         """How another process (an import's worker) opens this store to write to it."""
         return partial(BannerIndex, self.data_dir, catch_up=False)
+
+    def full_disk(self, exc: BaseException) -> StoreFull | None:
+        """``exc`` as :class:`StoreFull` when it came of a full disk under the data dir."""
+        if not disk_full(exc, self.data_dir):
+            return None
+        return StoreFull(f"no space left on {self.data_dir}: {self.records.count():,} banners are stored")
 
     def get_meta(self, name: str, default: str | None = None) -> str | None:
         return self.records.get_meta(name, default)

@@ -16,7 +16,6 @@ from spyglass.netblocks import BadNetwork, Netblock, parse_networks
 from spyglass.netools.targets import NETWORK_PATTERN
 from spyglass.safetext import NOT_BLANK_PATTERN, has_control
 from spyglass.server.alerts.engine import parse_service
-from spyglass.server.alerts.rows import AlertRow
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller, Hourly, too_many
@@ -25,6 +24,7 @@ from spyglass.server.errors import ApiError, bad_request, not_found, responses, 
 from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
 from spyglass.server.state import OverBudget
+from spyglass.server.state.alertrows import AlertRow
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.store import iso
 

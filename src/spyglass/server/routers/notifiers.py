@@ -12,12 +12,12 @@ from spyglass.models import Notifier, NotifierCreated, NotifierList, NotifierTes
 from spyglass.safetext import has_control
 from spyglass.server.alerts.delivery import TEST_DEADLINE, DeliveryWorker, TooManyTests
 from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
-from spyglass.server.alerts.rows import NotifierRow
 from spyglass.server.alerts.testrates import OverTestRate
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import Alerts, Deliveries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.state import OverBudget
+from spyglass.server.state.alertrows import NotifierRow
 from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState
 
 router = APIRouter()

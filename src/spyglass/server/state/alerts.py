@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from spyglass.netblocks import Netblock, network_size
-from spyglass.server.alerts.rows import AlertRow, Busy, Delivery, Held, NotifierRow
+from spyglass.server.state.alertrows import AlertRow, Busy, Delivery, Held, NotifierRow
 
 DEFAULT_NOTIFIER = "default"
 PENDING, SENT, FAILED = "pending", "sent", "failed"

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from spyglass.coverage import Coverage
-from spyglass.server.alerts.rows import AlertRow, AlertSpans
+from spyglass.server.state.alertrows import AlertRow, AlertSpans
 from spyglass.server.state.alerts import AlertState
 from spyglass.server.stream.hub import Published
 

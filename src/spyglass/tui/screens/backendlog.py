@@ -17,8 +17,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Log, Static
 
+from spyglass.local.launcher import read_tail
 from spyglass.safetext import clean
-from spyglass.server.launcher import read_tail
 
 KEEP_LINES = 500
 CHUNK = 256 * 1024  # more than this added between two looks: start again from the tail

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.config import EMBEDDED, URL_FIELDS, Profile, data_dir
-from spyglass.server.datalock import Holder, served_by
-from spyglass.server.runner import base_urls, listen
+from spyglass.local.datalock import Holder, served_by
+from spyglass.local.sockets import base_urls, listen
 
 # The live stream of the demo data: modest, and only ever on the demo data (see server/stream/demo.py).
 DEMO_RATE = ("--demo-rate", "2")
@@ -121,8 +121,8 @@ class EmbeddedBackend:
         with self._lock:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             # the backend inherits $SPYGLASS_STATE: its local account is made where it will look
-            from spyglass.server.banners.store import StoreUnavailable
-            from spyglass.server.stores import ENV_STATE, open_account_state
+            # the one import into the server (pyproject.toml's contracts): the local account
+            from spyglass.server.stores import ENV_STATE, StoreUnavailable, open_account_state
 
             try:
                 store = open_account_state(os.environ.get(ENV_STATE), self.data_dir)
