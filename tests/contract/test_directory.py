@@ -13,10 +13,10 @@ from spyglass.cli import main
 from spyglass.client import BadRequest, Clients, Forbidden, NotFound
 from spyglass.datagen import generate
 from spyglass.models import QueryTags, SavedQueryList
-from spyglass.server.directory.seed import SEED
 from spyglass.server.directory.store import MIGRATIONS
 from spyglass.server.runner import DEMO_BANNERS
 from spyglass.server.sqlite import schema_version
+from spyglass.server.state.directoryseed import SEED
 from tests.conftest import ORIGINAL, backend_with, start_backend
 
 

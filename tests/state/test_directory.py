@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from spyglass.server.directory.seed import SEED
 from spyglass.server.state.directory import PAGE_SIZE, DirectoryState, NotYours, OverQuota, Quota
+from spyglass.server.state.directoryseed import SEED
 from tests.store.test_clickhouse import HOSTILE
 
 

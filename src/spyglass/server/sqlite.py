@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from spyglass.server.state.sql import db as seam
+from spyglass.server.state.sql.db import SchemaTooNew, Tx
+
 # A step: SQL statements, or a function for what SQL alone cannot say (it must not commit).
 Migration = str | Callable[[sqlite3.Connection], None]
 
-
-class SchemaTooNew(ValueError):
-    """The file was written by a newer spyglass: opening it here could lose what it holds."""
+__all__ = ["SchemaTooNew"]  # where the CLI and the tests import it from
 
 
 class CorruptDatabase(ValueError):
@@ -135,7 +136,10 @@ def connect(path: Path, *, synchronous: str, migrations: Sequence[Migration] = (
 class Database:
     """One of the backend's SQLite files, used the one way they all are: a connection shared by
     threads under one lock (:meth:`connect`'s settings and migrations), reads and transactions
-    under that lock, and close."""
+    under that lock, and close. It is the SQL states' :class:`~spyglass.server.state.sql.db.Db`:
+    a transaction is ``BEGIN IMMEDIATE``, so writers queue and need no row locks."""
+
+    for_update = ""
 
     def __init__(
         self, path: Path, *, synchronous: str, migrations: Sequence[Migration] = (), rows: bool = True
@@ -169,20 +173,44 @@ class Database:
                 if not durable:
                     self.conn.execute(f"PRAGMA synchronous={self.synchronous}")
 
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection under the lock: several reads with no write of this process between."""
+        with self.lock:
+            yield self.conn
+
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         """The rows of one query (under the lock: the connection is shared)."""
         with self.lock:
             return self.conn.execute(sql, args).fetchall()
 
-    def one(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        """The first row of one query, or None."""
+    all = read
+
+    def one(self, sql: str, args: Sequence[Any] = (), *, durable: bool = True) -> Any:
+        """The first row of one statement, or None (not ``durable``: see :meth:`transaction`)."""
+        if not durable:
+            with self.transaction(durable=False) as db:
+                return db.execute(sql, args).fetchone()
         with self.lock:
             return self.conn.execute(sql, args).fetchone()
 
-    def run(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
-        """One statement on its own (its own transaction: the connection is in autocommit)."""
+    def run(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """One statement on its own (its own transaction: the connection is in autocommit); how
+        many rows it changed."""
         with self.lock:
-            return self.conn.execute(sql, args)
+            return self.conn.execute(sql, args).rowcount
+
+    @staticmethod
+    def any_of(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({','.join('?' * len(values))})", list(values)
+
+    @staticmethod
+    def one_at_a_time(tx: Tx, what: str, key: int) -> None:
+        """Nothing to do: a transaction holds the file's write lock from its start."""
+
+    @staticmethod
+    def unstorable(*texts: str | None) -> bool:
+        return False  # SQLite's text holds any character
 
     def close(self) -> None:
         with self.lock:
@@ -193,28 +221,33 @@ def schema_version(db: sqlite3.Connection) -> int:
     return db.execute("PRAGMA user_version").fetchone()[0]
 
 
+class _Versions:
+    """A file's schema version is its ``PRAGMA user_version``."""
+
+    @staticmethod
+    def read(db: sqlite3.Connection) -> int:
+        return schema_version(db)
+
+    @staticmethod
+    def write(db: sqlite3.Connection, version: int) -> None:
+        db.execute(f"PRAGMA user_version={version}")
+
+    @staticmethod
+    def script(db: sqlite3.Connection, sql: str) -> None:
+        for statement in statements(sql):
+            db.execute(statement)
+
+
 def migrate(db: sqlite3.Connection, migrations: Sequence[Migration], *, name: str = "database") -> int:
     """Apply the steps ``db`` lacks, in one transaction; returns the version it is now at."""
     db.execute("BEGIN IMMEDIATE")  # the version is read under the write lock: two openers never both migrate
     try:
-        version = schema_version(db)
-        if version > len(migrations):
-            raise SchemaTooNew(
-                f"{name} is at schema version {version}, newer than this spyglass knows "
-                f"({len(migrations)}): upgrade spyglass to open it"
-            )
-        for step in migrations[version:]:
-            if callable(step):
-                step(db)
-            else:
-                for statement in statements(step):
-                    db.execute(statement)
-        db.execute(f"PRAGMA user_version={len(migrations)}")
+        version = seam.migrate(db, migrations, _Versions(), name=name)
     except BaseException:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
-    return len(migrations)
+    return version
 
 
 def statements(script: str) -> list[str]:

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from spyglass.server.plans import PLANS
 from spyglass.server.sqlite import Database, LostDatabase, is_empty, make_private
 from spyglass.server.state.accounts import (
     LOCAL_KEY_FILE,
@@ -20,18 +19,14 @@ from spyglass.server.state.accounts import (
     Account,
     AccountExists,
     AmbiguousUser,
-    KeysOnTop,
     NoCreditsLeft,
     Organization,
-    account_from,
     iso,
     key_digest,
-    new_key,
-    new_organization,
-    organization_from,
     utcnow,
     write_private,
 )
+from spyglass.server.state.sql.accounts import SqlAccounts
 
 # Where they were first defined: their importers keep importing them from here.
 __all__ = ["Account", "AccountExists", "AmbiguousUser", "NoCreditsLeft", "Organization", "iso", "key_digest", "utcnow"]
@@ -115,8 +110,11 @@ MIGRATIONS = (V1_ACCOUNTS_AND_KEYS, V2_ORGANIZATIONS, _v3_hashed_keys, V4_INVITA
 ACCOUNTS_KEPT = (LOCAL_KEY_FILE, "alerts.db", "scans.db")  # written only where spyglass.db was
 
 
-class Store(KeysOnTop):
-    """Thread-safe; every write is one transaction, committed durably before it is acknowledged."""
+class Store(SqlAccounts):
+    """Thread-safe; every write is one transaction, committed durably before it is acknowledged
+    (a charge excepted: see :meth:`~spyglass.server.state.sql.accounts.SqlAccounts.charge`)."""
+
+    _db: Database
 
     def __init__(self, data_dir: Path | str, clock: Callable[[], datetime] = utcnow) -> None:
         self.data_dir = Path(data_dir)
@@ -126,232 +124,6 @@ class Store(KeysOnTop):
         # The accounts come first: beside what only a backend that had them writes, they are lost.
         if is_empty(path) and (kept := [n for n in ACCOUNTS_KEPT if not is_empty(self.data_dir / n)]):
             raise LostDatabase(path, f"{kept[0]} beside it shows it held accounts")
-        # FULL: an acknowledged account or key survives even an OS crash (a charge is committed
-        # without waiting for the disk: see charge).
+        # FULL: an acknowledged account or key survives even an OS crash.
         self._db = Database(path, synchronous="FULL", migrations=MIGRATIONS)
         self._db.run("PRAGMA foreign_keys=ON")
-
-    def close(self) -> None:
-        self._db.close()
-
-    def _period(self) -> str:
-        return self.clock().strftime("%Y-%m")
-
-    # -- accounts and keys -----------------------------------------------------------------
-    def create_account(
-        self,
-        username: str,
-        plan: str = "free",
-        *,
-        researcher: bool = False,
-        collector: bool = False,
-        email: str | None = None,
-        display_name: str | None = None,
-        created: datetime | None = None,
-    ) -> tuple[Account, str]:
-        """Create an account with a fresh key; returns both."""
-        chosen = PLANS[plan]
-        key = new_key()
-        stamp = iso(created or self.clock())
-        with self._db.transaction() as db:
-            if db.execute("SELECT 1 FROM accounts WHERE username = ?", (username,)).fetchone():
-                raise AccountExists(f"an account named {username!r} exists already")
-            cur = db.execute(
-                "INSERT INTO accounts (username, email, display_name, created, plan, researcher,"
-                " query_credits, scan_credits, period, collector) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    username,
-                    email,
-                    display_name,
-                    stamp,
-                    chosen.name,
-                    int(researcher),
-                    chosen.query_credits,
-                    chosen.scan_credits,
-                    self._period(),
-                    int(collector),
-                ),
-            )
-            db.execute(
-                "INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)",
-                (key_digest(key), cur.lastrowid, stamp),
-            )
-        account = self.account_for_key(key)
-        assert account is not None
-        return account, key
-
-    def add_key(self, account_id: int) -> str:
-        """A new key for an existing account (shown once: only its digest is kept)."""
-        key = new_key()
-        with self._db.transaction() as db:
-            db.execute(
-                "INSERT INTO api_keys (key, account_id, created) VALUES (?,?,?)",
-                (key_digest(key), account_id, iso(self.clock())),
-            )
-        return key
-
-    def account_for_key(self, key: str) -> Account | None:
-        """The key's account; on a new month its allowances start again. Every request asks
-        this, so the write transaction is taken only in the rare case of a reset."""
-        lookup = (
-            "SELECT a.* FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key = ?",
-            (key_digest(key),),
-        )
-        with self._db.lock:
-            row = self._db.conn.execute(*lookup).fetchone()
-        if row is None or row["period"] == self._period():
-            return account_from(row) if row else None
-        with self._db.transaction() as db:
-            row = db.execute(*lookup).fetchone()
-            if row["period"] != self._period():  # checked again: another thread may have reset it
-                plan = PLANS[row["plan"]]
-                db.execute(
-                    "UPDATE accounts SET query_credits=?, scan_credits=?, period=? WHERE id=?",
-                    (plan.query_credits, plan.scan_credits, self._period(), row["id"]),
-                )
-                row = db.execute("SELECT * FROM accounts WHERE id = ?", (row["id"],)).fetchone()
-        return account_from(row)
-
-    def account(self, account_id: int) -> Account:
-        with self._db.lock:
-            row = self._db.conn.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
-        return account_from(row)
-
-    def set_credits(self, account_id: int, *, query: int | None = None, scan: int | None = None) -> None:
-        with self._db.transaction() as db:
-            if query is not None:
-                db.execute("UPDATE accounts SET query_credits=? WHERE id=?", (query, account_id))
-            if scan is not None:
-                db.execute("UPDATE accounts SET scan_credits=? WHERE id=?", (scan, account_id))
-
-    def charge(self, account_id: int, *, query: int = 0, scan: int = 0) -> Account:
-        """Spend credits atomically; raises :class:`NoCreditsLeft` and spends nothing if short.
-
-        Committed without waiting for the disk: a charged search would otherwise wait on a flush
-        under the lock every request takes, and an OS crash that undoes a charge gives a credit
-        back, never spends one twice."""
-        with self._db.transaction(durable=False) as db:
-            row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
-            if query and row["query_credits"] < query:
-                raise NoCreditsLeft("query")
-            if scan and row["scan_credits"] < scan:
-                raise NoCreditsLeft("scan")
-            db.execute(
-                "UPDATE accounts SET query_credits = query_credits - ?, scan_credits = scan_credits - ? WHERE id = ?",
-                (query, scan, account_id),
-            )
-            row = db.execute("SELECT * FROM accounts WHERE id = ?", (account_id,)).fetchone()
-        return account_from(row)
-
-    # -- organizations -----------------------------------------------------------------------
-    def find_account(self, user: str) -> Account | None:
-        """The account with this username, else with this e-mail address (any case);
-        :class:`AmbiguousUser` if several accounts share that address."""
-        with self._db.lock:
-            row = self._db.conn.execute("SELECT * FROM accounts WHERE username = ?", (user,)).fetchone()
-            rows = (
-                []
-                if row
-                else self._db.conn.execute(
-                    "SELECT * FROM accounts WHERE email = ? COLLATE NOCASE LIMIT 2", (user,)
-                ).fetchall()
-            )
-        if len(rows) > 1:
-            raise AmbiguousUser(f"several accounts have the e-mail address {user}: give the username")
-        row = row or (rows[0] if rows else None)
-        return account_from(row) if row else None
-
-    def organization_of(self, account_id: int) -> Organization | None:
-        with self._db.lock:
-            row = self._db.conn.execute("SELECT org_id FROM org_members WHERE account_id = ?", (account_id,)).fetchone()
-        return self.organization(row[0]) if row else None
-
-    def organization(self, org_id: str) -> Organization | None:
-        with self._db.lock:
-            org = self._db.conn.execute("SELECT * FROM organizations WHERE id = ?", (org_id,)).fetchone()
-            people = self._db.conn.execute(
-                "SELECT a.*, m.role FROM org_members m JOIN accounts a ON a.id = m.account_id"
-                " WHERE m.org_id = ? ORDER BY m.added, a.id",
-                (org_id,),
-            ).fetchall()
-        return organization_from(org, people) if org is not None else None
-
-    def own_organization(self, admin: Account) -> Organization:
-        """The account's organization, created with it as the admin if it has none: an enterprise
-        plan comes with one, named after the account, its domain the account's e-mail domain."""
-        with self._db.transaction() as db:
-            row = db.execute("SELECT org_id FROM org_members WHERE account_id = ?", (admin.id,)).fetchone()
-            if row:
-                org_id = row[0]
-            else:
-                stamp = iso(self.clock())
-                org_id, name, domains = new_organization(admin, stamp)
-                db.execute(
-                    "INSERT INTO organizations (id, name, created, upgrade_type, domains) VALUES (?,?,?,?,?)",
-                    (org_id, name, stamp, admin.plan.name, domains),
-                )
-                db.execute(
-                    "INSERT INTO org_members (account_id, org_id, role, added) VALUES (?,?,'admin',?)",
-                    (admin.id, org_id, stamp),
-                )
-        org = self.organization(org_id)
-        assert org is not None
-        return org
-
-    def invite(self, org_id: str, account_id: int | None, inviter: int) -> bool:
-        """``inviter`` (an admin of the organization) invites the account to join; True only for a
-        new invitation: False if one is pending already, the account belongs to an organization,
-        or there is no account (None). Every case makes the same durable write, so its time tells
-        nobody which it was: one that invites nobody writes the inviter's own row (never a real
-        invitation: an admin is a member) and deletes it."""
-        stamp = iso(self.clock())
-        add = "INSERT OR IGNORE INTO org_invitations (org_id, account_id, invited) VALUES (?,?,?)"
-        with self._db.transaction() as db:
-            added = 0
-            if (
-                account_id is not None
-                and not db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone()
-            ):
-                added = db.execute(add, (org_id, account_id, stamp)).rowcount
-            if not added:
-                db.execute(add, (org_id, inviter, stamp))
-                db.execute("DELETE FROM org_invitations WHERE org_id = ? AND account_id = ?", (org_id, inviter))
-        return added == 1
-
-    def invitations(self, account_id: int) -> list[tuple[str, str, str]]:
-        """(organization id, its name, when) of the account's pending invitations, oldest first."""
-        with self._db.lock:
-            rows = self._db.conn.execute(
-                "SELECT o.id, o.name, i.invited FROM org_invitations i JOIN organizations o ON o.id = i.org_id"
-                " WHERE i.account_id = ? ORDER BY i.invited",
-                (account_id,),
-            ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    def answer_invitation(self, org_id: str, account_id: int, accept: bool) -> bool:
-        """Join (``accept``) or decline; False if there is no such invitation, or, to join, the
-        account belongs to an organization already."""
-        with self._db.transaction() as db:
-            gone = db.execute(
-                "DELETE FROM org_invitations WHERE org_id = ? AND account_id = ?", (org_id, account_id)
-            ).rowcount
-            if not gone:
-                return False
-            if not accept:
-                return True
-            if db.execute("SELECT 1 FROM org_members WHERE account_id = ?", (account_id,)).fetchone():
-                return False
-            db.execute(
-                "INSERT INTO org_members (account_id, org_id, role, added) VALUES (?,?,'member',?)",
-                (account_id, org_id, iso(self.clock())),
-            )
-            db.execute("DELETE FROM org_invitations WHERE account_id = ?", (account_id,))  # one organization
-        return True
-
-    def remove_member(self, org_id: str, account_id: int) -> bool:
-        """Remove a (non-admin) member; False if the account is no member of this organization."""
-        with self._db.transaction() as db:
-            cur = db.execute(
-                "DELETE FROM org_members WHERE org_id = ? AND account_id = ? AND role = 'member'", (org_id, account_id)
-            )
-        return cur.rowcount > 0

@@ -8,26 +8,28 @@ so two backends starting at once never both migrate.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
+from itertools import cycle
 from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
-from psycopg.rows import DictRow, dict_row
+from psycopg.rows import DictRow, dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from spyglass.server.banners.store import STATE, StoreUnavailable
 from spyglass.server.state.accounts import StateURLError
+from spyglass.server.state.sql import db
+from spyglass.server.state.sql.db import SchemaTooNew, Step
+
+__all__ = ["SchemaTooNew", "Step"]
 
 SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT = 5  # seconds to reach the server, at start and for each new pooled connection
 WAIT_FOR_CONNECTION = 5.0  # seconds a request waits for a pooled connection before it is a 503
 MIGRATION_LOCK = 0x5379_5374  # the advisory lock migrations take ("SySt")
-
-
-class SchemaTooNew(ValueError):
-    """The database was written by a newer spyglass."""
 
 
 def shown(url: str) -> str:
@@ -71,30 +73,53 @@ def connect_once(url: str) -> psycopg.Connection[DictRow]:
         raise StoreUnavailable(f"cannot reach the state at {shown(url)}: {reason}", what=STATE) from None
 
 
-Step = str | Callable[[psycopg.Connection[DictRow]], None]
+class Statements:
+    """A connection (or a cursor) that takes the SQL states' statements: ``?`` placeholders (see
+    state/sql/db.py), turned into psycopg's ``%s``."""
+
+    def __init__(self, conn: psycopg.Connection[Any] | psycopg.Cursor[Any]) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
+        if not args:  # sent as it is (several statements may be one step of a migration)
+            return self.conn.execute(sql)
+        return self.conn.execute(placeholders(sql), args)
+
+
+@lru_cache(maxsize=1024)
+def placeholders(sql: str) -> str:
+    """``sql`` with its ``?`` placeholders as psycopg's ``%s`` (and a ``%`` as ``%%``); a ``?``
+    inside a quoted literal stays one."""
+    parts = sql.replace("%", "%%").split("'")
+    return "'".join(part if quoted else part.replace("?", "%s") for quoted, part in zip(cycle((0, 1)), parts))
+
+
+class _Versions:
+    """The schema version is the one row of ``spyglass_schema``."""
+
+    @staticmethod
+    def read(conn: Statements) -> int:
+        conn.execute("CREATE TABLE IF NOT EXISTS spyglass_schema (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT version FROM spyglass_schema").fetchone()
+        if row is None:
+            conn.execute("INSERT INTO spyglass_schema (version) VALUES (0)")
+        return row[0] if row else 0
+
+    @staticmethod
+    def write(conn: Statements, version: int) -> None:
+        conn.execute("UPDATE spyglass_schema SET version = ?", (version,))
+
+    @staticmethod
+    def script(conn: Statements, sql: str) -> None:
+        conn.execute(sql)  # our own constant SQL, no parameters: several statements in one
 
 
 def migrate(url: str, steps: Sequence[Step]) -> int:
     """Bring the database at ``url`` to the last of ``steps``; returns the version it is now at."""
     with connect_once(url) as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        conn.execute("CREATE TABLE IF NOT EXISTS spyglass_schema (version INTEGER NOT NULL)")
-        row = conn.execute("SELECT version FROM spyglass_schema").fetchone()
-        version = row["version"] if row else 0
-        if row is None:
-            conn.execute("INSERT INTO spyglass_schema (version) VALUES (0)")
-        if version > len(steps):
-            raise SchemaTooNew(
-                f"the state at {shown(url)} is at schema version {version}, newer than this spyglass "
-                f"knows ({len(steps)}): upgrade spyglass to use it"
-            )
-        for step in steps[version:]:
-            if callable(step):
-                step(conn)
-            else:
-                conn.execute(step)  # our own constant SQL, no parameters
-        conn.execute("UPDATE spyglass_schema SET version = %s", (len(steps),))
-    return len(steps)
+        steps_conn = Statements(conn.cursor(row_factory=tuple_row))  # a step's rows are tuples, as on SQLite
+        return db.migrate(steps_conn, steps, _Versions(), name=f"the state at {shown(url)}", verb="use")
 
 
 def holds_nul(*texts: str | None) -> bool:
@@ -196,24 +221,43 @@ class Pool:
             raise StoreUnavailable(f"the state at {shown(self.url)} failed: {first_line(exc)}", what=STATE) from exc
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
-        """A connection in a transaction, committed on leaving, rolled back on any error."""
+    def transaction(self, durable: bool = True) -> Iterator[Statements]:
+        """A connection in a transaction, committed on leaving, rolled back on any error (always
+        durable: ``durable`` is SQLite's)."""
         with self.connection() as conn, conn.transaction():
-            yield conn
+            yield Statements(conn)
 
-    def one(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        """The first row of one statement (run alone: one round trip)."""
+    reading = transaction  # read committed: one transaction's reads see one state only if a lock says so
+
+    def one(self, sql: str, args: Sequence[Any] = (), *, durable: bool = True) -> Any:
+        """The first row of one statement (run alone: one round trip; always durable)."""
         with self.connection() as conn:
-            return conn.execute(sql, args).fetchone()
+            return Statements(conn).execute(sql, args).fetchone()
 
     def run(self, sql: str, args: Sequence[Any] = ()) -> int:
-        """One statement that returns no rows; how many rows it changed."""
-        with self.transaction() as conn:
-            return conn.execute(sql, args).rowcount
+        """One statement that returns no rows (run alone, its own transaction: one round trip);
+        how many rows it changed."""
+        with self.connection() as conn:
+            return Statements(conn).execute(sql, args).rowcount
 
     def all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self.connection() as conn:
-            return conn.execute(sql, args).fetchall()
+            return Statements(conn).execute(sql, args).fetchall()
+
+    # -- what PostgreSQL spells its own way (state/sql/db.py's Db) ------------------------
+    for_update = " FOR UPDATE"
+
+    @staticmethod
+    def any_of(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
+
+    @staticmethod
+    def one_at_a_time(tx: db.Tx, what: str, key: int) -> None:
+        """The advisory lock of ``what`` for ``key`` to the end of ``tx``: read committed alone
+        lets two writers each see the other's row absent."""
+        tx.execute(f"SELECT pg_advisory_xact_lock(hashtextextended('{what} ' || ?, 0))", (key,))
+
+    unstorable = staticmethod(holds_nul)
 
     def close(self) -> None:
         if not self._closed:

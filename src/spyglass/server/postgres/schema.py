@@ -6,12 +6,8 @@ and ``spyglass state init`` does too.
 
 from __future__ import annotations
 
-import psycopg
-from psycopg.rows import DictRow
-
-from spyglass.server.directory.seed import SEED
-from spyglass.server.postgres.connect import Step, check_url, migrate, row_of
-from spyglass.server.state.directory import search_text
+from spyglass.server.postgres.connect import Step, check_url, migrate
+from spyglass.server.state.sql.directory import add_words, seed
 
 V1_ACCOUNTS = """
 CREATE TABLE accounts (
@@ -185,38 +181,13 @@ CREATE TABLE query_votes (
 """
 
 
-def _v5_seed_directory(conn: psycopg.Connection[DictRow]) -> None:
-    """The directory's starting set, as SQLite's first start seeds it."""
-    for title, query, description, tags, votes, stamp in SEED:
-        row = row_of(
-            conn.execute(
-                "INSERT INTO queries (title, description, query, timestamp, votes)"
-                " VALUES (%s,%s,%s,%s,%s) RETURNING id",
-                (title, description, query, stamp, votes),
-            )
-        )
-        for tag in tags.split(","):
-            conn.execute("INSERT INTO query_tags (query_id, tag) VALUES (%s,%s)", (row["id"], tag))
-
-
-def _v6_directory_words(conn: psycopg.Connection[DictRow]) -> None:
-    """What a directory search looks in, kept beside each query (state/directory.py's
-    search_text): a plain substring search, no regular expression over what a caller typed."""
-    conn.execute("ALTER TABLE queries ADD COLUMN words TEXT NOT NULL DEFAULT ''")
-    for row in conn.execute("SELECT id, title, description, query FROM queries").fetchall():
-        tagged = conn.execute("SELECT tag FROM query_tags WHERE query_id = %s ORDER BY seq", (row["id"],))
-        tags = [t["tag"] for t in tagged]
-        words = search_text(row["title"], row["description"], row["query"], tags)
-        conn.execute("UPDATE queries SET words = %s WHERE id = %s", (words, row["id"]))
-
-
 MIGRATIONS: tuple[Step, ...] = (
     V1_ACCOUNTS,
     V2_ALERTS,
     V3_SCANS,
     V4_DIRECTORY,
-    _v5_seed_directory,
-    _v6_directory_words,
+    seed,  # the directory's starting set, as on SQLite
+    add_words("seq"),
 )
 
 

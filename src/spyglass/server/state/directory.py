@@ -1,5 +1,5 @@
 """The saved-query directory, as every directory state keeps it: the starting set
-(server/directory/seed.py) and what users save, vote on and tag. SQLite in the data dir
+(server/state/directoryseed.py) and what users save, vote on and tag. SQLite in the data dir
 (server/directory/store.py) or PostgreSQL (server/postgres/directory.py)."""
 
 from __future__ import annotations
