@@ -54,7 +54,7 @@ from pathlib import Path
 import httpx
 
 from spyglass.datagen import generate
-from spyglass.server.store import Store
+from spyglass.server.state.sqlite.accounts import Store
 from spyglass.testing.alerts import Receiver, banner, watch
 from spyglass.testing.backend import open_half_sent, serve
 
@@ -478,9 +478,9 @@ def _flood(seconds: float, clients: int, method: str, url: str, vary: str, reque
 
 
 def _directory_words_on(name: str, state: str | None, seconds: float) -> None:
-    from spyglass.server.directory.store import Directory
     from spyglass.server.plans import PLANS
-    from spyglass.server.postgres.directory import PostgresDirectory
+    from spyglass.server.state.postgres.directory import PostgresDirectory
+    from spyglass.server.state.sqlite.directory import Directory
 
     free = PLANS["free"]
     longest = " ".join(["ipsum" + "x" * (free.directory_word_length - 5)] * free.directory_words)

@@ -26,8 +26,8 @@ from pathlib import Path
 from spyglass.coverage import Coverage
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.engine import AlertEngine
-from spyglass.server.alerts.store import AlertStore
 from spyglass.server.collect import Collected
+from spyglass.server.state.sqlite.alerts import AlertStore
 
 
 def median_ms(run: Callable[[], object], repeat: int) -> float:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 
-from spyglass.server.store import Store
+from spyglass.server.state.sqlite.accounts import Store
 from spyglass.testing.backend import serve
 
 WATCHED = "100.64.0.0/16"

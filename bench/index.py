@@ -153,7 +153,7 @@ def real_banners_compressed(data: Path) -> None:
 
 def funded_key(data: Path) -> str:
     """The data dir's local key, with credits enough that no charged search of a bench runs short."""
-    from spyglass.server.store import Store
+    from spyglass.server.state.sqlite.accounts import Store
 
     store = Store(data)
     try:
@@ -194,7 +194,7 @@ def http_latencies(data: Path, repeat: int, in_process: dict[str, float]) -> Non
     the same query in process."""
     from spyglass.client import Clients
     from spyglass.config import Profile
-    from spyglass.server.store import Store
+    from spyglass.server.state.sqlite.accounts import Store
 
     key = funded_key(data)
     process, url = serve(data)

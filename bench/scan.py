@@ -33,8 +33,8 @@ from spyglass.server.collect import Collector
 from spyglass.server.index import BannerIndex
 from spyglass.server.scanner.protocols import PORTS
 from spyglass.server.scanner.service import ScanService
-from spyglass.server.scanner.store import ScanStore
 from spyglass.server.scanner.sweep import Slots, connect_sweep
+from spyglass.server.state.sqlite.scans import ScanStore
 
 SERVICE_PORT = 18080
 CLOSED_PORT = 1  # nothing listens on tcpmux here

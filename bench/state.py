@@ -35,9 +35,9 @@ from state_alerts import rounds  # bench/state_alerts.py
 
 from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
-from spyglass.server.postgres import PostgresAccounts
 from spyglass.server.state.accounts import AccountState
-from spyglass.server.store import Store
+from spyglass.server.state.postgres import PostgresAccounts
+from spyglass.server.state.sqlite.accounts import Store
 from spyglass.server.stores import open_banner_store
 from spyglass.testing.clickhouse import ClickHouseServer
 from spyglass.testing.postgres import PostgresServer

@@ -25,7 +25,7 @@ from index import percentiles, serve  # bench/index.py
 
 from spyglass.client import Clients
 from spyglass.config import Profile
-from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.state.postgres import PostgresAccounts
 from spyglass.testing.alerts import Receiver, banner, watch
 from spyglass.testing.clickhouse import ClickHouseServer
 from spyglass.testing.postgres import PostgresServer

@@ -118,7 +118,7 @@ def main() -> None:
 
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     with tempfile.TemporaryDirectory() as data:
-        from spyglass.server.store import Store
+        from spyglass.server.state.sqlite.accounts import Store
 
         store = Store(Path(data))
         key = store.create_key("enterprise", collector=True)  # it reads, and publishes through collect

@@ -23,8 +23,8 @@ from pathlib import Path
 import httpx
 import orjson
 
-from spyglass.server.postgres import PostgresAccounts
-from spyglass.server.store import Store
+from spyglass.server.state.postgres import PostgresAccounts
+from spyglass.server.state.sqlite.accounts import Store
 from spyglass.testing.backend import serve
 from spyglass.testing.clickhouse import ClickHouseServer
 from spyglass.testing.postgres import PostgresServer

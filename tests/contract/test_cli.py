@@ -28,7 +28,7 @@ def test_keys_create_prints_only_a_key(tmp_path):
     assert out.returncode == 0
     key = out.stdout.strip()
     assert len(out.stdout.splitlines()) == 1 and key.isalnum() and len(key) == 32
-    from spyglass.server.store import Store
+    from spyglass.server.state.sqlite.accounts import Store
 
     assert Store(tmp_path).account_for_key(key).plan.name == "member"
 

@@ -72,7 +72,7 @@ def test_data_errors(as_plan, capsys, tmp_path):
 
 
 def test_keys_create_with_username_and_email(tmp_path, capsys):
-    from spyglass.server.store import Store
+    from spyglass.server.state.sqlite.accounts import Store
 
     assert main(["keys", "create", "--data", str(tmp_path), "--user", "ann", "--email", "ann@acme.test"]) == 0
     key = capsys.readouterr().out.strip()

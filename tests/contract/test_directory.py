@@ -13,10 +13,10 @@ from spyglass.cli import main
 from spyglass.client import BadRequest, Clients, Forbidden, NotFound
 from spyglass.datagen import generate
 from spyglass.models import QueryTags, SavedQueryList
-from spyglass.server.directory.store import MIGRATIONS
 from spyglass.server.runner import DEMO_BANNERS
 from spyglass.server.sqlite import schema_version
 from spyglass.server.state.directoryseed import SEED
+from spyglass.server.state.sqlite.directory import MIGRATIONS
 from tests.conftest import ORIGINAL, backend_with, start_backend
 
 
@@ -220,7 +220,7 @@ def test_hostile_titles_stay_inert_in_the_cli(fresh, capsys, monkeypatch):
     title = "evil\x1b[2J\x1b]52;c;cGF5bG9hZA==\x07 \u202eroot\x9b31m"
     assert main(["directory", "save", title, "ssh"]) == 2  # refused: control characters
     # stored by an older backend, or another server: whatever a directory holds is shown inert
-    from spyglass.server.directory.store import Directory
+    from spyglass.server.state.sqlite.directory import Directory
 
     directory = Directory(fresh.data_dir)
     directory.save(1, title, "ssh", "line1\nline2\x1b[31m", [])

@@ -190,7 +190,7 @@ def test_the_data_dir_is_its_owner_s_alone(tmp_path):
 
 def keys(data_dir, count: int = 1, plan: str = "enterprise") -> list[str]:
     """``count`` keys of new accounts in ``data_dir``, made before it is served."""
-    from spyglass.server.store import Store
+    from spyglass.server.state.sqlite.accounts import Store
 
     store = Store(data_dir)
     try:

@@ -6,7 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from spyglass.server.store import NoCreditsLeft, Store
+from spyglass.server.state.accounts import NoCreditsLeft
+from spyglass.server.state.sqlite.accounts import Store
 
 
 def test_charges_are_atomic_and_never_negative(tmp_path):
@@ -92,7 +93,7 @@ def test_a_store_with_keys_in_plain_text_is_migrated(tmp_path):
     local account's key moves to local.key."""
     import sqlite3
 
-    from spyglass.server.store import key_digest
+    from spyglass.server.state.accounts import key_digest
 
     store = Store(tmp_path)
     member = store.create_key("member")
@@ -121,7 +122,7 @@ def test_a_data_dir_is_private_whoever_creates_it_first(tmp_path):
     import subprocess
     import sys
 
-    from spyglass.server.scanner.store import ScanStore
+    from spyglass.server.state.sqlite.scans import ScanStore
 
     def modes(folder):
         return {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from spyglass.server.sqlite import SchemaTooNew, connect, migrate, schema_version, statements
-from spyglass.server.store import MIGRATIONS, Store
+from spyglass.server.state.sqlite.accounts import MIGRATIONS, Store
 
 # spyglass.db exactly as 0.1.0 wrote it: these tables, no user_version (0).
 V0_LAYOUT = """
@@ -161,9 +161,9 @@ def test_a_lost_database_is_refused_where_the_data_dir_says_it_held_something(tm
     index of banners: exit 2 and one line naming it, not a start with every key invalid or no
     banner left. A data dir that never held it (import alone, then keys create) is no loss."""
     from spyglass.datagen import generate
-    from spyglass.server.alerts.store import AlertStore
     from spyglass.server.banners.importer import import_banners
     from spyglass.server.index import BannerIndex
+    from spyglass.server.state.sqlite.alerts import AlertStore
 
     index = BannerIndex(tmp_path)
     import_banners(index, generate(50, seed=2))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from spyglass.server.alerts.store import AlertStore
 from spyglass.server.state.accounts import AccountState, utcnow
 from spyglass.server.state.alerts import AlertState
-from spyglass.server.store import Store
+from spyglass.server.state.sqlite.accounts import Store
+from spyglass.server.state.sqlite.alerts import AlertStore
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed
 from tests.store.conftest import clickhouse_server  # noqa: F401 (the two-backend tests' banner store)
@@ -42,7 +42,7 @@ def postgres_url(postgres_server, tmp_path) -> str:
 
 
 def _postgres(request: pytest.FixtureRequest, folder: Path, clock: Callable[[], datetime]) -> AccountState:
-    from spyglass.server.postgres import PostgresAccounts
+    from spyglass.server.state.postgres import PostgresAccounts
 
     return PostgresAccounts(request.getfixturevalue("postgres_url"), folder / "data", clock=clock)
 
@@ -74,7 +74,7 @@ def state(open_state) -> AccountState:
 
 
 def _postgres_alerts(request: pytest.FixtureRequest, folder: Path) -> AlertState:
-    from spyglass.server.postgres.alerts import PostgresAlerts
+    from spyglass.server.state.postgres.alerts import PostgresAlerts
 
     return PostgresAlerts(request.getfixturevalue("postgres_url"))
 

@@ -14,7 +14,7 @@ from spyglass.config import Profile
 
 def state_key(url: str, folder: Path, plan: str = "enterprise", *, collector: bool = False) -> str:
     """A key of a new account in the state at ``url`` (as `spyglass keys create --state` makes one)."""
-    from spyglass.server.postgres import PostgresAccounts
+    from spyglass.server.state.postgres import PostgresAccounts
 
     accounts = PostgresAccounts(url, folder)
     try:

@@ -19,8 +19,8 @@ import pytest
 
 from spyglass.client import Clients
 from spyglass.config import Profile
-from spyglass.server.postgres import PostgresAccounts
 from spyglass.server.state.alerts import LEASE
+from spyglass.server.state.postgres import PostgresAccounts
 from spyglass.testing.alerts import Receiver, banner, watch
 from tests.state.conftest import database
 

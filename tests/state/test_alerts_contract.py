@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from spyglass.netblocks import parse_netblock
-from spyglass.server.postgres.alerts import PostgresAlerts
 from spyglass.server.state import OverBudget
 from spyglass.server.state.alerts import DEFAULT_NOTIFIER, LEASE
+from spyglass.server.state.postgres.alerts import PostgresAlerts
 
 NETS = [parse_netblock("198.51.100.0/24"), parse_netblock("192.0.2.7/32")]
 

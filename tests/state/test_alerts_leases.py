@@ -13,8 +13,8 @@ from spyglass.netools.networks import Reach
 from spyglass.server.alerts import delivery
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.alerts.destinations import Destinations
-from spyglass.server.postgres import alerts as postgres_alerts
-from spyglass.server.postgres.alerts import PostgresAlerts
+from spyglass.server.state.postgres import alerts as postgres_alerts
+from spyglass.server.state.postgres.alerts import PostgresAlerts
 from spyglass.testing.alerts import Receiver
 
 LEASE = 1.0

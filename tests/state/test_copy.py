@@ -8,10 +8,10 @@ import pytest
 from spyglass.cli import EXIT_OK, EXIT_USAGE, main
 from spyglass.client import AuthenticationError, Clients
 from spyglass.netblocks import parse_networks
-from spyglass.server.alerts.store import AlertStore
-from spyglass.server.directory.store import Directory
-from spyglass.server.scanner.store import ScanStore
-from spyglass.server.store import Store
+from spyglass.server.state.sqlite.accounts import Store
+from spyglass.server.state.sqlite.alerts import AlertStore
+from spyglass.server.state.sqlite.directory import Directory
+from spyglass.server.state.sqlite.scans import ScanStore
 from tests.state.shared import ServeProcess
 
 

@@ -15,13 +15,13 @@ from tests.store.test_clickhouse import HOSTILE
 
 
 def _sqlite(request: pytest.FixtureRequest, folder: Path) -> DirectoryState:
-    from spyglass.server.directory.store import Directory
+    from spyglass.server.state.sqlite.directory import Directory
 
     return Directory(folder)
 
 
 def _postgres(request: pytest.FixtureRequest, folder: Path) -> DirectoryState:
-    from spyglass.server.postgres.directory import PostgresDirectory
+    from spyglass.server.state.postgres.directory import PostgresDirectory
 
     return PostgresDirectory(request.getfixturevalue("postgres_url"))
 

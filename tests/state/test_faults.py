@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.state.postgres import PostgresAccounts
 from spyglass.testing.alerts import Receiver, banner
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed

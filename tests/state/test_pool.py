@@ -12,8 +12,8 @@ import psycopg
 import pytest
 
 from spyglass.server.banners.store import StoreUnavailable
-from spyglass.server.postgres import PostgresAccounts, connect
-from spyglass.server.postgres.connect import POOL_SIZE, Pool
+from spyglass.server.state.postgres import PostgresAccounts, connect
+from spyglass.server.state.postgres.connect import POOL_SIZE, Pool
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed
 from tests.state.shared import ServeProcess

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 
 from spyglass.cli import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, main
-from spyglass.server.postgres import PostgresAccounts
-from spyglass.server.postgres.schema import MIGRATIONS
+from spyglass.server.state.postgres import PostgresAccounts
+from spyglass.server.state.postgres.schema import MIGRATIONS
 from spyglass.testing.backend import backend_with
 from spyglass.testing.postgres import PostgresServer
 from tests.servers import installed

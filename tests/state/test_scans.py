@@ -15,13 +15,13 @@ from spyglass.server.state.scans import CANCELLED, DONE, PROCESSING, QUEUE, SUBM
 
 
 def _sqlite(request: pytest.FixtureRequest, folder: Path) -> ScanState:
-    from spyglass.server.scanner.store import ScanStore
+    from spyglass.server.state.sqlite.scans import ScanStore
 
     return ScanStore(folder)
 
 
 def _postgres(request: pytest.FixtureRequest, folder: Path) -> ScanState:
-    from spyglass.server.postgres.scans import PostgresScans
+    from spyglass.server.state.postgres.scans import PostgresScans
 
     return PostgresScans(request.getfixturevalue("postgres_url"))
 
@@ -132,7 +132,7 @@ def test_claims_at_once_take_each_scan_once(open_scans):
 
 def test_a_restart_of_the_sqlite_state_lets_go_of_its_own_leases(tmp_path):
     """One backend owns a data dir: the leases it finds there are its own from before a crash."""
-    from spyglass.server.scanner.store import ScanStore
+    from spyglass.server.state.sqlite.scans import ScanStore
 
     first = ScanStore(tmp_path)
     scan = new(first)

@@ -9,7 +9,7 @@ import sys
 
 import httpx
 
-from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.state.postgres import PostgresAccounts
 from spyglass.testing.backend import serve
 
 START, CLIENTS, EACH = 120, 24, 8  # more charged requests than credits, from both backends at once

@@ -42,7 +42,7 @@ async def test_embedded_backend_lifecycle(tmp_path):
 async def test_the_embedded_backend_uses_the_key_from_the_environment(tmp_path, monkeypatch):
     """SPYGLASS_API_KEY applies in every mode: with the embedded backend it replaces the local key."""
     from spyglass.config import active_profile
-    from spyglass.server.store import Store
+    from spyglass.server.state.sqlite.accounts import Store
 
     store = Store(tmp_path)
     try:

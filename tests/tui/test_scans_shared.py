@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from spyglass.client import Clients
-from spyglass.server.postgres import PostgresAccounts
+from spyglass.server.state.postgres import PostgresAccounts
 from spyglass.testing.clickhouse import ClickHouseServer
 from spyglass.testing.postgres import PostgresServer
 from spyglass.tui.app import SpyglassApp

@@ -157,8 +157,8 @@ def test_serve_takes_notifier_urls():
 def test_the_engine_queues_one_event_per_banner_and_alert(tmp_path):
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.engine import AlertEngine
-    from spyglass.server.alerts.store import AlertStore
     from spyglass.server.collect import Collected
+    from spyglass.server.state.sqlite.alerts import AlertStore
 
     store = AlertStore(tmp_path)
     alert = store.create_alert(1, "v6", parse_networks(["::1", "127.0.0.0/30"]), 0)
@@ -185,8 +185,8 @@ def test_the_engine_holds_what_alerts_watch_until_its_notifications_are_queued(t
     from spyglass.server.alerts import engine as engine_module
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.engine import AlertEngine
-    from spyglass.server.alerts.store import AlertStore
     from spyglass.server.collect import Collected
+    from spyglass.server.state.sqlite.alerts import AlertStore
 
     failing = [True]
     real = engine_module.matching
@@ -261,8 +261,8 @@ def test_the_engine_reads_the_alerts_again_only_when_they_changed(tmp_path, monk
 
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.engine import AlertEngine
-    from spyglass.server.alerts.store import AlertStore
     from spyglass.server.collect import Collected
+    from spyglass.server.state.sqlite.alerts import AlertStore
 
     store = AlertStore(tmp_path)
     alert = store.create_alert(1, "net", parse_networks(["127.0.0.0/30"]), 0)
@@ -288,8 +288,8 @@ def test_an_edit_of_one_network_parses_only_that_one_again(tmp_path, monkeypatch
     them again, ahead of every other account's banners (0.4 s became 1.4-2.7 s)."""
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.engine import AlertEngine
-    from spyglass.server.alerts.store import AlertStore
     from spyglass.server.collect import Collected
+    from spyglass.server.state.sqlite.alerts import AlertStore
 
     store = AlertStore(tmp_path)
     networks = parse_networks([f"10.0.{n >> 8}.{n & 255}" for n in range(1000)])

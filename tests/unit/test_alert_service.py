@@ -9,9 +9,9 @@ import pytest
 
 from spyglass.netblocks import parse_networks
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
-from spyglass.server.alerts.store import AlertStore
 from spyglass.server.state import OverBudget
-from spyglass.server.store import Store
+from spyglass.server.state.sqlite.accounts import Store
+from spyglass.server.state.sqlite.alerts import AlertStore
 
 
 def test_the_plan_counts_the_other_alerts_but_not_the_one_being_changed(tmp_path):

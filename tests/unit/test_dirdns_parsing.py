@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spyglass.netools.targets import is_hostname
-from spyglass.server.directory.store import MAX_TAGS, TAG, check_tags
 from spyglass.server.dnsinfo import domain_records, last_seen
+from spyglass.server.state.sqlite.directory import MAX_TAGS, TAG, check_tags
 from spyglass.tui.panes.dns import items_of, pick_tool
 
 JSON = st.recursive(

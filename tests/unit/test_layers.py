@@ -34,7 +34,11 @@ def test_front_ends_do_not_load_the_web_stack(module):
     loaded = modules_loaded_by(module)
     assert not top(loaded) & set(WEB_STACK)
     server_modules = {n for n in loaded if n.startswith("spyglass.server.")}
-    assert server_modules <= {"spyglass.server.store", "spyglass.server.runner", "spyglass.server.plans"}
+    assert server_modules <= {
+        "spyglass.server.state.sqlite.accounts",
+        "spyglass.server.runner",
+        "spyglass.server.plans",
+    }
 
 
 @pytest.mark.external

@@ -12,7 +12,7 @@ from spyglass.server.sqlite import Database, SchemaTooNew, migrate
 
 def test_postgresql_takes_the_statements_written_with_question_marks():
     pytest.importorskip("psycopg")
-    from spyglass.server.postgres.connect import placeholders
+    from spyglass.server.state.postgres.connect import placeholders
 
     assert (
         placeholders("SELECT * FROM t WHERE a = ? AND b IN (?, ?)") == "SELECT * FROM t WHERE a = %s AND b IN (%s, %s)"

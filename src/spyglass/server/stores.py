@@ -3,7 +3,7 @@
 Each store is a package of its own implementing :class:`~spyglass.server.banners.store.BannerStore`
 and importing no other store: a new one is a folder beside ``index/`` and ``clickhouse/`` and a
 line here. The state (accounts, keys, credits, organizations) likewise: SQLite in the data dir,
-or PostgreSQL (server/postgres/).
+or PostgreSQL (server/state/postgres/).
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ def open_account_state(address: str | None, data_dir: Path, clock: Callable[[], 
     credentials the server refuses; :class:`StoreUnavailable` when it cannot be reached, or the
     postgres extra is not installed."""
     if not address:
-        from spyglass.server.store import Store
+        from spyglass.server.state.sqlite.accounts import Store
 
         return Store(data_dir, clock)
     require("postgres")
-    from spyglass.server.postgres import PostgresAccounts
+    from spyglass.server.state.postgres import PostgresAccounts
 
     return PostgresAccounts(address, data_dir, clock)
 
@@ -63,11 +63,11 @@ def open_alert_state(address: str | None, data_dir: Path, clock: Callable[[], da
     """The alerts, notifiers and delivery queue at ``address`` (the accounts' PostgreSQL, shared by
     every backend on it), or this backend's own in ``data_dir`` when there is none."""
     if not address:
-        from spyglass.server.alerts.store import AlertStore
+        from spyglass.server.state.sqlite.alerts import AlertStore
 
         return AlertStore(data_dir, clock=clock)
     require("postgres")
-    from spyglass.server.postgres.alerts import PostgresAlerts
+    from spyglass.server.state.postgres.alerts import PostgresAlerts
 
     return PostgresAlerts(address, clock=clock)
 
@@ -75,11 +75,11 @@ def open_alert_state(address: str | None, data_dir: Path, clock: Callable[[], da
 def open_scan_state(address: str | None, data_dir: Path) -> ScanState:
     """The scans at ``address`` (as :func:`open_account_state`), or in ``data_dir``."""
     if not address:
-        from spyglass.server.scanner.store import ScanStore
+        from spyglass.server.state.sqlite.scans import ScanStore
 
         return ScanStore(data_dir)
     require("postgres")
-    from spyglass.server.postgres.scans import PostgresScans
+    from spyglass.server.state.postgres.scans import PostgresScans
 
     return PostgresScans(address)
 
@@ -87,10 +87,10 @@ def open_scan_state(address: str | None, data_dir: Path) -> ScanState:
 def open_directory_state(address: str | None, data_dir: Path) -> DirectoryState:
     """The saved-query directory at ``address`` (as :func:`open_account_state`), or in ``data_dir``."""
     if not address:
-        from spyglass.server.directory.store import Directory
+        from spyglass.server.state.sqlite.directory import Directory
 
         return Directory(data_dir)
     require("postgres")
-    from spyglass.server.postgres.directory import PostgresDirectory
+    from spyglass.server.state.postgres.directory import PostgresDirectory
 
     return PostgresDirectory(address)

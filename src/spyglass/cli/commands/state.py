@@ -21,8 +21,8 @@ def init_command(args: argparse.Namespace) -> int:
         require("postgres")
     except ExtraMissing as exc:
         return fail(f"state init: {exc}", EXIT_UNAVAILABLE)
-    from spyglass.server.postgres import shown
-    from spyglass.server.postgres.schema import init_schema
+    from spyglass.server.state.postgres import shown
+    from spyglass.server.state.postgres.schema import init_schema
 
     try:
         version = init_schema(address)
@@ -45,8 +45,8 @@ def copy_command(args: argparse.Namespace) -> int:
         require("postgres")
     except ExtraMissing as exc:
         return fail(f"state copy: {exc}", EXIT_UNAVAILABLE)
-    from spyglass.server.postgres import shown
-    from spyglass.server.statecopy import copy_state
+    from spyglass.server.state.copy import copy_state
+    from spyglass.server.state.postgres import shown
 
     try:
         copied = copy_state(args.source, address)

@@ -8,8 +8,8 @@ from datetime import datetime
 
 from spyglass.netblocks import Netblock, network_size
 from spyglass.server.state import OverBudget
+from spyglass.server.state.accounts import Account
 from spyglass.server.state.alertrows import AlertRow
-from spyglass.server.store import Account
 
 NOTIFYING = "notifying"
 

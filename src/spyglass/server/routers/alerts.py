@@ -24,9 +24,9 @@ from spyglass.server.errors import ApiError, bad_request, not_found, responses, 
 from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
 from spyglass.server.state import OverBudget
+from spyglass.server.state.accounts import iso
 from spyglass.server.state.alertrows import AlertRow
 from spyglass.server.state.alerts import AlertState
-from spyglass.server.store import iso
 
 router = APIRouter()
 

@@ -17,8 +17,8 @@ from spyglass.server.errors import ApiError, bad_request, not_found, responses, 
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
 from spyglass.server.settings import Settings
 from spyglass.server.state import OverBudget
+from spyglass.server.state.accounts import key_digest
 from spyglass.server.state.scans import CANCELLED, DONE, Scan, ScanState
-from spyglass.server.store import key_digest
 
 router = APIRouter()
 

@@ -1,6 +1,6 @@
 """The backend's state beside its banners: the interfaces every state store implements, and what
-they share. SQLite in the data dir (server/store.py) is the embedded default; PostgreSQL
-(server/postgres/) lets several backends be one service. Both are written once, in sql/, over a
+they share. SQLite in the data dir (server/state/sqlite/accounts.py) is the embedded default; PostgreSQL
+(server/state/postgres/) lets several backends be one service. Both are written once, in sql/, over a
 seam each implements. No implementation imports another; server/stores.py is the one place that
 knows them all."""
 

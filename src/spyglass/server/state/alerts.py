@@ -2,7 +2,7 @@
 queue and its log, and collected banners held until matched: what a store of them is
 (:class:`AlertState`) and what every implementation shares.
 
-On SQLite (server/alerts/store.py) one backend owns the queue. On PostgreSQL (server/postgres/)
+On SQLite (server/state/sqlite/alerts.py) one backend owns the queue. On PostgreSQL (server/state/postgres/)
 every backend sharing the state takes deliveries from one queue: :meth:`AlertState.due` claims
 them for :data:`LEASE` seconds, renewed while their attempts run, so a delivery is attempted by
 one backend at a time and one that dies mid-attempt leaves it to another once its lease ends.

@@ -1,6 +1,6 @@
 """The saved-query directory, as every directory state keeps it: the starting set
 (server/state/directoryseed.py) and what users save, vote on and tag. SQLite in the data dir
-(server/directory/store.py) or PostgreSQL (server/postgres/directory.py)."""
+(server/state/sqlite/directory.py) or PostgreSQL (server/state/postgres/directory.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Accounts, keys (digests), plans, credits, organizations and invitations, written once over
-:class:`~spyglass.server.state.sql.db.Db`: SQLite's (server/store.py) and PostgreSQL's
-(server/postgres/accounts.py) :class:`~spyglass.server.state.accounts.AccountState`.
+:class:`~spyglass.server.state.sql.db.Db`: SQLite's (server/state/sqlite/accounts.py) and PostgreSQL's
+(server/state/postgres/accounts.py) :class:`~spyglass.server.state.accounts.AccountState`.
 
 Every statement takes its values as parameters. A charge is one conditional UPDATE, so credits are
 exact across backends and never go below zero; the monthly reset is one too."""

@@ -1,6 +1,6 @@
 """Alerts, notifiers, the delivery queue and its log, and collected banners held until matched,
-written once over :class:`~spyglass.server.state.sql.db.Db`: SQLite's (server/alerts/store.py)
-and PostgreSQL's (server/postgres/alerts.py) :class:`~spyglass.server.state.alerts.AlertState`.
+written once over :class:`~spyglass.server.state.sql.db.Db`: SQLite's (server/state/sqlite/alerts.py)
+and PostgreSQL's (server/state/postgres/alerts.py) :class:`~spyglass.server.state.alerts.AlertState`.
 
 Every write is one transaction. A delivery's outcome is written in the same transaction that logs
 it, so a restart never sends a delivered notification again. How :meth:`SqlAlerts.version` moves,

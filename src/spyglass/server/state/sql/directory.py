@@ -1,5 +1,5 @@
 """The saved-query directory, written once over :class:`~spyglass.server.state.sql.db.Db`:
-SQLite's (server/directory/store.py) and PostgreSQL's (server/postgres/directory.py)
+SQLite's (server/state/sqlite/directory.py) and PostgreSQL's (server/state/postgres/directory.py)
 :class:`~spyglass.server.state.directory.DirectoryState`, and the migration steps both take.
 
 A word matches at a word's start in any case: the marked word in the ``words`` column

@@ -1,5 +1,5 @@
 """Scans, written once over :class:`~spyglass.server.state.sql.db.Db`: SQLite's
-(server/scanner/store.py) and PostgreSQL's (server/postgres/scans.py)
+(server/state/sqlite/scans.py) and PostgreSQL's (server/state/postgres/scans.py)
 :class:`~spyglass.server.state.scans.ScanState`.
 
 A claim takes the oldest claimable scan in one statement; where the clock of a lease is read

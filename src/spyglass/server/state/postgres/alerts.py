@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from spyglass.server.postgres.connect import Pool
-from spyglass.server.postgres.schema import init_schema
 from spyglass.server.state.accounts import utcnow
 from spyglass.server.state.alertrows import Busy, Delivery
 from spyglass.server.state.alerts import LEASE, PENDING, delivery_from
+from spyglass.server.state.postgres.connect import Pool
+from spyglass.server.state.postgres.schema import init_schema
 from spyglass.server.state.sql.alerts import SqlAlerts
 from spyglass.server.state.sql.db import Tx
 

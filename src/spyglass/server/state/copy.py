@@ -15,8 +15,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from spyglass.server.postgres.connect import connect_once, row_of, shown
-from spyglass.server.postgres.schema import init_schema
+from spyglass.server.state.postgres.connect import connect_once, row_of, shown
+from spyglass.server.state.postgres.schema import init_schema
 
 # (SQLite file in the data dir, tables in the order their references need). The lease columns of
 # scans are left out: no backend runs a copied scan yet, the first to claim it resumes it.
@@ -43,10 +43,10 @@ class Copied:
 
 def _open_sqlite_stores(data_dir: Path) -> None:
     """Open and close each embedded store: its file exists, at this spyglass's layout."""
-    from spyglass.server.alerts.store import AlertStore
-    from spyglass.server.directory.store import Directory
-    from spyglass.server.scanner.store import ScanStore
-    from spyglass.server.store import Store
+    from spyglass.server.state.sqlite.accounts import Store
+    from spyglass.server.state.sqlite.alerts import AlertStore
+    from spyglass.server.state.sqlite.directory import Directory
+    from spyglass.server.state.sqlite.scans import ScanStore
 
     for opened in (Store(data_dir), ScanStore(data_dir), Directory(data_dir), AlertStore(data_dir)):
         opened.close()

@@ -16,20 +16,11 @@ from spyglass.server.sqlite import Database, LostDatabase, is_empty, make_privat
 from spyglass.server.state.accounts import (
     LOCAL_KEY_FILE,
     LOCAL_USER,
-    Account,
-    AccountExists,
-    AmbiguousUser,
-    NoCreditsLeft,
-    Organization,
-    iso,
     key_digest,
     utcnow,
     write_private,
 )
 from spyglass.server.state.sql.accounts import SqlAccounts
-
-# Where they were first defined: their importers keep importing them from here.
-__all__ = ["Account", "AccountExists", "AmbiguousUser", "NoCreditsLeft", "Organization", "iso", "key_digest", "utcnow"]
 
 # Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files

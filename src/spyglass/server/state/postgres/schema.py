@@ -6,7 +6,7 @@ and ``spyglass state init`` does too.
 
 from __future__ import annotations
 
-from spyglass.server.postgres.connect import Step, check_url, migrate
+from spyglass.server.state.postgres.connect import Step, check_url, migrate
 from spyglass.server.state.sql.directory import add_words, seed
 
 V1_ACCOUNTS = """
@@ -53,7 +53,7 @@ CREATE TABLE org_invitations (
 """
 
 # Alerts, notifiers, the delivery queue and its log, and collected banners held until matched
-# (server/postgres/alerts.py). A delivery a backend claims has its next_try moved to the end of
+# (server/state/postgres/alerts.py). A delivery a backend claims has its next_try moved to the end of
 # its lease: until then no other backend takes it; after, any may (the claimer died).
 V2_ALERTS = """
 CREATE TABLE alerts (

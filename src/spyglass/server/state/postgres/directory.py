@@ -4,8 +4,8 @@ once, in state/sql/directory.py)."""
 
 from __future__ import annotations
 
-from spyglass.server.postgres.connect import Pool
-from spyglass.server.postgres.schema import init_schema
+from spyglass.server.state.postgres.connect import Pool
+from spyglass.server.state.postgres.schema import init_schema
 from spyglass.server.state.sql.directory import SqlDirectory
 
 

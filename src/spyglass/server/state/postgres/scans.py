@@ -5,8 +5,8 @@ and the other none); leases are on the server's clock, so the backends' clocks n
 
 from __future__ import annotations
 
-from spyglass.server.postgres.connect import Pool
-from spyglass.server.postgres.schema import init_schema
+from spyglass.server.state.postgres.connect import Pool
+from spyglass.server.state.postgres.schema import init_schema
 from spyglass.server.state.sql.scans import SqlScans
 
 
