@@ -1,16 +1,20 @@
 """What nmap saw besides open ports (issue 46): a ping sweep's host up, ports closed and filtered
 with their reasons and TTL, and ``<extraports>`` counts, from real runs against loopback
-(tests/formats/seenfiles.py); read defensively."""
+(tests/formats/seenfiles.py); read defensively; and, imported by ``spyglass import`` as a user
+runs it, found by ``spyglass host`` and a ``port.state:`` / ``host.state:`` search, never as banners."""
 
 from __future__ import annotations
 
 import io
 
+import httpx
 import pytest
 
 from spyglass.server.formats import Seen
 from spyglass.server.formats.nmap import PORTS_EACH, Nmap
+from tests.conftest import start_backend
 from tests.formats.seenfiles import NMAP, runs
+from tests.workflows.commands import spyglass
 
 needs_nmap = pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed")
 
@@ -113,3 +117,42 @@ def test_a_host_cut_into_pieces_says_the_whole_host_s_open_ports_in_each():
     banners, hosts = parsed(data)
     assert len(hosts) == 2 and {h["open"] for h in hosts} == {len(banners)} == {2}
     assert sum(len(h["ports"]) for h in hosts) == PORTS_EACH + 599 - 2
+
+
+@needs_nmap
+@pytest.mark.external
+def test_imported_by_the_cli_they_are_found_by_host_and_search_never_as_banners(files, tmp_path):
+    data = tmp_path / "data"
+    done = spyglass("import", "--data", str(data), *(str(files[n]) for n in ("sweep", "ports", "many")))
+    assert "sweep.xml: nmap, 0 read, 0 banners loaded, 0 bad, 1 host seen" in done.stderr
+    again = spyglass("import", "--data", str(data), str(files["many"]))
+    assert "many.xml: nmap, 0 read, 0 banners loaded, 0 bad, 1 host seen" in again.stderr
+    server, backend = start_backend(data)
+    with server, httpx.Client(base_url=backend.url, params={"key": backend.key()}, timeout=30) as http:
+        env = {"SPYGLASS_URL": backend.url, "SPYGLASS_API_KEY": backend.key()}
+        host = http.get("/intel/host/127.0.0.1").json()
+        runs_seen = [r for r in host["seen"] if r["seen"]["kind"] == "host"]
+        assert sorted(r["seen"]["file"] for r in runs_seen) == ["many.xml", "ports.xml", "sweep.xml"]  # once each
+        filtered = [r for r in host["seen"] if r["seen"]["state"] == "filtered"]
+        assert [(r["seen"]["reason"], r["seen"]["ttl"], r["seen"]["file"]) for r in filtered] == [
+            ("no-response", 0, "ports.xml")
+        ]
+        port = filtered[0]["port"]
+        page = http.get("/intel/host/search", params={"query": f"port.state:filtered port:{port}"}).json()
+        assert [(m["ip_str"], m["port"], m["seen"]["reason"]) for m in page["matches"]] == [
+            ("127.0.0.1", port, "no-response")
+        ]
+        assert http.get("/intel/host/count", params={"query": f"port:{port}"}).json()["total"] == 0  # not a banner
+        assert http.get("/intel/host/count", params={"query": "tag:nmap"}).json()["total"] == 1  # the open port
+        sweep = http.get("/intel/host/search", params={"query": "host.state:up host.open:0"}).json()
+        assert sorted(m["seen"]["file"] for m in sweep["matches"]) == ["many.xml", "sweep.xml"]
+        refused = http.get("/intel/host/search", params={"query": "port.state:closed nginx"})
+        assert refused.status_code == 400 and "free text" in refused.json()["error"]
+
+        shown = spyglass("host", "127.0.0.1", env=env).stdout
+        assert "no open port: seen by nmap 7" in shown and "sweep.xml" in shown
+        assert f"{port}/tcp" in shown and "filtered  no-response, ttl 0" in shown
+        assert "40 closed (conn-refused 40: 100-139)" in shown
+        listed = spyglass("search", f"port.state:filtered port:{port}", env=env).stdout
+        assert f"{port}/tcp" in listed and "no-response" in listed and "ports.xml" in listed
+    backend.store.close()
