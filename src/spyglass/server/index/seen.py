@@ -53,6 +53,19 @@ class SeenRows:
         with self._seen_db() as db:
             return [Row(*r) for r in db.read(f"SELECT {_COLUMNS} FROM seen WHERE ip = ?", (ip,))]
 
+    def all_seen(self, batch: int) -> Iterator[list[Row]]:
+        """Every row, ``batch`` at a time, in key order (``spyglass store copy``)."""
+        after: tuple = ("", "", -(2**31), "")
+        keys = "ip, scan, port, transport"
+        while True:
+            with self._seen_db() as db:
+                sql = f"SELECT {_COLUMNS} FROM seen WHERE ({keys}) > (?, ?, ?, ?) ORDER BY {keys} LIMIT ?"
+                rows = [Row(*r) for r in db.read(sql, (*after, batch))]
+            if not rows:
+                return
+            yield rows
+            after = tuple(rows[-1][:4])
+
     def seen_in(self, kind: str, states: list[str]) -> Iterator[Row]:
         if not states:
             return
