@@ -23,10 +23,11 @@ state filter is answered here, by every store alike, never by the banners.
 
 from __future__ import annotations
 
+import heapq
 import ipaddress
 from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, cast
 
 from spyglass.exactjson import dumps, loads
 from spyglass.query import Filter, Query
@@ -63,7 +64,8 @@ class SeenStore(Protocol):
         ...
 
     def seen_in(self, kind: str, states: list[str]) -> Iterator[Row]:
-        """Every row of ``kind`` ("host" or "port") in one of ``states`` (lower case)."""
+        """Every row of ``kind`` ("host" or "port") in one of ``states`` (lower case), each once
+        (a search streams them: it holds only its page's)."""
         ...
 
 
@@ -178,16 +180,23 @@ def search(store: SeenStore, query: Query, page: int = 1) -> tuple[int, list[dic
     states = sorted(set.intersection(*({str(v).lower() for v in f.values} for f in wanted)))
     ports = [set(f.values) for f in query.filters if f.name == "port" and not f.negated]
     asked = set.intersection(*ports) if ports else None  # the ports every port: filter asks for
-    rows = [r for r in _expanded(store.seen_in(kind, states), asked) if all(_holds(f, r) for f in query.filters)]
-    rows.sort(key=lambda r: (r.stamp, r.ip, r.scan, r.port, r.transport), reverse=True)
-    found = list(_once(rows))
-    return len(found), [shown(r) for r in found[(page - 1) * PAGE : page * PAGE]]
+    total, newest = 0, cast(list[tuple[tuple, Row]], [])  # the page's rows and those before: a heap, oldest on top
+    for row in _expanded(store.seen_in(kind, states), asked):
+        if all(_holds(f, row) for f in query.filters):
+            total += 1
+            ranked = ((row.stamp, row.ip, row.scan, row.port, row.transport), row)
+            if len(newest) < page * PAGE:
+                heapq.heappush(newest, ranked)
+            else:
+                heapq.heappushpop(newest, ranked)
+    found = [row for _, row in sorted(newest, reverse=True)]
+    return total, [shown(r) for r in found[(page - 1) * PAGE : page * PAGE]]
 
 
 def _expanded(rows: Iterable[Row], ports: set | None) -> Iterator[Row]:
     """The rows, each of extraports as the ``ports`` asked for in its ranges (each as a port's
     row, with the reason that counted it), or as it is where no port is asked for."""
-    for row in set(rows):
+    for row in rows:
         if row.port > EXTRA:
             yield row
         elif ports is None:

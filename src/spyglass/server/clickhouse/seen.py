@@ -1,7 +1,8 @@
 """What scans saw besides open services, in the ClickHouse store (banners/seen.py): the ``seen``
 table (tables.py), a ReplacingMergeTree by address, scan, port and transport, sharded by address
 on a cluster. A row added again is not inserted (the keys of a batch's addresses are read
-first); two imports racing may insert one twice until a merge drops it, and reads keep each once.
+first); two imports racing may insert one twice until a merge drops it: a search reads with FINAL
+(a shard holds all of an address's rows), a host's rows are few and kept once by the caller.
 """
 
 from __future__ import annotations
@@ -42,6 +43,6 @@ class SeenTable:
         if not states:
             return
         where = "port = %(host)s" if kind == "host" else "port != %(host)s"
-        sql = f"SELECT {_COLUMNS} FROM seen WHERE state IN %(states)s AND {where}"
+        sql = f"SELECT {_COLUMNS} FROM seen FINAL WHERE state IN %(states)s AND {where}"  # each row once
         for r in self.connection.execute(sql, {"states": tuple(states), "host": HOST}):
             yield Row(*r)

@@ -16,6 +16,7 @@ from spyglass.server.banners.seen import HOST, Row
 from spyglass.server.sqlite import Database
 
 FILE = "seen.sqlite"
+STREAM = 5000  # rows of a search read at a time
 MIGRATIONS = [
     """
     CREATE TABLE seen (
@@ -71,7 +72,9 @@ class SeenRows:
             return
         where = "port = ?" if kind == "host" else "port != ?"
         marks = ", ".join("?" * len(states))
-        with self._seen_db() as db:
-            sql = f"SELECT {_COLUMNS} FROM seen WHERE state IN ({marks}) AND {where}"
-            for r in db.read(sql, (*states, HOST)):
-                yield Row(*r)
+        with self._seen_db() as db:  # (a connection of this call's own: read as the caller goes)
+            cursor = db.conn.execute(
+                f"SELECT {_COLUMNS} FROM seen WHERE state IN ({marks}) AND {where}", (*states, HOST)
+            )
+            while rows := cursor.fetchmany(STREAM):
+                yield from (Row(*r) for r in rows)
