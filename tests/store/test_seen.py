@@ -68,6 +68,8 @@ def test_hosts_up_and_ports_not_open_are_kept_apart_from_banners_and_found(store
     # hosts up, with the run that saw them; those with no open port
     assert sorted(f[4] for f in found(store, "host.state:up")) == ["many.xml", "ports.xml", "sweep.xml"]
     assert sorted(f[4] for f in found(store, "host.state:up host.open:0")) == ["many.xml", "sweep.xml"]
+    assert found(store, "host.open:0") == found(store, "host.state:up host.open:0")  # any state
+    assert [f[4] for f in found(store, "host.open:1")] == ["ports.xml"]
     assert found(store, "host.state:up net:192.0.2.0/24") == found(store, "host.state:down") == []
     assert len(found(store, "host.state:up ip:127.0.0.1 after:2000-01-01 -before:2000-01-01")) == 3
 
@@ -105,7 +107,8 @@ def test_what_scans_saw_is_there_after_a_restart(open_store, files):
         ("port.state:closed ssh", "free text"),
         ("port.state:closed host.state:up", "ask one of them"),
         ("host.state:up port:22", "has no port"),
-        ("port.state:closed host.open:0", "has no host.open"),
+        ("port.state:closed host.open:0", "ask one of them"),
+        ("port.state:closed -host.open:0", "has no host.open"),
         ("port.state:closed product:nginx", "narrowed by"),
     ],
 )
@@ -115,4 +118,5 @@ def test_what_such_a_search_cannot_answer_is_said(query, problem):
 
 def test_a_negated_state_filter_alone_is_a_search_of_banners():
     assert not seen.asks(parse_strict("-port.state:closed port:22"))
+    assert not seen.asks(parse_strict("-host.open:0")) and seen.asks(parse_strict("host.open:0"))
     assert seen.problem(parse_strict("port.state:closed -port:22 -transport:udp scan:x")) is None

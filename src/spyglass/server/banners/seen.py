@@ -13,8 +13,8 @@ nmap's ``extraports`` counts), one port of it that was not open (state, reason, 
 ports nmap 7.9x writes). A row is identified by address, scan, port and transport: importing a
 file again adds nothing.
 
-The search: ``host.state:up`` finds the hosts runs saw up (``host.open:0`` those with no open
-port), ``port.state:filtered`` the ports runs saw filtered; ``port``, ``transport``, ``ip``,
+The search: ``host.state:up`` finds the hosts runs saw up (``host.open:0``, alone or beside it,
+those with no open port), ``port.state:filtered`` the ports runs saw filtered; ``port``, ``transport``, ``ip``,
 ``net``, ``scan``, ``after`` and ``before`` narrow them (each may be negated). A port nmap counted
 in ``extraports`` rather than listed is found by ``port:`` where nmap wrote its range; without
 ``port:`` such a group is one result (port 0, ``seen.kind`` "extraports"). A query with either
@@ -39,6 +39,7 @@ PAGE = 100
 STATES = {"host.state": "host", "port.state": "port"}  # the filters, and the rows each finds
 NARROWING = {"port", "transport", "ip", "net", "scan", "after", "before"}  # what else such a query may say
 ON_HOSTS = {"host.open"}  # what only the hosts' rows have
+KINDS = {**STATES, "host.open": "host"}  # the filters that ask for these rows, not banners
 
 
 class Row(NamedTuple):
@@ -54,7 +55,7 @@ class Row(NamedTuple):
     body: str  # JSON: the run (tool, version, args, file) and, of a host, its extraports
 
 
-class SeenStore(Protocol):
+class SeenStore(Protocol):  # (BannerStore has these too)
     def add_seen(self, rows: list[Row]) -> int:
         """Keep the rows not kept yet; how many were new."""
         ...
@@ -63,9 +64,9 @@ class SeenStore(Protocol):
         """Every row of an address."""
         ...
 
-    def seen_in(self, kind: str, states: list[str]) -> Iterator[Row]:
-        """Every row of ``kind`` ("host" or "port") in one of ``states`` (lower case), each once
-        (a search streams them: it holds only its page's)."""
+    def seen_in(self, kind: str, states: list[str] | None) -> Iterator[Row]:
+        """Every row of ``kind`` ("host" or "port") in one of ``states`` (lower case; None: in any),
+        each once (a search streams them: it holds only its page's)."""
         ...
 
 
@@ -149,17 +150,18 @@ def _once(rows: Iterable[Row]) -> Iterator[Row]:
 
 
 def asks(query: Query) -> bool:
-    """Whether ``query`` asks for what runs saw (a state filter not negated) rather than banners."""
-    return any(f.name in STATES and not f.negated for f in query.filters)
+    """Whether ``query`` asks for what runs saw (a state filter, or host.open, not negated) rather
+    than banners."""
+    return any(f.name in KINDS and not f.negated for f in query.filters)
 
 
 def problem(query: Query) -> str | None:
     """What such a query says that these rows cannot answer, in words; None if nothing."""
     if query.texts:
         return "free text searches banners: a search of host.state or port.state takes filters only"
-    kinds = {STATES[f.name] for f in query.filters if f.name in STATES and not f.negated}
+    kinds = {KINDS[f.name] for f in query.filters if f.name in KINDS and not f.negated}
     if len(kinds) > 1:
-        return "host.state and port.state find different rows (hosts, ports): ask one of them"
+        return "host.state or host.open and port.state find different rows (hosts, ports): ask one of them"
     (kind,) = kinds
     for f in query.filters:
         if f.name in STATES and STATES[f.name] != kind:
@@ -175,9 +177,9 @@ def problem(query: Query) -> str | None:
 def search(store: SeenStore, query: Query, page: int = 1) -> tuple[int, list[dict]]:
     """One page (100) of the rows ``query`` finds (see :func:`problem` first), newest first, and
     how many it finds."""
-    wanted = [f for f in query.filters if f.name in STATES and not f.negated]
-    kind = STATES[wanted[0].name]
-    states = sorted(set.intersection(*({str(v).lower() for v in f.values} for f in wanted)))
+    kind = next(KINDS[f.name] for f in query.filters if f.name in KINDS and not f.negated)
+    wanted = [{str(v).lower() for v in f.values} for f in query.filters if f.name in STATES and not f.negated]
+    states = sorted(set.intersection(*wanted)) if wanted else None  # None: any
     ports = [set(f.values) for f in query.filters if f.name == "port" and not f.negated]
     asked = set.intersection(*ports) if ports else None  # the ports every port: filter asks for
     total, newest = 0, cast(list[tuple[tuple, Row]], [])  # the page's rows and those before: a heap, oldest on top

@@ -160,8 +160,8 @@ class BannerStore(Protocol):
         """Every row of an address."""
         ...
 
-    def seen_in(self, kind: str, states: list[str]) -> Iterator[Row]:
-        """Every row of ``kind`` ("host" or "port") in one of ``states``."""
+    def seen_in(self, kind: str, states: list[str] | None) -> Iterator[Row]:
+        """Every row of ``kind`` ("host" or "port") in one of ``states`` (None: in any)."""
         ...
 
     # -- the store's own notes (e.g. that it holds the demo data) ------------------------------

@@ -39,10 +39,12 @@ class SeenTable:
     def seen_of(self, ip: str) -> list[Row]:
         return [Row(*r) for r in self.connection.execute(f"SELECT {_COLUMNS} FROM seen WHERE ip = %(ip)s", {"ip": ip})]
 
-    def seen_in(self, kind: str, states: list[str]) -> Iterator[Row]:
-        if not states:
+    def seen_in(self, kind: str, states: list[str] | None) -> Iterator[Row]:
+        if states is not None and not states:
             return
-        where = "port = %(host)s" if kind == "host" else "port != %(host)s"
-        sql = f"SELECT {_COLUMNS} FROM seen FINAL WHERE state IN %(states)s AND {where}"  # each row once
-        for r in self.connection.execute(sql, {"states": tuple(states), "host": HOST}):
+        where = ("port = %(host)s" if kind == "host" else "port != %(host)s") + (
+            " AND state IN %(states)s" if states is not None else ""
+        )
+        sql = f"SELECT {_COLUMNS} FROM seen FINAL WHERE {where}"  # each row once
+        for r in self.connection.execute(sql, {"states": tuple(states or ()), "host": HOST}):
             yield Row(*r)

@@ -67,14 +67,11 @@ class SeenRows:
             yield rows
             after = tuple(rows[-1][:4])
 
-    def seen_in(self, kind: str, states: list[str]) -> Iterator[Row]:
-        if not states:
-            return
+    def seen_in(self, kind: str, states: list[str] | None) -> Iterator[Row]:
         where = "port = ?" if kind == "host" else "port != ?"
-        marks = ", ".join("?" * len(states))
+        if states is not None:
+            where += f" AND state IN ({', '.join('?' * len(states))})"
         with self._seen_db() as db:  # (a connection of this call's own: read as the caller goes)
-            cursor = db.conn.execute(
-                f"SELECT {_COLUMNS} FROM seen WHERE state IN ({marks}) AND {where}", (*states, HOST)
-            )
+            cursor = db.conn.execute(f"SELECT {_COLUMNS} FROM seen WHERE {where}", (HOST, *(states or ())))
             while rows := cursor.fetchmany(STREAM):
                 yield from (Row(*r) for r in rows)
