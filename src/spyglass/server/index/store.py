@@ -98,8 +98,7 @@ class PackingPrepare:
 
 
 class BannerIndex(SeenRows):
-    """The embedded banner store (see :mod:`spyglass.server.banners.store`): tantivy, in shards
-    (shards.py), beside the record store, and what scans saw besides banners (seen.py)."""
+    """The embedded store (banners/store.py): tantivy in shards (shards.py), records, what scans saw (seen.py)."""
 
     prepare = staticmethod(prepare)
 
