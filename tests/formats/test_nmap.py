@@ -52,7 +52,7 @@ def values(page: dict, facet: str) -> dict[str, int]:
 
 def test_the_import_says_what_it_read(imported):
     done, _, _ = imported
-    assert "import: scan.xml: nmap, 6 read, 6 banners loaded, 0 bad\n" in done.stderr
+    assert "import: scan.xml: nmap, 6 read, 6 banners loaded, 0 bad, 1 host seen\n" in done.stderr
 
 
 def test_imported_services_are_found_and_faceted_like_collected_ones(imported, scan):

@@ -79,17 +79,25 @@ async def test_the_backend_on_clickhouse_serves_search_host_and_trends_to_the_cl
 
 def test_store_copy_moves_an_embedded_data_dir_into_clickhouse_byte_for_byte(clickhouse_server, tmp_path, capsys):
     from spyglass.server.banners.importer import import_banners
+    from spyglass.server.banners.seen import rows_of
     from spyglass.server.index import BannerIndex
 
     data = tmp_path / "data"
     embedded = BannerIndex(data)
     import_banners(embedded, generate(1200, seed=4))
+    up = {"ip_str": "192.0.2.9", "scan": "nmap-0123456789abcdef", "timestamp": "2026-01-01T00:00:00.000000"}
+    closed = {"port": 22, "transport": "tcp", "state": "closed", "reason": "reset", "ttl": 64}
+    kept = rows_of({**up, "state": "up", "reason": "echo-reply", "ttl": 64, "open": 0, "ports": [closed]}, "a.xml")
+    assert embedded.add_seen(kept) == 2
     sent = {b for batch in embedded.added_since(0, 500) for b in embedded.raw_bodies([m for m, _ in batch]).values()}
     embedded.close()
     url = clickhouse_server.address(database(tmp_path))
     assert main(["store", "copy", "--data", str(data), "--store", url]) == EXIT_OK
-    assert "1,200 banners copied" in capsys.readouterr().err
+    assert "1,200 banners copied, 0 were there already; 2 rows of hosts and ports scans saw copied" in (
+        capsys.readouterr().err
+    )
     store = ClickHouseStore(url)
+    assert sorted(store.seen_of("192.0.2.9")) == sorted(kept)
     back = {b for batch in store.added_since(0, 500) for b in store.raw_bodies([m for m, _ in batch]).values()}
     assert back == sent and store.total() == 1200
     store.close()

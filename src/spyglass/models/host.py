@@ -26,6 +26,11 @@ class HostRecord(APIModel):
     vulns: Raw = member("array of vulnerability ids")
     last_update: Raw = member("timestamp of the newest banner")
     data: list[Banner] = Field(default_factory=list)
+    seen: Raw = member(
+        "what scans saw besides open services, newest run first (absent if nothing): a host's status and "
+        "each port not open, each {ip_str, port, transport, timestamp, seen: {kind (host, port), state, "
+        "reason, ttl, scan, tool, version, file, and of a host open, args, extraports}}"
+    )
     city: Raw = member("string or null")
     region_code: Raw = member("string or null")
     area_code: Raw = member("integer or null")

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.cells import cell_len
 
+from spyglass.present.seen import seen_facts, seen_lines
 from spyglass.present.service import (
     Fact,
     ServiceText,
@@ -50,6 +51,7 @@ def host_facts(record: Any) -> list[Fact]:
         Fact("domains", text_of(r.get("domains")) or "-"),
         Fact("tags", text_of(r.get("tags")) or "-"),
         Fact("last update", seen(r.get("last_update")) or "-"),
+        *seen_facts(r),  # what scans saw besides open services: up, ports closed or filtered
     ]
     return facts
 
@@ -128,4 +130,6 @@ def render_host_text(record: Any, history: bool = False, raw_chars: int = 2000) 
         if diff:
             lines.append(f"  changed since the scan before: {diff}")
         lines += service_text_lines(describe_service(banner, raw_chars))
+    if saw := seen_lines(record):
+        lines += ["", "Seen by scans besides open services (newest first)", *saw]
     return "\n".join(lines)

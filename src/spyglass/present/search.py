@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from spyglass.present.seen import result_text
 from spyglass.present.service import PRODUCT_WIDTH, headline, product_line, seen, service_key, service_line
 from spyglass.present.values import as_dict, get_path, number, pad, text_of
 from spyglass.safetext import clean, fit
@@ -22,6 +23,9 @@ def address(banner: Mapping) -> str:
 def result_cells(banner: Any) -> list[str]:
     """One search result as the cells of ``RESULT_COLUMNS``, each at most ``CELL_WIDTH`` terminal cells."""
     b = as_dict(banner)
+    if saw := result_text(b):  # a row of what a scan saw (host.state:, port.state:), not a banner
+        where, state, more = saw
+        return [fit(c, CELL_WIDTH) for c in (address(b), where, "", "", state, more, seen(b.get("timestamp"))[:10])]
     cells = [
         address(b),
         service_key(b),
@@ -37,6 +41,10 @@ def result_cells(banner: Any) -> list[str]:
 def result_line(banner: Any, product_width: int = PRODUCT_WIDTH) -> str:
     """One search result as a CLI line: the address, then the service line."""
     b = as_dict(banner)
+    if saw := result_text(b):  # a row of what a scan saw (host.state:, port.state:), not a banner
+        where, state, more = saw
+        line = f"{pad(where, 9)} {pad(state, product_width)} {more}  {seen(b.get('timestamp'))[:19]}"
+        return f"{pad(address(b), 16)} {clean(line, one_line=True, max_chars=150)}"
     return f"{pad(address(b), 16)} {service_line(b, product_width)}"
 
 

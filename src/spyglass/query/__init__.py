@@ -1,7 +1,7 @@
 """The search query language: one parser for the backend, the TUI and the tokens endpoint."""
 
 from spyglass.query.ast import Facet, Filter, Query, QueryError, Span, Text
-from spyglass.query.filters import FACETS, FILTER_EXAMPLES, FILTERS, IDENTIFYING_FACETS, Kind
+from spyglass.query.filters import FACETS, FILTER_EXAMPLES, FILTERS, IDENTIFYING_FACETS, SEEN_FILTERS, Kind
 from spyglass.query.parser import QuerySyntaxError, parse, parse_facets, parse_strict, tokens
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "Query",
     "QueryError",
     "QuerySyntaxError",
+    "SEEN_FILTERS",
     "Span",
     "Text",
     "parse",

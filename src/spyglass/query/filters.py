@@ -32,6 +32,8 @@ FILTERS: dict[str, Kind] = {
     "has_ssl": Kind.BOOL,
     "has_vuln": Kind.BOOL,
     "hash": Kind.INT,
+    "host.open": Kind.INT,  # of host.state: how many ports the run found open on the host
+    "host.state": Kind.EXACT,  # what a scan saw of a host: up, down (server/banners/seen.py)
     "hostname": Kind.SUFFIX,
     "http.component": Kind.EXACT,
     "http.component_category": Kind.EXACT,
@@ -53,6 +55,7 @@ FILTERS: dict[str, Kind] = {
     "os.type": Kind.EXACT,
     "os.vendor": Kind.EXACT,
     "port": Kind.INT,
+    "port.state": Kind.EXACT,  # a port a scan saw not open: closed, filtered, unfiltered, open|filtered...
     "product": Kind.TEXT,
     "region": Kind.EXACT,
     "scan": Kind.EXACT,
@@ -77,6 +80,11 @@ FILTERS: dict[str, Kind] = {
     "version": Kind.EXACT,
     "vuln": Kind.EXACT,
 }
+
+# Filters of what scans saw besides open services (hosts up, ports closed or filtered: rows of their
+# own, server/banners/seen.py), not of banners: no banner matches one (each negated matches every
+# banner), and a query with host.state or port.state is answered from those rows.
+SEEN_FILTERS: frozenset[str] = frozenset({"host.open", "host.state", "port.state"})
 
 FACETS: tuple[str, ...] = (
     "asn",
@@ -162,7 +170,8 @@ MAX_VALUE_CHARS = 256  # characters of one value, word or phrase
 MAX_PREFIX_CHARS = 4096
 
 # One query per filter that finds banners in the demo data (``spyglass generate``, seed 1, and
-# the embedded backend's first-run data); tests/unit/test_query_examples.py keeps them true.
+# the embedded backend's first-run data); tests/unit/test_query_examples.py keeps them true. Those
+# of SEEN_FILTERS find what runs saw, which the demo data has none of (tests/store/test_seen.py).
 FILTER_EXAMPLES: dict[str, str] = {
     "after": "after:2026-01-01",
     "all": "all:nginx",
@@ -177,6 +186,8 @@ FILTER_EXAMPLES: dict[str, str] = {
     "has_ssl": "has_ssl:true",
     "has_vuln": "has_vuln:true",
     "hash": "hash:1016399811",
+    "host.open": "host.open:0",
+    "host.state": "host.state:up",
     "hostname": "hostname:aurora-tv.example",
     "http.component": "http.component:jquery",
     "http.component_category": 'http.component_category:"JavaScript libraries"',
@@ -198,6 +209,7 @@ FILTER_EXAMPLES: dict[str, str] = {
     "os.type": 'os.type:"general purpose"',
     "os.vendor": "os.vendor:freebsd",
     "port": "port:22",
+    "port.state": "port.state:filtered",
     "product": "product:openssh",
     "region": "region:VA",
     "scan": "scan:DEMOSCAN7Q2X",

@@ -13,7 +13,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from spyglass.query.ast import Filter, Query, Text
-from spyglass.query.filters import FILTERS, Kind
+from spyglass.query.filters import FILTERS, SEEN_FILTERS, Kind
 from spyglass.query.words import split, words
 
 
@@ -181,6 +181,8 @@ def _asn(text: str) -> str:
 
 
 def _filter_matches(f: Filter, b: dict) -> bool:
+    if f.name in SEEN_FILTERS:  # what a scan saw besides open services: never a banner
+        return False
     kind = FILTERS[f.name]
     have = VALUES[f.name](b)
     if kind is Kind.TEXT:

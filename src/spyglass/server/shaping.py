@@ -102,6 +102,13 @@ def host_record(banners: list[dict], history: bool, minify: bool) -> dict:
     return record
 
 
+def seen_only(ip: str, seen: list[dict]) -> dict:
+    """The host view of an address no banner has, that scans saw (up, ports not open: banners/seen.py)."""
+    return {"ip_str": ip, "hostnames": [], "domains": [], "tags": [], "ports": [], "vulns": [], "data": []} | {
+        "last_update": seen[0]["timestamp"]
+    }
+
+
 def served(body: bytes, namespace: str, minify: bool) -> bytes:
     """A stored banner's bytes as the API serves them: the stored bytes themselves when there is
     nothing to change (most banners: no decoding and encoding again), else the shaped banner. Only

@@ -75,13 +75,16 @@ def import_command(args: argparse.Namespace) -> int:
 
 
 def file_read(read) -> str:
-    """What one file held: ``scan.xml: nmap, 12 read, 12 banners loaded, 0 bad``."""
+    """What one file held: ``scan.xml: nmap, 12 read, 12 banners loaded, 0 bad, 3 hosts seen`` (the
+    hosts a scanner reported, kept with what it saw of them besides open ports)."""
+    from spyglass.present.values import plural
     from spyglass.safetext import clean
 
     stopped = " (could not be read to its end)" if read.failed else ""
+    hosts = f", {plural(read.hosts, 'host')} seen" if read.hosts else ""
     return (
         f"{clean(read.name, one_line=True, max_chars=200)}: {read.format}, {read.read:,} read, "
-        f"{read.loaded:,} banners loaded, {read.bad:,} bad{stopped}"
+        f"{read.loaded:,} banners loaded, {read.bad:,} bad{hosts}{stopped}"
     )
 
 
@@ -98,7 +101,13 @@ def summarize(totals, unreadable: list[str], progress) -> int:
         print(f"  … and {totals.bad - len(shown):,} more bad lines", file=sys.stderr)
     for line in unreadable:
         fail(line, EXIT_USAGE)
-    if totals.empty_scans:
+    if totals.empty_scans and totals.hosts:
+        print(
+            "import: the scan found no open port: no banner to load; the hosts it saw are kept "
+            "(spyglass host IP, or search host.state:up)",
+            file=sys.stderr,
+        )
+    elif totals.empty_scans:
         print("import: the scan found no open port: nothing to load", file=sys.stderr)
     elif not unreadable and not totals.loaded:
         fail(

@@ -48,7 +48,8 @@ def init_command(args: argparse.Namespace) -> int:
 
 def copy_command(args: argparse.Namespace) -> int:
     """Every banner of the embedded store in --data, byte for byte, into the store --store names
-    (what is there already is skipped: a copy cut short is finished by running it again)."""
+    (what is there already is skipped: a copy cut short is finished by running it again), and
+    what imported scans saw besides banners (hosts up, ports not open: banners/seen.py)."""
     from spyglass.config import data_dir
     from spyglass.exactjson import loads
     from spyglass.progress import Progress
@@ -67,7 +68,7 @@ def copy_command(args: argparse.Namespace) -> int:
         return target
     source = BannerIndex(source_dir)
     progress = Progress("copy")
-    total, seen, added, skipped = source.total(), 0, 0, 0
+    total, seen, added, skipped, states = source.total(), 0, 0, 0, 0
     try:
         with target.writing() as batch:
             for rows in source.added_since(0, COPY_BATCH):
@@ -80,6 +81,8 @@ def copy_command(args: argparse.Namespace) -> int:
                 added += len(batch.add(prepared))
                 seen += len(rows)
                 progress.update(seen / (total or 1), f"{seen:,} of {total:,} read, {added:,} new")
+        for found in source.all_seen(COPY_BATCH):
+            states += target.add_seen(found)
     except StoreUnavailable as exc:
         progress.done("stopped")
         return fail(f"store copy: {exc}; run the same copy again to finish it", EXIT_UNAVAILABLE)
@@ -87,7 +90,8 @@ def copy_command(args: argparse.Namespace) -> int:
         source.close()
         target.close()
     unreadable = f", {skipped:,} unreadable skipped" if skipped else ""
-    progress.done(f"{added:,} banners copied, {seen - added - skipped:,} were there already{unreadable}")
+    scans = f"; {states:,} rows of hosts and ports scans saw copied" if states else ""
+    progress.done(f"{added:,} banners copied, {seen - added - skipped:,} were there already{unreadable}{scans}")
     return EXIT_OK
 
 
@@ -114,7 +118,8 @@ def register(sub, common: Common) -> None:
         help="copy every banner of an embedded data dir (--data) into a ClickHouse store",
         description="Copy every banner of the embedded store in --data (byte for byte) into the ClickHouse "
         "store --store or $SPYGLASS_STORE names; banners it holds already are skipped, so a copy cut "
-        "short is finished by running it again. Accounts, alerts, scans and the directory stay in the "
+        "short is finished by running it again. What imported scans saw besides banners (hosts up, ports "
+        "closed or filtered) is copied too. Accounts, alerts, scans and the directory stay in the "
         "data dir's own files.",
     )
     copy.set_defaults(func=copy_command)

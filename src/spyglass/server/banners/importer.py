@@ -4,7 +4,9 @@ gzip, streamed, any size.
 A file's format is known by its first bytes (:func:`spyglass.server.formats.format_of`), never its
 name. A scanner's records are written as JSON banner lines and go the way every line goes (the same
 workers, batches, dedup and problem report); one it cannot read is reported with its place in the
-file (``scan.xml: host 3``) and the rest loads. Each line stands alone: a line that fails (not
+file (``scan.xml: host 3``) and the rest loads. What a scanner saw of its hosts besides open ports
+(nmap: hosts up, ports closed or filtered) is kept apart from the banners, by this process, with
+the file's name (banners/seen.py). Each line stands alone: a line that fails (not
 JSON, no address, port or timestamp, anything else) is counted and reported with its line number
 and the rest still loads. A file that cannot be read to its end (missing, a truncated or non-gzip
 ``.gz``) is an :class:`ImportFileError` in the report, with what was loaded before. Re-importing a
@@ -31,6 +33,7 @@ from isal import igzip, isal_zlib
 from spyglass.exactjson import dumps
 from spyglass.server import formats
 from spyglass.server.banners.parsing import OVERLONG, Chunk, prepare_block, prepare_pieces
+from spyglass.server.banners.seen import Row, rows_of
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import (
     BannerBatch,
@@ -81,6 +84,7 @@ class FileRead:
     loaded: int
     bad: int
     failed: bool  # it could not be read to its end
+    hosts: int = 0  # hosts the scanner reported (with what it saw of them besides open ports)
 
 
 @dataclass
@@ -92,6 +96,8 @@ class ImportReport:
     problems: list[str] = field(default_factory=list)  # the first MAX_REPORTED bad lines, with where
     file_errors: list[ImportFileError] = field(default_factory=list)
     files: list[FileRead] = field(default_factory=list)  # one per file, in order
+    hosts: int = 0  # hosts scanners reported (up or down, open ports or none: banners/seen.py)
+    seen: int = 0  # rows of what they saw of them (a host, a port not open) new in the store
 
     def problem(self, where: str, why: str) -> None:
         self.bad += 1
@@ -123,6 +129,8 @@ class ImportReport:
         self.added += other.added
         self.duplicates += other.duplicates
         self.bad += other.bad
+        self.hosts += other.hosts
+        self.seen += other.seen
         self.problems += other.problems[: MAX_REPORTED - len(self.problems)]
         self.file_errors += other.file_errors
         self.files += other.files
@@ -281,7 +289,7 @@ def import_files(
     try:
         with _no_cycle_collection():
             if reopen is not None:
-                storing = _Storing(None, report, progress, total)
+                storing = _Storing(None, report, progress, total, index.add_seen)
                 jobs = partial(_jobs_of, report=report, max_line=max_line)
                 import_by_writers(index, reopen, paths, sizes, storing, jobs, workers, AHEAD * workers)
             else:
@@ -312,7 +320,7 @@ def _import_here(index: BannerStore, paths, sizes, report, progress, total: int,
             workers, mp_context=get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),)
         ) as pool,
     ):
-        storing = _Storing(writer, report, progress, total)
+        storing = _Storing(writer, report, progress, total, index.add_seen)
         for path in paths:
             position = [0]
             pending: deque[tuple[Future, int]] = deque()
@@ -338,9 +346,17 @@ class _Storing:
     to the store BATCH banners at a time (a store writes a batch in one transaction: the bigger,
     the fewer times each page of its key index is written)."""
 
-    def __init__(self, writer: BannerBatch | None, report: ImportReport, progress, total: int) -> None:
+    def __init__(
+        self,
+        writer: BannerBatch | None,
+        report: ImportReport,
+        progress,
+        total: int,
+        add_seen: Callable[[list[Row]], int] | None = None,
+    ) -> None:
         self.writer, self.report, self.progress, self.total = writer, report, progress, total
         self.held: list[Prepared] = []
+        self.add_seen, self.seen = add_seen, cast(list[Row], [])  # what scanners saw, kept apart
         self.name, self.lines = "", 0  # the file's name, and its lines taken so far
         self.format: str = JSON_LINES
         self.before = ImportReport()  # the report's counts before this file
@@ -351,7 +367,7 @@ class _Storing:
         self.name, self.lines = name, 0
         self.format = fmt.name if fmt else JSON_LINES
         r = self.report
-        self.before = ImportReport(r.read, r.added, r.duplicates, r.bad)
+        self.before = ImportReport(r.read, r.added, r.duplicates, r.bad, hosts=r.hosts)
 
     def end(self, failed: ImportFileError | None, done: int) -> None:
         """The file's last chunk was taken: store what is held and say what the file read."""
@@ -359,10 +375,17 @@ class _Storing:
             failed.loaded = self.lines
             self.report.file_errors.append(failed)
         self.flush(done)
+        self.keep_seen()
         r, b = self.report, self.before
-        r.files.append(
-            FileRead(self.name, self.format, r.read - b.read, r.loaded - b.loaded, r.bad - b.bad, bool(failed))
-        )
+        read = FileRead(self.name, self.format, r.read - b.read, r.loaded - b.loaded, r.bad - b.bad, bool(failed))
+        read.hosts = r.hosts - b.hosts
+        r.files.append(read)
+
+    def keep_seen(self) -> None:
+        """Store what scanners saw of hosts (in this process: a few rows a host, beside the banners)."""
+        if self.seen and self.add_seen is not None:
+            self.report.seen += self.add_seen(self.seen)
+        self.seen = []
 
     @staticmethod
     def file_error(exc: Exception) -> bool:
@@ -380,6 +403,11 @@ class _Storing:
         for where, why in chunk.places:
             self.report.problem(f"{self.name}: {where}", why)
         self.lines += chunk.lines
+        self.report.hosts += len(chunk.seen)
+        for record in chunk.seen:
+            self.seen += rows_of(record, self.name)
+        if len(self.seen) >= BATCH:
+            self.keep_seen()
 
     def take(self, future: Future, position: int, done_before: int) -> None:
         """A chunk parsed for this process to store."""

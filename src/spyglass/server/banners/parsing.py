@@ -29,6 +29,7 @@ class Chunk:
     read: int
     problems: list[tuple[int, str]]  # (index of the line among the chunk's, why)
     places: list[tuple[str, str]] = field(default_factory=list)  # a scanner's unreadable records: (where, why)
+    seen: list[dict] = field(default_factory=list)  # what a scanner saw of its hosts besides banners (Seen)
 
     @property
     def prepared(self) -> list[Prepared]:
@@ -76,15 +77,18 @@ def _prepare_numbered(prepare: Preparer, numbered: Iterable[tuple[int, bytes]], 
 
 def prepare_pieces(prepare: Preparer, work: tuple[formats.Pieces, list[tuple[object, bytes]]]) -> Chunk:
     """A scanner's pieces of a file parsed, and their banners prepared (a chunk's "lines" are its
-    banners); what the format cannot read, by its place."""
+    banners); what the format cannot read, by its place; what it saw of hosts besides banners."""
     fmt, pieces = work
-    prepared, problems, places, read, banners = [], [], [], 0, 0
+    prepared, problems, places, seen, read, banners = [], [], [], [], 0, 0
     for context, data in pieces:
         try:
             records = list(fmt.parse(context, data))
         except Exception as exc:  # the format's own failure: the piece, not the import
             records = [formats.Unreadable("a piece of it", f"{fmt.name} failed ({type(exc).__name__}: {exc})")]
         for record in records:
+            if isinstance(record, formats.Seen):  # not a banner, nor a record read: kept apart
+                seen.append(record.record)
+                continue
             read += 1
             if isinstance(record, formats.Unreadable):
                 places.append((record.where, record.why))
@@ -96,7 +100,7 @@ def prepare_pieces(prepare: Preparer, work: tuple[formats.Pieces, list[tuple[obj
             except Exception as exc:
                 problems.append((banners, f"unreadable banner ({type(exc).__name__})"))
             banners += 1
-    return Chunk(tuple(map(list, zip(*prepared, strict=True))), banners, read, problems, places)
+    return Chunk(tuple(map(list, zip(*prepared, strict=True))), banners, read, problems, places, seen)
 
 
 def prepare_block(prepare: Preparer, block: bytes) -> Chunk:

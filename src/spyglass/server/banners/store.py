@@ -13,6 +13,8 @@ What every store keeps:
 - the *current* banner of each service (address, port, transport): the newest one. Search,
   count and facets see only those (a ``scan:`` filter sees everything a scan collected); the host
   history and trends see every banner;
+- what scans saw besides open services (hosts up, ports closed or filtered), apart from the banners
+  (:mod:`spyglass.server.banners.seen`): no search, count, facet or trend of banners sees it;
 - a *mark* per banner, rising in the order banners were added, from which the bulk-data builder
   learns what is new since it last looked, and a backend that shares the store with others
   follows what any of them collected (the real-time stream, server/stream/follow.py).
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from spyglass.query import Facet, Query
+from spyglass.server.banners.seen import Row
 
 FacetCounts = dict[str, list[dict]]  # name -> [{"count": n, "value": "as a string"}], largest first
 
@@ -146,6 +149,19 @@ class BannerStore(Protocol):
     def marks_since(self, mark: int, limit: int) -> list[int]:
         """The marks of the banners added after ``mark``, the first ``limit`` in mark order: read
         often (the stream's follower), so it reads marks alone, by the store's order of them."""
+        ...
+
+    # -- what scans saw besides open services (banners/seen.py) --------------------------------
+    def add_seen(self, rows: list[Row]) -> int:
+        """Keep the rows not kept yet; how many were new."""
+        ...
+
+    def seen_of(self, ip: str) -> list[Row]:
+        """Every row of an address."""
+        ...
+
+    def seen_in(self, kind: str, states: list[str] | None) -> Iterator[Row]:
+        """Every row of ``kind`` ("host" or "port") in one of ``states`` (None: in any)."""
         ...
 
     # -- the store's own notes (e.g. that it holds the demo data) ------------------------------

@@ -29,7 +29,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
 from spyglass.netblocks import Address
-from spyglass.query import FILTERS, Filter, Kind, Query, Text
+from spyglass.query import FILTERS, SEEN_FILTERS, Filter, Kind, Query, Text
 from spyglass.query.words import SEPARATOR, words
 from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FACET_FIELDS, FILTER_FIELDS, I64
 from spyglass.server.banners.terms import ip_ranges, tool_tags
@@ -149,6 +149,8 @@ def _one_of(sql: Sql, field_name: str, values: list) -> str:
 def filter_condition(sql: Sql, f: Filter, current: bool = False) -> str:
     """``current``: of the current banners, where a tool's tag (TOOL_TAGS) matches those of every
     service any banner of which holds it (one the tool found, that another has scanned since)."""
+    if f.name in SEEN_FILTERS:  # what a scan saw besides open services: no banner (banners/seen.py)
+        return "0"
     kind = FILTERS[f.name]
     field_name = FILTER_FIELDS[f.name]
     col = column(field_name)
@@ -210,7 +212,7 @@ def _worded(term: Text | Filter) -> tuple[str, str] | None:
         return None
     if isinstance(term, Text):
         return "text", term.text
-    if FILTERS[term.name] is Kind.TEXT and len(term.values) == 1:
+    if term.name not in SEEN_FILTERS and FILTERS[term.name] is Kind.TEXT and len(term.values) == 1:
         return column(FILTER_FIELDS[term.name]), str(term.values[0])
     return None
 

@@ -21,11 +21,13 @@ from spyglass.server.clickhouse import tables
 from spyglass.server.clickhouse.compiler import TEXT_INDEX_SINCE
 from spyglass.server.clickhouse.connection import Connection, server_version, shown
 from spyglass.server.clickhouse.reads import Reads
+from spyglass.server.clickhouse.seen import SeenTable
 from spyglass.server.clickhouse.writer import Writer, Writes
 
 
-class ClickHouseStore:
-    """The banner store on ClickHouse; creates its database and tables when they are missing."""
+class ClickHouseStore(SeenTable):
+    """The banner store on ClickHouse; creates its database and tables when they are missing, and
+    keeps what scans saw besides banners (seen.py)."""
 
     prepare = staticmethod(tables.prepare)
 

@@ -24,6 +24,8 @@
   rather than one it builds again from a table on every query (about 8 bytes of RAM a replaced
   banner: plan memory for it past a billion).
 - ``meta``: the store's notes, the newest value of a name winning.
+- ``seen``: what scans saw besides open services (hosts up, ports closed or filtered: banners/seen.py,
+  clickhouse/seen.py), a row per host of a run and per port of it not open.
 
 On a cluster each is a local table ``NAME_local`` on every shard, and ``NAME`` a Distributed table
 over them, sharded by the banner's key (bodies by mark: a page's bodies are found by their marks
@@ -103,6 +105,7 @@ ENGINES = {
     "current": "CollapsingMergeTree(sign) ORDER BY (service, key, mark)",
     "demoted": "Set",
     "meta": "ReplacingMergeTree(at) ORDER BY name",
+    "seen": "ReplacingMergeTree() ORDER BY (ip, scan, port, transport)",
 }
 _ROW = ", ".join(f"{name} {type_}" for name, type_ in COLUMNS)
 TABLE_COLUMNS = {
@@ -111,8 +114,17 @@ TABLE_COLUMNS = {
     "current": _ROW + ", sign Int8",
     "demoted": "key UInt64",
     "meta": "name String, value String, at UInt64",
+    "seen": "ip String, scan String, port Int32, transport String, stamp String, state String, reason String, "
+    "ttl Int32, opened Int32, body String",
 }
-SHARDING = {"banners": "key", "bodies": "mark", "current": "key", "demoted": "key", "meta": "cityHash64(name)"}
+SHARDING = {
+    "banners": "key",
+    "bodies": "mark",
+    "current": "key",
+    "demoted": "key",
+    "meta": "cityHash64(name)",
+    "seen": "cityHash64(ip)",
+}
 CURRENT_COLUMNS = [*NAMES, "sign"]  # the order of a current row (current_row)
 CANCEL_COLUMNS = ["key", "service", "mark", "sign"]  # the order of a row cancelling one (cancel_rows)
 _CANCEL = struct.Struct("<QQQb")

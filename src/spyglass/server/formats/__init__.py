@@ -23,7 +23,10 @@ Every banner a format yields:
   port, as JSON>}``. Nothing the tool wrote is dropped.
 
 A record that cannot be read is yielded as :class:`Unreadable` naming its place in the file, and the
-rest goes on. Formats stream: a file of any size is never held whole in memory.
+rest goes on. What a tool saw of a host besides its open ports (nmap: the host up, its closed and
+filtered ports with their reasons) is a :class:`Seen` of a piece's ``parse``, never a banner: the
+importer keeps it apart (:mod:`spyglass.server.banners.seen`). Formats stream: a file of any size
+is never held whole in memory.
 """
 
 from __future__ import annotations
@@ -41,6 +44,13 @@ class Unreadable:
 
     where: str
     why: str
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a run saw of one host besides its open ports (banners/seen.py says its members)."""
+
+    record: dict
 
 
 class ScanFormat(Protocol):
@@ -66,8 +76,9 @@ class Pieces(ScanFormat, Protocol):
         must pickle; its bytes); what cannot be cut out as Unreadable."""
         ...
 
-    def parse(self, context: Any, data: bytes) -> Iterator[dict | Unreadable]:
-        """The banners of one piece (``records`` yields these of every piece, in order)."""
+    def parse(self, context: Any, data: bytes) -> Iterator[dict | Unreadable | Seen]:
+        """The banners of one piece (``records`` yields these of every piece, in order), and what
+        the run saw of its host besides them (a :class:`Seen`, which ``records`` leaves out)."""
         ...
 
 

@@ -22,6 +22,9 @@ product: the name is under ``guess``;
 ``osclass`` into ``os_classes`` (the ``os.vendor``/``family``/``generation``/``type``/``accuracy`` filters). The port's
 time is the host's ``endtime`` (else ``starttime``, else the run's start). Everything else stays in
 ``tool``: the port's element as JSON under ``record``, the host's other elements under ``host``.
+Every host nmap reported (up or down, with open ports or none) also gives a
+:class:`~spyglass.server.formats.Seen` (:mod:`.nmap_seen`): its status and the ports that were not
+open, which the stores keep apart from banners (``host.state:``, ``port.state:``).
 """
 
 from __future__ import annotations
@@ -38,11 +41,12 @@ from datetime import UTC, datetime
 from typing import IO
 
 from spyglass.server.banners.shape import normalize
-from spyglass.server.formats import FORMATS, Unreadable
+from spyglass.server.formats import FORMATS, Seen, Unreadable
 from spyglass.server.formats.common import domain_of
 from spyglass.server.formats.geoip import locate
 from spyglass.server.formats.nmap_scripts import elems as _elems
 from spyglass.server.formats.nmap_scripts import host_members, kex, smb_os, ssh_keys, vulns
+from spyglass.server.formats.nmap_seen import seen
 from spyglass.server.formats.services import crawler, kex_members
 
 READ = 1 << 20  # bytes read at a time
@@ -52,6 +56,7 @@ _HOST = re.compile(rb"<host[\s>]")
 _END = b"</host>"
 _ENCODING = re.compile(rb"""\A(?:\xef\xbb\xbf)?<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.:-]*)["']""")
 _PORT = re.compile(rb"<port[\s>]")  # (not <ports>; "<" is escaped in every text and attribute)
+_OPEN = re.compile(rb"<state\s+state\s*=\s*[\"']open[\"']")  # a port's state as nmap writes it
 PORTS_EACH = 2000  # ports of one host parsed at a time
 # The order in which an SSH client (the crawler's asyncssh, OpenSSH) asks for host key types.
 _KEY_ORDER = ("ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa", "ssh-dss")
@@ -75,13 +80,14 @@ class Nmap:
 
     def records(self, stream: IO[bytes]) -> Iterator[dict | Unreadable]:
         for piece in self.pieces(stream):
-            yield from (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
+            records = (piece,) if isinstance(piece, Unreadable) else self.parse(*piece)
+            yield from (r for r in records if not isinstance(r, Seen))
 
-    def parse(self, context: tuple[dict, str], data: bytes) -> Iterator[dict | Unreadable]:
-        run, where = context
-        yield from _host_banners(data, run, where)
+    def parse(self, context: tuple[dict, str, int | None], data: bytes) -> Iterator[dict | Unreadable | Seen]:
+        run, where, opened = context
+        yield from _host_banners(data, run, where, opened)
 
-    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple[dict, str], bytes] | Unreadable]:
+    def pieces(self, stream: IO[bytes]) -> Iterator[tuple[tuple[dict, str, int | None], bytes] | Unreadable]:
         """The file's ``<host>`` elements, cut apart (a regular expression and a find: the parsing
         is :meth:`parse`'s, in the importer's workers)."""
         run: dict | None = None
@@ -116,8 +122,10 @@ class Nmap:
                     line, pos = line + buffer.count(b"\n", pos, stop), stop
                     continue
                 stop = end + len(_END)
-                for host in _split(buffer[pos:stop]):
-                    yield (run, where), host
+                hosts = _split(buffer[pos:stop])
+                opened = sum(len(_OPEN.findall(h)) for h in hosts) if len(hosts) > 1 else None  # (the whole host's)
+                for host in hosts:
+                    yield (run, where, opened), host
                 line, pos = line + buffer.count(b"\n", pos, stop), stop
 
 
@@ -163,11 +171,15 @@ def _run(header: bytes) -> dict:
     return {**attrib, "scan": "nmap-" + hashlib.sha256(basis).hexdigest()[:16], "xml_encoding": encoding}
 
 
-def _host_banners(element: bytes, run: dict, where: str) -> Iterator[dict | Unreadable]:
-    """The banners of a host's element; what cannot be read of it, as Unreadables: the host (not
-    XML, no address or time) or one port (what no store could hold: the stores' own check)."""
+def _host_banners(
+    element: bytes, run: dict, where: str, opened: int | None = None
+) -> Iterator[dict | Unreadable | Seen]:
+    """The banners of a host's element, then what the run saw of the host (a Seen); what cannot be
+    read of it, as Unreadables: the host (not XML, no address or time) or one port (what no store
+    could hold: the stores' own check). ``opened``: the open ports of the whole host, where this
+    element is a piece of it (_split)."""
     try:
-        host = Host(ET.fromstring(_decoded(element, run.get("xml_encoding", "utf-8"))), run)
+        host = Host(ET.fromstring(_decoded(element, run.get("xml_encoding", "utf-8"))), run, opened)
     except ET.ParseError as exc:
         yield Unreadable(where, f"not well-formed XML ({exc})")
         return
@@ -182,6 +194,7 @@ def _host_banners(element: bytes, run: dict, where: str) -> Iterator[dict | Unre
             yield Unreadable(f"{where}, port {port.get('portid')!r}", str(exc) or type(exc).__name__)
             continue
         yield banner
+    yield Seen(host.seen)
 
 
 def _decoded(element: bytes, encoding: str) -> bytes | str:
@@ -197,7 +210,7 @@ def _decoded(element: bytes, encoding: str) -> bytes | str:
 class Host:
     """One ``<host>``: what every banner of it shares, and a banner per open port."""
 
-    def __init__(self, host: ET.Element, run: dict) -> None:
+    def __init__(self, host: ET.Element, run: dict, opened: int | None = None) -> None:
         self.run = run
         address = next((a.get("addr", "") for a in host.iter("address") if a.get("addrtype") in ("ipv4", "ipv6")), None)
         if address is None:
@@ -218,6 +231,7 @@ class Host:
         self.host_tables = [(k, s["elems"]) for k, s in self.more.get("host_scripts", {}).items()]
         self.ports = [p for p in host.iter("port") if _state(p) == "open"]
         self.rest = _json(host, skip="port")  # less its ports (each banner has its own record)
+        self.seen = seen(host, run, self.address["ip_str"], self.stamp, len(self.ports) if opened is None else opened)
 
     def banner(self, port: ET.Element) -> dict:
         transport, number = port.get("protocol", "tcp"), int(port.get("portid", ""))

@@ -15,7 +15,7 @@ import tantivy
 from tantivy import Occur
 from tantivy import Query as TQ
 
-from spyglass.query import FILTERS, Filter, Kind, Query, Text
+from spyglass.query import FILTERS, SEEN_FILTERS, Filter, Kind, Query, Text
 from spyglass.query.words import words
 from spyglass.server.banners.fields import ALL_TEXT_FIELDS, FILTER_FIELDS
 from spyglass.server.banners.terms import ip_ranges, tool_tags
@@ -47,6 +47,8 @@ ToolServices = Callable[[list[str]], list[int]]
 
 
 def filter_query(schema: tantivy.Schema, f: Filter, tool_services: ToolServices | None = None) -> TQ:
+    if f.name in SEEN_FILTERS:  # what a scan saw besides open services: no banner (banners/seen.py)
+        return TQ.empty_query()
     kind = FILTERS[f.name]
     field = in_index(FILTER_FIELDS[f.name])
     if f.name == "tag" and tool_services is not None and (tools := tool_tags(f.values)):

@@ -28,6 +28,7 @@ from spyglass.server.index.codec import shared
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.records import RecordStore
 from spyglass.server.index.schema import build_schema, document_tail, facet_value
+from spyglass.server.index.seen import SeenRows
 from spyglass.server.index.shards import Shards, ShardsBusy, documents
 from spyglass.server.index.trends import TrendsIndex
 from spyglass.server.sqlite import LostDatabase, disk_full, is_empty, make_private
@@ -96,9 +97,8 @@ class PackingPrepare:
         return _prepare(banner, body, shared(self.dictionary).pack)
 
 
-class BannerIndex:
-    """The embedded banner store (see :mod:`spyglass.server.banners.store`): tantivy, in shards
-    (shards.py), beside the record store."""
+class BannerIndex(SeenRows):
+    """The embedded store (banners/store.py): tantivy in shards (shards.py), records, what scans saw (seen.py)."""
 
     prepare = staticmethod(prepare)
 

@@ -1,4 +1,5 @@
-"""Search and host lookup: ``/{ns}/host/...`` over the banner index."""
+"""Search and host lookup: ``/{ns}/host/...`` over the banner index, and what scans saw besides
+banners (a query with ``host.state:`` or ``port.state:``, and a host's ``seen``: banners/seen.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from fastapi import APIRouter, Path, Query, Response
 
 from spyglass.exactjson import dumps, loads
 from spyglass.models import HostRecord, SearchResponse, SearchTokens, SelectedFields
-from spyglass.query import FACETS, FILTERS, tokens
+from spyglass.query import FACETS, FILTERS, Facet, tokens
+from spyglass.query import Query as Parsed
+from spyglass.server.banners import seen
+from spyglass.server.banners.store import BannerStore
 from spyglass.server.deps import AppSettings, Banners, Charge, Scans, Who
 from spyglass.server.errors import bad_request, not_found, responses
 from spyglass.server.memory import give_back_soon
@@ -21,7 +25,7 @@ from spyglass.server.routers.common import (
     scoped_query,
 )
 from spyglass.server.scanner.private import visible
-from spyglass.server.shaping import for_namespace, host_record, only_fields, served
+from spyglass.server.shaping import for_namespace, host_record, only_fields, seen_only, served
 
 router = APIRouter()
 # The grammar is more than a pattern says (filters' names and values): this much of it, documented.
@@ -42,6 +46,9 @@ def host_count(
     banners: Banners, scans: Scans, charge: Charge, query: str = SEARCH_QUERY, facets: str | None = None
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
+    if seen.asks(parsed):
+        total, _ = _seen(banners, parsed, wanted, 1)
+        return json_response({"matches": [], "total": total, **({"facets": _no_facets(wanted)} if wanted else {})})
     total, counts = banners.count(scoped_query(parsed, scans, charge.who), wanted)
     give_back_soon()
     charge_for_facets(charge, wanted)
@@ -66,6 +73,12 @@ def host_search(
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
     charged = bool(parsed.has_filters or page > 1 or identifying(wanted))
+    if seen.asks(parsed):
+        with charge.meanwhile(query=1):
+            total, rows = _seen(banners, parsed, wanted, page)
+        names = [f.strip() for f in fields.split(",") if f.strip()] if fields else []
+        kept = [only_fields(r, names) for r in rows] if names else rows
+        return json_response({"matches": kept, "total": total, **({"facets": _no_facets(wanted)} if wanted else {})})
     with charge.meanwhile(query=int(charged)):  # a failed search costs nothing
         total, bodies, counts = banners.search_bodies(scoped_query(parsed, scans, charge.who), wanted, page)
     give_back_soon()
@@ -80,6 +93,18 @@ def host_search(
     if wanted:
         content += b',"facets":' + dumps(counts)
     return Response(content + b"}", media_type="application/json")
+
+
+def _seen(banners: BannerStore, parsed: Parsed, wanted: list[Facet], page: int) -> tuple[int, list[dict]]:
+    """What scans saw besides banners (``host.state:``, ``port.state:``): no facets, which count banners."""
+    problem = seen.problem(parsed)
+    if problem:
+        raise bad_request(f"Invalid search query: {problem}")
+    return seen.search(banners, parsed, page)
+
+
+def _no_facets(wanted: list[Facet]) -> dict[str, list]:
+    return {f.name: [] for f in wanted}  # facets count banners: none of these rows is one
 
 
 @router.get("/host/search/facets", response_model=list[str])
@@ -114,6 +139,10 @@ def host(
         raise bad_request(f"Invalid IP address: {ip} (a zone id names an interface of one machine)")
     address = str(parsed)
     found = visible(banners.host(address), who.account.id)  # others' scans of the server's own: not theirs
-    if not found:
+    saw = seen.of_host(banners, address)  # hosts up, ports not open: what runs saw besides banners
+    if not found and not saw:
         raise not_found("No information available for that IP.")
-    return json_response(host_record(out(settings.namespace, found), history, minify))
+    record = host_record(out(settings.namespace, found), history, minify) if found else seen_only(address, saw)
+    if saw:
+        record["seen"] = saw
+    return json_response(record)

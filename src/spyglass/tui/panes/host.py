@@ -1,5 +1,6 @@
 """The host pane: who holds an address and where, its open services in detail, and how each
-service changed between scans."""
+service changed between scans; what scans saw besides (up, ports closed or filtered) in its summary,
+and in full where the host has no open service."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Label, Static
 
 from spyglass.present.host import host_facts, service_rows
+from spyglass.present.seen import seen_lines
 from spyglass.present.service import banner_for_clipboard
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.messages import PingTarget
@@ -212,6 +214,11 @@ class HostPane(Pane):
         if keys:
             table.move_cursor(row=chosen, animate=False)
             self.show_service(int(keys[chosen] or 0))
+        else:  # no open service: what scans saw of the host (up, its ports not open), if anything
+            saw = seen_lines(r, indent=" ")
+            self.service_box.border_title = "Seen by scans: no open service" if saw else "Service"
+            self.service_detail.update(Text("\n".join(saw), no_wrap=True) if saw else "")
+            self.pivot_list.show(None)
 
     def _service_of(self, key: str | None) -> str:
         index = int(key) if key is not None else -1
