@@ -193,6 +193,7 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
             self.set_state(State.REFUSED if refused else State.FAILED, str(exc), "ctrl+r retries")
             self._run_pending_arg()
             return
+        self._stop_following(self.clients)  # a dead backend's clients may still fail a call late
         self.clients = clients
         self.clients.credits.listeners.append(self._credits_changed)
         self.clients.reachability.listeners.append(self._reachability_changed)
@@ -232,14 +233,31 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
                     pane.post_message(BackendGone(message))
         self.report(message, error=kind != "restarted")
 
+    def _stop_following(self, clients: Clients | None) -> None:
+        """The status bar no longer hears from ``clients`` (those of a backend that died, or of the
+        profile left): a call of theirs still retrying fails after the reconnect, and would say
+        "unreachable" of the server the dashboard now uses, until its own calls changed something."""
+        if clients is None:
+            return
+        for listeners, listener in (
+            (clients.credits.listeners, self._credits_changed),
+            (clients.reachability.listeners, self._reachability_changed),
+        ):
+            while listener in listeners:
+                listeners.remove(listener)
+
     def _reachability_changed(self, reach) -> None:
         """Any call that loses the server shows at once; the next that reaches it clears it."""
+        if self.clients is None or reach is not self.clients.reachability:
+            return  # the clients of another connection (closed, or of a dead backend)
         if reach.reachable:
             self.set_state(State.CONNECTED)
         else:
             self.set_state(State.FAILED, reach.problem, "ctrl+r reconnects")
 
     def _credits_changed(self, credits) -> None:
+        if self.clients is None or credits is not self.clients.credits:
+            return  # another connection's
         spent = (self.status.query_credits, self.status.scan_credits) != (credits.query, credits.scan)
         self.status.query_credits = credits.query
         self.status.scan_credits = credits.scan
@@ -256,17 +274,27 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
     async def check_health(self) -> None:
         from spyglass.client import APIError, SpyglassError
 
-        if self.clients is None:
+        clients = self.clients
+        if clients is None:
             return
         try:
-            await self.clients.account.api_info()  # reachability listeners follow the link itself
+            await clients.account.api_info()  # reachability listeners follow the link itself
         except APIError as exc:  # reached, but refused: a revoked key, an expired plan
-            self.set_state(State.REFUSED, str(exc), "ctrl+r retries")
+            if clients is self.clients:
+                self.set_state(State.REFUSED, str(exc), "ctrl+r retries")
         except SpyglassError:
             pass
+        else:
+            self._answered(clients)
+
+    def _answered(self, clients: Clients) -> None:
+        """A call of ``clients`` succeeded: a failure or refusal the bar still shows is over."""
+        if clients is self.clients and self.status.state in (State.FAILED, State.REFUSED):
+            self.set_state(State.CONNECTED)
 
     async def reopen(self, profile: Profile | None = None) -> None:
         self._health_timer.pause()
+        self._stop_following(self.clients)
         self.clients = None
         for pane in self.query(Pane):
             self.workers.cancel_node(pane)  # its calls hold the clients closed below
