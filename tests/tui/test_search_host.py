@@ -195,6 +195,25 @@ async def test_host_errors_are_messages(data_backend):
         assert "not an IP address" not in screen_text(app)
 
 
+async def test_an_address_typed_after_a_refused_one_replaces_it(data_backend):
+    """Issue 45: after 999.1.1.1 was refused, typing 198.18.0.0 made 999.1.1.1198.18.0.0."""
+    known = CURRENT[0]["ip_str"]
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3", *"999.1.1.1", "enter")
+        await settle(pilot)
+        field = app.query_one("#host-ip", Input)
+        assert "999.1.1.1: not an IP address" in screen_text(app)
+        await pilot.press(*"192.0.2.77", "enter")  # typed over it; this one the server has nothing on
+        await settle(pilot)
+        assert field.value == "192.0.2.77"
+        assert "No information available for that IP." in screen_text(app)
+        await pilot.press(*known, "enter")
+        await settle(pilot)
+        assert field.value == known and app.query_one(HostPane).record.ip_str == known
+
+
 async def test_a_failed_lookup_never_shows_another_host_and_its_note_stays_with_its_pane(data_backend):
     known = BANNERS[0]
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
