@@ -83,13 +83,17 @@ def import_command(args: argparse.Namespace) -> int:
 
 
 def file_read(read) -> str:
-    """What one file held: ``scan.xml: nmap, 12 read, 12 banners loaded, 0 bad``."""
+    """What one file held: ``scan.xml: nmap, 12 read, 12 new, 0 bad``, and how many of its banners
+    the store held already, if any (a file imported again: ``12 read, 0 new, 12 already there``;
+    "12 banners loaded" said nothing of that)."""
     from spyglass.safetext import clean
 
     stopped = " (could not be read to its end)" if read.failed else ""
+    there = read.loaded - read.added
+    already = f", {there:,} already there" if there else ""
     return (
         f"{clean(read.name, one_line=True, max_chars=200)}: {read.format}, {read.read:,} read, "
-        f"{read.loaded:,} banners loaded, {read.bad:,} bad{stopped}"
+        f"{read.added:,} new{already}, {read.bad:,} bad{stopped}"
     )
 
 

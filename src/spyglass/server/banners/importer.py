@@ -70,9 +70,10 @@ class FileRead:
     name: str
     format: str  # a tool's name ("nmap") or JSON_LINES
     read: int
-    loaded: int
+    loaded: int  # new or already there
     bad: int
     failed: bool  # it could not be read to its end
+    added: int = 0  # of those loaded, the new ones
 
 
 @dataclass
@@ -349,7 +350,15 @@ class _Storing:
         self.flush(done)
         r, b = self.report, self.before
         r.files.append(
-            FileRead(self.name, self.format, r.read - b.read, r.loaded - b.loaded, r.bad - b.bad, bool(failed))
+            FileRead(
+                self.name,
+                self.format,
+                r.read - b.read,
+                r.loaded - b.loaded,
+                r.bad - b.bad,
+                bool(failed),
+                added=r.added - b.added,
+            )
         )
 
     @staticmethod
