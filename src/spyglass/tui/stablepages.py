@@ -6,10 +6,15 @@ banners (which page 1 never showed) would turn up in the middle of the list. So 
 the moment: a later page leaves out what was shown already and what is newer than the first page's
 newest row (it arrived since; running the search again shows it), and a page left empty so (as many
 banners arrived as a page holds) is followed by the next at once, a few at most. No row is shown
-twice and none that was there at the first page is skipped: an arrival only ever moves a row to a
-later page. This needs nothing of the server, so it works the same with the original service; where
-page 1 is not newest first (a server that orders otherwise), only the rows shown already are left
-out.
+twice, and an arrival never makes one skipped: it only moves rows to a later page (a service
+collected again moves to the top, as one arrival, and leaves its old place, as one departure above
+the rows still to come: they stay where they were). This needs nothing of the server, so it works
+the same with the original service; where page 1 is not newest first (a server that orders
+otherwise), only the rows shown already are left out.
+
+What it cannot see: a match that leaves the results with nothing arriving for it (a service
+collected again that no longer matches the query) pulls the rows below it up by one, and one of
+them can fall between two pages. Only a cursor the server honours would close that.
 """
 
 from __future__ import annotations
