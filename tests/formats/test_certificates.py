@@ -62,5 +62,5 @@ def test_a_serial_that_is_not_positive_is_read_without_a_warning(tmp_path):
     masscan = masscan_json(tmp_path / "scan.json", "198.18.4.6", [(443, "X509", ders[-5])])
     said = import_files(tmp_path / "data", zgrab2, masscan)
     assert "Warning" not in said, said  # (cryptography's, with its source paths)
-    assert "zgrab2, 1 read, 1 banners loaded, 0 bad" in said and "masscan, 1 read, 1 banners loaded, 0 bad" in said
+    assert "zgrab2, 1 read, 1 new, 0 bad" in said and "masscan, 1 read, 1 new, 0 bad" in said
     assert [b["ssl"]["cert"]["serial"] for b in read(zgrab2)[1] + read(masscan)[1]] == [0, -5]

@@ -23,7 +23,7 @@ def test_a_scan_with_no_open_port_imports_with_exit_0_and_says_so(tmp_path):
     assert 'state="closed"' in xml.read_text()
     done = spyglass("import", "--data", str(tmp_path / "data"), str(xml), ok=False)
     assert done.returncode == 0, done.stderr
-    assert "closed.xml: nmap, 0 read, 0 banners loaded, 0 bad, 1 host seen" in done.stderr
+    assert "closed.xml: nmap, 0 read, 0 new, 0 bad, 1 host seen" in done.stderr
     assert "import: the scan found no open port: no banner to load; the hosts it saw are kept" in done.stderr
     assert "nothing loaded" not in done.stderr
     empty = tmp_path / "empty.json"

@@ -70,7 +70,7 @@ def test_a_format_is_known_by_content_and_its_records_stored_as_banners(tmp_path
     path = toy_file(tmp_path / "scan.json", ["198.18.0.1 80", "what?", "198.18.0.2 22", "not-an-ip 80"], gz)
     idx = BannerIndex(tmp_path / "data")
     report = import_files(idx, [path], workers=1)
-    assert report.files == [FileRead("scan.json", "toy", read=4, loaded=2, bad=2, failed=False)]
+    assert report.files == [FileRead("scan.json", "toy", read=4, loaded=2, bad=2, failed=False, added=2)]
     assert report.problems == [
         "scan.json: line 3: not ADDRESS PORT",  # the format's place
         "scan.json: banner 3: no valid ip_str, ipv6 or ip",  # the third banner it yielded
@@ -112,7 +112,9 @@ def test_json_lines_are_not_claimed_by_a_format(tmp_path, toy):
     path.write_bytes(line + b"\n")
     idx = BannerIndex(tmp_path / "data")
     report = import_files(idx, [path], workers=1)
-    assert report.files == [FileRead("banners.json", importer.JSON_LINES, read=1, loaded=1, bad=0, failed=False)]
+    assert report.files == [
+        FileRead("banners.json", importer.JSON_LINES, read=1, loaded=1, bad=0, failed=False, added=1)
+    ]
     idx.close()
 
 
@@ -123,8 +125,8 @@ def test_the_cli_says_per_file_what_it_read(tmp_path):
     b.write_bytes(gzip.compress(good + b"\n"))
     done = spyglass("import", "--data", str(tmp_path / "data"), str(a), str(b), ok=False)
     assert done.returncode == 1, done.stderr
-    assert "import: a.json: banner JSON lines, 2 read, 1 banners loaded, 1 bad\n" in done.stderr
-    assert "import: b.json.gz: banner JSON lines, 1 read, 1 banners loaded, 0 bad\n" in done.stderr
+    assert "import: a.json: banner JSON lines, 2 read, 1 new, 1 bad\n" in done.stderr
+    assert "import: b.json.gz: banner JSON lines, 1 read, 0 new, 1 already there, 0 bad\n" in done.stderr
 
 
 class ToyPieces(Toy):
@@ -149,7 +151,7 @@ def test_a_format_that_cuts_its_file_is_parsed_in_the_workers(tmp_path, monkeypa
     path = toy_file(tmp_path / "scan.txt", lines, gz=True)
     idx = BannerIndex(tmp_path / "data")
     report = import_files(idx, [path], workers=1)
-    assert report.files == [FileRead("scan.txt", "toy", read=4, loaded=2, bad=2, failed=False)]
+    assert report.files == [FileRead("scan.txt", "toy", read=4, loaded=2, bad=2, failed=False, added=2)]
     assert sorted(report.problems) == [
         "scan.txt: a piece of it: toy failed (RuntimeError: the toy parser gave up)",
         "scan.txt: line 3: not ADDRESS PORT",

@@ -113,7 +113,7 @@ def test_hostile_masscan_text_is_stored_as_is_and_shown_inert(tmp_path, capsys, 
     assert claimed_by_one(path.read_bytes()) == "masscan"
     said = import_files(tmp_path / "data", path, ok=False)
     assert "hostile.json: line 5: " in said  # the cut line, by its place; the rest loaded
-    assert "import: hostile.json: masscan, 4 read, 3 banners loaded, 1 bad" in said, said  # 21: open + grab
+    assert "import: hostile.json: masscan, 4 read, 3 new, 1 bad" in said, said  # 21: open + grab
     with served(tmp_path / "data") as api:
         history = api.host("198.18.3.4")["data"]
         banners = {b["port"]: b for b in history}

@@ -52,7 +52,7 @@ def values(page: dict, facet: str) -> dict[str, int]:
 
 def test_the_import_says_what_it_read(imported):
     done, _, _ = imported
-    assert "import: scan.xml: nmap, 6 read, 6 banners loaded, 0 bad, 1 host seen\n" in done.stderr
+    assert "import: scan.xml: nmap, 6 read, 6 new, 0 bad, 1 host seen\n" in done.stderr
 
 
 def test_imported_services_are_found_and_faceted_like_collected_ones(imported, scan):
@@ -97,7 +97,7 @@ def test_two_runs_are_a_host_history_and_the_same_file_adds_nothing(scan, tmp_pa
     data = tmp_path / "data"
     spyglass("import", "--data", str(data), str(scan.xml), str(second))
     done = spyglass("import", "--data", str(data), str(again))
-    assert "import: again.xml.gz: nmap, 6 read, 6 banners loaded, 0 bad" in done.stderr
+    assert "import: again.xml.gz: nmap, 6 read, 0 new, 6 already there, 0 bad" in done.stderr
     assert "0 new, 6 already there" in done.stderr
     server, backend = start_backend(data)
     with server, httpx.Client(base_url=backend.url, params={"key": backend.key()}, timeout=30) as http:
@@ -155,4 +155,4 @@ def test_a_corrupt_host_and_a_truncated_end_are_reported_and_the_rest_loads(scan
     line_of = [xml.count(b"\n", 0, s) + 1 for s in starts]
     assert f"scan.xml: host 2 (line {line_of[1]:,}): not well-formed XML (mismatched tag:" in done.stderr
     assert f"scan.xml: host 5 (line {line_of[4]:,}): the file ends inside it" in done.stderr
-    assert "import: scan.xml: nmap, 20 read, 18 banners loaded, 2 bad" in done.stderr  # 3 hosts of 6 ports
+    assert "import: scan.xml: nmap, 20 read, 18 new, 2 bad" in done.stderr  # 3 hosts of 6 ports

@@ -124,9 +124,9 @@ def test_a_host_cut_into_pieces_says_the_whole_host_s_open_ports_in_each():
 def test_imported_by_the_cli_they_are_found_by_host_and_search_never_as_banners(files, tmp_path):
     data = tmp_path / "data"
     done = spyglass("import", "--data", str(data), *(str(files[n]) for n in ("sweep", "ports", "many")))
-    assert "sweep.xml: nmap, 0 read, 0 banners loaded, 0 bad, 1 host seen" in done.stderr
+    assert "sweep.xml: nmap, 0 read, 0 new, 0 bad, 1 host seen" in done.stderr
     again = spyglass("import", "--data", str(data), str(files["many"]))
-    assert "many.xml: nmap, 0 read, 0 banners loaded, 0 bad, 1 host seen" in again.stderr
+    assert "many.xml: nmap, 0 read, 0 new, 0 bad, 1 host seen" in again.stderr
     server, backend = start_backend(data)
     with server, httpx.Client(base_url=backend.url, params={"key": backend.key()}, timeout=30) as http:
         env = {"SPYGLASS_URL": backend.url, "SPYGLASS_API_KEY": backend.key()}

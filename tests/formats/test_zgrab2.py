@@ -168,7 +168,7 @@ def test_zgrab2_file_imports_is_found_by_its_facets_and_shows_inert(tmp_path, ca
     key = asyncssh.generate_private_key("ssh-ed25519")
     path = write(tmp_path / "zgrab2.json", records(leaf, certificate("Example CA"), key))
     said = import_files(tmp_path / "data", path, ok=False)
-    assert "import: zgrab2.json: zgrab2, 7 read, 6 banners loaded, 1 bad" in said, said
+    assert "import: zgrab2.json: zgrab2, 7 read, 6 new, 1 bad" in said, said
     with served(tmp_path / "data") as api:
         assert api.facet("tag:zgrab2", "product") == {"nginx": 1, "OpenSSH": 1, "ProFTPD": 1, "Postfix smtpd": 1}
         assert api.facet("tag:zgrab2", "ssl.cert.subject.cn") == {f"www.example.test{HOSTILE}": 2}

@@ -134,7 +134,7 @@ def test_a_record_with_a_name_and_no_address_is_refused_in_words(tmp_path):
 @pytest.mark.external
 def test_imported_modules_are_found_by_product_and_transport(tmp_path):
     said = import_files(tmp_path / "data", write(tmp_path / "zgrab2.json", records()))
-    assert "12 banners loaded" in said, said
+    assert "12 new" in said, said
     with served(tmp_path / "data") as api:
         assert api.facet("tag:zgrab2", "transport") == {"tcp": 11, "udp": 1}
         assert api.search("product:Memcached port:11211")["total"] == 1

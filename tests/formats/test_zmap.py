@@ -55,7 +55,7 @@ def test_real_zmap_csv_reads_as_the_open_ports(scanned):
 
 def test_real_zmap_files_import_and_are_found(scanned, tmp_path):
     said = import_files(tmp_path / "data", *scanned.values())
-    assert "import: ssh.csv: zmap, 1 read, 1 banners loaded, 0 bad" in said, said
+    assert "import: ssh.csv: zmap, 1 read, 1 new, 0 bad" in said, said
     with served(tmp_path / "data") as api:
         assert api.facet("tag:zmap", "port") == {"22": 1, "80": 1}
         scan = read(scanned["ssh.csv"])[1][0]["_shodan"]["options"]["scan"]

@@ -101,3 +101,24 @@ async def test_an_alert_made_after_the_start_is_said_too(served):
                 await asyncio.to_thread(served.collect, [{**banner(port=port), "ip_str": "203.0.113.129"}])
                 await pilot.pause(0.3)
             assert "later: any on 203.0.113.129:" in app.query_one(StatusBar).notice
+
+
+async def test_alerts_that_fire_together_share_one_toast_at_80x24(served):
+    """Issue 45: at 80x24 a toast per fired alert (three a reading) filled the screen."""
+    from spyglass.tui.alertnotices import Notice
+
+    app = SpyglassApp(served.profile(served.key()), pane="search")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        app.clear_notifications()
+        app.announce([Notice(f"lab{n}", ["any"], f"192.0.2.{n}:80") for n in range(1, 4)])
+        await settle(pilot)
+        assert len(app._notifications) == 1
+        text = screen_text(app)
+        assert "3 alerts fired" in text and "lab3: any on 192.0.2.3:80" in text
+        app.announce([Notice("lab4", ["any"], "192.0.2.4:22")])  # while that toast is up: counted in
+        await settle(pilot)
+        assert len(app._notifications) == 1
+        text = screen_text(app)
+        assert "4 alerts fired" in text and "lab4: any on 192.0.2.4:22" in text and "3 alerts fired" not in text
+        assert app.last_notice is not None and app.last_notice.alert == "lab4"

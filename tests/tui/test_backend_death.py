@@ -122,3 +122,43 @@ async def test_the_dashboard_reconnects_after_kill_9(tmp_path, monkeypatch):
         assert not is_zombie_or_alive(old_pid)
         process = app.connection.backend.process
     assert process.poll() is not None  # quitting still stops the restarted backend
+
+
+async def test_a_late_failure_of_the_dead_backends_clients_does_not_outlive_the_reconnect(tmp_path, monkeypatch):
+    """Issue 45, M4: a call of the clients of the backend that died (one that was retrying while it
+    was down) fails after the dashboard has reconnected: the status bar speaks for the clients in use,
+    so it stays connected, and a call that succeeds says so even after a failure was shown."""
+    app = SpyglassApp(Profile(), data=tmp_path)
+    monkeypatch.setattr(app, "report", lambda message, error=True: None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        assert status.state is State.CONNECTED, status.detail
+        old_clients, old_pid = app.clients, app.connection.backend.process.pid
+        os.kill(old_pid, signal.SIGKILL)
+        for _ in range(1200):  # bounded: the restart takes what it takes, the loop only waits for it
+            await pilot.pause(0.05)
+            if status.state is State.CONNECTED and app.clients is not None and app.clients is not old_clients:
+                break
+        else:
+            raise AssertionError(f"not reconnected: {status.state} {status.detail}")
+        await settle(pilot)
+
+        from spyglass.client import SpyglassError
+
+        with pytest.raises(SpyglassError):  # the late failure: the dead backend's port refuses
+            await old_clients.account.api_info()
+        await settle(pilot)
+        assert status.state is State.CONNECTED, status.detail
+
+        # A failure shown (the live clients lost the server once), then any call that reaches it clears it.
+        app.clients.reachability.lost("a blip")
+        assert status.state is State.FAILED
+        await app.clients.search.count("port:22")
+        assert status.state is State.CONNECTED, status.detail
+
+        # The health check that gets an answer says so too (a refusal it showed is over).
+        app.set_state(State.REFUSED, "the key was refused", "ctrl+r retries")
+        app.check_health()
+        await settle(pilot)
+        assert status.state is State.CONNECTED, status.detail

@@ -1,6 +1,7 @@
 """Where the keys go in the alerts and notifiers forms (issue 45, minor 1): Tab stops only where
-something shows it has the keys, a drop-down keeps them after a pick and takes typed letters as a
-search, and a focused borderless box shows its focus in 256 colours with the cursor still."""
+something shows it has the keys (the directory's too: a newcomer met an unseen stop after its
+Tags), a drop-down keeps them after a pick and takes typed letters as a search, and a focused
+borderless box shows its focus in 256 colours with the cursor still."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.tui.helpers import screen_text, settle
 from tests.tui.test_forms import cells
 
 
-@pytest.mark.parametrize("pane_id", ["notifiers", "alerts"])
+@pytest.mark.parametrize("pane_id", ["notifiers", "alerts", "directory"])
 async def test_tab_stops_only_on_widgets_that_show_they_have_the_keys(forms_backend, forms_key, pane_id):
     app = SpyglassApp(forms_backend.profile(forms_key), pane=pane_id)
     async with app.run_test(size=(120, 50)) as pilot:

@@ -19,6 +19,7 @@ from spyglass.tui.panes.geo import GeoPane
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import COLUMNS, SearchPane
 from spyglass.tui.screens.help import HelpScreen, bad_key
+from spyglass.tui.stablepages import StablePages
 from spyglass.tui.widgets.queryinput import History
 from spyglass.tui.widgets.statusbar import StatusBar
 from spyglass.tui.widgets.table import fit_columns
@@ -132,7 +133,8 @@ async def test_a_page_of_an_older_query_is_dropped(data_backend):
         await run_query(pilot, "port:22")
         rows = list(pane.results.items)
         # The page the older query asked for arrives after the newer query's answer.
-        old_rows, more = await pane.page_of(app.clients, "has_ssl:false", 2)
+        older_pages = StablePages(lambda page: app.clients.search.search("has_ssl:false", page=page))
+        old_rows, more = await pane.page_of(older_pages, 2)
         assert old_rows and more and not pane.results.add_page(older, 2, old_rows, more)
         assert pane.results.items == rows and pane.results.pages == 1
         expected = {b["ip_str"] for b in BANNERS if b["port"] == 22}

@@ -51,6 +51,30 @@ async def test_the_form_checks_and_prices_targets_as_typed(scan_backend):
         assert "--scan-allow" in screen_text(app)  # the server's refusal, shown as it said it
 
 
+async def test_a_refused_submit_gives_way_to_the_live_check_once_the_form_changes(scan_backend):
+    """Issue 45: after a refused submit, the refusal stayed above the form while the ports field's
+    live check said the form was right: what was said of the old form hid what holds now."""
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await open_scans(pilot)
+        check = pane.query_one("#scan-check", Static)
+        await pilot.press(*"127.0.0.1", "tab", *"80,99999", "enter")
+        await settle(pilot)
+        assert "Not submitted: '99999' is not a port (1-65535)" in screen_text(app)
+        await pilot.press("backspace")
+        await settle(pilot)
+        assert "1 IP: costs 1 scan credit" in str(check.render()) and not check.has_class("bad")
+        assert "Not submitted" not in screen_text(app) and "'99999'" not in screen_text(app)
+        pane.query_one("#scan-targets", Input).value = "10.0.0.1"  # the server refuses this one
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "--scan-allow" in screen_text(app)
+        await pilot.press("backspace")  # the ports changed: the refusal spoke of another request
+        await settle(pilot)
+        assert "--scan-allow" not in screen_text(app)
+        assert "1 IP: costs 1 scan credit" in str(check.render())
+
+
 async def test_a_scan_is_followed_to_done_and_opens_in_search(scan_backend):
     app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
     with Greeter(["127.0.0.1"], b"220 pane test service\r\n", delay=0.2) as service:

@@ -195,6 +195,25 @@ async def test_host_errors_are_messages(data_backend):
         assert "not an IP address" not in screen_text(app)
 
 
+async def test_an_address_typed_after_a_refused_one_replaces_it(data_backend):
+    """Issue 45: after 999.1.1.1 was refused, typing 198.18.0.0 made 999.1.1.1198.18.0.0."""
+    known = CURRENT[0]["ip_str"]
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3", *"999.1.1.1", "enter")
+        await settle(pilot)
+        field = app.query_one("#host-ip", Input)
+        assert "999.1.1.1: not an IP address" in screen_text(app)
+        await pilot.press(*"192.0.2.77", "enter")  # typed over it; this one the server has nothing on
+        await settle(pilot)
+        assert field.value == "192.0.2.77"
+        assert "No information available for that IP." in screen_text(app)
+        await pilot.press(*known, "enter")
+        await settle(pilot)
+        assert field.value == known and app.query_one(HostPane).record.ip_str == known
+
+
 async def test_a_failed_lookup_never_shows_another_host_and_its_note_stays_with_its_pane(data_backend):
     known = BANNERS[0]
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
@@ -612,3 +631,29 @@ async def test_the_facets_shown_are_the_last_answer_s_when_the_pane_was_resized_
         await pilot.pause()
         await pilot.pause()
         assert pane.facet_items == [None, ("port", "9911")]
+
+
+async def test_j_and_k_move_on_the_facets_list_and_are_not_typed_into_the_query(data_backend):
+    """Issue 45: j/k on the facets list went into the query box; they move, as on the tables."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        facets = app.query_one("#facets", OptionList)
+        facets.focus()
+        await pilot.pause()
+        first = facets.highlighted
+        await pilot.press("j")
+        after_j = facets.highlighted
+        assert facets.has_focus and after_j is not None and after_j > first
+        await pilot.press("k")
+        assert facets.highlighted == first
+        await pilot.press("down")  # j went where down goes (over the next facet's heading)
+        assert facets.highlighted == after_j
+        await pilot.press("G")
+        assert facets.highlighted == facets.option_count - 1
+        await pilot.press("g")
+        assert facets.highlighted == first
+        assert app.query_one("#query", Input).value == "port:22"
+        await pilot.press("x")  # a letter that is no key of the list still starts a term in the box
+        assert app.query_one("#query", Input).value == "port:22 x"

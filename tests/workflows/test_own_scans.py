@@ -20,8 +20,8 @@ def test_an_nmap_and_a_masscan_file_are_searched_like_any_banner(tmp_path):
     data = tmp_path / "data"
     files = (str(SCANS / "nmap-loopback.xml"), str(SCANS / "masscan-banners.json"))
     done = spyglass("import", "--data", str(data), *files)
-    assert "nmap-loopback.xml: nmap, 6 read, 6 banners loaded, 0 bad" in done.stderr
-    assert "masscan-banners.json: masscan, 3 read, 3 banners loaded, 0 bad" in done.stderr  # a port each
+    assert "nmap-loopback.xml: nmap, 6 read, 6 new, 0 bad" in done.stderr
+    assert "masscan-banners.json: masscan, 3 read, 3 new, 0 bad" in done.stderr  # a port each
 
     def cli(*args: str) -> str:
         return spyglass("--data", str(data), *args).stdout

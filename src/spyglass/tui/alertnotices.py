@@ -32,13 +32,14 @@ from spyglass.tui.messages import OpenHost
 from spyglass.tui.widgets.statusbar import StatusBar
 
 if TYPE_CHECKING:
+    from textual.notifications import Notification
+
     from spyglass.client import Clients
     from spyglass.config import Config
     from spyglass.models import Alert
 
 POLL_EVERY = 60.0  # seconds between readings of every alert's log
 NUDGE_DELAY = 1.0  # seconds after a banner in an alert's networks: the engine matches, the notifier is tried
-NOTICES_AT_ONCE = 3  # toasts for one reading; the rest are counted in the last
 SIGNALS = {
     "off": "off",
     "bell": "terminal bell",
@@ -100,6 +101,8 @@ class AlertNotices(App[None]):
     last_notice: Notice | None = None
 
     _watching: asyncio.Task | None = None
+    _alert_toast: Notification | None = None  # the toast that says the alerts fired last
+    _alert_count = 0  # how many it counts
     notice_watch: NoticeWatch | None = None
 
     def follow_alerts(self, clients: Clients) -> None:
@@ -127,13 +130,26 @@ class AlertNotices(App[None]):
         self.last_notice = notices[-1]
         keys = getattr(self, "keymap", {}).get("alert.open", "ctrl+o")  # as the user's keymap has it
         key = self.get_key_display(Binding(keys.split(",")[0].strip(), ""))
-        for n, notice in enumerate(notices[:NOTICES_AT_ONCE]):
-            more = len(notices) - NOTICES_AT_ONCE if n == NOTICES_AT_ONCE - 1 else 0
-            extra = f" (and {more} more)" if more > 0 else ""
-            self.notify(f"{notice.text()}{extra}\n{key} opens the host", title="Alert fired", markup=False, timeout=15)
+        self.toast_alerts(notices[-1], len(notices), key)
         for status in self.query(StatusBar):
             status.notice = f"alert {notices[-1].text()} ({key} opens the host)"
         self.signal(notices[-1])
+
+    def toast_alerts(self, newest: Notice, count: int, key: str) -> None:
+        """One toast for the alerts that fired, the newest named: it replaces the one still shown
+        for earlier ones and counts them too (at 80x24 three toasts a reading filled the screen)."""
+        from textual.notifications import Notification, Notify
+
+        shown, self._alert_toast = self._alert_toast, None
+        if shown is not None and shown in self._notifications:
+            count += self._alert_count
+            self._unnotify(shown)
+        self._alert_count = count
+        title = "Alert fired" if count == 1 else f"{count} alerts fired"
+        more = f" (and {count - 1} more: the Alerts pane has each)" if count > 1 else ""
+        toast = Notification(f"{newest.text()}{more}\n{key} opens the host", title, "information", 15, markup=False)
+        self._alert_toast = toast
+        self.post_message(Notify(toast))
 
     def signal(self, notice: Notice) -> None:
         """Beyond the screen, as the settings say: the bell, or a desktop notification."""

@@ -23,6 +23,7 @@ from spyglass.tui.alertnotices import AlertNotices
 from spyglass.tui.blink import CursorBlink, remote_terminal
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.console import for_console, linux_console, plain_boxes
+from spyglass.tui.linkstatus import LinkStatus
 from spyglass.tui.messages import BackendGone, Navigate, Outdated
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, CallStarted, Pane, PaneFailure
@@ -59,7 +60,7 @@ def spyglass_commands() -> type[Provider]:
     return SpyglassCommands
 
 
-class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
+class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, LinkStatus):
     TITLE = "spyglass"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {spyglass_commands}
@@ -79,7 +80,6 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
     # the widgets it drives
     navbar = getters.query_one(NavBar)
     switcher = getters.query_one("#panes", ContentSwitcher)
-    status = getters.query_one(StatusBar)
 
     def __init__(
         self,
@@ -172,12 +172,6 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
         await self.show_pane(self.first_pane)
         self.connect()
 
-    def set_state(self, state: State, detail: str = "", hint: str = "") -> None:
-        self.status.state = state
-        self.status.detail = detail
-        self.status.hint = hint
-        self.status.endpoint = self.connection.endpoint
-
     # -- the connection --------------------------------------------------------------------
     @work(exclusive=True, group="connection", exit_on_error=False)
     async def connect(self) -> None:
@@ -193,6 +187,7 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
             self.set_state(State.REFUSED if refused else State.FAILED, str(exc), "ctrl+r retries")
             self._run_pending_arg()
             return
+        self.stop_following(self.clients)  # a dead backend's clients may still fail a call late
         self.clients = clients
         self.clients.credits.listeners.append(self._credits_changed)
         self.clients.reachability.listeners.append(self._reachability_changed)
@@ -232,14 +227,9 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
                     pane.post_message(BackendGone(message))
         self.report(message, error=kind != "restarted")
 
-    def _reachability_changed(self, reach) -> None:
-        """Any call that loses the server shows at once; the next that reaches it clears it."""
-        if reach.reachable:
-            self.set_state(State.CONNECTED)
-        else:
-            self.set_state(State.FAILED, reach.problem, "ctrl+r reconnects")
-
     def _credits_changed(self, credits) -> None:
+        if self.clients is None or credits is not self.clients.credits:
+            return  # another connection's
         spent = (self.status.query_credits, self.status.scan_credits) != (credits.query, credits.scan)
         self.status.query_credits = credits.query
         self.status.scan_credits = credits.scan
@@ -252,21 +242,9 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices):
                     if pane is self.current_pane():
                         pane.reload()
 
-    @work(exclusive=True, group="health", exit_on_error=False)
-    async def check_health(self) -> None:
-        from spyglass.client import APIError, SpyglassError
-
-        if self.clients is None:
-            return
-        try:
-            await self.clients.account.api_info()  # reachability listeners follow the link itself
-        except APIError as exc:  # reached, but refused: a revoked key, an expired plan
-            self.set_state(State.REFUSED, str(exc), "ctrl+r retries")
-        except SpyglassError:
-            pass
-
     async def reopen(self, profile: Profile | None = None) -> None:
         self._health_timer.pause()
+        self.stop_following(self.clients)
         self.clients = None
         for pane in self.query(Pane):
             self.workers.cancel_node(pane)  # its calls hold the clients closed below

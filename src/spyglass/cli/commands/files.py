@@ -75,16 +75,20 @@ def import_command(args: argparse.Namespace) -> int:
 
 
 def file_read(read) -> str:
-    """What one file held: ``scan.xml: nmap, 12 read, 12 banners loaded, 0 bad, 3 hosts seen`` (the
-    hosts a scanner reported, kept with what it saw of them besides open ports)."""
+    """What one file held: ``scan.xml: nmap, 12 read, 12 new, 0 bad, 3 hosts seen``, how many of its
+    banners the store held already, if any (a file imported again: ``12 read, 0 new, 12 already
+    there``; "12 banners loaded" said nothing of that), and the hosts a scanner reported (kept with
+    what it saw of them besides open ports)."""
     from spyglass.present.values import plural
     from spyglass.safetext import clean
 
     stopped = " (could not be read to its end)" if read.failed else ""
+    there = read.loaded - read.added
+    already = f", {there:,} already there" if there else ""
     hosts = f", {plural(read.hosts, 'host')} seen" if read.hosts else ""
     return (
         f"{clean(read.name, one_line=True, max_chars=200)}: {read.format}, {read.read:,} read, "
-        f"{read.loaded:,} banners loaded, {read.bad:,} bad{hosts}{stopped}"
+        f"{read.added:,} new{already}, {read.bad:,} bad{hosts}{stopped}"
     )
 
 

@@ -81,10 +81,11 @@ class FileRead:
     name: str
     format: str  # a tool's name ("nmap") or JSON_LINES
     read: int
-    loaded: int
+    loaded: int  # new or already there
     bad: int
     failed: bool  # it could not be read to its end
     hosts: int = 0  # hosts the scanner reported (with what it saw of them besides open ports)
+    added: int = 0  # of those loaded, the new ones
 
 
 @dataclass
@@ -378,7 +379,7 @@ class _Storing:
         self.keep_seen()
         r, b = self.report, self.before
         read = FileRead(self.name, self.format, r.read - b.read, r.loaded - b.loaded, r.bad - b.bad, bool(failed))
-        read.hosts = r.hosts - b.hosts
+        read.hosts, read.added = r.hosts - b.hosts, r.added - b.added
         r.files.append(read)
 
     def keep_seen(self) -> None:

@@ -67,6 +67,7 @@ class Pane(VerticalScroll, can_focus=False):
     # Where text typed on a list goes (on_key): from these widgets, into this input (else the first)
     TYPED_FROM: ClassVar[tuple[type, ...]] = (DataTable, OptionList)
     TYPED_INTO: ClassVar[str] = ""
+    TYPED_TERMS: ClassVar[bool] = False  # that input takes the search language: typing starts a term
     BINDINGS = [Binding("escape", "leave_input", "Leave the input", show=False, id="pane.leave_input")]
     DEFAULT_CSS = """
     Pane { padding: 0 1; }
@@ -142,9 +143,11 @@ class Pane(VerticalScroll, can_focus=False):
 
     def type_into(self, box: Input, character: str) -> None:
         """A key typed while a table or list had the keyboard, into the pane's input: after what it
-        holds, and in a query box as a new term ("443" after "port:22" is not "port:22443")."""
+        holds, and in a query box (or the search language's) as a new term ("443" after "port:22"
+        is not "port:22443")."""
         box.action_end()
-        term = isinstance(box.parent, QueryInput) and box.value and not box.value.endswith(" ")
+        query = isinstance(box.parent, QueryInput) or self.TYPED_TERMS
+        term = query and box.value and not box.value.endswith(" ")
         space = " " if term else ""
         box.insert_text_at_cursor(space + character)
 

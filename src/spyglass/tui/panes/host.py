@@ -125,8 +125,8 @@ class HostPane(Pane):
 
     def type_into(self, box: Input, character: str) -> None:
         """Typing while the services have the keyboard starts another address: the shown one would
-        become 198.18.0.93192.0.2.77."""
-        if self.record is not None and box.value.strip() == self.record.ip_str:
+        become 198.18.0.93192.0.2.77 (and so would one refused)."""
+        if (self.record is not None and box.value.strip() == self.record.ip_str) or self.error_source:
             box.value = ""
         super().type_into(box, character)
 
@@ -152,6 +152,7 @@ class HostPane(Pane):
     @on(Input.Submitted, "#host-ip")
     def lookup(self) -> None:
         if self.say_form_problem():  # (it stays while the box holds no address, then goes)
+            self.ip_box.select_all()  # the next address typed replaces it: 999.1.1.1198.18.0.0 was none
             return
         ip = str(ipaddress.ip_address(self.ip_box.value.strip()))
         clients = self.clients
@@ -171,6 +172,8 @@ class HostPane(Pane):
         except Exception:
             if self.record is not None and self.record.ip_str != ip:
                 self.clear_record()  # never show one host under another's address
+            if self.ip_box.value.strip() == ip:
+                self.ip_box.select_all()  # refused (no such host): the next address typed replaces it
             raise
         finally:
             if self.looking_up == ip:

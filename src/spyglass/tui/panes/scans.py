@@ -16,7 +16,7 @@ from textual.widgets import Button, DataTable, Input, Static
 from spyglass.present.values import plural
 from spyglass.safetext import safe_text
 from spyglass.tui.messages import RunSearch
-from spyglass.tui.panes.base import Pane
+from spyglass.tui.panes.base import FORM, Pane
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
@@ -108,7 +108,12 @@ class ScansPane(Pane):
 
     @on(Input.Changed, "#scan-targets")
     @on(Input.Changed, "#scan-ports")
-    def check_form(self) -> None:
+    def check_form(self, event: Input.Changed | None = None) -> None:
+        """The line under the form says what it would cost or what is wrong, as typed. Once the
+        form changes, a refusal of what was submitted (the pane's own or the server's) goes: it spoke
+        of a form no longer there, above a live check that said otherwise."""
+        if event is not None and self.error_source in (FORM, f"{self.TITLE}: submit"):
+            self.show_error(None)
         line = self.query_one("#scan-check", Static)
         if not self.targets_box.value.strip():
             line.update("Type targets, then Enter: each IP costs one scan credit")
@@ -140,7 +145,7 @@ class ScansPane(Pane):
         try:
             request, _ = self.request()
         except ValueError as exc:
-            self.show_error(f"Not submitted: {exc}")
+            self.show_error(f"Not submitted: {exc}", source=FORM)
             return
         self.show_error(None)
         self.call("submit", self.send, clients, request)

@@ -25,6 +25,7 @@ from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.console import for_console
 from spyglass.tui.messages import OpenHost, QuerySaved
 from spyglass.tui.panes.base import Pane, PaneFailure
+from spyglass.tui.stablepages import StablePages
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.cursorlist import CursorList
 from spyglass.tui.widgets.facts import bar
@@ -160,6 +161,7 @@ class SearchPane(Pane):
         self.count_only = False
         self.total = 0
         self.facet_result: SearchResponse | None = None
+        self.pages: StablePages | None = None  # the pages of the results shown
 
     def compose(self) -> ComposeResult:
         yield self.compose_error()
@@ -269,10 +271,12 @@ class SearchPane(Pane):
         self.show_error(f"Facets: {'; '.join(problems)} (left out)" if problems else None)
         box.remember()
         spec = ",".join(f"{f.name}:{f.size}" for f in facets)
-        listing = self.results.begin(partial(self.page_of, clients, box.value))
+        query = box.value
+        pages = StablePages(partial(self._search_page, clients, query))
+        listing = self.results.begin(partial(self.page_of, pages))
         self.workers.cancel_group(self, "page-results")
         count_only = self.query_one("#count-only", Checkbox).value
-        self.call("search", self.fetch, clients, box.value, spec, count_only, listing)
+        self.call("search", self.fetch, clients, query, spec, count_only, listing, pages)
 
     def go_stale(self) -> None:
         """The rows shown are not the answer to what was asked: they say so, and never page."""
@@ -281,7 +285,9 @@ class SearchPane(Pane):
         self.results.go_stale()
         self.show_status(f"stale: the results below are of {self.current_query!r}, not of the query in the box")
 
-    async def fetch(self, clients: Clients, query: str, facets: str, count_only: bool, listing: int) -> None:
+    async def fetch(
+        self, clients: Clients, query: str, facets: str, count_only: bool, listing: int, pages: StablePages
+    ) -> None:
         self.show_status(f"searching: {query}")
         try:
             if count_only:
@@ -297,15 +303,23 @@ class SearchPane(Pane):
             return  # a newer query was started while this one ran
         self.current_query = query
         self.count_only = count_only
+        self.pages = pages
+        pages.first(result.matches, result.total)
         self.total = result.total
         self.show_facets(result)
         rows = [] if count_only else [row_of(b) for b in result.matches]
         self.results.use_columns(columns_for(query))
         self.results.add_page(listing, 1, rows, more=not count_only and len(rows) < result.total)
 
-    async def page_of(self, clients: Clients, query: str, page: int) -> tuple[list[Row], bool]:
-        result = await clients.search.search(query, page=page)
-        return [row_of(b) for b in result.matches], bool(result.matches) and page * PAGE < result.total
+    @staticmethod
+    async def _search_page(clients: Clients, query: str, page: int) -> SearchResponse:
+        return await clients.search.search(query, page=page)
+
+    async def page_of(self, pages: StablePages, page: int) -> tuple[list[Row], bool]:
+        """The table's next page: the service's next rows that are neither shown nor newer than
+        the first page (stablepages.py), so banners arriving meanwhile neither repeat nor insert rows."""
+        banners, more = await pages.next()
+        return [row_of(b) for b in banners], more
 
     @on(PagedTable.PageAdded, "#results")
     def show_progress(self) -> None:
@@ -318,6 +332,8 @@ class SearchPane(Pane):
             text = f"{found}; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
         else:
             text = f"{found}, {shown:,} shown — past the last row loads 100 more (1 query credit)"
+        if self.pages is not None and self.pages.arrived and not self.count_only:
+            text += f"; {self.pages.arrived:,} more since the first page (r shows them)"
         self.show_status(text)
 
     def show_facets(self, result: SearchResponse) -> None:

@@ -1,0 +1,67 @@
+"""The status bar's account of the link (a base of the app class): what state it says, which
+clients it hears from (only those in use), and the health check that asks between calls."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import getters, work
+from textual.app import App
+
+from spyglass.tui.connection import Connection, State
+from spyglass.tui.widgets.statusbar import StatusBar
+
+if TYPE_CHECKING:
+    from spyglass.client import Clients
+    from spyglass.client.transport import Reachability
+
+
+class LinkStatus(App[None]):
+    status = getters.query_one(StatusBar)
+    clients: Clients | None
+    connection: Connection
+
+    def set_state(self, state: State, detail: str = "", hint: str = "") -> None:
+        self.status.state = state
+        self.status.detail = detail
+        self.status.hint = hint
+        self.status.endpoint = self.connection.endpoint
+
+    def stop_following(self, clients: Clients | None) -> None:
+        """The app no longer hears from ``clients`` (those of a backend that died, or of the profile
+        left): a call of theirs still retrying fails after the reconnect, and would say "unreachable"
+        of the server the dashboard now uses, until its own calls changed something."""
+        if clients is not None:
+            mine = [each for each in clients.credits.listeners if getattr(each, "__self__", None) is self]
+            heard = [each for each in clients.reachability.listeners if getattr(each, "__self__", None) is self]
+            for spent in mine:
+                clients.credits.listeners.remove(spent)
+            for reached in heard:
+                clients.reachability.listeners.remove(reached)
+
+    def _reachability_changed(self, reach: Reachability) -> None:
+        """Any call that loses the server shows at once; the next that reaches it clears it."""
+        if self.clients is None or reach is not self.clients.reachability:
+            return  # the clients of another connection (closed, or of a dead backend)
+        if reach.reachable:
+            self.set_state(State.CONNECTED)
+        else:
+            self.set_state(State.FAILED, reach.problem, "ctrl+r reconnects")
+
+    @work(exclusive=True, group="health", exit_on_error=False)
+    async def check_health(self) -> None:
+        from spyglass.client import APIError, SpyglassError
+
+        clients = self.clients
+        if clients is None:
+            return
+        try:
+            await clients.account.api_info()  # reachability listeners follow the link itself
+        except APIError as exc:  # reached, but refused: a revoked key, an expired plan
+            if clients is self.clients:
+                self.set_state(State.REFUSED, str(exc), "ctrl+r retries")
+        except SpyglassError:
+            pass
+        else:  # an answer: a failure or refusal the bar still shows is over
+            if clients is self.clients and self.status.state in (State.FAILED, State.REFUSED):
+                self.set_state(State.CONNECTED)
