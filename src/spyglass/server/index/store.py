@@ -24,7 +24,7 @@ from spyglass.server.banners.store import Prepared, StoreBusy, Trends
 from spyglass.server.datalock import served_by
 from spyglass.server.index import merge
 from spyglass.server.index.aside import aside, searching
-from spyglass.server.index.codec import shared
+from spyglass.server.index.codec import packer
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.records import RecordStore
 from spyglass.server.index.schema import build_schema, document_tail, facet_value
@@ -93,7 +93,7 @@ class PackingPrepare:
     def __call__(self, banner: object, body: bytes | None = None) -> Prepared:
         if self.dictionary is None:
             return prepare(banner, body)
-        return _prepare(banner, body, shared(self.dictionary).pack)
+        return _prepare(banner, body, packer(self.dictionary))
 
 
 class BannerIndex:
