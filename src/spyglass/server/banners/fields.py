@@ -17,6 +17,7 @@ embedded index (``index/schema.py``, which merges some) and the ClickHouse store
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -186,6 +187,28 @@ def _names(v: Any) -> list[str]:
     return [k for k in v if k] if isinstance(v, dict) else _texts(v)
 
 
+MEMO = 4096  # lists of names whose terms are kept (a host's names recur in each of its banners)
+
+
+def memo(terms: Callable[[list[str]], list[str]]) -> Callable[[list[str]], list[str]]:
+    """``terms`` of a list of names, kept for the next banner with the same names: the last MEMO
+    lists (a document's lists are read, never changed, so one list may serve several)."""
+    kept: dict[tuple[str, ...], list[str]] = {}
+
+    @functools.wraps(terms)
+    def memoized(names: list[str]) -> list[str]:
+        key = tuple(names)
+        found = kept.get(key)
+        if found is None:
+            if len(kept) >= MEMO:
+                kept.clear()
+            found = kept[key] = terms(names)
+        return found
+
+    return memoized
+
+
+@memo
 def _suffixes(names: list[str]) -> list[str]:
     """Each name and every domain it is under (``a.b.c``: ``a.b.c``, ``b.c``, ``c``)."""
     out = set()
@@ -199,6 +222,7 @@ def _suffixes(names: list[str]) -> list[str]:
     return list(out)
 
 
+@memo
 def _prefixes(cpes: list[str]) -> list[str]:
     """Each CPE and its leading parts from the third on (``cpe:2.3:a``, ``cpe:2.3:a:nginx``...)."""
     out: set[str] = set()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 
 import zstandard
 
@@ -64,6 +65,20 @@ class Codec:
 def shared(dictionary: bytes) -> Codec:
     """One Codec per dictionary in a process (an import's workers get the dictionary with each batch)."""
     return Codec(dictionary)
+
+
+_packing: tuple[bytes, Callable[[bytes], bytes]] | None = None  # the last dictionary, and its pack
+
+
+def packer(dictionary: bytes) -> Callable[[bytes], bytes]:
+    """:func:`shared`'s pack, for each banner of a batch: found by the dictionary's identity. Each
+    batch brings its own copy of the dictionary, and shared's cache, finding an equal key, compared
+    all its 112 KB for every banner."""
+    global _packing
+    last = _packing
+    if last is None or last[0] is not dictionary:
+        last = _packing = (dictionary, shared(dictionary).pack)
+    return last[1]
 
 
 def plain(stored: bytes, codec: Codec | None) -> bytes:

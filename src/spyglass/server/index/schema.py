@@ -17,7 +17,7 @@ import tantivy
 
 from spyglass.query import Facet
 from spyglass.query.words import LONGEST
-from spyglass.server.banners.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document
+from spyglass.server.banners.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document, memo
 from spyglass.server.banners.shape import Shape
 
 # x_NAME and f_NAME hold the same values (lower-cased, as shown): one e_NAME field in the index
@@ -153,6 +153,7 @@ def merged_exact(doc: dict, name: str, values: list[str]) -> None:
         doc["e_" + name] = [v if len(v) <= MAX_TERM else v[:MAX_TERM] for v in values]
 
 
+@memo
 def _cpes(cpes: list[str]) -> list[str]:
     """Each CPE as the embedded index holds it (a cpe filter matches a leading part of it by a
     regular expression: compiler.py)."""

@@ -24,7 +24,7 @@ from spyglass.server.banners.shape import BadBanner, ip_address, normalize
 from spyglass.server.banners.store import Prepared, StoreBusy, StoreFull, Trends
 from spyglass.server.index import merge
 from spyglass.server.index.aside import aside, searching
-from spyglass.server.index.codec import shared
+from spyglass.server.index.codec import packer
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.records import RecordStore
 from spyglass.server.index.schema import build_schema, document_tail, facet_value
@@ -94,7 +94,7 @@ class PackingPrepare:
     def __call__(self, banner: object, body: bytes | None = None) -> Prepared:
         if self.dictionary is None:
             return prepare(banner, body)
-        return _prepare(banner, body, shared(self.dictionary).pack)
+        return _prepare(banner, body, packer(self.dictionary))
 
 
 class BannerIndex(SeenRows):
