@@ -33,6 +33,7 @@ from spyglass.netools.dns import Resolver
 from spyglass.netools.networks import Reach, parse_address
 from spyglass.netools.ping import PingFailed, ping
 from spyglass.netools.targets import is_ip
+from spyglass.server.outbound import tls
 
 # The seed's Location has three required strings and no way to say "not known"; an agent started
 # without --location says so in each of them rather than inventing a place or sending "".
@@ -133,7 +134,7 @@ class Agent:
         answers, and the locations that gave none (with why). The local answer's own failure (a bad
         target) is raised as it is."""
         deadline = self.settings.deadline
-        async with httpx.AsyncClient(timeout=deadline) as http:
+        async with httpx.AsyncClient(timeout=deadline, verify=tls()) as http:
             tasks = {asyncio.ensure_future(local): "this agent"}
             for peer in self.settings.peers:
                 tasks[asyncio.ensure_future(_ask_peer(http, peer.rstrip("/") + peer_path, params, model))] = peer

@@ -19,6 +19,7 @@ import httpx
 from spyglass.safetext import has_control
 from spyglass.server import mail
 from spyglass.server.alerts.destinations import Destinations, Refused
+from spyglass.server.outbound import tls
 
 PROVIDERS: dict[str, tuple[str, ...]] = {
     "email": ("to",),
@@ -197,7 +198,9 @@ async def _post(
     url: str, body: dict, headers: dict[str, str], auth: tuple[str, str] | None = None, extensions: dict | None = None
 ) -> str:
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, trust_env=False) as http:
+        async with httpx.AsyncClient(
+            timeout=TIMEOUT, follow_redirects=False, trust_env=False, verify=tls(trust_env=False)
+        ) as http:
             answer = await http.post(
                 url, json=body, headers=headers, auth=auth or httpx.USE_CLIENT_DEFAULT, extensions=extensions
             )
