@@ -157,7 +157,7 @@ def trigger_names(text: str) -> list[str]:
     "/alert",
     response_model=Alert,
     response_model_exclude_unset=True,
-    responses=responses(403, 429),
+    responses=responses(400, 403, 429),
     openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
 async def create_alert(request: Request, alerts: Alerts, hourly: PerHour, who: Who) -> Alert:
@@ -202,7 +202,7 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     "/alert/{alert_id}",
     response_model=Alert,
     response_model_exclude_unset=True,
-    responses=responses(403, 404, 429),
+    responses=responses(400, 403, 404, 429),
     openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
 async def edit_alert(alert_id: str, request: Request, alerts: Alerts, hourly: PerHour, who: Who) -> Alert:

@@ -30,6 +30,7 @@ router = APIRouter()
 # give clearer messages), so that whatever it calls valid is taken: a plan may allow fewer words.
 _TAG = r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}"
 _TAGS = rf"^\s*{_TAG}\s*(,\s*{_TAG}\s*){{0,{MAX_TAGS - 1}}}$"
+_TAGS_OR_NONE = rf"^\s*$|{_TAGS}"  # a blank value is no tags, as the server reads it
 _WORD = rf"\S{{1,{MAX_WORD_LENGTH}}}"
 _WORDS = rf"^\s*{_WORD}(\s+{_WORD}){{0,{MAX_SEARCH_TERMS - 1}}}\s*$"
 MAX_TITLE = 100
@@ -136,7 +137,7 @@ def save_query(
         json_schema_extra={"pattern": NO_CONTROL_PATTERN, "maxLength": MAX_DESCRIPTION},
     ),
     tags: str | None = Query(
-        None, description="comma-separated tags, at most 10", json_schema_extra={"pattern": _TAGS}
+        None, description="comma-separated tags, at most 10", json_schema_extra={"pattern": _TAGS_OR_NONE}
     ),
 ) -> SavedQuery:
     title, query, description = title.strip(), query.strip(), description.strip()
