@@ -231,3 +231,11 @@ def test_csv_export_is_inert_in_a_spreadsheet_and_json_stays_exact(tmp_path, mon
     [line] = (tmp_path / "out.json").read_bytes().splitlines()  # plain JSON lines, as import reads
     exported = orjson.loads(line)
     assert {k: exported[k] for k in hostile} == hostile
+
+
+@pytest.mark.parametrize("address", ["", "999.1.1.1", "host.example"])
+def test_host_takes_one_address_and_says_so(capsys, address):
+    """A newcomer's `spyglass host ''` asked the server for /host/ and was told it had no such
+    method (exit 4): bad input is exit 2, named as such."""
+    assert main(["host", address]) == 2
+    assert f"{address!r} is not an IP address" in errors_of(capsys)[0]

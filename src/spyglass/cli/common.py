@@ -40,6 +40,18 @@ def positive(text: str) -> int:
     return value
 
 
+def ip_address(text: str) -> str:
+    """An argparse type: one IPv4 or IPv6 address, as written (``host ''`` asked the server for
+    /host/ and said it had no such method)."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IP address") from None
+    return text.strip()
+
+
 class PaneAction(argparse.Action):
     """``--pane NAME [ARG]``: a lowercase pane name (the dashboard says if it has no such pane)."""
 

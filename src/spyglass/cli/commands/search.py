@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from spyglass.cli import render
-from spyglass.cli.common import Common, api_command, positive
+from spyglass.cli.common import Common, api_command, ip_address, positive
 from spyglass.present.values import plural
 
 
@@ -132,7 +132,7 @@ def register(sub, common: Common) -> None:
         parents=common.api,
         description="Everything known about one address: the summary and a line per service.",
     )
-    p.add_argument("ip")
+    p.add_argument("ip", type=ip_address)
     p.add_argument("--history", action="store_true", help="every banner ever seen, not only the latest")
     p.set_defaults(func=api_command(host))
 
