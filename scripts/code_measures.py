@@ -169,7 +169,7 @@ FLOORS: dict[str, tuple[str, ...]] = {
         "server.scanner.store",
         "server.directory.store",
     ),
-    "features": ("server.banners.importer", "server.banners.writers", "server.banners.parsing"),
+    "features": ("server.ingest", "server.grabs", "server.geoip"),
     "composition": (
         "server.app",
         "server.deps",

@@ -137,8 +137,8 @@ def serve_command(args: argparse.Namespace) -> int:
     import socket
 
     from spyglass.local.datalock import DataDirBusy
+    from spyglass.server import geoip
     from spyglass.server.banners.store import StoreUnavailable
-    from spyglass.server.formats import geoip
     from spyglass.server.runner import WorkersFailed, serve
     from spyglass.server.sqlite import DiskFull
 

@@ -143,7 +143,7 @@ class BannerIndex(SeenRows):
         return self.records.bulk()
 
     def preparer(self) -> PackingPrepare:
-        """What an import's workers prepare banners with (see :mod:`spyglass.server.banners.importer`)."""
+        """What an import's workers prepare banners with (see :mod:`spyglass.server.ingest.importer`)."""
         return PackingPrepare(self.records.dictionary())
 
     def opener(self) -> Callable[[], BannerIndex]:
