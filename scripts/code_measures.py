@@ -150,7 +150,6 @@ FLOORS: dict[str, tuple[str, ...]] = {
     "state": (
         "server.state",
         "server.banners",
-        "server.sqlite",
         "server.extras",
         "server.plans",
         "server.memory",

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from spyglass.server.sqlite import SchemaTooNew, connect, migrate, schema_version, statements
 from spyglass.server.state.sqlite.accounts import MIGRATIONS, Store
+from spyglass.server.state.sqlite.database import SchemaTooNew, connect, migrate, schema_version, statements
 
 # spyglass.db exactly as 0.1.0 wrote it: these tables, no user_version (0).
 V0_LAYOUT = """

@@ -51,7 +51,7 @@ def serve(
     from spyglass.local.datalock import hold
     from spyglass.server.app import create_app
     from spyglass.server.routers.geonet import create_geonet_app
-    from spyglass.server.sqlite import full_disk_said
+    from spyglass.server.state.sqlite.database import full_disk_said
 
     prepare_process()
     if demo and not geonet_only and not settings.store:

@@ -140,7 +140,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from spyglass.server import geoip
     from spyglass.server.banners.store import StoreUnavailable
     from spyglass.server.runner import WorkersFailed, serve
-    from spyglass.server.sqlite import DiskFull
+    from spyglass.server.state.sqlite.database import DiskFull
 
     try:
         geoip.use(args.geoip or list(geoip.configured()))  # (its worker processes read them too)
