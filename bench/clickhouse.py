@@ -39,7 +39,7 @@ from index import (  # bench/index.py, beside this script
     serve,
 )
 
-from spyglass.server.banners.importer import import_files
+from spyglass.server.ingest.importer import import_files
 from spyglass.server.stores import open_banner_store
 from spyglass.testing.clickhouse import ClickHouseCluster, ClickHouseServer
 

@@ -27,8 +27,8 @@ from clickhouse import DATABASE, merged, p  # bench/clickhouse.py
 from index import FREE_TEXT, arguments, dataset, timed  # bench/index.py
 
 from spyglass.query import parse_strict
-from spyglass.server.banners.importer import import_files
 from spyglass.server.clickhouse import ClickHouseStore
+from spyglass.server.ingest.importer import import_files
 from spyglass.testing.clickhouse import ClickHouseServer, CurrentEngine, current_engine_store
 
 # what is timed: the store's method of each (trends: by month over every banner, history too)

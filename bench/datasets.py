@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from spyglass.datagen import generate
-from spyglass.server.banners.importer import import_banners
 from spyglass.server.datasets import DatasetService
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_banners
 
 
 def main() -> None:

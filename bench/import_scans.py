@@ -123,7 +123,7 @@ def child(kind: str, name: str, path: Path) -> dict:
     if kind == "import":
         count = spyglass_import(path)
     elif kind == "reader":
-        from spyglass.server.banners.importer import open_banner_file, sniff_file
+        from spyglass.server.ingest.importer import open_banner_file, sniff_file
 
         fmt = sniff_file(path)
         assert fmt is not None and fmt.name == name, f"{path} is not read as {name}"

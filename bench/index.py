@@ -32,9 +32,9 @@ import orjson
 
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
-from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.trends import TrendsIndex
+from spyglass.server.ingest.importer import import_files
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -33,8 +33,8 @@ import httpx
 from index import SEARCHES, dataset, funded_key, percentiles, serve  # bench/index.py
 from state_alerts import rounds  # bench/state_alerts.py
 
-from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_files
 from spyglass.server.state.accounts import AccountState
 from spyglass.server.state.postgres import PostgresAccounts
 from spyglass.server.state.sqlite.accounts import Store

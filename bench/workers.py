@@ -24,8 +24,8 @@ from pathlib import Path
 import httpx
 from index import FACETS5, SEARCHES, cpu_seconds, dataset, funded_key, serve  # bench/index.py
 
-from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_files
 
 # wrk's script: each request the next query of the list, URL-encoded by the caller
 ROTATE = """

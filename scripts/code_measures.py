@@ -150,7 +150,6 @@ FLOORS: dict[str, tuple[str, ...]] = {
     "state": (
         "server.state",
         "server.banners",
-        "server.sqlite",
         "server.extras",
         "server.plans",
         "server.memory",
@@ -169,7 +168,7 @@ FLOORS: dict[str, tuple[str, ...]] = {
         "server.scanner.store",
         "server.directory.store",
     ),
-    "features": ("server.banners.importer", "server.banners.writers", "server.banners.parsing"),
+    "features": ("server.ingest", "server.grabs", "server.geoip"),
     "composition": (
         "server.app",
         "server.deps",

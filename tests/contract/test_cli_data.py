@@ -95,7 +95,7 @@ def test_export_json_gz_round_trips_through_import(tmp_path, monkeypatch):
         monkeypatch.setenv("SPYGLASS_API_KEY", backend.key())
         assert main(["export", "ssh", "-o", str(out)]) == 0
     again = BannerIndex(tmp_path / "again")
-    from spyglass.server.banners.importer import import_files
+    from spyglass.server.ingest.importer import import_files
 
     report = import_files(again, [out])
     assert report.bad == 0 and report.added == again.total() > 0

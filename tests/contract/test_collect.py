@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from spyglass.server.banners.importer import import_files
+from spyglass.server.ingest.importer import import_files
 from tests.conftest import start_backend
 
 ZONED = {"ip_str": "fe80::1%lo", "port": 53, "transport": "udp", "timestamp": "2026-01-01T00:00:00"}

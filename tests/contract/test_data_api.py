@@ -190,9 +190,9 @@ def test_the_fixtures_shapes_parse():
 
 
 def test_a_lost_file_is_rebuilt_and_leftovers_removed(tmp_path):
-    from spyglass.server.banners.importer import import_banners
     from spyglass.server.datasets import DatasetService
     from spyglass.server.index import BannerIndex
+    from spyglass.server.ingest.importer import import_banners
 
     index = BannerIndex(tmp_path)
     import_banners(index, (dict(b) for b in BANNERS[:50]))
@@ -213,9 +213,9 @@ def test_a_lost_file_is_rebuilt_and_leftovers_removed(tmp_path):
 
 async def test_a_backend_serving_no_bulk_data_lists_the_files_built_and_builds_none(tmp_path):
     """serve --no-bulk-data: another backend on the same banner store builds the files."""
-    from spyglass.server.banners.importer import import_banners
     from spyglass.server.datasets import DatasetService
     from spyglass.server.index import BannerIndex
+    from spyglass.server.ingest.importer import import_banners
 
     index = BannerIndex(tmp_path)
     import_banners(index, (dict(b) for b in BANNERS[:50]))

@@ -14,8 +14,8 @@ from spyglass.client import BadRequest, Clients, Forbidden, NotFound
 from spyglass.datagen import generate
 from spyglass.models import QueryTags, SavedQueryList
 from spyglass.server.runner import DEMO_BANNERS
-from spyglass.server.sqlite import schema_version
 from spyglass.server.state.directoryseed import SEED
+from spyglass.server.state.sqlite.database import schema_version
 from spyglass.server.state.sqlite.directory import MIGRATIONS
 from tests.conftest import ORIGINAL, backend_with, start_backend
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from spyglass.query import parse_strict
-from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_files
 from tests.conftest import start_backend
 from tests.unit.test_import_hostile import ODD_MEMBERS, real_banner
 

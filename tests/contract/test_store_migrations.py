@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from spyglass.server.sqlite import SchemaTooNew, connect, migrate, schema_version, statements
 from spyglass.server.state.sqlite.accounts import MIGRATIONS, Store
+from spyglass.server.state.sqlite.database import SchemaTooNew, connect, migrate, schema_version, statements
 
 # spyglass.db exactly as 0.1.0 wrote it: these tables, no user_version (0).
 V0_LAYOUT = """
@@ -161,8 +161,8 @@ def test_a_lost_database_is_refused_where_the_data_dir_says_it_held_something(tm
     index of banners: exit 2 and one line naming it, not a start with every key invalid or no
     banner left. A data dir that never held it (import alone, then keys create) is no loss."""
     from spyglass.datagen import generate
-    from spyglass.server.banners.importer import import_banners
     from spyglass.server.index import BannerIndex
+    from spyglass.server.ingest.importer import import_banners
     from spyglass.server.state.sqlite.alerts import AlertStore
 
     index = BannerIndex(tmp_path)
@@ -224,8 +224,8 @@ def test_a_full_disk_at_start_is_said_so_in_one_line(small_disk, state):
 def test_a_damaged_index_is_rebuilt_from_the_records(tmp_path, caplog):
     from spyglass.datagen import generate
     from spyglass.query import parse_strict
-    from spyglass.server.banners.importer import import_banners
     from spyglass.server.index import BannerIndex
+    from spyglass.server.ingest.importer import import_banners
 
     index = BannerIndex(tmp_path)
     import_banners(index, generate(500, seed=4))

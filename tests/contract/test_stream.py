@@ -502,7 +502,7 @@ async def test_the_demo_collector_makes_the_stream_live_offline(tmp_path):
 
 
 def test_the_demo_collector_never_writes_into_real_data(tmp_path):
-    from spyglass.server.banners.importer import import_banners
+    from spyglass.server.ingest.importer import import_banners
     from spyglass.server.stream import DemoCollector
 
     server, backend = start_backend(tmp_path, demo_rate=50)

@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from spyglass.datagen import generate
-from spyglass.server.banners.importer import import_banners
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_banners
 from spyglass.server.state.sqlite.accounts import Store
 
 pytestmark = pytest.mark.external  # spyglass serve --workers, as processes

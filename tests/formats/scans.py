@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from spyglass.server.banners import importer  # noqa: F401 (it imports every format: each adds itself to FORMATS)
-from spyglass.server.formats import FORMATS, Unreadable, format_of
+from spyglass.server.ingest.formats import Unreadable
+from spyglass.server.ingest.formats.known import FORMATS, format_of
 from tests.conftest import start_backend
 from tests.workflows.commands import spyglass
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 
-from spyglass.server.formats.nmap import Nmap
+from spyglass.server.ingest.formats.nmap import Nmap
 from tests.formats.scans import read
 from tests.formats.test_properties import REAL
 from tests.formats.test_zgrab2 import entry

@@ -16,10 +16,10 @@ from typing import IO
 import orjson
 import pytest
 
-from spyglass.server import formats
-from spyglass.server.banners import importer
-from spyglass.server.banners.importer import FileRead, import_files
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest import formats, importer
+from spyglass.server.ingest.formats import known
+from spyglass.server.ingest.importer import FileRead, import_files
 from tests.workflows.commands import spyglass
 
 pytestmark = pytest.mark.external  # the importer's worker processes
@@ -55,7 +55,7 @@ class Toy:
 
 @pytest.fixture
 def toy(monkeypatch):
-    monkeypatch.setattr(formats, "FORMATS", [Toy(), *formats.FORMATS])
+    monkeypatch.setattr(known, "FORMATS", [Toy(), *known.FORMATS])
 
 
 def toy_file(path: Path, lines: list[str], gz: bool = False) -> Path:
@@ -146,7 +146,7 @@ class ToyPieces(Toy):
 
 
 def test_a_format_that_cuts_its_file_is_parsed_in_the_workers(tmp_path, monkeypatch):
-    monkeypatch.setattr(formats, "FORMATS", [ToyPieces()])
+    monkeypatch.setattr(known, "FORMATS", [ToyPieces()])
     lines = ["198.18.0.1 80", "what?", "!", "198.18.0.2 22"]
     path = toy_file(tmp_path / "scan.txt", lines, gz=True)
     idx = BannerIndex(tmp_path / "data")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from spyglass.server.scanner.modules import ssh as ssh_module
-from spyglass.server.scanner.modules.base import Target
+from spyglass.server.grabs import ssh as ssh_module
+from spyglass.server.grabs.base import Target
 from tests.formats import netns
 from tests.formats.nmapfiles import NMAP
 from tests.formats.scans import import_files, read, served

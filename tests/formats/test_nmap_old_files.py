@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from spyglass.server.formats.nmap import Nmap
+from spyglass.server.ingest.formats.nmap import Nmap
 from tests.formats.test_properties import REAL
 
 HOSTNAMES = '<hostname name="localhost" type="PTR"/>'

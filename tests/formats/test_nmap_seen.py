@@ -10,8 +10,8 @@ import io
 import httpx
 import pytest
 
-from spyglass.server.formats import Seen
-from spyglass.server.formats.nmap import PORTS_EACH, Nmap
+from spyglass.server.ingest.formats import Seen
+from spyglass.server.ingest.formats.nmap import PORTS_EACH, Nmap
 from tests.conftest import start_backend
 from tests.formats.seenfiles import NMAP, runs
 from tests.workflows.commands import spyglass

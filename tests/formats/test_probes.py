@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from spyglass.server.formats import probes
+from spyglass.server.ingest.formats import probes
 from tests.formats import netns
 from tests.formats.scans import read
 

@@ -14,12 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spyglass.exactjson import dumps, loads
-from spyglass.server import formats
-from spyglass.server.banners import importer  # noqa: F401 (importing it registers every format)
 from spyglass.server.clickhouse.store import ClickHouseStore
-from spyglass.server.formats import Unreadable, masscan, zgrab2, zgrab2_modules
-from spyglass.server.formats.nmap import Nmap
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.formats import Unreadable, known, masscan, zgrab2, zgrab2_modules
+from spyglass.server.ingest.formats.nmap import Nmap
 
 REAL = Path(__file__).parent / "data" / "nmap-loopback.xml"  # a real run of tests/formats/nmapfiles.py
 PREPARES = (BannerIndex.prepare, ClickHouseStore.prepare)
@@ -41,7 +39,7 @@ def stored(records) -> int:
     return banners
 
 
-@pytest.mark.parametrize("fmt", formats.FORMATS, ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", known.FORMATS, ids=lambda f: f.name)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=4000))
 def test_any_bytes(fmt, data):

@@ -10,8 +10,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spyglass.server.formats import Unreadable, masscan, zgrab2, zmap
 from spyglass.server.index.store import prepare
+from spyglass.server.ingest.formats import Unreadable, masscan, zgrab2, zmap
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 SCALARS = (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from spyglass.server.formats import probes
+from spyglass.server.ingest.formats import probes
 from tests.formats.scans import import_files, read, served
 from tests.formats.test_zgrab2 import certificate, entry, handshake
 

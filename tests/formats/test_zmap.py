@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from spyglass.cli import main
-from spyglass.server.formats import format_of
+from spyglass.server.ingest.formats.known import format_of
 from tests.formats.netns import SCANNER_IP, TARGET_IP, link
 from tests.formats.scans import claimed_by_one, import_files, read, served
 

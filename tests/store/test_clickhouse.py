@@ -9,13 +9,13 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import FACETS, FILTER_EXAMPLES, Filter, Query, Text, parse_facets, parse_strict
-from spyglass.server.banners.importer import import_banners
 from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.clickhouse import ClickHouseStore, StoreURLError, tables
 from spyglass.server.clickhouse.compiler import Sql, where
 from spyglass.server.clickhouse.connection import Connection, parse_url
 from spyglass.server.clickhouse.upgrade import upgrade
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_banners
 from spyglass.server.runner import DEMO_BANNERS
 from spyglass.testing.clickhouse import current_engine_store
 from tests.servers import installed

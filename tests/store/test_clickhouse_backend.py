@@ -78,9 +78,9 @@ async def test_the_backend_on_clickhouse_serves_search_host_and_trends_to_the_cl
 
 
 def test_store_copy_moves_an_embedded_data_dir_into_clickhouse_byte_for_byte(clickhouse_server, tmp_path, capsys):
-    from spyglass.server.banners.importer import import_banners
     from spyglass.server.banners.seen import rows_of
     from spyglass.server.index import BannerIndex
+    from spyglass.server.ingest.importer import import_banners
 
     data = tmp_path / "data"
     embedded = BannerIndex(data)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from spyglass.query import parse_facets, parse_strict
-from spyglass.server.banners.importer import import_files
+from spyglass.server.ingest.importer import import_files
 
 pytestmark = pytest.mark.external  # the importer's worker processes
 

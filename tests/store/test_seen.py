@@ -9,7 +9,7 @@ import pytest
 
 from spyglass.query import parse_facets, parse_strict
 from spyglass.server.banners import seen
-from spyglass.server.banners.importer import import_files
+from spyglass.server.ingest.importer import import_files
 from tests.formats.seenfiles import NMAP, runs
 
 pytestmark = [

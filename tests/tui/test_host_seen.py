@@ -8,8 +8,8 @@ import io
 import pytest
 
 from spyglass.server.banners.seen import rows_of
-from spyglass.server.formats import Seen
-from spyglass.server.formats.nmap import Nmap
+from spyglass.server.ingest.formats import Seen
+from spyglass.server.ingest.formats.nmap import Nmap
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.messages import OpenHost
 from spyglass.tui.panes.host import HostPane

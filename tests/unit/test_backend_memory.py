@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from spyglass.datagen import generate
-from spyglass.server.banners.importer import import_files
 from spyglass.server.index import records
 from spyglass.server.index.store import BannerIndex
+from spyglass.server.ingest.importer import import_files
 from tests.conftest import start_backend
 
 MB = 1024  # KiB, as PRAGMA cache_size counts when negative

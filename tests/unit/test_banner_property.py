@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spyglass.query import FACETS, parse_facets, parse_strict
-from spyglass.server.banners.parsing import prepare_lines
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.parsing import prepare_lines
 from spyglass.server.routers.common import json_response
 from spyglass.server.shaping import for_namespace, host_record, minified, served
 from tests.unit.test_import_hostile import real_banner

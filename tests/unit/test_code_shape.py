@@ -25,6 +25,17 @@ def test_src_has_no_import_cycle():
     assert not found, "import cycles in src/:\n" + "\n".join(" ".join(loop) for loop in found)
 
 
+def test_server_folders_form_no_loop_and_no_import_points_up_a_floor():
+    """server/ in floors (state < stores < features < composition, scripts/code_measures.py's
+    FLOORS): no two of its folders import each other, through any chain, and nothing imports a
+    floor above its own."""
+    graph = import_graph()
+    loops = cycles(folder_graph(graph))
+    assert not loops, "server/ folders in an import loop:\n" + "\n".join(" ".join(loop) for loop in loops)
+    up = up_imports(graph)
+    assert not up, "server imports that point up a floor:\n" + "\n".join(f"{a} -> {b}" for a, b in up)
+
+
 def test_src_has_nothing_over_its_size_limit():
     found = oversize()
     assert not found, "over the size limits in src/:\n" + "\n".join(map(str, found))

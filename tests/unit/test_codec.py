@@ -10,9 +10,9 @@ import pytest
 import zstandard
 
 from spyglass.datagen import generate
-from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.codec import FRAME, TRAIN_AFTER
+from spyglass.server.ingest.importer import import_files
 
 
 def lines(count: int, seed: int = 5) -> list[bytes]:

@@ -15,8 +15,8 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_strict
-from spyglass.server.banners.importer import import_files
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_files
 
 COUNT = 3000
 # The importer in a child process, with small batches and commits so that kill points fall
@@ -24,7 +24,7 @@ COUNT = 3000
 SCRIPT = """
 import sys
 from pathlib import Path
-from spyglass.server.banners import importer
+from spyglass.server.ingest import importer
 from spyglass.server.index import store
 importer.BLOCK, importer.BATCH, store.COMMIT_EVERY = 200_000, 100, 500
 kill_at, seen = int(sys.argv[3]), [0]

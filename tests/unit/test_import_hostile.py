@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from spyglass.query import FACETS, parse_facets, parse_strict
-from spyglass.server.banners import importer
-from spyglass.server.banners.importer import ImportFileError, import_banners, import_files
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest import importer
+from spyglass.server.ingest.importer import ImportFileError, import_banners, import_files
 
 
 def real_banner(n: int, **members) -> dict:

@@ -12,9 +12,9 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
-from spyglass.server.banners.importer import import_banners, import_files
 from spyglass.server.index import BannerIndex
 from spyglass.server.index.aside import searching
+from spyglass.server.ingest.importer import import_banners, import_files
 
 COUNT = 3000
 
@@ -284,7 +284,7 @@ def test_a_failure_while_indexing_reaches_the_caller_and_loses_nothing_stored(tm
 def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(tmp_path, banners, monkeypatch):
     """Batches stored ahead of the index: a demotion the index has not seen the first banner of yet
     still leaves one current banner per service."""
-    from spyglass.server.banners import importer
+    from spyglass.server.ingest import importer
 
     monkeypatch.setattr(importer, "BATCH", 1)
     old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", product="Old")
@@ -299,7 +299,7 @@ def test_a_newer_banner_in_a_later_batch_of_one_import_replaces_the_current_one(
 
 def test_a_demoted_banner_holding_an_integer_past_64_bits_is_reindexed_exactly(tmp_path, banners, monkeypatch):
     """A demoted banner is read again to be re-indexed: one orjson refuses is read exactly."""
-    from spyglass.server.banners import importer
+    from spyglass.server.ingest import importer
 
     monkeypatch.setattr(importer, "BATCH", 1)
     old = dict(banners[0], timestamp="2025-01-01T00:00:00.000000", hash=2**70, product="Old")

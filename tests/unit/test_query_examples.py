@@ -7,8 +7,8 @@ import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import FACETS, FILTER_EXAMPLES, FILTERS, SEEN_FILTERS, parse_facets, parse_strict
-from spyglass.server.banners.importer import import_banners
 from spyglass.server.index import BannerIndex
+from spyglass.server.ingest.importer import import_banners
 from spyglass.server.runner import DEMO_BANNERS
 
 

@@ -26,7 +26,7 @@ def _json_safe(found: Found) -> None:
 
 
 def test_protocols_and_ports_name_real_modules():
-    from spyglass.server.scanner.modules import GRABBERS
+    from spyglass.server.grabs import GRABBERS
 
     assert set(PROTOCOLS) == set(GRABBERS) | {"generic"}
     assert set(PORTS.values()) <= set(GRABBERS)
@@ -73,8 +73,8 @@ async def test_http_fields():
 
 
 async def test_http_redirect_off_the_service_is_not_followed():
-    from spyglass.server.scanner.modules import http as http_module
-    from spyglass.server.scanner.modules.base import Target
+    from spyglass.server.grabs import http as http_module
+    from spyglass.server.grabs.base import Target
 
     with ss.http_service() as svc:
         t = Target(svc.host, svc.port, TIMEOUT)
@@ -277,7 +277,7 @@ async def test_garbage_is_recorded_by_generic(protocol):
 
 @pytest.mark.parametrize("protocol", [None, "http", "https", "ssh", "ftp", "smtp", "redis"])
 async def test_flood_is_bounded(protocol):
-    from spyglass.server.scanner.modules.base import MAX_READ
+    from spyglass.server.grabs.base import MAX_READ
 
     with ss.hostile_service("flood") as svc:
         found = await probe(svc.host, svc.port, protocol, timeout=1.0)

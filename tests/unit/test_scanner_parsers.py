@@ -8,7 +8,7 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spyglass.server.scanner.modules import httpparse, redis, replies, sshparse
+from spyglass.server.grabs import httpparse, redis, replies, sshparse
 from spyglass.server.scanner.probe import by_answer, by_greeting
 
 junk = st.binary(max_size=2048)
@@ -159,7 +159,7 @@ def test_sniff_classifiers_never_raise(raw):
 @given(st.lists(st.tuples(st.integers(100, 599), st.lists(st.from_regex(r"[ -~]{0,20}", fullmatch=True), max_size=3))))
 async def test_replies_read_one_at_a_time(items):
     """Replies that arrive together (pipelined, or in one packet) are still read one by one."""
-    from spyglass.server.scanner.modules.base import Conn
+    from spyglass.server.grabs.base import Conn
 
     wire = [
         b"".join(b"%d-%s\r\n" % (code, line.encode()) for line in more) + b"%d last\r\n" % code for code, more in items

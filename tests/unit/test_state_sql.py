@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from spyglass.server.sqlite import Database, SchemaTooNew, migrate
+from spyglass.server.state.sqlite.database import Database, SchemaTooNew, migrate
 
 
 def test_postgresql_takes_the_statements_written_with_question_marks():

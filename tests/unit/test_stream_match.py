@@ -23,8 +23,8 @@ EXTRA = [
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    from spyglass.server.banners.importer import import_banners
     from spyglass.server.index import BannerIndex
+    from spyglass.server.ingest.importer import import_banners
 
     latest: dict[tuple, dict] = {}  # one banner per service: all of them are current in the index
     for b in generate(3000, seed=1):

@@ -15,7 +15,11 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ACCESS, EXIT_NOT_FOUND, EXIT_UNAVAILABLE
 def exit_code_for(exc: BaseException) -> int:
     from spyglass.client import errors as e
     from spyglass.config import ConfigError
-    from spyglass.server.sqlite import CorruptDatabase, LostDatabase, SchemaTooNew  # sqlite3 only: no web stack
+    from spyglass.server.state.sqlite.database import (  # sqlite3 only: no web stack
+        CorruptDatabase,
+        LostDatabase,
+        SchemaTooNew,
+    )
 
     for classes, code in (
         ((e.BadRequest, ConfigError, CorruptDatabase, LostDatabase, SchemaTooNew), EXIT_USAGE),

@@ -21,9 +21,9 @@ from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from spyglass.server.asgibody import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
 from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.errors import ApiError, outage_log, unavailable
-from spyglass.server.guard import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
 from spyglass.server.state.accounts import Account, AccountState, NoCreditsLeft
 
 log = logging.getLogger("spyglass.server")

@@ -34,7 +34,7 @@ from pathlib import Path
 from spyglass.models import Dataset
 from spyglass.server.banners.store import BannerStore
 from spyglass.server.scanner.private import private_body
-from spyglass.server.sqlite import Database
+from spyglass.server.state.sqlite.database import Database
 
 log = logging.getLogger("spyglass.datasets")
 

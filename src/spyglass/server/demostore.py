@@ -32,8 +32,8 @@ def build(data_dir: Path) -> None:
     """Fill the empty store in ``data_dir`` with the demo banners, as a first start without the
     archive does."""
     from spyglass.datagen import generate
-    from spyglass.server.banners.importer import import_banners
     from spyglass.server.index.store import BannerIndex
+    from spyglass.server.ingest.importer import import_banners
 
     store = BannerIndex(data_dir)
     try:

@@ -1,7 +1,9 @@
 """Typed FastAPI dependencies: what a route needs of the backend, declared in its signature
 (``who: Who``, ``alerts: Alerts``) rather than read from untyped ``app.state`` attributes.
 
-``create_app`` puts each part on ``app.state``; this module is the one place that reads them back.
+``create_app`` puts each part on ``app.state``; this module reads them back, and basedeps.py the
+caller (``Who``) and the alert state (``Alerts``), a floor below, for the routes a feature defines
+itself (the stream host's); routers/ find those here too.
 The lookups are async: FastAPI would run a plain function in a thread, for an attribute read.
 """
 
@@ -12,17 +14,16 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from spyglass.server.alerts.delivery import DeliveryWorker
-from spyglass.server.auth import Caller, Charger, Hourly, KeyCheck, caller
+from spyglass.server.auth import Charger, Hourly, KeyCheck
 from spyglass.server.banners.store import BannerStore
+from spyglass.server.basedeps import Alerts as Alerts  # (the alert state: a floor below, for the stream host)
+from spyglass.server.basedeps import Who
 from spyglass.server.datasets import DatasetService
 from spyglass.server.mail import Outbox
 from spyglass.server.scanner.service import ScanService
 from spyglass.server.settings import Settings
 from spyglass.server.state.accounts import AccountState
-from spyglass.server.state.alerts import AlertState
 from spyglass.server.state.directory import DirectoryState
-
-Who = Annotated[Caller, Depends(caller)]  # the authenticated caller, or a 401/429 {error}
 
 
 async def _charger(request: Request, who: Who) -> Charger:
@@ -43,10 +44,6 @@ async def _settings(request: Request) -> Settings:
 
 async def _accounts(request: Request) -> AccountState:
     return request.app.state.store
-
-
-async def _alerts(request: Request) -> AlertState:
-    return request.app.state.alerts
 
 
 async def _deliveries(request: Request) -> DeliveryWorker:
@@ -78,7 +75,6 @@ Keys = Annotated[KeyCheck, Depends(_keys)]  # who a key is (a key's account, kep
 Banners = Annotated[BannerStore, Depends(_banners)]
 AppSettings = Annotated[Settings, Depends(_settings)]
 Accounts = Annotated[AccountState, Depends(_accounts)]  # accounts, keys, plans, credits, organizations
-Alerts = Annotated[AlertState, Depends(_alerts)]
 Deliveries = Annotated[DeliveryWorker, Depends(_deliveries)]
 Scans = Annotated[ScanService, Depends(_scans)]  # its ``store`` holds the scans' rows
 Datasets = Annotated[DatasetService, Depends(_datasets)]

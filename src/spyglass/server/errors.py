@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from spyglass.server.banners.store import StoreUnavailable
-from spyglass.server.sqlite import disk_full
+from spyglass.server.state.sqlite.database import disk_full
 
 log = logging.getLogger("spyglass.server")
 

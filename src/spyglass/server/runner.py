@@ -25,7 +25,7 @@ def seed_demo_data(banners) -> None:
     """On a first run, fill an empty banner store with synthetic banners (marked as demo data):
     what a first start does where the shipped demo store (demostore.py) was not used."""
     from spyglass.datagen import generate
-    from spyglass.server.banners.importer import import_banners
+    from spyglass.server.ingest.importer import import_banners
 
     if banners.last_mark() or banners.get_meta("demo"):
         return
@@ -51,7 +51,7 @@ def serve(
     from spyglass.local.datalock import hold
     from spyglass.server.app import create_app
     from spyglass.server.routers.geonet import create_geonet_app
-    from spyglass.server.sqlite import full_disk_said
+    from spyglass.server.state.sqlite.database import full_disk_said
 
     prepare_process()
     if demo and not geonet_only and not settings.store:

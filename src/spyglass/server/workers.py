@@ -41,8 +41,9 @@ from fastapi import FastAPI
 from starlette.types import Message, Receive, Scope, Send
 
 from spyglass.exactjson import loads
+from spyglass.server.asgibody import receive_body, send_json
 from spyglass.server.auth import KeyBeforeBody
-from spyglass.server.guard import SAFE_METHODS, receive_body, send_json  # SAFE_METHODS: what a reader answers itself
+from spyglass.server.guard import SAFE_METHODS  # what a reader answers itself
 from spyglass.server.process import prepare_process, stop_at_stdin_eof, uvicorn_server
 from spyglass.server.stream.hub import StreamHub
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY

@@ -94,7 +94,7 @@ def start_backend(data_dir: Path, port: int = 0, clock=None, **settings) -> tupl
 @contextmanager
 def backend_with(data_dir: Path, banners: Iterable[dict], **settings) -> Iterator[Backend]:
     """The backend under uvicorn, its index loaded with ``banners``."""
-    from spyglass.server.banners.importer import import_banners
+    from spyglass.server.ingest.importer import import_banners
 
     server, backend = start_backend(data_dir, **settings)
     import_banners(backend.app.state.banners, (dict(b) for b in banners))

@@ -97,8 +97,8 @@ def keys_create(args: argparse.Namespace) -> int:
     from spyglass.cli.exits import EXIT_UNAVAILABLE, EXIT_USAGE, fail
     from spyglass.config import data_dir
     from spyglass.server.banners.store import StoreUnavailable
-    from spyglass.server.sqlite import DiskFull, full_disk_said
     from spyglass.server.state.accounts import AccountExists, StateURLError
+    from spyglass.server.state.sqlite.database import DiskFull, full_disk_said
     from spyglass.server.stores import open_account_state
 
     if args.email is not None and not EMAIL.fullmatch(args.email):

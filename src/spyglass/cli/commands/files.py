@@ -21,14 +21,14 @@ SHOWN = 10  # bad lines listed after an import; the rest are counted
 def import_command(args: argparse.Namespace) -> int:
     from spyglass.config import data_dir
     from spyglass.progress import Progress
-    from spyglass.server.banners.importer import ImportReport, import_files
     from spyglass.server.banners.store import StoreBusy, StoreFull, StoreUnavailable
+    from spyglass.server.ingest.importer import ImportReport, import_files
     from spyglass.server.process import prepare_process
 
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
         return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
-    from spyglass.server.formats import geoip
+    from spyglass.server import geoip
 
     try:
         geoip.use(args.geoip or list(geoip.configured()))  # (its workers read the databases too)

@@ -137,10 +137,10 @@ def serve_command(args: argparse.Namespace) -> int:
     import socket
 
     from spyglass.local.datalock import DataDirBusy
+    from spyglass.server import geoip
     from spyglass.server.banners.store import StoreUnavailable
-    from spyglass.server.formats import geoip
     from spyglass.server.runner import WorkersFailed, serve
-    from spyglass.server.sqlite import DiskFull
+    from spyglass.server.state.sqlite.database import DiskFull
 
     try:
         geoip.use(args.geoip or list(geoip.configured()))  # (its worker processes read them too)

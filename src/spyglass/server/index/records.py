@@ -24,7 +24,7 @@ from spyglass.server.banners.keys import service_key
 from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.banners.store import Prepared
 from spyglass.server.index.codec import FRAME, TRAIN_AFTER, TRAIN_ON, Codec, plain
-from spyglass.server.sqlite import Database, statements
+from spyglass.server.state.sqlite.database import Database, statements
 
 log = logging.getLogger("spyglass.records")
 
@@ -73,7 +73,11 @@ CREATE TABLE demoted (seq INTEGER PRIMARY KEY, shard INTEGER NOT NULL);
 DELETE FROM meta WHERE name = 'indexed_seq';
 """
 
-MIGRATIONS = (_layout_1, _LAYOUT_2, _LAYOUT_3)  # banners.db's PRAGMA user_version: the steps server/sqlite.py applies
+MIGRATIONS = (
+    _layout_1,
+    _LAYOUT_2,
+    _LAYOUT_3,
+)  # banners.db's PRAGMA user_version: the steps server/state/sqlite/database.py applies
 
 
 # Page caches (KiB, as PRAGMA cache_size takes them). A bulk load's key index takes random inserts,

@@ -13,7 +13,7 @@ from contextlib import closing
 from pathlib import Path
 
 from spyglass.server.banners.seen import HOST, Row
-from spyglass.server.sqlite import Database
+from spyglass.server.state.sqlite.database import Database
 
 FILE = "seen.sqlite"
 STREAM = 5000  # rows of a search read at a time

@@ -31,7 +31,7 @@ from spyglass.server.index.schema import build_schema, document_tail, facet_valu
 from spyglass.server.index.seen import SeenRows
 from spyglass.server.index.shards import Shards, ShardsBusy, documents
 from spyglass.server.index.trends import TrendsIndex
-from spyglass.server.sqlite import LostDatabase, disk_full, is_empty, make_private
+from spyglass.server.state.sqlite.database import LostDatabase, disk_full, is_empty, make_private
 
 log = logging.getLogger("spyglass.index")
 
@@ -143,7 +143,7 @@ class BannerIndex(SeenRows):
         return self.records.bulk()
 
     def preparer(self) -> PackingPrepare:
-        """What an import's workers prepare banners with (see :mod:`spyglass.server.banners.importer`)."""
+        """What an import's workers prepare banners with (see :mod:`spyglass.server.ingest.importer`)."""
         return PackingPrepare(self.records.dictionary())
 
     def opener(self) -> Callable[[], BannerIndex]:

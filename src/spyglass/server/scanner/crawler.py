@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.netools.scantargets import Probe
-from spyglass.server.formats import geoip
+from spyglass.server import geoip
 from spyglass.server.scanner.probe import Found, signed_hash
 
 CRAWLER = f"spyglass-{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname()).hex[:12]}"  # stable per machine

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from .modules import GRABBERS, generic
-from .modules.base import Closed, Conn, Found, NotTLS, Target, signed_hash
+from spyglass.server.grabs import GRABBERS, generic
+from spyglass.server.grabs.base import Closed, Conn, Found, NotTLS, Target, signed_hash
+
 from .protocols import PORTS, PROTOCOLS
 
 # signed_hash is the original service's hash of a text: a banner's "hash" is signed_hash(data).

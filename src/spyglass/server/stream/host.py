@@ -19,7 +19,7 @@ from fastapi.responses import StreamingResponse
 
 from spyglass import __version__
 from spyglass.server.auth import Caller
-from spyglass.server.deps import Alerts, Who
+from spyglass.server.basedeps import Alerts, Who
 from spyglass.server.errors import (
     ApiError,
     bad_request,

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from spyglass.exactjson import loads
 from spyglass.server.banners.shape import crawler_member
-from spyglass.server.deps import Who
+from spyglass.server.basedeps import Who
 from spyglass.server.errors import ApiError, bad_request, responses
 
 MAX_BODY = 16 * 1024 * 1024  # bytes per request: a replay sends a big file in several

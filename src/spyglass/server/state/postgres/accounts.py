@@ -8,11 +8,11 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from spyglass.server.sqlite import make_private
 from spyglass.server.state.accounts import utcnow
 from spyglass.server.state.postgres.connect import Pool
 from spyglass.server.state.postgres.schema import init_schema
 from spyglass.server.state.sql.accounts import SqlAccounts
+from spyglass.server.state.sqlite.database import make_private
 
 
 class PostgresAccounts(SqlAccounts):

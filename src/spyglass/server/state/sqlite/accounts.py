@@ -12,7 +12,6 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from spyglass.server.sqlite import Database, LostDatabase, is_empty, make_private
 from spyglass.server.state.accounts import (
     LOCAL_KEY_FILE,
     LOCAL_USER,
@@ -21,8 +20,9 @@ from spyglass.server.state.accounts import (
     write_private,
 )
 from spyglass.server.state.sql.accounts import SqlAccounts
+from spyglass.server.state.sqlite.database import Database, LostDatabase, is_empty, make_private
 
-# Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
+# Schema versions (see spyglass.server.state.sqlite.database): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
 # take the step as they are.
 V1_ACCOUNTS_AND_KEYS = """

@@ -12,12 +12,12 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from spyglass.server.sqlite import Database
 from spyglass.server.state.accounts import utcnow
 from spyglass.server.state.alerts import DEFAULT_NOTIFIER
 from spyglass.server.state.sql.alerts import SqlAlerts
+from spyglass.server.state.sqlite.database import Database
 
-# Schema versions (see spyglass.server.sqlite): append a step for a new layout, never edit one.
+# Schema versions (see spyglass.server.state.sqlite.database): append a step for a new layout, never edit one.
 V1_ALERTS = """
 CREATE TABLE alerts (
     id TEXT PRIMARY KEY,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spyglass.server.sqlite import Database
 from spyglass.server.state.directory import MAX_TAGS, TAG, check_tags  # noqa: F401 (tests name them here)
 from spyglass.server.state.sql.directory import SqlDirectory, add_words, seed
+from spyglass.server.state.sqlite.database import Database
 
 V1_QUERIES = """
 CREATE TABLE queries (

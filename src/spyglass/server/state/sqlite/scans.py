@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spyglass.server.sqlite import Database
 from spyglass.server.state.accounts import key_digest
 from spyglass.server.state.sql.scans import SqlScans
+from spyglass.server.state.sqlite.database import Database
 
 V1_SCANS = """
 CREATE TABLE scans (

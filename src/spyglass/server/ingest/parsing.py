@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from spyglass.exactjson import dumps, loads
-from spyglass.server import formats
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import Prepared, Preparer
+from spyglass.server.ingest import formats
 
 OVERLONG = b"\xff\xfespyglass:"  # what stands for a dropped line in a block (never a JSON line)
 SHORT_LINES = 32  # bytes a line: a block whose lines are shorter on average is mostly junk

@@ -1,7 +1,7 @@
 """Loading banner files: one JSON banner per line, or a scanner's output (nmap XML, ...), plain or
 gzip, streamed, any size.
 
-A file's format is known by its first bytes (:func:`spyglass.server.formats.format_of`), never its
+A file's format is known by its first bytes (:func:`spyglass.server.ingest.formats.known.format_of`), never its
 name. A scanner's records are written as JSON banner lines and go the way every line goes (the same
 workers, batches, dedup and problem report); one it cannot read is reported with its place in the
 file (``scan.xml: host 3``) and the rest loads. What a scanner saw of its hosts besides open ports
@@ -31,8 +31,6 @@ from typing import IO, Any, cast
 from isal import igzip, isal_zlib
 
 from spyglass.exactjson import dumps
-from spyglass.server import formats
-from spyglass.server.banners.parsing import OVERLONG, Chunk, prepare_block, prepare_pieces
 from spyglass.server.banners.seen import Row, rows_of
 from spyglass.server.banners.shape import BadBanner
 from spyglass.server.banners.store import (
@@ -44,8 +42,10 @@ from spyglass.server.banners.store import (
     Preparer,
     PreparesForWorkers,
 )
-from spyglass.server.banners.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
-from spyglass.server.formats import masscan, named, nmap, zgrab2, zmap  # noqa: F401 (each adds itself to FORMATS)
+from spyglass.server.ingest import formats
+from spyglass.server.ingest.formats.known import format_of
+from spyglass.server.ingest.parsing import OVERLONG, Chunk, prepare_block, prepare_pieces
+from spyglass.server.ingest.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
 from spyglass.server.memory import give_back_soon
 
 BATCH = 20_000  # banners given to the store at a time
@@ -223,7 +223,7 @@ def sniff_file(path: Path) -> formats.ScanFormat | None:
                 head += part
     except _READ_ERRORS:  # a head cut short (a truncated gzip file) is still sniffed
         pass
-    return formats.format_of(head)
+    return format_of(head)
 
 
 def _format_jobs(

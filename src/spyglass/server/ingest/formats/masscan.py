@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from typing import IO, NamedTuple
 
 from spyglass.exactjson import dumps, loads
-from spyglass.server.formats import FORMATS, Unreadable
-from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
-from spyglass.server.formats.probes import identify
-from spyglass.server.formats.services import (
+from spyglass.server.ingest.formats import Unreadable
+from spyglass.server.ingest.formats.common import banner, lines, peek, scan_id, stamp, text
+from spyglass.server.ingest.formats.probes import identify
+from spyglass.server.ingest.formats.services import (
     crawler,
     greeting_members,
     http_members,
@@ -332,4 +332,3 @@ def _xml_host(host: ET.Element, where: str) -> Iterator[Seen | Unreadable]:
 
 
 FORMAT = Masscan()
-FORMATS.append(FORMAT)

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import IO
 
 from spyglass.exactjson import loads
-from spyglass.server.formats import FORMATS, Unreadable
-from spyglass.server.formats.common import banner, lines, peek, scan_id, stamp, text
+from spyglass.server.ingest.formats import Unreadable
+from spyglass.server.ingest.formats.common import banner, lines, peek, scan_id, stamp, text
 
 # zmap's output fields (``zmap --list-output-fields``, TCP, UDP and ICMP modules); a header names only these.
 FIELDS = frozenset(
@@ -96,4 +96,3 @@ class Zmap:
 
 
 FORMAT = Zmap()
-FORMATS.append(FORMAT)

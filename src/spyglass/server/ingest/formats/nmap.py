@@ -23,7 +23,7 @@ product: the name is under ``guess``;
 time is the host's ``endtime`` (else ``starttime``, else the run's start). Everything else stays in
 ``tool``: the port's element as JSON under ``record``, the host's other elements under ``host``.
 Every host nmap reported (up or down, with open ports or none) also gives a
-:class:`~spyglass.server.formats.Seen` (:mod:`.nmap_seen`): its status and the ports that were not
+:class:`~spyglass.server.ingest.formats.Seen` (:mod:`.nmap_seen`): its status and the ports that were not
 open, which the stores keep apart from banners (``host.state:``, ``port.state:``).
 """
 
@@ -41,13 +41,13 @@ from datetime import UTC, datetime
 from typing import IO
 
 from spyglass.server.banners.shape import normalize
-from spyglass.server.formats import FORMATS, Seen, Unreadable
-from spyglass.server.formats.common import domain_of
-from spyglass.server.formats.geoip import locate
-from spyglass.server.formats.nmap_scripts import elems as _elems
-from spyglass.server.formats.nmap_scripts import host_members, kex, smb_os, ssh_keys, vulns
-from spyglass.server.formats.nmap_seen import seen
-from spyglass.server.formats.services import crawler, kex_members
+from spyglass.server.geoip import locate
+from spyglass.server.ingest.formats import Seen, Unreadable
+from spyglass.server.ingest.formats.common import domain_of
+from spyglass.server.ingest.formats.nmap_scripts import elems as _elems
+from spyglass.server.ingest.formats.nmap_scripts import host_members, kex, smb_os, ssh_keys, vulns
+from spyglass.server.ingest.formats.nmap_seen import seen
+from spyglass.server.ingest.formats.services import crawler, kex_members
 
 READ = 1 << 20  # bytes read at a time
 MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap writes a few KiB a host)
@@ -440,4 +440,4 @@ def _json(element: ET.Element, tables: Tables | None = None, skip: str = "") -> 
     return out
 
 
-FORMATS.append(Nmap())
+FORMAT = Nmap()

@@ -22,7 +22,7 @@ import types
 def crawler() -> types.SimpleNamespace:
     """The crawler's parsing modules, imported at their first use (once: an import statement in a
     function costs its lookup at every call, and these are called for every banner)."""
-    from spyglass.server.scanner.modules import base, ftp, httpparse, redis, smtp, sshparse, tls
+    from spyglass.server.grabs import base, ftp, httpparse, redis, smtp, sshparse, tls
 
     return types.SimpleNamespace(
         base=base, ftp=ftp, httpparse=httpparse, redis=redis, smtp=smtp, sshparse=sshparse, tls=tls
@@ -80,7 +80,7 @@ def kex_members(kex: dict) -> dict:
     from asyncssh.encryption import get_default_encryption_algs
     from asyncssh.mac import get_default_mac_algs
 
-    from spyglass.server.scanner.modules.ssh import negotiate
+    from spyglass.server.grabs.ssh import negotiate
 
     def listed(name: str) -> list[str]:
         value = kex.get(name)

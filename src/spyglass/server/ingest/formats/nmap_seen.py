@@ -1,5 +1,5 @@
 """What an nmap run saw of a host besides its open ports (read by :mod:`.nmap`): a
-:class:`~spyglass.server.formats.Seen` per host, which no store keeps as a banner.
+:class:`~spyglass.server.ingest.formats.Seen` per host, which no store keeps as a banner.
 
 - the host's ``<status state="up" reason="echo-reply" reason_ttl="64"/>`` (an ``nmap -sn`` sweep's
   hosts have nothing else), and how many ports of it were open;

@@ -20,12 +20,12 @@ from typing import IO
 from urllib.parse import urlsplit
 
 from spyglass.exactjson import loads
-from spyglass.server.formats import FORMATS, Unreadable
-from spyglass.server.formats.common import banner, domain_of, lines, peek, scan_id, stamp
-from spyglass.server.formats.probes import identify
-from spyglass.server.formats.services import http_members, ssh_members, ssl_member
-from spyglass.server.formats.zgrab2_modules import PORTS, SAID, UDP
-from spyglass.server.formats.zgrab2_modules import members as module_members
+from spyglass.server.ingest.formats import Unreadable
+from spyglass.server.ingest.formats.common import banner, domain_of, lines, peek, scan_id, stamp
+from spyglass.server.ingest.formats.probes import identify
+from spyglass.server.ingest.formats.services import http_members, ssh_members, ssl_member
+from spyglass.server.ingest.formats.zgrab2_modules import PORTS, SAID, UDP
+from spyglass.server.ingest.formats.zgrab2_modules import members as module_members
 
 # A line of the target's members (ip, domain, port, tag: whichever zgrab2 wrote) then "data" with a
 # module's entry: {"status": ..., "protocol": ...}.
@@ -192,4 +192,3 @@ def _is_address(name: str) -> bool:
 
 
 FORMAT = Zgrab2()
-FORMATS.append(FORMAT)

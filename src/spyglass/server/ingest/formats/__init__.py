@@ -1,9 +1,10 @@
 """Reading what scanners write (nmap, masscan, zgrab2, zmap) as banners.
 
-Each format is a module of this package that provides a :class:`ScanFormat` and is listed in
-:data:`FORMATS`. ``spyglass import`` gives a file to the first format whose ``sniff`` accepts its
-first bytes (gzip already undone), and stores what its ``records`` yields like any banner; a file
-no format claims is read as JSON lines of banners, as before.
+Each format is a module of this package that provides a :class:`ScanFormat`; :mod:`.known` lists
+them in :data:`~.known.FORMATS`, by name (no format adds itself by being imported). ``spyglass
+import`` gives a file to the first format whose ``sniff`` accepts its first bytes (gzip already
+undone), and stores what its ``records`` yields like any banner; a file no format claims is read as
+JSON lines of banners, as before.
 
 Every banner a format yields:
 
@@ -80,11 +81,3 @@ class Pieces(ScanFormat, Protocol):
         """The banners of one piece (``records`` yields these of every piece, in order), and what
         the run saw of its host besides them (a :class:`Seen`, which ``records`` leaves out)."""
         ...
-
-
-FORMATS: list[ScanFormat] = []  # tried in order; each format module adds its one line here
-
-
-def format_of(head: bytes) -> ScanFormat | None:
-    """The format whose tool wrote a file beginning with ``head``; None for banner JSON lines."""
-    return next((f for f in FORMATS if f.sniff(head)), None)

@@ -16,9 +16,9 @@ from typing import IO
 
 from publicsuffixlist import PublicSuffixList
 
-from spyglass.server.formats import HEAD
-from spyglass.server.formats.geoip import locate
-from spyglass.server.formats.services import crawler
+from spyglass.server.geoip import locate
+from spyglass.server.ingest.formats import HEAD
+from spyglass.server.ingest.formats.services import crawler
 
 MAX_LINE = 16 << 20  # as the banner importer: a longer line is reported, never held whole
 _STAMP = "%Y-%m-%dT%H:%M:%S.%f"  # as the crawler writes a banner's timestamp (UTC)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from spyglass.server.formats import FORMATS, HEAD, Unreadable
+from spyglass.server.ingest.formats import HEAD, Unreadable
 
 # An XML file's root element, past its declaration, comments, doctype and processing instructions.
 _XML_ROOT = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:(?:<\?.*?\?>|<!--.*?-->|<![^>]*>)\s*)*<([A-Za-z_][\w.:-]*)", re.S)
@@ -73,4 +73,3 @@ NAMED = [
         "XML that is not a scanner's read here: this import reads nmap's and masscan's -oX XML",
     ),
 ]
-FORMATS.extend(NAMED)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from spyglass.server.formats.services import crawler, greeting_members
+from spyglass.server.ingest.formats.services import crawler, greeting_members
 
 # zgrab2's modules and their default ports ("banner" has none of its own: it grabs what it is pointed at).
 PORTS = {
