@@ -155,7 +155,7 @@ def test_a_data_dir_is_private_whoever_creates_it_first(tmp_path):
 def test_making_a_data_dir_private_passes_over_files_removed_meanwhile(tmp_path, monkeypatch):
     """A backend renames and removes files (a bulk-data file's .partial) while another process that
     opens the data dir (the CLI attaching to it) makes it private: what is gone is passed over."""
-    from spyglass.server.state.sqlite import database as sqlite
+    from spyglass.server.state import datadir as sqlite
 
     (tmp_path / "kept").write_text("x")
     listed = [(str(tmp_path), [], ["kept", ".gone.json.gz.partial"])]

@@ -14,7 +14,7 @@ def prepare_process() -> None:
     """What a process that serves (or a worker of one) or imports does first: few glibc arenas
     (memory.py), and the files it makes private."""
     from spyglass.server.memory import limit_arenas
-    from spyglass.server.state.sqlite.database import private_files
+    from spyglass.server.state.datadir import private_files
 
     limit_arenas()
     private_files()

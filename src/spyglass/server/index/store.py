@@ -31,7 +31,8 @@ from spyglass.server.index.schema import build_schema, document_tail, facet_valu
 from spyglass.server.index.seen import SeenRows
 from spyglass.server.index.shards import Shards, ShardsBusy, documents
 from spyglass.server.index.trends import TrendsIndex
-from spyglass.server.state.sqlite.database import LostDatabase, disk_full, is_empty, make_private
+from spyglass.server.state.datadir import make_private
+from spyglass.server.state.sqlite.database import LostDatabase, disk_full, is_empty
 
 log = logging.getLogger("spyglass.index")
 
@@ -41,8 +42,7 @@ SCHEMA_VERSION = "6"  # 5: the index in shards (shards.py); 6: i_service (trends
 # segment being filled short, and every segment left costs each search a little: a writer commits
 # every COMMIT_EVERY, and, while a backend serves the data dir (its searches are to see an import's
 # banners within a second of their batch), COMMIT_AFTER after its first banner not committed
-# (bench/index.py at 1M: 4 segments written with the first rule, 16 with the second, and a search
-# page with facets 1.3x as long).
+# (more segments, each a cost to every search: docs/benchmarks.md has the figures).
 COMMIT_EVERY = 200_000
 COMMIT_AFTER = 0.5  # seconds
 # tantivy's indexing memory: a segment is written each time it fills. 256 MB filled only on big

@@ -9,10 +9,10 @@ from datetime import datetime
 from pathlib import Path
 
 from spyglass.server.state.accounts import utcnow
+from spyglass.server.state.datadir import make_private
 from spyglass.server.state.postgres.connect import Pool
 from spyglass.server.state.postgres.schema import init_schema
 from spyglass.server.state.sql.accounts import SqlAccounts
-from spyglass.server.state.sqlite.database import make_private
 
 
 class PostgresAccounts(SqlAccounts):

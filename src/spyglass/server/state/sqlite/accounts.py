@@ -19,8 +19,9 @@ from spyglass.server.state.accounts import (
     utcnow,
     write_private,
 )
+from spyglass.server.state.datadir import make_private
 from spyglass.server.state.sql.accounts import SqlAccounts
-from spyglass.server.state.sqlite.database import Database, LostDatabase, is_empty, make_private
+from spyglass.server.state.sqlite.database import Database, LostDatabase, is_empty
 
 # Schema versions (see spyglass.server.state.sqlite.database): append a step for a new layout, never edit one.
 # Version 1 is the layout spyglass 0.1.0 wrote at version 0; "IF NOT EXISTS" lets those files
