@@ -6,6 +6,7 @@ parser and message queues exactly as they do over SSH when several keys come in 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pty
 import signal
@@ -192,3 +193,18 @@ async def test_keys_typed_while_the_dashboard_starts_reach_the_search_box(backen
         assert box.cursor_position == len("-port:22 nginx")
         assert app.focused is box
         assert search.current_query == "-port:22 nginx"  # the early Enter ran it, once connected
+
+
+async def test_keys_waiting_their_turn_when_the_app_quits_stop_quietly(backend):
+    # Esc then q, and keys after them: the turns went on once the screens were gone and raised
+    # ScreenStackError in a task nobody awaited (a traceback on the terminal after quitting).
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for key in [events.Key("escape", "\x1b"), *typed("qab")]:
+            app.post_message(key)
+        await pilot.pause()
+    assert not app._screen_stack
+    app._keys_waiting.extend(typed("xy"))
+    await asyncio.wait_for(app._take_turns(), 5)  # returns, raises nothing
+    assert not app._keys_waiting

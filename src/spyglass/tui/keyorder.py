@@ -166,7 +166,8 @@ class KeysInTurn(App[None]):
         try:
             while True:
                 await self._until_handled()
-                if not self._keys_waiting:
+                if not self._keys_waiting or not self._screen_stack:  # (none left: the app has quit)
+                    self._keys_waiting.clear()
                     return
                 key = self._keys_waiting.popleft()
                 self._in_turn.add(id(key))
@@ -178,14 +179,18 @@ class KeysInTurn(App[None]):
         """Until no message waits for, or is being handled by, the app or a node of its screen."""
         await asyncio.sleep(0)  # the key now in turn reaches the app's queue
         give_up = monotonic() + TURN_AT_MOST
-        while monotonic() < give_up and (
-            _handling[0]
-            or any(
-                node._message_queue.qsize() or node._next_callbacks
-                for node in (self, *self.screen.walk_children(with_self=True))
-            )
-        ):
+        while monotonic() < give_up and self._busy():
             await asyncio.sleep(0.002)
+
+    def _busy(self) -> bool:
+        if _handling[0]:
+            return True
+        if not self._screen_stack:  # the app has quit (a q among the keys): nothing to wait for
+            return False
+        return any(
+            node._message_queue.qsize() or node._next_callbacks
+            for node in (self, *self.screen.walk_children(with_self=True))
+        )
 
 
 _handling = [0]  # messages being handled now, by any node (Textual's queue does not count them)
