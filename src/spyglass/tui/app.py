@@ -213,8 +213,13 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
     def _run_pending_arg(self) -> None:
         arg, self.pending_arg = self.pending_arg, None
         pane = self.current_pane()
-        if arg and pane is not None:
-            pane.stale = False
+        if not arg or pane is None:
+            return
+        if pane.LOADS_WITH_ARG:  # the argument fills a form: the lists load as without one
+            pane.run_arg(arg)
+            pane.reload()
+        else:
+            pane.stale = False  # what the argument runs is what the pane shows
             pane.run_arg(arg)
 
     def _backend_event(self, kind: str, message: str) -> None:
