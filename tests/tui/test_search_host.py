@@ -657,3 +657,24 @@ async def test_j_and_k_move_on_the_facets_list_and_are_not_typed_into_the_query(
         assert app.query_one("#query", Input).value == "port:22"
         await pilot.press("x")  # a letter that is no key of the list still starts a term in the box
         assert app.query_one("#query", Input).value == "port:22 x"
+
+
+async def test_at_80_columns_the_confirmations_before_spending_are_read_whole(data_backend):
+    # The bar kept the address and credits whole and cut the note: `Press ↓ …`, `Refresh …`.
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "has_ssl:false")
+        status = app.query_one(StatusBar)
+        results = app.query_one("#results", DataTable)
+        results.focus()
+        for _ in range(2):
+            await pilot.press("G")
+            await settle(pilot)
+        bar = screen_text(app).splitlines()[status.region.y]
+        assert "Press ↓ again to load the next page (1 query credit)" in bar, bar
+        await pilot.press("escape", "r")
+        await settle(pilot)
+        bar = screen_text(app).splitlines()[status.region.y]
+        assert "Refresh costs 1 query credit: press r again to spend it" in bar, bar
+        assert status.region.height == 1
