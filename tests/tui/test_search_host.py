@@ -678,3 +678,24 @@ async def test_at_80_columns_the_confirmations_before_spending_are_read_whole(da
         bar = screen_text(app).splitlines()[status.region.y]
         assert "Refresh costs 1 query credit: press r again to spend it" in bar, bar
         assert status.region.height == 1
+
+
+async def test_after_a_facet_value_is_added_typing_goes_to_the_end_of_the_query(data_backend):
+    # The cursor stayed where it was: `ZZ` typed next gave `product:nginxZZ org:"..."`.
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"port:443", "enter")
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        facets = app.query_one("#facets", OptionList)
+        index = next(i for i, item in enumerate(pane.facet_items) if item is not None and item[0] == "org")
+        facets.focus()
+        facets.highlighted = index
+        await pilot.press("enter")
+        await settle(pilot)
+        box = app.query_one("#query", Input)
+        assert box.value.startswith("port:443 org:")
+        box.focus()  # a click on the box, or shift+tab back to it
+        await pilot.press("Z", "Z")
+        assert box.value.startswith("port:443 org:") and box.value.endswith("ZZ"), box.value
