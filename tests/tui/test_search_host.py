@@ -699,3 +699,23 @@ async def test_after_a_facet_value_is_added_typing_goes_to_the_end_of_the_query(
         box.focus()  # a click on the box, or shift+tab back to it
         await pilot.press("Z", "Z")
         assert box.value.startswith("port:443 org:") and box.value.endswith("ZZ"), box.value
+
+
+async def test_history_keeps_the_selected_service(data_backend):
+    # h showed the host's history on its first service (22/tcp), not on the one selected (443/tcp);
+    # h again, back to the current services, did the same.
+    by_ip: dict[str, set[int]] = {}
+    for b in CURRENT:
+        by_ip.setdefault(b["ip_str"], set()).add(b["port"])
+    ip, ports = next((ip, sorted(p)) for ip, p in by_ip.items() if len(p) >= 3)
+    port = ports[-1]  # not the first service of the host
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="host", arg=f"{ip} {port}/tcp")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        box = host.query_one("#service-box")
+        assert str(box.border_title) == f"Service {port}/tcp"
+        for view in (True, False):
+            await pilot.press("h")
+            await settle(pilot)
+            assert host.history is view and str(box.border_title) == f"Service {port}/tcp"

@@ -179,6 +179,10 @@ class HostPane(Pane):
             if self.looking_up == ip:
                 self.looking_up = ""
         new_host = self.record is None or self.record.ip_str != record.ip_str
+        index = self.selected_index()
+        if not new_host and not self.wanted_service and index is not None:
+            # The same host again (h, r, a reload): on the service selected, not on its first one.
+            self.wanted_service = self._service_of(str(index))
         self.record = record
         self.show_record(record)
         if new_host:  # another host starts at the top, not where the last one was scrolled to
