@@ -719,3 +719,21 @@ async def test_history_keeps_the_selected_service(data_backend):
             await pilot.press("h")
             await settle(pilot)
             assert host.history is view and str(box.border_title) == f"Service {port}/tcp"
+
+
+async def test_a_refused_address_clears_the_host_shown(data_backend):
+    # `999.1.1.1: not an IP address` stood above the last host's services, read as its answer.
+    ip = hosts_by_services()[0]
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="host", arg=ip)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.record is not None and host.services.row_count
+        box = host.ip_box
+        box.focus()
+        box.value = "999.1.1.1"
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "999.1.1.1: not an IP address" in text
+        assert host.record is None and not host.services.row_count and ip not in text

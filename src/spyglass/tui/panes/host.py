@@ -153,6 +153,8 @@ class HostPane(Pane):
     def lookup(self) -> None:
         if self.say_form_problem():  # (it stays while the box holds no address, then goes)
             self.ip_box.select_all()  # the next address typed replaces it: 999.1.1.1198.18.0.0 was none
+            self.workers.cancel_group(self, "lookup")
+            self.clear_record()  # the host shown is not the answer to what was asked (as a failed lookup)
             return
         ip = str(ipaddress.ip_address(self.ip_box.value.strip()))
         clients = self.clients
