@@ -10,6 +10,7 @@ from textual.widgets import Checkbox, Input
 from spyglass.client.data import part_path
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.base import Pane
 from spyglass.tui.panes.data import DataPane
 from spyglass.tui.panes.org import OrgPane
 from spyglass.tui.widgets.table import Table
@@ -127,3 +128,19 @@ async def test_pane_data_with_a_dataset_opens_its_files(backend):
         pane = app.query_one(DataPane)
         assert pane.dataset == "monthly" and pane.files[0].name.count("-") == 1  # YYYY-MM.json.gz
         assert "monthly: " in screen_text(app)
+
+
+@pytest.mark.parametrize(
+    ("pane_id", "arg", "table"),
+    [("alerts", "192.0.2.0/24", "#alerts-list"), ("org", "newcomer", "#org-people")],
+)
+async def test_a_pane_argument_that_fills_a_form_loads_the_lists_too(forms_backend, forms_key, pane_id, arg, table):
+    # `--pane alerts 192.0.2.0/24` filled the networks and loaded nothing: an empty alert list
+    # (not even "No alert yet") although the account has one; without the argument it loaded.
+    app = SpyglassApp(forms_backend.profile(forms_key), pane=pane_id, arg=arg)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(f"#pane-{pane_id}", Pane)
+        assert arg in [box.value for box in pane.query(Input)]
+        assert pane.query_one(table, Table).row_count
+        assert not pane.stale

@@ -203,3 +203,22 @@ async def test_the_footer_offers_no_key_the_search_box_takes_as_text(data_backen
         await settle(pilot)
         footer = screen_text(app).splitlines()[-1]
         assert "/ Search" in footer and "Vote up" in footer, footer
+
+
+async def test_a_refused_lookup_clears_the_rows_of_the_last_one(data_backend):
+    # `bad name!: not a domain or hostname` stood above the last lookup's records.
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_pane(pilot, "f11", DnsPane)
+        field = app.query_one("#dns-input", Input)
+        field.focus()
+        field.value = "aurora-tv.example"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert pane.ips
+        field.value = "bad name!"
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "not a domain or hostname" in text and ".aurora-tv.example" not in text
+        assert not pane.ips

@@ -139,3 +139,21 @@ async def test_an_agent_that_does_not_know_its_country_shows_no_code(tmp_path):
             agent = next(row for row in rows if row[0] == "unknown location")
             assert agent[1] == ""  # not a cut "un"
     backend.store.close()
+
+
+async def test_a_refused_target_clears_the_last_measurement(geo_backend):
+    # `not a host!: not an IP address or a hostname` stood above the last target's rows and map.
+    app = SpyglassApp(geo_backend.profile(geo_backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_geo(pilot)
+        field = pane.query_one("#geo-target", Input)
+        field.value = "127.0.0.1"
+        await pilot.click("#geo-run")
+        await settle(pilot)
+        assert pane.query_one(DataTable).row_count == 3
+        field.value = "not a host!"
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "not a host!: not an IP address or a hostname" in screen_text(app)
+        assert pane.query_one(DataTable).row_count == 0 and not pane.query_one(WorldMap).markers

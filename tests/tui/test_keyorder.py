@@ -6,6 +6,7 @@ parser and message queues exactly as they do over SSH when several keys come in 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pty
 import signal
@@ -14,9 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
+from textual import events
+from textual.keys import _character_to_key
 from textual.widgets import ContentSwitcher, Input
 
 from spyglass.tui.app import SpyglassApp
+from spyglass.tui.panes.search import SearchPane
 from tests.tui.helpers import settle
 
 pytestmark = pytest.mark.external  # the dashboard in a pty (most tests)
@@ -167,3 +171,40 @@ Boxes().run()
 )
 def test_keys_that_move_the_focus_in_one_read_keep_their_order(tmp_path, writes, expected):
     assert type_into_box(tmp_path, *writes, child=TWO_BOXES) == expected
+
+
+def typed(text: str) -> list[events.Key]:
+    """``text`` as the keys a terminal's read of it parses to."""
+    return [events.Key(_character_to_key(char), char) for char in text]
+
+
+async def test_keys_typed_while_the_dashboard_starts_reach_the_search_box(backend):
+    # A newcomer types at once: the keys come before the first pane is mounted and focused (the
+    # screen, focused on nothing, dropped them: `-port:22 nginx` became `rt:22 nginx`).
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert not app.query("#pane-search")  # not mounted yet: what the keys meet
+        for key in [*typed("-port:22 nginx"), events.Key("enter", "\r")]:
+            app.post_message(key)
+        await settle(pilot)
+        search = app.query_one("#pane-search", SearchPane)
+        box = search.query_one("#query", Input)
+        assert box.value == "-port:22 nginx"
+        assert box.cursor_position == len("-port:22 nginx")
+        assert app.focused is box
+        assert search.current_query == "-port:22 nginx"  # the early Enter ran it, once connected
+
+
+async def test_keys_waiting_their_turn_when_the_app_quits_stop_quietly(backend):
+    # Esc then q, and keys after them: the turns went on once the screens were gone and raised
+    # ScreenStackError in a task nobody awaited (a traceback on the terminal after quitting).
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for key in [events.Key("escape", "\x1b"), *typed("qab")]:
+            app.post_message(key)
+        await pilot.pause()
+    assert not app._screen_stack
+    app._keys_waiting.extend(typed("xy"))
+    await asyncio.wait_for(app._take_turns(), 5)  # returns, raises nothing
+    assert not app._keys_waiting

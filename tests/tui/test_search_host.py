@@ -657,3 +657,83 @@ async def test_j_and_k_move_on_the_facets_list_and_are_not_typed_into_the_query(
         assert app.query_one("#query", Input).value == "port:22"
         await pilot.press("x")  # a letter that is no key of the list still starts a term in the box
         assert app.query_one("#query", Input).value == "port:22 x"
+
+
+async def test_at_80_columns_the_confirmations_before_spending_are_read_whole(data_backend):
+    # The bar kept the address and credits whole and cut the note: `Press ↓ …`, `Refresh …`.
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "has_ssl:false")
+        status = app.query_one(StatusBar)
+        results = app.query_one("#results", DataTable)
+        results.focus()
+        for _ in range(2):
+            await pilot.press("G")
+            await settle(pilot)
+        bar = screen_text(app).splitlines()[status.region.y]
+        assert "Press ↓ again to load the next page (1 query credit)" in bar, bar
+        await pilot.press("escape", "r")
+        await settle(pilot)
+        bar = screen_text(app).splitlines()[status.region.y]
+        assert "Refresh costs 1 query credit: press r again to spend it" in bar, bar
+        assert status.region.height == 1
+
+
+async def test_after_a_facet_value_is_added_typing_goes_to_the_end_of_the_query(data_backend):
+    # The cursor stayed where it was: `ZZ` typed next gave `product:nginxZZ org:"..."`.
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"port:443", "enter")
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        facets = app.query_one("#facets", OptionList)
+        index = next(i for i, item in enumerate(pane.facet_items) if item is not None and item[0] == "org")
+        facets.focus()
+        facets.highlighted = index
+        await pilot.press("enter")
+        await settle(pilot)
+        box = app.query_one("#query", Input)
+        assert box.value.startswith("port:443 org:")
+        box.focus()  # a click on the box, or shift+tab back to it
+        await pilot.press("Z", "Z")
+        assert box.value.startswith("port:443 org:") and box.value.endswith("ZZ"), box.value
+
+
+async def test_history_keeps_the_selected_service(data_backend):
+    # h showed the host's history on its first service (22/tcp), not on the one selected (443/tcp);
+    # h again, back to the current services, did the same.
+    by_ip: dict[str, set[int]] = {}
+    for b in CURRENT:
+        by_ip.setdefault(b["ip_str"], set()).add(b["port"])
+    ip, ports = next((ip, sorted(p)) for ip, p in by_ip.items() if len(p) >= 3)
+    port = ports[-1]  # not the first service of the host
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="host", arg=f"{ip} {port}/tcp")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        box = host.query_one("#service-box")
+        assert str(box.border_title) == f"Service {port}/tcp"
+        for view in (True, False):
+            await pilot.press("h")
+            await settle(pilot)
+            assert host.history is view and str(box.border_title) == f"Service {port}/tcp"
+
+
+async def test_a_refused_address_clears_the_host_shown(data_backend):
+    # `999.1.1.1: not an IP address` stood above the last host's services, read as its answer.
+    ip = hosts_by_services()[0]
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="host", arg=ip)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.record is not None and host.services.row_count
+        box = host.ip_box
+        box.focus()
+        box.value = "999.1.1.1"
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "999.1.1.1: not an IP address" in text
+        assert host.record is None and not host.services.row_count and ip not in text

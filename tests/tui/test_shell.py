@@ -351,9 +351,10 @@ async def test_the_text_cursor_stops_blinking_when_idle_and_blinks_again_at_a_ke
         assert box.cursor_blink and box.value == "po"
 
 
-async def test_at_80_columns_a_notice_and_a_note_leave_the_address_and_credits_on_one_line(backend):
+async def test_at_80_columns_a_notice_leaves_the_address_and_credits_and_a_note_is_whole(backend):
     """Issue 45, minor 3: a fired alert's notice pushed the address and credits out, and a note
-    ("Press ↓ again ...") wrapped the bar to two lines."""
+    ("Press ↓ again ...") wrapped the bar to two lines. A note that asks for a second key is read
+    whole, on one line: the rest gives way while it shows (the notice was a toast too)."""
     app = SpyglassApp(backend.profile(backend.key("member")))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -363,5 +364,15 @@ async def test_at_80_columns_a_notice_and_a_note_leave_the_address_and_credits_o
         await settle(pilot)
         bar = screen_text(app).splitlines()[status.region.y]
         address = backend.url.split("://", 1)[1]
+        assert status.region.height == 1 and "connected" in bar
+        assert "Press ↓ again to load the next page (1 query credit)" in bar, bar
+        status.note = ""  # answered: the notice and the address and credits again
+        await settle(pilot)
+        bar = screen_text(app).splitlines()[status.region.y]
         assert status.region.height == 1 and "connected" in bar and "alert 'edge" in bar
         assert bar.rstrip().endswith(f"{address} │ credits: 100 query 100 scan"), bar
+        status.notice = ""
+        status.note = "Press D again to delete the alert"  # room for the credits: they stay
+        await settle(pilot)
+        bar = screen_text(app).splitlines()[status.region.y]
+        assert "Press D again to delete the alert" in bar and "credits: 100 query 100 scan" in bar, bar

@@ -10,7 +10,7 @@ import zlib
 import pytest
 
 from spyglass.client import Clients
-from spyglass.server.state.sql import alerts as alert_store
+from spyglass.server.state.sql import alerts as alert_store  # where the store takes new_id from
 from spyglass.tui.app import SpyglassApp
 from tests.tui.test_snapshots import SIZES, steps
 

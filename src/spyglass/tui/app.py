@@ -97,6 +97,7 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
         # NO_COLOR: Textual picks its no-colour filter when the app is made (ANSI colours only).
         super().__init__(ansi_color=True if no_color(os.environ) else None)
         keyorder.install()  # keys that arrive together over SSH stay in order in text boxes
+        self.hold_keys()  # keys typed before the first pane has the focus wait for it (_start)
         visualstyle.install()  # a list's cursor in reverse video, where there is no colour
         self.linux_console = linux_console(os.environ)
         self.blink = CursorBlink(self, remote_terminal(os.environ))
@@ -169,7 +170,10 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
         self.refresh_bindings()
         for problem in [*self.theme_problems, *keymap_problems(self.keymap, self.binding_sections())]:
             self.notify(problem, title="keymap", severity="warning", timeout=10, markup=False)
-        await self.show_pane(self.first_pane)
+        try:
+            await self.show_pane(self.first_pane)
+        finally:
+            self.release_keys()  # once the focus has moved to the first pane's box (turns wait for it)
         self.connect()
 
     # -- the connection --------------------------------------------------------------------
@@ -209,8 +213,13 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
     def _run_pending_arg(self) -> None:
         arg, self.pending_arg = self.pending_arg, None
         pane = self.current_pane()
-        if arg and pane is not None:
-            pane.stale = False
+        if not arg or pane is None:
+            return
+        if pane.LOADS_WITH_ARG:  # the argument fills a form: the lists load as without one
+            pane.run_arg(arg)
+            pane.reload()
+        else:
+            pane.stale = False  # what the argument runs is what the pane shows
             pane.run_arg(arg)
 
     def _backend_event(self, kind: str, message: str) -> None:

@@ -33,6 +33,12 @@ which mounts it and moves the focus), and the keys after it would reach the old 
 `Esc g j j Enter h` in one read ran `h` in the search pane (a new query term) before the host
 opened. :class:`KeysInTurn` hands the app each key of a burst only once the one before it has
 been handled through: no message waiting or being handled anywhere on the screen.
+
+Keys typed while the app starts (a user who types at once, before the first pane is mounted)
+would go to no box: with nothing focused the screen takes them and drops them (`-port:22 nginx`
+became `rt:22 nginx`; an early `q` would even quit). :meth:`KeysInTurn.hold_keys` keeps them,
+in order, until :meth:`KeysInTurn.release_keys`, once the widget that takes them has the focus;
+then they take their turns as a burst does, before any key typed after them.
 """
 
 from __future__ import annotations
@@ -114,13 +120,39 @@ class KeysInTurn(App[None]):
     _keys_waiting: deque[events.Key]
     _keys_turns: asyncio.Task[None] | None = None
     _in_turn: set[int]
+    _keys_held: list[events.Key] | None = None  # typed before the app was ready for them
+
+    def hold_keys(self) -> None:
+        """Keep the keys typed from now on (but priority bindings: ctrl+q still quits at once)
+        until :meth:`release_keys`."""
+        if self._keys_held is None:
+            self._keys_held = []
+
+    def release_keys(self) -> None:
+        """The keys held take their turns, in the order typed, each once what the one before it
+        (and what is under way now: a focus that moves) has been handled; keys typed from now on
+        come after them."""
+        held, self._keys_held = self._keys_held, None
+        if not held:
+            return
+        self._start_turns()
+        self._keys_waiting.extend(held)
+        if self._keys_turns is None:
+            self._keys_turns = asyncio.create_task(self._take_turns())
+
+    def _start_turns(self) -> None:
+        if not hasattr(self, "_keys_waiting"):
+            self._keys_waiting, self._in_turn = deque(), set()
 
     async def on_event(self, event: events.Event) -> None:
         if not isinstance(event, events.Key) or event.is_forwarded:
             await super().on_event(event)
             return
-        if not hasattr(self, "_keys_waiting"):
-            self._keys_waiting, self._in_turn = deque(), set()
+        if self._keys_held is not None:
+            if not await self._check_bindings(event.key, priority=True):
+                self._keys_held.append(event)
+            return
+        self._start_turns()
         if id(event) in self._in_turn:
             self._in_turn.discard(id(event))
         elif self._keys_turns is not None:
@@ -134,7 +166,8 @@ class KeysInTurn(App[None]):
         try:
             while True:
                 await self._until_handled()
-                if not self._keys_waiting:
+                if not self._keys_waiting or not self._screen_stack:  # (none left: the app has quit)
+                    self._keys_waiting.clear()
                     return
                 key = self._keys_waiting.popleft()
                 self._in_turn.add(id(key))
@@ -146,14 +179,18 @@ class KeysInTurn(App[None]):
         """Until no message waits for, or is being handled by, the app or a node of its screen."""
         await asyncio.sleep(0)  # the key now in turn reaches the app's queue
         give_up = monotonic() + TURN_AT_MOST
-        while monotonic() < give_up and (
-            _handling[0]
-            or any(
-                node._message_queue.qsize() or node._next_callbacks
-                for node in (self, *self.screen.walk_children(with_self=True))
-            )
-        ):
+        while monotonic() < give_up and self._busy():
             await asyncio.sleep(0.002)
+
+    def _busy(self) -> bool:
+        if _handling[0]:
+            return True
+        if not self._screen_stack:  # the app has quit (a q among the keys): nothing to wait for
+            return False
+        return any(
+            node._message_queue.qsize() or node._next_callbacks
+            for node in (self, *self.screen.walk_children(with_self=True))
+        )
 
 
 _handling = [0]  # messages being handled now, by any node (Textual's queue does not count them)

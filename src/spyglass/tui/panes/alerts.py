@@ -65,6 +65,7 @@ def service_problem(text: str) -> str | None:
 class AlertsPane(Pane):
     ID = "alerts"
     TITLE = "Alerts"
+    LOADS_WITH_ARG = True
     KEYS = "f8,7"
     SECTION = "alerts"
     HOME = "#alerts-list"

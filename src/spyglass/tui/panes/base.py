@@ -63,6 +63,8 @@ class Pane(VerticalScroll, can_focus=False):
     SECTION: ClassVar[str] = ""  # the client section it calls, e.g. "search" (client.search)
     HOME: ClassVar[str] = ""  # the widget that takes the keyboard when Esc leaves an input
     FOLLOWS_CREDITS: ClassVar[bool] = False  # reload when credits change (it shows them)
+    # Its argument (``--pane ID ARG``) only fills its form: the pane loads its lists all the same.
+    LOADS_WITH_ARG: ClassVar[bool] = False
     WIDGETS: ClassVar[tuple[type, ...]] = ()  # its own widgets whose bindings help lists with the pane's
     # Where text typed on a list goes (on_key): from these widgets, into this input (else the first)
     TYPED_FROM: ClassVar[tuple[type, ...]] = (DataTable, OptionList)

@@ -41,6 +41,7 @@ FILE_COLUMNS = [
 class DataPane(Pane):
     ID = "data"
     TITLE = "Data"
+    LOADS_WITH_ARG = True
     KEYS = "f12"
     SECTION = "data"
     HOME = "#data-files"
@@ -139,7 +140,7 @@ class DataPane(Pane):
         """``--pane data DATASET``: list that dataset's files."""
         self.dataset = clean(arg, one_line=True, max_chars=64)  # what the first load lists, too
         clients = self.clients
-        if clients is not None:
+        if clients is not None and not self.stale:  # (a stale pane's load lists them)
             self.call("files", self.list_files, clients, self.dataset)
 
     @on(DataTable.RowSelected, "#data-sets")

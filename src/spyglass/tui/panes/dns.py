@@ -146,12 +146,17 @@ class DnsPane(Pane):
         self.show_tool(tool)
         valid = is_ip if tool == "reverse" else is_hostname
         wrong = next((i for i in items if not valid(i)), None)
-        if not items:
-            self.show_error("Type a domain, hostnames or IP addresses first.")
-            return
-        if wrong is not None:
+        if not items or wrong is not None:
             what = "an IP address" if tool == "reverse" else "a domain or hostname"
-            self.show_error(f"{clean(wrong, one_line=True, max_chars=100)}: not {what}")
+            self.show_error(
+                f"{clean(wrong, one_line=True, max_chars=100)}: not {what}"
+                if wrong is not None
+                else "Type a domain, hostnames or IP addresses first."
+            )
+            # The rows shown are not the answer to what was asked: they go, as a failed lookup's.
+            self.workers.cancel_group(self, "dns")
+            self.workers.cancel_group(self, "page-dns-results")
+            self.failed(self.results.begin())
             return
         clients = self.clients
         if clients is None:

@@ -134,21 +134,28 @@ class GeoPane(Pane):
             target = check_target(raw)
         except ValueError:
             self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
+            self.clear_results()
             return
         if self.dashboard.backend_info.get("demo") and is_demo_address(target):
             self.show_error(
                 f"{target} is a synthetic demo address (the benchmarking range the demo data uses): "
                 "nothing real answers there, so it is not measured"
             )
+            self.clear_results()
             return
         self.show_error(None)
         tool = self.query_one("#geo-tool", Select).value
         rtype = self.query_one("#geo-rtype", Select).value
+        self.clear_results()
+        self.call("measure", self.measure, target, str(tool), str(rtype))
+
+    def clear_results(self) -> None:
+        """What the last target measured goes: under a refused one it would read as its answer."""
+        self.workers.cancel_group(self, "measure")
         self.table.clear_records()
         self.locations.clear()
         self.levels.clear()
         self.world_map.markers = ()
-        self.call("measure", self.measure, target, str(tool), str(rtype))
 
     async def measure(self, target: str, tool: str, rtype: str) -> None:
         here = this_machine(self.dashboard.config.location)

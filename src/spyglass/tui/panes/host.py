@@ -153,6 +153,8 @@ class HostPane(Pane):
     def lookup(self) -> None:
         if self.say_form_problem():  # (it stays while the box holds no address, then goes)
             self.ip_box.select_all()  # the next address typed replaces it: 999.1.1.1198.18.0.0 was none
+            self.workers.cancel_group(self, "lookup")
+            self.clear_record()  # the host shown is not the answer to what was asked (as a failed lookup)
             return
         ip = str(ipaddress.ip_address(self.ip_box.value.strip()))
         clients = self.clients
@@ -179,6 +181,10 @@ class HostPane(Pane):
             if self.looking_up == ip:
                 self.looking_up = ""
         new_host = self.record is None or self.record.ip_str != record.ip_str
+        index = self.selected_index()
+        if not new_host and not self.wanted_service and index is not None:
+            # The same host again (h, r, a reload): on the service selected, not on its first one.
+            self.wanted_service = self._service_of(str(index))
         self.record = record
         self.show_record(record)
         if new_host:  # another host starts at the top, not where the last one was scrolled to

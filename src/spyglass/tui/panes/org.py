@@ -32,6 +32,7 @@ COLUMNS = [
 class OrgPane(Pane):
     ID = "org"
     TITLE = "Organization"
+    LOADS_WITH_ARG = True
     KEYS = ""  # reached from ctrl+g and the pane bar
     SECTION = "org"
     HOME = "#org-people"

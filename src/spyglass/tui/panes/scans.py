@@ -38,6 +38,7 @@ COLUMNS = [
 class ScansPane(Pane):
     ID = "scans"
     TITLE = "Scans"
+    LOADS_WITH_ARG = True
     KEYS = "f6,5"
     SECTION = "scans"
     HOME = "#scan-list"

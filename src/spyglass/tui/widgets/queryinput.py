@@ -129,7 +129,10 @@ class QueryInput(Vertical):
 
     @value.setter
     def value(self, text: str) -> None:
+        """A query put in the box (a facet added, one run again): the cursor after it, where what
+        is typed next adds to it (it stayed where it was: in the middle of a longer query)."""
         self.field.value = text
+        self.field.cursor_position = len(text)
 
     def remember(self) -> None:
         self.history.add(self.value)

@@ -25,9 +25,12 @@ NOTICE_SHOWN = 120.0  # seconds an alert notice stays in the bar
 
 
 class StatusBar(Widget):
-    # One line: where it is connected and the credits left are always in full, and what is said
-    # before them (an alert's notice, a note) is cut to the room left; those are said elsewhere too
-    # (a toast, the pane). Only a state's reason (why the connection failed) wraps, to three lines.
+    # One line: where it is connected and the credits left are in full, and an alert's notice
+    # before them is cut to the room left (a toast said it too). A note is read whole: it asks for
+    # a second key before credits are spent or something is deleted ("Press ↓ again to load the
+    # next page (1 query credit)"), or says why a call failed. While one shows, the rest gives way
+    # as needed, least needed first: the plan, the address, the notice, the credits. Only a
+    # state's reason (why the connection failed) wraps, to three lines.
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
     StatusBar.-reason { height: auto; max-height: 3; }
@@ -56,12 +59,23 @@ class StatusBar(Widget):
 
     def render(self) -> Text:
         said, where = self._said(), self._where(plan=True)
-        if not self.detail and said.cell_len + where.cell_len > self.size.width:
-            where = self._where(plan=False)  # one line: the plan gives way, then what is said
-            said.truncate(max(1, self.size.width - where.cell_len), overflow="ellipsis")
+        width = self.size.width
+        if self.detail or said.cell_len + where.cell_len <= width:
+            pass
+        elif self.note:  # read whole: what else is shown gives way, least needed first
+            for notice, endpoint, credits in ((True, True, True), (True, False, True), (False, False, True)):
+                said, where = self._said(notice), self._where(False, endpoint, credits)
+                if said.cell_len + where.cell_len <= width:
+                    break
+            else:
+                where = Text()
+                said.truncate(max(1, width), overflow="ellipsis")
+        else:  # one line: the plan gives way, then what is said
+            where = self._where(plan=False)
+            said.truncate(max(1, width - where.cell_len), overflow="ellipsis")
         return Text.assemble(said, where, no_wrap=not self.detail, overflow="ellipsis")
 
-    def _said(self) -> Text:
+    def _said(self, notice: bool = True) -> Text:
         """The state and what is said about it: its reason, the last alert, a note."""
         state_colour = theme_style(self.app, _STATE_COLOUR[self.state])
         text = Text()
@@ -71,7 +85,7 @@ class StatusBar(Widget):
             text.append(f" ({self.hint})", style=state_colour + Style(bold=True))
         if self.detail:
             text.append(f": {clean(self.detail, one_line=True, max_chars=160)}", style=state_colour)
-        if self.notice:
+        if self.notice and notice:
             text.append(" │ ")
             text.append(clean(self.notice, one_line=True, max_chars=160), style=theme_style(self.app, "accent"))
         if self.note:
@@ -79,14 +93,18 @@ class StatusBar(Widget):
             text.append(clean(self.note, one_line=True, max_chars=200), style=theme_style(self.app, "warning"))
         return text
 
-    def _where(self, plan: bool) -> Text:
-        """Where it is connected, on what plan, and the credits left."""
-        text = Text(" │ ")
-        endpoint = self.endpoint if self.size.width >= 100 else self.endpoint.split("://", 1)[-1]
-        text.append(clean(endpoint, one_line=True, max_chars=80), style="bold")
+    def _where(self, plan: bool, endpoint: bool = True, credits: bool = True) -> Text:
+        """Where it is connected, on what plan, and the credits left (those asked for)."""
+        text = Text()
+        if endpoint:
+            address = self.endpoint if self.size.width >= 100 else self.endpoint.split("://", 1)[-1]
+            text.append(" │ ")
+            text.append(clean(address, one_line=True, max_chars=80), style="bold")
         if self.plan and plan:
             text.append(" │ plan ")
             text.append(clean(self.plan, one_line=True), style="bold")
+        if not credits:
+            return text
         if self.query_credits is not None or self.scan_credits is not None:
             text.append(" │ credits:")
         if self.query_credits is not None:

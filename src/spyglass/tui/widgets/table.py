@@ -122,7 +122,7 @@ class Table(DataTable):
         if [c for c, _ in shown] == [c for c, _ in self.shown]:
             self._resize_columns(shown)  # the same columns: no need to add every row again
             return
-        row = self.cursor_row
+        row, selected = self.cursor_row, self.key_at(self.cursor_row)
         self.shown = shown
         self.clear(columns=True)
         for column, cells in shown:
@@ -130,6 +130,8 @@ class Table(DataTable):
         for key, record in self.records.items():
             super().add_row(*self._cells(record), key=key)
         self._apply_sort()
+        if selected is not None and selected in self.records:  # the same record, wherever sorted
+            row = self.get_row_index(selected)
         if self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)
 
