@@ -257,6 +257,9 @@ async def test_query_history_is_kept_between_runs(data_backend):
         assert field.value == "port:22"
         await pilot.press("down", "down")
         assert field.value == "x"  # back to what was being typed
+        await run_query(pilot, "port:80")  # it stays in the box: Up recalls the one before it
+        await pilot.press("up")
+        assert field.value == "port:443"
 
 
 def test_history_is_bounded(tmp_path):

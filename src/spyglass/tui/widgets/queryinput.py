@@ -142,7 +142,11 @@ class QueryInput(Vertical):
         entries = self.history.entries
         if self.recalled == len(entries):
             self.draft = self.value
-        self.recalled = max(0, min(len(entries), self.recalled + step))
+        # The query just run stays in the box and is the newest entry: Up goes past it at once.
+        showing, target = " ".join(self.value.split()), self.recalled + step
+        while 0 < target < len(entries) and entries[target] == showing:
+            target += step
+        self.recalled = max(0, min(len(entries), target))
         field = self.field
         field.value = entries[self.recalled] if self.recalled < len(entries) else self.draft
         field.cursor_position = len(field.value)
