@@ -33,7 +33,11 @@ def _messages_waiting(app: App) -> bool:
     """Whether the app or a widget of its screen has a message still to handle. pilot.pause()
     handles those queued when it starts and then waits for the process to look idle, which a busy
     machine fakes (the process waits for a CPU, not for input): a chain of messages (a pane
-    switch, then the lookup it asks for) can still be under way."""
+    switch, then the lookup it asks for) can still be under way. Keys taking their turns
+    (tui/keyorder.py) are posted one at a time, each once the one before it is through: between
+    two, nothing is queued, yet keys are still to come."""
+    if getattr(app, "_keys_turns", None) is not None or getattr(app, "_keys_held", None):
+        return True
     return any(not node._message_queue.empty() for node in (app, *app.screen.walk_children(with_self=True)))
 
 
