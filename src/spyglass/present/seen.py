@@ -39,11 +39,19 @@ def _reason(what: Mapping) -> str:
     return ", ".join(t for t in (reason, f"ttl {ttl}" if isinstance(ttl, int) else "") if t)
 
 
+def _open_ports(what: Mapping) -> str:
+    """``no open port``, ``3 open ports``; "" where the count is missing or no whole number (a
+    server's row may hold any JSON there)."""
+    opened = what.get("open")
+    if not isinstance(opened, int) or isinstance(opened, bool):
+        return ""
+    return "no open port" if opened == 0 else plural(opened, "open port")
+
+
 def run_line(host: Mapping) -> str:
     """``up (user-set), no open port: nmap 7.93 at 2026-11-29 12:50:41, sweep.xml``."""
     what = _what(host)
-    opened = what.get("open")
-    ports = "no open port" if opened == 0 else plural(opened, "open port") if isinstance(opened, int) else ""
+    ports = _open_ports(what)
     status = text_of(what.get("state"), max_chars=64) or "?"
     reason = _reason(what)
     tool = " ".join(
@@ -124,8 +132,8 @@ def result_text(banner: Any) -> tuple[str, str, str] | None:
     kind = what.get("kind")
     where = "host" if kind == "host" else "not listed" if kind == "extraports" else port_line(b).split()[0]
     state = text_of(what.get("state"), max_chars=64)
-    if kind == "host":
-        state += " (" + ("no open port" if what.get("open") == 0 else plural(what.get("open") or 0, "open port")) + ")"
+    if kind == "host" and (ports := _open_ports(what)):
+        state += f" ({ports})"
     if kind == "extraports":
         state = f"{text_of(what.get('count'))} {state}"
     file = text_of(what.get("file"), max_chars=120)
