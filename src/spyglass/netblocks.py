@@ -22,8 +22,8 @@ class BadNetwork(ValueError):
 
 class Netblock(NamedTuple):
     """One network of an alert as integers: its first address and prefix length. An ipaddress
-    network costs ~20 us to make, and an alert may hold 120,000: parsing them as objects was
-    seconds of one thread holding the interpreter while other accounts' notifications waited."""
+    network is costly to make, and an alert may hold 120,000: parsing them as objects held the
+    interpreter while other accounts' notifications waited."""
 
     version: int  # 4 or 6
     start: int  # the network's first address, host bits cleared

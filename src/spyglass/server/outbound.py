@@ -1,8 +1,8 @@
 """What the backend's own outbound HTTP requests share (alert deliveries, geonet's peers).
 
 Each of those makes a short-lived ``httpx.AsyncClient``, and a client left to make its own TLS
-context loads the CA bundle: about 0.1 s of the event loop for every delivery, ahead of every
-other request. One context, made once, serves them all (a context holds no connection)."""
+context loads the CA bundle on the event loop for every delivery, ahead of every other request.
+One context, made once, serves them all (a context holds no connection)."""
 
 from __future__ import annotations
 

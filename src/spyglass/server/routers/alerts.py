@@ -77,10 +77,10 @@ def networks_of(body: object) -> list[Netblock]:
 
 
 async def spend_networks(request: Request, hourly: Hourly, who: Caller) -> Any:
-    """The body of a create or edit, once the plan's alert networks an hour are spent on it: each
-    write of an alert of 120,000 networks is a second of work, and edits again and again slowed
-    every account. Once the hour's are spent, the body is not even decoded (2 MB of JSON, tens of
-    milliseconds, on every retry); it is decoded in a thread, not on the event loop."""
+    """The body of a create or edit, once the plan's alert networks an hour are spent on it: a
+    write of a large alert is costly, and edits again and again slowed every account. Once the
+    hour's are spent, the body is not even decoded (an alert's list can be megabytes, sent again
+    on every retry); otherwise it is decoded in a thread, not on the event loop."""
     plan, name = who.account.plan, f"account {who.account.id}"
     cap = f"the {plan.name} plan allows {plan.alert_networks_hour:,} alert networks written an hour"
     if (wait := hourly.spend(name, plan.alert_networks_hour, spend=False)) is not None:
