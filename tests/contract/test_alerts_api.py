@@ -78,10 +78,12 @@ async def test_triggers_have_rules_and_descriptions(clients):
         ({"name": "", "filters": {"ip": ["127.0.0.1"]}}, "name"),
         ({"name": "x", "filters": {"ip": ["127.0.0.1"]}, "expires": -1}, "expires"),
         ([1, 2], "JSON object"),
+        pytest.param("[" * 100_000, "the body is not JSON", id="nested-past-the-stack"),  # a 400, not a 500
     ],
 )
 async def test_invalid_alerts_are_refused(backend, body, message):
-    response = httpx.post(f"{backend.url}/intel/alert", params={"key": backend.key()}, json=body)
+    raw = {"content": body} if isinstance(body, str) else {"json": body}
+    response = httpx.post(f"{backend.url}/intel/alert", params={"key": backend.key()}, **raw)
     assert response.status_code == 400 and message in response.json()["error"]
 
 

@@ -87,7 +87,7 @@ async def spend_networks(request: Request, hourly: Hourly, who: Caller) -> Any:
         raise too_many(wait, f"Too many alert networks written: {cap}")
     try:
         body = await asyncio.to_thread(json.loads, await request.body())
-    except ValueError as exc:  # (not JSON, or not UTF-8)
+    except (ValueError, RecursionError) as exc:  # (not JSON, not UTF-8, or nested past the stack)
         raise bad_request(f"Invalid request: the body is not JSON ({exc})") from None
     filters = body.get("filters") if isinstance(body, dict) else None
     values = filters.get("ip") if isinstance(filters, dict) else None
