@@ -11,6 +11,7 @@ import pytest
 
 from spyglass.cli import main
 from spyglass.client import BadRequest, Clients, Forbidden, NotFound
+from spyglass.client.errors import APIError
 from spyglass.datagen import generate
 from spyglass.models import QueryTags, SavedQueryList
 from spyglass.server.runner import DEMO_BANNERS
@@ -128,6 +129,9 @@ async def test_save_vote_tag_delete_ones_own(fresh):
         assert (await bob.directory.vote(saved.id, -1)).votes == 0
         assert (await alice.directory.vote(saved.id, -1)).votes == -2  # a vote again replaces it
         assert (await alice.directory.add_tags(saved.id, "germany")).tags == ["web", "nginx", "germany"]
+        with pytest.raises(APIError, match="at most 10 tags, not 11") as refused:  # 8 more are valid alone
+            await alice.directory.add_tags(saved.id, ",".join(f"t{i}" for i in range(8)))
+        assert refused.value.status == 409  # the query's own tags make it too many: not a bad request
         with pytest.raises(Forbidden, match="Only the account that saved"):
             await bob.directory.add_tags(saved.id, "spam")
         with pytest.raises(Forbidden):

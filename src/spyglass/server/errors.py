@@ -39,6 +39,7 @@ DESCRIPTIONS = {
     402: "Not enough credits left this month",
     403: "The account's plan does not include this method",
     404: "No such resource",
+    409: "The resource's state refuses it (e.g. past a cap with what it holds already)",
     429: "Too many requests for this key (see Retry-After)",
     502: "A server the backend asks (e.g. the DNS server) did not answer",
 }

@@ -201,7 +201,7 @@ def vote(
     response_model=SavedQuery,
     response_model_exclude_unset=True,
     summary="Add tags to a query you saved",
-    responses=responses(403, 404),
+    responses=responses(403, 404, 409),
 )
 def add_tags(
     directory: SavedQueries,
@@ -218,8 +218,8 @@ def add_tags(
         saved = directory.add_tags(query_id, who.account.id, wanted) if query_id <= MAX_ID else None
     except NotYours:
         raise ApiError(403, "Only the account that saved a query may tag it") from None
-    except ValueError as exc:
-        raise bad_request(f"Invalid request: tags: {exc}") from None
+    except ValueError as exc:  # a valid request, past the cap with the tags the query holds: a conflict
+        raise ApiError(409, f"tags: {exc}, with the query's own") from None
     if saved is None:
         raise not_found(f"No saved query {query_id}")
     return api(saved)
