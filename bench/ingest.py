@@ -139,6 +139,18 @@ def duckdb_rate(source: Path, work: Path, cores: int) -> float:
     return rate
 
 
+def cpu_of(pid: int) -> float:
+    """CPU seconds a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_of(pid: int) -> list[int]:
+    """Its child processes, less multiprocessing's resource tracker."""
+    found = [int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()]
+    return [c for c in found if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
 def collected_rate(work: Path, seconds: float = 20.0) -> None:
     """Banners a second collected through the API with 2 alerts and 10 stream readers attached,
     and whether each reader saw every one."""
@@ -185,17 +197,21 @@ def collected_rate(work: Path, seconds: float = 20.0) -> None:
                         posted[0] += body.count(b"\n") + 1
 
             posters = [threading.Thread(target=post) for _ in range(POSTERS)]
+            before = {pid: cpu_of(pid) for pid in [process.pid, *children_of(process.pid)]}
             for poster in posters:
                 poster.start()
             for poster in posters:
                 poster.join()
             sent, elapsed = posted[0], time.perf_counter() - started
+            used = {pid: cpu_of(pid) - before.get(pid, 0.0) for pid in [process.pid, *children_of(process.pid)]}
             time.sleep(3)
             stop.set()
         print(
             f"collected through the API: {sent / elapsed:,.0f} banners/s ({sent:,} in {elapsed:.1f} s); "
             f"stream readers saw {min(seen):,}-{max(seen):,} of them"
         )
+        split = ", ".join(f"{seconds * 1e6 / max(sent, 1):.0f} us" for seconds in used.values())
+        print(f"  CPU a banner collected: the backend's process, then its writer's if any: {split}")
     finally:
         process.terminate()
         process.wait(30)

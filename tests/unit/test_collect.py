@@ -4,9 +4,15 @@ listeners with whether their service is new."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+from datetime import UTC, datetime
+
+import pytest
 
 from spyglass.datagen import generate
 from spyglass.query import parse_facets, parse_strict
+from spyglass.server.banners.shape import normalize
 from spyglass.server.collect import Collected, Collector
 from spyglass.server.index import BannerIndex
 
@@ -15,10 +21,15 @@ def banner(ip: str, port: int, stamp: str, data: str = "x") -> dict:
     return {"ip_str": ip, "port": port, "transport": "tcp", "timestamp": stamp, "data": data}
 
 
-async def test_collect_stores_publishes_new_ones_and_flags_new_services(tmp_path):
+# apart: prepared and written by the collector's writer process (ingest/collecting.py), as serve does
+HERE_OR_APART = pytest.mark.parametrize("apart", [False, pytest.param(True, marks=pytest.mark.external)])
+
+
+@HERE_OR_APART
+async def test_collect_stores_publishes_new_ones_and_flags_new_services(tmp_path, apart):
     index = BannerIndex(tmp_path)
     heard: list[list[Collected]] = []
-    collector = Collector(index)
+    collector = Collector(index, apart=apart)
     collector.subscribe(heard.append)
     await collector.start()
     try:
@@ -70,3 +81,28 @@ def test_a_running_backend_collects_from_another_thread(tmp_path):
         assert [(c.banner["port"], c.new_service, c.source) for c in first] == [(25, True, "test")]
         assert backend.collect([banner("127.0.0.9", 25, "2026-11-01T00:00:00.000000")]) == []
     backend.store.close()
+
+
+@pytest.mark.external
+async def test_a_killed_writer_process_is_started_again_and_loses_nothing(tmp_path):
+    index = BannerIndex(tmp_path)
+    collector = Collector(index, apart=True)
+    await collector.start()
+    try:
+        banners = list(generate(60, seed=4))
+        first = await collector.collect(banners[:50], "demo")
+        assert collector._writer is not None and collector._writer._process is not None
+        os.kill(collector._writer._process.pid, signal.SIGKILL)
+        collector._writer._process.join()
+        second = await collector.collect(banners[50:], "demo")
+        future = banner("127.0.0.7", 80, f"{datetime.now(UTC).year + 1}-01-01T00:00:00.000000")
+        refused: list[tuple[int, str]] = []
+        assert await collector.collect([future], "replay", refused) == []
+    finally:
+        await collector.stop()
+    assert (len(first), len(second)) == (50, 10)
+    assert refused and "in the future" in refused[0][1]
+    total, _, _ = index.search(parse_strict("-port:0"), parse_facets(""))
+    services = {normalize(b)[:3] for b in banners}
+    assert total == len(services)  # searchable in this process as soon as collect returned
+    index.close()

@@ -40,6 +40,7 @@ def alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.timeout(900)  # three imports of 60,000 banners and a backend on a busy 2-core machine
 def test_an_import_killed_part_way_and_run_again(tmp_path):
     dump, data, clean = tmp_path / "banners.json.gz", tmp_path / "served", tmp_path / "clean"
     spyglass("generate", "--count", "60000", "--seed", "4", "-o", str(dump))

@@ -78,7 +78,7 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     app.state.keys = KeyCheck(store)  # who a key is, shared by the hosts
     banners: BannerStore = open_banner_store(settings.store, settings.data_dir)
     app.state.banners = banners
-    app.state.collector = Collector(banners)
+    app.state.collector = Collector(banners, apart=settings.collect_apart)
     # In start order; each section that works in the background appends its service here.
     app.state.directory = open_directory_state(
         settings.state, settings.data_dir

@@ -21,8 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from spyglass.server.banners.shape import BadBanner
-from spyglass.server.banners.store import BannerStore, Prepared, StoreBusy
+from spyglass.exactjson import dumps
+from spyglass.server.banners.store import BannerStore, OpensElsewhere, ReadsAfresh, StoreBusy
+from spyglass.server.ingest.collecting import Outcome, WriterProcess, write_collected
 from spyglass.server.tasks import cancel
 
 log = logging.getLogger("spyglass.collect")
@@ -54,8 +55,12 @@ class _Pending:
 
 
 class Collector:
-    def __init__(self, banners: BannerStore) -> None:
+    def __init__(self, banners: BannerStore, apart: bool = False) -> None:
+        """``apart``: once started, write in a process of its own where the store can be opened
+        from one (ingest/collecting.py)."""
         self.banners = banners
+        self._apart = apart
+        self._writer: WriterProcess | None = None
         self._listeners: list[Listener] = []
         self._pending: list[_Pending] = []
         self._wake: asyncio.Event | None = None
@@ -68,6 +73,8 @@ class Collector:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
+        opener = self.banners.opener() if self._apart and isinstance(self.banners, OpensElsewhere) else None
+        self._writer = WriterProcess(opener) if opener is not None else None
         self._task = asyncio.create_task(self._run(), name="collector")
 
     async def stop(self) -> None:
@@ -76,6 +83,9 @@ class Collector:
         if self._pending:  # stop means the process is ending: store what was handed over, tell
             # the listeners still running (the alert engine stops after the collector) and the callers
             self._notify_all(await asyncio.to_thread(self._store_pending, self._take()))
+        if self._writer is not None:
+            await asyncio.to_thread(self._writer.close)
+            self._writer = None
 
     async def collect(
         self, banners: list[dict], source: str, refused: list[tuple[int, str]] | None = None
@@ -128,37 +138,49 @@ class Collector:
                 self._notify_all(results)
 
     def _store_pending(self, batch: list[_Pending]) -> list[tuple[_Pending, list[Collected]]]:
-        """In a thread: one index commit for the whole batch."""
-        prepared: list[tuple[_Pending, dict, Prepared]] = []
+        """In a thread: one writer's block for the whole batch, here or in the writer process."""
+        places = [(item, number, banner) for item in batch for number, banner in enumerate(item.banners)]
         latest = (datetime.now(UTC) + FUTURE_SLACK).strftime("%Y-%m-%dT%H:%M:%S")
+        future = f"{AHEAD} in the future"
+        if self._writer is None:
+            outcome = write_collected(
+                self.banners, self.banners.prepare, [(b, None) for _, _, b in places], latest, future
+            )
+        else:
+            outcome = self._write_apart([banner for _, _, banner in places], latest, future)
         for item in batch:
             item.refused.clear()  # tried again after StoreBusy: counted once
-            for number, banner in enumerate(item.banners):
-                try:
-                    p = self.banners.prepare(banner)
-                except BadBanner as exc:
-                    item.refused.append((number, str(exc)))
-                except Exception as exc:  # one banner stands alone, whatever it holds
-                    item.refused.append((number, f"unreadable banner ({type(exc).__name__})"))
-                else:
-                    if p.stamp[:19] > latest:  # both "YYYY-MM-DDTHH:MM:SS": ordered as text
-                        item.refused.append((number, f"timestamp {p.stamp} is {AHEAD} in the future"))
-                    else:
-                        prepared.append((item, banner, p))
+        for place, why in outcome.refused:
+            item, number, _ = places[place]
+            item.refused.append((number, why))
+        for item in batch:
             if item.refused:  # one line per call, however many (a replay of a bad file)
                 log.warning("%d collected banners refused (%s): %s", len(item.refused), item.source, item.refused[0][1])
-        known = self.banners.known_services([p.service for _, _, p in prepared])
-        with self.banners.writing() as writer:
-            added = set(writer.add([p for _, _, p in prepared]))
         out: dict[int, list[Collected]] = {id(item): [] for item in batch}
-        seen: set[int] = set()
-        for item, banner, p in prepared:
-            if p.key in added and p.key not in seen:
-                seen.add(p.key)
-                new_service = p.service not in known
-                known.add(p.service)
-                out[id(item)].append(Collected(banner, new_service, item.source))
+        for place, new_service in outcome.new:
+            item, _, banner = places[place]
+            out[id(item)].append(Collected(banner, new_service, item.source))
         return [(item, out[id(item)]) for item in batch]
+
+    def _write_apart(self, banners: list[dict], latest: str, future: str) -> Outcome:
+        """The batch written by the writer process; a banner that is no JSON is refused here."""
+        assert self._writer is not None
+        bodies: list[bytes] = []
+        unwritable: list[tuple[int, str]] = []
+        kept: list[int] = []  # each body's place in the batch
+        for place, banner in enumerate(banners):
+            try:
+                bodies.append(dumps(banner))
+                kept.append(place)
+            except Exception as exc:  # as prepare would refuse it here
+                unwritable.append((place, f"unreadable banner ({type(exc).__name__})"))
+        outcome = self._writer.write(bodies, latest, future)
+        if isinstance(self.banners, ReadsAfresh):
+            self.banners.read_afresh()
+        return Outcome(
+            sorted(unwritable + [(kept[i], why) for i, why in outcome.refused]),
+            [(kept[i], new_service) for i, new_service in outcome.new],
+        )
 
     def _notify_all(self, results: list[tuple[_Pending, list[Collected]]]) -> None:
         everything: list[Collected] = []

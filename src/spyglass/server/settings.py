@@ -36,3 +36,5 @@ class Settings:
     state: str = ""  # the accounts' address (postgresql://...); "": SQLite in data_dir
     follow_store: bool = False  # stream what the store gains (any backend's banners), not what this one collects
     bulk_data: bool = True  # build the bulk data files; False: list only those already built
+    # prepare and write collected banners in a process of their own (serve); False: in this one
+    collect_apart: bool = False

@@ -77,6 +77,7 @@ def settings_from(args: argparse.Namespace):
         limits=Limits(args.request_timeout, args.body_timeout, args.max_connections, args.max_in_flight),
         forwarded_allow=[network_option("--forwarded-allow", n) for n in args.forwarded_allow or []],
         bulk_data=not args.no_bulk_data,
+        collect_apart=True,
     )
 
 

@@ -206,6 +206,13 @@ class Settles(Protocol):
 
 
 @runtime_checkable
+class ReadsAfresh(Protocol):
+    def read_afresh(self) -> None:
+        """Another process wrote for this one (its collector's writer): the next search sees it."""
+        ...
+
+
+@runtime_checkable
 class KnowsItsDisk(Protocol):
     def full_disk(self, exc: BaseException) -> StoreFull | None:
         """``exc`` as :class:`StoreFull` when it came of a full disk under the store's files."""

@@ -37,17 +37,13 @@ from spyglass.server.state.sqlite.database import LostDatabase, disk_full, is_em
 log = logging.getLogger("spyglass.index")
 
 SCHEMA_VERSION = "6"  # 5: the index in shards (shards.py); 6: i_service (trends, tool tags)
-# Banners stored but not yet committed to the index are invisible to search until the next
-# commit (or the catch-up when their shard is next taken, after a crash). Each commit cuts the
-# segment being filled short, and every segment left costs each search a little: a writer commits
-# every COMMIT_EVERY, and, while a backend serves the data dir (its searches are to see an import's
-# banners within a second of their batch), COMMIT_AFTER after its first banner not committed
-# (more segments, each a cost to every search: docs/benchmarks.md has the figures).
+# Banners not yet committed to the index are invisible to search. Each commit leaves a segment,
+# which costs every search: a writer commits every COMMIT_EVERY, and, while a backend serves the
+# data dir (its searches see an import within a second), COMMIT_AFTER after its first banner not committed.
 COMMIT_EVERY = 200_000
 COMMIT_AFTER = 0.5  # seconds
-# tantivy's indexing memory: a segment is written each time it fills. 256 MB filled only on big
-# imports, so an import's memory grew with its file; at 32 MB, 1 GB of nmap XML imports as fast
-# (45-47 s), its extra segments merged meanwhile (bench/import_scans.py: memory near a tenth's).
+# tantivy's indexing memory: a segment is written each time it fills. A larger heap filled only on big
+# imports, so an import's memory grew with its file; this one imports as fast (bench/import_scans.py).
 WRITER_HEAP = 32_000_000
 FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
@@ -137,6 +133,9 @@ class BannerIndex(SeenRows):
 
     def close(self) -> None:
         self.records.close()
+
+    def read_afresh(self) -> None:
+        self.shards.stale()
 
     def bulk_load(self) -> AbstractContextManager[None]:
         """A bulk load's settings while the block runs (the records' page cache: records.py)."""

@@ -45,7 +45,7 @@ from spyglass.server.banners.store import (
 from spyglass.server.ingest import formats
 from spyglass.server.ingest.formats.known import format_of
 from spyglass.server.ingest.parsing import OVERLONG, Chunk, prepare_block, prepare_pieces
-from spyglass.server.ingest.writers import Written, _no_cycle_collection, _worker_start, import_by_writers
+from spyglass.server.ingest.writers import Written, _no_cycle_collection, import_by_writers, worker_start
 from spyglass.server.memory import give_back_soon
 
 BATCH = 20_000  # banners given to the store at a time
@@ -318,7 +318,7 @@ def _import_here(index: BannerStore, paths, sizes, report, progress, total: int,
     with (
         index.writing() as writer,
         ProcessPoolExecutor(
-            workers, mp_context=get_context("spawn"), initializer=_worker_start, initargs=(os.getpid(),)
+            workers, mp_context=get_context("spawn"), initializer=worker_start, initargs=(os.getpid(),)
         ) as pool,
     ):
         storing = _Storing(writer, report, progress, total, index.add_seen)

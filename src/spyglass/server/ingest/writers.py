@@ -9,7 +9,7 @@ once: each takes its own writer, and this process only reads the file and hands 
 
 A worker stores what it parsed BATCH banners at a time (or after HOLD seconds, so that search
 sees an import's banners within a second or two), and then says, for each block, what it read and
-how many banners were new. It never outlives the import (killed with it: importer._worker_start),
+how many banners were new. It never outlives the import (killed with it: importer.worker_start),
 and what it stored is searchable after a kill (the store catches its shard up).
 """
 
@@ -39,7 +39,7 @@ BATCH = 20_000  # banners written at a time (one transaction of the records, a f
 HOLD = 0.25  # seconds a worker holds banners it parsed before it writes them, however few
 
 
-def _worker_start(parent: int) -> None:
+def worker_start(parent: int) -> None:
     """Worker initializer: a worker must not outlive the import (e.g. killed with SIGKILL). It
     makes no reference cycles (parsed banners are freed as each is prepared): no cycle collector,
     which would otherwise run every few banners."""
@@ -85,7 +85,7 @@ class Failed:
 def _work(opener: Callable[[], BannerStore], jobs, results, parent: int) -> None:
     """A worker's life: at its first job open the store and take a writer (a worker that gets none
     takes no index shard, which would stay empty), parse and write jobs until told to stop."""
-    _worker_start(parent)
+    worker_start(parent)
     try:
         first = jobs.get()
         if first is None:

@@ -1,0 +1,161 @@
+"""Collected banners written as an import writes them: prepared and stored in a process of its own.
+
+A backend that collects (scan results, replays, the demo collector) prepared and wrote every banner
+in its one process, under the interpreter lock its requests and streams need too: collection ran
+well under an import's rate, and slowed every answer while it ran. :class:`WriterProcess` hands each
+batch's bodies to a process that opens the store as an import's worker does (``opener()``), prepares
+and writes them there, and says which banners were refused and which were new. The backend only
+tells its listeners (the stream, the alerts) about the new ones, from the banners it already holds.
+
+:func:`write_collected` is what both do with a batch: the backend itself where the store cannot be
+opened by another process (an engine in this process) or none is started (tests, scripts).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from multiprocessing import get_context
+from typing import Any, NamedTuple
+
+from spyglass.exactjson import loads
+from spyglass.server.banners.shape import BadBanner
+from spyglass.server.banners.store import BannerStore, Prepared, Preparer, PreparesForWorkers
+from spyglass.server.ingest.writers import worker_start
+
+
+class Outcome(NamedTuple):
+    """What became of a batch's banners, by their place in it."""
+
+    refused: list[tuple[int, str]]  # (place, why)
+    new: list[tuple[int, bool]]  # (place, whether it is its service's first banner ever)
+
+
+def write_collected(
+    store: BannerStore, prepare: Preparer, banners: Sequence[tuple[object, bytes | None]], latest: str, future: str
+) -> Outcome:
+    """Prepare and store ``banners`` ((banner, its body or None)) in one writer's block. A banner
+    dated after ``latest`` ("YYYY-MM-DDTHH:MM:SS") is refused as ``future`` says; a banner twice in
+    the batch is new once."""
+    refused: list[tuple[int, str]] = []
+    prepared: list[tuple[int, Prepared]] = []
+    for place, (banner, body) in enumerate(banners):
+        try:
+            p = prepare(banner, body)
+        except BadBanner as exc:
+            refused.append((place, str(exc)))
+        except Exception as exc:  # one banner stands alone, whatever it holds
+            refused.append((place, f"unreadable banner ({type(exc).__name__})"))
+        else:
+            if p.stamp[:19] > latest:  # both "YYYY-MM-DDTHH:MM:SS": ordered as text
+                refused.append((place, f"timestamp {p.stamp} is {future}"))
+            else:
+                prepared.append((place, p))
+    known = store.known_services([p.service for _, p in prepared])
+    with store.writing() as writer:
+        added = set(writer.add([p for _, p in prepared]))
+    new: list[tuple[int, bool]] = []
+    for place, p in prepared:
+        if p.key in added:
+            added.discard(p.key)
+            new.append((place, p.service not in known))
+            known.add(p.service)
+    return Outcome(refused, new)
+
+
+class WriterDied(RuntimeError):
+    """The writer process ended without answering (killed): nothing it was given was acknowledged."""
+
+
+class WriterProcess:
+    """A process that writes ``opener()``'s store for this one: :meth:`write` a batch of bodies
+    (one at a time: a lock keeps the order), :meth:`close` at the end. Started at the first batch,
+    again after it died; killed with this process (writers.worker_start)."""
+
+    def __init__(self, opener: Callable[[], BannerStore]) -> None:
+        self.opener = opener
+        self._lock = threading.Lock()
+        self._process: Any = None
+        self._pipe: Any = None
+
+    def write(self, bodies: list[bytes], latest: str, future: str) -> Outcome:
+        """:func:`write_collected` of ``bodies`` in the writer process; what it raised is raised
+        here (StoreBusy, a full disk...). A writer that died is started again and given the batch
+        once more (a banner it stored before it died is then not new: never stored twice)."""
+        with self._lock:
+            for attempt in (1, 2):
+                try:
+                    return self._ask((bodies, latest, future))
+                except WriterDied:
+                    self._end()
+                    if attempt == 2:
+                        raise
+            raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pipe is not None:
+                try:
+                    self._pipe.send(None)
+                except OSError:
+                    pass
+            self._end(wait=10.0)
+
+    def _ask(self, request: tuple) -> Outcome:
+        if self._process is None:
+            context = get_context("spawn")
+            self._pipe, theirs = context.Pipe()
+            self._process = context.Process(
+                target=_serve, args=(self.opener, theirs, os.getpid()), name="spyglass-collect-writer", daemon=True
+            )
+            self._process.start()
+            theirs.close()
+        try:
+            self._pipe.send(request)
+            answer = self._pipe.recv()
+        except (EOFError, OSError) as exc:
+            raise WriterDied(f"the collected banners' writer process stopped ({exc or type(exc).__name__})") from None
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def _end(self, wait: float = 0.0) -> None:
+        process, self._process = self._process, None
+        pipe, self._pipe = self._pipe, None
+        if process is not None:
+            process.join(wait)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        if pipe is not None:
+            pipe.close()
+
+
+def _serve(opener: Callable[[], BannerStore], pipe, parent: int) -> None:
+    """The writer process: the store opened once, each batch written as it comes, until None."""
+    worker_start(parent)
+    store = opener()
+    try:
+        while (request := pipe.recv()) is not None:
+            bodies, latest, future = request
+            # a store's dictionary appears once it has seen enough banners: asked for each batch
+            prepare = store.preparer() if isinstance(store, PreparesForWorkers) else type(store).prepare
+            try:
+                answer: Any = write_collected(store, prepare, [(_read(b), b) for b in bodies], latest, future)
+            except Exception as exc:  # the backend's to raise (and retry: StoreBusy)
+                answer = exc
+            try:
+                pipe.send(answer)
+            except Exception as exc:  # an exception that does not pickle: its words
+                pipe.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
+    finally:
+        store.close()
+
+
+def _read(body: bytes) -> object:
+    """A body as the banner it holds; one this process cannot read is left to prepare to refuse."""
+    try:
+        return loads(body)
+    except ValueError:
+        return None
