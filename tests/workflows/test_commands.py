@@ -62,6 +62,18 @@ def test_search_count_host_and_filters(served):
     assert domain in served.cli("domain", domain).stdout
 
 
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [("(port:22", "unbalanced parenthesis"), ("port:22 OR", "OR is not an operator"), ("nginx AND", "AND is not")],
+)
+def test_search_and_count_say_what_the_parser_does_not_read(served, query, words):
+    """Another language's syntax is no silent empty answer: one line saying what, and exit 2."""
+    for command in ("count", "search"):
+        done = served.cli(command, query, ok=False)
+        assert done.returncode == 2 and not done.stdout
+        assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
 def test_export_writes_every_result(served, tmp_path):
     def total() -> int:
         return int(served.cli("count", "port:22").stdout.strip().replace(",", ""))
