@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from textual import events
 from textual.widgets import Button, Input, Select
 
 from spyglass.client import Clients
@@ -314,3 +315,35 @@ async def test_the_new_alert_key_acts_from_the_form_and_n_is_typed_there(alerts_
         assert app.focused is name and not name.disabled and name.value == ""
         assert pane.query_one("#alert-nets", Input).value == ""
         assert str(pane.query_one("#alert-save", Button).label) == "Create"
+
+
+async def test_changes_made_elsewhere_show_when_a_dialog_closes_or_the_terminal_is_back(alerts_backend):
+    """The pane stayed in view while the user was in a dialog or another window (the CLI there):
+    what changed shows when they are back, the alert they had picked still picked."""
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:  # the CLI, another dashboard
+        await c.alerts.create("first", ["127.0.5.0/30"])
+        second = await c.alerts.create("second", ["127.0.6.0/30"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            alerts = pane.query_one("#alerts-list", Table)
+            alerts.focus()
+            alerts.move_cursor(row=alerts.get_row_index(second.id))
+            await settle(pilot)
+            assert pane.selected == second.id and "no trigger enabled" in screen_text(app)
+            await pilot.press("f1")  # a dialog over the pane
+            await settle(pilot)
+            await c.alerts.enable_triggers(second.id, "malware")
+            hook = (await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/"})).id
+            await pilot.press("escape")
+            await settle(pilot)
+            assert "no trigger enabled" not in screen_text(app)
+            assert hook in [value for _, value in pane.query_one("#alert-notifier", Select)._options]
+            assert pane.selected == second.id and alerts.cursor_row == alerts.get_row_index(second.id)
+            # away in another window (a terminal that says when it is focused again)
+            await c.alerts.disable_triggers(second.id, "malware")
+            app.post_message(events.AppFocus())
+            await settle(pilot)
+            assert "no trigger enabled" in screen_text(app) and pane.selected == second.id

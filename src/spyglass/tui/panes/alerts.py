@@ -66,6 +66,7 @@ class AlertsPane(Pane):
     ID = "alerts"
     TITLE = "Alerts"
     LOADS_WITH_ARG = True
+    FOLLOWS_ELSEWHERE = True  # alerts and notifiers change in their own pane, the CLI, other dashboards
     KEYS = "f8,7"
     SECTION = "alerts"
     HOME = "#alerts-list"
@@ -214,12 +215,6 @@ class AlertsPane(Pane):
         )
         if any(n.id == chosen for n in notifiers):
             select.value = chosen
-
-    def on_show(self) -> None:
-        """Alerts and notifiers change elsewhere too (their own pane, another dashboard, the CLI):
-        everything the pane shows is fetched again (free) each time it comes back into view."""
-        if not self.stale:
-            self.reload()
 
     async def show_alert(self, clients: Clients) -> None:
         """The selected alert in detail: triggers, notifiers, notifications."""
