@@ -347,3 +347,32 @@ async def test_changes_made_elsewhere_show_when_a_dialog_closes_or_the_terminal_
             app.post_message(events.AppFocus())
             await settle(pilot)
             assert "no trigger enabled" in screen_text(app) and pane.selected == second.id
+
+
+async def test_ignoring_for_a_trigger_that_is_off_says_it_applies_once_on(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        made = await c.alerts.create("quiet", ["127.0.7.0/30"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            field = app.query_one("#alert-ignore", Input)
+            field.focus()
+            field.value = "uncommon 127.0.7.1:8080"
+            await pilot.press("enter")
+            await settle(pilot)
+            said = "Ignoring 127.0.7.1:8080 for uncommon, which is off: it applies once it is turned on."
+            assert said in [n.message for n in app._notifications]  # a toast
+            assert field.value == ""  # taken: kept for when the trigger is on
+            await c.alerts.enable_triggers(made.id, "uncommon")
+            assert (await c.alerts.get(made.id)).triggers["uncommon"] == {"ignore": ["127.0.7.1:8080"]}
+            # on an enabled trigger it shows in its row and the note: nothing more to say
+            app.clear_notifications()
+            await app.show_pane("geo")
+            await app.show_pane("alerts")
+            await settle(pilot)
+            field.value = "uncommon 127.0.7.2:8080"
+            field.focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert not list(app._notifications) and "127.0.7.2:8080" in screen_text(app)

@@ -104,6 +104,16 @@ def test_alerts_directory_org_and_bulk_data(served, tmp_path):
     assert (tmp_path / newest).stat().st_size > 0
 
 
+def test_ignoring_for_a_trigger_that_is_off_says_so(served):
+    made = json.loads(served.cli("alert", "create", "quiet", "198.18.9.0/30", "--json").stdout)["id"]
+    done = served.cli("alert", "ignore", made, "uncommon", "198.18.9.1:8080")
+    assert done.stdout.strip() == f"ignoring 198.18.9.1:8080 for uncommon on {made}"
+    assert done.stderr.strip() == "spyglass: uncommon is off on this alert: this applies once it is turned on"
+    served.cli("alert", "enable", made, "uncommon")
+    assert "ignored for uncommon: 198.18.9.1:8080" in served.cli("alert", "info", made).stdout
+    assert not served.cli("alert", "ignore", made, "uncommon", "198.18.9.2:8080").stderr  # on: nothing to add
+
+
 def test_trends_counts_a_query_month_by_month(served):
     """Trends count every banner the index has held, each scan of a service too: at least the
     current banners that ``count`` sees (counted first: the demo collector keeps adding)."""

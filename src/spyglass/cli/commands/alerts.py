@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from spyglass.cli.common import Common, api_command, with_clients
 from spyglass.cli.exits import UsageError
@@ -72,6 +73,9 @@ def _switch(method: str, done: str):
 def _ignore(method: str, done: str):
     async def run(clients, args):
         await getattr(clients.alerts, method)(args.id, args.trigger, args.service)
+        if method == "ignore_service" and args.trigger not in (await clients.alerts.get(args.id)).triggers:
+            # kept for when it is on, but in no list while it is off: said rather than hidden
+            print(f"spyglass: {args.trigger} is off on this alert: this applies once it is turned on", file=sys.stderr)
         return {"success": True} if args.json else print(f"{done} {args.service} for {args.trigger} on {args.id}")
 
     return run

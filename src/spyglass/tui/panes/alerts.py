@@ -417,6 +417,10 @@ class AlertsPane(Pane):
             if event.input.value == event.value:  # what was typed stays until the server takes it
                 event.input.value = ""
             await self.load(clients)
+            now = self.alerts.get(alert.id)
+            if now is not None and parts[0] not in now.triggers:  # kept, but shown nowhere while off
+                said = f"Ignoring {parts[1]} for {parts[0]}, which is off: it applies once it is turned on."
+                self.app.notify(clean(said, one_line=True, max_chars=300), markup=False)
 
         self.call("ignore", add)
 
