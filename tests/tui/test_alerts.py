@@ -201,6 +201,36 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
         assert telegram not in pane.notifiers
 
 
+async def test_an_empty_argument_is_refused_when_editing_and_what_was_typed_stays(alerts_backend):
+    """The default e-mail notifier has an empty ``to``: saved so, it could send to no one."""
+    key = alerts_backend.key()
+    app = SpyglassApp(alerts_backend.profile(key), pane="notifiers")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(NotifiersPane)
+        table = pane.query_one("#notifiers-list", Table)
+        table.focus()
+        table.move_cursor(row=table.get_row_index("default"))
+        await pilot.press("e")
+        await settle(pilot)
+        assert "email: to required" in screen_text(app)
+        description = pane.query_one("#notifier-description", Input)
+        description.value = "ops mail"
+        description.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "email needs to" in screen_text(app)
+        assert description.value == "ops mail" and pane.editing == "default"  # kept, still editing
+        async with Clients.from_profile(alerts_backend.profile(key)) as c:
+            assert (await c.notifiers.get("default")).description in (None, "")  # nothing saved
+            fields = {f.name: f for f in pane.query(".notifier-arg").results(Input)}
+            fields["to"].value = "ops@example.test"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert (await c.notifiers.get("default")).args == {"to": "ops@example.test"}
+        assert "Saved notifier default." in screen_text(app)
+
+
 async def test_pane_argument_starts_an_alert_on_those_networks(alerts_backend):
     app = SpyglassApp(alerts_backend.profile(alerts_backend.key()), pane="alerts", arg="127.0.0.0/31 ::1")
     async with app.run_test(size=SIZE) as pilot:
