@@ -114,6 +114,26 @@ def test_ignoring_for_a_trigger_that_is_off_says_so(served):
     assert not served.cli("alert", "ignore", made, "uncommon", "198.18.9.2:8080").stderr  # on: nothing to add
 
 
+def test_alert_commands_take_a_name_that_one_alert_has(served):
+    solo = json.loads(served.cli("alert", "create", "solo-name", "198.18.10.0/30", "--json").stdout)["id"]
+    assert served.cli("alert", "enable", "solo-name", "malware").stdout.strip() == f"enabled malware on alert {solo}"
+    assert re.search(r"^triggers +malware$", served.cli("alert", "info", "solo-name").stdout, re.M)
+    assert served.cli("alert", "info", solo).stdout == served.cli("alert", "info", "solo-name").stdout  # ids too
+    twins = [
+        json.loads(served.cli("alert", "create", "twin-name", net, "--json").stdout)["id"]
+        for net in ("198.18.11.0/30", "198.18.12.0/30")
+    ]
+    done = served.cli("alert", "delete", "twin-name", ok=False)
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.strip() == f"spyglass: 2 alerts are named 'twin-name': give the id of one ({', '.join(twins)})"
+    done = served.cli("alert", "log", "no-such-alert", ok=False)
+    assert done.returncode == 4
+    assert done.stderr.strip() == "spyglass: no alert has the id or the name 'no-such-alert' (spyglass alert list)"
+    served.cli("alert", "delete", "solo-name")
+    listed = served.cli("alert", "list").stdout
+    assert solo not in listed and all(twin in listed for twin in twins)
+
+
 def test_trends_counts_a_query_month_by_month(served):
     """Trends count every banner the index has held, each scan of a service too: at least the
     current banners that ``count`` sees (counted first: the demo collector keeps adding)."""
