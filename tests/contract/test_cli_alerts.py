@@ -53,14 +53,14 @@ def test_alert_commands_as_json_and_text(cli):
     assert {t["name"] for t in json.loads(out)} >= {"any", "new_service", "vulnerable"}
     assert cli("alert", "delete", alert["id"])[0] == 0
     code, _, err = cli("alert", "info", alert["id"])
-    assert code == 4 and "No alert with id" in err
+    assert code == 4 and f"no alert has the id or the name '{alert['id']}'" in err
 
 
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
         (("alert", "create", "x", "10.0.0.300"), 2, "'10.0.0.300' is not an IP or CIDR range"),
-        (("alert", "enable", "NOPE", "any"), 4, "No alert with id 'NOPE'"),
+        (("alert", "enable", "NOPE", "any"), 4, "no alert has the id or the name 'NOPE'"),
         (("notifier", "create", "gitter", "room_id=1"), 2, "Missing required argument 'token'"),
         (("notifier", "create", "webhook", "url"), 2, "NAME=VALUE"),
     ],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from textual import events
 from textual.widgets import Button, Input, Select
 
 from spyglass.client import Clients
@@ -200,6 +201,36 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
         assert telegram not in pane.notifiers
 
 
+async def test_an_empty_argument_is_refused_when_editing_and_what_was_typed_stays(alerts_backend):
+    """The default e-mail notifier has an empty ``to``: saved so, it could send to no one."""
+    key = alerts_backend.key()
+    app = SpyglassApp(alerts_backend.profile(key), pane="notifiers")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(NotifiersPane)
+        table = pane.query_one("#notifiers-list", Table)
+        table.focus()
+        table.move_cursor(row=table.get_row_index("default"))
+        await pilot.press("e")
+        await settle(pilot)
+        assert "email: to required" in screen_text(app)
+        description = pane.query_one("#notifier-description", Input)
+        description.value = "ops mail"
+        description.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "email needs to" in screen_text(app)
+        assert description.value == "ops mail" and pane.editing == "default"  # kept, still editing
+        async with Clients.from_profile(alerts_backend.profile(key)) as c:
+            assert (await c.notifiers.get("default")).description in (None, "")  # nothing saved
+            fields = {f.name: f for f in pane.query(".notifier-arg").results(Input)}
+            fields["to"].value = "ops@example.test"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert (await c.notifiers.get("default")).args == {"to": "ops@example.test"}
+        assert "Saved notifier default." in screen_text(app)
+
+
 async def test_pane_argument_starts_an_alert_on_those_networks(alerts_backend):
     app = SpyglassApp(alerts_backend.profile(alerts_backend.key()), pane="alerts", arg="127.0.0.0/31 ::1")
     async with app.run_test(size=SIZE) as pilot:
@@ -314,3 +345,64 @@ async def test_the_new_alert_key_acts_from_the_form_and_n_is_typed_there(alerts_
         assert app.focused is name and not name.disabled and name.value == ""
         assert pane.query_one("#alert-nets", Input).value == ""
         assert str(pane.query_one("#alert-save", Button).label) == "Create"
+
+
+async def test_changes_made_elsewhere_show_when_a_dialog_closes_or_the_terminal_is_back(alerts_backend):
+    """The pane stayed in view while the user was in a dialog or another window (the CLI there):
+    what changed shows when they are back, the alert they had picked still picked."""
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:  # the CLI, another dashboard
+        await c.alerts.create("first", ["127.0.5.0/30"])
+        second = await c.alerts.create("second", ["127.0.6.0/30"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            alerts = pane.query_one("#alerts-list", Table)
+            alerts.focus()
+            alerts.move_cursor(row=alerts.get_row_index(second.id))
+            await settle(pilot)
+            assert pane.selected == second.id and "no trigger enabled" in screen_text(app)
+            await pilot.press("f1")  # a dialog over the pane
+            await settle(pilot)
+            await c.alerts.enable_triggers(second.id, "malware")
+            hook = (await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/"})).id
+            await pilot.press("escape")
+            await settle(pilot)
+            assert "no trigger enabled" not in screen_text(app)
+            assert hook in [value for _, value in pane.query_one("#alert-notifier", Select)._options]
+            assert pane.selected == second.id and alerts.cursor_row == alerts.get_row_index(second.id)
+            # away in another window (a terminal that says when it is focused again)
+            await c.alerts.disable_triggers(second.id, "malware")
+            app.post_message(events.AppFocus())
+            await settle(pilot)
+            assert "no trigger enabled" in screen_text(app) and pane.selected == second.id
+
+
+async def test_ignoring_for_a_trigger_that_is_off_says_it_applies_once_on(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        made = await c.alerts.create("quiet", ["127.0.7.0/30"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            field = app.query_one("#alert-ignore", Input)
+            field.focus()
+            field.value = "uncommon 127.0.7.1:8080"
+            await pilot.press("enter")
+            await settle(pilot)
+            said = "Ignoring 127.0.7.1:8080 for uncommon, which is off: it applies once it is turned on."
+            assert said in [n.message for n in app._notifications]  # a toast
+            assert field.value == ""  # taken: kept for when the trigger is on
+            await c.alerts.enable_triggers(made.id, "uncommon")
+            assert (await c.alerts.get(made.id)).triggers["uncommon"] == {"ignore": ["127.0.7.1:8080"]}
+            # on an enabled trigger it shows in its row and the note: nothing more to say
+            app.clear_notifications()
+            await app.show_pane("geo")
+            await app.show_pane("alerts")
+            await settle(pilot)
+            field.value = "uncommon 127.0.7.2:8080"
+            field.focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert not list(app._notifications) and "127.0.7.2:8080" in screen_text(app)

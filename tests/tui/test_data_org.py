@@ -80,6 +80,18 @@ async def test_a_plan_without_bulk_data_reads_as_a_message(backend):
         assert "requires an enterprise plan" in screen_text(app)
 
 
+async def test_org_pane_without_an_organization_says_so_not_waiting(backend):
+    """Issue 45: "waiting for the connection" stood under a status bar that said connected."""
+    app = SpyglassApp(backend.profile(backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await app.show_pane("org")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "connected" in text and "requires an enterprise plan" in text
+        assert "waiting for the connection" not in text and "not loaded: the line above says why" in text
+
+
 async def test_org_pane_adds_and_removes_members(backend):
     backend.store.create_account("lee-tui", "free", email="lee@acme.test")
     _, key = backend.store.create_account("boss-tui", "enterprise", email="boss@acme.test")

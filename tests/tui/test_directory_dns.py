@@ -188,6 +188,13 @@ async def test_resolve_and_reverse_are_picked_from_what_is_typed(data_backend):
         await settle(pilot)
         assert "not_a..name: not a domain or hostname" in screen_text(app)
         assert field.value == "192.0.2.10 not_a..name"  # what was typed stays
+        for typed in ("999.999.1.1", "example.test 10.0.0"):  # numbers and dots are no name
+            field.value = typed
+            await pilot.press("enter")
+            await settle(pilot)
+            wrong = typed.split()[-1]
+            assert f"{wrong}: not a valid IP address (four numbers from 0 to 255)" in screen_text(app)
+            assert field.value == typed and not app.query_one(DnsPane).ips
         assert app.clients.credits.query == 100  # resolve and reverse are free
 
 

@@ -69,6 +69,21 @@ async def test_a_missing_title_puts_the_cursor_on_the_title(served):
         assert dialog.query_one("#save-tags", Input).value == "ssh"
 
 
+async def test_enter_on_an_empty_title_stays_there_and_says_so(served):
+    """As typed from the top: Enter on the empty title moved on to the tags, saying nothing."""
+    app = SpyglassApp(served.profile(served.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = await open_dialog(pilot, "port:22")
+        title = dialog.query_one("#save-title", Input)
+        assert app.focused is title
+        await pilot.press("space", "enter")  # a blank title is none
+        await settle(pilot)
+        assert app.focused is title and said(dialog) == "A title is needed." and title.value == " "
+        await pilot.press(*"SSH", "enter")
+        await settle(pilot)
+        assert app.focused is dialog.query_one("#save-tags", Input) and said(dialog) == ""
+
+
 async def test_what_the_server_refuses_is_said_in_the_dialog(served):
     app = SpyglassApp(served.profile(served.key("member")))
     async with app.run_test(size=(80, 24)) as pilot:

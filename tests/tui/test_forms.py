@@ -7,7 +7,7 @@ import pytest
 from rich.segment import Segment
 from textual.color import Color
 from textual.widget import Widget
-from textual.widgets import Button, Input, Select
+from textual.widgets import Button, Checkbox, Input, Select
 
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.screens.savequery import SaveQueryScreen
@@ -79,6 +79,27 @@ async def test_the_save_dialog_fields_look_like_fields_and_show_focus(forms_back
             assert any(style.underline for _, style in cells(app, field)), field.id
         unseen = [w.id for w in fields if await focus_shows(app, pilot, w) < 2]
         assert unseen == [], unseen
+
+
+@pytest.mark.parametrize("colours", ["16-colours", "no-colour"])
+@pytest.mark.parametrize(("pane_id", "selector"), [("search", "#count-only"), ("dns", "#dns-history")])
+async def test_a_focused_checkbox_is_in_reverse_video_as_a_list_row_is(
+    forms_backend, forms_key, monkeypatch, colours, pane_id, selector
+):
+    """Issue 45: without colour the checkbox that had the keys was only bold, like a heading."""
+    if colours == "no-colour":
+        monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(forms_backend.profile(forms_key), theme="spyglass-16", pane=pane_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        check = app.query_one(selector, Checkbox)
+        app.screen.set_focus(None)
+        await settle(pilot)
+        assert not any(style.reverse for _, style in cells(app, check))
+        check.focus()
+        await settle(pilot)
+        label = "".join(char for char, style in cells(app, check) if style.reverse)
+        assert str(check.label) in label, label
 
 
 async def test_digits_typed_on_a_form_button_or_select_stay_in_the_pane(forms_backend, forms_key):

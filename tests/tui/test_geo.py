@@ -97,6 +97,11 @@ async def test_bad_target_is_a_message_and_keeps_the_input(geo_backend):
         assert "not a host!: not an IP address or a hostname" in screen_text(app)
         assert field.value == "not a host!"
         assert pane.query_one(DataTable).row_count == 0
+        field.value = "999.999.1.1"  # numbers and dots: no name, though a name's rules would take it
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "999.999.1.1: not a valid IP address (four numbers from 0 to 255)" in screen_text(app)
+        assert field.value == "999.999.1.1" and pane.query_one(DataTable).row_count == 0
 
 
 async def test_this_machine_works_without_a_geonet_server(geo_backend):

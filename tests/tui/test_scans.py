@@ -99,6 +99,32 @@ async def test_a_scan_is_followed_to_done_and_opens_in_search(scan_backend):
             assert "pane test service" in screen_text(app)
 
 
+async def test_enter_on_the_same_form_again_asks_before_a_second_scan(scan_backend):
+    """Issue 45: Esc, Tab, Enter after a submit scanned the same targets again, spending credits."""
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    with Greeter(["127.0.0.1"], b"220 twice\r\n") as service:
+        async with app.run_test(size=(80, 24)) as pilot:
+            pane = await open_scans(pilot)
+            await pilot.press(*"127.0.0.1", "tab", *str(service.port), "enter")
+            await settle(pilot)
+            assert len((await app.clients.scans.list()).matches) == 1
+            await pilot.press("escape", "tab")
+            await settle(pilot)
+            assert app.focused is pane.query_one("#scan-targets", Input)
+            await pilot.press("enter")
+            await settle(pilot)
+            assert "Press Enter again to submit the same scan again" in screen_text(app)
+            assert len((await app.clients.scans.list()).matches) == 1  # asked, not sent
+            await pilot.press("enter")  # asked for: sent
+            await settle(pilot)
+            assert len((await app.clients.scans.list()).matches) == 2
+            await pilot.press("end", "backspace")  # another form: no question
+            await settle(pilot)
+            await pilot.press(*"2", "enter")
+            await settle(pilot)
+            assert len((await app.clients.scans.list()).matches) == 3
+
+
 async def test_x_cancels_the_scan_in_flight_under_the_cursor(scan_backend):
     from tests.scanservers import hostile_service
 

@@ -56,6 +56,29 @@ async def test_query_checked_as_you_type_without_a_request(data_backend):
         assert "Fix the query first" not in screen_text(app)  # fixed: the error goes
 
 
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("(port:22", "✗ unbalanced parenthesis: terms are not grouped (at 1)"),
+        ("port:22 OR", "✗ OR is not an operator; alternatives: port:22,80 (at 9)"),
+    ],
+)
+async def test_syntax_of_other_languages_is_said_not_run(data_backend, query, words):
+    """A query the parser would read partly (a parenthesis, a dangling OR) says so as it is typed, at
+    80 columns, and Enter runs nothing."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*query)
+        await pilot.pause()
+        assert words in screen_text(app)  # all of it, at 80 columns
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Fix the query first" in screen_text(app)
+        assert app.query_one("#query", Input).value == query
+        assert app.clients.credits.query == 100  # nothing was sent
+
+
 async def test_slash_puts_the_cursor_after_the_query(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=SIZE) as pilot:

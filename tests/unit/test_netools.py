@@ -108,3 +108,19 @@ async def test_an_address_is_not_resolved(monkeypatch):
 
     result = await ping("127.0.0.1", HERE, resolver=Refusing(), count=2, interval=0)
     assert result.is_alive and result.packets_received == 2 and len(result.rtts) == 2
+
+
+@pytest.mark.parametrize("value", ["999.999.1.1", "10.0.0", "1234", "256.1.1.1"])
+def test_numbers_and_dots_that_are_no_address_are_no_name_either(value):
+    from spyglass.netools.targets import bad_address, check_target
+
+    assert bad_address(value)
+    with pytest.raises(ValueError, match="not a valid IP address"):
+        check_target(value)
+
+
+@pytest.mark.parametrize("value", ["192.0.2.1", "::1", "123.example", "example.test", "localhost"])
+def test_addresses_and_names_with_a_word_pass(value):
+    from spyglass.netools.targets import bad_address, check_target
+
+    assert not bad_address(value) and check_target(value) == value

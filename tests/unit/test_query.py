@@ -58,6 +58,13 @@ def test_quoted_values_keep_commas_and_spaces():
         ("country:Germany", "country: 'Germany' is not a 2-letter country code", 9),
         ("has_ssl:maybe", "has_ssl: 'maybe' is not true or false", 9),
         ("port:", "port: missing value", 6),
+        ("(port:22", "unbalanced parenthesis: terms are not grouped", 1),
+        ("(port:22)", "parentheses do not group: every term must match", 1),
+        ("title:nginx)", "title: unbalanced parenthesis in 'nginx)'", 7),
+        ("port:22 OR", "OR is not an operator; alternatives: port:22,80", 9),
+        ("|| port:22", "|| is not an operator; alternatives: port:22,80", 1),
+        ("nginx AND port:80", "AND is not needed: every term must match", 7),
+        ("NOT port:22", "NOT is not an operator: exclude with -term", 1),
     ],
 )
 def test_errors_point_at_the_problem(source, message, position):
@@ -66,6 +73,12 @@ def test_errors_point_at_the_problem(source, message, position):
     assert q.errors[0].span.start + 1 == position
     with pytest.raises(QuerySyntaxError):
         parse_strict(source)
+
+
+def test_words_of_other_languages_are_text_where_they_cannot_be_syntax():
+    """Quoted, lower-case, excluded or balanced inside a word, they are plain text as before."""
+    for source in ('"port:22 OR"', "rock or roll", "-OR", "printf()", "(nginx)", 'title:"a (b"', "version:12.2(58)"):
+        assert parse(source).ok, source
 
 
 def test_unknown_filters_are_never_dropped():

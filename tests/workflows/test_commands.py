@@ -62,6 +62,18 @@ def test_search_count_host_and_filters(served):
     assert domain in served.cli("domain", domain).stdout
 
 
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [("(port:22", "unbalanced parenthesis"), ("port:22 OR", "OR is not an operator"), ("nginx AND", "AND is not")],
+)
+def test_search_and_count_say_what_the_parser_does_not_read(served, query, words):
+    """Another language's syntax is no silent empty answer: one line saying what, and exit 2."""
+    for command in ("count", "search"):
+        done = served.cli(command, query, ok=False)
+        assert done.returncode == 2 and not done.stdout
+        assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
 def test_export_writes_every_result(served, tmp_path):
     def total() -> int:
         return int(served.cli("count", "port:22").stdout.strip().replace(",", ""))
@@ -90,6 +102,36 @@ def test_alerts_directory_org_and_bulk_data(served, tmp_path):
     newest = served.cli("data", "files", "daily").stdout.split()[0]
     served.cli("data", "download", "daily", newest, "-o", str(tmp_path / newest))
     assert (tmp_path / newest).stat().st_size > 0
+
+
+def test_ignoring_for_a_trigger_that_is_off_says_so(served):
+    made = json.loads(served.cli("alert", "create", "quiet", "198.18.9.0/30", "--json").stdout)["id"]
+    done = served.cli("alert", "ignore", made, "uncommon", "198.18.9.1:8080")
+    assert done.stdout.strip() == f"ignoring 198.18.9.1:8080 for uncommon on {made}"
+    assert done.stderr.strip() == "spyglass: uncommon is off on this alert: this applies once it is turned on"
+    served.cli("alert", "enable", made, "uncommon")
+    assert "ignored for uncommon: 198.18.9.1:8080" in served.cli("alert", "info", made).stdout
+    assert not served.cli("alert", "ignore", made, "uncommon", "198.18.9.2:8080").stderr  # on: nothing to add
+
+
+def test_alert_commands_take_a_name_that_one_alert_has(served):
+    solo = json.loads(served.cli("alert", "create", "solo-name", "198.18.10.0/30", "--json").stdout)["id"]
+    assert served.cli("alert", "enable", "solo-name", "malware").stdout.strip() == f"enabled malware on alert {solo}"
+    assert re.search(r"^triggers +malware$", served.cli("alert", "info", "solo-name").stdout, re.M)
+    assert served.cli("alert", "info", solo).stdout == served.cli("alert", "info", "solo-name").stdout  # ids too
+    twins = [
+        json.loads(served.cli("alert", "create", "twin-name", net, "--json").stdout)["id"]
+        for net in ("198.18.11.0/30", "198.18.12.0/30")
+    ]
+    done = served.cli("alert", "delete", "twin-name", ok=False)
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.strip() == f"spyglass: 2 alerts are named 'twin-name': give the id of one ({', '.join(twins)})"
+    done = served.cli("alert", "log", "no-such-alert", ok=False)
+    assert done.returncode == 4
+    assert done.stderr.strip() == "spyglass: no alert has the id or the name 'no-such-alert' (spyglass alert list)"
+    served.cli("alert", "delete", "solo-name")
+    listed = served.cli("alert", "list").stdout
+    assert solo not in listed and all(twin in listed for twin in twins)
 
 
 def test_trends_counts_a_query_month_by_month(served):

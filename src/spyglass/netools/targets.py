@@ -50,9 +50,20 @@ def is_hostname(value: str) -> bool:
     return all(_LABEL.match(label) for label in name.split("."))
 
 
+_NUMBERS = re.compile(r"[0-9]+(?:\.[0-9]+)*\.?")
+
+
+def bad_address(value: str) -> bool:
+    """Numbers and dots that are no IP address (``999.999.1.1``, ``10.0.0``): meant as an address,
+    though a hostname's rules would take them (no top-level domain is all digits, RFC 3696)."""
+    return bool(_NUMBERS.fullmatch(value)) and not is_ip(value)
+
+
 def check_target(value: str) -> str:
     """``value`` if it is an IP address or a well-formed hostname; ValueError otherwise."""
     value = value.strip()
+    if bad_address(value):
+        raise ValueError("not a valid IP address (four numbers from 0 to 255)")
     if is_ip(value) or is_hostname(value):
         return value
     raise ValueError("not an IP address or a hostname")

@@ -80,6 +80,8 @@ def parse(source: str) -> Query:
         word = source[body:end]
         if '"' in word:
             query.errors.append(QueryError("unbalanced quote", Span(start, end)))
+        elif mistaken := _not_syntax(word, negated):
+            query.errors.append(QueryError(mistaken, Span(start, end)))
         elif len(word) > MAX_VALUE_CHARS:
             query.errors.append(QueryError(_too_long("a word", word), Span(start, end)))
         elif word:
@@ -89,6 +91,30 @@ def parse(source: str) -> Query:
         query.errors.append(QueryError("empty query", Span(0, n)))
     _check_size(query)
     return query
+
+
+# Words of other search languages that this one reads as plain text, so that a query written with them
+# would find only banners that hold the word: an error says what to write instead (the first line the
+# search box shows of it is about 55 characters). Quoted, they are text.
+_EITHER = "is not an operator; alternatives: port:22,80"
+_OPERATORS = {
+    "OR": f"OR {_EITHER}",
+    "||": f"|| {_EITHER}",
+    "AND": "AND is not needed: every term must match",
+    "&&": "&& is not needed: every term must match",
+    "NOT": "NOT is not an operator: exclude with -term",
+}
+
+
+def _not_syntax(word: str, negated: bool) -> str | None:
+    """What is wrong with a bare word that is another language's syntax (OR, a parenthesis), or None."""
+    if not negated and word in _OPERATORS:
+        return _OPERATORS[word]
+    if word.count("(") != word.count(")"):
+        return "unbalanced parenthesis: terms are not grouped"
+    if word.startswith("(") and _NAME.match(word.lstrip("(")):
+        return "parentheses do not group: every term must match"
+    return None
 
 
 def _too_long(what: str, text: str) -> str:
@@ -158,6 +184,9 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
             continue
         if len(raw) > MAX_VALUE_CHARS:
             query.errors.append(QueryError(f"{name}: {_too_long('a value', raw)}", Span(at, at + len(raw))))
+            continue
+        if source[at] != '"' and raw.count("(") != raw.count(")"):
+            query.errors.append(QueryError(f"{name}: unbalanced parenthesis in '{raw}'", Span(at, at + len(raw))))
             continue
         try:
             values.append(convert(kind, raw.strip(), name))

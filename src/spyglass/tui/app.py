@@ -139,9 +139,22 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
     def on_mount(self) -> None:
         self.blink.start()
         self.theme_changed_signal.subscribe(self, self._remember_theme)
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         self.set_state(self.connection.opening_state)
         self._health_timer = self.set_interval(self.health_interval, self.check_health, pause=True)
         self.call_after_refresh(self._start)
+
+    def _screen_changed(self, screen: Screen) -> None:
+        if screen is self.default_screen:  # a dialog over the panes closed
+            self._back_in_view()
+
+    def on_app_focus(self) -> None:
+        self._back_in_view()  # the terminal is focused again (where it says so): the user was away
+
+    def _back_in_view(self) -> None:
+        pane = self.current_pane() if self.panes else None  # (the registry loads after the first frame)
+        if pane is not None:
+            pane.back_in_view()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.Paste)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from spyglass.cli.common import Common, api_command, with_clients
 from spyglass.cli.exits import UsageError
@@ -61,6 +62,35 @@ async def alert_triggers(clients, args):
     print_lines(present.table(rows, ("NAME", "RULE", "DESCRIPTION")))
 
 
+ALERT_ID = "the alert's id, or its name where no other alert of yours has that name"
+
+
+async def alert_id(clients, given: str) -> str:
+    """The id of the alert ``given`` names: its id, else its name when one alert has it. Two alerts
+    of that name are bad input (their ids said); none is not found."""
+    from spyglass.client.errors import NotFound
+
+    alerts = await clients.alerts.list()
+    if any(a.id == given for a in alerts):
+        return given
+    named = [a.id for a in alerts if a.name == given]
+    if len(named) > 1:
+        raise UsageError(f"{len(named)} alerts are named {given!r}: give the id of one ({', '.join(named)})")
+    if not named:
+        raise NotFound(f"no alert has the id or the name {given!r} (spyglass alert list)", 404)
+    return named[0]
+
+
+def _of_alert(handler):
+    """``handler`` with ``args.id`` the id of the alert the user named (by id or name)."""
+
+    async def run(clients, args):
+        args.id = await alert_id(clients, args.id)
+        return await handler(clients, args)
+
+    return run
+
+
 def _switch(method: str, done: str):
     async def run(clients, args):
         await getattr(clients.alerts, method)(args.id, args.triggers)
@@ -72,6 +102,9 @@ def _switch(method: str, done: str):
 def _ignore(method: str, done: str):
     async def run(clients, args):
         await getattr(clients.alerts, method)(args.id, args.trigger, args.service)
+        if method == "ignore_service" and args.trigger not in (await clients.alerts.get(args.id)).triggers:
+            # kept for when it is on, but in no list while it is off: said rather than hidden
+            print(f"spyglass: {args.trigger} is off on this alert: this applies once it is turned on", file=sys.stderr)
         return {"success": True} if args.json else print(f"{done} {args.service} for {args.trigger} on {args.id}")
 
     return run
@@ -179,6 +212,13 @@ def _action(actions, common: Common, name: str, handler, text: str) -> argparse.
     return p
 
 
+def _alert_action(actions, common: Common, name: str, handler, text: str) -> argparse.ArgumentParser:
+    """An alert command on one alert: its first argument names it, by id or by name."""
+    p = _action(actions, common, name, _of_alert(handler), text)
+    p.add_argument("id", metavar="ID", help=ALERT_ID)
+    return p
+
+
 def register(sub, common: Common) -> None:
     actions = _family(sub, common, "alert", "network alerts: monitored IPs and networks, triggers, notifiers")
     _action(actions, common, "list", alert_list, "the alerts with size, expiry and enabled triggers")
@@ -188,10 +228,8 @@ def register(sub, common: Common) -> None:
     p.add_argument("--expires", type=int, metavar="SECONDS", help="stop notifying after this many seconds")
     p.add_argument("--triggers", metavar="NAMES", help="triggers to enable, comma-separated (see alert triggers)")
     p.add_argument("--notifier", action="append", metavar="ID", help="a notifier to attach (repeatable)")
-    p = _action(actions, common, "info", alert_info, "one alert: networks, triggers, ignored services, notifiers")
-    p.add_argument("id")
-    p = _action(actions, common, "edit", alert_edit, "replace the alert's networks (and its expiry)")
-    p.add_argument("id")
+    _alert_action(actions, common, "info", alert_info, "one alert: networks, triggers, ignored services, notifiers")
+    p = _alert_action(actions, common, "edit", alert_edit, "replace the alert's networks (and its expiry)")
     p.add_argument("networks", nargs="+", metavar="NETWORK")
     p.add_argument(
         "--expires",
@@ -199,33 +237,28 @@ def register(sub, common: Common) -> None:
         metavar="SECONDS",
         help="stop notifying this many seconds after the alert was created (0: never)",
     )
-    p = _action(actions, common, "delete", alert_delete, "delete an alert")
-    p.add_argument("id")
+    _alert_action(actions, common, "delete", alert_delete, "delete an alert")
     _action(actions, common, "triggers", alert_triggers, "the triggers an alert may enable, with their rules")
     for name, method, done, text in (
         ("enable", "enable_triggers", "enabled", "enable triggers (comma-separated names)"),
         ("disable", "disable_triggers", "disabled", "disable triggers (comma-separated names)"),
     ):
-        p = _action(actions, common, name, _switch(method, done), text)
-        p.add_argument("id")
+        p = _alert_action(actions, common, name, _switch(method, done), text)
         p.add_argument("triggers", metavar="TRIGGERS")
     for name, method, done, text in (
         ("ignore", "ignore_service", "ignoring", "never notify a service (ip:port) for a trigger"),
         ("unignore", "unignore_service", "notifying", "notify a service (ip:port) for a trigger again"),
     ):
-        p = _action(actions, common, name, _ignore(method, done), text)
-        p.add_argument("id")
+        p = _alert_action(actions, common, name, _ignore(method, done), text)
         p.add_argument("trigger")
         p.add_argument("service", metavar="IP:PORT")
     for name, method, done, text in (
         ("attach", "add_notifier", "attached", "send the alert's notifications to a notifier"),
         ("detach", "remove_notifier", "detached", "stop sending the alert's notifications to a notifier"),
     ):
-        p = _action(actions, common, name, _attach(method, done), text)
-        p.add_argument("id")
+        p = _alert_action(actions, common, name, _attach(method, done), text)
         p.add_argument("notifier")
-    p = _action(actions, common, "log", alert_log, "recent notifications: when, which notifier, outcome")
-    p.add_argument("id")
+    _alert_action(actions, common, "log", alert_log, "recent notifications: when, which notifier, outcome")
 
     actions = _family(sub, common, "notifier", "notifiers: where alerts are sent (e-mail, webhook, slack...)")
     _action(actions, common, "list", notifier_list, "the notifiers (secrets masked)")

@@ -65,9 +65,19 @@ class AccountPane(Pane):
             facts.show([("", "waiting for the connection…")])
 
     async def load(self, clients: Clients) -> None:
-        info, profile, ip, headers = await asyncio.gather(
-            clients.account.api_info(), clients.account.profile(), clients.tools.my_ip(), clients.tools.http_headers()
-        )
+        for facts in self.query(Facts):
+            facts.show([("", "loading…")])
+        try:
+            info, profile, ip, headers = await asyncio.gather(
+                clients.account.api_info(),
+                clients.account.profile(),
+                clients.tools.my_ip(),
+                clients.tools.http_headers(),
+            )
+        except Exception:
+            for facts in self.query(Facts):  # not "waiting for the connection" under a bar that says connected
+                facts.show([("", "not loaded: the line above says why (r tries again)")])
+            raise  # the app reports why
         limits = info.usage_limits
         self.query_one("#plan", Facts).show(
             [

@@ -66,6 +66,7 @@ class AlertsPane(Pane):
     ID = "alerts"
     TITLE = "Alerts"
     LOADS_WITH_ARG = True
+    FOLLOWS_ELSEWHERE = True  # alerts and notifiers change in their own pane, the CLI, other dashboards
     KEYS = "f8,7"
     SECTION = "alerts"
     HOME = "#alerts-list"
@@ -214,12 +215,6 @@ class AlertsPane(Pane):
         )
         if any(n.id == chosen for n in notifiers):
             select.value = chosen
-
-    def on_show(self) -> None:
-        """Alerts and notifiers change elsewhere too (their own pane, another dashboard, the CLI):
-        everything the pane shows is fetched again (free) each time it comes back into view."""
-        if not self.stale:
-            self.reload()
 
     async def show_alert(self, clients: Clients) -> None:
         """The selected alert in detail: triggers, notifiers, notifications."""
@@ -422,6 +417,10 @@ class AlertsPane(Pane):
             if event.input.value == event.value:  # what was typed stays until the server takes it
                 event.input.value = ""
             await self.load(clients)
+            now = self.alerts.get(alert.id)
+            if now is not None and parts[0] not in now.triggers:  # kept, but shown nowhere while off
+                said = f"Ignoring {parts[1]} for {parts[0]}, which is off: it applies once it is turned on."
+                self.app.notify(clean(said, one_line=True, max_chars=300), markup=False)
 
         self.call("ignore", add)
 

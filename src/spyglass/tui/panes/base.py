@@ -63,6 +63,9 @@ class Pane(VerticalScroll, can_focus=False):
     SECTION: ClassVar[str] = ""  # the client section it calls, e.g. "search" (client.search)
     HOME: ClassVar[str] = ""  # the widget that takes the keyboard when Esc leaves an input
     FOLLOWS_CREDITS: ClassVar[bool] = False  # reload when credits change (it shows them)
+    # What it shows changes elsewhere too (its own other pane, the CLI, another dashboard): it loads
+    # again, a free call, whenever it comes back in view (back_in_view).
+    FOLLOWS_ELSEWHERE: ClassVar[bool] = False
     # Its argument (``--pane ID ARG``) only fills its form: the pane loads its lists all the same.
     LOADS_WITH_ARG: ClassVar[bool] = False
     WIDGETS: ClassVar[tuple[type, ...]] = ()  # its own widgets whose bindings help lists with the pane's
@@ -248,6 +251,15 @@ class Pane(VerticalScroll, can_focus=False):
 
     async def load(self, clients: Clients) -> None:
         """Fetch what the pane shows; nothing by default."""
+
+    def on_show(self) -> None:
+        self.back_in_view()
+
+    def back_in_view(self) -> None:
+        """Shown again, a dialog over it closed, or the terminal focused again (the app says the last
+        two): a pane that follows what changes elsewhere loads again (a stale one loads anyway)."""
+        if self.FOLLOWS_ELSEWHERE and not self.stale:
+            self.reload()
 
     def refresh_cost(self) -> str | None:
         """What a refresh (r) would spend, e.g. "1 query credit"; None when it is free."""

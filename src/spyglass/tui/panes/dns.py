@@ -139,15 +139,16 @@ class DnsPane(Pane):
     @on(Input.Submitted, "#dns-input")
     @on(Button.Pressed, "#dns-run")
     def run(self) -> None:
-        from spyglass.netools.targets import is_hostname, is_ip
+        from spyglass.netools.targets import bad_address, is_hostname, is_ip
 
         items = items_of(self.input_box.value)
         tool = pick_tool(items, self.tool_chosen)
         self.show_tool(tool)
         valid = is_ip if tool == "reverse" else is_hostname
-        wrong = next((i for i in items if not valid(i)), None)
+        wrong = next((i for i in items if bad_address(i) or not valid(i)), None)
         if not items or wrong is not None:
             what = "an IP address" if tool == "reverse" else "a domain or hostname"
+            what = "a valid IP address (four numbers from 0 to 255)" if wrong and bad_address(wrong) else what
             self.show_error(
                 f"{clean(wrong, one_line=True, max_chars=100)}: not {what}"
                 if wrong is not None

@@ -132,8 +132,8 @@ class GeoPane(Pane):
         raw = self.target_box.value
         try:
             target = check_target(raw)
-        except ValueError:
-            self.show_error(f"{raw.strip() or 'nothing'}: not an IP address or a hostname")
+        except ValueError as exc:
+            self.show_error(f"{clean(raw.strip(), one_line=True, max_chars=100) or 'nothing'}: {exc}")
             self.clear_results()
             return
         if self.dashboard.backend_info.get("demo") and is_demo_address(target):

@@ -134,8 +134,12 @@ class NotifiersPane(Pane):
         return {field.name or "": field.value.strip() for field in self.query(".notifier-arg").results(Input)}
 
     def missing_args(self) -> list[str]:
-        """The provider's arguments still to type (when editing, an empty one stays as it is)."""
-        return [] if self.editing else [k for k, v in self.form_args().items() if not v]
+        """The provider's arguments still to type: every empty one, but for a secret being edited
+        that has a value (left empty, it stays as it is). The default e-mail notifier comes with an
+        empty ``to``: it is to type like any other."""
+        editing = self.notifiers.get(self.editing or "")
+        kept = {k for k, v in editing.args.items() if k in present.SECRET_ARGS and str(v).strip()} if editing else set()
+        return [k for k, v in self.form_args().items() if not v and k not in kept]
 
     def say_requirements(self) -> None:
         """What the chosen provider still needs, said until it is typed."""

@@ -72,7 +72,13 @@ class OrgPane(Pane):
         self.org_facts.show([("", "waiting for the connection…")])
 
     async def load(self, clients: Clients) -> None:
-        org = await clients.org.get()
+        self.org_facts.show([("", "loading…")])
+        try:
+            org = await clients.org.get()
+        except Exception:
+            # "waiting for the connection" would stand under a status bar that says connected
+            self.org_facts.show([("", "not loaded: the line above says why (r tries again)")])
+            raise  # the app reports why
         self.org_facts.show(facts(org))
         self.people = people_rows(org)
         table = self.people_table

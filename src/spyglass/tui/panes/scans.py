@@ -72,6 +72,7 @@ class ScansPane(Pane):
         self.statuses: dict[str, str] = {}
         self.created: dict[str, str | None] = {}  # scan id -> when, for the Age column
         self.following = False  # a scan is in flight: the list polls
+        self.submitted: tuple[str, str] | None = None  # the form (targets, ports) as last submitted
 
     def compose(self) -> ComposeResult:
         yield self.compose_error()
@@ -149,10 +150,18 @@ class ScansPane(Pane):
             self.show_error(f"Not submitted: {exc}", source=FORM)
             return
         self.show_error(None)
-        self.call("submit", self.send, clients, request)
+        form = self.form()
+        # The form stays filled after a submit: Enter from it again (Esc, Tab, Enter) asks first.
+        if form == self.submitted and not self.second_press("submit the same scan again", "Enter"):
+            return
+        self.call("submit", self.send, clients, request, form)
 
-    async def send(self, clients: Clients, request) -> None:
+    def form(self) -> tuple[str, str]:
+        return self.targets_box.value.strip(), self.query_one("#scan-ports", Input).value.strip()
+
+    async def send(self, clients: Clients, request, form: tuple[str, str]) -> None:
         result = await clients.scans.submit(request)
+        self.submitted = form
         self.app.notify(f"Scan {result.id}: {plural(result.count or 0, 'IP')} queued", title="Scans", markup=False)
         self.check_form()
         await self.load(clients)

@@ -48,7 +48,7 @@ COLUMNS = [
     Column("org", "Org", 20, rank=5),
     Column("country", "CC", 2, rank=6),
     Column("product", "Product", 18, rank=3),
-    Column("title", "Title / banner", 12, rank=2, flex=True),
+    Column("title", "Title / banner", 12, rank=2, flex=True, stand_in="product"),
     Column("seen", "Seen", 10, rank=4),
 ]
 

@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 from spyglass.safetext import safe_text
 from spyglass.tags import check_tags
 
+NO_TITLE = "A title is needed."
 Save = Callable[[str, str, str], Awaitable[object]]  # (title, tags, description): saves, or raises
 
 
@@ -38,6 +39,7 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
         super().__init__()
         self.search = query
         self.send = save
+        self.said = ""  # what the error line says
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -56,6 +58,12 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
     @on(Input.Submitted, "#save-tags")
     def next_field(self, event: Input.Submitted) -> None:
         event.stop()
+        if event.input is self.title_box:
+            if not self.title_box.value.strip():
+                self.refuse(NO_TITLE, "#save-title")  # said where it is typed, not at the end
+                return
+            if self.said == NO_TITLE:
+                self.refuse("", None)  # typed since: that was said of it
         following = {"save-title": "#save-tags", "save-tags": "#save-description"}
         self.query_one(following[event.input.id or "save-title"], Input).focus()
 
@@ -64,7 +72,7 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
         event.stop()
         title = self.title_box.value.strip()
         if not title:
-            self.refuse("A title is needed.", "#save-title")
+            self.refuse(NO_TITLE, "#save-title")
             return
         tags = self.query_one("#save-tags", Input).value
         try:
@@ -89,6 +97,7 @@ class SaveQueryScreen(ModalScreen[tuple[str, str, str] | None]):
 
     def refuse(self, message: str, field: str | None) -> None:
         """Say why in the dialog, everything typed kept, and put the cursor where it needs fixing."""
+        self.said = message
         self.error_line.update(safe_text(message, max_chars=500))
         if field:
             self.query_one(field, Input).focus()

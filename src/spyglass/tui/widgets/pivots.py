@@ -28,8 +28,10 @@ class PivotList(CursorList):
     BINDINGS = [
         Binding("minus", "exclude", "Exclude from the search", id="pivots.exclude"),
     ]
+    # One line a value, cut with "…" (the whole value is what Enter searches): OptionList wraps its
+    # prompts, whatever the Text says, and a fingerprint or a CPE broke mid-value across lines.
     DEFAULT_CSS = """
-    PivotList { border: round $primary 50%; }
+    PivotList { border: round $primary 50%; text-wrap: nowrap; text-overflow: ellipsis; }
     PivotList:focus { border: round $primary; }
     """
 

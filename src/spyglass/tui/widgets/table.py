@@ -24,6 +24,9 @@ class Column:
     width: int  # the cells it wants (the least it takes, for the flexible column)
     rank: int = 0  # 0 is kept longest; the highest rank is dropped first when room runs out
     flex: bool = False  # takes the room the other columns leave
+    # A column whose cell shows here, dimmed, where this one's is empty while that one is not shown
+    # (a row with no title shows its product when the product column gave way to the width).
+    stand_in: str = ""
 
 
 def fit_columns(columns: list[Column], width: int, wants: Mapping[str, int] | None = None) -> list[tuple[Column, int]]:
@@ -163,7 +166,14 @@ class Table(DataTable):
         self._layout(self.room())
 
     def _cells(self, record: dict[str, Any]) -> list[Any]:
-        return [inert_cell(record.get(column.key, "")) for column, _ in self.shown]
+        return [inert_cell(self._cell(record, column)) for column, _ in self.shown]
+
+    def _cell(self, record: dict[str, Any], column: Column) -> Any:
+        value = record.get(column.key, "")
+        if column.stand_in and not cell_width(value) and all(c.key != column.stand_in for c, _ in self.shown):
+            other = record.get(column.stand_in, "")
+            return Text(other.plain if isinstance(other, Text) else str(other), style="dim")
+        return value
 
     def add_record(self, record: dict[str, Any], key: str | None = None) -> str:
         key = key if key is not None else str(len(self.records))
@@ -175,7 +185,7 @@ class Table(DataTable):
     def update_record(self, key: str, record: dict[str, Any]) -> None:
         self.records[key] = record
         for column, _ in self.shown:
-            self.update_cell(key, column.key, inert_cell(record.get(column.key, "")))
+            self.update_cell(key, column.key, inert_cell(self._cell(record, column)))
         self._fit_soon()
 
     def clear_records(self) -> None:
