@@ -70,7 +70,8 @@ def networks_of(filters: object) -> StoredNetworks | str:
 def _started(parent: int) -> None:
     """The reader's process goes with the backend, even one killed with SIGKILL; and it yields
     the cores to the backend's own work (other accounts' requests and notifications)."""
-    os.nice(10)
+    if hasattr(os, "nice"):  # (not on Windows)
+        os.nice(10)
     if sys.platform.startswith("linux"):
         PR_SET_PDEATHSIG = 1
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
