@@ -9,6 +9,9 @@ bisection. An address is covered by an owner exactly when it is in one of the ow
 
 from __future__ import annotations
 
+import struct
+import sys
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
 from typing import Generic, TypeVar
@@ -33,6 +36,51 @@ def spans_of(networks: Iterable[Netblock]) -> Spans:
         else:
             ranges.append((n.start, stop))
     return out
+
+
+_COUNTS = struct.Struct("<II")  # how many IPv4 ranges, then IPv6 ranges, a packing holds
+
+
+def pack_spans(spans: Spans) -> bytes:
+    """``spans`` as bytes, to be kept beside the networks they come from: IPv4 ranges as pairs of
+    32-bit first and last addresses, IPv6 ones as pairs of 128-bit ones. Unpacked, they need no
+    network parsed again."""
+    v4 = array("I", [bound for start, stop in spans[4] for bound in (start, stop - 1)])
+    if sys.byteorder == "big":
+        v4.byteswap()
+    v6 = b"".join(start.to_bytes(16, "little") + (stop - 1).to_bytes(16, "little") for start, stop in spans[6])
+    return _COUNTS.pack(len(spans[4]), len(spans[6])) + v4.tobytes() + v6
+
+
+def unpack_spans(packed: bytes) -> Spans:
+    """What :func:`pack_spans` packed; ValueError for bytes it did not make."""
+    try:
+        n4, n6 = _COUNTS.unpack_from(packed)
+    except struct.error:
+        raise ValueError("not packed spans") from None
+    v6_at = _COUNTS.size + 8 * n4
+    if len(packed) != v6_at + 32 * n6:
+        raise ValueError("not packed spans")
+    v4 = array("I")
+    v4.frombytes(packed[_COUNTS.size : v6_at])
+    if sys.byteorder == "big":
+        v4.byteswap()
+    return {
+        4: _pairs(v4.tolist()),
+        6: _pairs([int.from_bytes(packed[at : at + 16], "little") for at in range(v6_at, len(packed), 16)]),
+    }
+
+
+def _pairs(bounds: list[int]) -> list[tuple[int, int]]:
+    """Ranges from their first and last addresses, one after the other."""
+    return [(start, last + 1) for start, last in zip(bounds[::2], bounds[1::2], strict=True)]
+
+
+def covers(spans: Spans, address: Address) -> bool:
+    """Whether ``address`` is inside one of ``spans``' ranges."""
+    ranges = spans[address.version]
+    i = bisect_right(ranges, (int(address), 1 << 128)) - 1
+    return i >= 0 and ranges[i][0] <= int(address) < ranges[i][1]
 
 
 class Coverage(Generic[T]):

@@ -220,7 +220,9 @@ async def test_an_alert_that_cannot_be_matched_is_left_out_and_every_other_alert
         ):
             damaged = await watch(broken, receiver.url + "/broken", ["127.0.8.0/24"], "any")
             with contextlib.closing(sqlite3.connect(tmp_path / "alerts.db")) as db, db:  # damaged on disk
-                db.execute("UPDATE alerts SET networks = ? WHERE id = ?", ('["127.0.8.0/33"]', damaged))
+                db.execute(  # its networks and the ranges kept beside them
+                    "UPDATE alerts SET networks = ?, spans = ? WHERE id = ?", ('["127.0.8.0/33"]', b"\x01", damaged)
+                )
             await watch(other, receiver.url + "/other", ["127.0.9.0/24"], "any")
             for port in (80, 81):  # its failure is logged once, not for each banner
                 backend.collect([banner("127.0.8.1", port), banner("127.0.9.1", port)])

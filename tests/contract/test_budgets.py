@@ -5,6 +5,7 @@ is the plan's, and a refusal is a 4xx that names it."""
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
 
 import httpx
@@ -163,3 +164,42 @@ def test_alert_networks_written_an_hour_are_the_plans_number(fresh):
     assert "Too many alert networks written: the member plan allows 1,000" in again.json()["error"]
     other = httpx.post(alerts, params={"key": fresh.key("member")}, json={"name": "b", "filters": {"ip": same}})
     assert other.status_code == 200  # another account's are its own
+
+
+@pytest.mark.external  # the reader's process
+def test_a_large_alert_body_is_read_in_a_process_of_its_own(fresh):
+    """Parsing an alert's 120,000 networks in the backend held the interpreter that matches and
+    delivers every other account's notifications: a large body is read in a process of its own,
+    with the same answers, and a reader killed is replaced."""
+    import multiprocessing
+    import os
+    import signal
+
+    from spyglass.server.alerts.bodies import LARGE
+
+    key = fresh.key("enterprise")
+    alerts = f"{fresh.url}/intel/alert"
+    many = [f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}" for n in range(0, 40_000, 2)]  # none touching
+    assert len(json.dumps(many)) > LARGE
+
+    def post(path: str, body: dict) -> httpx.Response:
+        return httpx.post(f"{alerts}{path}", params={"key": key}, json=body, timeout=60)
+
+    bad = post("", {"name": "big", "filters": {"ip": [*many, "10.0.0.1/33"]}})
+    assert bad.status_code == 400 and bad.json()["error"] == "filters.ip: '10.0.0.1/33' is not an IP or CIDR range"
+    readers = multiprocessing.active_children()
+    assert len(readers) == 1
+    made = post("", {"name": "big", "filters": {"ip": many}})
+    assert made.status_code == 200, made.text
+    assert made.json()["size"] == 20_000 and made.json()["filters"]["ip"] == many
+    alert_id = made.json()["id"]
+    ignore = f"{alerts}/{alert_id}/trigger/any/ignore"
+    assert httpx.put(f"{ignore}/10.0.0.2:80", params={"key": key}).status_code == 200  # inside
+    assert httpx.put(f"{ignore}/10.0.0.3:80", params={"key": key}).status_code == 400  # between two
+    os.kill(readers[0].pid, signal.SIGKILL)
+    readers[0].join(10)
+    edited = post(f"/{alert_id}", {"filters": {"ip": many[1:]}})
+    assert edited.status_code == 200 and edited.json()["size"] == 19_999
+    assert made.json()["filters"]["ip"] != edited.json()["filters"]["ip"]
+    assert post(f"/{alert_id}", {"filters": {"ip": many[2:]}}).json()["size"] == 19_998  # in the new reader
+    assert len(multiprocessing.active_children()) == 1

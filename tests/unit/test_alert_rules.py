@@ -254,6 +254,41 @@ def test_coverage_finds_exactly_the_alerts_with_an_address_in_one_of_their_netwo
         assert coverage.covering(address) == [i for i, nets in enumerate(alerts) if any(address in n for n in nets)]
 
 
+@given(st.lists(_networks(4) | _networks(6), max_size=30), st.data())
+def test_packed_ranges_are_the_networks_ranges(nets, data):
+    """The ranges kept beside an alert's networks unpack to what the networks make, and an address
+    is covered by them exactly when it is in one of the networks."""
+    from spyglass.coverage import covers, pack_spans, spans_of, unpack_spans
+
+    spans = spans_of(parse_netblock(str(n)) for n in nets)
+    assert unpack_spans(pack_spans(spans)) == spans
+    bounds = [(n, i) for n in nets for i in (int(n.network_address) - 1, int(n.broadcast_address) + 1)]
+    edges = [type(n.network_address)(i) for n, i in bounds if 0 <= i < 2**n.max_prefixlen]
+    for address in data.draw(st.lists(st.sampled_from(edges), max_size=20)) if edges else []:
+        assert covers(spans, address) == any(address in n for n in nets)
+    with pytest.raises(ValueError):
+        unpack_spans(pack_spans(spans) + b"x")
+
+
+def test_alerts_written_before_their_ranges_were_kept_get_them_on_opening(tmp_path):
+    import sqlite3
+
+    from spyglass.coverage import spans_of, unpack_spans
+    from spyglass.server.state.sqlite.alerts import MIGRATIONS, AlertStore
+
+    store = AlertStore(tmp_path)
+    networks = parse_networks(["10.0.0.0/24", "10.0.1.0/24", "2001:db8::/120"])
+    alert = store.create_alert(1, "old", networks, 0)
+    store.close()
+    with sqlite3.connect(tmp_path / "alerts.db") as db:  # as the release before them left it
+        db.execute("ALTER TABLE alerts DROP COLUMN spans")
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    store = AlertStore(tmp_path)
+    kept = store.alert(1, alert.id)
+    assert kept is not None and kept.spans is not None and unpack_spans(kept.spans) == spans_of(networks)
+    store.close()
+
+
 def test_the_engine_reads_the_alerts_again_only_when_they_changed(tmp_path, monkeypatch):
     """Issue 34: each batch read and parsed every network of every alert (100,000 networks made
     another account's delivery take 10 s)."""
@@ -269,7 +304,7 @@ def test_the_engine_reads_the_alerts_again_only_when_they_changed(tmp_path, monk
     store.set_attached(alert.id, store.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/"}), True)
     reads = []
     real = store.alerts
-    monkeypatch.setattr(store, "alerts", lambda *a: reads.append(a) or real(*a))
+    monkeypatch.setattr(store, "alerts", lambda *a, **k: reads.append(a) or real(*a, **k))
     engine = AlertEngine(store, DeliveryWorker(store))
     batch = [Collected(banner(port), True, "scan") for port in (22, 23)]
     assert engine.process(batch[:1]) == 0 and engine.process(batch[:1]) == 0  # no trigger yet
@@ -283,9 +318,10 @@ def test_the_engine_reads_the_alerts_again_only_when_they_changed(tmp_path, monk
     store.close()
 
 
-def test_an_edit_of_one_network_parses_only_that_one_again(tmp_path, monkeypatch):
+def test_an_edit_parses_no_network_in_the_engine(tmp_path, monkeypatch):
     """Issue 44, minor 6: each edit of an alert of 120,000 networks had the engine parse all of
-    them again, ahead of every other account's banners (0.4 s became 1.4-2.7 s)."""
+    them again, ahead of every other account's banners (0.4 s became 1.4-2.7 s). Their ranges are
+    kept beside them: the engine unpacks them, once for each change of them."""
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.engine import AlertEngine
     from spyglass.server.collect import Collected
@@ -301,14 +337,33 @@ def test_an_edit_of_one_network_parses_only_that_one_again(tmp_path, monkeypatch
     assert engine.process(batch) == 0
     from spyglass.server.state import alertrows as rows
 
-    parsed, spanned, real, real_spans = [], [], rows.parse_netblock, rows.spans_of
+    parsed, unpacked, real, real_unpack = [], [], rows.parse_netblock, rows.unpack_spans
     monkeypatch.setattr(rows, "parse_netblock", lambda text: parsed.append(text) or real(text))
-    monkeypatch.setattr(rows, "spans_of", lambda networks: spanned.append(1) or real_spans(networks))
+    monkeypatch.setattr(rows, "unpack_spans", lambda packed: unpacked.append(1) or real_unpack(packed))
     store.set_networks(1, alert.id, [*networks[1:], real("10.9.9.9")])
-    assert engine.process(batch) == 1 and parsed == ["10.9.9.9"] and len(spanned) == 1
+    assert engine.process(batch) == 1 and parsed == [] and len(unpacked) == 1
     store.set_triggers(alert.id, ["new_service"], True)  # the alerts changed, its networks did not: kept
     assert engine.process([Collected(banner(23, ip_str="10.9.9.9"), True, "scan")]) == 1
-    assert parsed == ["10.9.9.9"] and len(spanned) == 1
+    assert parsed == [] and len(unpacked) == 1
+    store.close()
+
+
+def test_an_alert_from_before_its_ranges_were_kept_is_matched(tmp_path):
+    """A row written before ranges were kept beside the networks (its ``spans`` empty) is matched
+    from its networks, parsed."""
+    from spyglass.server.alerts.delivery import DeliveryWorker
+    from spyglass.server.alerts.engine import AlertEngine
+    from spyglass.server.collect import Collected
+    from spyglass.server.state.sqlite.alerts import AlertStore
+
+    store = AlertStore(tmp_path)
+    alert = store.create_alert(1, "old", parse_networks(["10.9.9.0/24"]), 0)
+    store.set_triggers(alert.id, ["any"], True)
+    store.set_attached(alert.id, store.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:9/"}), True)
+    store._db.run("UPDATE alerts SET spans = NULL")
+    engine = AlertEngine(store, DeliveryWorker(store))
+    assert engine.process([Collected(banner(22, ip_str="10.9.9.9"), True, "scan")]) == 1
+    assert engine.process([Collected(banner(22, ip_str="10.9.10.9"), True, "scan")]) == 0
     store.close()
 
 

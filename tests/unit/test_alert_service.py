@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from spyglass.netblocks import parse_networks
+from spyglass.netblocks import network_size, parse_networks
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.state import OverBudget
 from spyglass.server.state.sqlite.accounts import Store
@@ -23,7 +23,7 @@ def test_the_plan_counts_the_other_alerts_but_not_the_one_being_changed(tmp_path
     with pytest.raises(OverBudget) as over:
         alerts.create_alert(account.id, "third", nine, 0, budget=16)
     message = "monitor 9 IPs and 12 are monitored already: the member plan allows 16"
-    assert message in over_plan(account, nine, over.value) and len(alerts.alerts(account.id)) == 2
+    assert message in over_plan(account, network_size(nine), over.value) and len(alerts.alerts(account.id)) == 2
     alerts.set_networks(account.id, first.id, parse_networks(["127.0.3.0/29"]), budget=16)  # its own 8 not counted
     with pytest.raises(OverBudget):  # 16 in its place, beside the other's 4
         alerts.set_networks(account.id, first.id, parse_networks(["127.0.0.0/28"]), budget=16)

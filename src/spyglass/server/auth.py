@@ -68,6 +68,13 @@ class KeyRateLimiter:
                 self._forget(now)
             return None
 
+    def left(self, key: str) -> float:
+        """The tokens ``key`` has now."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, stamp = self._buckets.get(key, (float(self.burst), now))
+        return min(self.burst, tokens + (now - stamp) * self.rate)
+
     def _forget(self, now: float) -> None:
         full = [k for k, (t, s) in self._buckets.items() if t + (now - s) * self.rate >= self.burst]
         for k in full:
@@ -86,6 +93,10 @@ class Hourly:
         spend), else the seconds to wait."""
         limiter = self._limiters.setdefault(per_hour, KeyRateLimiter(per_hour / 3600, burst=per_hour))
         return limiter.check(name, cost, spend=spend)
+
+    def left(self, name: str, per_hour: int) -> float:
+        """How many of ``name``'s ``per_hour`` are there to spend now."""
+        return self._limiters.setdefault(per_hour, KeyRateLimiter(per_hour / 3600, burst=per_hour)).left(name)
 
 
 def too_many(wait: float, message: str) -> ApiError:

@@ -4,7 +4,8 @@
 every listener (the stream hub, the alert triggers) about the ones that were new. Listeners run
 on the event loop and must not block: they queue work of their own.
 
-Writes are batched: concurrent ``collect`` calls within one flush share one index commit. While
+Writes are batched: concurrent ``collect`` calls within one flush share one index commit, and
+flushes are at least FLUSH_EVERY apart. While
 another process holds the index writer (``spyglass import``), batches wait and retry; nothing
 is dropped, and callers wait with them.
 
@@ -115,10 +116,16 @@ class Collector:
         return taken
 
     async def _run(self) -> None:
+        """Flushes no closer than FLUSH_EVERY after the last one ended: what comes while one is
+        stored, or soon after, joins the next. What comes after a quiet spell is stored at once: a
+        banner alone waited out the whole pause, ahead of its alerts' notifications."""
         assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        flushed = -FLUSH_EVERY  # when the last flush ended (loop time)
         while True:
             await self._wake.wait()
-            await asyncio.sleep(FLUSH_EVERY)
+            if (pause := flushed + FLUSH_EVERY - loop.time()) > 0:
+                await asyncio.sleep(pause)
             self._wake.clear()
             batch = self._take()
             while True:
@@ -134,6 +141,7 @@ class Collector:
                             item.done.set_exception(exc)
                     results = None
                     break
+            flushed = loop.time()
             if results is not None:
                 self._notify_all(results)
 

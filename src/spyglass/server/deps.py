@@ -13,6 +13,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from spyglass.server.alerts.bodies import BodyReader
 from spyglass.server.alerts.delivery import DeliveryWorker
 from spyglass.server.auth import Charger, Hourly, KeyCheck
 from spyglass.server.banners.store import BannerStore
@@ -50,6 +51,10 @@ async def _deliveries(request: Request) -> DeliveryWorker:
     return request.app.state.alert_delivery
 
 
+async def _alert_bodies(request: Request) -> BodyReader:
+    return request.app.state.alert_bodies
+
+
 async def _scans(request: Request) -> ScanService:
     return request.app.state.scans
 
@@ -76,6 +81,7 @@ Banners = Annotated[BannerStore, Depends(_banners)]
 AppSettings = Annotated[Settings, Depends(_settings)]
 Accounts = Annotated[AccountState, Depends(_accounts)]  # accounts, keys, plans, credits, organizations
 Deliveries = Annotated[DeliveryWorker, Depends(_deliveries)]
+AlertBodies = Annotated[BodyReader, Depends(_alert_bodies)]  # reads an alert's create or edit body
 Scans = Annotated[ScanService, Depends(_scans)]  # its ``store`` holds the scans' rows
 Datasets = Annotated[DatasetService, Depends(_datasets)]
 SavedQueries = Annotated[DirectoryState, Depends(_directory)]

@@ -17,6 +17,7 @@ def install_alerts(app: FastAPI, alerts: AlertState) -> None:
     services."""
     from spyglass.netools.dns import Resolver
     from spyglass.netools.networks import Reach
+    from spyglass.server.alerts.bodies import BodyReader
     from spyglass.server.alerts.delivery import DeliveryWorker
     from spyglass.server.alerts.destinations import Destinations
     from spyglass.server.alerts.engine import AlertEngine
@@ -32,3 +33,5 @@ def install_alerts(app: FastAPI, alerts: AlertState) -> None:
     # stores as it stops still reach the engine, which queues their notifications durably.
     app.state.services.insert(app.state.services.index(app.state.collector), engine)
     app.state.services.append(delivery)
+    app.state.alert_bodies = BodyReader()  # a large create's or edit's networks read in a process of its own
+    app.state.services.append(app.state.alert_bodies)

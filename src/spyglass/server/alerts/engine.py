@@ -161,7 +161,7 @@ class AlertEngine:
         version = self.store.version()
         if self._watching is None or self._watching[0] != version:
             owners = []
-            for a in self.store.alerts():
+            for a in self.store.alerts(networks=False):  # their ranges are what it needs
                 with self._alone(a):
                     if a.triggers and a.notifiers:
                         owners.append(((a, a.expiration()), self._spans(a)))

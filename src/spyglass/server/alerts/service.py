@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from spyglass.netblocks import Netblock, network_size
 from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import Account
 from spyglass.server.state.alertrows import AlertRow
@@ -14,13 +13,13 @@ from spyglass.server.state.alertrows import AlertRow
 NOTIFYING = "notifying"
 
 
-def over_plan(account: Account, networks: list[Netblock], over: OverBudget) -> str:
-    """Why the state refused ``networks`` beside the account's other alerts (``over``): the state
+def over_plan(account: Account, size: int, over: OverBudget) -> str:
+    """Why the state refused networks of ``size`` addresses beside the account's other alerts (``over``): the state
     checks the plan's budget and writes in one transaction, so concurrent creates on any number
     of backends never pass it."""
     plan = account.plan
     return (
-        f"The alert would monitor {network_size(networks)} IPs and {over.in_use} are monitored already: "
+        f"The alert would monitor {size} IPs and {over.in_use} are monitored already: "
         f"the {plan.name} plan allows {plan.monitored_ips} monitored IPs"
     )
 

@@ -4,29 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from fastapi import APIRouter, Request
 
+from spyglass.coverage import covers
 from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
-from spyglass.netblocks import BadNetwork, Netblock, parse_networks
 from spyglass.netools.targets import NETWORK_PATTERN
 from spyglass.safetext import NOT_BLANK_PATTERN, has_control
+from spyglass.server.alerts.bodies import NO_FILTERS, BodyReader, ReadBody
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller, Hourly, too_many
-from spyglass.server.deps import Alerts, PerHour, Who
+from spyglass.server.deps import AlertBodies, Alerts, PerHour, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
 from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso
 from spyglass.server.state.alertrows import AlertRow
-from spyglass.server.state.alerts import AlertState
+from spyglass.server.state.alerts import AlertState, StoredNetworks
 
 router = APIRouter()
 
@@ -66,40 +66,37 @@ def owned(alerts: AlertState, who: Caller, alert_id: str) -> AlertRow:
     return alert
 
 
-def networks_of(body: object) -> list[Netblock]:
-    filters = body.get("filters") if isinstance(body, dict) else None
-    if not isinstance(filters, dict) or "ip" not in filters:
-        raise bad_request("filters: an object with 'ip', a list of IPs or CIDR ranges, is required")
-    try:
-        return parse_networks(filters["ip"])
-    except BadNetwork as exc:
-        raise bad_request(str(exc)) from None
+def networks_of(read: ReadBody) -> StoredNetworks:
+    """The body's networks as the state keeps them; a 400 that says why where they cannot be."""
+    if not isinstance(read.networks, StoredNetworks):
+        raise bad_request(read.networks or NO_FILTERS)
+    return read.networks
 
 
-async def spend_networks(request: Request, hourly: Hourly, who: Caller) -> Any:
+async def spend_networks(request: Request, hourly: Hourly, who: Caller, bodies: BodyReader) -> ReadBody:
     """The body of a create or edit, once the plan's alert networks an hour are spent on it: a
     write of a large alert is costly, and edits again and again slowed every account. Once the
     hour's are spent, the body is not even decoded (an alert's list can be megabytes, sent again
-    on every retry); otherwise it is decoded in a thread, not on the event loop."""
+    on every retry); one whose networks the hour cannot pay for is counted, not parsed; a large one
+    is read in a process of its own (see alerts/bodies.py), a small one in a thread."""
     plan, name = who.account.plan, f"account {who.account.id}"
     cap = f"the {plan.name} plan allows {plan.alert_networks_hour:,} alert networks written an hour"
     if (wait := hourly.spend(name, plan.alert_networks_hour, spend=False)) is not None:
         raise too_many(wait, f"Too many alert networks written: {cap}")
-    try:
-        body = await asyncio.to_thread(json.loads, await request.body())
-    except (ValueError, RecursionError) as exc:  # (not JSON, not UTF-8, or nested past the stack)
-        raise bad_request(f"Invalid request: the body is not JSON ({exc})") from None
-    filters = body.get("filters") if isinstance(body, dict) else None
-    values = filters.get("ip") if isinstance(filters, dict) else None
-    count = len(values) if isinstance(values, list) else 1
-    if count > plan.alert_networks_hour:
+    raw = await request.body()
+    read = await bodies.read(raw, hourly.left(name, plan.alert_networks_hour))
+    if read.not_json is not None:
+        raise bad_request(f"Invalid request: the body is not JSON ({read.not_json})")
+    if read.count > plan.alert_networks_hour:
         raise ApiError(403, f"Too many networks in one alert: {cap}")
-    if (wait := hourly.spend(name, plan.alert_networks_hour, count)) is not None:
+    if (wait := hourly.spend(name, plan.alert_networks_hour, read.count)) is not None:
         raise too_many(wait, f"Too many alert networks written: {cap}")
-    return body
+    if read.networks is None:  # the hour gave back enough while it was read: parsed now
+        read = await bodies.read(raw, read.count)
+    return read
 
 
-def expires_of(body: dict) -> int | None:
+def expires_of(body: dict[str, Any]) -> int | None:
     """``expires`` of a create or edit body (None if not given): seconds after the alert's
     creation, 0 for never."""
     expires = body.get("expires")
@@ -113,12 +110,12 @@ def expires_of(body: dict) -> int | None:
 
 
 @contextmanager
-def within_plan(who: Caller, networks: list[Netblock]) -> Iterator[None]:
+def within_plan(who: Caller, networks: StoredNetworks) -> Iterator[None]:
     """Around a create or edit given the plan's budget: its OverBudget as a 403 that says why."""
     try:
         yield
     except OverBudget as exc:
-        raise ApiError(403, over_plan(who.account, networks, exc)) from None
+        raise ApiError(403, over_plan(who.account, networks.size, exc)) from None
 
 
 def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = False) -> Alert:
@@ -160,14 +157,15 @@ def trigger_names(text: str) -> list[str]:
     responses=responses(400, 403, 429),
     openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
-async def create_alert(request: Request, alerts: Alerts, hourly: PerHour, who: Who) -> Alert:
-    body = await spend_networks(request, hourly, who)
+async def create_alert(request: Request, alerts: Alerts, hourly: PerHour, bodies: AlertBodies, who: Who) -> Alert:
+    read = await spend_networks(request, hourly, who, bodies)
     async with one_at_a_time(("alerts", who.account.id)):  # the others wait holding no thread
-        return await asyncio.to_thread(_create_alert, body, alerts, who)
+        return await asyncio.to_thread(_create_alert, read, alerts, who)
 
 
-def _create_alert(body: Any, alerts: AlertState, who: Caller) -> Alert:
-    if not isinstance(body, dict):
+def _create_alert(read: ReadBody, alerts: AlertState, who: Caller) -> Alert:
+    body = read.fields
+    if body is None:
         raise bad_request("a JSON object with 'name' and 'filters' is required")
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -175,7 +173,7 @@ def _create_alert(body: Any, alerts: AlertState, who: Caller) -> Alert:
     if has_control(name):
         raise bad_request("name: control characters (line breaks, tabs, NUL...) are not allowed")
     expires = expires_of(body) or 0
-    networks = networks_of(body)
+    networks = networks_of(read)
     with within_plan(who, networks):
         alert = alerts.create_alert(
             who.account.id, name.strip()[:200], networks, expires, who.account.plan.monitored_ips
@@ -205,16 +203,18 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     responses=responses(400, 403, 404, 429),
     openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
-async def edit_alert(alert_id: str, request: Request, alerts: Alerts, hourly: PerHour, who: Who) -> Alert:
-    body = await spend_networks(request, hourly, who)
+async def edit_alert(
+    alert_id: str, request: Request, alerts: Alerts, hourly: PerHour, bodies: AlertBodies, who: Who
+) -> Alert:
+    read = await spend_networks(request, hourly, who, bodies)
     async with one_at_a_time(("alerts", who.account.id)):
-        return await asyncio.to_thread(_edit_alert, alert_id, body, alerts, who)
+        return await asyncio.to_thread(_edit_alert, alert_id, read, alerts, who)
 
 
-def _edit_alert(alert_id: str, body: Any, alerts: AlertState, who: Caller) -> Alert:
+def _edit_alert(alert_id: str, read: ReadBody, alerts: AlertState, who: Caller) -> Alert:
     owned(alerts, who, alert_id)
-    networks = networks_of(body)
-    expires = expires_of(body)
+    networks = networks_of(read)
+    expires = expires_of(read.fields or {})
     with within_plan(who, networks):
         alerts.set_networks(who.account.id, alert_id, networks, expires, who.account.plan.monitored_ips)
     return alert_body(alerts, who, owned(alerts, who, alert_id))
@@ -253,7 +253,7 @@ def _ignore(alerts: AlertState, who: Caller, alert_id: str, trigger: str, servic
     ip = ipaddress.ip_address(written.rpartition(":")[0].strip("[]"))
     # Un-ignoring stays possible after the networks changed; ignoring a service the alert never
     # watches would silently do nothing.
-    if ignored and not any(ip in network for network in alert.parsed_networks().values()):
+    if ignored and not covers(alert.ranges(), ip):
         raise bad_request(f"{written} is outside the alert's networks ({', '.join(alert.networks)}): nothing to ignore")
     alerts.set_ignored(alert_id, names[0], written, ignored)
     return Success(success=True)

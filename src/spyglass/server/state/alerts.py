@@ -14,9 +14,11 @@ import json
 import secrets
 import string
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from spyglass.coverage import pack_spans, spans_of
 from spyglass.netblocks import Netblock, network_size
 from spyglass.server.state.alertrows import AlertRow, Busy, Delivery, Held, NotifierRow
 
@@ -31,18 +33,34 @@ def new_id(length: int) -> str:
     return "".join(secrets.choice(_ID_CHARS) for _ in range(length))
 
 
-def nets(networks: list[Netblock]) -> tuple[str, int]:
-    """An alert's networks as stored (JSON, a single address without its prefix length) and how
-    many addresses they cover: worked out before a write's transaction, not while it holds the
-    state (120,000 networks are a second of work)."""
-    return json.dumps([str(n) for n in networks]), network_size(networks)
+@dataclass(frozen=True)
+class StoredNetworks:
+    """An alert's networks as the state keeps them: their text (JSON, a single address without its
+    prefix length), how many addresses they cover (the plan's budget counts them) and their ranges
+    packed (what matching reads: no backend parses the networks again). Worked out before a write's
+    transaction, not while it holds the state; a large list, in a process of its own (see
+    server/alerts/bodies.py)."""
+
+    text: str
+    size: int
+    spans: bytes
+
+    @classmethod
+    def of(cls, networks: list[Netblock]) -> StoredNetworks:
+        return cls(json.dumps([str(n) for n in networks]), network_size(networks), pack_spans(spans_of(networks)))
+
+
+def stored(networks: list[Netblock] | StoredNetworks) -> StoredNetworks:
+    return networks if isinstance(networks, StoredNetworks) else StoredNetworks.of(networks)
 
 
 def alert_from(r: Mapping[str, Any]) -> AlertRow:
     """An alert from its row, without its triggers, ignores and notifiers (read beside it)."""
+    spans = r["spans"]
     return AlertRow(
-        r["id"], r["account_id"], r["name"], r["created"], r["expires"], json.loads(r["networks"]), r["size"]
-    )
+        r["id"], r["account_id"], r["name"], r["created"], r["expires"], json.loads(r["networks"]), r["size"],
+        spans=bytes(spans) if spans is not None else None,
+    )  # fmt: skip
 
 
 def notifier_from(r: Mapping[str, Any]) -> NotifierRow:
@@ -92,18 +110,27 @@ class AlertState(Protocol):
     # one transaction that no other create or edit of the account's, on any backend, interleaves
     # with: :class:`OverBudget` and nothing written past it.
     def create_alert(
-        self, account_id: int, name: str, networks: list[Netblock], expires: int, budget: int | None = None
+        self,
+        account_id: int,
+        name: str,
+        networks: list[Netblock] | StoredNetworks,
+        expires: int,
+        budget: int | None = None,
     ) -> AlertRow: ...
     def set_networks(
         self,
         account_id: int,
         alert_id: str,
-        networks: list[Netblock],
+        networks: list[Netblock] | StoredNetworks,
         expires: int | None = None,
         budget: int | None = None,
     ) -> None: ...
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None: ...
-    def alerts(self, account_id: int | None = None) -> list[AlertRow]: ...
+    def alerts(self, account_id: int | None = None, *, networks: bool = True) -> list[AlertRow]:
+        """The account's alerts (every account's with None), oldest first; not ``networks``: their
+        ``networks`` left empty where their ``spans`` are kept (what matching needs)."""
+        ...
+
     def delete_alert(self, account_id: int, alert_id: str) -> bool: ...
     def set_triggers(self, alert_id: str, names: list[str], enabled: bool) -> None: ...
     def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool) -> None: ...

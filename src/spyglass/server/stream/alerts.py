@@ -49,7 +49,7 @@ class AlertNetworks:
         if version == self._version:
             return
         if self.alert_id is None:
-            alerts = self.store.alerts(self.account_id)
+            alerts = self.store.alerts(self.account_id, networks=False)
         else:
             alerts = [a for a in [self.store.alert(self.account_id, self.alert_id)] if a is not None]
         self._coverage = Coverage((ends(a), self._spans(a)) for a in alerts)

@@ -7,6 +7,7 @@ and ``spyglass state init`` does too.
 from __future__ import annotations
 
 from spyglass.server.state.postgres.connect import Step, check_url, migrate
+from spyglass.server.state.sql.alerts import add_spans
 from spyglass.server.state.sql.directory import add_words, seed
 
 V1_ACCOUNTS = """
@@ -188,6 +189,7 @@ MIGRATIONS: tuple[Step, ...] = (
     V4_DIRECTORY,
     seed,  # the directory's starting set, as on SQLite
     add_words("seq"),
+    add_spans("BYTEA"),  # each alert's ranges packed beside its networks
 )
 
 

@@ -15,7 +15,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from spyglass.netblocks import Netblock
+from spyglass.coverage import pack_spans, spans_of
+from spyglass.netblocks import Netblock, parse_netblock
 from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso
 from spyglass.server.state.alertrows import AlertRow, Busy, Delivery, Held, NotifierRow
@@ -24,15 +25,40 @@ from spyglass.server.state.alerts import (
     FAILED,
     PENDING,
     SENT,
+    StoredNetworks,
     alert_from,
     delivery_from,
     held_from,
     log_entry,
-    nets,
     new_id,
     notifier_from,
+    stored,
 )
 from spyglass.server.state.sql.db import Db, Tx
+
+
+def add_spans(column_type: str) -> Callable[[Tx], None]:
+    """A migration step: each alert's ranges packed beside its networks (``column_type``: the
+    database's for bytes), for alerts written before them. A row that cannot be read keeps none,
+    and matching leaves it out as before."""
+
+    def step(db: Tx) -> None:
+        db.execute(f"ALTER TABLE alerts ADD COLUMN spans {column_type}")
+        for alert_id, networks in db.execute("SELECT id, networks FROM alerts").fetchall():
+            try:
+                parsed = [parse_netblock(n) for n in json.loads(networks)]
+            except (ValueError, TypeError, AttributeError):
+                continue
+            db.execute("UPDATE alerts SET spans = ? WHERE id = ?", (pack_spans(spans_of(parsed)), alert_id))
+
+    return step
+
+
+# An alert's columns, its networks left out where its ranges are kept.
+_BUT_NETWORKS = (
+    "id, account_id, name, created, expires, size, spans,"
+    " CASE WHEN spans IS NULL THEN networks ELSE '[]' END AS networks"
+)
 
 
 class SqlAlerts:
@@ -73,15 +99,21 @@ class SqlAlerts:
             raise OverBudget(int(in_use))
 
     def create_alert(
-        self, account_id: int, name: str, networks: list[Netblock], expires: int, budget: int | None = None
+        self,
+        account_id: int,
+        name: str,
+        networks: list[Netblock] | StoredNetworks,
+        expires: int,
+        budget: int | None = None,
     ) -> AlertRow:
         alert_id = new_id(16)
-        text, size = nets(networks)
+        kept = stored(networks)
         with self._changing() as db:
-            self._within(db, account_id, size, budget)
+            self._within(db, account_id, kept.size, budget)
             db.execute(
-                "INSERT INTO alerts (id, account_id, name, created, expires, networks, size) VALUES (?,?,?,?,?,?,?)",
-                (alert_id, account_id, name, iso(self.clock()), expires, text, size),
+                "INSERT INTO alerts (id, account_id, name, created, expires, networks, size, spans)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (alert_id, account_id, name, iso(self.clock()), expires, kept.text, kept.size, kept.spans),
             )
         created = self.alert(account_id, alert_id)
         assert created is not None  # written just above
@@ -91,18 +123,18 @@ class SqlAlerts:
         self,
         account_id: int,
         alert_id: str,
-        networks: list[Netblock],
+        networks: list[Netblock] | StoredNetworks,
         expires: int | None = None,
         budget: int | None = None,
     ) -> None:
         """New networks, and a new ``expires`` (seconds after its creation) when one is given."""
-        text, size = nets(networks)
+        kept = stored(networks)
         with self._changing() as db:
-            self._within(db, account_id, size, budget, alert_id)
+            self._within(db, account_id, kept.size, budget, alert_id)
             db.execute(
-                "UPDATE alerts SET networks = ?, size = ?, expires = COALESCE(?, expires)"
+                "UPDATE alerts SET networks = ?, size = ?, spans = ?, expires = COALESCE(?, expires)"
                 " WHERE id = ? AND account_id = ?",
-                (text, size, expires, alert_id, account_id),
+                (kept.text, kept.size, kept.spans, expires, alert_id, account_id),
             )
 
     def alert(self, account_id: int, alert_id: str) -> AlertRow | None:
@@ -111,11 +143,13 @@ class SqlAlerts:
         rows = self._complete("SELECT * FROM alerts WHERE id = ? AND account_id = ?", (alert_id, account_id))
         return rows[0] if rows else None
 
-    def alerts(self, account_id: int | None = None) -> list[AlertRow]:
-        """The account's alerts (every account's with None), oldest first."""
+    def alerts(self, account_id: int | None = None, *, networks: bool = True) -> list[AlertRow]:
+        """The account's alerts (every account's with None), oldest first; not ``networks``: their
+        ``networks`` left empty where their ``spans`` are kept (what matching needs)."""
+        columns = "*" if networks else _BUT_NETWORKS
         if account_id is None:
-            return self._complete("SELECT * FROM alerts ORDER BY created, id", ())
-        return self._complete("SELECT * FROM alerts WHERE account_id = ? ORDER BY created, id", (account_id,))
+            return self._complete(f"SELECT {columns} FROM alerts ORDER BY created, id", ())
+        return self._complete(f"SELECT {columns} FROM alerts WHERE account_id = ? ORDER BY created, id", (account_id,))
 
     def _complete(self, sql: str, args: tuple) -> list[AlertRow]:
         """The alerts ``sql`` selects with their triggers, ignores and notifiers, read together."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from spyglass.server.state.accounts import utcnow
 from spyglass.server.state.alerts import DEFAULT_NOTIFIER
-from spyglass.server.state.sql.alerts import SqlAlerts
+from spyglass.server.state.sql.alerts import SqlAlerts, add_spans
 from spyglass.server.state.sqlite.database import Database
 
 # Schema versions (see spyglass.server.state.sqlite.database): append a step for a new layout, never edit one.
@@ -97,7 +97,7 @@ CREATE TABLE held_banners (
 CREATE INDEX held_banners_due ON held_banners(next_try);
 """
 
-MIGRATIONS = (V1_ALERTS, V2_HELD)
+MIGRATIONS = (V1_ALERTS, V2_HELD, add_spans("BLOB"))
 
 __all__ = ["DEFAULT_NOTIFIER", "AlertStore"]
 
