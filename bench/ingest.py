@@ -37,7 +37,7 @@ from index import dataset, duckdb_import, serve  # bench/index.py, beside this s
 from spyglass.exactjson import loads
 from spyglass.server.banners.keys import keys
 from spyglass.server.banners.shape import normalize
-from spyglass.server.index.codec import shared
+from spyglass.server.index.codec import Codec
 from spyglass.server.index.schema import document_tail
 from spyglass.server.index.store import BannerIndex, add_document, prepare
 
@@ -78,7 +78,9 @@ def time_split(source: Path, work: Path) -> None:
     shapes = step("shape (address, port, time)", lambda: [normalize(b) for b in banners])
     step("keys", lambda: [keys(b, s) for b, s in zip(banners, shapes, strict=True)])
     step("index document", lambda: [document_tail(b, s, 0) for b, s in zip(banners, shapes, strict=True)])
-    codec = shared(store.preparer().dictionary)
+    dictionary = store.records.dictionary()
+    assert dictionary is not None
+    codec = Codec(dictionary)
     packed = step("compression (zstd, dictionary)", lambda: [codec.pack(line) for line in lines])
     prepared = [prepare(b, body) for b, body in zip(banners, packed, strict=True)]
     step(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from spyglass.query import FACETS, parse_facets, parse_strict
 from spyglass.server.index import BannerIndex
 from spyglass.server.ingest import importer
 from spyglass.server.ingest.importer import ImportFileError, import_banners, import_files
+from spyglass.server.ingest.parsing import prepare_block
 
 
 def real_banner(n: int, **members) -> dict:
@@ -309,3 +311,14 @@ def test_a_gzip_bomb_of_one_long_line_is_reported_and_never_held(tmp_path):
     assert report.problems == ["bomb.json.gz:2: a line over 1,048,576 bytes"]
     assert peak < 16 << 20, f"{peak:,} bytes allocated at the peak"
     idx.close()
+
+
+def test_a_chunk_crosses_to_the_writing_process_as_it_was_prepared():
+    """A worker's chunk keeps its prepared banners whole; pickled (to a process that writes them)
+    it goes as their fields, a list each, and comes back the same, its problems with it."""
+    lines = [json.dumps(real_banner(n)).encode() for n in range(3)]
+    chunk = prepare_block(BannerIndex.prepare, b"\n".join([lines[0], b"{not json", *lines[1:]]) + b"\n")
+    assert len(chunk.prepared) == 3 and [n for n, _ in chunk.problems] == [1]
+    assert pickle.loads(pickle.dumps(chunk)) == chunk
+    empty = prepare_block(BannerIndex.prepare, b"\n\n")
+    assert pickle.loads(pickle.dumps(empty)) == empty and empty.prepared == []

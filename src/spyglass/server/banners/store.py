@@ -40,7 +40,7 @@ class Prepared(NamedTuple):
     key: int  # address, port, transport, time, hash
     service: int  # address, port, transport
     stamp: str
-    body: bytes  # as they came, or already in the store's stored form (the embedded import's workers compress it)
+    body: bytes  # as they came
     doc: bytes  # the store's own form: the embedded index document (JSON less its "{"), a ClickHouse row
 
 

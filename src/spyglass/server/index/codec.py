@@ -13,9 +13,7 @@ dictionary, or from before this layout) or ``\\x00`` and a zstd frame without it
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable
 
 import zstandard
 
@@ -57,28 +55,14 @@ class Codec:
     def pack(self, body: bytes) -> bytes:
         return FRAME + self._tools()[0].compress(body)
 
+    def pack_all(self, bodies: list[bytes]) -> list[bytes]:
+        """:meth:`pack` of each, one after the other: zstd's tables stay in the cache between them,
+        where packing each banner as it is read leaves them to be evicted by the rest of its work."""
+        compress = self._tools()[0].compress
+        return [FRAME + compress(body) for body in bodies]
+
     def unpack(self, stored: bytes) -> bytes:
         return self._tools()[1].decompress(stored[1:], max_output_size=MAX_BANNER)
-
-
-@functools.lru_cache(maxsize=2)
-def shared(dictionary: bytes) -> Codec:
-    """One Codec per dictionary in a process (an import's workers get the dictionary with each batch)."""
-    return Codec(dictionary)
-
-
-_packing: tuple[bytes, Callable[[bytes], bytes]] | None = None  # the last dictionary, and its pack
-
-
-def packer(dictionary: bytes) -> Callable[[bytes], bytes]:
-    """:func:`shared`'s pack, for each banner of a batch: found by the dictionary's identity. Each
-    batch brings its own copy of the dictionary, and shared's cache, finding an equal key, compared
-    all its 112 KB for every banner."""
-    global _packing
-    last = _packing
-    if last is None or last[0] is not dictionary:
-        last = _packing = (dictionary, shared(dictionary).pack)
-    return last[1]
 
 
 def plain(stored: bytes, codec: Codec | None) -> bytes:

@@ -232,10 +232,9 @@ class RecordStore:
                 }
                 seq = self._db.conn.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
                 if self._codec_now() is None and seq + len(fresh) >= self._train_at:
-                    self._train([p.body for p in fresh.values() if p.body[:1] != FRAME], seq + len(fresh))
-                pack = self._codec.pack if self._codec else bytes
-                # a body packed already (by an import's worker, with this dictionary) is kept as it is
-                stored = [p.body if p.body[:1] == FRAME else pack(p.body) for p in fresh.values()]
+                    self._train([p.body for p in fresh.values()], seq + len(fresh))
+                bodies = [p.body for p in fresh.values()]
+                stored = self._codec.pack_all(bodies) if self._codec else bodies
                 first = seq + 1
                 added: list[list] = []
                 demoted: list[tuple[int, int]] = []  # (seq, its shard)

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import NamedTuple
@@ -24,7 +23,6 @@ from spyglass.server.banners.shape import BadBanner, ip_address, normalize
 from spyglass.server.banners.store import Prepared, StoreBusy, StoreFull, Trends
 from spyglass.server.index import merge
 from spyglass.server.index.aside import aside, searching
-from spyglass.server.index.codec import packer
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.records import RecordStore
 from spyglass.server.index.schema import build_schema, document_tail, facet_value
@@ -62,35 +60,15 @@ def _stamp(banner: dict) -> str | None:
 
 def prepare(banner: object, body: bytes | None = None) -> Prepared:
     """What the writer needs of a banner: its keys, its body (``body`` if given: the bytes it
-    was read from) and its index document; BadBanner if a required member is missing."""
-    return _prepare(banner, body, bytes)
-
-
-def _prepare(banner: object, body: bytes | None, pack: Callable[[bytes], bytes]) -> Prepared:
+    was read from) and its index document; BadBanner if a required member is missing. The body is
+    compressed by the record store, a batch at a time (records.py), not here: zstd's tables stay
+    in the cache for a batch, where between banners the rest of this work evicted them."""
     shape = normalize(banner)
     assert isinstance(banner, dict)
     key, service = keys(banner, shape)
     return Prepared(
-        key,
-        service,
-        shape.stamp,
-        pack(body if body is not None else dumps(banner)),
-        document_tail(banner, shape, service),
+        key, service, shape.stamp, body if body is not None else dumps(banner), document_tail(banner, shape, service)
     )
-
-
-@dataclass(frozen=True)
-class PackingPrepare:
-    """:func:`prepare`, and the body compressed with the store's dictionary (codec.py) when it has
-    one: what an import's worker processes run, so that the writer does not compress. Picklable:
-    it carries the dictionary, not the store."""
-
-    dictionary: bytes | None
-
-    def __call__(self, banner: object, body: bytes | None = None) -> Prepared:
-        if self.dictionary is None:
-            return prepare(banner, body)
-        return _prepare(banner, body, packer(self.dictionary))
 
 
 class BannerIndex(SeenRows):
@@ -140,10 +118,6 @@ class BannerIndex(SeenRows):
     def bulk_load(self) -> AbstractContextManager[None]:
         """A bulk load's settings while the block runs (the records' page cache: records.py)."""
         return self.records.bulk()
-
-    def preparer(self) -> PackingPrepare:
-        """What an import's workers prepare banners with (see :mod:`spyglass.server.ingest.importer`)."""
-        return PackingPrepare(self.records.dictionary())
 
     def opener(self) -> Callable[[], BannerIndex]:
         """How another process (an import's worker) opens this store to write to it."""

@@ -24,16 +24,23 @@ WHITE = b" \t\r\n\x0b\x0c"  # what bytes.strip() strips
 class Chunk:
     """Lines of one file, parsed in a worker process: the prepared banners and the problems."""
 
-    columns: tuple[list, ...]  # the prepared banners' fields, a list each (pickled faster than tuples)
+    prepared: list[Prepared]
     lines: int  # blank ones too
     read: int
     problems: list[tuple[int, str]]  # (index of the line among the chunk's, why)
     places: list[tuple[str, str]] = field(default_factory=list)  # a scanner's unreadable records: (where, why)
     seen: list[dict] = field(default_factory=list)  # what a scanner saw of its hosts besides banners (Seen)
 
-    @property
-    def prepared(self) -> list[Prepared]:
-        return list(map(Prepared, *self.columns)) if self.columns else []
+    def __getstate__(self) -> dict:
+        """Pickled (to the process that writes them) as the prepared banners' fields, a list each:
+        faster than a tuple each. A worker that writes them itself neither splits nor rebuilds them."""
+        state = dict(self.__dict__)
+        state["prepared"] = tuple(map(list, zip(*self.prepared, strict=True)))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        columns = state.pop("prepared")
+        self.__dict__.update(state, prepared=list(map(Prepared, *columns)) if columns else [])
 
 
 def json_problem(exc: ValueError) -> str:
@@ -72,7 +79,7 @@ def _prepare_numbered(prepare: Preparer, numbered: Iterable[tuple[int, bytes]], 
             problems.append((number, str(exc)))
         except Exception as exc:  # a line stands alone, whatever it holds
             problems.append((number, f"unreadable banner ({type(exc).__name__})"))
-    return Chunk(tuple(map(list, zip(*prepared, strict=True))), lines, read, problems)
+    return Chunk(prepared, lines, read, problems)
 
 
 def prepare_pieces(prepare: Preparer, work: tuple[formats.Pieces, list[tuple[object, bytes]]]) -> Chunk:
@@ -100,7 +107,7 @@ def prepare_pieces(prepare: Preparer, work: tuple[formats.Pieces, list[tuple[obj
             except Exception as exc:
                 problems.append((banners, f"unreadable banner ({type(exc).__name__})"))
             banners += 1
-    return Chunk(tuple(map(list, zip(*prepared, strict=True))), banners, read, problems, places, seen)
+    return Chunk(prepared, banners, read, problems, places, seen)
 
 
 def prepare_block(prepare: Preparer, block: bytes) -> Chunk:
@@ -115,7 +122,7 @@ def prepare_block(prepare: Preparer, block: bytes) -> Chunk:
             lines.pop()
         return prepare_lines(prepare, lines)
     if not block.translate(None, WHITE):  # nothing but white space: nothing to search for
-        return Chunk((), count, 0, [])
+        return Chunk([], count, 0, [])
     return _prepare_numbered(prepare, _holding(block), count)
 
 

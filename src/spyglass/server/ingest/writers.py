@@ -70,7 +70,7 @@ class Written:
     parsed (its banners left out) and how many of those banners were new."""
 
     job: int
-    chunk: Any  # importer.Chunk, with no columns
+    chunk: Any  # importer.Chunk, without its prepared banners
     added: int
     duplicates: int
 
@@ -123,7 +123,7 @@ def _jobs(store: BannerStore, writer, jobs, results, first) -> None:
         elif item is not ...:
             number, work, payload = item
             chunk = work(preparer() if preparer else type(store).prepare, payload)
-            prepared, chunk.columns = chunk.prepared, ()
+            prepared, chunk.prepared = chunk.prepared, []
             held.append((number, chunk, prepared))
             since = since or time.monotonic()
         count = sum(len(p) for _, _, p in held)
