@@ -184,14 +184,6 @@ class OpensElsewhere(Protocol):
 
 
 @runtime_checkable
-class PreparesForWorkers(Protocol):
-    def preparer(self) -> Preparer:
-        """What an import's workers prepare banners with, in place of the class's ``prepare``
-        (more of the store's work done in the workers)."""
-        ...
-
-
-@runtime_checkable
 class LoadsInBulk(Protocol):
     def bulk_load(self) -> AbstractContextManager[None]:
         """A bulk load's settings while the block runs (an import's writer)."""

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from spyglass.exactjson import loads
 from spyglass.server.banners.shape import BadBanner
-from spyglass.server.banners.store import BannerStore, Prepared, Preparer, PreparesForWorkers
+from spyglass.server.banners.store import BannerStore, Prepared, Preparer
 from spyglass.server.ingest.writers import worker_start
 
 
@@ -139,10 +139,10 @@ def _serve(opener: Callable[[], BannerStore], pipe, parent: int) -> None:
     try:
         while (request := pipe.recv()) is not None:
             bodies, latest, future = request
-            # a store's dictionary appears once it has seen enough banners: asked for each batch
-            prepare = store.preparer() if isinstance(store, PreparesForWorkers) else type(store).prepare
             try:
-                answer: Any = write_collected(store, prepare, [(_read(b), b) for b in bodies], latest, future)
+                answer: Any = write_collected(
+                    store, type(store).prepare, [(_read(b), b) for b in bodies], latest, future
+                )
             except Exception as exc:  # the backend's to raise (and retry: StoreBusy)
                 answer = exc
             try:

@@ -40,7 +40,6 @@ from spyglass.server.banners.store import (
     OpensElsewhere,
     Prepared,
     Preparer,
-    PreparesForWorkers,
 )
 from spyglass.server.ingest import formats
 from spyglass.server.ingest.formats.known import format_of
@@ -312,9 +311,9 @@ def _jobs_of(path: Path, position: list[int], report: ImportReport, max_line: in
 
 def _import_here(index: BannerStore, paths, sizes, report, progress, total: int, workers: int, max_line: int) -> None:
     """The workers parse and this process writes what they parsed (a store only this process can
-    open). A store may give its workers more of its work than prepare does: ``preparer()``."""
+    open)."""
     done_before = 0
-    preparer: Callable[[], Preparer] | None = index.preparer if isinstance(index, PreparesForWorkers) else None
+    prepare = type(index).prepare
     with (
         index.writing() as writer,
         ProcessPoolExecutor(
@@ -330,7 +329,6 @@ def _import_here(index: BannerStore, paths, sizes, report, progress, total: int,
             failed = None
             try:
                 for work, block in jobs:
-                    prepare = preparer() if preparer else type(index).prepare
                     pending.append((pool.submit(work, prepare, block), position[0]))
                     if len(pending) > AHEAD * workers:  # bounded: a huge file is never held in memory
                         storing.take(*pending.popleft(), done_before)

@@ -32,7 +32,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
-from spyglass.server.banners.store import BannerStore, LoadsInBulk, PreparesForWorkers, Settles
+from spyglass.server.banners.store import BannerStore, LoadsInBulk, Settles
 
 SETTLE_WAIT = 5.0  # seconds an import waits for a shard's writer to apply the demotions it made there
 BATCH = 20_000  # banners written at a time (one transaction of the records, a few per index commit)
@@ -108,7 +108,6 @@ def _work(opener: Callable[[], BannerStore], jobs, results, parent: int) -> None
 def _jobs(store: BannerStore, writer, jobs, results, first) -> None:
     """Parse what comes in (``first``, then the queue's), and write it BATCH banners at a time
     (or after HOLD seconds)."""
-    preparer = store.preparer if isinstance(store, PreparesForWorkers) else None
     held: list[tuple[int, Any, list]] = []  # (job, chunk, its prepared banners)
     since = 0.0
     stopping = False
@@ -122,7 +121,7 @@ def _jobs(store: BannerStore, writer, jobs, results, first) -> None:
             stopping = True
         elif item is not ...:
             number, work, payload = item
-            chunk = work(preparer() if preparer else type(store).prepare, payload)
+            chunk = work(type(store).prepare, payload)
             prepared, chunk.prepared = chunk.prepared, []
             held.append((number, chunk, prepared))
             since = since or time.monotonic()
