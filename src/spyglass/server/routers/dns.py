@@ -64,6 +64,10 @@ def resolver_of(settings: Settings) -> Resolver:
     return Resolver(geonet.nameservers, geonet.dns_port, geonet.dns_timeout)
 
 
+# One name of a list: at most 253 characters, as each is checked (a list's pattern has no maxLength).
+LISTED_NAME = rf"(?=[^,]{{1,253}}(?:,|$)){HOSTNAME_PATTERN}"
+
+
 @router.get(
     "/dns/resolve",
     response_model=dict[str, str | None],
@@ -77,7 +81,7 @@ async def resolve(
         ...,
         description=f"comma-separated hostnames, at most {MAX_NAMES}",
         # declared for generated clients; checked below, with messages a person can read
-        json_schema_extra={"pattern": f"^{HOSTNAME_PATTERN}(?:,{HOSTNAME_PATTERN}){{0,{MAX_NAMES - 1}}}$"},
+        json_schema_extra={"pattern": f"^{LISTED_NAME}(?:,{LISTED_NAME}){{0,{MAX_NAMES - 1}}}$"},
     ),
 ) -> dict[str, str | None]:
     found = await ask(resolver_of(settings), listed(hostnames, "hostnames", is_hostname), ("A", "AAAA"))
