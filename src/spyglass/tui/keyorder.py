@@ -38,7 +38,10 @@ Keys typed while the app starts (a user who types at once, before the first pane
 would go to no box: with nothing focused the screen takes them and drops them (`-port:22 nginx`
 became `rt:22 nginx`; an early `q` would even quit). :meth:`KeysInTurn.hold_keys` keeps them,
 in order, until :meth:`KeysInTurn.release_keys`, once the widget that takes them has the focus;
-then they take their turns as a burst does, before any key typed after them.
+then they take their turns as a burst does, before any key typed after them. Keys typed before
+Textual put the terminal in raw mode went through the tty's line discipline, whose ICRNL made
+Enter a newline: Textual reads it as ctrl+j, which no box binds (the query stayed in the box,
+never run). A ctrl+j held is Enter.
 """
 
 from __future__ import annotations
@@ -149,6 +152,8 @@ class KeysInTurn(App[None]):
             await super().on_event(event)
             return
         if self._keys_held is not None:
+            if event.key == "ctrl+j":  # Enter, typed before raw mode (ICRNL: see above)
+                event = events.Key("enter", "\r")
             if not await self._check_bindings(event.key, priority=True):
                 self._keys_held.append(event)
             return
