@@ -147,3 +147,24 @@ def test_cut_middle_keeps_both_ends_within_the_width():
     cut = cut_middle("/home/user/a/very/long/folder/file.json.gz", 20)
     assert len(cut) == 20 and cut.startswith("/home/u") and cut.endswith("file.json.gz"[-9:]) and "…" in cut
     assert cut_middle("/目录/目录/目录/目录/file", 11).count("…") == 1
+
+
+async def test_a_missing_folder_after_a_download_is_said_in_place_of_its_success(backend, tmp_path):
+    # After a download, a folder that is not there typed in the box and Enter: nothing said,
+    # and "saved as" of the last one stayed, as if this one had gone there (issue 45, M6).
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await open_monthly(pilot)
+        box = pane.query_one("#data-dest", Input)
+        box.value = str(tmp_path)
+        pane.query_one("#data-files", Table).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "saved as" in status(pane)
+        missing = tmp_path / "x" / "nope"
+        box.focus()
+        await pilot.press("ctrl+u", *str(missing), "enter")
+        await settle(pilot)
+        assert status(pane) == f"no such folder: {missing}"
+        assert "saved as" not in screen_text(app) and box.value == str(missing)
+        assert str(pane.query_one(".pane-error", Static).render()) == f"no such folder: {missing}"

@@ -35,6 +35,8 @@ async def test_a_picked_provider_keeps_the_keys_on_the_drop_down_and_tab_goes_to
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         provider = app.query_one("#notifier-provider", Select)
+        await pilot.press("n")  # a new notifier, from the list: the form starts on the provider
+        await settle(pilot)
         assert app.focused is provider
         await pilot.press("enter")  # the drop-down
         await settle(pilot)

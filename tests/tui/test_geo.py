@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
@@ -11,7 +12,7 @@ from spyglass.models import GeoLocation
 from spyglass.server.geonet import GeonetSettings
 from spyglass.tui.app import SpyglassApp
 from spyglass.tui.panes.geo import GeoPane
-from spyglass.tui.widgets.worldmap import WorldMap
+from spyglass.tui.widgets.worldmap import Marker, WorldMap
 from tests.conftest import start_backend
 from tests.servers import ZONE_NETWORKS, DnsServer
 from tests.tui.helpers import screen_text, settle
@@ -162,3 +163,21 @@ async def test_a_refused_target_clears_the_last_measurement(geo_backend):
         await settle(pilot)
         assert "not a host!: not an IP address or a hostname" in screen_text(app)
         assert pane.query_one(DataTable).row_count == 0 and not pane.query_one(WorldMap).markers
+
+
+async def test_without_colour_each_level_has_its_own_mark_on_the_map_and_its_legend(geo_backend, monkeypatch):
+    # Under NO_COLOR the legend read "map: ● < 50 ms   ● < 150 ms   ● >= 150 ms   ● no reply" and
+    # every marker was the same ●: colour alone told them apart (issue 45, M5).
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = SpyglassApp(geo_backend.profile(geo_backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_geo(pilot)
+        places = {"good": (52.5, 13.4), "fair": (35.7, 139.7), "poor": (-33.9, 151.2), "down": (40.7, -74.0)}
+        pane.query_one(WorldMap).markers = tuple(Marker(lat, lon, level) for level, (lat, lon) in places.items())
+        await settle(pilot)
+        text = screen_text(app)
+        legend = next(line for line in text.splitlines() if line.strip().startswith("map:"))
+        marks = re.findall(r"(\S) (?:< 50 ms|< 150 ms|>= 150 ms|no reply)", legend)
+        assert len(marks) == 4 and len(set(marks)) == 4, legend
+        drawn = text.split(legend, 1)[1]  # the map is below its legend
+        assert all(mark in drawn for mark in marks), drawn

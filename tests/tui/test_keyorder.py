@@ -208,3 +208,50 @@ async def test_keys_waiting_their_turn_when_the_app_quits_stop_quietly(backend):
     app._keys_waiting.extend(typed("xy"))
     await asyncio.wait_for(app._take_turns(), 5)  # returns, raises nothing
     assert not app._keys_waiting
+
+
+TYPED_AHEAD = """
+import sys
+from pathlib import Path
+from spyglass.config import Profile
+import spyglass.tui.app
+from spyglass.tui.app import SpyglassApp
+
+url, key, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+
+class Watched(SpyglassApp):
+    CSS_PATH = Path(spyglass.tui.app.__file__).with_name("app.tcss")  # (this class has no file)
+    waited = 0
+    def on_mount(self):
+        self.set_interval(0.1, self.report)
+    def report(self):
+        search = self.query("#pane-search")
+        if self.clients is None or not search:
+            return
+        self.waited += 1
+        pane = search.first()
+        if pane.current_query or self.waited > 30:  # ran, or 3 s connected without running it
+            out.write_text(f"{pane.query_one('#query').value}|{pane.current_query}")
+            self.exit()
+
+Watched(Profile(name="t", url=url, key=key, rate=None)).run()
+"""
+
+
+def test_enter_typed_before_the_terminal_is_raw_runs_the_query(backend, tmp_path):
+    # Keys typed before Textual sets raw mode go through the tty's line discipline: ICRNL makes
+    # Enter a newline, which Textual reads as ctrl+j. The box had the text; nothing ran.
+    out = tmp_path / "typed.txt"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the dashboard on a tty still in cooked mode
+        os.execv(sys.executable, [sys.executable, "-c", TYPED_AHEAD, backend.url, backend.key(), str(out)])
+    try:
+        os.write(fd, b"-port:22 nginx\r")  # at once: the child has not even started Python
+        deadline = time.monotonic() + 90
+        while not out.exists():
+            assert time.monotonic() < deadline, "the dashboard did not answer"
+            drain(fd)
+        assert out.read_text() == "-port:22 nginx|-port:22 nginx"
+    finally:
+        os.close(fd)
+        stop(pid)

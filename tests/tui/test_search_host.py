@@ -414,6 +414,22 @@ async def test_at_80x24_every_row_of_the_host_is_in_reach_and_history_tells_scan
         assert len({(r[0].plain, r[2].plain) for r in seen}) == len(seen)  # the same service, told apart
 
 
+async def test_a_host_opened_from_a_result_starts_on_its_current_services(data_backend):
+    # h toggled a view that stayed when another host was opened: `Esc g j j Enter h` showed the
+    # history one time and the current services the next, depending on the last host's h.
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for ip in [busiest_host(), CURRENT[0]["ip_str"], busiest_host()]:
+            app.post_message(OpenHost(ip))
+            await settle(pilot)
+            services = app.query_one("#services", DataTable)
+            assert services.border_title == "Services (h: history)"
+            await pilot.press("h")  # the services have the keyboard
+            await settle(pilot)
+            assert services.border_title == "Services: every scan (h: current)"
+
+
 async def test_enter_on_a_pivot_searches_for_it_and_minus_excludes_it(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("member")))
     async with app.run_test(size=(130, 40)) as pilot:

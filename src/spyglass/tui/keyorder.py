@@ -38,7 +38,10 @@ Keys typed while the app starts (a user who types at once, before the first pane
 would go to no box: with nothing focused the screen takes them and drops them (`-port:22 nginx`
 became `rt:22 nginx`; an early `q` would even quit). :meth:`KeysInTurn.hold_keys` keeps them,
 in order, until :meth:`KeysInTurn.release_keys`, once the widget that takes them has the focus;
-then they take their turns as a burst does, before any key typed after them.
+then they take their turns as a burst does, before any key typed after them. Keys typed before
+Textual put the terminal in raw mode went through the tty's line discipline, whose ICRNL made
+Enter a newline: Textual reads it as ctrl+j, which no box binds (the query stayed in the box,
+never run). A ctrl+j held is Enter.
 """
 
 from __future__ import annotations
@@ -149,6 +152,8 @@ class KeysInTurn(App[None]):
             await super().on_event(event)
             return
         if self._keys_held is not None:
+            if event.key == "ctrl+j":  # Enter, typed before raw mode (ICRNL: see above)
+                event = events.Key("enter", "\r")
             if not await self._check_bindings(event.key, priority=True):
                 self._keys_held.append(event)
             return
@@ -169,11 +174,40 @@ class KeysInTurn(App[None]):
                 if not self._keys_waiting or not self._screen_stack:  # (none left: the app has quit)
                     self._keys_waiting.clear()
                     return
+                text = self._text_to_come()
+                if text:  # one insert for the lot, as a paste (see _text_to_come)
+                    self.post_message(events.Paste(text))
+                    continue
                 key = self._keys_waiting.popleft()
                 self._in_turn.add(id(key))
                 self.post_message(key)
         finally:
             self._keys_turns = None
+
+    def _text_to_come(self) -> str:
+        """The characters that wait next, taken from the keys waiting, where they all go into the
+        plain text box that has the focus (one with no restriction or length cap, each such key
+        inserts its character there and does nothing else), or "" (fewer than two). Each key's
+        turn waits for a frame and each insert redraws the box: one key at a time, a long burst
+        (a paste without bracketed paste) took minutes."""
+        box, waiting = self.focused, self._keys_waiting
+        if not isinstance(box, Input) or box.restrict or box.max_length or box.type != "text":
+            return ""
+        count = 0
+        while count < len(waiting) and self._plain_character(waiting[count]):
+            count += 1
+        if count < 2:
+            return ""
+        return "".join(waiting.popleft().character or "" for _ in range(count))
+
+    def _plain_character(self, key: events.Key) -> bool:
+        if not key.is_printable or not key.character or not key.character.isprintable():
+            return False
+        return not any(
+            binding.priority
+            for bindings in (self._bindings, self.screen._bindings)
+            for binding in bindings.key_to_bindings.get(key.key, ())
+        )
 
     async def _until_handled(self) -> None:
         """Until no message waits for, or is being handled by, the app or a node of its screen."""
@@ -191,6 +225,12 @@ class KeysInTurn(App[None]):
             node._message_queue.qsize() or node._next_callbacks
             for node in (self, *self.screen.walk_children(with_self=True))
         )
+
+
+def keys_to_come(app: App) -> bool:
+    """Whether keys of a burst still wait their turn: what looks at a whole box (a live check)
+    can wait for the last of them, rather than run again on every key."""
+    return bool(getattr(app, "_keys_waiting", None))
 
 
 _handling = [0]  # messages being handled now, by any node (Textual's queue does not count them)

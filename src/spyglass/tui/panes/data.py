@@ -191,8 +191,11 @@ class DataPane(Pane):
         from spyglass.client.data import ChecksumMismatch, download_current, part_path
 
         if not await asyncio.to_thread(folder.is_dir):
-            # Worded as the CLI does; resuming could not help.
-            raise PaneFailure(f"no such folder: {clean(folder, one_line=True)}")
+            # Worded as the CLI does; resuming could not help. Said on the status line too, in
+            # place of the last download's outcome, which would seem to be this one's.
+            said = f"no such folder: {clean(folder, one_line=True)}"
+            self.status(said)
+            raise PaneFailure(said)
         name = Path(file.name).name or "download"  # the server's name, kept inside the folder
         dest = folder / name
         bar = self.query_one("#data-bar", ProgressBar)

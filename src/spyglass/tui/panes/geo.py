@@ -17,11 +17,10 @@ from textual.widgets import Button, Input, Select, Static
 from spyglass.datagen import is_demo_address
 from spyglass.present import geonet
 from spyglass.safetext import clean, safe_text
-from spyglass.tui.console import dot
 from spyglass.tui.panes.base import Pane
 from spyglass.tui.widgets.colours import theme_style
 from spyglass.tui.widgets.table import Column, Table
-from spyglass.tui.widgets.worldmap import LEVEL_COLOUR, Marker, WorldMap, level_for
+from spyglass.tui.widgets.worldmap import LEVEL_COLOUR, Marker, WorldMap, level_for, mark_of
 
 if TYPE_CHECKING:  # models load with the client, after the first frame
     from spyglass.client import Clients
@@ -109,7 +108,7 @@ class GeoPane(Pane):
     def legend(self) -> Text:
         text = Text("map: ")
         for level, label in (("good", "< 50 ms"), ("fair", "< 150 ms"), ("poor", ">= 150 ms"), ("down", "no reply")):
-            text.append(f"{dot(self.app)} ", style=theme_style(self.app, LEVEL_COLOUR[level]))
+            text.append(f"{mark_of(self.app, level)} ", style=theme_style(self.app, LEVEL_COLOUR[level]))
             text.append(f"{label}   ")
         text.append("(m hides the map)")
         return text

@@ -131,8 +131,11 @@ class HostPane(Pane):
         super().type_into(box, character)
 
     def run_arg(self, arg: str) -> None:
-        """``ADDRESS``, or ``ADDRESS PORT/TRANSPORT``: the host, on that service."""
+        """``ADDRESS``, or ``ADDRESS PORT/TRANSPORT``: the host, on that service, on its current
+        services (h then shows its history whatever the last host showed: `Esc g j j Enter h`
+        does the same every time)."""
         address, _, service = arg.strip().partition(" ")
+        self.history = False
         self.wanted_service = service.strip()
         field = self.ip_box
         field.value = clean(address, one_line=True, max_chars=64)  # it may come from a server

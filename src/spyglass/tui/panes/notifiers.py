@@ -85,8 +85,9 @@ class NotifiersPane(Pane):
         yield Table(COLUMNS, id="notifiers-list")
 
     def focus_first(self) -> None:
-        """The form starts with the provider: its arguments follow from it."""
-        self.provider_choice.focus()
+        """The list has the keys: e, D and t (the footer's) act on its notifier; ctrl+n or n starts
+        the form on the provider (the drop-down, focused, took t and e as a search)."""
+        self.list_table.focus()
 
     async def load(self, clients: Clients) -> None:
         if not self.providers:

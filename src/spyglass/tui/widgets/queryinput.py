@@ -1,5 +1,10 @@
-"""The search box: checks the query with the shared parser on every keystroke, before any
-request, and says what it will cost; up and down recall the queries run before (kept between runs)."""
+"""The search box: checks the query with the shared parser as it is typed, before any request,
+and says what it will cost; up and down recall the queries run before (kept between runs).
+
+A key typed alone is checked at once. The keys of a burst (typed faster than the screen draws, or
+pasted without bracketed paste) are checked once the last has its turn: the check parses the
+whole box, and running it on every key made a burst's work grow with the square of its length
+(6,000 characters pasted held the keys for minutes)."""
 
 from __future__ import annotations
 
@@ -12,11 +17,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.suggester import Suggester
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from spyglass.query import FILTERS, parse
 from spyglass.safetext import clean
 from spyglass.tui.console import for_console, on_console
+from spyglass.tui.keyorder import keys_to_come
 from spyglass.tui.widgets.colours import theme_style
 
 
@@ -57,6 +64,7 @@ class FilterSuggester(Suggester):
 
 
 HISTORY_SIZE = 500
+CHECK_LATER = 0.2  # s: a burst that ends on a key that leaves the box is checked after this
 
 
 class History:
@@ -117,6 +125,7 @@ class QueryInput(Vertical):
         self.history = History(history_path())
         self.recalled = len(self.history.entries)  # where up/down are in the history; the end is "new"
         self.draft = ""  # what was typed before going back in the history
+        self._check_later: Timer | None = None  # the check a burst put off
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder=self.placeholder, id="query", suggester=FilterSuggester(), select_on_focus=False)
@@ -165,6 +174,16 @@ class QueryInput(Vertical):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
+        if self._check_later is not None:
+            self._check_later.stop()
+            self._check_later = None
+        if keys_to_come(self.app):  # the last key of the burst checks (or the timer, if it is no text)
+            self._check_later = self.set_timer(CHECK_LATER, self._checked)
+        else:
+            self._checked()
+
+    def _checked(self) -> None:
+        self._check_later = None
         self.post_message(self.Checked(self, self.check()))
 
     def check(self) -> bool:

@@ -1,4 +1,4 @@
-"""A world map in braille dots with coloured markers, for the geo pane.
+"""A world map in braille dots with markers, for the geo pane: each level its colour and mark.
 
 Land comes from a 0.5 degree mask derived from Natural Earth (see tui/data/README.md).
 """
@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from spyglass.tui.console import dot, on_console
+from spyglass.tui.console import on_console
 from spyglass.tui.widgets.colours import theme_style
 
 NORTH, SOUTH = 84.0, -58.0  # Antarctica and the far north cost rows and say little here
@@ -84,6 +84,15 @@ def cell_of(lat: float, lon: float, columns: int, rows: int) -> tuple[int, int] 
 
 
 LEVEL_COLOUR = {"good": "success", "fair": "warning", "poor": "error", "down": "foreground-muted"}
+# Each level its own mark too: under NO_COLOR (or to a reader who tells no colours apart) the
+# colour alone said nothing, every marker a ●. The Linux console's fonts have ASCII only.
+LEVEL_MARK = {"good": "●", "fair": "◆", "poor": "▲", "down": "○"}
+CONSOLE_MARK = {"good": "*", "fair": "+", "poor": "!", "down": "o"}
+
+
+def mark_of(app: object, level: str) -> str:
+    """The marker of ``level`` on the map and in its legend."""
+    return (CONSOLE_MARK if on_console(app) else LEVEL_MARK)[level]
 
 
 def level_for(rtt_ms: float | None) -> str:
@@ -109,7 +118,7 @@ class WorldMap(Widget):
             cell = cell_of(marker.lat, marker.lon, columns, rows)
             if cell is not None:
                 col, row = cell
-                grid[row][col] = dot(self.app)
+                grid[row][col] = mark_of(self.app, marker.level)
                 marks.append((row * (columns + 1) + col, theme_style(self.app, LEVEL_COLOUR[marker.level], bold=True)))
         # One span for the land and one per marker: cheap to render and to redraw.
         text = Text(
