@@ -203,3 +203,37 @@ def test_a_large_alert_body_is_read_in_a_process_of_its_own(fresh):
     assert made.json()["filters"]["ip"] != edited.json()["filters"]["ip"]
     assert post(f"/{alert_id}", {"filters": {"ip": many[2:]}}).json()["size"] == 19_998  # in the new reader
     assert len(multiprocessing.active_children()) == 1
+
+
+def test_an_accounts_requests_at_once_are_the_plans(fresh):
+    """32 threads of one free key took another account's count to p95 2.1 s (issue 44, M1): now
+    a free account has 2 requests in flight at once, on the main API and the trends host alike,
+    past them a 429 naming the cap, and another account is answered meanwhile."""
+    import socket
+    from concurrent.futures import ThreadPoolExecutor
+
+    free, other = fresh.key("free"), fresh.key("free")
+    info = httpx.get(f"{fresh.url}/api-info", params={"key": free}).json()
+    assert info["usage_limits"]["requests_at_once"] == 2
+    count = (f"{fresh.url}/intel/host/count", {"key": free, "query": "port:22"})
+    trends = (f"{fresh.url}/trends/api/v1/search", {"key": free, "query": "port:22"})
+    with ExitStack() as stack, ThreadPoolExecutor(2) as pool:
+        held = []
+        for _ in range(2):  # two notifier tests to receivers that never answer: each waits out its deadline
+            dead = stack.enter_context(socket.socket())
+            dead.bind(("127.0.0.1", 0))
+            dead.listen()
+            dead.settimeout(30)
+            hook = notifier(fresh, free, "webhook", url=f"http://127.0.0.1:{dead.getsockname()[1]}/hook")
+            held.append(pool.submit(try_notifier, fresh, free, hook))
+            stack.enter_context(dead.accept()[0])  # the test is sending: in flight until its deadline
+        refused = [httpx.get(url, params=params) for url, params in (count, trends)]
+        assert httpx.get(count[0], params={**count[1], "key": other}).status_code == 200
+        for answer in refused:
+            assert answer.status_code == 429, answer.text
+            assert answer.json()["error"].startswith(
+                "Too many requests of this account at once: the free plan allows 2 at once"
+            )
+            assert int(answer.headers["retry-after"]) >= 1
+        assert all(not h.result().json()["success"] for h in held)
+    assert httpx.get(count[0], params=count[1]).status_code == 200  # its slots given back
