@@ -237,3 +237,19 @@ def test_an_accounts_requests_at_once_are_the_plans(fresh):
             assert int(answer.headers["retry-after"]) >= 1
         assert all(not h.result().json()["success"] for h in held)
     assert httpx.get(count[0], params=count[1]).status_code == 200  # its slots given back
+
+
+def test_notifier_tests_to_a_url_are_counted_by_the_address_contacted(fresh):
+    """127.0.0.1 was limited, but localhost, LOCALHOST, localhost. and LocalHost each had a budget
+    of their own (issue 44, M5): a URL's tests now count by the address and port they go to."""
+    spellings = ["127.0.0.1", "localhost", "LOCALHOST", "localhost.", "LocalHost"]
+    with Receiver() as receiver:
+        port = receiver.url.rsplit(":", 1)[1]
+        answers = []
+        for n in range(11):
+            key = fresh.key("free")
+            hook = notifier(fresh, key, "webhook", url=f"http://{spellings[n % len(spellings)]}:{port}/hook")
+            answers.append(try_notifier(fresh, key, hook))
+        assert [a.status_code for a in answers] == [200] * 10 + [429], [a.text for a in answers]
+        assert "to this destination, from any account: the free plan allows 10" in answers[-1].json()["error"]
+        assert len(receiver.posts) == 10

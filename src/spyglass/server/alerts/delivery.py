@@ -34,7 +34,7 @@ from spyglass.backoff import Backoff
 from spyglass.netools.networks import Reach
 from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
-from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
+from spyglass.server.alerts.providers import Admit, DeliveryFailed, Message, contacts_chosen, deliver
 from spyglass.server.alerts.testrates import TestRates
 from spyglass.server.plans import Plan
 from spyglass.server.state.alertrows import Busy, Delivery, NotifierRow
@@ -211,11 +211,14 @@ class DeliveryWorker:
             return "retry", time.time() + RETRY.delay(delivery.attempts + 1)
         return "failed", None
 
-    async def send(self, notifier: NotifierRow, msg: Message, deadline: float = ATTEMPT_DEADLINE) -> str:
+    async def send(
+        self, notifier: NotifierRow, msg: Message, deadline: float = ATTEMPT_DEADLINE, admit: Admit | None = None
+    ) -> str:
         """Deliver ``msg`` through ``notifier``; :class:`DeliveryFailed` (to retry) past ``deadline``."""
         try:
             return await asyncio.wait_for(
-                deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp, self.destinations), deadline
+                deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp, self.destinations, admit),
+                deadline,
             )
         except TimeoutError:
             raise DeliveryFailed(f"no answer within {deadline:g} s", retry=True) from None
@@ -232,11 +235,13 @@ class DeliveryWorker:
         free = not plan.paid
         if free and self._free_tests >= FREE_TESTS_AT_ONCE:
             raise TooManyTests(f"{FREE_TESTS_AT_ONCE} notifier tests of free accounts are under way")
-        self.test_rates.check(notifier, plan)
+        by_address = contacts_chosen(notifier.provider, self.urls)  # counted by the address it goes to
+        self.test_rates.check(notifier, plan, by_address=by_address)
         self._tests[account] += 1
         self._free_tests += free
         try:
-            return await self.send(notifier, msg, TEST_DEADLINE)
+            admit = functools.partial(self.test_rates.check_contacted, plan=plan) if by_address else None
+            return await self.send(notifier, msg, TEST_DEADLINE, admit)
         finally:
             self._free_tests -= free
             self._tests[account] -= 1
