@@ -203,3 +203,53 @@ def test_a_large_alert_body_is_read_in_a_process_of_its_own(fresh):
     assert made.json()["filters"]["ip"] != edited.json()["filters"]["ip"]
     assert post(f"/{alert_id}", {"filters": {"ip": many[2:]}}).json()["size"] == 19_998  # in the new reader
     assert len(multiprocessing.active_children()) == 1
+
+
+def test_an_accounts_requests_at_once_are_the_plans(fresh):
+    """32 threads of one free key took another account's count to p95 2.1 s (issue 44, M1): now
+    a free account has 2 requests in flight at once, on the main API and the trends host alike,
+    past them a 429 naming the cap, and another account is answered meanwhile."""
+    import socket
+    from concurrent.futures import ThreadPoolExecutor
+
+    free, other = fresh.key("free"), fresh.key("free")
+    info = httpx.get(f"{fresh.url}/api-info", params={"key": free}).json()
+    assert info["usage_limits"]["requests_at_once"] == 2
+    count = (f"{fresh.url}/intel/host/count", {"key": free, "query": "port:22"})
+    trends = (f"{fresh.url}/trends/api/v1/search", {"key": free, "query": "port:22"})
+    with ExitStack() as stack, ThreadPoolExecutor(2) as pool:
+        held = []
+        for _ in range(2):  # two notifier tests to receivers that never answer: each waits out its deadline
+            dead = stack.enter_context(socket.socket())
+            dead.bind(("127.0.0.1", 0))
+            dead.listen()
+            dead.settimeout(30)
+            hook = notifier(fresh, free, "webhook", url=f"http://127.0.0.1:{dead.getsockname()[1]}/hook")
+            held.append(pool.submit(try_notifier, fresh, free, hook))
+            stack.enter_context(dead.accept()[0])  # the test is sending: in flight until its deadline
+        refused = [httpx.get(url, params=params) for url, params in (count, trends)]
+        assert httpx.get(count[0], params={**count[1], "key": other}).status_code == 200
+        for answer in refused:
+            assert answer.status_code == 429, answer.text
+            assert answer.json()["error"].startswith(
+                "Too many requests of this account at once: the free plan allows 2 at once"
+            )
+            assert int(answer.headers["retry-after"]) >= 1
+        assert all(not h.result().json()["success"] for h in held)
+    assert httpx.get(count[0], params=count[1]).status_code == 200  # its slots given back
+
+
+def test_notifier_tests_to_a_url_are_counted_by_the_address_contacted(fresh):
+    """127.0.0.1 was limited, but localhost, LOCALHOST, localhost. and LocalHost each had a budget
+    of their own (issue 44, M5): a URL's tests now count by the address and port they go to."""
+    spellings = ["127.0.0.1", "localhost", "LOCALHOST", "localhost.", "LocalHost"]
+    with Receiver() as receiver:
+        port = receiver.url.rsplit(":", 1)[1]
+        answers = []
+        for n in range(11):
+            key = fresh.key("free")
+            hook = notifier(fresh, key, "webhook", url=f"http://{spellings[n % len(spellings)]}:{port}/hook")
+            answers.append(try_notifier(fresh, key, hook))
+        assert [a.status_code for a in answers] == [200] * 10 + [429], [a.text for a in answers]
+        assert "to this destination, from any account: the free plan allows 10" in answers[-1].json()["error"]
+        assert len(receiver.posts) == 10

@@ -64,6 +64,7 @@ def test_info_against_a_profile_from_the_environment(backend, capsys, monkeypatc
     assert budgets == [["facets", "a", "request", "10"], ["saved", "queries", "an", "hour", "20"]]  # issue 44
     assert body["usage_limits"]["notifier_tests"] == 20 and body["usage_limits"]["directory_words"] == 16
     assert body["usage_limits"]["internet_scans"] == 1 and "internet scans at once" in said
+    assert body["usage_limits"]["requests_at_once"] == 4 and "requests at once" in said
 
 
 @pytest.mark.parametrize(

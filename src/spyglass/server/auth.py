@@ -169,6 +169,18 @@ class KeyCheck:
             return Caller(key, account, fresh=False)
         return Caller(key, await run_in_threadpool(self.authenticate, key, address))
 
+    async def lookup(self, key: str) -> Caller | None:
+        """Who calls with ``key``, or None for a wrong one, spending none of its address's tries:
+        for what must know the account before the app, whose own check answers a wrong key."""
+        if (account := self.kept(key)) is not None:
+            return Caller(key, account, fresh=False)
+        month = self._month()
+        account = await run_in_threadpool(self.accounts.account_for_key, key)
+        if account is None:
+            return None
+        self.keep(key, account, month)
+        return Caller(key, account)
+
     def keep(self, key: str, account: Account, month: str | None = None) -> None:
         """``account`` as it stands now (after a charge, a fresh read) is what ``key`` is."""
         now = time.monotonic()

@@ -28,6 +28,7 @@ class Plan:
     directory_word_length: int = 100  # characters of one of them
     internet_scans: int = 1  # internet scans under way at once (not yet done or cancelled)
     alert_networks_hour: int = 1000  # networks its alert creates and edits may write an hour
+    requests_at_once: int = 4  # requests of the account in flight at once, a trends request counting 2
 
 
 PLANS: dict[str, Plan] = {
@@ -51,6 +52,7 @@ PLANS: dict[str, Plan] = {
             saved_queries_hour=10,
             directory_words=8,
             directory_word_length=64,
+            requests_at_once=2,
         ),
         Plan(
             "member",

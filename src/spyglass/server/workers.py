@@ -15,8 +15,8 @@ What the readers learn from the primary:
   every banner its collector publishes, as the stream sends it) and publishes it to its own hub.
 
 Held per worker, not across them: ``--rate-limit``, the failed-key and geonet limits per address,
-``--max-connections``, ``--max-in-flight``, the uploads one account may send at once and the streams
-one key may follow.
+``--max-connections``, ``--max-in-flight``, the uploads and requests one account may have at once and
+the streams one key may follow.
 """
 
 from __future__ import annotations

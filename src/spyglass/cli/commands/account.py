@@ -44,6 +44,7 @@ BUDGETS = (  # the plan's budgets, as the server says them (usage_limits)
     ("characters a search word", "directory_word_length"),
     ("internet scans at once", "internet_scans"),
     ("alert networks an hour", "alert_networks_hour"),
+    ("requests at once", "requests_at_once"),
 )
 
 

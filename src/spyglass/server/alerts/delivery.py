@@ -17,6 +17,12 @@ so many at once.
 Where several backends share the queue (PostgreSQL), each claims what it attempts for a lease that
 it renews while the attempt runs (see spyglass.server.state.alerts): a backend that dies
 mid-attempt leaves the delivery to another once its lease ends.
+Deliveries to one destination (the address and port a URL is sent to, an e-mail address) are at
+most ``DESTINATION_RATE`` a second with a burst of ``DESTINATION_BURST``, whichever accounts they
+are of: past it an attempt is held, a failed attempt retried with its backoff (so a flood to one
+place is spread out, and dropped after ``MAX_ATTEMPTS``), and logged once a minute per destination
+with a count. Twenty notifiers to one URL, fifty alerts and a burst of banners were thousands of
+POSTs to one destination within seconds.
 Every notification carries its event id (``Idempotency-Key`` header, ``event`` member, PagerDuty
 ``dedup_key``) so that a receiver can recognise a repeat.
 """
@@ -34,8 +40,9 @@ from spyglass.backoff import Backoff
 from spyglass.netools.networks import Reach
 from spyglass.safetext import clean
 from spyglass.server.alerts.destinations import Destinations
-from spyglass.server.alerts.providers import DeliveryFailed, Message, deliver
-from spyglass.server.alerts.testrates import TestRates
+from spyglass.server.alerts.providers import Admit, DeliveryFailed, Message, contacts_chosen, deliver
+from spyglass.server.alerts.testrates import TestRates, destination
+from spyglass.server.auth import KeyRateLimiter
 from spyglass.server.plans import Plan
 from spyglass.server.state.alertrows import Busy, Delivery, NotifierRow
 from spyglass.server.state.alerts import LEASE, RENEW_EVERY, AlertState
@@ -58,6 +65,13 @@ TESTS_AT_ONCE = 16  # and of all accounts
 # and of all free accounts, so that free keys pointed at receivers that never answer leave the
 # rest to paying accounts (eight of them held all 16 and every other account's test was a 429)
 FREE_TESTS_AT_ONCE = TESTS_AT_ONCE // 2
+DESTINATION_RATE = 5.0  # deliveries a second to one destination, over all accounts
+DESTINATION_BURST = 20
+HELD_LOG_EVERY = 60.0  # seconds between log lines of one destination's held deliveries
+
+
+class Held(Exception):
+    """A delivery not sent now: its destination's rate is spent (the message says so)."""
 
 
 class TooManyTests(Exception):
@@ -100,6 +114,8 @@ class DeliveryWorker:
         self._in_flight: dict[int, tuple[Delivery, asyncio.Task]] = {}  # by delivery id
         self._tests: Counter[int] = Counter()  # notifier tests under way, by account
         self._free_tests = 0  # of those, free accounts' tests
+        self._destinations = KeyRateLimiter(DESTINATION_RATE, DESTINATION_BURST)
+        self._held: dict[str, tuple[float, int]] = {}  # by destination: (last logged, held since)
 
     def wake(self) -> None:
         if self._wake is not None:
@@ -192,8 +208,11 @@ class DeliveryWorker:
                 await asyncio.to_thread(self.store.record, delivery, "?", "failed", "the notifier was deleted", None)
                 return
             try:
-                detail = await self.send(notifier, message_for(delivery.payload))
+                detail = await self._send_at_rate(notifier, message_for(delivery.payload))
                 outcome, next_try = "sent", None
+            except Held as exc:
+                detail = str(exc)
+                outcome, next_try = self._failed(delivery, retry=True)
             except DeliveryFailed as exc:
                 detail, retry = exc.detail, exc.retry
                 outcome, next_try = self._failed(delivery, retry)
@@ -205,17 +224,46 @@ class DeliveryWorker:
         except Exception:  # recording failed (the disk?): the delivery stays pending, tried again later
             log.exception("delivery %s could not be attempted or recorded", delivery.id)
 
+    async def _send_at_rate(self, notifier: NotifierRow, msg: Message) -> str:
+        """:meth:`send`, or :class:`Held` if its destination's rate is spent."""
+        if contacts_chosen(notifier.provider, self.urls):
+            return await self.send(notifier, msg, admit=lambda address: self._admit(f"address {address}"))
+        self._admit(destination(notifier))
+        return await self.send(notifier, msg)
+
+    def _admit(self, where: str) -> None:
+        if self._destinations.check(where) is None:
+            return
+        last, held = self._held.get(where, (float("-inf"), 0))
+        now = time.monotonic()
+        if now - last >= HELD_LOG_EVERY:
+            shown = where.replace("\x00", " ")
+            log.warning(
+                "deliveries to %s held: over %g a second (%d more held since the last line)",
+                shown,
+                DESTINATION_RATE,
+                held,
+            )
+            last, held = now, -1
+        if len(self._held) > 10_000:
+            self._held.clear()  # only the log's pace is lost
+        self._held[where] = (last, held + 1)
+        raise Held(f"held: more than {DESTINATION_RATE:g} deliveries a second to this destination, from any account")
+
     @staticmethod
     def _failed(delivery: Delivery, retry: bool) -> tuple[str, float | None]:
         if retry and delivery.attempts + 1 < MAX_ATTEMPTS:
             return "retry", time.time() + RETRY.delay(delivery.attempts + 1)
         return "failed", None
 
-    async def send(self, notifier: NotifierRow, msg: Message, deadline: float = ATTEMPT_DEADLINE) -> str:
+    async def send(
+        self, notifier: NotifierRow, msg: Message, deadline: float = ATTEMPT_DEADLINE, admit: Admit | None = None
+    ) -> str:
         """Deliver ``msg`` through ``notifier``; :class:`DeliveryFailed` (to retry) past ``deadline``."""
         try:
             return await asyncio.wait_for(
-                deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp, self.destinations), deadline
+                deliver(notifier.provider, notifier.args, msg, self.urls, self.smtp, self.destinations, admit),
+                deadline,
             )
         except TimeoutError:
             raise DeliveryFailed(f"no answer within {deadline:g} s", retry=True) from None
@@ -232,11 +280,13 @@ class DeliveryWorker:
         free = not plan.paid
         if free and self._free_tests >= FREE_TESTS_AT_ONCE:
             raise TooManyTests(f"{FREE_TESTS_AT_ONCE} notifier tests of free accounts are under way")
-        self.test_rates.check(notifier, plan)
+        by_address = contacts_chosen(notifier.provider, self.urls)  # counted by the address it goes to
+        self.test_rates.check(notifier, plan, by_address=by_address)
         self._tests[account] += 1
         self._free_tests += free
         try:
-            return await self.send(notifier, msg, TEST_DEADLINE)
+            admit = functools.partial(self.test_rates.check_contacted, plan=plan) if by_address else None
+            return await self.send(notifier, msg, TEST_DEADLINE, admit)
         finally:
             self._free_tests -= free
             self._tests[account] -= 1

@@ -40,6 +40,7 @@ class Pinned:
     url: str
     host: str  # the Host header and the TLS server name: the name the URL gave
     auth: tuple[str, str] | None  # the URL's user:password, sent as Basic authentication
+    contacted: str = ""  # the address and port the request goes to ("127.0.0.1:80", "[::1]:443")
 
 
 def refused(host: str) -> str:
@@ -69,7 +70,8 @@ class Destinations:
         if not addresses or not all(self.permitted(a) for a in addresses):
             raise Refused(refused(host))
         auth = (parts.username or "", parts.password or "") if parts.username is not None else None
-        return Pinned(_with_host(parts, addresses[0], port), parts.netloc.rpartition("@")[2], auth)
+        shown = f"[{addresses[0]}]" if addresses[0].version == 6 else str(addresses[0])
+        return Pinned(_with_host(parts, addresses[0], port), parts.netloc.rpartition("@")[2], auth, f"{shown}:{port}")
 
     def check_literal(self, url: str) -> None:
         """At create and edit, without a lookup: a URL whose host is an address (in any spelling the

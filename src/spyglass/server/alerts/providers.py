@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import smtplib
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
@@ -40,6 +41,7 @@ DEFAULT_URLS = {
 log = logging.getLogger("spyglass.alerts")
 
 TIMEOUT = 10.0
+Admit = Callable[[str], None]  # called with the address:port a chosen URL is sent to; may raise
 _PHONE = re.compile(r"^\+?[0-9][0-9 ()-]{4,30}$")
 _EMAIL = re.compile(r"^[^\s@<>()\[\],;:\\\"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 _TOKEN = re.compile(r"^[A-Za-z0-9._:~+/=-]+$")  # tokens, routing keys, room ids: no spaces, nothing to escape
@@ -131,22 +133,25 @@ async def deliver(
     urls: dict[str, str],
     smtp: tuple[str, int] | None,
     destinations: Destinations,
+    admit: Admit | None = None,
 ) -> str:
     """Send ``msg`` through the provider; returns a short description of the answer.
 
     The URLs an account gives (webhook, Slack's webhook_url) go only where ``destinations``
     permits, and a failure there says only that the delivery failed: what answered, or did not,
     at an address an account chose is not for it to learn. The gateways the operator configured
-    (``--notifier-url``) are trusted and their answers told."""
+    (``--notifier-url``) are trusted and their answers told. ``admit`` is called with the address
+    and port a URL the account gave is sent to, once checked and before anything is sent, and may
+    raise to send nothing (a budget by destination: see :func:`contacts_chosen`)."""
     if provider == "email":
         return await _email(args, msg, smtp)
     headers = {"Idempotency-Key": msg.event}
     if provider == "webhook":
-        return await _post_to_chosen(args["url"], msg.payload, headers, destinations)
+        return await _post_to_chosen(args["url"], msg.payload, headers, destinations, admit)
     if provider == "slack":
         url = args["webhook_url"]
         if "slack" not in urls:
-            return await _post_to_chosen(url, {"text": msg.text}, headers, destinations)
+            return await _post_to_chosen(url, {"text": msg.text}, headers, destinations, admit)
         parts = urlsplit(url)  # the configured host receives the webhook's path (tests: loopback)
         if _climbs(parts.path):  # stored before arguments were checked
             raise DeliveryFailed("webhook_url: '.' and '..' path segments are not allowed", retry=False)
@@ -176,11 +181,20 @@ async def deliver(
     raise DeliveryFailed(f"unknown provider {provider!r}", retry=False)
 
 
-async def _post_to_chosen(url: str, body: dict, headers: dict[str, str], destinations: Destinations) -> str:
+def contacts_chosen(provider: str, urls: dict[str, str]) -> bool:
+    """Whether the provider sends to a URL the account gave (so :func:`deliver` calls ``admit``)."""
+    return provider == "webhook" or (provider == "slack" and "slack" not in urls)
+
+
+async def _post_to_chosen(
+    url: str, body: dict, headers: dict[str, str], destinations: Destinations, admit: Admit | None
+) -> str:
     try:
         pinned = await destinations.pin(url)
     except Refused as exc:
         raise DeliveryFailed(f"not sent: {exc}", retry=exc.retry) from None
+    if admit is not None:
+        admit(pinned.contacted)
     try:
         return await _post(
             pinned.url,

@@ -1,0 +1,53 @@
+"""Real deliveries to one destination, whichever accounts they are of, are at most a rate a second
+(issue 44, M4): twenty notifiers to one URL, fifty alerts and a burst of banners were thousands of
+POSTs to one destination within seconds. Past the burst a delivery is held (retried with its
+backoff), and the backend logs it once; other destinations are not held. On each alert state."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from spyglass.netools.networks import Reach
+from spyglass.server.alerts import delivery
+from spyglass.server.alerts.delivery import DeliveryWorker
+from spyglass.server.alerts.destinations import Destinations
+from spyglass.testing.alerts import Receiver
+
+BURST = 5
+SPELLINGS = ["127.0.0.1", "localhost", "LOCALHOST", "localhost.", "LocalHost"]
+
+
+async def test_deliveries_to_one_destination_are_held_past_its_rate(open_alerts, monkeypatch, caplog):
+    monkeypatch.setattr(delivery, "DESTINATION_RATE", 1e-6)  # nothing given back while the test runs
+    monkeypatch.setattr(delivery, "DESTINATION_BURST", BURST)
+    state = open_alerts()
+    worker = DeliveryWorker(state, Destinations(Reach(["127.0.0.0/8"])))
+    with Receiver() as flooded, Receiver() as elsewhere:
+        port = flooded.url.rsplit(":", 1)[1]
+        items = []
+        for n in range(12):  # twelve notifiers of three accounts, one URL spelled five ways
+            url = f"http://{SPELLINGS[n % len(SPELLINGS)]}:{port}/hook{n}"
+            notifier = state.create_notifier(1 + n % 3, "webhook", None, {"url": url})
+            items.append((f"e{n}", 1 + n % 3, "ALERT", notifier, {"event": f"e{n}", "triggers": ["any"]}))
+        other = state.create_notifier(4, "webhook", None, {"url": elsewhere.url + "/hook"})
+        items.append(("e-other", 4, "ALERT", other, {"event": "e-other", "triggers": ["any"]}))
+        state.enqueue(items, time.time())
+        caplog.set_level(logging.WARNING, "spyglass.alerts")
+        await worker.start()
+        try:
+            deadline = time.monotonic() + 30  # a guard against a hang, not a measure
+            while sum(len(state.log(account, "ALERT")) for account in range(1, 5)) < 13:
+                assert time.monotonic() < deadline, "not every delivery was attempted"
+                await asyncio.sleep(0.05)
+        finally:
+            await worker.stop()
+        outcomes = [e for account in range(1, 4) for e in state.log(account, "ALERT")]
+        held = [e for e in outcomes if e["outcome"] == "retry"]
+        assert len(flooded.posts) == BURST and len(held) == 12 - BURST
+        assert all("held: more than" in e["detail"] and "from any account" in e["detail"] for e in held)
+        assert len(elsewhere.posts) == 1  # another destination's delivery is its own
+        assert [r.getMessage() for r in caplog.records if "held" in r.getMessage()] == [
+            f"deliveries to address 127.0.0.1:{port} held: over 1e-06 a second (0 more held since the last line)"
+        ]
