@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.banners.store import StoreUnavailable, TooManyValues
 from spyglass.server.state.sqlite.database import disk_full
 
 log = logging.getLogger("spyglass.server")
@@ -164,6 +164,10 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         outage_log(request.method, request.url.path, exc)
         error = unavailable(exc)
         return JSONResponse({"error": error.message}, status_code=error.status, headers=error.headers)
+
+    @app.exception_handler(TooManyValues)
+    async def _too_many_values(request: Request, exc: TooManyValues) -> JSONResponse:
+        return JSONResponse({"error": f"Invalid facets: {exc}"}, status_code=400)
 
     @app.exception_handler(ClientDisconnect)
     async def _client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
