@@ -365,6 +365,25 @@ async def test_control_characters_in_a_notifier_description_are_refused(clients,
     assert (await clients.notifiers.get(created.id)).description == "fine"
 
 
+@pytest.mark.parametrize("length", [201, 100_000])
+async def test_an_alert_name_past_its_limit_is_refused_naming_it(clients, length):
+    """A name of 100 KB to 15 MB was accepted and silently cut to 200 characters."""
+    with pytest.raises(BadRequest, match=f"name: at most 200 characters, not {length:,}"):
+        await clients.alerts.create("n" * length, ["127.0.0.1"])
+    assert (await clients.alerts.create("n" * 200, ["127.0.0.1"])).name == "n" * 200
+
+
+async def test_a_notifier_description_past_its_limit_is_refused_naming_it(clients):
+    """A description of a megabyte was stored whole, and shown in every list."""
+    hook = {"url": "http://example.test/hook"}
+    with pytest.raises(BadRequest, match="description: at most 200 characters, not 1,000,000"):
+        await clients.notifiers.create("webhook", hook, description="d" * 1_000_000)
+    created = await clients.notifiers.create("webhook", hook, description="d" * 200)
+    with pytest.raises(BadRequest, match="description: at most 200 characters, not 201"):
+        await clients.notifiers.update(created.id, {"description": "d" * 201})
+    assert (await clients.notifiers.get(created.id)).description == "d" * 200
+
+
 CLIMBING = [
     ("slack", {"webhook_url": "https://hooks.slack.com/services/../../../admin?x=1"}, "webhook_url"),
     ("slack", {"webhook_url": "https://hooks.slack.com/services/%2e%2e/%2E%2E/admin"}, "webhook_url"),

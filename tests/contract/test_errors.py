@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import socket
+
 import httpx
 import pytest
 from fastapi import APIRouter
@@ -57,6 +60,35 @@ def test_an_unexpected_exception_is_a_json_500_that_leaks_nothing(backend, caplo
     assert raw.json() == {"error": UNEXPECTED}
     assert "shadow" not in raw.text
     assert any("RuntimeError" in r.getMessage() for r in caplog.records if r.name == "spyglass.server")
+
+
+def test_a_500_keeps_the_connection_and_logs_a_line_per_kind(backend, caplog):
+    """Starlette answered, then re-raised: uvicorn logged a traceback for each 500 and closed the
+    kept-alive connection (issue 44). Now the same connection answers on, and repeats of one
+    failure are counted in the log, not written out."""
+    router = APIRouter()
+
+    @router.get("/test/failing")
+    def failing(who: Who) -> dict:
+        raise KeyError("inner")
+
+    backend.app.include_router(router)
+    host, port = backend.url.removeprefix("http://").split(":")
+    request = f"GET /test/failing?key={backend.key()} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    with socket.create_connection((host, int(port)), timeout=10) as conn, conn.makefile("rb") as answers:
+        for _ in range(5):
+            conn.sendall(request)
+            status = answers.readline()
+            head = {}
+            while (line := answers.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                head[name.lower()] = value.strip()
+            body = answers.read(int(head["content-length"]))
+            assert status.startswith(b"HTTP/1.1 500") and json.loads(body) == {"error": UNEXPECTED}
+            assert head.get("connection") != "close"
+    failures = [r for r in caplog.records if "KeyError" in r.getMessage()]
+    assert len(failures) == 1 and failures[0].exc_info  # the first with its traceback, the rest counted
+    assert not [r for r in caplog.records if r.name.startswith("uvicorn") and r.levelname == "ERROR"]
 
 
 def test_charge_after_the_work_and_402_is_an_error_body(backend):

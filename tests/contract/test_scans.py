@@ -174,6 +174,8 @@ async def test_refusals_charge_nothing(scanning):
         ("127.0.0.1,,", BadRequest, "empty item"),
         ("not-an-ip", BadRequest, "not an IP address"),
         ('{"127.0.0.1": [[80, "gopher"]]}', BadRequest, "unknown protocol"),
+        ('{"127.0.0.1": [[22, ["x"]]]}', BadRequest, "not a protocol's name"),  # was a 500 (unhashable)
+        ('{"127.0.0.1": [[22, {"a": 1}]]}', BadRequest, "not a protocol's name"),
     ]
     async with Clients.from_profile(scanning.profile(member)) as c:
         for ips, error, message in cases:

@@ -111,6 +111,7 @@ async def test_minify_and_fields(member):
         ("port:²", None, "port: '²' is not a whole number"),
         ('port:"8"0', None, "port: unexpected '0' after a quoted value"),
         ("nginx", "port:²", "facet port: count must be 1 to 1000"),
+        ("nginx", "port,org,PORT:5", "Invalid facets: facet 'port' is named twice"),
     ],
 )
 async def test_bad_queries_are_400_with_the_reason(member, query, facets, message):
@@ -118,6 +119,11 @@ async def test_bad_queries_are_400_with_the_reason(member, query, facets, messag
         await member.search.search(query, facets)
     assert message in str(caught.value) and caught.value.status == 400
     assert member.credits.query in (None, 100)  # nothing spent on a query that never ran
+
+
+async def test_a_facet_named_twice_is_400_in_a_count_too(member):
+    with pytest.raises(BadRequest, match="Invalid facets: facet 'ip' is named twice"):
+        await member.search.count("port:22", "ip:100,port,ip:100")
 
 
 @pytest.mark.parametrize(

@@ -181,4 +181,52 @@ def test_facets_past_the_plan_are_400_naming_the_cap(trends):
     answer = get(trends, "/search", query="port:22", facets=",".join(["port"] * 8000))
     assert answer.status_code == 400
     assert "8,000 facets; the enterprise plan allows 20 a request" in answer.json()["error"]
-    assert get(trends, "/search", query="port:22", facets=",".join(["country"] * 20)).status_code == 200
+    assert get(trends, "/search", query="port:22", facets=",".join(TRENDS_FACETS[:20])).status_code == 200
+
+
+def test_a_facet_named_twice_is_400_naming_it(trends):
+    """``ip:1000`` twenty times was twenty passes over every match for one list in the answer."""
+    answer = get(trends, "/search", query="port:22", facets=",".join(["ip:1000"] * 20))
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "Invalid facets: facet 'ip' is named twice"
+    assert get(trends, "/search", query="port:22", facets="port,country,PORT:3").status_code == 400
+
+
+LOUD = "ip asn city hash isp org port product version http.title os domain region http.html_hash".split()
+
+
+def loud(n: int, months: int) -> dict:
+    """A banner whose every LOUD facet has a value of its own, in one of ``months`` months."""
+    return real_banner(
+        n,
+        ip_str=f"10.{n // 65536}.{n // 256 % 256}.{n % 256}",
+        port=1 + n,
+        timestamp=f"2025-{1 + n % months:02d}-10T12:00:00.000000",
+        hash=n,
+        org=f"o{n}",
+        isp=f"i{n}",
+        asn=f"AS{n}",
+        product=f"p{n}",
+        version=f"v{n}",
+        os=f"os{n}",
+        domains=[f"d{n}.net"],
+        location={"country_code": "DE", "city": f"c{n}", "region_code": f"r{n}"},
+        http={"title": f"t{n}", "html_hash": n},
+    )
+
+
+def test_more_values_than_the_index_counts_at_once_is_400_naming_the_cap(tmp_path):
+    """14 facets of 1,000 values over 10 months of 1,000 services each (at least 7 facets in one
+    aggregation: trends count half the facets aside) were tantivy's bucket limit as a 500, after
+    seconds of work, and a reset connection."""
+    banners = (loud(n, 10) for n in range(10_300))
+    with backend_with(tmp_path, banners) as backend, httpx.Client(timeout=60) as client:
+        key = backend.key()
+        credits = backend.store.account_for_key(key).query_credits
+        params = {"key": key, "query": "net:0.0.0.0/0", "facets": ",".join(f"{f}:1000" for f in LOUD)}
+        answer = client.get(f"{backend.url}/trends/api/v1/search", params=params)
+        assert answer.status_code == 400
+        assert answer.json()["error"].startswith("Invalid facets: the facets asked for count more than 65,000 values")
+        assert backend.store.account_for_key(key).query_credits == credits  # ip's credit: not for a refusal
+        params["facets"] = ",".join(f"{f}:10" for f in LOUD)  # the same connection, and fewer values: answered
+        assert client.get(f"{backend.url}/trends/api/v1/search", params=params).status_code == 200

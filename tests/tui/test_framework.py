@@ -365,6 +365,15 @@ def test_one_query_always_shows_the_same_columns():
     assert pinned["port"] >= 100 and pinned["country"] >= 100 and pinned["org"] < 100
 
 
+def test_a_facet_named_twice_is_a_problem_not_a_refused_search():
+    """The server refuses a facet named twice (issue 44): the pane keeps the first and says so."""
+    from spyglass.tui.panes.search import facet_spec
+
+    facets, problems = facet_spec("port,org:5,PORT:3")
+    assert [(f.name, f.size) for f in facets] == [("port", 10), ("org", 5)]
+    assert problems == ["facet 'port' is named twice"]
+
+
 async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_backend):
     records = data_backend.app.state.banners.records
     records.set_meta("demo", "1")

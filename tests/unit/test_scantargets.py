@@ -52,6 +52,9 @@ def test_a_json_mapping_takes_pairs_and_bare_ports():
         ('{"127.0.0.1": [[0, "http"]]}', "not a port"),
         ('{"127.0.0.1": [["80", "http"]]}', "not a port"),
         ('{"127.0.0.1": []}', "pairs"),
+        ('{"127.0.0.1": [[22, ["x"]]]}', "not a protocol's name"),  # was a TypeError (unhashable): a 500
+        ('{"127.0.0.1": [[22, {"a": 1}]]}', "not a protocol's name"),
+        ('{"127.0.0.1": [[22, 1]]}', "not a protocol's name"),
         ("[1, 2]", "not an IP address"),
         ('{"127.0.0.1": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),  # was a RecursionError
     ],
@@ -112,3 +115,23 @@ def test_any_json_is_read_or_refused_in_words(value):
         parse_ips(json.dumps({"127.0.0.1": value}), ["http"])
     except BadTargets as exc:
         assert str(exc)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=20), c, max_size=4),
+    max_leaves=10,
+)
+
+
+@given(st.lists(st.lists(st.integers(1, 65535) | JSON, min_size=2, max_size=2) | JSON, max_size=4), st.booleans())
+def test_any_pair_is_read_or_refused_in_words(pairs, known):
+    """Pairs shaped as the parser expects, with any JSON inside: ``[22, ["x"]]`` was a TypeError."""
+    try:
+        spec = parse_ips(json.dumps({"127.0.0.1": pairs}), ["http"] if known else None)
+    except BadTargets as exc:
+        assert str(exc)
+    else:
+        for port, protocol in spec.services["127.0.0.1/32"]:
+            assert isinstance(port, int) and (protocol is None or isinstance(protocol, str))
+        assert ScanSpec.from_json(spec.to_json()) == spec

@@ -124,6 +124,9 @@ def _parse_services(text: str, protocols: set[str] | None) -> ScanSpec:
             port, protocol = pair
             if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
                 raise BadTargets(f"{address}: port {json.dumps(port)} is not a port number (1-65535)")
+            if protocol is not None and not isinstance(protocol, str):
+                # a list or object here was a TypeError (unhashable) in the check below: a 500
+                raise BadTargets(f"{address}: protocol {json.dumps(protocol)} is not a protocol's name")
             if protocol is not None and protocols is not None and protocol not in protocols:
                 known = ", ".join(sorted(protocols))
                 raise BadTargets(f"{address}: unknown protocol {json.dumps(protocol)}: one of {known}")

@@ -263,7 +263,9 @@ def parse_date(raw: str) -> date:
 
 
 def parse_facets(spec: str | None) -> list[Facet]:
-    """``port,org:20`` as facets; ValueError names the first bad one."""
+    """``port,org:20`` as facets; ValueError names the first bad one, or one named twice (each
+    facet is counted anew, and the answer holds one list a name: ``ip:1000`` twenty times was
+    twenty passes over every match for one list)."""
     facets: list[Facet] = []
     for item in (spec or "").split(","):
         item = item.strip()
@@ -273,6 +275,8 @@ def parse_facets(spec: str | None) -> list[Facet]:
         name = name.strip().lower()
         if name not in FACETS:
             raise ValueError(f"unknown facet '{name}'")
+        if any(f.name == name for f in facets):
+            raise ValueError(f"facet '{name}' is named twice")
         if size:
             if not _INT.fullmatch(size.strip()) or not 1 <= int(size) <= MAX_FACET_SIZE:
                 raise ValueError(f"facet {name}: count must be 1 to {MAX_FACET_SIZE}")

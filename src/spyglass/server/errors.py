@@ -13,6 +13,8 @@ import logging
 import re
 import threading
 import time
+import traceback
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,8 +23,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.banners.store import StoreUnavailable, TooManyValues
 from spyglass.server.state.sqlite.database import disk_full
 
 log = logging.getLogger("spyglass.server")
@@ -111,6 +114,37 @@ class OutageLog:
 outage_log = OutageLog()
 
 
+class FailureLog:
+    """The log of unexpected failures (bugs answered 500): the first of a kind (the exception's
+    type and the line that raised it) with its traceback, then one line a kind at most every
+    OUTAGE_LOG_EVERY seconds with how many failed so since. A traceback a request was a log an
+    attacker could fill by repeating one bad request."""
+
+    def __init__(self, every: float = OUTAGE_LOG_EVERY) -> None:
+        self.every = every
+        self._kinds: dict[str, tuple[float, int]] = {}  # kind: (when said, failed since)
+        self._lock = threading.Lock()
+
+    def __call__(self, method: str, path: str, exc: Exception) -> None:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        kind = f"{type(exc).__name__}{where}"
+        now = time.monotonic()
+        with self._lock:
+            first = kind not in self._kinds and len(self._kinds) < MAX_FAILURE_KINDS
+            said, since = self._kinds.get(kind, (-self.every, 0))
+            if now - said < self.every:
+                self._kinds[kind] = (said, since + 1)
+                return
+            self._kinds[kind] = (now, 0)
+        more = f" ({since:,} more failed so in the last {now - said:.0f} s)" if since else ""
+        log.error("unexpected error on %s %s: %s%s", method, path, kind, more, exc_info=exc if first else None)
+
+
+MAX_FAILURE_KINDS = 1_000  # kinds whose first failure is logged with its traceback
+failure_log = FailureLog()
+
+
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """The error responses a route declares: ``@router.get(path, responses=responses(402, 404))``."""
     return {status: {"model": ErrorBody, "description": DESCRIPTIONS[status]} for status in statuses}
@@ -165,6 +199,10 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         error = unavailable(exc)
         return JSONResponse({"error": error.message}, status_code=error.status, headers=error.headers)
 
+    @app.exception_handler(TooManyValues)
+    async def _too_many_values(request: Request, exc: TooManyValues) -> JSONResponse:
+        return JSONResponse({"error": f"Invalid facets: {exc}"}, status_code=400)
+
     @app.exception_handler(ClientDisconnect)
     async def _client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
         # Not an error (and not for the last resort below, whose traceback would fill the log):
@@ -174,14 +212,50 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        settings = getattr(request.app.state, "settings", None)
-        if disk_full(exc, getattr(settings, "data_dir", None)):
-            log.error("%s %s: the disk is full (%s)", request.method, request.url.path, exc)
-            return JSONResponse({"error": DISK_FULL}, status_code=507)
-        # The last resort: a bug must not reach the caller as a text/plain 500 or a dropped
-        # connection. Starlette re-raises after this answer is sent; uvicorn logs the traceback.
-        log.error("unexpected error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
-        return JSONResponse({"error": UNEXPECTED}, status_code=500)
+        # What escapes a middleware outside LastResort: Starlette re-raises it after this answer.
+        return unexpected(request, exc)
+
+    app.add_middleware(LastResort)
+
+
+def unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """The answer to an exception no handler took: 507 for a full disk, else a JSON 500 that
+    names nothing of the failure (the log does: :data:`failure_log`)."""
+    settings = getattr(request.app.state, "settings", None)
+    if disk_full(exc, getattr(settings, "data_dir", None)):
+        log.error("%s %s: the disk is full (%s)", request.method, request.url.path, exc)
+        return JSONResponse({"error": DISK_FULL}, status_code=507)
+    failure_log(request.method, request.url.path, exc)
+    return JSONResponse({"error": UNEXPECTED}, status_code=500)
+
+
+class LastResort:
+    """ASGI middleware: an exception of a route becomes :func:`unexpected`'s answer, and goes no
+    further. Starlette's own last resort answers and then re-raises, and uvicorn then logged a
+    traceback for each and closed the client's kept-alive connection (issue 44: a reset after
+    each 500). An answer already begun (a stream) cannot be finished: that one is re-raised, and
+    closing the connection is how the client learns it is cut short."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception as exc:
+            if started:
+                raise
+            await unexpected(Request(scope), exc)(scope, receive, send)
 
 
 def document_errors(app: FastAPI) -> None:

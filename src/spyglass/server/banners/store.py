@@ -73,6 +73,12 @@ class StoreFull(RuntimeError):
     until space is freed. The message says where, and how many banners are stored."""
 
 
+class TooManyValues(ValueError):
+    """The facets asked for would count more values at once than the store allows in one answer
+    (tantivy's bucket limit): the client asks fewer facets, fewer values or fewer months. The
+    message names the cap; the answer is a 400, not the store's own error as a 500."""
+
+
 class BannerBatch(Protocol):
     """Banners added within one :meth:`BannerStore.writing` (a bulk load or a collected batch)."""
 

@@ -14,7 +14,7 @@ import tantivy
 
 from spyglass.query import Facet
 from spyglass.server.index.aside import each
-from spyglass.server.index.schema import facet_terms
+from spyglass.server.index.schema import aggregate, facet_terms
 
 
 def hit_count(result: tantivy.SearchResult) -> int:
@@ -76,7 +76,7 @@ def facets(
     once when the search is ``alone`` (aside.py)."""
     numbered = list(enumerate(wanted))
     spec = facet_terms(numbered, shards=len(searchers))
-    results = each(alone, lambda s: s.aggregate(query, spec), searchers)
+    results = each(alone, lambda s: aggregate(s, query, spec), searchers)
     return {f"f{i}": {"buckets": merged_buckets([r.get(f"f{i}", {}) for r in results], f.size)} for i, f in numbered}
 
 

@@ -8,6 +8,7 @@ for the facet, one field's work rather than two.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from spyglass.query import Facet
 from spyglass.query.words import LONGEST
 from spyglass.server.banners.fields import FACET_FIELDS, FILTER_FIELDS, MAX_TERM, document, memo
 from spyglass.server.banners.shape import Shape
+from spyglass.server.banners.store import TooManyValues
 
 # x_NAME and f_NAME hold the same values (lower-cased, as shown): one e_NAME field in the index
 EXACT_NAMES = frozenset(
@@ -182,6 +184,23 @@ def facet_terms(numbered: Iterable[tuple[int, Facet]], shards: int = 1, services
             terms["order"] = {"services": "desc"}
             spec[f"f{i}"]["aggs"] = SERVICES
     return spec
+
+
+_BUCKET_LIMIT = re.compile(r"bucket limit was exceeded\. Limit: (\d+)")
+
+
+def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, spec: dict) -> dict:
+    """``searcher.aggregate``, with tantivy's cap on the values one answer counts (its bucket
+    limit, a ValueError that was a 500 after seconds of work) said as TooManyValues (a 400)."""
+    try:
+        return searcher.aggregate(query, spec)
+    except ValueError as exc:
+        if (cap := _BUCKET_LIMIT.search(str(exc))) is None:
+            raise
+        raise TooManyValues(
+            f"the facets asked for count more than {int(cap[1]):,} values in one answer, the index's cap:"
+            " ask fewer facets or fewer values a facet"
+        ) from None
 
 
 def facet_value(bucket: dict[str, Any]) -> str:

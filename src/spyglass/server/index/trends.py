@@ -21,7 +21,7 @@ from spyglass.server.banners.trends import months
 from spyglass.server.index.aside import aside, each, searching
 from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.merge import merged_buckets
-from spyglass.server.index.schema import SERVICES, facet_terms, facet_value
+from spyglass.server.index.schema import SERVICES, aggregate, facet_terms, facet_value
 
 NS = 1_000_000_000  # tantivy's date aggregations count nanoseconds
 
@@ -74,7 +74,7 @@ class TrendsIndex:
             results; a service whose banners of one month two shards hold counts in each)."""
             aggs = SERVICES | facet_terms(some, shards=len(searchers), services=True)
             spec: dict = {"months": {"range": {"field": "timestamp", "ranges": ranges}, "aggs": aggs}}
-            results = each(alone, lambda s: s.aggregate(tq, spec), searchers)
+            results = each(alone, lambda s: aggregate(s, tq, spec), searchers)
             parts = [{b["key"]: _services(b) for b in result["months"]["buckets"]} for result in results]
             if len(parts) == 1:
                 return parts[0]

@@ -42,7 +42,8 @@ _FILTERS = {
     },
     "required": ["ip"],
 }
-_NAME = {"type": "string", "minLength": 1, "pattern": NOT_BLANK_PATTERN}
+MAX_NAME = 200  # characters of an alert's name (it was cut there silently, 15 MB of it read first)
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "pattern": NOT_BLANK_PATTERN}
 MAX_EXPIRES = 10 * 365 * 86400  # ten years (0 is never); 300 billion seconds would pass the year 9999
 _EXPIRES = {
     "type": ["integer", "null"],  # null: as if not given
@@ -172,12 +173,12 @@ def _create_alert(read: ReadBody, alerts: AlertState, who: Caller) -> Alert:
         raise bad_request("name: a non-empty string is required")
     if has_control(name):
         raise bad_request("name: control characters (line breaks, tabs, NUL...) are not allowed")
+    if len(name) > MAX_NAME:
+        raise bad_request(f"name: at most {MAX_NAME} characters, not {len(name):,}")
     expires = expires_of(body) or 0
     networks = networks_of(read)
     with within_plan(who, networks):
-        alert = alerts.create_alert(
-            who.account.id, name.strip()[:200], networks, expires, who.account.plan.monitored_ips
-        )
+        alert = alerts.create_alert(who.account.id, name.strip(), networks, expires, who.account.plan.monitored_ips)
     return alert_body(alerts, who, alert)
 
 

@@ -23,13 +23,14 @@ from spyglass.server.state.alerts import DEFAULT_NOTIFIER, AlertState
 router = APIRouter()
 log = logging.getLogger("spyglass.alerts")
 NOT_ARGS = ("key", "provider", "description")  # form fields that are not provider arguments
+MAX_DESCRIPTION = 200  # characters of a notifier's description (a megabyte of it was stored)
 
 
 def form_body(*, creating: bool) -> dict:
     """The form the route reads itself (its fields depend on the provider), for the OpenAPI document."""
     args = sorted({name for required in PROVIDERS.values() for name in required})
     properties: dict = {name: {"type": "string"} for name in args}
-    properties["description"] = {"type": "string"}
+    properties["description"] = {"type": "string", "maxLength": MAX_DESCRIPTION}
     if creating:
         properties["provider"] = {"type": "string", "enum": list(PROVIDERS)}
     schema = {"type": "object", "properties": properties, "required": ["provider"] if creating else []}
@@ -65,6 +66,8 @@ def description_of(fields: dict[str, str]) -> str | None:
     description = fields.get("description") or None
     if description is not None and has_control(description):
         raise bad_request("description: control characters (line breaks, tabs, NUL...) are not allowed")
+    if description is not None and len(description) > MAX_DESCRIPTION:
+        raise bad_request(f"description: at most {MAX_DESCRIPTION} characters, not {len(description):,}")
     return description
 
 

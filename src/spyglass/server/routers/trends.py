@@ -42,7 +42,7 @@ def trends_search(
     who: Enterprise,
     charge: Charge,
     query: str = Query(..., description="search query over every banner the index has held"),
-    facets: str | None = Query(None, description="comma list of property or property:count"),
+    facets: str | None = Query(None, description="comma list of property or property:count, each property once"),
 ):
     parsed, wanted = parse_query(query), parse_facet_spec(facets, who.account.plan)
     try:

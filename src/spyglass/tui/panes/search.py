@@ -114,7 +114,10 @@ def facet_spec(spec: str) -> tuple[list[Facet], list[str]]:
     problems: list[str] = []
     for item in spec.split(","):
         try:
-            facets += parse_facets(item)
+            for facet in parse_facets(item):
+                if any(f.name == facet.name for f in facets):
+                    raise ValueError(f"facet '{facet.name}' is named twice")  # the server refuses it
+                facets.append(facet)
         except ValueError as exc:
             problems.append(str(exc))
     return facets, problems
