@@ -151,9 +151,7 @@ class Collector:
         latest = (datetime.now(UTC) + FUTURE_SLACK).strftime("%Y-%m-%dT%H:%M:%S")
         future = f"{AHEAD} in the future"
         if self._writer is None:
-            outcome = write_collected(
-                self.banners, self.banners.prepare, [(b, None) for _, _, b in places], latest, future
-            )
+            outcome = write_collected(self.banners, [(b, None) for _, _, b in places], latest, future)
         else:
             outcome = self._write_apart([banner for _, _, banner in places], latest, future)
         for item in batch:

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from spyglass.exactjson import loads
 from spyglass.server.banners.shape import BadBanner
-from spyglass.server.banners.store import BannerStore, Prepared, Preparer
+from spyglass.server.banners.store import BannerStore, Prepared
 from spyglass.server.ingest.writers import worker_start
 
 
@@ -33,7 +33,7 @@ class Outcome(NamedTuple):
 
 
 def write_collected(
-    store: BannerStore, prepare: Preparer, banners: Sequence[tuple[object, bytes | None]], latest: str, future: str
+    store: BannerStore, banners: Sequence[tuple[object, bytes | None]], latest: str, future: str
 ) -> Outcome:
     """Prepare and store ``banners`` ((banner, its body or None)) in one writer's block. A banner
     dated after ``latest`` ("YYYY-MM-DDTHH:MM:SS") is refused as ``future`` says; a banner twice in
@@ -42,7 +42,7 @@ def write_collected(
     prepared: list[tuple[int, Prepared]] = []
     for place, (banner, body) in enumerate(banners):
         try:
-            p = prepare(banner, body)
+            p = store.prepare(banner, body)
         except BadBanner as exc:
             refused.append((place, str(exc)))
         except Exception as exc:  # one banner stands alone, whatever it holds
@@ -140,9 +140,7 @@ def _serve(opener: Callable[[], BannerStore], pipe, parent: int) -> None:
         while (request := pipe.recv()) is not None:
             bodies, latest, future = request
             try:
-                answer: Any = write_collected(
-                    store, type(store).prepare, [(_read(b), b) for b in bodies], latest, future
-                )
+                answer: Any = write_collected(store, [(_read(b), b) for b in bodies], latest, future)
             except Exception as exc:  # the backend's to raise (and retry: StoreBusy)
                 answer = exc
             try:
