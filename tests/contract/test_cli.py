@@ -183,7 +183,7 @@ def test_a_data_dir_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys, argv
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("{}\n")
     assert main(["--data", str(not_a_dir), *[a.format(file=not_a_dir) for a in argv]]) == 2
-    assert capsys.readouterr().err == f"spyglass: cannot use {not_a_dir}: File exists\n"
+    assert capsys.readouterr().err == f"spyglass: cannot use {not_a_dir}: it is a file, not a folder\n"
 
 
 def test_filters_lists_every_filter_with_an_example(capsys):

@@ -128,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a path given or configured (data dir, output) that cannot be used
         if exc.filename is None:
             return fail(str(exc), EXIT_FAILURE)
-        return fail(f"cannot use {exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
+        # a folder asked for where a file is (--data FILE): strerror says only "File exists"
+        why = "it is a file, not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc
+        return fail(f"cannot use {exc.filename}: {why}", EXIT_USAGE)
     except Exception as exc:  # every failure a user can meet becomes one line and an exit code
         from spyglass.client.errors import SpyglassError
         from spyglass.config import ConfigError
