@@ -150,7 +150,8 @@ def test_an_unknown_facet_is_left_out_and_said_the_search_still_runs(tmp_path, c
         assert main(["count", "--facets", "port:many,nosuchfacet", "port:22"]) == 2
         assert errors_of(capsys) == [
             "spyglass: facets left out (unknown): nosuchfacet",
-            "spyglass: Invalid facets: facet port: count must be 1 to 1000 (HTTP 400)",
+            "spyglass: Invalid facets: facet port: after the colon comes how many values, 1 to 1000, "
+            "not 'many' (HTTP 400)",
         ]
 
 

@@ -110,7 +110,7 @@ async def test_minify_and_fields(member):
         ("http.status:18446744073709551616", None, "http.status: '18446744073709551616' is out of range"),
         ("port:²", None, "port: '²' is not a whole number"),
         ('port:"8"0', None, "port: unexpected '0' after a quoted value"),
-        ("nginx", "port:²", "facet port: count must be 1 to 1000"),
+        ("nginx", "port:²", "facet port: after the colon comes how many values, 1 to 1000, not '²'"),
         ("nginx", "port,org,PORT:5", "Invalid facets: facet 'port' is named twice"),
     ],
 )

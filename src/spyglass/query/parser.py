@@ -279,7 +279,10 @@ def parse_facets(spec: str | None) -> list[Facet]:
             raise ValueError(f"facet '{name}' is named twice")
         if size:
             if not _INT.fullmatch(size.strip()) or not 1 <= int(size) <= MAX_FACET_SIZE:
-                raise ValueError(f"facet {name}: count must be 1 to {MAX_FACET_SIZE}")
+                # (`org:abc` reads as a filter to whoever writes it: say what the colon takes)
+                shown = size.strip()[:20]
+                most = MAX_FACET_SIZE
+                raise ValueError(f"facet {name}: after the colon comes how many values, 1 to {most}, not '{shown}'")
             facets.append(Facet(name, int(size)))
         else:
             facets.append(Facet(name, DEFAULT_FACET_SIZE))
