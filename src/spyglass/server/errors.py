@@ -87,58 +87,58 @@ def unavailable(exc: StoreUnavailable) -> ApiError:
 OUTAGE_LOG_EVERY = 30.0  # seconds between two log lines of one failure kind while a store is away
 
 
-class OutageLog:
-    """The log of requests failed by a store that is away: one line per failure kind (the store
-    and how it failed) at most every OUTAGE_LOG_EVERY seconds, with how many failed so since. A
-    line per request was 4.5 MB of a backend's log in 70 s of a ClickHouse outage."""
+class _ByKind:
+    """One log line per failure kind at most every ``every`` seconds: :meth:`due` says whether
+    this one is to be said, and how many of its kind failed unsaid since the last line."""
 
     def __init__(self, every: float = OUTAGE_LOG_EVERY) -> None:
         self.every = every
         self._kinds: dict[str, tuple[float, int]] = {}  # kind: (when said, failed since)
         self._lock = threading.Lock()
 
-    def __call__(self, method: str, path: str, exc: StoreUnavailable) -> None:
-        cause = exc.__cause__ or exc.__context__
-        kind = f"{exc.what}: {type(cause).__name__ if cause else str(exc)[:80]}"
+    def due(self, kind: str) -> str | None:
+        """None when this failure is only counted; else what to add to its line ("" or the count)."""
         now = time.monotonic()
         with self._lock:
             said, since = self._kinds.get(kind, (-self.every, 0))
             if now - said < self.every:
                 self._kinds[kind] = (said, since + 1)
-                return
+                return None
             self._kinds[kind] = (now, 0)
-        more = f" ({since:,} more failed so in the last {now - said:.0f} s)" if since else ""
-        log.warning("%s %s: %s%s", method, path, exc, more)
+        return f" ({since:,} more failed so in the last {now - said:.0f} s)" if since else ""
+
+    def seen(self, kind: str) -> bool:
+        return kind in self._kinds
+
+
+class OutageLog(_ByKind):
+    """The log of requests failed by a store that is away: one line per failure kind (the store
+    and how it failed) at most every OUTAGE_LOG_EVERY seconds, with how many failed so since. A
+    line per request was 4.5 MB of a backend's log in 70 s of a ClickHouse outage."""
+
+    def __call__(self, method: str, path: str, exc: StoreUnavailable) -> None:
+        cause = exc.__cause__ or exc.__context__
+        kind = f"{exc.what}: {type(cause).__name__ if cause else str(exc)[:80]}"
+        if (more := self.due(kind)) is not None:
+            log.warning("%s %s: %s%s", method, path, exc, more)
 
 
 outage_log = OutageLog()
 
 
-class FailureLog:
+class FailureLog(_ByKind):
     """The log of unexpected failures (bugs answered 500): the first of a kind (the exception's
     type and the line that raised it) with its traceback, then one line a kind at most every
     OUTAGE_LOG_EVERY seconds with how many failed so since. A traceback a request was a log an
     attacker could fill by repeating one bad request."""
 
-    def __init__(self, every: float = OUTAGE_LOG_EVERY) -> None:
-        self.every = every
-        self._kinds: dict[str, tuple[float, int]] = {}  # kind: (when said, failed since)
-        self._lock = threading.Lock()
-
     def __call__(self, method: str, path: str, exc: Exception) -> None:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
         kind = f"{type(exc).__name__}{where}"
-        now = time.monotonic()
-        with self._lock:
-            first = kind not in self._kinds and len(self._kinds) < MAX_FAILURE_KINDS
-            said, since = self._kinds.get(kind, (-self.every, 0))
-            if now - said < self.every:
-                self._kinds[kind] = (said, since + 1)
-                return
-            self._kinds[kind] = (now, 0)
-        more = f" ({since:,} more failed so in the last {now - said:.0f} s)" if since else ""
-        log.error("unexpected error on %s %s: %s%s", method, path, kind, more, exc_info=exc if first else None)
+        first = not self.seen(kind) and len(self._kinds) < MAX_FAILURE_KINDS
+        if (more := self.due(kind)) is not None:
+            log.error("unexpected error on %s %s: %s%s", method, path, kind, more, exc_info=exc if first else None)
 
 
 MAX_FAILURE_KINDS = 1_000  # kinds whose first failure is logged with its traceback
