@@ -108,15 +108,52 @@ def pinned(cores: int) -> list[str]:
     return ["taskset", "-c", f"0-{cores - 1}"] if cores < (os.cpu_count() or 1) else []
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes under ``pid`` (by each one's parent in /proc), itself first."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (ValueError, OSError):
+            continue
+    found = [pid]
+    for each in found:
+        found += [child for child, parent in parents.items() if parent == each]
+    return found
+
+
 def spyglass_import(source: Path, work: Path, cores: int) -> float:
-    """``spyglass import`` of ``source`` into a fresh data dir on ``cores`` cores: banners a second."""
+    """``spyglass import`` of ``source`` into a fresh data dir on ``cores`` cores: banners a second.
+    Prints the CPU it used a banner and how it was spread: the importing process's own, and its
+    busiest worker's, as parts of the wall time (a part near 100% is the ceiling)."""
     data = work / f"import-{cores}"
     shutil.rmtree(data, ignore_errors=True)
     command = [*pinned(cores), sys.executable, "-m", "spyglass", "import", "--data", str(data), str(source)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    used: dict[int, float] = {}
+    while process.poll() is None:  # each process's CPU, last seen (a worker's last moments are lost)
+        for pid in descendants(process.pid):
+            try:
+                used[pid] = cpu_of(pid)
+            except (OSError, IndexError):
+                continue
+        time.sleep(0.2)
+    _, stderr = process.communicate()
     elapsed = time.perf_counter() - started
-    added = int(done.stderr.rsplit(" new,", 1)[0].rsplit(", ", 1)[1].replace(",", ""))
+    if process.returncode:
+        raise RuntimeError(f"spyglass import failed ({process.returncode}): {stderr[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    added = int(stderr.rsplit(" new,", 1)[0].rsplit(", ", 1)[1].replace(",", ""))
+    own = used.pop(process.pid, 0.0)
+    busiest = max(used.values(), default=0.0)
+    print(
+        f"  {cores} core(s): CPU {spent * 1e6 / added:.0f} us a banner, {spent / elapsed:.1f} cores busy; "
+        f"the importing process {own / elapsed:.0%} of a core, its busiest other process {busiest / elapsed:.0%} "
+        f"({len(used)} others)"
+    )
     return added / elapsed
 
 

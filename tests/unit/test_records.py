@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import threading
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,3 +59,54 @@ def test_keys_stay_those_every_data_dir_holds():
     b = {"ip_str": "192.0.2.7", "port": 443, "transport": "tcp", "timestamp": "2026-05-01T10:00:00", "hash": -5}
     shape = normalize(b)
     assert keys(b, shape) == (digest("192.0.2.7|443|tcp|2026-05-01T10:00:00|-5"), digest("192.0.2.7|443|tcp"))
+
+
+def test_writers_take_turns_by_the_queue_beside_the_file(tmp_path):
+    """A batch waits, in the kernel, while another writer holds the queue's lock (another process
+    held it here: a lock of another open file), and is stored once it lets go; a batch twice one
+    key keeps its first, in order, compressed before the wait."""
+    records = RecordStore(tmp_path / "banners.db")
+    records.add([prepare(real_banner(n)) for n in range(3)])
+    other = os.open(tmp_path / "banners.db-writers", os.O_RDWR)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    batch = [prepare(real_banner(n)) for n in (3, 4, 3, 5)]
+    done: list = []
+    writer = threading.Thread(target=lambda: done.append(records.add(batch)))
+    writer.start()
+    writer.join(0.5)
+    assert not done  # it waits for the queue (a writer that did not would be done by now)
+    fcntl.flock(other, fcntl.LOCK_UN)
+    os.close(other)
+    writer.join(30)
+    added, _ = done[0]
+    assert [(seq, p.key) for seq, _, p in added] == [(4, batch[0].key), (5, batch[1].key), (6, batch[3].key)]
+    assert records.count() == 6
+
+
+def test_a_writer_checkpoints_the_log_after_its_turn_not_within_it(tmp_path, monkeypatch):
+    """SQLite's own checkpoint (within the commit, every other writer waiting) is off; the writer
+    copies the log after its turn, once it has changed enough rows."""
+    from spyglass.server.state.sqlite import database
+
+    monkeypatch.setattr(database._WriterQueue, "CHECKPOINT_ROWS", 5)
+    records = RecordStore(tmp_path / "banners.db")
+    assert records._db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    other = os.open(tmp_path / "banners.db-writers", os.O_RDWR)
+    checkpoints: list[bool] = []  # for each checkpoint: whether the queue was free then
+
+    def seen(statement: str) -> None:
+        if "wal_checkpoint" in statement:
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                checkpoints.append(False)
+            else:
+                fcntl.flock(other, fcntl.LOCK_UN)
+                checkpoints.append(True)
+
+    records._db.conn.set_trace_callback(seen)
+    records.add([prepare(real_banner(n)) for n in range(2)])  # 4 rows: not yet
+    assert checkpoints == []
+    records.add([prepare(real_banner(n)) for n in range(2, 4)])
+    assert checkpoints == [True]
+    os.close(other)

@@ -99,11 +99,11 @@ class RecordStore:
     def __init__(self, path: Path) -> None:
         # NORMAL: a committed batch survives the process crashing; an OS crash may lose the last
         # batches, which a re-import restores (bulk data, unlike accounts, can be replayed).
-        self._db = Database(path, synchronous="NORMAL", migrations=MIGRATIONS, rows=False)
-        # A bigger write-ahead log (64 MB before it is copied into the database, rather than 4 MB)
-        # copies each of its pages once for many batches rather than once for each.
+        # queued: an import's workers each write it, in turn (database.py's _WriterQueue), and copy
+        # the write-ahead log into the database every 64 MB or so, rather than SQLite's 4 MB (each of
+        # its pages once for many batches rather than once for each)
+        self._db = Database(path, synchronous="NORMAL", migrations=MIGRATIONS, rows=False, queued=True)
         self._db.conn.execute(f"PRAGMA cache_size={SERVING_CACHE}")
-        self._db.conn.execute("PRAGMA wal_autocheckpoint=16384")
         self._codec: Codec | None = None
         self._codec_now()
         self._train_at = TRAIN_AFTER  # banners stored when a dictionary is next tried
@@ -213,16 +213,19 @@ class RecordStore:
     def _add(
         self, banners: list[Prepared], shard: int, look_up: bool
     ) -> tuple[list[tuple[int, bool, Prepared]], list[int]]:
+        fresh: dict[int, Prepared] = {}
+        packed: list[bytes] | None = None
+        if not look_up:  # all new: compressed before the write lock, which every writer waits for
+            fresh = self._fresh(banners, set())
+            with self._db.lock:
+                codec = self._codec_now()
+            packed = codec.pack_all([p.body for p in fresh.values()]) if codec else None
         try:
             with self._db.transaction():
-                fresh: dict[int, Prepared] = {}
-                known: set[int] = set()
                 if look_up:
                     known = self._existing("SELECT key FROM banners WHERE key IN ({})", [p.key for p in banners])
                     self._expect_new = not known
-                for p in banners:
-                    if p.key not in known and p.key not in fresh:
-                        fresh[p.key] = p
+                    fresh = self._fresh(banners, known)
                 services = list({p.service for p in fresh.values()})
                 latest = {
                     sv: (stamp, seq, in_shard)
@@ -233,8 +236,9 @@ class RecordStore:
                 seq = self._db.conn.execute("SELECT coalesce(max(seq), 0) FROM banners").fetchone()[0]  # fast: rowid
                 if self._codec_now() is None and seq + len(fresh) >= self._train_at:
                     self._train([p.body for p in fresh.values()], seq + len(fresh))
-                bodies = [p.body for p in fresh.values()]
-                stored = self._codec.pack_all(bodies) if self._codec else bodies
+                if packed is None:
+                    bodies = [p.body for p in fresh.values()]
+                    packed = self._codec.pack_all(bodies) if self._codec else bodies
                 first = seq + 1
                 added: list[list] = []
                 demoted: list[tuple[int, int]] = []  # (seq, its shard)
@@ -252,7 +256,7 @@ class RecordStore:
                     added.append([seq, current, p])
                 self._db.conn.executemany(
                     "INSERT INTO banners (seq, key, body, shard) VALUES (?, ?, ?, ?)",
-                    ((s, p.key, body, shard) for (s, _, p), body in zip(added, stored, strict=True)),
+                    ((s, p.key, body, shard) for (s, _, p), body in zip(added, packed, strict=True)),
                 )
                 self._db.conn.executemany(
                     "INSERT OR REPLACE INTO services (service, seq, stamp, shard) VALUES (?, ?, ?, ?)",
@@ -264,6 +268,15 @@ class RecordStore:
                 self._codec = None  # trained in the transaction that failed: not kept
             raise
         return [(s, current, p) for s, current, p in added], [s for s, in_shard in demoted if in_shard == shard]
+
+    @staticmethod
+    def _fresh(banners: list[Prepared], known: set[int]) -> dict[int, Prepared]:
+        """The banners whose keys are not ``known``, by key, in their order (a key twice: its first)."""
+        fresh: dict[int, Prepared] = {}
+        for p in banners:
+            if p.key not in known and p.key not in fresh:
+                fresh[p.key] = p
+        return fresh
 
     def _train(self, fresh: list[bytes], stored_then: int) -> None:
         """Within add's transaction: the dictionary, from the bodies stored so far and these. If
