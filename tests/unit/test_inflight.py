@@ -77,3 +77,35 @@ async def test_a_wait_that_ends_is_a_429_and_a_trends_request_counts_two():
         task.cancel()
     await asyncio.gather(*held, return_exceptions=True)
     assert not limited.in_flight
+
+
+async def test_collecting_is_not_counted():
+    """A fleet of collectors posts under one key at once, each waiting for its flush."""
+    gate = asyncio.Event()
+
+    async def app(scope, receive, send):
+        await gate.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    limited = AccountInFlight(app, keys=None, wait=0.01)  # type: ignore[arg-type]
+    statuses: list[int] = []
+
+    async def post() -> None:
+        async def send(message):
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        scope = {
+            "type": "http",
+            "path": "/spyglass/collect",
+            "query_string": b"",
+            "state": {"caller": caller(1, "free")},
+        }
+        await limited(scope, None, send)  # type: ignore[arg-type]
+
+    posts = [asyncio.create_task(post()) for _ in range(8)]
+    await asyncio.sleep(0.05)  # past the wait: a counted request past the cap would be refused by now
+    gate.set()
+    await asyncio.gather(*posts)
+    assert statuses == [200] * 8 and not limited.in_flight

@@ -13,7 +13,9 @@ A request counts from when its key is known (its body is in: auth.KeyBeforeBody)
 end, on every host of the backend alike (the main API and the trends host share this count), a
 trends request two of the cap, as it costs several counts' work. The live stream is not counted
 (a stream is in flight for as long as it is followed; the stream host has its own cap of streams
-per key), nor geonet, which takes no key. A request with no key or a wrong one is left to the
+per key), nor geonet, which takes no key, nor collecting (``/spyglass/collect``: a role the operator
+gives, whose posts each wait for their batch's flush; a fleet of scanners posts at once under one
+key, and was refused past 4). A request with no key or a wrong one is left to the
 app, which answers it. Counted by each worker process, as the global limit is.
 """
 
@@ -47,7 +49,11 @@ class AccountInFlight:
     those 429 with ``Retry-After`` at once."""
 
     def __init__(
-        self, app: ASGIApp, keys: KeyCheck, exempt: tuple[str, ...] = ("/stream", "/geonet"), wait: float = WAIT
+        self,
+        app: ASGIApp,
+        keys: KeyCheck,
+        exempt: tuple[str, ...] = ("/stream", "/geonet", "/spyglass/collect"),
+        wait: float = WAIT,
     ) -> None:
         self.app, self.keys, self.exempt, self.wait = app, keys, exempt, wait
         self.in_flight: Counter[int] = Counter()  # by account
