@@ -628,3 +628,10 @@ def test_os_classes_read_most_accurate_first_odd_ones_skipped():
     ]
     facts = {f.label: f.value for f in describe_service({"port": 22, "os_classes": classes}).sections[0].facts}
     assert facts["os classes"] == "Linux 5.X (general purpose) 100%, Netgear embedded (WAP)"
+
+
+def test_a_host_known_only_by_its_country_code_says_where_it_is():
+    facts = {f.label: f.value for f in host_facts({"ip_str": "192.0.2.7", "location": {"country_code": "NZ"}})}
+    assert facts["location"] == "NZ"
+    named = {"ip_str": "192.0.2.7", "city": "Auckland", "country_code": "NZ", "country_name": "New Zealand"}
+    assert {f.label: f.value for f in host_facts(named)}["location"] == "Auckland, New Zealand"

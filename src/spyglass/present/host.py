@@ -32,7 +32,9 @@ def _host_member(r: Mapping, name: str) -> Any:
 def host_facts(record: Any) -> list[Fact]:
     """The summary of a host record; "-" where a value is unknown, so the summary keeps its shape."""
     r = as_dict(record)
-    where = ", ".join(t for t in (text_of(_host_member(r, k)) for k in ("city", "region_code", "country_name")) if t)
+    country = text_of(_host_member(r, "country_name")) or text_of(_host_member(r, "country_code"))
+    where = ", ".join(t for t in (text_of(_host_member(r, k)) for k in ("city", "region_code")) if t)
+    where = ", ".join(t for t in (where, country) if t)  # a banner may carry only the country's code
     lat, lon = number(_host_member(r, "latitude")), number(_host_member(r, "longitude"))
     coords = f" ({lat:.2f}, {lon:.2f})" if lat is not None and lon is not None else ""
     vulns = r.get("vulns")

@@ -1,4 +1,4 @@
-"""Where to export a query's results: a path ending in .json.gz or .csv."""
+"""Where to export a query's results: a path ending in .json.gz, .json or .csv."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from spyglass.export import check_output
 from spyglass.safetext import safe_text
 
 
@@ -36,7 +37,7 @@ class ExportScreen(ModalScreen[Path | None]):
             yield Input(str(Path.cwd() / "spyglass-export.json.gz"), id="export-path")
             yield Static(
                 safe_text(
-                    ".json.gz: one banner per line (spyglass import reads it); .csv: main fields. "
+                    ".json.gz or .json: one banner per line (spyglass import reads it); .csv: main fields. "
                     "Enter starts, Esc cancels. A stopped export resumes."
                 )
             )
@@ -45,11 +46,8 @@ class ExportScreen(ModalScreen[Path | None]):
     @on(Input.Submitted, "#export-path")
     def start(self, event: Input.Submitted) -> None:
         path = Path(event.value).expanduser()
-        if not (path.name.endswith(".json.gz") or path.suffix.lower() == ".csv"):
-            self.error_line.update(safe_text("The file name must end in .json.gz or .csv"))
-            return
-        if not path.parent.is_dir():
-            self.error_line.update(safe_text(f"No such folder: {path.parent}"))
+        if (problem := check_output(path)) is not None:  # the CLI's rule: the same suffixes, the same words
+            self.error_line.update(safe_text(problem))
             return
         self.dismiss(path)
 
