@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import resource
 import selectors
 import socket
@@ -374,3 +375,69 @@ def test_a_client_gone_while_its_body_is_read_is_no_error():
             logging.getLogger(name).removeHandler(handler)
     assert [r.getMessage() for r in records if r.exc_info] == []
     assert len(records) <= 5
+
+
+GARBAGE = b"\x16\x03\x01 garbage\r\n\r\n"  # a TLS hello's first bytes, as to an https:// URL
+
+
+def test_invalid_requests_are_logged_once_a_while_with_a_count(tmp_path, monkeypatch):
+    """A client looping "connect, send garbage, close" wrote a line of the log each (30,000 in
+    10 s): the backend as served (uvicorn_server) says the first, then one a while with the count."""
+    import threading
+
+    from spyglass.local.sockets import listen
+    from spyglass.server.errors import connection_log
+    from spyglass.server.process import uvicorn_server
+    from spyglass.testing.backend import start_backend
+
+    monkeypatch.setattr(connection_log, "every", 1.0)  # a minute in service: the test waits less
+    monkeypatch.setattr(connection_log, "_kinds", {})
+    said: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "Invalid HTTP request" in record.getMessage():
+                said.append(record.getMessage())
+
+    _, backend = start_backend(tmp_path)
+    server = uvicorn_server(backend.app, backend.app.state.settings)
+    keep = Keep()
+    logging.getLogger("uvicorn.error").addHandler(keep)
+    sock = listen("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    sent = 0
+
+    def garbage() -> None:
+        nonlocal sent
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(GARBAGE)
+        sent += 1
+
+    def accounted() -> int:
+        """Invalid requests the lines said, each itself and those it counts."""
+        return sum(1 + int(m.group(1).replace(",", "")) if (m := MORE.search(line)) else 1 for line in said)
+
+    def more_said() -> bool:
+        garbage()  # now and then one more, whose line says how many were left out
+        return accounted() >= 1000
+
+    try:
+        assert wait_for(lambda: server.started)
+        for _ in range(1000):
+            garbage()
+        assert wait_for(more_said, 60)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+        logging.getLogger("uvicorn.error").removeHandler(keep)
+        backend.store.close()
+    assert said[0] == "Invalid HTTP request received."
+    assert any(MORE.search(line) for line in said)
+    assert len(said) <= 40, f"{len(said)} lines for {sent} invalid requests"
+    assert 1000 <= accounted() <= sent
+
+
+MORE = re.compile(r"\(([\d,]+) more so in the last \d+ s\)$")

@@ -10,6 +10,7 @@ The errors every route shares are added to the document in one place, :func:`doc
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
@@ -91,6 +92,8 @@ class _ByKind:
     """One log line per failure kind at most every ``every`` seconds: :meth:`due` says whether
     this one is to be said, and how many of its kind failed unsaid since the last line."""
 
+    MORE = "more failed so"  # what the count on a line is of
+
     def __init__(self, every: float = OUTAGE_LOG_EVERY) -> None:
         self.every = every
         self._kinds: dict[str, tuple[float, int]] = {}  # kind: (when said, failed since)
@@ -105,7 +108,7 @@ class _ByKind:
                 self._kinds[kind] = (said, since + 1)
                 return None
             self._kinds[kind] = (now, 0)
-        return f" ({since:,} more failed so in the last {now - said:.0f} s)" if since else ""
+        return f" ({since:,} {self.MORE} in the last {now - said:.0f} s)" if since else ""
 
     def seen(self, kind: str) -> bool:
         return kind in self._kinds
@@ -143,6 +146,30 @@ class FailureLog(_ByKind):
 
 MAX_FAILURE_KINDS = 1_000  # kinds whose first failure is logged with its traceback
 failure_log = FailureLog()
+
+
+class ConnectionLog(_ByKind, logging.Filter):
+    """On uvicorn's ``uvicorn.error`` logger: the warnings its protocols log for one connection
+    ("Invalid HTTP request received.", "Unsupported upgrade request."...), one line a kind (the
+    message) at most once a minute, with how many were left out since. Unthrottled, a client that
+    looped sending garbage wrote 30,000 lines (1.2 MB) of the log in 10 s."""
+
+    MORE = "more so"
+
+    def __init__(self, every: float = 60.0) -> None:
+        _ByKind.__init__(self, every)
+        logging.Filter.__init__(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING or f"uvicorn{os.sep}protocols{os.sep}" not in record.pathname:
+            return True
+        more = self.due(str(record.msg))  # uvicorn's fixed messages: few kinds
+        if more:
+            record.msg = f"{record.msg}{more}"
+        return more is not None
+
+
+connection_log = ConnectionLog()
 
 
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

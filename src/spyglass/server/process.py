@@ -35,11 +35,13 @@ def stop_at_stdin_eof(stop: Callable[[], None]) -> None:
 
 def uvicorn_server(app, settings):
     """uvicorn serving ``app`` as the backend does, in one process or in each worker: the guarded
-    HTTP/1.1 protocol (guard.py) on uvloop where installed, accept errors logged once a minute, and
-    X-Forwarded-For believed only from the proxies the operator names (uvicorn believes any from
-    loopback, so a local client could name any address to lock it out, or dodge the failed-key limit)."""
+    HTTP/1.1 protocol (guard.py) on uvloop where installed, accept errors and per-connection warnings
+    logged once a minute, and X-Forwarded-For believed only from the proxies the operator names
+    (uvicorn believes any from loopback, so a local client could name any address to lock it out,
+    or dodge the failed-key limit)."""
     import uvicorn
 
+    from spyglass.server.errors import connection_log
     from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
 
     config = uvicorn.Config(
@@ -53,6 +55,7 @@ def uvicorn_server(app, settings):
         forwarded_allow_ips=list(settings.forwarded_allow),
     )
     logging.getLogger("asyncio").addFilter(QuietAcceptErrors())
+    logging.getLogger("uvicorn.error").addFilter(connection_log)  # per-connection warnings: once a minute
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets=None) -> None:
