@@ -216,3 +216,17 @@ def test_a_404_never_sends_back_a_long_id_whole(backend, path):
     assert answer.status_code == 404
     message = answer.json()["error"]
     assert len(message) < 200 and ("'" not in message or message.endswith("… (5,000 characters)")), message
+
+
+@pytest.mark.parametrize(
+    "path", ["/intel/host/count", "/intel/host/search/x", "/trends/api/v1/nope", "/geonet/nope", "/stream/intel/nope"]
+)
+def test_a_query_string_that_is_not_utf8_is_a_400_naming_the_parameter(backend, path):
+    key = backend.key()
+    raw = httpx.get(f"{backend.url}{path}?key={key}&query=%ff%fe")
+    assert raw.status_code == 400
+    assert raw.json()["error"].startswith("Invalid request: query: not UTF-8")
+    bad_name = httpx.get(f"{backend.url}{path}?key={key}&%c3%28=1")
+    assert bad_name.status_code == 400 and "a parameter's name" in bad_name.json()["error"]
+    good = httpx.get(f"{backend.url}/intel/host/count?key={key}&query=caf%C3%A9+%E2%9C%93")
+    assert good.status_code == 200

@@ -27,6 +27,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from spyglass.server.banners.store import StoreUnavailable, TooManyValues
+from spyglass.server.querystring import Utf8Query
 from spyglass.server.state.sqlite.database import disk_full
 
 log = logging.getLogger("spyglass.server")
@@ -200,7 +201,8 @@ def describe_validation(exc: RequestValidationError) -> str:
 
 
 def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> None:
-    """Every error of ``app`` answers ``{error}``; validation errors too unless the API says 422."""
+    """Every error of ``app`` answers ``{error}``; validation errors too unless the API says 422.
+    A query string that is not UTF-8 is answered 400 here too, for every route."""
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -243,6 +245,7 @@ def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> N
         return unexpected(request, exc)
 
     app.add_middleware(LastResort)
+    app.add_middleware(Utf8Query)
 
 
 def unexpected(request: Request, exc: Exception) -> JSONResponse:
