@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
+from dataclasses import replace
 
 import httpx
 import pytest
 
+from spyglass.server.plans import PLANS
 from spyglass.testing.alerts import Receiver
 from tests.conftest import start_backend
 from tests.contract.test_scans import Greeter
@@ -142,6 +144,38 @@ def test_internet_scans_under_way_are_the_plans_number(tmp_path):
         assert "Too many internet scans under way: the member plan allows 1 at once" in refused.json()["error"]
         cancelled = httpx.delete(f"{backend.url}/intel/scan/{first.json()['id']}", params={"key": key})
         assert cancelled.json()["status"] == "CANCELLED" and start().status_code == 200
+    backend.store.close()
+
+
+def test_scans_started_an_hour_are_the_plans_number(tmp_path, monkeypatch):
+    """Looping an internet scan and its cancel kept 18 records a second, for no credit. Scans of
+    either kind count, cancelled or not; the refusal comes before any credit is spent."""
+    monkeypatch.setitem(PLANS, "member", replace(PLANS["member"], scans_hour=3))
+    server, backend = start_backend(tmp_path, scan_allow=["127.0.0.1/32"], scan_timeout=300)
+    with server, Greeter(["127.0.0.1"], b"hi\r\n", delay=300) as silent:
+        key = backend.key("member", researcher=True)
+        form = {"port": str(silent.port), "protocol": "generic"}
+        for _ in range(2):
+            started = httpx.post(f"{backend.url}/intel/scan/internet", params={"key": key}, data=form)
+            assert started.status_code == 200, started.text
+            httpx.delete(f"{backend.url}/intel/scan/{started.json()['id']}", params={"key": key})
+        scan = httpx.post(f"{backend.url}/intel/scan", params={"key": key}, data={"ips": "127.0.0.1"})
+        assert scan.status_code == 200, scan.text
+        credits = httpx.get(f"{backend.url}/api-info", params={"key": key}).json()["scan_credits"]
+        for refused in (
+            httpx.post(f"{backend.url}/intel/scan", params={"key": key}, data={"ips": "127.0.0.1"}),
+            httpx.post(f"{backend.url}/intel/scan/internet", params={"key": key}, data=form),
+        ):
+            assert refused.status_code == 429 and 3500 <= int(refused.headers["retry-after"]) <= 3600
+            assert refused.json()["error"] == (
+                "Too many scans started in the last hour: the member plan allows 3 scans started an hour"
+            )
+        assert httpx.get(f"{backend.url}/api-info", params={"key": key}).json()["scan_credits"] == credits
+        listed = httpx.get(f"{backend.url}/intel/scans", params={"key": key}).json()
+        assert listed["total"] == 3
+        document = httpx.get(f"{backend.url}/openapi.json").json()
+        paged = {p["name"]: p for p in document["paths"]["/intel/scans"]["get"]["parameters"]}["page"]
+        assert paged["schema"]["minimum"] == 1 and "100 a page" in paged["description"]
     backend.store.close()
 
 

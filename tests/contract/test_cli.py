@@ -64,6 +64,8 @@ def test_info_against_a_profile_from_the_environment(backend, capsys, monkeypatc
     assert budgets == [["facets", "a", "request", "10"], ["saved", "queries", "an", "hour", "20"]]  # issue 44
     assert body["usage_limits"]["notifier_tests"] == 20 and body["usage_limits"]["directory_words"] == 16
     assert body["usage_limits"]["internet_scans"] == 1 and "internet scans at once" in said
+    lines = [line.split() for line in said.splitlines()]
+    assert body["usage_limits"]["scans_hour"] == 30 and ["scans", "an", "hour", "30"] in lines
     assert body["usage_limits"]["requests_at_once"] == 4 and "requests at once" in said
 
 
@@ -220,3 +222,18 @@ def test_ping_refuses_demo_addresses_of_a_demo_backend(tmp_path, capsys, monkeyp
             assert main([command, "198.18.0.7"]) == 2
             assert "synthetic demo address" in capsys.readouterr().err
     backend.store.close()
+
+
+def test_scan_list_pages(backend, capsys, monkeypatch):
+    key = backend.key("member")
+    account = backend.store.account_for_key(key)
+    store = backend.app.state.scans.store
+    made = [store.create(account_id=account.id, api_key="d", size=1, spec="{}", probes=1) for _ in range(101)]
+    monkeypatch.setenv("SPYGLASS_URL", backend.url)
+    monkeypatch.setenv("SPYGLASS_API_KEY", key)
+    assert main(["scan", "list", "--page", "2", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["total"] == 101 and [s["id"] for s in second["matches"]] == [made[0].id]
+    assert main(["scan", "list"]) == 0
+    out = capsys.readouterr()
+    assert len(out.out.splitlines()) == 100 and "101 scans (page 1, 100 shown)" in out.err

@@ -6,12 +6,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from spyglass.server.state import OverBudget
-from spyglass.server.state.scans import CANCELLED, DONE, PROCESSING, QUEUE, SUBMITTING, ScanState
+from spyglass.server.state.accounts import iso, utcnow
+from spyglass.server.state.scans import (
+    CANCELLED,
+    DONE,
+    PAGE,
+    PROCESSING,
+    QUEUE,
+    SUBMITTING,
+    ScanState,
+    ScansThisHour,
+)
 
 
 def _sqlite(request: pytest.FixtureRequest, folder: Path) -> ScanState:
@@ -69,8 +80,8 @@ def test_a_scan_is_kept_with_its_progress(scans):
     now = scans.get(scan.id)
     assert (now.status, now.credits_left, now.probed, now.found) == (QUEUE, 96, 5, 2)
     other = scans.create(account_id=2, api_key="d", size=1, spec="{}", probes=1, internet=True)
-    assert [s.id for s in scans.of_account(1)] == [scan.id] and scans.get(other.id).internet
-    assert [s.id for s in scans.of_account(2)] == [other.id]
+    assert [s.id for s in scans.of_account(1)[0]] == [scan.id] and scans.get(other.id).internet
+    assert scans.of_account(2) == ([scans.get(other.id)], 1)
 
 
 def test_a_scan_is_claimed_once_and_finished(scans):
@@ -156,7 +167,7 @@ def test_internet_scans_under_way_are_counted_where_one_is_written(scans):
     new(scans)
     with pytest.raises(OverBudget) as over:
         internet(scans)
-    assert over.value.in_use == 2 and len(scans.of_account(1)) == 3  # nothing written
+    assert over.value.in_use == 2 and scans.of_account(1)[1] == 3  # nothing written
     assert internet(scans, account_id=2).internet  # another account's are its own
     scans.set_status(first.id, CANCELLED)
     internet(scans)
@@ -178,4 +189,78 @@ def test_internet_scans_started_at_once_never_pass_the_budget(open_scans):
 
     with ThreadPoolExecutor(8) as pool:
         started = list(pool.map(start, range(24)))
-    assert started.count(True) == 3 and len(states[1].of_account(1)) == 3
+    assert started.count(True) == 3 and states[1].of_account(1)[1] == 3
+
+
+def aged(scans: ScanState, hours: float) -> None:
+    """Every scan kept as if created ``hours`` earlier (the clock is the state's own)."""
+    then = iso(utcnow() - timedelta(hours=hours))
+    scans._db.run("UPDATE scans SET created = ?", (then,))  # type: ignore[attr-defined]
+
+
+def test_scans_started_an_hour_are_counted_where_one_is_written(scans):
+    """A loop of free internet scans, each cancelled at once, wrote 18 records a second. Every
+    scan started counts, of either kind, cancelled or not; the hour passes, room is made."""
+    first = scans.create(account_id=1, api_key="d", size=1, spec="{}", probes=1, per_hour=3)
+    scans.set_status(first.id, CANCELLED)
+    scans.create(account_id=1, api_key="d", size=1, spec="{}", probes=1, internet=True, per_hour=3)
+    new(scans)  # (without per_hour, as before: counted by the others all the same)
+    for refused in (
+        lambda: scans.create(account_id=1, api_key="d", size=1, spec="{}", probes=1, per_hour=3),
+        lambda: scans.create(account_id=1, api_key="d", size=1, spec="{}", probes=1, internet=True, most=5, per_hour=3),
+        lambda: scans.hourly_room(1, 3),
+    ):
+        with pytest.raises(ScansThisHour) as over:
+            refused()
+        assert 3500 < over.value.wait <= 3600
+    assert scans.of_account(1)[1] == 3  # nothing written
+    scans.hourly_room(2, 3)  # another account's are its own
+    scans.create(account_id=2, api_key="d", size=1, spec="{}", probes=1, per_hour=3)
+    aged(scans, 1.01)
+    scans.hourly_room(1, 3)
+    scans.create(account_id=1, api_key="d", size=1, spec="{}", probes=1, per_hour=3)
+
+
+def test_scans_started_at_once_never_pass_the_hourly_budget(open_scans):
+    states = [open_scans(), open_scans()]  # two backends on PostgreSQL; one and the same on SQLite
+
+    def start(n: int) -> bool:
+        try:
+            states[n % 2].create(
+                account_id=1, api_key="d", size=1, spec="{}", probes=1, internet=n % 3 == 0, per_hour=5
+            )
+        except ScansThisHour:
+            return False
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        started = list(pool.map(start, range(24)))
+    assert started.count(True) == 5 and states[1].of_account(1)[1] == 5
+
+
+def test_an_accounts_old_done_and_cancelled_scans_are_deleted(scans):
+    """An account keeps its latest ``kept`` scans; older ones go when it starts another, unless
+    they are unfinished. Another account's are its own."""
+    scans.kept = 3  # type: ignore[attr-defined]  (1,000 in service)
+    done, cancelled, running = new(scans), new(scans), new(scans)
+    scans.finish(done.id)
+    scans.set_status(cancelled.id, CANCELLED)
+    theirs = new(scans, account_id=2)
+    scans.finish(theirs.id)
+    aged(scans, 2)
+    latest = [new(scans) for _ in range(3)]
+    kept, total = scans.of_account(1)
+    assert [s.id for s in kept] == [s.id for s in reversed(latest)] + [running.id] and total == 4
+    assert scans.get(done.id) is None and scans.get(cancelled.id) is None
+    assert scans.of_account(2)[1] == 1
+
+
+def test_an_accounts_scans_are_listed_a_page_at_a_time(scans):
+    made = [new(scans) for _ in range(PAGE * 2 + 5)]
+    new(scans, account_id=2)
+    pages = [scans.of_account(1, page) for page in (1, 2, 3, 4)]
+    assert [len(found) for found, _ in pages] == [PAGE, PAGE, 5, 0]
+    assert {total for _, total in pages} == {len(made)}
+    listed = [s.id for found, _ in pages for s in found]
+    assert sorted(listed) == sorted(s.id for s in made)  # each once
+    assert listed[0] == max(made, key=lambda s: (s.created, s.id)).id  # newest first

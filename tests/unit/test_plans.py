@@ -18,3 +18,10 @@ def test_the_docs_table_is_the_plans():
             rows[cells[0].strip("`")] = [int(c.replace(",", "")) for c in cells[2:]]
     budgets = [name for name in UsageLimits.model_fields if name not in ("scan_credits", "query_credits")]
     assert rows == {name: [getattr(plan, name) for plan in PLANS.values()] for name in budgets}
+
+
+def test_every_scan_an_hour_is_kept_to_be_counted():
+    """The scans an hour are counted in the scans kept: no plan may start more than are kept."""
+    from spyglass.server.state.scans import KEPT
+
+    assert all(plan.scans_hour <= KEPT for plan in PLANS.values())

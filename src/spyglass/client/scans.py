@@ -43,5 +43,7 @@ class ScansClient(HostClient):
         """Stop a scan for good (spyglass's backend, beyond the seed); what it found stays."""
         return await self.call(m.ScanStatus, "DELETE", self.ns(f"/scan/{segment(scan_id)}"))
 
-    async def list(self) -> m.ScanList:
-        return await self.call(m.ScanList, "GET", self.ns("/scans"))
+    async def list(self, page: int | None = None) -> m.ScanList:
+        """A page of the account's scans, newest first (100 a page; ``total``: all of them)."""
+        params = {"page": page} if page is not None else None
+        return await self.call(m.ScanList, "GET", self.ns("/scans"), params=params)

@@ -24,6 +24,7 @@ class UsageLimits(APIModel):
     directory_words: int | None = None  # words and tags of one directory search
     directory_word_length: int | None = None
     internet_scans: int | None = None  # under way at once
+    scans_hour: int | None = None  # scans started an hour
     alert_networks_hour: int | None = None  # networks written in alerts an hour
     requests_at_once: int | None = None  # requests in flight at once (a trends request counts 2)
 

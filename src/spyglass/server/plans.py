@@ -27,6 +27,7 @@ class Plan:
     directory_words: int = 16  # words (and tags) of one directory search
     directory_word_length: int = 100  # characters of one of them
     internet_scans: int = 1  # internet scans under way at once (not yet done or cancelled)
+    scans_hour: int = 30  # scans (of addresses or internet-wide) it may start an hour: each is a record kept
     alert_networks_hour: int = 1000  # networks its alert creates and edits may write an hour
     requests_at_once: int = 4  # requests of the account in flight at once, a trends request counting 2
 
@@ -52,6 +53,7 @@ PLANS: dict[str, Plan] = {
             saved_queries_hour=10,
             directory_words=8,
             directory_word_length=64,
+            scans_hour=10,
             requests_at_once=2,
         ),
         Plan(
@@ -82,6 +84,7 @@ PLANS: dict[str, Plan] = {
             saved_queries_hour=60,
             directory_words=32,
             internet_scans=2,
+            scans_hour=120,
             alert_networks_hour=524_288,  # four rewrites of a full alert
         ),
     )

@@ -43,6 +43,7 @@ BUDGETS = (  # the plan's budgets, as the server says them (usage_limits)
     ("directory search words", "directory_words"),
     ("characters a search word", "directory_word_length"),
     ("internet scans at once", "internet_scans"),
+    ("scans an hour", "scans_hour"),
     ("alert networks an hour", "alert_networks_hour"),
     ("requests at once", "requests_at_once"),
 )

@@ -96,7 +96,7 @@ async def cancel(clients, args):
 
 
 async def listing(clients, args):
-    result = await clients.scans.list()
+    result = await clients.scans.list(args.page)
     if args.json:
         body = result.to_api()
         body["matches"] = [key_masked(item) for item in body.get("matches", [])]
@@ -104,7 +104,7 @@ async def listing(clients, args):
     from spyglass.present.scans import status_line
 
     render.print_lines([status_line(s) for s in result.matches])
-    print(plural(result.total, "scan"), file=sys.stderr)
+    print(f"{plural(result.total, 'scan')} (page {args.page or 1}, {len(result.matches)} shown)", file=sys.stderr)
 
 
 async def internet(clients, args):
@@ -153,8 +153,13 @@ def register(sub, common: Common) -> None:
         "(a query credit per 100 results, as a search)",
     )
     p.set_defaults(func=api_command(submit))
+    p = actions.add_parser(
+        "list", help="your scans, newest first, 100 a page", description="Your scans, newest first, 100 a page.",
+        parents=common.api,
+    )  # fmt: skip
+    p.add_argument("--page", type=int, help="which page (from 1; the first without it)")
+    p.set_defaults(func=api_command(listing))
     for name, handler, text in (
-        ("list", listing, "your scans, newest first"),
         ("ports", ports, "the ports the crawler looks for"),
         ("protocols", protocols, "the protocols the crawler speaks"),
     ):

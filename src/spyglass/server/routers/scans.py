@@ -6,21 +6,22 @@ from __future__ import annotations
 import ipaddress
 from typing import Literal
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 
 from spyglass.models import ScanList, ScanStatus, ScanSubmission
 from spyglass.netblocks import Network
 from spyglass.netools.scantargets import BadTargets, NotAllowed, ScanSpec, check_allowed, parse_ips
-from spyglass.server.auth import Caller
+from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import AppSettings, Charge, Scans, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
 from spyglass.server.scanner.protocols import PORTS, PROTOCOLS
 from spyglass.server.settings import Settings
 from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import key_digest
-from spyglass.server.state.scans import CANCELLED, DONE, Scan, ScanState
+from spyglass.server.state.scans import CANCELLED, DONE, KEPT, PAGE, Scan, ScanState, ScansThisHour
 
 router = APIRouter()
+MAX_PAGE = 10_000  # far past the last page of any account (it keeps about KEPT scans)
 
 
 def allowed_networks(settings: Settings) -> list[Network]:
@@ -62,8 +63,13 @@ def submit(
     limit = min(who.account.plan.scan_ips, settings.scan_max_ips)
     if count > limit:
         raise bad_request(f"The scan covers {count:,} addresses; at most {limit:,} may be scanned in one request")
+    hourly_room(scans.store, who)  # before credits are spent
     account = charge(scan=count)  # 402 and nothing spent when short
-    scan = create(scans.store, who, spec, count)
+    try:
+        scan = create(scans.store, who, spec, count)
+    except ApiError:  # past the scans an hour since hourly_room: a create at once took the room
+        charge(scan=-count)
+        raise
     scans.store.set_credits_left(scan.id, account.scan_credits)
     scans.submit(scan)
     return {"id": scan.id, "count": count, "credits_left": account.scan_credits}
@@ -112,15 +118,33 @@ def internet(
 def create(
     store: ScanState, who: Caller, spec: ScanSpec, count: int, internet: bool = False, most: int | None = None
 ) -> Scan:
-    return store.create(
-        account_id=who.account.id,
-        api_key=key_digest(who.key),
-        size=count,
-        spec=spec.to_json(),
-        probes=spec.probe_count(len(PORTS)),
-        internet=internet,
-        most=most,
-    )
+    """The scan, counted against the plan's scans an hour (and ``most``) as it is written: 429 past them."""
+    try:
+        return store.create(
+            account_id=who.account.id,
+            api_key=key_digest(who.key),
+            size=count,
+            spec=spec.to_json(),
+            probes=spec.probe_count(len(PORTS)),
+            internet=internet,
+            most=most,
+            per_hour=who.account.plan.scans_hour,
+        )
+    except ScansThisHour as exc:
+        raise over_hourly(who, exc) from None
+
+
+def hourly_room(store: ScanState, who: Caller) -> None:
+    try:
+        store.hourly_room(who.account.id, who.account.plan.scans_hour)
+    except ScansThisHour as exc:
+        raise over_hourly(who, exc) from None
+
+
+def over_hourly(who: Caller, exc: ScansThisHour) -> ApiError:
+    plan = who.account.plan
+    cap = f"the {plan.name} plan allows {plan.scans_hour} scans started an hour"
+    return too_many(exc.wait, f"Too many scans started in the last hour: {cap}")
 
 
 @router.delete(
@@ -142,10 +166,16 @@ def cancel(scan_id: str, scans: Scans, who: Who) -> dict:
     return cancelled.status_body()
 
 
-@router.get("/scans", response_model=ScanList, summary="Your scans, newest first")
-def listing(scans: Scans, who: Who) -> dict:
-    found = scans.store.of_account(who.account.id)
-    return {"matches": [s.listing_item(who.key) for s in found], "total": len(found)}
+@router.get("/scans", response_model=ScanList, summary=f"Your scans, newest first, {PAGE} a page")
+def listing(
+    scans: Scans,
+    who: Who,
+    page: int = Query(
+        1, ge=1, le=MAX_PAGE, description=f"{PAGE} a page; the latest {KEPT:,} are kept, and all unfinished"
+    ),
+) -> dict:
+    found, total = scans.store.of_account(who.account.id, page)
+    return {"matches": [s.listing_item(who.key) for s in found], "total": total}
 
 
 @router.get("/scan/{scan_id}", response_model=ScanStatus, summary="One scan's status", responses=responses(404))

@@ -14,12 +14,20 @@ from __future__ import annotations
 import secrets
 import string
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Protocol
+
+from spyglass.server.state.accounts import iso, utcnow
 
 SUBMITTING, QUEUE, PROCESSING, DONE = "SUBMITTING", "QUEUE", "PROCESSING", "DONE"
 CANCELLED = "CANCELLED"  # beyond the seed: stopped by its owner; never resumed
 UNFINISHED = (SUBMITTING, QUEUE, PROCESSING)
 ID_ALPHABET = string.ascii_uppercase + string.digits
+PAGE = 100  # scans a page of an account's listing
+# An account's latest scans kept: older done or cancelled ones are deleted when it starts another
+# (a loop of free internet scans, each cancelled at once, kept 1,000 records in a minute and
+# ~500 MB a day). More than any plan's scans an hour, so that those are all still there to count.
+KEPT = 1_000
 
 
 def new_scan_id() -> str:
@@ -70,6 +78,28 @@ class Scan:
         }
 
 
+class ScansThisHour(Exception):
+    """Nothing was written: the account started its plan's scans an hour within the last hour
+    (``wait``: seconds until the oldest of those is an hour old)."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(wait)
+        self.wait = wait
+
+
+def hour_ago() -> str:
+    """An hour before now, as a scan's ``created`` is written (they sort as text)."""
+    return iso(utcnow() - timedelta(hours=1))
+
+
+def check_hourly(per_hour: int, started: int, oldest: str | None) -> None:
+    """ScansThisHour unless one more fits beside the ``started`` scans of the last hour, the
+    oldest of them created at ``oldest``."""
+    if started >= per_hour:
+        then = datetime.fromisoformat(oldest) if oldest else utcnow()
+        raise ScansThisHour((then + timedelta(hours=1) - utcnow()).total_seconds())
+
+
 def scan_from(row: Any) -> Scan:
     """A scan from a row of either state (a mapping of the columns; the lease columns are the
     state's own business)."""
@@ -92,15 +122,23 @@ class ScanState(Protocol):
         probes: int,
         internet: bool = False,
         most: int | None = None,
+        per_hour: int | None = None,
     ) -> Scan:
         """A new SUBMITTING scan. An internet scan with ``most``: OverBudget (its ``in_use``: the
-        account's unfinished internet scans) and nothing written where it has ``most`` already;
-        counted and written in one transaction, so creates at once on any number of backends
-        never pass it."""
+        account's unfinished internet scans) and nothing written where it has ``most`` already.
+        With ``per_hour``: ScansThisHour and nothing written where the account started that many
+        (of any kind, cancelled ones too) within the hour. Each is counted and written in one
+        transaction, so creates at once on any number of backends never pass it. The account's
+        done and cancelled scans past its latest KEPT are deleted."""
+
+    def hourly_room(self, account_id: int, per_hour: int) -> None:
+        """ScansThisHour where :meth:`create` would refuse for ``per_hour`` now (it writes nothing:
+        asked before credits are spent)."""
 
     def get(self, scan_id: str) -> Scan | None: ...
 
-    def of_account(self, account_id: int) -> list[Scan]: ...
+    def of_account(self, account_id: int, page: int = 1) -> tuple[list[Scan], int]:
+        """A page (PAGE scans, newest first) of the account's scans, and how many it has."""
 
     def set_credits_left(self, scan_id: str, credits_left: int) -> None: ...
 

@@ -14,15 +14,19 @@ from spyglass.server.state.accounts import iso, utcnow
 from spyglass.server.state.scans import (
     CANCELLED,
     DONE,
+    KEPT,
+    PAGE,
     PROCESSING,
     QUEUE,
     SUBMITTING,
     UNFINISHED,
     Scan,
+    check_hourly,
+    hour_ago,
     new_scan_id,
     scan_from,
 )
-from spyglass.server.state.sql.db import Db
+from spyglass.server.state.sql.db import Db, Tx
 
 
 class SqlScans:
@@ -33,6 +37,7 @@ class SqlScans:
     NOW = "?"
     UNTIL = "?"
     CLAIMING = ""  # what keeps two backends claiming at once off one row (SQLite's writers queue)
+    kept = KEPT  # an account's latest scans kept (a test keeps fewer)
 
     def _times(self, lease: float) -> tuple[list[float], list[float]]:
         """The arguments of :attr:`NOW` and of :attr:`UNTIL` (a lease of ``lease`` seconds)."""
@@ -52,11 +57,15 @@ class SqlScans:
         probes: int,
         internet: bool = False,
         most: int | None = None,
+        per_hour: int | None = None,
     ) -> Scan:
         now = iso(utcnow())
         with self._db.transaction() as db:
-            if internet and most is not None:  # counted and written with no create of the account's between
-                self._db.one_at_a_time(db, "internet scans", account_id)
+            if per_hour is not None or (internet and most is not None):
+                self._db.one_at_a_time(db, "scans", account_id)  # counted and written with no create between
+            if per_hour is not None:
+                self._check_hourly(db, account_id, per_hour)
+            if internet and most is not None:
                 unfinished, values = self._db.any_of("status", UNFINISHED)
                 under_way = db.execute(
                     f"SELECT count(*) AS n FROM scans WHERE account_id = ? AND internet AND {unfinished}",
@@ -69,7 +78,24 @@ class SqlScans:
                 " internet, probes) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING *",
                 (new_scan_id(), account_id, api_key, now, SUBMITTING, now, size, spec, internet, probes),
             ).fetchone()
+            finished, values = self._db.any_of("status", (DONE, CANCELLED))
+            db.execute(
+                f"DELETE FROM scans WHERE account_id = ? AND {finished} AND id NOT IN"
+                " (SELECT id FROM scans WHERE account_id = ? ORDER BY created DESC, id DESC LIMIT ?)",
+                (account_id, *values, account_id, self.kept),
+            )
         return scan_from(row)
+
+    def _check_hourly(self, db: Tx, account_id: int, per_hour: int) -> None:
+        row = db.execute(
+            "SELECT count(*) AS n, min(created) AS oldest FROM scans WHERE account_id = ? AND created > ?",
+            (account_id, hour_ago()),
+        ).fetchone()
+        check_hourly(per_hour, int(row["n"]), row["oldest"])
+
+    def hourly_room(self, account_id: int, per_hour: int) -> None:
+        with self._db.reading() as db:
+            self._check_hourly(db, account_id, per_hour)
 
     def get(self, scan_id: str) -> Scan | None:
         if self._db.unstorable(scan_id):
@@ -77,9 +103,13 @@ class SqlScans:
         row = self._db.one("SELECT * FROM scans WHERE id = ?", (scan_id,))
         return scan_from(row) if row else None
 
-    def of_account(self, account_id: int) -> list[Scan]:
-        rows = self._db.all("SELECT * FROM scans WHERE account_id = ? ORDER BY created DESC", (account_id,))
-        return [scan_from(r) for r in rows]
+    def of_account(self, account_id: int, page: int = 1) -> tuple[list[Scan], int]:
+        rows = self._db.all(
+            "SELECT * FROM scans WHERE account_id = ? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
+            (account_id, PAGE, (page - 1) * PAGE),
+        )
+        total = self._db.one("SELECT count(*) AS n FROM scans WHERE account_id = ?", (account_id,))
+        return [scan_from(r) for r in rows], int(total["n"]) if total else 0
 
     def set_credits_left(self, scan_id: str, credits_left: int) -> None:
         self._db.run("UPDATE scans SET credits_left = ? WHERE id = ?", (credits_left, scan_id))
