@@ -179,6 +179,24 @@ def test_scans_started_an_hour_are_the_plans_number(tmp_path, monkeypatch):
     backend.store.close()
 
 
+def test_a_scan_refused_by_a_create_at_once_costs_nothing(tmp_path, monkeypatch):
+    """/scan asks for room before credits are spent, and the create counts again: a create at
+    once that took the room meanwhile (as if here, where the first ask is skipped) gives back
+    what was spent."""
+    monkeypatch.setitem(PLANS, "member", replace(PLANS["member"], scans_hour=1))
+    server, backend = start_backend(tmp_path, scan_allow=["127.0.0.1/32"], scan_timeout=300)
+    with server:
+        key = backend.key("member")
+        scan = httpx.post(f"{backend.url}/intel/scan", params={"key": key}, data={"ips": "127.0.0.1"})
+        assert scan.status_code == 200, scan.text
+        monkeypatch.setattr(backend.app.state.scans.store, "hourly_room", lambda account_id, per_hour: None)
+        refused = httpx.post(f"{backend.url}/intel/scan", params={"key": key}, data={"ips": "127.0.0.1"})
+        assert refused.status_code == 429 and "allows 1 scans started an hour" in refused.json()["error"]
+        info = httpx.get(f"{backend.url}/api-info", params={"key": key}).json()
+        assert info["scan_credits"] == 99 and backend.store.account_for_key(key).scan_credits == 99
+    backend.store.close()
+
+
 def test_alert_networks_written_an_hour_are_the_plans_number(fresh):
     """Editing an alert of 120,000 networks again and again slowed another account's
     notifications from 0.4 s to 1.4-2.7 s: each write is seconds of work. The networks are
