@@ -229,6 +229,22 @@ async def test_request_on_a_reused_connection_the_server_closed_goes_again_on_a_
         server.close()
 
 
+async def test_a_call_after_the_server_closed_its_idle_connection_succeeds():
+    with ThreadedServer(faulty_app(), timeout_keep_alive=0.2) as server:  # uvicorn's is 5 s
+        t = transport(server.url, retry=RetryPolicy(attempts=1))  # no retry but a new connection's
+        try:
+            assert await t.request("GET", "/hits/search", idempotent=False) == 0
+            connections = server.server.server_state.connections
+            deadline = asyncio.get_running_loop().time() + 10
+            while connections:  # the server closes the idle connection the client keeps
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.01)
+            assert await t.request("GET", "/hits/search", idempotent=False) == 0
+            assert t.reachability.reachable is True
+        finally:
+            await t.aclose()
+
+
 async def test_key_never_leaks(faulty, caplog):
     caplog.set_level(logging.DEBUG)
     t = transport(faulty)
