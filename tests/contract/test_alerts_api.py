@@ -34,11 +34,17 @@ async def test_alert_lifecycle(clients):
     assert info.notifiers == [] and info.notify == {"active": False, "reason": "no trigger enabled"}
     assert await clients.alerts.enable_triggers(created.id, "new_service,malware")
     assert await clients.alerts.ignore_service(created.id, "malware", "127.0.0.5:443")
-    assert await clients.alerts.add_notifier(created.id, "default")
+    no_address = "no e-mail address: set the notifier's 'to'"
+    # The default e-mail notifier has no address yet: attached all the same, and said at once.
+    attached = await clients.alerts.add_notifier(created.id, "default")
+    assert attached.success and attached.warning == f"notifier default cannot deliver: {no_address}"
     info = await clients.alerts.get(created.id)
     assert info.triggers == {"malware": {"ignore": ["127.0.0.5:443"]}, "new_service": {"ignore": []}}
     assert info.has_triggers and [n["id"] for n in info.notifiers or []] == ["default"]
-    assert info.notify == {"active": True, "reason": "notifying"}
+    assert info.notify == {"active": False, "reason": f"notifier failing: default: {no_address}"}
+    await clients.notifiers.update("default", {"to": "ops@example.test"})
+    assert (await clients.alerts.add_notifier(created.id, "default")).warning is None
+    assert (await clients.alerts.get(created.id)).notify == {"active": True, "reason": "notifying"}
 
     edited = await clients.alerts.update(created.id, ["127.0.0.8/30"])
     assert (edited.size, edited.filters.ip) == (4, ["127.0.0.8/30"])

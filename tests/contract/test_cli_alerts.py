@@ -56,6 +56,24 @@ def test_alert_commands_as_json_and_text(cli):
     assert code == 4 and f"no alert has the id or the name '{alert['id']}'" in err
 
 
+def test_attaching_a_notifier_that_cannot_deliver_warns_and_its_alerts_say_so(cli):
+    no_address = "no e-mail address: set the notifier's 'to'"
+    code, out, _ = cli("alert", "create", "demo", "127.0.0.0/30", "--triggers", "any", "--json")
+    alert = json.loads(out)["id"]
+    code, out, err = cli("alert", "attach", alert, "default")  # the default e-mail notifier, no 'to' yet
+    assert code == 0 and out.strip() == f"attached notifier default on alert {alert}"
+    assert err.strip() == f"spyglass: warning: notifier default cannot deliver: {no_address}"
+    code, out, _ = cli("alert", "info", alert)
+    assert f"status      notifier failing: default: {no_address}" in out and "notifying" not in out
+    # A notifier deleted says which alerts it leaves without one.
+    code, out, _ = cli("notifier", "create", "webhook", "url=http://127.0.0.1:9/hook")
+    hook = out.strip()
+    code, out, _ = cli("alert", "create", "lab", "127.0.0.4/30", "--notifier", hook, "--json")
+    code, out, _ = cli("notifier", "delete", hook)
+    assert (code, out.strip()) == (0, f"deleted notifier {hook}: alert lab now has no notifier")
+    assert cli("alert", "delete", alert)[0] == 0 and cli("alert", "delete", "lab")[0] == 0
+
+
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [

@@ -5,8 +5,11 @@ transport stands in only for a connection dropped mid-response."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import select
 import socket
+import threading
 
 import httpx
 import pytest
@@ -177,6 +180,69 @@ async def test_dropped_connection_not_repeated_for_unsafe_call():
         await t.request("GET", "/api-info")
     assert len(calls) == 1 + FAST.attempts
     await t.aclose()
+
+
+class ClosesReusedConnections:
+    """A loopback HTTP server that answers the first request on each connection (keep-alive) and
+    closes the connection at the next one without reading or answering it: what a client meets when
+    its request goes out on a pooled connection the server is closing as idle."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.answered: list[tuple[int, str]] = []  # (connection number, request line)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        number = 0
+        with contextlib.suppress(OSError):  # the listening socket closed: the test is over
+            while True:
+                conn, _ = self.sock.accept()
+                number += 1
+                with conn:
+                    head = b""
+                    while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
+                        head += chunk
+                    self.answered.append((number, head.split(b"\r\n")[0].decode()))
+                    body = b'{"ok": true}'
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n")
+                    conn.sendall(b"content-length: %d\r\n\r\n%s" % (len(body), body))
+                    select.select([conn], [], [])  # the next request: closed unread and unanswered
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+async def test_request_on_a_reused_connection_the_server_closed_goes_again_on_a_new_one():
+    server = ClosesReusedConnections()
+    t = transport(server.url, retry=RetryPolicy(attempts=1))  # no retry but this one
+    try:
+        assert await t.request("GET", "/intel/host/search", idempotent=False) == {"ok": True}
+        # Even a call that spends credits: the server closed the connection without acting on it.
+        assert await t.request("POST", "/intel/scan", json={"ips": "1.2.3.4"}) == {"ok": True}
+        assert [number for number, _ in server.answered] == [1, 2]
+        assert server.answered[1][1].startswith("POST /intel/scan")
+        assert t.reachability.reachable is True
+    finally:
+        await t.aclose()
+        server.close()
+
+
+async def test_a_call_after_the_server_closed_its_idle_connection_succeeds():
+    with ThreadedServer(faulty_app(), timeout_keep_alive=0.2) as server:  # uvicorn's is 5 s
+        t = transport(server.url, retry=RetryPolicy(attempts=1))  # no retry but a new connection's
+        try:
+            assert await t.request("GET", "/hits/search", idempotent=False) == 0
+            connections = server.server.server_state.connections
+            deadline = asyncio.get_running_loop().time() + 10
+            while connections:  # the server closes the idle connection the client keeps
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.01)
+            assert await t.request("GET", "/hits/search", idempotent=False) == 0
+            assert t.reachability.reachable is True
+        finally:
+            await t.aclose()
 
 
 async def test_key_never_leaks(faulty, caplog):

@@ -406,3 +406,62 @@ async def test_ignoring_for_a_trigger_that_is_off_says_it_applies_once_on(alerts
             await pilot.press("enter")
             await settle(pilot)
             assert not list(app._notifications) and "127.0.7.2:8080" in screen_text(app)
+
+
+async def test_a_notifier_that_cannot_deliver_is_said_when_attached_and_as_the_alerts_status(alerts_backend):
+    key = alerts_backend.key()  # an account with no e-mail: its default notifier has no 'to'
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        made = await c.alerts.create("demo16", ["127.0.0.0/30"])
+        await c.alerts.enable_triggers(made.id, "any")
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            assert "no notifier attached" in screen_text(app)
+            pane.notifier_choice.value = "default"
+            pane.query_one("#alert-attach", Button).press()
+            await settle(pilot)
+            no_address = "no e-mail address: set the notifier's 'to'"
+            said = [n.message for n in app._notifications]
+            assert f"notifier default cannot deliver: {no_address}" in said
+            text = screen_text(app)
+            assert f"notifier failing: default: {no_address}" in " ".join(text.split())
+            assert "notifying" not in text
+            pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("D")  # the confirmation names what it deletes
+            await settle(pilot)
+            assert "Press D again to delete the alert demo16" in screen_text(app)
+
+
+async def test_the_notifiers_pane_follows_changes_names_the_alerts_a_delete_leaves_and_says_one_thing(
+    alerts_backend,
+):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        app = SpyglassApp(alerts_backend.profile(key), pane="notifiers")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(NotifiersPane)
+            await app.show_pane("alerts")
+            await settle(pilot)
+            # made elsewhere (the CLI) while another pane is in view: shown when this one is again
+            hook = (await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})).id
+            made = await c.alerts.create("demo16", ["127.0.0.0/30"])
+            await c.alerts.add_notifier(made.id, hook)
+            await app.show_pane("notifiers")
+            await settle(pilot)
+            table = pane.query_one("#notifiers-list", Table)
+            assert hook in pane.notifiers and hook in screen_text(app)
+            table.focus()
+            table.move_cursor(row=table.get_row_index(hook))
+            await pilot.press("D")
+            await settle(pilot)
+            assert f"Press D again to delete notifier {hook}: alert demo16 will have no notifier" in screen_text(app)
+            await pilot.press("D")
+            await settle(pilot)
+            assert f"Deleted notifier {hook}." in screen_text(app)
+            table.move_cursor(row=table.get_row_index("default"))
+            await pilot.press("D", "D")
+            await settle(pilot)
+            text = screen_text(app)  # the latest message only: a refusal, the earlier deletion gone
+            assert "the default notifier cannot be deleted" in text and "Deleted notifier" not in text

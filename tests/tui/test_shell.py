@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import stat
@@ -197,6 +198,23 @@ async def test_a_dropped_server_shows_at_the_next_call(tmp_path):
         assert status.state is State.FAILED
         assert "Cannot connect" in status.detail and "ctrl+r" in status.hint
     backend.store.close()
+
+
+async def test_a_drop_while_the_server_is_up_clears_by_itself(backend):
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        assert app.clients is not None and status.state is State.CONNECTED
+        # What a call whose connection dropped reports, while the server still answers:
+        app.clients.reachability.lost(f"Connection to {backend.url} dropped: Server disconnected")
+        await pilot.pause()
+        assert status.state is State.FAILED
+        deadline = asyncio.get_running_loop().time() + 15
+        while status.state is not State.CONNECTED:  # no key pressed: the dashboard asks again itself
+            assert asyncio.get_running_loop().time() < deadline, status.detail
+            await pilot.pause(0.05)
+        assert app.clients.reachability.reachable is True
 
 
 async def test_ctrl_l_repaints_the_whole_screen(backend):

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from spyglass.netblocks import network_size, parse_networks
+from spyglass.server.alerts.providers import cannot_deliver
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.state import OverBudget
 from spyglass.server.state.sqlite.accounts import Store
@@ -44,4 +45,22 @@ def test_an_alert_notifies_only_unexpired_with_a_trigger_and_a_notifier(tmp_path
     assert notify_reason(alert, now, notifiers=0) == "no notifier attached"
     assert notify_reason(alert, now, notifiers=1) == NOTIFYING
     assert notify_reason(alert, now + timedelta(seconds=60), notifiers=1) == "expired"
+    alerts.close()
+
+
+def test_an_alert_whose_notifiers_cannot_deliver_says_so_rather_than_notifying(tmp_path):
+    alerts = AlertStore(tmp_path)
+    alert = alerts.create_alert(1, "lab", parse_networks(["127.0.0.1"]), 0)
+    alerts.set_triggers(alert.id, ["any"], True)
+    alert = alerts.alert(1, alert.id)
+    assert alert is not None
+    now = datetime.fromisoformat(alert.created)
+    no_to = cannot_deliver("email", {"to": ""})
+    assert no_to == "no e-mail address: set the notifier's 'to'"
+    assert cannot_deliver("email", {"to": "a@example.test"}) is None
+    assert cannot_deliver("webhook", {"url": " "}) == "no url: set the notifier's 'url'"
+    assert notify_reason(alert, now, 1, [f"default: {no_to}"]) == f"notifier failing: default: {no_to}"
+    assert notify_reason(alert, now, 2, [f"default: {no_to}"]) == (
+        f"{NOTIFYING} (1 of 2 notifiers failing: default: {no_to})"
+    )
     alerts.close()

@@ -49,8 +49,10 @@ class AlertsClient(HostClient):
         path = f"/alert/{segment(alert_id)}/trigger/{segment(trigger)}/ignore/{segment(service)}"
         return await self.success("DELETE", self.ns(path))
 
-    async def add_notifier(self, alert_id: str, notifier_id: str) -> bool:
-        return await self.success("PUT", self.ns(f"/alert/{segment(alert_id)}/notifier/{segment(notifier_id)}"))
+    async def add_notifier(self, alert_id: str, notifier_id: str) -> m.Attached:
+        """Attached; its ``warning`` says when the notifier cannot deliver (an e-mail one with no 'to')."""
+        path = f"/alert/{segment(alert_id)}/notifier/{segment(notifier_id)}"
+        return await self.call(m.Attached, "PUT", self.ns(path))
 
     async def remove_notifier(self, alert_id: str, notifier_id: str) -> bool:
         return await self.success("DELETE", self.ns(f"/alert/{segment(alert_id)}/notifier/{segment(notifier_id)}"))

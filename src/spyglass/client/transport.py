@@ -30,6 +30,9 @@ log = logging.getLogger("spyglass.client")
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_MESSAGE = 300
 USER_AGENT = f"spyglass/{__version__}"
+# Idle pooled connections are dropped sooner than servers close them (uvicorn: 5 s, as httpx's
+# own default), so that a request seldom goes out on one the server is closing that instant.
+KEEPALIVE_EXPIRY = 2.0
 
 
 class _RedactKeys(logging.Filter):
@@ -211,6 +214,7 @@ class Transport:
             headers={"User-Agent": USER_AGENT},
             transport=http_transport,
             follow_redirects=False,
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY),
         )
 
     def __repr__(self) -> str:
@@ -268,15 +272,26 @@ class Transport:
         """
         if idempotent is None:
             idempotent = method in ("GET", "PUT", "DELETE")
-        attempt = 0
+        attempt, stale_retried = 0, False
         while True:
             if self.rate_limiter is not None:
                 await self.rate_limiter.acquire()
+            trace = _Trace()
             try:
                 response = await self._http.request(
-                    method, path, params=self._params(params), json=json, data=data, content=content
+                    method,
+                    path,
+                    params=self._params(params),
+                    json=json,
+                    data=data,
+                    content=content,
+                    extensions={"trace": trace},
                 )
             except httpx.TransportError as exc:
+                if trace.closed_unanswered(exc) and not stale_retried:
+                    stale_retried = True  # at once, on a new connection: the closed one has left the pool
+                    log.info("retrying on a new connection: %s", exc)
+                    continue
                 error = self.transport_error(exc)
                 never_sent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
                 if (idempotent or never_sent) and attempt + 1 < self.retry.attempts:
@@ -336,6 +351,28 @@ class Transport:
         params = self._params(None) if own else {}
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0), read=read_timeout)
         return self._http.stream("GET", url, params=params, headers=headers, timeout=timeout)
+
+
+class _Trace:
+    """What httpcore reports of one request: whether it opened a connection of its own and whether
+    a response began, to tell a pooled connection the server had closed from a dropped call."""
+
+    def __init__(self) -> None:
+        self.events: set[str] = set()
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        self.events.add(name)
+
+    def closed_unanswered(self, exc: Exception) -> bool:
+        """A reused idle connection ended before any answer: the server closed it as idle as the
+        request went out (an end of stream, "Server disconnected without sending a response", or a
+        reset where the request met the closed socket), so even a call that spends credits was not
+        acted on and is safe to send again."""
+        sent = "http11.send_request_headers.started" in self.events  # (a mock transport sends none)
+        reused = sent and not any(name.startswith("connection.connect_") for name in self.events)
+        answered = "http11.receive_response_headers.complete" in self.events
+        ended = isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError))
+        return ended and reused and not answered
 
 
 def _param_value(value: Any) -> Any:

@@ -4,7 +4,7 @@ The same models are the embedded backend's response models and the client's pars
 """
 
 from spyglass.models.account import AccountProfile, ApiInfo, UsageLimits
-from spyglass.models.alert import Alert, AlertFilters, Notification, Trigger
+from spyglass.models.alert import Alert, AlertFilters, Attached, Notification, Trigger
 from spyglass.models.banner import Banner
 from spyglass.models.base import APIModel, Success
 from spyglass.models.data import Dataset, DatasetFile
@@ -30,6 +30,7 @@ __all__ = [
     "APIModel",
     "AccountProfile",
     "Alert",
+    "Attached",
     "AlertFilters",
     "ApiInfo",
     "Banner",

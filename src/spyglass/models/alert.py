@@ -27,6 +27,13 @@ class Alert(APIModel):
     api_key: str | None = None
 
 
+class Attached(APIModel):
+    """The answer to attaching a notifier: attached, with a warning when it cannot deliver yet."""
+
+    success: bool
+    warning: str | None = None
+
+
 class Trigger(APIModel):
     name: str
     rule: str

@@ -58,6 +58,26 @@ def alert_lines(alert: Any) -> list[str]:
     return lines
 
 
+def losing_notifier(alerts: Sequence[Any], notifier_id: str, done: bool = False) -> str:
+    """What deleting a notifier does to the alerts it notifies for ("" when none), for the
+    confirmation that asks (``done``: the line that says it was deleted)."""
+    using = [a for a in alerts if any(n.get("id") == notifier_id for n in a.notifiers or [])]
+    alone = [a.name for a in using if len(a.notifiers or []) == 1]
+    others = [a.name for a in using if len(a.notifiers or []) > 1]
+    said = []
+    if alone:
+        now = "now has" if len(alone) == 1 else "now have"
+        said.append(f"{_named(alone)} {now if done else 'will have'} no notifier")
+    if others:
+        now = "no longer notifies" if len(others) == 1 else "no longer notify"
+        said.append(f"{_named(others)} {now if done else 'will no longer notify'} through it")
+    return clean("; ".join(said), one_line=True, max_chars=300)
+
+
+def _named(names: Sequence[str]) -> str:
+    return ("alert " if len(names) == 1 else "alerts ") + ", ".join(names)
+
+
 def notifier_label(n: Any) -> str:
     get = n.get if isinstance(n, dict) else lambda k: getattr(n, k, None)
     return clean(f"{get('id')} ({get('provider')})", one_line=True)

@@ -1,5 +1,6 @@
 """The status bar's account of the link (a base of the app class): what state it says, which
-clients it hears from (only those in use), and the health check that asks between calls."""
+clients it hears from (only those in use), the health check that asks between calls, and the
+probe that asks again after a drop until the server answers."""
 
 from __future__ import annotations
 
@@ -8,16 +9,23 @@ from typing import TYPE_CHECKING
 from textual import getters, work
 from textual.app import App
 
+from spyglass.backoff import Backoff
 from spyglass.tui.connection import Connection, State
 from spyglass.tui.widgets.statusbar import StatusBar
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from spyglass.client import Clients
     from spyglass.client.transport import Reachability
+
+PROBE_BACKOFF = Backoff(base=1.0, cap=30.0, jitter=0.5)  # seconds between the checks after a drop
 
 
 class LinkStatus(App[None]):
     status = getters.query_one(StatusBar)
+    _probe: Timer | None = None  # the next check after a drop
+    _probe_attempt = 0
     clients: Clients | None
     connection: Connection
 
@@ -45,15 +53,43 @@ class LinkStatus(App[None]):
             return  # the clients of another connection (closed, or of a dead backend)
         if reach.reachable:
             self.set_state(State.CONNECTED)
+            if self._probe is not None:
+                self._probe.stop()
+                self._probe = None
         else:
             self.set_state(State.FAILED, reach.problem, "ctrl+r reconnects")
+            if self._probe is None:
+                self._probe_attempt = 0
+                self._next_probe()
+
+    def _next_probe(self) -> None:
+        """After a drop the dashboard asks again by itself, ever less often, until the server
+        answers: "unreachable" must not stay while it is up. (A timer between the calls, not a
+        worker that waits: nothing runs in between.)"""
+        self._probe_attempt += 1
+        self._probe = self.set_timer(PROBE_BACKOFF.delay(self._probe_attempt), self.probe_link)
+
+    @work(exclusive=True, group="probe", exit_on_error=False)
+    async def probe_link(self) -> None:
+        clients = self.clients
+        if clients is None:
+            return
+        await self._ask(clients)
+        if clients is self.clients and clients.reachability.reachable is False and self._probe is not None:
+            self._next_probe()
+        else:
+            self._probe = None
 
     @work(exclusive=True, group="health", exit_on_error=False)
     async def check_health(self) -> None:
+        if self.clients is not None:
+            await self._ask(self.clients)
+
+    async def _ask(self, clients: Clients) -> None:
+        """One light call; what it finds shows in the status bar (when ``clients`` are still in use)."""
         from spyglass.client import APIError, SpyglassError
 
-        clients = self.clients
-        if clients is None:
+        if clients is not self.clients:
             return
         try:
             await clients.account.api_info()  # reachability listeners follow the link itself

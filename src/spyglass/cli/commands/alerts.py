@@ -9,8 +9,15 @@ from spyglass.cli.common import Common, api_command, with_clients
 from spyglass.cli.exits import UsageError
 from spyglass.cli.render import print_lines
 from spyglass.present import alerts as present
+from spyglass.safetext import clean
 
 ALERT_HEADERS = ("ID", "NAME", "SIZE", "EXPIRES", "TRIGGERS", "NETWORKS")
+
+
+def warn(answer: object) -> None:
+    """The server's warning of an answer on stderr (a notifier attached that cannot deliver yet)."""
+    if warning := getattr(answer, "warning", None):
+        print(f"spyglass: warning: {clean(warning, one_line=True)}", file=sys.stderr)
 
 
 async def alert_list(clients, args):
@@ -29,7 +36,7 @@ async def alert_create(clients, args):
         if args.triggers:
             await clients.alerts.enable_triggers(alert.id, args.triggers)
         for notifier in args.notifier or []:
-            await clients.alerts.add_notifier(alert.id, notifier)
+            warn(await clients.alerts.add_notifier(alert.id, notifier))
     except Exception:  # an unknown trigger or notifier: no half-made alert is left behind
         await clients.alerts.delete(alert.id)
         raise
@@ -112,7 +119,7 @@ def _ignore(method: str, done: str):
 
 def _attach(method: str, done: str):
     async def run(clients, args):
-        await getattr(clients.alerts, method)(args.id, args.notifier)
+        warn(await getattr(clients.alerts, method)(args.id, args.notifier))
         return {"success": True} if args.json else print(f"{done} notifier {args.notifier} on alert {args.id}")
 
     return run
@@ -179,15 +186,16 @@ async def notifier_edit(clients, args):
 
 
 async def notifier_delete(clients, args):
+    alerts = await clients.alerts.list()  # the alerts it notifies for are named: they lose it
     await clients.notifiers.delete(args.id)
-    return {"success": True} if args.json else print(f"deleted notifier {args.id}")
+    losing = present.losing_notifier(alerts, args.id, done=True)
+    return {"success": True} if args.json else print(f"deleted notifier {args.id}" + (f": {losing}" if losing else ""))
 
 
 async def notifier_test(args: argparse.Namespace) -> int:
     """Exit 0 when the test notification was delivered, 1 when it was not (the reason printed)."""
     from spyglass.cli.exits import EXIT_FAILURE, EXIT_OK
     from spyglass.cli.render import print_json
-    from spyglass.safetext import clean
 
     async def work(clients) -> int:
         result = await clients.notifiers.test(args.id)

@@ -226,9 +226,19 @@ async def _post(
     raise DeliveryFailed(f"HTTP {answer.status_code} {answer.reason_phrase}".strip(), retry=retry)
 
 
+def cannot_deliver(provider: str, args: dict[str, str]) -> str | None:
+    """Why a notifier so set up can deliver nothing (the default e-mail notifier before its 'to' is
+    set), or None: said when it is attached and as its alerts' status, not only in their logs."""
+    for name in PROVIDERS.get(provider, ()):
+        if not str(args.get(name) or "").strip():
+            what = "e-mail address" if provider == "email" else name
+            return f"no {what}: set the notifier's {name!r}"
+    return None
+
+
 async def _email(args: dict[str, str], msg: Message, smtp: tuple[str, int] | None) -> str:
-    if not args.get("to"):
-        raise DeliveryFailed("no e-mail address: set the notifier's 'to'", retry=False)
+    if problem := cannot_deliver("email", args):
+        raise DeliveryFailed(problem, retry=False)
     try:
         await mail.send(smtp, mail.message(args["to"], msg.subject, msg.text), timeout=TIMEOUT)
     except mail.MailNotConfigured as exc:

@@ -4,6 +4,7 @@ say the answers in HTTP terms."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from spyglass.server.state import OverBudget
@@ -24,12 +25,18 @@ def over_plan(account: Account, size: int, over: OverBudget) -> str:
     )
 
 
-def notify_reason(alert: AlertRow, now: datetime, notifiers: int) -> str:
-    """:data:`NOTIFYING`, or why the alert sends nothing; ``notifiers``: how many it has attached."""
+def notify_reason(alert: AlertRow, now: datetime, notifiers: int, failing: Sequence[str] = ()) -> str:
+    """:data:`NOTIFYING` (followed by which notifiers fail, if some do), or why the alert sends
+    nothing; ``notifiers``: how many it has attached, ``failing``: why each of those that cannot
+    deliver cannot."""
     if alert.expired(now):
         return "expired"
     if not alert.triggers:
         return "no trigger enabled"
     if not notifiers:
         return "no notifier attached"
+    if failing and len(failing) >= notifiers:
+        return f"notifier failing: {'; '.join(failing)}"
+    if failing:
+        return f"{NOTIFYING} ({len(failing)} of {notifiers} notifiers failing: {'; '.join(failing)})"
     return NOTIFYING

@@ -11,11 +11,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from spyglass.coverage import covers
-from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
+from spyglass.models import Alert, AlertFilters, Attached, Notification, Success, Trigger
 from spyglass.netools.targets import NETWORK_PATTERN
 from spyglass.safetext import NOT_BLANK_PATTERN, has_control
 from spyglass.server.alerts.bodies import NO_FILTERS, BodyReader, ReadBody
 from spyglass.server.alerts.engine import parse_service
+from spyglass.server.alerts.providers import cannot_deliver
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
 from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller, Hourly, too_many
@@ -139,8 +140,9 @@ def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = Fa
         body.notifiers = [
             {"id": n.id, "provider": n.provider, "description": n.description, "args": n.args} for n in notifiers if n
         ]
-        reason = notify_reason(alert, now, len(body.notifiers))
-        body.notify = {"active": reason == NOTIFYING, "reason": reason}
+        failing = [f"{n.id}: {why}" for n in notifiers if n and (why := cannot_deliver(n.provider, n.args))]
+        reason = notify_reason(alert, now, len(body.notifiers), failing)
+        body.notify = {"active": reason.startswith(NOTIFYING), "reason": reason}
     return body
 
 
@@ -270,20 +272,32 @@ def unignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, 
     return _ignore(alerts, who, alert_id, trigger, service, False)
 
 
-def _attach(alerts: AlertState, who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Success:
+def _attach(alerts: AlertState, who: Caller, alert_id: str, notifier_id: str, attached: bool) -> Attached:
     owned(alerts, who, alert_id)
-    owned_notifier(alerts, who, notifier_id)
+    notifier = owned_notifier(alerts, who, notifier_id)
     alerts.set_attached(alert_id, notifier_id, attached)
-    return Success(success=True)
+    # Attached all the same (its 'to' may come later), but said now rather than at the first delivery.
+    problem = cannot_deliver(notifier.provider, notifier.args) if attached else None
+    return Attached(success=True, warning=f"notifier {notifier_id} cannot deliver: {problem}" if problem else None)
 
 
-@router.put("/alert/{alert_id}/notifier/{notifier_id}", response_model=Success, responses=responses(404))
-def attach_notifier(alert_id: str, notifier_id: str, alerts: Alerts, who: Who) -> Success:
+@router.put(
+    "/alert/{alert_id}/notifier/{notifier_id}",
+    response_model=Attached,
+    response_model_exclude_none=True,
+    responses=responses(404),
+)
+def attach_notifier(alert_id: str, notifier_id: str, alerts: Alerts, who: Who) -> Attached:
     return _attach(alerts, who, alert_id, notifier_id, True)
 
 
-@router.delete("/alert/{alert_id}/notifier/{notifier_id}", response_model=Success, responses=responses(404))
-def detach_notifier(alert_id: str, notifier_id: str, alerts: Alerts, who: Who) -> Success:
+@router.delete(
+    "/alert/{alert_id}/notifier/{notifier_id}",
+    response_model=Attached,
+    response_model_exclude_none=True,
+    responses=responses(404),
+)
+def detach_notifier(alert_id: str, notifier_id: str, alerts: Alerts, who: Who) -> Attached:
     return _attach(alerts, who, alert_id, notifier_id, False)
 
 

@@ -356,7 +356,9 @@ class AlertsPane(Pane):
         clients, alert_id = self.clients, self.selected
         if clients is None or alert_id is None:
             return
-        if not self.second_press("delete the alert", "D"):
+        alert = self.alerts.get(alert_id)
+        named = clean(alert.name, one_line=True, max_chars=60) if alert is not None else alert_id
+        if not self.second_press(f"delete the alert {named}", "D"):
             return
 
         async def delete() -> None:
@@ -460,4 +462,11 @@ class AlertsPane(Pane):
             return
         attached = {n.get("id") for n in (alert.notifiers or [])}
         method = clients.alerts.remove_notifier if chosen in attached else clients.alerts.add_notifier
-        self.call("attach", self.change, clients, method, alert.id, chosen)
+
+        async def attach() -> None:
+            answer = await method(alert.id, chosen)
+            if warning := getattr(answer, "warning", None):  # attached, but it cannot deliver yet
+                self.app.notify(clean(warning, one_line=True, max_chars=300), severity="warning", markup=False)
+            await self.load(clients)
+
+        self.call("attach", attach)

@@ -20,7 +20,7 @@ from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
     from spyglass.client import Clients
-    from spyglass.models import Notifier
+    from spyglass.models import Alert, Notifier
 
 COLUMNS = [
     Column("id", "ID", 11),
@@ -35,6 +35,7 @@ class NotifiersPane(Pane):
     TITLE = "Notifiers"
     KEYS = ""  # reached from ctrl+g and the pane bar
     SECTION = "notifiers"
+    FOLLOWS_ELSEWHERE = True  # notifiers change in the CLI and other dashboards too
     HOME = "#notifiers-list"
     HELP = (
         "Where alerts are sent: e-mail, webhook, Slack, PagerDuty, Telegram, Gitter, phone. "
@@ -69,6 +70,7 @@ class NotifiersPane(Pane):
         super().__init__(id=id)
         self.providers: dict[str, list[str]] = {}
         self.notifiers: dict[str, Notifier] = {}
+        self.alerts: list[Alert] = []
         self.editing: str | None = None
         self.tested = ""  # the notifier whose test outcome is shown
 
@@ -94,12 +96,26 @@ class NotifiersPane(Pane):
             self.providers = {name: spec.required for name, spec in (await clients.notifiers.providers()).items()}
             self.provider_choice.set_options([(p, p) for p in self.providers])
         listed = await clients.notifiers.list()
+        self.alerts = await clients.alerts.list()  # which a delete leaves without a notifier
         self.notifiers = {n.id: n for n in listed.matches}
         table = self.list_table
         table.clear_records()
         for n in listed.matches:
             cells = dict(zip(("id", "provider", "description", "args"), present.notifier_row(n), strict=True))
             table.add_record({k: Text(v) for k, v in cells.items()}, key=n.id)
+
+    # -- one message area: the latest said wins -------------------------------------------------
+    def say(self, text: str | Text) -> None:
+        """What an action did, in place of any failure still shown above."""
+        self.show_error(None)
+        self.outcome.update(safe_text(text, one_line=True) if isinstance(text, str) else text)
+
+    def show_error(self, message: str | None, source: str | None = None) -> None:
+        super().show_error(message, source)
+        if message:  # a failure now: what an earlier action did no longer stands beside it
+            self.tested = ""
+            for box in self.query("#notifier-outcome").results(Static):
+                box.update("")
 
     # -- the form ----------------------------------------------------------------------------
     @on(Select.Changed, "#notifier-provider")
@@ -179,7 +195,7 @@ class NotifiersPane(Pane):
             saved = self.editing
         else:
             saved = (await clients.notifiers.create(provider, args, description=description or None)).id
-        self.outcome.update(safe_text(f"Saved notifier {saved}.", one_line=True))
+        self.say(f"Saved notifier {saved}.")
         await self.reset()
         await self.load(clients)
 
@@ -219,12 +235,13 @@ class NotifiersPane(Pane):
         clients, n = self.clients, self.selected()
         if clients is None or n is None:
             return
-        if not self.second_press("delete the notifier", "D"):
+        losing = present.losing_notifier(self.alerts, n.id)
+        if not self.second_press(f"delete notifier {n.id}" + (f": {losing}" if losing else ""), "D"):
             return
 
         async def delete() -> None:
             await clients.notifiers.delete(n.id)
-            self.outcome.update(safe_text(f"Deleted notifier {n.id}.", one_line=True))
+            self.say(f"Deleted notifier {n.id}.")
             await self.load(clients)
 
         self.call("delete", delete)
@@ -243,15 +260,14 @@ class NotifiersPane(Pane):
         n = self.notifiers.get(self.editing or "") or self.selected()
         if clients is None or n is None:
             return
-        outcome = self.outcome
-        outcome.update(safe_text(f"Sending a test to {n.id}…", one_line=True))
+        self.say(f"Sending a test to {n.id}…")
 
         async def test() -> None:
             result = await clients.notifiers.test(n.id)
             style = "green" if result.success else "red"
             said = "sent" if result.success else "failed"
             self.tested = n.id  # said while that notifier is the one in view, and when
-            outcome.update(
+            self.say(
                 Text.assemble(
                     (
                         clean(f"{datetime.now():%H:%M:%S} test to {n.id} ({n.provider}): {said}", one_line=True),
