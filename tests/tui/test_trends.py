@@ -99,6 +99,24 @@ async def test_two_queries_compare_on_one_line_chart_over_a_month_range(served):
         assert table_rows(pane) == [["2025-02", "1", "1"]]
 
 
+async def test_enter_in_any_box_and_r_chart_the_whole_form(served):
+    """Issue 45 (second trial), major 3: a "vs" typed, then a month and Enter in the month's box,
+    was not charted (nor by r): only Enter in the vs box itself asked for it."""
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "port:22")
+        await pilot.press("escape", "slash", "tab", "tab", *"port:80", "tab", *"2025-02", "enter")
+        await settle(pilot)
+        chart = pane.query_one(TrendChart)
+        assert [s.label for s in chart.series] == ["port:22", "port:80"]
+        assert table_rows(pane)[0] == ["2025-02", "1", "1"]
+        pane.query_one("#trend-compare", Input).value = "port:443"  # typed, no Enter
+        await pilot.press("escape", "r")
+        await settle(pilot)
+        assert [s.label for s in chart.series] == ["port:22", "port:443"]
+
+
 async def test_refresh_asks_again_and_sees_newly_collected_scans(tmp_path):
     with backend_with(tmp_path, BANNERS) as backend:
         app = SpyglassApp(backend.profile(backend.key()), pane="trends")
