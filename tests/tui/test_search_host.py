@@ -165,6 +165,23 @@ async def test_refresh_runs_the_query_again(data_backend):
         assert app.query_one(SearchPane).total == sum(b["port"] == 443 for b in CURRENT)
 
 
+async def test_refresh_runs_what_the_box_says_now(data_backend):
+    """Issue 45 (second trial), minor 5: `443` typed on the results gave `port:22 443`, and r r put
+    `port:22` back in the box, the typed term lost."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        app.query_one("#results").focus()
+        await pilot.press(*"443")
+        box = app.query_one("#query", Input)
+        assert box.value == "port:22 443"
+        await pilot.press("escape", "r", "r")
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        assert box.value == "port:22 443" and pane.current_query == "port:22 443"
+
+
 async def test_failed_request_keeps_the_query(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("free")))
     async with app.run_test(size=SIZE) as pilot:

@@ -202,16 +202,23 @@ class SearchPane(Pane):
         elif not self.current_query:
             self.show_status("")
 
+    def refresh_query(self) -> str:
+        """What r runs: the query in the box as it is now (edits not yet run are not thrown away),
+        else the last one run."""
+        return self.query_box.value.strip() or self.current_query
+
     def refresh_cost(self) -> str | None:
-        if self.current_query and not self.count_only and parse(self.current_query).has_filters:
+        query = self.refresh_query()
+        if query and not self.query_one("#count-only", Checkbox).value and parse(query).has_filters:
             return "1 query credit"
         return None
 
     def refresh_pane(self) -> None:
-        """r: the last query again (its first page), else the demo-data check."""
-        if self.current_query:
-            box = self.query_box
-            box.value = self.current_query
+        """r: the query in the box (its first page), else the last one run, else the demo-data check."""
+        query = self.refresh_query()
+        if query:
+            if not self.query_box.value.strip():
+                self.query_box.value = query  # emptied: the last one run
             self.run_query()
         else:
             self.reload()
