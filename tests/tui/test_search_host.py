@@ -613,6 +613,16 @@ def one_read(app, *keys: str) -> None:
         app.post_message(events.Key(key, character))
 
 
+async def test_at_80_columns_facets_cut_by_their_box_end_in_an_ellipsis(data_backend):
+    """Issue 45 (second trial), minor 8: `port,org,country,product,v` read as the whole list."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "port,org,country,product,…" in text and "product,v" not in text
+        assert app.query_one("#facet-spec", Input).value == "port,org,country,product,vuln"  # only drawn cut
+
+
 async def test_keys_typed_ahead_act_on_the_pane_they_open(data_backend):
     """Issue 45, major 1: Esc g j j Enter h in one read opens the third result's host in its
     history; the query stays as typed (h is no new term) and the address box holds the address."""

@@ -28,6 +28,7 @@ from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.stablepages import StablePages
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.cursorlist import CursorList
+from spyglass.tui.widgets.cutinput import CutInput
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
 from spyglass.tui.widgets.queryinput import QueryInput
@@ -174,7 +175,7 @@ class SearchPane(Pane):
         yield Static("", id="search-status")
         with Horizontal(id="search-body"):
             with Vertical(id="facet-side"):
-                yield Input(
+                yield CutInput(
                     DEFAULT_FACETS,
                     placeholder="facets, e.g. port,org:20",
                     id="facet-spec",

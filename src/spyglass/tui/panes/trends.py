@@ -53,7 +53,7 @@ class TrendsPane(Pane):
     TrendsPane #trend-facets { width: 18; }
     TrendsPane #trend-compare { width: 1fr; }
     TrendsPane .month { width: 8; }
-    TrendsPane #trend-status { height: 1; color: $text-muted; }
+    TrendsPane #trend-status { height: auto; max-height: 2; color: $text-muted; }
     TrendsPane #trend-legend { height: auto; max-height: 2; }
     TrendsPane #trend-table { height: 1fr; display: none; }
     TrendsPane.tabled #trend-table { display: block; }
@@ -256,6 +256,7 @@ class TrendsPane(Pane):
         self.query_one("#trend-legend", Static).update(text)
 
     def show_status(self, text: str) -> None:
+        # It takes a second line where it needs one (80 columns, a "vs"): the last view was cut off.
         self.query_one("#trend-status", Static).update(safe_text(text, one_line=True))
 
     def action_next_view(self) -> None:
