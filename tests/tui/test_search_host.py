@@ -165,6 +165,23 @@ async def test_refresh_runs_the_query_again(data_backend):
         assert app.query_one(SearchPane).total == sum(b["port"] == 443 for b in CURRENT)
 
 
+async def test_refresh_runs_what_the_box_says_now(data_backend):
+    """Issue 45 (second trial), minor 5: `443` typed on the results gave `port:22 443`, and r r put
+    `port:22` back in the box, the typed term lost."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        app.query_one("#results").focus()
+        await pilot.press(*"443")
+        box = app.query_one("#query", Input)
+        assert box.value == "port:22 443"
+        await pilot.press("escape", "r", "r")
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        assert box.value == "port:22 443" and pane.current_query == "port:22 443"
+
+
 async def test_failed_request_keeps_the_query(data_backend):
     app = SpyglassApp(data_backend.profile(data_backend.key("free")))
     async with app.run_test(size=SIZE) as pilot:
@@ -209,6 +226,7 @@ async def test_host_errors_are_messages(data_backend):
         await settle(pilot)
         assert "No information available for that IP." in screen_text(app)
         field.value = "300.1.1.1"
+        field.focus()  # (Enter gave the services the keys)
         await pilot.press("enter")
         await settle(pilot)
         assert "300.1.1.1: not an IP address" in screen_text(app)
@@ -591,7 +609,18 @@ def one_read(app, *keys: str) -> None:
     from textual import events
 
     for key in keys:
-        app.post_message(events.Key(key, {"enter": "\r", "escape": "\x1b"}.get(key, key)))
+        character = {"enter": "\r", "escape": "\x1b", "tab": "\t"}.get(key, key if len(key) == 1 else None)
+        app.post_message(events.Key(key, character))
+
+
+async def test_at_80_columns_facets_cut_by_their_box_end_in_an_ellipsis(data_backend):
+    """Issue 45 (second trial), minor 8: `port,org,country,product,v` read as the whole list."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "port,org,country,product,…" in text and "product,v" not in text
+        assert app.query_one("#facet-spec", Input).value == "port,org,country,product,vuln"  # only drawn cut
 
 
 async def test_keys_typed_ahead_act_on_the_pane_they_open(data_backend):
@@ -760,8 +789,9 @@ async def test_history_keeps_the_selected_service(data_backend):
             assert host.history is view and str(box.border_title) == f"Service {port}/tcp"
 
 
-async def test_a_refused_address_clears_the_host_shown(data_backend):
-    # `999.1.1.1: not an IP address` stood above the last host's services, read as its answer.
+async def test_a_refused_address_keeps_the_host_shown_and_says_which_it_is(data_backend):
+    # `999.1.1.1: not an IP address` stood above the last host's services, read as its answer; then
+    # (issue 45, major 1) a slip in the box wiped the host being read. Now it stays, and is named.
     ip = hosts_by_services()[0]
     app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="host", arg=ip)
     async with app.run_test(size=SIZE) as pilot:
@@ -773,6 +803,39 @@ async def test_a_refused_address_clears_the_host_shown(data_backend):
         box.value = "999.1.1.1"
         await pilot.press("enter")
         await settle(pilot)
-        text = screen_text(app)
-        assert "999.1.1.1: not an IP address" in text
-        assert host.record is None and not host.services.row_count and ip not in text
+        assert f"999.1.1.1: not an IP address (still showing {ip})" in screen_text(app)
+        assert host.record.ip_str == ip and host.services.row_count and app.focused is box
+
+
+async def test_keys_typed_after_enter_in_the_address_box_act_on_the_host(data_backend):
+    """Issue 45 (second trial), major 1: `F3 C-e C-u ADDRESS Enter h` in one read typed the h
+    after the address (`198.18.0.130h`): the box kept the keys until the host arrived."""
+    ip = busiest_host()
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        one_read(app, "f3", "ctrl+e", "ctrl+u", *ip, "enter", "h")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.ip_box.value == ip and host.history
+        assert host.record is not None and host.record.ip_str == ip and app.focused is host.services
+
+
+async def test_an_answer_never_moves_the_focus(data_backend):
+    """Issue 45 (second trial), major 1: the focus moved when the host's answer came, away from
+    where the user had gone (Tab to the pivots), and the keys typed next went elsewhere."""
+    ip = busiest_host()
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f3", *ip)
+        one_read(app, "enter", "tab", "tab")  # services, then the service's box, then the pivots
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.record is not None and app.focused is host.pivot_list
+        await pilot.press("h")  # history: asked again; the keys stay on the pivots
+        await settle(pilot)
+        assert host.history and app.focused is host.pivot_list
+        one_read(app, "j", "j")
+        await settle(pilot)
+        assert app.focused is host.pivot_list and host.pivot_list.highlighted == 2 and host.ip_box.value == ip

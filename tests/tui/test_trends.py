@@ -99,6 +99,36 @@ async def test_two_queries_compare_on_one_line_chart_over_a_month_range(served):
         assert table_rows(pane) == [["2025-02", "1", "1"]]
 
 
+async def test_enter_in_any_box_and_r_chart_the_whole_form(served):
+    """Issue 45 (second trial), major 3: a "vs" typed, then a month and Enter in the month's box,
+    was not charted (nor by r): only Enter in the vs box itself asked for it."""
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "port:22")
+        await pilot.press("escape", "slash", "tab", "tab", *"port:80", "tab", *"2025-02", "enter")
+        await settle(pilot)
+        chart = pane.query_one(TrendChart)
+        assert [s.label for s in chart.series] == ["port:22", "port:80"]
+        assert table_rows(pane)[0] == ["2025-02", "1", "1"]
+        pane.query_one("#trend-compare", Input).value = "port:443"  # typed, no Enter
+        await pilot.press("escape", "r")
+        await settle(pilot)
+        assert [s.label for s in chart.series] == ["port:22", "port:443"]
+
+
+async def test_at_80_columns_the_status_wraps_rather_than_cutting_a_view_off(served):
+    """Issue 45 (second trial), minor 8: `… view (v): [matches] · country ·`, the port view cut."""
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "net:198.19.1.0/24", compare="port:22")
+        status = pane.query_one("#trend-status")
+        rows = screen_text(app).splitlines()[status.region.y : status.region.bottom]
+        shown = " ".join(" ".join(rows).split())
+        assert "up to 3 vs 1 a month, 2025-01 to 2025-06 — view (v): [matches] · country · port" in shown
+
+
 async def test_refresh_asks_again_and_sees_newly_collected_scans(tmp_path):
     with backend_with(tmp_path, BANNERS) as backend:
         app = SpyglassApp(backend.profile(backend.key()), pane="trends")

@@ -5,6 +5,7 @@ and in full where the host has no open service."""
 from __future__ import annotations
 
 import ipaddress
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.console import Group
@@ -137,41 +138,50 @@ class HostPane(Pane):
         address, _, service = arg.strip().partition(" ")
         self.history = False
         self.wanted_service = service.strip()
-        field = self.ip_box
-        field.value = clean(address, one_line=True, max_chars=64)  # it may come from a server
-        # The services take the keyboard at once: h, c, y and p typed while the host comes act on
-        # it, and are not typed after its address. Text typed there still goes to the box.
-        self.services.focus()
-        self.lookup()
+        self.ip_box.value = clean(address, one_line=True, max_chars=64)  # it may come from a server
+        self.submitted()
 
     def form_problem(self) -> str | None:
         raw = self.ip_box.value.strip()
         try:
             ipaddress.ip_address(raw)
         except ValueError:
-            return f"{raw or 'nothing'}: not an IP address"
+            shown = f" (still showing {self.record.ip_str})" if self.record is not None else ""
+            return f"{raw or 'nothing'}: not an IP address{shown}"
         return None
 
     @on(Input.Submitted, "#host-ip")
-    def lookup(self) -> None:
+    def submitted(self) -> None:
+        """Enter (or a host opened from elsewhere): the services take the keyboard at once, so h, c,
+        y and p typed while the host comes act on it rather than being typed after its address
+        (text typed there still goes to the box). The focus moves here, on the user's key, and
+        never when an answer arrives: by then the user may have moved on (Tab to the pivots)."""
+        if self.lookup():
+            self.services.focus()
+
+    def lookup(self) -> bool:
+        """Ask for the address in the box; False if it is none. A refused one never clears the host
+        shown (its problem says which host that is): a slip in the box loses nothing."""
         if self.say_form_problem():  # (it stays while the box holds no address, then goes)
             self.ip_box.select_all()  # the next address typed replaces it: 999.1.1.1198.18.0.0 was none
             self.workers.cancel_group(self, "lookup")
-            self.clear_record()  # the host shown is not the answer to what was asked (as a failed lookup)
-            return
-        ip = str(ipaddress.ip_address(self.ip_box.value.strip()))
+            return False
+        self.ask(str(ipaddress.ip_address(self.ip_box.value.strip())))
+        return True
+
+    def ask(self, ip: str) -> None:
         clients = self.clients
         if clients is None:
-            self.when_connected(self.lookup)
+            self.when_connected(partial(self.ask, ip))
             return
         self.show_error(None)
         self.fetch(clients, ip)
 
     def fetch(self, clients: Clients, ip: str) -> None:
         self.looking_up = ip
-        self.call("lookup", self._fetch, clients, ip, focus=True)
+        self.call("lookup", self._fetch, clients, ip)
 
-    async def _fetch(self, clients: Clients, ip: str, focus: bool = False) -> None:
+    async def _fetch(self, clients: Clients, ip: str) -> None:
         try:
             record = await clients.search.host(ip, history=self.history)
         except Exception:
@@ -193,8 +203,6 @@ class HostPane(Pane):
         if new_host:  # another host starts at the top, not where the last one was scrolled to
             for box in self.query("#summary-box, #service-box, #host-pivots"):
                 box.scroll_home(animate=False, immediate=True)
-        if focus:
-            self.services.focus()  # h, c, y and p work from here
 
     def clear_record(self) -> None:
         self.record, self.banners = None, []

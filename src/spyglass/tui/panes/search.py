@@ -28,6 +28,7 @@ from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.stablepages import StablePages
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.cursorlist import CursorList
+from spyglass.tui.widgets.cutinput import CutInput
 from spyglass.tui.widgets.facts import bar
 from spyglass.tui.widgets.pagedtable import MAX_ROWS, PagedTable, Row
 from spyglass.tui.widgets.queryinput import QueryInput
@@ -174,7 +175,7 @@ class SearchPane(Pane):
         yield Static("", id="search-status")
         with Horizontal(id="search-body"):
             with Vertical(id="facet-side"):
-                yield Input(
+                yield CutInput(
                     DEFAULT_FACETS,
                     placeholder="facets, e.g. port,org:20",
                     id="facet-spec",
@@ -202,16 +203,23 @@ class SearchPane(Pane):
         elif not self.current_query:
             self.show_status("")
 
+    def refresh_query(self) -> str:
+        """What r runs: the query in the box as it is now (edits not yet run are not thrown away),
+        else the last one run."""
+        return self.query_box.value.strip() or self.current_query
+
     def refresh_cost(self) -> str | None:
-        if self.current_query and not self.count_only and parse(self.current_query).has_filters:
+        query = self.refresh_query()
+        if query and not self.query_one("#count-only", Checkbox).value and parse(query).has_filters:
             return "1 query credit"
         return None
 
     def refresh_pane(self) -> None:
-        """r: the last query again (its first page), else the demo-data check."""
-        if self.current_query:
-            box = self.query_box
-            box.value = self.current_query
+        """r: the query in the box (its first page), else the last one run, else the demo-data check."""
+        query = self.refresh_query()
+        if query:
+            if not self.query_box.value.strip():
+                self.query_box.value = query  # emptied: the last one run
             self.run_query()
         else:
             self.reload()

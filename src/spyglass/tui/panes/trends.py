@@ -53,7 +53,7 @@ class TrendsPane(Pane):
     TrendsPane #trend-facets { width: 18; }
     TrendsPane #trend-compare { width: 1fr; }
     TrendsPane .month { width: 8; }
-    TrendsPane #trend-status { height: 1; color: $text-muted; }
+    TrendsPane #trend-status { height: auto; max-height: 2; color: $text-muted; }
     TrendsPane #trend-legend { height: auto; max-height: 2; }
     TrendsPane #trend-table { height: 1fr; display: none; }
     TrendsPane.tabled #trend-table { display: block; }
@@ -69,6 +69,7 @@ class TrendsPane(Pane):
         self.compared: TrendsResponse | None = None
         self.shown_query = ""
         self.shown_compare = ""
+        self.shown_form = ("", "", "")  # the query, facets and vs charted, as they were typed
         self.view = 0  # 0: matches; 1..: each facet in the order asked
         self.sizes: dict[str, int] = {}
         self.kind = "bar"
@@ -101,17 +102,11 @@ class TrendsPane(Pane):
         self.vocabulary = (set(filters), set(facets))
 
     def refresh_pane(self) -> None:
-        """r: the names the host serves again, and the query shown asked again (trends are free)."""
+        """r: the names the host serves again, and what the form says asked again (trends are free):
+        a "vs" typed since the last Enter is charted too."""
         self.reload()
-        if self.result is not None and self.clients is not None:
-            self.call(
-                "trends",
-                self.fetch,
-                self.clients,
-                self.shown_query,
-                ",".join(f"{name}:{size}" for name, size in self.sizes.items()),
-                self.shown_compare,
-            )
+        if self.result is not None or self.query_box.value.strip():
+            self.run_query(again=True)
 
     def run_arg(self, arg: str) -> None:
         self.query_box.value = arg
@@ -121,16 +116,11 @@ class TrendsPane(Pane):
     def action_focus_query(self) -> None:
         self.focus_box("#query")
 
-    @on(Input.Submitted, "#query")
-    @on(Input.Submitted, "#trend-facets")
-    @on(Input.Submitted, "#trend-compare")
-    def submitted(self) -> None:
-        self.run_query()
-
-    @on(Input.Submitted, ".month")
-    def month_range(self) -> None:
-        if self.month_bounds() is not None:
-            self.show()
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        """Enter in any box of the form charts what the whole form says: a "vs" typed, then a month,
+        then Enter in the month's box is compared (it was left out until Enter in its own box)."""
+        self.run_query(again=not event.input.has_class("month"))
 
     def problem(self, query: str, facets: str, compare: str) -> str | None:
         """What stops these from running, in words; None when they may run."""
@@ -152,7 +142,8 @@ class TrendsPane(Pane):
         unknown = [f.name for f in wanted if self.vocabulary and f.name not in self.vocabulary[1]]
         return f"Facets: trends have no facet '{unknown[0]}'" if unknown else None
 
-    def run_query(self) -> None:
+    def run_query(self, again: bool = False) -> None:
+        """Chart what the form says: asked for, unless ``again`` is False and only the months changed."""
         box = self.query_box
         facets = self.query_one("#trend-facets", Input).value
         compare = self.query_one("#trend-compare", Input).value.strip()
@@ -162,6 +153,9 @@ class TrendsPane(Pane):
         clients = self.clients
         if problem is not None:
             self.show_error(problem)
+            return
+        if not again and self.result is not None and (box.value, facets, compare) == self.shown_form:
+            self.show()  # a new month range narrows what is shown without asking again
             return
         if clients is None:
             self.when_connected(self.run_query)
@@ -181,6 +175,7 @@ class TrendsPane(Pane):
         self.result, self.compared = result, compared
         self.sizes = {f.name: f.size for f in parse_facets(facets)}  # the values charted per facet
         self.shown_query, self.shown_compare = query, compare
+        self.shown_form = (query, facets, compare)
         self.view = min(self.view, len(result.facets))
         self.show()
 
@@ -261,6 +256,7 @@ class TrendsPane(Pane):
         self.query_one("#trend-legend", Static).update(text)
 
     def show_status(self, text: str) -> None:
+        # It takes a second line where it needs one (80 columns, a "vs"): the last view was cut off.
         self.query_one("#trend-status", Static).update(safe_text(text, one_line=True))
 
     def action_next_view(self) -> None:
