@@ -12,12 +12,19 @@
   those, 503 with ``Retry-After`` at once rather than a queue whose wait grows with the load. A
   request counts once its whole body is in (auth.KeyBeforeBody
   receives it first): a slow sender holds its connection, never a slot.
+- A response counts as sent once the kernel has taken its body, not once it is written to the
+  connection's buffer (uvicorn waits for a paused connection only before writing, so an app that
+  writes a large body in one message returned at once, the body held by us): :func:`drained` waits
+  for it, and a client that takes nothing for ``send_timeout`` is cut off. AccountInFlight waits
+  so, so that an account's requests at once bound its unread responses.
+- A request whose HTTP framing is malformed is answered 400 with a JSON error, as every error is.
 - Accept errors (out of descriptors) are logged once a minute with a count, not once each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import resource
 import time
@@ -33,6 +40,7 @@ from spyglass.server.asgibody import send_json
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what only reads
 RESERVED_DESCRIPTORS = 256  # kept for the index, the databases and logs
 RETRY_AFTER = "1"
+DRAINED = "spyglass.drained"  # the scope's extension: await it for the answer to be taken (drained())
 QUEUE_WAIT = 2.0  # seconds a request past the in-flight limit may wait for a slot before a 503
 BUSY_BODY = b'{"error":"The server is busy: try again in a second."}'
 BUSY = (
@@ -47,6 +55,7 @@ class Limits:
     body_timeout: float = 30.0
     max_connections: int | None = None  # None: the descriptor limit less RESERVED_DESCRIPTORS, at most 4,096
     max_in_flight: int = 64
+    send_timeout: float = 30.0  # seconds a client may take nothing of a response before it is cut off
 
     def connections(self) -> int:
         if self.max_connections is not None:
@@ -95,6 +104,31 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
             waiting.pop(self, None)
             if not self.transport.is_closing():
                 self.transport.close()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None:  # a request begun: its app may wait for its answer to be taken
+                extensions: dict = self.cycle.scope.setdefault("extensions", {})
+                extensions.setdefault(DRAINED, self._drained)
+
+        async def _drained(self) -> None:
+            if not self.flow.write_paused:
+                return
+            try:
+                async with asyncio.timeout(limits.send_timeout):
+                    await self.flow.drain()  # set again when the connection is lost too
+            except TimeoutError:
+                waiting.pop(self, None)
+                self.transport.abort()  # close() would wait, holding the buffer, for a client that never reads
+
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn's is text/plain; the API promises a JSON error for every error
+            body = json.dumps({"error": f"{msg.rstrip('.')}: malformed HTTP framing"}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            head = h11.Response(status_code=400, headers=[*headers, (b"connection", b"close")], reason=b"Bad Request")
+            for event in (head, h11.Data(data=body), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -224,6 +258,14 @@ async def until_gone(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -
     finally:
         for task in (work, listener):
             task.cancel()
+
+
+async def drained(scope: Scope) -> None:
+    """Until the kernel has taken what was written of the request's answer (the guarded protocol
+    only: at once elsewhere), or the connection is gone."""
+    wait = scope.get("extensions", {}).get(DRAINED)
+    if wait is not None:
+        await wait()
 
 
 class QuietAcceptErrors(logging.Filter):

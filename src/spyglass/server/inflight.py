@@ -9,9 +9,11 @@ client's burst, such as the dashboard's panes loading at once, is answered), and
 answered 429 at once, with ``Retry-After`` and a message naming the cap, before it takes any of
 the global slots. bench/inflight.py prints the other account's p50/p95.
 
-A request counts from when its key is known (its body is in: auth.KeyBeforeBody) to its answer's
-end, on every host of the backend alike (the main API and the trends host share this count), a
-trends request two of the cap, as it costs several counts' work. The live stream is not counted
+A request counts from when its key is known (its body is in: auth.KeyBeforeBody) until the kernel
+has taken its answer (guard.drained: a client that does not read holds its account's room, so the
+cap bounds the memory its unread answers hold, and is cut off after the guard's send timeout),
+on every host of the backend alike (the main API and the trends host share this count), a trends
+request two of the cap, as it costs several counts' work. The live stream is not counted
 (a stream is in flight for as long as it is followed; the stream host has its own cap of streams
 per key), nor geonet, which takes no key, nor collecting (``/spyglass/collect``: a role the operator
 gives, whose posts each wait for their batch's flush; a fleet of scanners posts at once under one
@@ -30,6 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from spyglass.server.asgibody import send_json
 from spyglass.server.auth import Caller, KeyCheck
 from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.guard import drained
 
 RETRY_AFTER = b"1"
 HEAVY = ("/trends/",)  # paths whose requests count 2: trends reads every month of the index
@@ -75,6 +78,7 @@ class AccountInFlight:
             return
         try:
             await self.app(scope, receive, send)
+            await drained(scope)  # an answer the client has not taken yet is still its account's
         finally:
             self._give(account, weight)
 

@@ -26,11 +26,11 @@ from spyglass.server.state.accounts import AccountState
 class ThreadedServer:
     """Any ASGI app under uvicorn in a thread, on a loopback socket."""
 
-    def __init__(self, app, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, **config) -> None:
         self.sock = listen(host, port)
         self.host, self.port = self.sock.getsockname()[:2]
         self.server = uvicorn.Server(
-            uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1)
+            uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1, **config)
         )
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
