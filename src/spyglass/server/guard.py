@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import resource
 import time
 from collections import OrderedDict, deque
@@ -56,12 +57,17 @@ class Limits:
     max_connections: int | None = None  # None: the descriptor limit less RESERVED_DESCRIPTORS, at most 4,096
     max_in_flight: int = 64
     send_timeout: float = 30.0  # seconds a client may take nothing of a response before it is cut off
+    heavy_at_once: int | None = None  # heavy requests running at once (lane.py); None: half the cores, at least 1
 
     def connections(self) -> int:
         if self.max_connections is not None:
             return self.max_connections
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         return max(16, min(4096, soft - RESERVED_DESCRIPTORS))
+
+    def heavy(self) -> int:
+        # a core left for the event loop and the light requests of every other account
+        return self.heavy_at_once or max(1, len(os.sched_getaffinity(0)) // 2)
 
 
 def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
