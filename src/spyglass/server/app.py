@@ -125,7 +125,9 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
     # outside LoadShedding: an account past its plan's requests at once takes none of its slots
     app.add_middleware(AccountInFlight, keys=app.state.keys)
     # outside LoadShedding: a body is in whole before the request takes a slot
-    app.add_middleware(KeyBeforeBody, keys=app.state.keys, max_body=replay.MAX_BODY)
+    app.add_middleware(
+        KeyBeforeBody, keys=app.state.keys, max_body=replay.MAX_BODY, max_receiving=settings.limits.receiving()
+    )
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
         "trends": create_trends_app(banners, app.state.keys, app.state.rate_limiter),

@@ -41,6 +41,7 @@ from spyglass.server.asgibody import send_json
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what only reads
 RESERVED_DESCRIPTORS = 256  # kept for the index, the databases and logs
 RETRY_AFTER = "1"
+RECEIVING = 64 << 20  # bytes of request bodies held at once, at most (Limits.receiving)
 DRAINED = "spyglass.drained"  # the scope's extension: await it for the answer to be taken (drained())
 QUEUE_WAIT = 2.0  # seconds a request past the in-flight limit may wait for a slot before a 503
 BUSY_BODY = b'{"error":"The server is busy: try again in a second."}'
@@ -58,12 +59,18 @@ class Limits:
     max_in_flight: int = 64
     send_timeout: float = 30.0  # seconds a client may take nothing of a response before it is cut off
     heavy_at_once: int | None = None  # heavy requests running at once (lane.py); None: half the cores, at least 1
+    max_receiving: int | None = None  # bytes of request bodies held at once (auth.KeyBeforeBody); None: see receiving()
 
     def connections(self) -> int:
         if self.max_connections is not None:
             return self.max_connections
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         return max(16, min(4096, soft - RESERVED_DESCRIPTORS))
+
+    def receiving(self) -> int:
+        # 4 bodies of 16 MiB, or a 64th of the machine's memory where that is less
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return self.max_receiving or min(RECEIVING, memory // 64)
 
     def heavy(self) -> int:
         # a core left for the event loop and the light requests of every other account
