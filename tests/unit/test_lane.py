@@ -65,3 +65,13 @@ async def test_with_the_lane_full_light_requests_pass_and_heavy_ones_wait_then_a
         release.set()
         assert (await first).status_code == 200
     assert lane.in_flight == 0 and not lane._waiting
+
+
+def test_the_machine_s_share_is_split_among_the_workers(monkeypatch):
+    from spyglass.server import guard
+    from spyglass.server.guard import Limits
+
+    monkeypatch.setattr(guard.os, "sched_getaffinity", lambda _: set(range(16)))
+    assert (Limits().heavy(), Limits(workers=4).heavy(), Limits(workers=16).heavy()) == (8, 2, 1)
+    assert Limits(heavy_at_once=3, workers=4).heavy() == 3  # the operator's own figure is taken as it is
+    assert Limits(workers=2).receiving() == Limits().receiving() // 2

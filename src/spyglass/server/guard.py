@@ -60,6 +60,7 @@ class Limits:
     send_timeout: float = 30.0  # seconds a client may take nothing of a response before it is cut off
     heavy_at_once: int | None = None  # heavy requests running at once (lane.py); None: half the cores, at least 1
     max_receiving: int | None = None  # bytes of request bodies held at once (auth.KeyBeforeBody); None: see receiving()
+    workers: int = 1  # processes serving (serve --workers): the machine's share above is split among them
 
     def connections(self) -> int:
         if self.max_connections is not None:
@@ -68,13 +69,15 @@ class Limits:
         return max(16, min(4096, soft - RESERVED_DESCRIPTORS))
 
     def receiving(self) -> int:
-        # 4 bodies of 16 MiB, or a 64th of the machine's memory where that is less
+        """A process's bytes of bodies at once: 4 bodies of 16 MiB, or a 64th of the machine's memory
+        where that is less, for all workers together (KeyBeforeBody lets one body in whatever it is)."""
         memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        return self.max_receiving or min(RECEIVING, memory // 64)
+        return self.max_receiving or min(RECEIVING, memory // 64) // self.workers
 
     def heavy(self) -> int:
-        # a core left for the event loop and the light requests of every other account
-        return self.heavy_at_once or max(1, len(os.sched_getaffinity(0)) // 2)
+        """A process's heavy requests at once: half the cores for all workers together, at least 1
+        each (a core is left for the event loop and the light requests of every other account)."""
+        return self.heavy_at_once or max(1, len(os.sched_getaffinity(0)) // 2 // self.workers)
 
 
 def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
