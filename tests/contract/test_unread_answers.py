@@ -28,9 +28,9 @@ async def big(scope, receive, send) -> None:
     await send({"type": "http.response.body", "body": BIG})  # in one message, as a JSON answer is
 
 
-def server(send_timeout: float) -> ThreadedServer:
+def server(send_timeout: float, max_unsent: int = Limits.max_unsent) -> ThreadedServer:
     app = AccountInFlight(big, keys=Keys(), wait=0.2)  # type: ignore[arg-type]
-    return ThreadedServer(app, http=guarded_protocol(Limits(send_timeout=send_timeout)))
+    return ThreadedServer(app, http=guarded_protocol(Limits(send_timeout=send_timeout, max_unsent=max_unsent)))
 
 
 def unread(url: str, key: str) -> socket.socket:
@@ -85,6 +85,19 @@ def test_a_client_that_takes_nothing_is_cut_off_and_its_room_given_back():
             except ConnectionResetError:
                 pass
         assert got < len(BIG)  # cut off, the rest of its answer dropped
+
+
+def test_past_the_bytes_held_for_all_accounts_the_longest_unread_is_cut_off():
+    with server(send_timeout=60, max_unsent=len(BIG)) as running:
+        app: AccountInFlight = running.server.config.app
+        first = unread(running.url, "one")
+        assert wait_for(lambda: app.in_flight.get(hash("one")) == 1)
+        second = unread(running.url, "two")
+        with first, second:
+            assert wait_for(lambda: app.in_flight.get(hash("two")) == 1)
+            assert wait_for(lambda: hash("one") not in app.in_flight)  # cut off to make room
+            time.sleep(0.3)
+            assert app.in_flight[hash("two")] == 1  # the one that came after is held
 
 
 def test_malformed_framing_is_a_json_400():

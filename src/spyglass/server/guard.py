@@ -16,7 +16,8 @@
   connection's buffer (uvicorn waits for a paused connection only before writing, so an app that
   writes a large body in one message returned at once, the body held by us): :func:`drained` waits
   for it, and a client that takes nothing for ``send_timeout`` is cut off. AccountInFlight waits
-  so, so that an account's requests at once bound its unread responses.
+  so, so that an account's requests at once bound its unread responses; past ``max_unsent`` bytes
+  of them, all accounts together, the clients that have waited longest are cut off.
 - A request whose HTTP framing is malformed is answered 400 with a JSON error, as every error is.
 - Accept errors (out of descriptors) are logged once a minute with a count, not once each.
 """
@@ -60,6 +61,7 @@ class Limits:
     send_timeout: float = 30.0  # seconds a client may take nothing of a response before it is cut off
     heavy_at_once: int | None = None  # heavy requests running at once (lane.py); None: half the cores, at least 1
     max_receiving: int | None = None  # bytes of request bodies held at once (auth.KeyBeforeBody); None: see receiving()
+    max_unsent: int = 256 << 20  # bytes of answers held for clients not taking them, past it the slowest are cut
     workers: int = 1  # processes serving (serve --workers): the machine's share above is split among them
 
     def connections(self) -> int:
@@ -85,6 +87,19 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
     cap = limits.connections()
     # connections with no request in progress, oldest first
     waiting: OrderedDict[GuardedProtocol, float] = OrderedDict()
+    # connections whose answer waits for its client to take it, the longest waiting first
+    unread: OrderedDict[GuardedProtocol, None] = OrderedDict()
+
+    def _cut_the_slowest() -> None:
+        """Past ``max_unsent`` bytes of answers held for clients that do not take them, all accounts
+        together, the connections that have waited longest are cut off (each account's cap bounds
+        its own; this bounds how many accounts' there are)."""
+        held = sum(c.transport.get_write_buffer_size() for c in unread)
+        while held > limits.max_unsent and len(unread) > 1:
+            slowest = next(iter(unread))
+            held -= slowest.transport.get_write_buffer_size()
+            unread.pop(slowest)
+            slowest._cut()
 
     class GuardedProtocol(H11Protocol):
         _timer: asyncio.TimerHandle | None = None
@@ -130,12 +145,19 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
         async def _drained(self) -> None:
             if not self.flow.write_paused:
                 return
+            unread[self] = None
+            _cut_the_slowest()
             try:
                 async with asyncio.timeout(limits.send_timeout):
                     await self.flow.drain()  # set again when the connection is lost too
             except TimeoutError:
-                waiting.pop(self, None)
-                self.transport.abort()  # close() would wait, holding the buffer, for a client that never reads
+                self._cut()
+            finally:
+                unread.pop(self, None)
+
+        def _cut(self) -> None:
+            waiting.pop(self, None)
+            self.transport.abort()  # close() would wait, holding the buffer, for a client that never reads
 
         def send_400_response(self, msg: str) -> None:
             # uvicorn's is text/plain; the API promises a JSON error for every error
