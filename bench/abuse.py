@@ -31,6 +31,14 @@ state (a PostgreSQL server of the bench's own, where installed), with the same o
    enterprise account editing its alert of 120,000 networks again and again while another
    account's notifications are timed, from the banner collected to the webhook (p50/p95).
 
+And issue 44c's majors, each on a stock `spyglass serve --demo` with the same other client:
+
+16. trends: 4 clients of each of two enterprise keys asking trends with twenty 1,000-value facets;
+17. unread: 1,000 connections with a 1 KiB receive buffer asking an enterprise alert of 120,000
+    networks (1.8 MB) and never reading: how many were answered 200, how many 429;
+18. bodies: 4 accounts x 10 connections each sending 16 MiB less a byte, the last byte 15 s later:
+    the server's RSS peak, and 10 s after.
+
     python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
 
@@ -661,6 +669,94 @@ def _edit_again_and_again(url: str, key: str, networks: list[str], stop, answers
     answers.put(edits)
 
 
+TRENDS_FACETS = ",".join(
+    f"{name}:1000"
+    for name in (
+        "ip", "hash", "http.html_hash", "domain", "ssl.cert.fingerprint", "ssh.fingerprint", "http.title", "org",
+        "city", "isp", "asn", "country", "os", "port", "product", "region", "ssl.cert.serial", "http.favicon.hash",
+        "http.robots_hash", "http.component",
+    )
+)  # fmt: skip
+
+
+def heavy_trends(seconds: float) -> None:
+    """Item 16: each request 0.5-1 s of a core and up to 2 MB, from two accounts at once."""
+    with stock_backend() as (url, pid, data):
+        attackers, victim = keys(data, "enterprise", "enterprise"), keys(data, "member")[0]
+        got: dict[str, dict[int, int]] = {}
+
+        def attack(key: str) -> None:
+            trends = {"key": key, "query": "has_screenshot:false", "facets": TRENDS_FACETS}
+            got[key[:4]] = flood(seconds, 4, "GET", f"{url}/trends/api/v1/search", params=trends)
+
+        with Victim(url, victim, pid) as v:
+            run_for(0, threading.Event(), [lambda k=k: attack(k) for k in attackers])
+            v.settle(1)
+        v.report(f"16. trends with twenty 1,000-value facets, 4 clients of each of 2 enterprise keys (answered {got})")
+
+
+def unread_answers(seconds: float) -> None:
+    """Item 17: what the server holds for answers nobody reads, and whether the account's cap holds."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))  # ours, and the server's it inherits
+    with stock_backend() as (url, pid, data):
+        owner, victim = keys(data, "enterprise", "member")
+        big = [f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}/32" for n in range(120_000)]
+        made = httpx.post(
+            f"{url}/intel/alert", params={"key": owner}, json={"name": "big", "filters": {"ip": big}}, timeout=120
+        )
+        made.raise_for_status()
+        host, port = url.removeprefix("http://").split(":")
+        ask = f"GET /intel/alert/info?key={owner} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+        socks = []
+        with Victim(url, victim, pid) as v:
+            for _ in range(1000):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+                s.connect((host, int(port)))
+                s.sendall(ask)
+                socks.append(s)
+            time.sleep(seconds)
+            lines = []
+            for s in socks:  # peeked, not read: what the server holds stays held
+                s.setblocking(False)
+                try:
+                    lines.append(s.recv(12, socket.MSG_PEEK)[9:12].decode())
+                except OSError:
+                    lines.append("none")
+            for s in socks:
+                s.close()
+            v.settle(5)
+        answered = {line: lines.count(line) for line in sorted(set(lines))}
+        v.report(f"17. 1,000 unread answers of an alert of 120,000 networks (first lines: {answered})")
+
+
+def large_bodies(seconds: float) -> None:
+    """Item 18: bodies held whole, from several accounts at once."""
+    with stock_backend() as (url, pid, data):
+        senders, victim = keys(data, "enterprise", "enterprise", "enterprise", "enterprise"), keys(data, "member")[0]
+        host, port = url.removeprefix("http://").split(":")
+        body = b"x" * (16 * 1024 * 1024 - 1)
+        statuses: list[str] = []
+
+        def upload(key: str) -> None:
+            head = f"POST /intel/alert?key={key} HTTP/1.1\r\nHost: {host}\r\ncontent-type: application/json\r\n"
+            try:
+                with socket.create_connection((host, int(port)), timeout=60) as s:
+                    s.sendall(f"{head}content-length: {len(body) + 1}\r\n\r\n".encode() + body)
+                    time.sleep(15)
+                    s.sendall(b"}")
+                    statuses.append(s.recv(12)[9:12].decode())
+            except OSError:  # refused, and reset before the whole body was sent
+                statuses.append("refused")
+
+        with Victim(url, victim, pid) as v:
+            run_for(0, threading.Event(), [lambda k=k: upload(k) for k in senders for _ in range(10)])
+            v.settle(10)
+        answered = {status: statuses.count(status) for status in sorted(set(statuses))}
+        v.report(f"18. 4 accounts x 10 bodies of 16 MiB, the last byte 15 s late (answers: {answered})")
+
+
 def on_each_state(attack: Callable[[str, str | None, float], None]) -> Callable[[float], None]:
     """``attack(name, state, seconds)`` run on SQLite state, then on PostgreSQL's."""
 
@@ -688,6 +784,9 @@ ATTACKS = {
     "saved": saved_queries,
     "internet": on_each_state(_internet_scans_on),
     "edits": on_each_state(_alert_edits_on),
+    "trends": heavy_trends,
+    "unread": unread_answers,
+    "bodies": large_bodies,
 }
 
 

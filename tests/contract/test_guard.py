@@ -271,6 +271,36 @@ def test_an_account_sends_a_few_bodies_at_once(tmp_path):
     assert refused == busy * 3 == [b"HTTP/1.1 429 Too Many Requests"] * 3
 
 
+def test_large_uploads_of_several_accounts_past_the_server_s_bytes_at_once_are_refused(tmp_path):
+    """Bodies are held whole: past Limits.receiving() bytes of them at once, all accounts together,
+    a further upload is answered 503 naming the limit, its body unread (issue 44c, M5)."""
+    from spyglass.server.guard import Limits
+    from spyglass.server.stream.replay import MAX_BODY
+
+    fits = Limits().receiving() // MAX_BODY
+    accounts = keys(tmp_path, 4)
+    with serve(tmp_path) as url:
+        uploads = [
+            open_half_sent(url, 1, upload(f"/intel/alert?key={accounts[n % 4]}", size=MAX_BODY))[0]
+            for n in range(fits + 3)
+        ]
+        try:
+            lines = first_answers(uploads, 3)
+            late = open_half_sent(url, 1, upload(f"/intel/alert?key={accounts[0]}", size=MAX_BODY))
+            late[0].setblocking(True)
+            late[0].settimeout(10)
+            answer = b""
+            while chunk := late[0].recv(1000):  # to its end: the server closes it, the body unread
+                answer += chunk
+            uploads += late
+        finally:
+            for s in uploads:
+                s.close()
+    assert lines == [b"HTTP/1.1 503 Service Unavailable"] * 3
+    assert answer.startswith(b"HTTP/1.1 503") and b"retry-after: 2" in answer
+    assert f"receiving {Limits().receiving() >> 20} MiB of request bodies at once".encode() in answer
+
+
 def test_a_form_that_may_carry_the_key_is_small_and_quick(tmp_path):
     with serve(tmp_path) as url:
         big = httpx.post(url + "/notifier", data={"key": "k", "description": "x" * 100_000}, timeout=10)

@@ -66,13 +66,13 @@ async def test_a_wait_that_ends_is_a_429_and_a_trends_request_counts_two():
     def scope(path: str) -> dict:
         return {"type": "http", "path": path, "query_string": b"", "state": {"caller": enterprise}}
 
-    held = [asyncio.create_task(limited(scope(f"/trends/api/v1/search{n}"), None, send)) for n in range(2)]
+    held = [asyncio.create_task(limited(scope("/trends/api/v1/search"), None, send)) for _ in range(2)]
     await asyncio.sleep(0)
     assert limited.in_flight[3] == 4
     await limited(scope("/intel/host/count"), None, send)  # waited, then refused
     assert sent[0]["status"] == 429 and not limited._waiting
     body = sent[1]["body"].decode()
-    assert "the enterprise plan allows 4 at once (a trends request counts 2)" in body
+    assert "the enterprise plan allows 4 at once (a trends search, or facets of over 1,000 values, counts 2)" in body
     for task in held:
         task.cancel()
     await asyncio.gather(*held, return_exceptions=True)
@@ -109,3 +109,15 @@ async def test_collecting_is_not_counted():
     gate.set()
     await asyncio.gather(*posts)
     assert statuses == [200] * 8 and not limited.in_flight
+
+
+def test_facets_of_many_values_count_as_a_trends_search_does():
+    from spyglass.server.inflight import cost
+
+    def scope(path: str, query: str = "") -> dict:
+        return {"type": "http", "path": path, "query_string": query.encode()}
+
+    assert cost(scope("/trends/api/v1/search", "query=port:22")) == 2
+    assert cost(scope("/intel/host/count", "query=port:22&facets=ip:1000,org:1000")) == 2
+    assert cost(scope("/intel/host/count", "query=port:22&facets=org:100")) == 1
+    assert cost(scope("/trends/api/v1/search/facets")) == 1  # a list of names

@@ -26,7 +26,7 @@ class UsageLimits(APIModel):
     internet_scans: int | None = None  # under way at once
     scans_hour: int | None = None  # scans started an hour
     alert_networks_hour: int | None = None  # networks written in alerts an hour
-    requests_at_once: int | None = None  # requests in flight at once (a trends request counts 2)
+    requests_at_once: int | None = None  # requests in flight at once (a heavy one, such as trends, counts 2)
 
 
 class ApiInfo(APIModel):

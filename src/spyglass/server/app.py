@@ -22,6 +22,7 @@ from spyglass.server.datasets import DatasetService
 from spyglass.server.errors import document_errors, install_error_handlers
 from spyglass.server.guard import LoadShedding
 from spyglass.server.inflight import AccountInFlight
+from spyglass.server.lane import HeavyLane
 from spyglass.server.mail import Outbox
 from spyglass.server.routers import account, alerts, data, directory, dns, notifiers, org, scans, search, status, tools
 from spyglass.server.routers.geonet import create_geonet_app
@@ -119,10 +120,14 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
         app.include_router(section.router, prefix=f"/{settings.namespace}")
     app.add_middleware(CreditHeaders)
     app.add_middleware(LoadShedding, limit=settings.limits.max_in_flight)
+    # outside LoadShedding: a heavy request waiting for its turn takes none of its slots
+    app.add_middleware(HeavyLane, limit=settings.limits.heavy())
     # outside LoadShedding: an account past its plan's requests at once takes none of its slots
     app.add_middleware(AccountInFlight, keys=app.state.keys)
     # outside LoadShedding: a body is in whole before the request takes a slot
-    app.add_middleware(KeyBeforeBody, keys=app.state.keys, max_body=replay.MAX_BODY)
+    app.add_middleware(
+        KeyBeforeBody, keys=app.state.keys, max_body=replay.MAX_BODY, max_receiving=settings.limits.receiving()
+    )
     hosts = {
         "stream": create_stream_app(app.state.hub, app),
         "trends": create_trends_app(banners, app.state.keys, app.state.rate_limiter),

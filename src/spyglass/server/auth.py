@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from spyglass.server.asgibody import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
 from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.errors import ApiError, outage_log, unavailable
+from spyglass.server.memory import give_back_soon
 from spyglass.server.state.accounts import Account, AccountState, NoCreditsLeft
 
 log = logging.getLogger("spyglass.server")
@@ -33,6 +34,8 @@ NO_KEY = "No API key given: pass it as the query parameter 'key'"
 # A form that may carry the key (no key in the query) is read before anyone is known: kept small and quick.
 FORM_MAX, FORM_TIMEOUT = 64 * 1024, 5.0
 MAX_UPLOADS = 8  # bodies one account may be sending at once
+RECEIVING_RETRY = "2"  # seconds, past the server's bytes of bodies at once (KeyBeforeBody.reserve)
+LARGE_BODY = 1 << 20  # bytes of a body past which its end is followed by a trim of the heap (memory.py)
 CLOSE = (b"connection", b"close")
 # The OpenAPI document's security scheme; every route that depends on `caller` requires it.
 API_KEY = APIKeyQuery(
@@ -333,38 +336,45 @@ class CreditHeaders:
 class KeyBeforeBody:
     """ASGI middleware: a request with a body is answered 401 at once, its body unread, unless it
     carries a right key; then its body is received whole (at most ``max_body`` bytes, 413 past it;
-    ``MAX_UPLOADS`` at once per account, 429 past it) before the app, and LoadShedding's count,
-    see the request. So a slow sender holds only its connection (the guard closes it after the
-    body timeout), never a slot others need. Existing clients may send the key in a form body:
-    with no key in the query, a form of at most ``FORM_MAX`` bytes that arrives within
-    ``FORM_TIMEOUT`` is read for it. Paths in ``exempt`` (geonet) take no key."""
+    ``MAX_UPLOADS`` at once per account, 429 past it; at most ``max_receiving`` bytes of bodies
+    received or being answered at once, all accounts together, 503 past it, unread) before the
+    app, and LoadShedding's count, see the request. So a slow sender holds only its connection
+    (the guard closes it after the body timeout), never a slot others need. Existing clients may
+    send the key in a form body: with no key in the query, a form of at most ``FORM_MAX`` bytes
+    that arrives within ``FORM_TIMEOUT`` is read for it. Paths in ``exempt`` (geonet) take no key."""
 
     def __init__(
         self,
         app: ASGIApp,
         keys: KeyCheck,
         max_body: int,
+        max_receiving: int | None = None,
         exempt: tuple[str, ...] = ("/geonet",),
     ) -> None:
         self.app, self.keys = app, keys
         self.max_body, self.exempt = max_body, exempt
+        self.max_receiving = max(max_body, max_receiving or 0)  # one whole body always fits
         self.sending: Counter[int] = Counter()  # bodies being received, by account
+        self.receiving = 0  # bytes of the bodies being received and answered, all accounts together
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.exempt) or not has_body(scope):
             return await self.app(scope, receive, send)
         key = QueryParams(scope["query_string"]).get("key")
         content_type = next((v for k, v in scope["headers"] if k == b"content-type"), b"").decode("latin-1")
+        reserved = 0  # of `receiving`, until the app is done with the body
         try:
             if key:
                 who = await self.keys.caller(key, client_address(Request(scope)))
                 scope.setdefault("state", {})["caller"] = who  # the app's `caller` takes it as it is
+                reserved = self.reserve(scope)
                 body = await self.receive_for(who.account, scope, receive)
             elif content_type.startswith(FORM_TYPES):
                 body = await self.key_from_form(scope, receive)
             else:
                 raise ApiError(401, NO_KEY)
         except (ApiError, StoreUnavailable) as exc:  # before the app's handlers: answered here as they would
+            self.release(reserved)
             if isinstance(exc, StoreUnavailable):
                 outage_log(scope["method"], scope["path"], exc)
             error = unavailable(exc) if isinstance(exc, StoreUnavailable) else exc
@@ -372,10 +382,37 @@ class KeyBeforeBody:
             # connection: close, as the rest of the body is left unread
             await send_json(send, error.status, json.dumps({"error": error.message}).encode(), [*headers, CLOSE])
             return
-        if body is None:
-            log.debug("%s %s: the client went away while sending its body", scope["method"], scope["path"])
-            return
-        await self.app(scope, replaying(body, receive), send)
+        except BaseException:
+            self.release(reserved)
+            raise
+        try:
+            if body is None:
+                log.debug("%s %s: the client went away while sending its body", scope["method"], scope["path"])
+                return
+            await self.app(scope, replaying(body, receive), send)
+        finally:
+            del body  # before the heap is trimmed
+            self.release(reserved)
+
+    def reserve(self, scope: Scope) -> int:
+        """Room in ``max_receiving`` for the request's body (its declared length, or the most a
+        body may be when it comes in chunks); 503 if there is none: bodies are held whole, and
+        the per-account cap of uploads bounds one account, not how many send at once."""
+        size = min(declared_length(scope) or self.max_body, self.max_body)
+        if self.receiving + size > self.max_receiving:
+            raise ApiError(
+                503,
+                f"The server is receiving {self.max_receiving >> 20} MiB of request bodies at once, its limit"
+                " for all accounts: try again in a few seconds",
+                headers={"Retry-After": RECEIVING_RETRY},
+            )
+        self.receiving += size
+        return size
+
+    def release(self, size: int) -> None:
+        self.receiving -= size
+        if size >= LARGE_BODY:  # glibc keeps what a large body freed: given back within seconds
+            give_back_soon()
 
     async def receive_for(self, account: Account, scope: Scope, receive: Receive) -> list[bytes] | None:
         if self.sending[account.id] >= MAX_UPLOADS:

@@ -12,13 +12,22 @@
   those, 503 with ``Retry-After`` at once rather than a queue whose wait grows with the load. A
   request counts once its whole body is in (auth.KeyBeforeBody
   receives it first): a slow sender holds its connection, never a slot.
+- A response counts as sent once the kernel has taken its body, not once it is written to the
+  connection's buffer (uvicorn waits for a paused connection only before writing, so an app that
+  writes a large body in one message returned at once, the body held by us): :func:`drained` waits
+  for it, and a client that takes nothing for ``send_timeout`` is cut off. AccountInFlight waits
+  so, so that an account's requests at once bound its unread responses; past ``max_unsent`` bytes
+  of them, all accounts together, the clients that have waited longest are cut off.
+- A request whose HTTP framing is malformed is answered 400 with a JSON error, as every error is.
 - Accept errors (out of descriptors) are logged once a minute with a count, not once each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import resource
 import time
 from collections import OrderedDict, deque
@@ -33,6 +42,8 @@ from spyglass.server.asgibody import send_json
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what only reads
 RESERVED_DESCRIPTORS = 256  # kept for the index, the databases and logs
 RETRY_AFTER = "1"
+RECEIVING = 64 << 20  # bytes of request bodies held at once, at most (Limits.receiving)
+DRAINED = "spyglass.drained"  # the scope's extension: await it for the answer to be taken (drained())
 QUEUE_WAIT = 2.0  # seconds a request past the in-flight limit may wait for a slot before a 503
 BUSY_BODY = b'{"error":"The server is busy: try again in a second."}'
 BUSY = (
@@ -47,6 +58,11 @@ class Limits:
     body_timeout: float = 30.0
     max_connections: int | None = None  # None: the descriptor limit less RESERVED_DESCRIPTORS, at most 4,096
     max_in_flight: int = 64
+    send_timeout: float = 30.0  # seconds a client may take nothing of a response before it is cut off
+    heavy_at_once: int | None = None  # heavy requests running at once (lane.py); None: half the cores, at least 1
+    max_receiving: int | None = None  # bytes of request bodies held at once (auth.KeyBeforeBody); None: see receiving()
+    max_unsent: int = 256 << 20  # bytes of answers held for clients not taking them, past it the slowest are cut
+    workers: int = 1  # processes serving (serve --workers): the machine's share above is split among them
 
     def connections(self) -> int:
         if self.max_connections is not None:
@@ -54,12 +70,36 @@ class Limits:
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         return max(16, min(4096, soft - RESERVED_DESCRIPTORS))
 
+    def receiving(self) -> int:
+        """A process's bytes of bodies at once: 4 bodies of 16 MiB, or a 64th of the machine's memory
+        where that is less, for all workers together (KeyBeforeBody lets one body in whatever it is)."""
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return self.max_receiving or min(RECEIVING, memory // 64) // self.workers
+
+    def heavy(self) -> int:
+        """A process's heavy requests at once: half the cores for all workers together, at least 1
+        each (a core is left for the event loop and the light requests of every other account)."""
+        return self.heavy_at_once or max(1, len(os.sched_getaffinity(0)) // 2 // self.workers)
+
 
 def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
     """uvicorn's HTTP/1.1 protocol with the limits above (``uvicorn.Config(http=...)``)."""
     cap = limits.connections()
     # connections with no request in progress, oldest first
     waiting: OrderedDict[GuardedProtocol, float] = OrderedDict()
+    # connections whose answer waits for its client to take it, the longest waiting first
+    unread: OrderedDict[GuardedProtocol, None] = OrderedDict()
+
+    def _cut_the_slowest() -> None:
+        """Past ``max_unsent`` bytes of answers held for clients that do not take them, all accounts
+        together, the connections that have waited longest are cut off (each account's cap bounds
+        its own; this bounds how many accounts' there are)."""
+        held = sum(c.transport.get_write_buffer_size() for c in unread)
+        while held > limits.max_unsent and len(unread) > 1:
+            slowest = next(iter(unread))
+            held -= slowest.transport.get_write_buffer_size()
+            unread.pop(slowest)
+            slowest._cut()
 
     class GuardedProtocol(H11Protocol):
         _timer: asyncio.TimerHandle | None = None
@@ -95,6 +135,38 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
             waiting.pop(self, None)
             if not self.transport.is_closing():
                 self.transport.close()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None:  # a request begun: its app may wait for its answer to be taken
+                extensions: dict = self.cycle.scope.setdefault("extensions", {})
+                extensions.setdefault(DRAINED, self._drained)
+
+        async def _drained(self) -> None:
+            if not self.flow.write_paused:
+                return
+            unread[self] = None
+            _cut_the_slowest()
+            try:
+                async with asyncio.timeout(limits.send_timeout):
+                    await self.flow.drain()  # set again when the connection is lost too
+            except TimeoutError:
+                self._cut()
+            finally:
+                unread.pop(self, None)
+
+        def _cut(self) -> None:
+            waiting.pop(self, None)
+            self.transport.abort()  # close() would wait, holding the buffer, for a client that never reads
+
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn's is text/plain; the API promises a JSON error for every error
+            body = json.dumps({"error": f"{msg.rstrip('.')}: malformed HTTP framing"}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            head = h11.Response(status_code=400, headers=[*headers, (b"connection", b"close")], reason=b"Bad Request")
+            for event in (head, h11.Data(data=body), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -224,6 +296,14 @@ async def until_gone(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -
     finally:
         for task in (work, listener):
             task.cancel()
+
+
+async def drained(scope: Scope) -> None:
+    """Until the kernel has taken what was written of the request's answer (the guarded protocol
+    only: at once elsewhere), or the connection is gone."""
+    wait = scope.get("extensions", {}).get(DRAINED)
+    if wait is not None:
+        await wait()
 
 
 class QuietAcceptErrors(logging.Filter):

@@ -9,14 +9,17 @@ client's burst, such as the dashboard's panes loading at once, is answered), and
 answered 429 at once, with ``Retry-After`` and a message naming the cap, before it takes any of
 the global slots. bench/inflight.py prints the other account's p50/p95.
 
-A request counts from when its key is known (its body is in: auth.KeyBeforeBody) to its answer's
-end, on every host of the backend alike (the main API and the trends host share this count), a
-trends request two of the cap, as it costs several counts' work. The live stream is not counted
-(a stream is in flight for as long as it is followed; the stream host has its own cap of streams
-per key), nor geonet, which takes no key, nor collecting (``/spyglass/collect``: a role the operator
-gives, whose posts each wait for their batch's flush; a fleet of scanners posts at once under one
-key, and was refused past 4). A request with no key or a wrong one is left to the
-app, which answers it. Counted by each worker process, as the global limit is.
+A request counts from when its key is known (its body is in: auth.KeyBeforeBody) until the kernel
+has taken its answer (guard.drained: a client that does not read holds its account's room, so the
+cap bounds the memory its unread answers hold, and is cut off after the guard's send timeout), on
+every host of the backend alike (the main API and the trends host share this count), a heavy
+request (lane.heavy: a trends search, or facets of many values) two of the cap, as it costs several
+counts' work. The live stream is not counted (a stream is in flight for as long as it is followed;
+the stream host has its own cap of streams per key), nor geonet, which takes no key, nor collecting
+(``/spyglass/collect``: a role the operator gives, whose posts each wait for their batch's flush; a
+fleet of scanners posts at once under one key, and was refused past 4). A request with no key or a
+wrong one is left to the app, which answers it. Counted by each worker process, as the global limit
+is.
 """
 
 from __future__ import annotations
@@ -30,16 +33,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from spyglass.server.asgibody import send_json
 from spyglass.server.auth import Caller, KeyCheck
 from spyglass.server.banners.store import StoreUnavailable
+from spyglass.server.guard import drained
+from spyglass.server.lane import HEAVY_FACET_VALUES, heavy
 
 RETRY_AFTER = b"1"
-HEAVY = ("/trends/",)  # paths whose requests count 2: trends reads every month of the index
-HEAVY_COST = 2
+HEAVY_COST = 2  # of a heavy request (lane.heavy): a trends search reads every month of the index
 WAIT = 2.0  # seconds a request past its account's cap may wait for room, behind as many as the cap
 
 
 def cost(scope: Scope) -> int:
     """How much of its account's cap a request holds."""
-    return HEAVY_COST if scope["path"].startswith(HEAVY) else 1
+    return HEAVY_COST if heavy(scope) else 1
 
 
 class AccountInFlight:
@@ -69,12 +73,14 @@ class AccountInFlight:
         if not await self._take(account, weight, plan.requests_at_once):
             message = (
                 f'{{"error":"Too many requests of this account at once: the {plan.name} plan allows'
-                f' {plan.requests_at_once} at once (a trends request counts {HEAVY_COST})"}}'
+                f" {plan.requests_at_once} at once (a trends search, or facets of over {HEAVY_FACET_VALUES:,} values,"
+                f' counts {HEAVY_COST})"}}'
             )
             await send_json(send, 429, message.encode(), [(b"retry-after", RETRY_AFTER)])
             return
         try:
             await self.app(scope, receive, send)
+            await drained(scope)  # an answer the client has not taken yet is still its account's
         finally:
             self._give(account, weight)
 

@@ -74,7 +74,9 @@ def settings_from(args: argparse.Namespace):
         demo_rate=args.demo_rate,
         notifier_urls=parse_notifier_urls(notifier_urls),
         notifier_allow=[network_option("--notifier-allow", n) for n in notifier_allow],
-        limits=Limits(args.request_timeout, args.body_timeout, args.max_connections, args.max_in_flight),
+        limits=Limits(
+            args.request_timeout, args.body_timeout, args.max_connections, args.max_in_flight, workers=args.workers
+        ),
         forwarded_allow=[network_option("--forwarded-allow", n) for n in args.forwarded_allow or []],
         bulk_data=not args.no_bulk_data,
         collect_apart=True,

@@ -1,0 +1,77 @@
+"""Heavy requests take turns server-wide (issue 44c, M1), on the middleware alone: with the lane
+full a light request of another account is answered while heavy ones wait, and a heavy one past
+the wait is refused naming the limit."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from spyglass.server.lane import HeavyLane, heavy
+
+TRENDS = "/trends/api/v1/search"
+
+
+def scope(path: str, query: str = "") -> dict:
+    return {"type": "http", "path": path, "query_string": query.encode()}
+
+
+def test_trends_searches_and_many_facet_values_are_heavy():
+    assert heavy(scope(TRENDS, "query=port:22"))
+    assert not heavy(scope("/trends/api/v1/search/facets"))
+    assert not heavy(scope("/intel/host/count", "query=port:22&facets=org:100,port:100"))
+    assert heavy(scope("/intel/host/count", "query=port:22&facets=ip:1000,org:1000"))
+    assert not heavy(scope("/intel/host/count", "facets=nosuch:1000,org:1000"))  # the app says 400
+
+
+async def test_with_the_lane_full_light_requests_pass_and_heavy_ones_wait_then_are_refused():
+    release = asyncio.Event()
+    started: list[str] = []
+
+    async def app(scope, receive, send):
+        started.append(scope["path"])
+        if scope["path"] == TRENDS:
+            await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    lane = HeavyLane(app, limit=1, queue=1, wait=60)
+    transport = httpx.ASGITransport(app=lane)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        first = asyncio.ensure_future(client.get(TRENDS, params={"key": "a"}))
+        while lane.in_flight == 0:
+            await asyncio.sleep(0.01)
+        queued = asyncio.ensure_future(client.get(TRENDS, params={"key": "b"}))
+        while not lane._waiting:
+            await asyncio.sleep(0.01)
+        light = await client.get("/intel/host/count", params={"key": "c", "query": "port:22"})
+        refused = await client.get(TRENDS, params={"key": "d"})  # the queue is full: at once
+        assert light.status_code == 200 and not queued.done() and started.count(TRENDS) == 1
+        release.set()
+        assert (await first).status_code == 200 and (await queued).status_code == 200
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "2"
+    assert "runs 1 at once for all accounts" in refused.json()["error"]
+    assert lane.in_flight == 0 and not lane._waiting
+
+    release.clear()
+    lane = HeavyLane(app, limit=1, queue=4, wait=0.2)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=lane), base_url="http://t") as client:
+        first = asyncio.ensure_future(client.get(TRENDS))
+        while lane.in_flight == 0:
+            await asyncio.sleep(0.01)
+        waited = await client.get("/intel/host/count", params={"facets": "ip:1000,org:1000"})  # its 0.2 s, no turn
+        assert waited.status_code == 503 and "heavy requests" in waited.json()["error"]
+        release.set()
+        assert (await first).status_code == 200
+    assert lane.in_flight == 0 and not lane._waiting
+
+
+def test_the_machine_s_share_is_split_among_the_workers(monkeypatch):
+    from spyglass.server import guard
+    from spyglass.server.guard import Limits
+
+    monkeypatch.setattr(guard.os, "sched_getaffinity", lambda _: set(range(16)))
+    assert (Limits().heavy(), Limits(workers=4).heavy(), Limits(workers=16).heavy()) == (8, 2, 1)
+    assert Limits(heavy_at_once=3, workers=4).heavy() == 3  # the operator's own figure is taken as it is
+    assert Limits(workers=2).receiving() == Limits().receiving() // 2
