@@ -90,6 +90,31 @@ async def test_invalid_alerts_are_refused(backend, body, message):
     assert response.status_code == 400 and message in response.json()["error"]
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/json; charset=utf-16", "application/x-www-form-urlencoded", "application/jsonx"],
+)
+def test_a_body_said_not_to_be_json_is_refused_415(backend, content_type):
+    """Issue 44: text/plain, or UTF-8 labelled UTF-16, was read as JSON all the same."""
+    key, body = backend.key(), json.dumps({"name": "typed", "filters": {"ip": ["127.0.0.1"]}})
+    headers = {"Content-Type": content_type}
+    created = httpx.post(f"{backend.url}/intel/alert", params={"key": key}, content=body, headers=headers)
+    assert created.status_code == 415 and "application/json" in created.json()["error"]
+    alert = httpx.post(f"{backend.url}/intel/alert", params={"key": key}, content=body).json()  # none said: JSON
+    edited = httpx.post(f"{backend.url}/intel/alert/{alert['id']}", params={"key": key}, content=body, headers=headers)
+    assert edited.status_code == 415
+    for taken in ("application/json", "Application/JSON; charset=UTF-8", "application/merge-patch+json"):
+        again = httpx.post(
+            f"{backend.url}/intel/alert", params={"key": key}, content=body, headers={"Content-Type": taken}
+        )
+        assert again.status_code == 200, again.text
+    for made in [
+        alert["id"],
+        *(a["id"] for a in httpx.get(f"{backend.url}/intel/alert/info", params={"key": key}).json()),
+    ]:
+        httpx.delete(f"{backend.url}/intel/alert/{made}", params={"key": key})
+
+
 async def test_expires_is_bounded_at_create_and_edit(backend):
     """Issue 34: 300 billion seconds answered 500 yet stored an alert that no listing could show."""
     key = backend.key()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 
 from spyglass.coverage import covers
 from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
@@ -53,10 +53,26 @@ _EXPIRES = {
 }
 
 
-def json_body(properties: dict, required: list[str]) -> dict:
-    """The JSON body a route reads itself (for clearer errors than a model's), for the API document."""
+def json_only(request: Request) -> None:
+    """415 for a body its Content-Type says is no JSON in UTF-8 (text/plain, a form, UTF-16): it
+    was read as JSON all the same. None given stays taken (as clients of the original service
+    may send it; its own library says application/json)."""
+    given = request.headers.get("content-type") or ""
+    media, *params = given.split(";")
+    media = media.strip().lower()
+    pairs = (p.partition("=") for p in params)
+    charsets = [v.strip().strip('"').lower() for k, _, v in pairs if k.strip().lower() == "charset"]
+    json = media in ("", "application/json") or (media.startswith("application/") and media.endswith("+json"))
+    if not json or any(c not in ("utf-8", "utf8") for c in charsets):
+        raise ApiError(415, f"Unsupported Content-Type {given!r}: send the body as application/json in UTF-8")
+
+
+def json_body(properties: dict, required: list[str]) -> dict[str, Any]:
+    """What a route that reads a JSON body itself (for clearer errors than a model's) declares:
+    the body, for the API document, and :func:`json_only`."""
     schema = {"type": "object", "properties": properties, "required": required}
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+    body = {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+    return {"openapi_extra": body, "dependencies": [Depends(json_only)]}
 
 
 def owned(alerts: AlertState, who: Caller, alert_id: str) -> AlertRow:
@@ -156,7 +172,7 @@ def trigger_names(text: str) -> list[str]:
     response_model=Alert,
     response_model_exclude_unset=True,
     responses=responses(400, 403, 429),
-    openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
+    **json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
 async def create_alert(request: Request, alerts: Alerts, hourly: PerHour, bodies: AlertBodies, who: Who) -> Alert:
     read = await spend_networks(request, hourly, who, bodies)
@@ -202,7 +218,7 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     response_model=Alert,
     response_model_exclude_unset=True,
     responses=responses(400, 403, 404, 429),
-    openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
+    **json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
 async def edit_alert(
     alert_id: str, request: Request, alerts: Alerts, hourly: PerHour, bodies: AlertBodies, who: Who
