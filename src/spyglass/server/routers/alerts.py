@@ -6,9 +6,9 @@ import asyncio
 import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 
 from spyglass.coverage import covers
 from spyglass.models import Alert, AlertFilters, Notification, Success, Trigger
@@ -17,7 +17,7 @@ from spyglass.safetext import NOT_BLANK_PATTERN, has_control
 from spyglass.server.alerts.bodies import NO_FILTERS, BodyReader, ReadBody
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
-from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
+from spyglass.server.alerts.triggers import NAMES_PATTERN, TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller, Hourly, too_many
 from spyglass.server.deps import AlertBodies, Alerts, PerHour, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
@@ -160,6 +160,18 @@ def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = Fa
     return body
 
 
+# Documented, not enforced: the routes' own check says which names exist (after the alert's 404).
+TriggerNames = Annotated[
+    str,
+    Path(
+        description="trigger names, comma-separated (GET /alert/triggers)", json_schema_extra={"pattern": NAMES_PATTERN}
+    ),
+]
+TriggerName = Annotated[
+    str, Path(description="a trigger's name (GET /alert/triggers)", json_schema_extra={"enum": list(TRIGGERS)})
+]
+
+
 def trigger_names(text: str) -> list[str]:
     try:
         return parse_names(text)
@@ -245,14 +257,14 @@ def delete_alert(alert_id: str, alerts: Alerts, who: Who) -> Success:
 
 
 @router.put("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
-def enable_triggers(alert_id: str, trigger: str, alerts: Alerts, who: Who) -> Success:
+def enable_triggers(alert_id: str, trigger: TriggerNames, alerts: Alerts, who: Who) -> Success:
     owned(alerts, who, alert_id)
     alerts.set_triggers(alert_id, trigger_names(trigger), True)
     return Success(success=True)
 
 
 @router.delete("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
-def disable_triggers(alert_id: str, trigger: str, alerts: Alerts, who: Who) -> Success:
+def disable_triggers(alert_id: str, trigger: TriggerNames, alerts: Alerts, who: Who) -> Success:
     owned(alerts, who, alert_id)
     alerts.set_triggers(alert_id, trigger_names(trigger), False)
     return Success(success=True)
@@ -277,12 +289,12 @@ def _ignore(alerts: AlertState, who: Caller, alert_id: str, trigger: str, servic
 
 
 @router.put("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
-def ignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, who: Who) -> Success:
+def ignore_service(alert_id: str, trigger: TriggerName, service: str, alerts: Alerts, who: Who) -> Success:
     return _ignore(alerts, who, alert_id, trigger, service, True)
 
 
 @router.delete("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
-def unignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, who: Who) -> Success:
+def unignore_service(alert_id: str, trigger: TriggerName, service: str, alerts: Alerts, who: Who) -> Success:
     return _ignore(alerts, who, alert_id, trigger, service, False)
 
 
