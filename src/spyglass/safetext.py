@@ -60,12 +60,13 @@ _CONTROL = re.compile(f"[{_CONTROLS}]")
 # has_control as patterns an API document can carry, read alike by Python, ECMAScript and Rust:
 # text without any, and such text that is not blank either (what .strip() leaves something of).
 # Escaped as \uXXXX below U+10000, as itself above (\U is Python's alone); no surrogates,
-# which no UTF-8 text (nor Rust's regex) holds.
-_ESCAPED = "".join(
+# which no UTF-8 text (nor Rust's regex) holds. CONTROL_CLASS: the inside of a character class,
+# for patterns of other text (a saved query's words).
+CONTROL_CLASS = "".join(
     c if c == "-" or ord(c) >= 0x10000 else f"\\u{ord(c):04x}" for c in f"\x00-\x1f\x7f-\x9f{_INVISIBLE}"
 )
-NO_CONTROL_PATTERN = f"^[^{_ESCAPED}]*$"
-NOT_BLANK_PATTERN = f"^[^{_ESCAPED}]*[^\\s{_ESCAPED}][^{_ESCAPED}]*$"
+NO_CONTROL_PATTERN = f"^[^{CONTROL_CLASS}]*$"
+NOT_BLANK_PATTERN = f"^[^{CONTROL_CLASS}]*[^\\s{CONTROL_CLASS}][^{CONTROL_CLASS}]*$"
 
 
 def has_control(text: str) -> bool:

@@ -5,8 +5,10 @@ provider to a receiver on loopback."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -92,6 +94,31 @@ async def test_invalid_alerts_are_refused(backend, body, message):
     raw = {"content": body} if isinstance(body, str) else {"json": body}
     response = httpx.post(f"{backend.url}/intel/alert", params={"key": backend.key()}, **raw)
     assert response.status_code == 400 and message in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/json; charset=utf-16", "application/x-www-form-urlencoded", "application/jsonx"],
+)
+def test_a_body_said_not_to_be_json_is_refused_415(backend, content_type):
+    """Issue 44: text/plain, or UTF-8 labelled UTF-16, was read as JSON all the same."""
+    key, body = backend.key(), json.dumps({"name": "typed", "filters": {"ip": ["127.0.0.1"]}})
+    headers = {"Content-Type": content_type}
+    created = httpx.post(f"{backend.url}/intel/alert", params={"key": key}, content=body, headers=headers)
+    assert created.status_code == 415 and "application/json" in created.json()["error"]
+    alert = httpx.post(f"{backend.url}/intel/alert", params={"key": key}, content=body).json()  # none said: JSON
+    edited = httpx.post(f"{backend.url}/intel/alert/{alert['id']}", params={"key": key}, content=body, headers=headers)
+    assert edited.status_code == 415
+    for taken in ("application/json", "Application/JSON; charset=UTF-8", "application/merge-patch+json"):
+        again = httpx.post(
+            f"{backend.url}/intel/alert", params={"key": key}, content=body, headers={"Content-Type": taken}
+        )
+        assert again.status_code == 200, again.text
+    for made in [
+        alert["id"],
+        *(a["id"] for a in httpx.get(f"{backend.url}/intel/alert/info", params={"key": key}).json()),
+    ]:
+        httpx.delete(f"{backend.url}/intel/alert/{made}", params={"key": key})
 
 
 async def test_expires_is_bounded_at_create_and_edit(backend):
@@ -339,6 +366,33 @@ async def test_webhooks_may_not_reach_the_servers_own_networks(tmp_path):
                     assert not outcome.success and "is not a destination this backend sends" in outcome.detail
         backend.store.close()
     assert receiver.posts == []
+
+
+NO_DESTINATION_HOSTS = ["[::1%25lo]:18081", "[::ffff:127.0.0.1%25lo]:18080", "[fe80::1%25lo]:18081",
+                        "[0::1%25eth0]:18081", "127.0.0.1%09:18083", "127.0.0.1%00:18083", "127.0.0.1.:18083",
+                        "127.0.0.1%2e:18083"]  # fmt: skip
+
+
+async def test_a_url_the_send_would_refuse_is_refused_at_create_and_edit(backend):
+    """Issue 44: hosts that are no address and no name a lookup could take (a zone, a trailing dot,
+    an encoded byte) were created, then refused at every send. One check now, one answer, and no
+    lookup of any of them (loopback is open to this backend's notifications)."""
+    key = backend.key()
+    account = backend.store.account_for_key(key)
+    assert account is not None
+    async with Clients.from_profile(backend.profile(key)) as c:
+        good = (await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})).id
+        for netloc in NO_DESTINATION_HOSTS:
+            url = f"http://{netloc}/"
+            words = f"{urlsplit(url).hostname} is not a destination this backend sends notifications to"
+            with pytest.raises(BadRequest, match=re.escape(f"url: {words}")):
+                await c.notifiers.create("webhook", {"url": url})
+            with pytest.raises(BadRequest, match=re.escape(f"url: {words}")):
+                await c.notifiers.update(good, {"url": url})
+            stored = backend.app.state.alerts.create_notifier(account.id, "webhook", None, {"url": url})
+            outcome = await c.notifiers.test(stored)
+            assert (outcome.success, outcome.detail) == (False, f"not sent: {words}")
+        assert (await c.notifiers.get(good)).args == {"url": "http://127.0.0.1:9/hook"}
 
 
 async def test_an_allowed_network_is_reached_with_the_url_s_credentials(tmp_path):

@@ -27,6 +27,8 @@ SAYS_WHAT_IT_TAKES = (
     "GET /dns/reverse",  # issue 44: what the document allows, the server took
     "POST /intel/alert",
     "POST /intel/alert/{alert_id}",
+    "PUT /intel/alert/{alert_id}/trigger/{trigger}",  # issue 44: the trigger names are an enum
+    "DELETE /intel/alert/{alert_id}/trigger/{trigger}",
 )
 EXAMPLES = 25  # per operation and generation mode: about 500 requests, well under a minute
 

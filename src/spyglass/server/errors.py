@@ -3,8 +3,10 @@ the OpenAPI document declare them.
 
 A route declares the errors of its own work with :func:`responses` (``responses=responses(402)``).
 The errors every route shares are added to the document in one place, :func:`document_errors`:
-400 for a route that takes parameters (validation errors are 400 here, never FastAPI's 422) and
-401 and 429 for a route that needs the key.
+400 for a route that takes parameters (validation errors are 400 here, never FastAPI's 422),
+401 and 429 for a route that needs the key, 408 and 413 for one that takes a body (the key
+check receives every body whole first), 415 for one whose body is JSON, 503 for every route
+(load shedding) and 507 for one that may write (the key's, and every method but GET).
 """
 
 from __future__ import annotations
@@ -44,9 +46,14 @@ DESCRIPTIONS = {
     402: "Not enough credits left this month",
     403: "The account's plan does not include this method",
     404: "No such resource",
+    408: "A form carrying the key did not arrive in time: pass the key in the query",
     409: "The resource's state refuses it (e.g. past a cap with what it holds already)",
+    413: "The body is too large (16 MiB; a form carrying the key: 64 KiB)",
+    415: "The body's Content-Type is not JSON (application/json, UTF-8)",
     429: "Too many requests for this key (see Retry-After)",
     502: "A server the backend asks (e.g. the DNS server) did not answer",
+    503: "The backend cannot take the request now, or a store is away (see Retry-After)",
+    507: "The server's disk is full: nothing was stored",
 }
 
 
@@ -297,8 +304,8 @@ def document_errors(app: FastAPI) -> None:
         if schema is None:
             schema = generate()  # FastAPI's document, cached on the app: amended once, in place
             for operations in schema.get("paths", {}).values():
-                for operation in operations.values():
-                    _shared_errors(operation)
+                for method, operation in operations.items():
+                    _shared_errors(operation, method)
             schemas = schema.setdefault("components", {}).setdefault("schemas", {})
             schemas["ErrorBody"] = ErrorBody.model_json_schema()
             for unused in ("HTTPValidationError", "ValidationError"):
@@ -308,13 +315,20 @@ def document_errors(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _shared_errors(operation: dict[str, Any]) -> None:
+def _shared_errors(operation: dict[str, Any], method: str) -> None:
     answers = operation.setdefault("responses", {})
     shared = []
     if answers.pop("422", None) is not None:  # FastAPI adds it exactly when a route takes parameters
         shared.append(400)
     if operation.get("security"):
         shared += [401, 429]
+    if body := operation.get("requestBody"):
+        shared += [408, 413]
+        if "application/json" in body.get("content", {}):
+            shared.append(415)
+    shared.append(503)
+    if operation.get("security") or method != "get":
+        shared.append(507)
     for status in shared:
         answers.setdefault(
             str(status),

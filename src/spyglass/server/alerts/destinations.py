@@ -23,6 +23,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from spyglass.netools.dns import LookupTimedOut, Resolver
 from spyglass.netools.networks import Address, Reach, parse_address
+from spyglass.netools.targets import bad_address, is_hostname
 
 
 class Refused(ValueError):
@@ -59,12 +60,10 @@ class Destinations:
     async def pin(self, url: str) -> Pinned:
         """The URL aimed at a checked address of its host; :class:`Refused` if none may be used."""
         parts = urlsplit(url)
-        host = parts.hostname
-        if not host:
-            raise Refused("the URL names no host")
+        host, literal = _host(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
-            addresses = [parse_address(a) for a in await self.resolver.addresses(host)]
+            addresses = literal or [parse_address(a) for a in await self.resolver.addresses(host)]
         except LookupTimedOut:
             raise Refused(refused(host), retry=True) from None
         if not addresses or not all(self.permitted(a) for a in addresses):
@@ -74,19 +73,37 @@ class Destinations:
         return Pinned(_with_host(parts, addresses[0], port), parts.netloc.rpartition("@")[2], auth, f"{shown}:{port}")
 
     def check_literal(self, url: str) -> None:
-        """At create and edit, without a lookup: a URL whose host is an address (in any spelling the
-        system's resolver reads) must be a permitted one. Names are checked at every send."""
-        host = urlsplit(url).hostname or ""
+        """At create and edit, without a lookup: the check :meth:`pin` makes of the URL's host
+        (the same words), but for the lookup of a name, which every send makes."""
+        host, literal = _host(url)
+        name = host.rstrip(".")
+        if literal is None and (name in ("localhost", "localhost.localdomain") or name.endswith(".localhost")):
+            literal = [parse_address("127.0.0.1")]
+        if literal is not None and not all(self.permitted(a) for a in literal):
+            raise Refused(refused(host))
+
+
+def _host(url: str) -> tuple[str, list[Address] | None]:
+    """The URL's host and, where it is an address (in any spelling the system's resolver reads:
+    ``127.1``, ``2130706433``), that address; :class:`Refused` for a host that is neither an address
+    nor a name a lookup could take (a zone ``%lo``, ``127.0.0.1.``, an encoded byte), which
+    :meth:`Destinations.pin` would only refuse at the send."""
+    host = urlsplit(url).hostname
+    if not host:
+        raise Refused("the URL names no host")
+    if "%" not in host:  # a zone (or an encoded byte) in an address is no destination
         try:
             infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
         except (OSError, UnicodeError):
-            if host.lower().rstrip(".") in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
-                if not self.permitted(parse_address("127.0.0.1")):
-                    raise Refused(refused(host)) from None
-            return
-        for info in infos:
-            if not self.permitted(parse_address(str(info[4][0]))):
-                raise Refused(refused(host))
+            pass
+        else:
+            return host, [parse_address(str(info[4][0])) for info in infos]
+        try:
+            if is_hostname(host.encode("idna").decode()) and not bad_address(host):
+                return host, None
+        except UnicodeError:
+            pass
+    raise Refused(refused(host))
 
 
 def _with_host(parts: SplitResult, address: Address, port: int) -> str:

@@ -49,6 +49,22 @@ _CHAT = re.compile(r"^(-?[0-9]{1,20}|@[A-Za-z0-9_]{5,32})$")  # Telegram: a chat
 MAX_LENGTH = {"url": 2048, "webhook_url": 2048, "to": 254, "token": 256, "routing_key": 64, "chat_id": 33}
 
 
+_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]+[^\s]*$"  # what _is_http_url takes, with no spaces
+
+
+def argument_schema(provider: str, name: str) -> dict:
+    """One argument of ``provider`` as the API document says it: its form and length. check_args has
+    the last word (no control characters, no '.' segments, a URL's destination)."""
+    pattern = {"url": _URL, "webhook_url": _URL, "chat_id": _CHAT.pattern}.get(name)
+    if name in ("token", "routing_key", "room_id"):
+        pattern = _TOKEN.pattern
+    elif provider == "email":
+        pattern = _EMAIL.pattern
+    elif provider == "phone":
+        pattern = _PHONE.pattern
+    return {"type": "string", "minLength": 1, "maxLength": MAX_LENGTH.get(name, 128), "pattern": pattern}
+
+
 class DeliveryFailed(Exception):
     def __init__(self, detail: str, retry: bool) -> None:
         super().__init__(detail)

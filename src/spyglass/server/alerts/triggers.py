@@ -45,6 +45,11 @@ TRIGGERS: dict[str, Trigger] = {
 }
 
 
+# What parse_names takes, for the API document: one name (an enum), or a comma list of them.
+_NAME = "(?:" + "|".join(TRIGGERS) + ")"
+NAMES_PATTERN = rf"^\s*{_NAME}\s*(?:,\s*{_NAME}\s*)*$"
+
+
 class UnknownTrigger(ValueError):
     pass
 

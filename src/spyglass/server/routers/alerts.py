@@ -6,9 +6,9 @@ import asyncio
 import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Path, Request
 
 from spyglass.coverage import covers
 from spyglass.models import Alert, AlertFilters, Attached, Notification, Success, Trigger
@@ -18,7 +18,7 @@ from spyglass.server.alerts.bodies import NO_FILTERS, BodyReader, ReadBody
 from spyglass.server.alerts.engine import parse_service
 from spyglass.server.alerts.providers import cannot_deliver
 from spyglass.server.alerts.service import NOTIFYING, notify_reason, over_plan
-from spyglass.server.alerts.triggers import TRIGGERS, UnknownTrigger, parse_names
+from spyglass.server.alerts.triggers import NAMES_PATTERN, TRIGGERS, UnknownTrigger, parse_names
 from spyglass.server.auth import Caller, Hourly, too_many
 from spyglass.server.deps import AlertBodies, Alerts, PerHour, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
@@ -54,10 +54,26 @@ _EXPIRES = {
 }
 
 
-def json_body(properties: dict, required: list[str]) -> dict:
-    """The JSON body a route reads itself (for clearer errors than a model's), for the API document."""
+def json_only(request: Request) -> None:
+    """415 for a body its Content-Type says is no JSON in UTF-8 (text/plain, a form, UTF-16): it
+    was read as JSON all the same. None given stays taken (as clients of the original service
+    may send it; its own library says application/json)."""
+    given = request.headers.get("content-type") or ""
+    media, *params = given.split(";")
+    media = media.strip().lower()
+    pairs = (p.partition("=") for p in params)
+    charsets = [v.strip().strip('"').lower() for k, _, v in pairs if k.strip().lower() == "charset"]
+    json = media in ("", "application/json") or (media.startswith("application/") and media.endswith("+json"))
+    if not json or any(c not in ("utf-8", "utf8") for c in charsets):
+        raise ApiError(415, f"Unsupported Content-Type {given!r}: send the body as application/json in UTF-8")
+
+
+def json_body(properties: dict, required: list[str]) -> dict[str, Any]:
+    """What a route that reads a JSON body itself (for clearer errors than a model's) declares:
+    the body, for the API document, and :func:`json_only`."""
     schema = {"type": "object", "properties": properties, "required": required}
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+    body = {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+    return {"openapi_extra": body, "dependencies": [Depends(json_only)]}
 
 
 def owned(alerts: AlertState, who: Caller, alert_id: str) -> AlertRow:
@@ -146,6 +162,18 @@ def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = Fa
     return body
 
 
+# Documented, not enforced: the routes' own check says which names exist (after the alert's 404).
+TriggerNames = Annotated[
+    str,
+    Path(
+        description="trigger names, comma-separated (GET /alert/triggers)", json_schema_extra={"pattern": NAMES_PATTERN}
+    ),
+]
+TriggerName = Annotated[
+    str, Path(description="a trigger's name (GET /alert/triggers)", json_schema_extra={"enum": list(TRIGGERS)})
+]
+
+
 def trigger_names(text: str) -> list[str]:
     try:
         return parse_names(text)
@@ -158,7 +186,7 @@ def trigger_names(text: str) -> list[str]:
     response_model=Alert,
     response_model_exclude_unset=True,
     responses=responses(400, 403, 429),
-    openapi_extra=json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
+    **json_body({"name": _NAME, "filters": _FILTERS, "expires": _EXPIRES}, ["name", "filters"]),
 )
 async def create_alert(request: Request, alerts: Alerts, hourly: PerHour, bodies: AlertBodies, who: Who) -> Alert:
     read = await spend_networks(request, hourly, who, bodies)
@@ -204,7 +232,7 @@ def alert_info(alert_id: str, alerts: Alerts, who: Who) -> Alert:
     response_model=Alert,
     response_model_exclude_unset=True,
     responses=responses(400, 403, 404, 429),
-    openapi_extra=json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
+    **json_body({"filters": _FILTERS, "expires": _EXPIRES}, ["filters"]),
 )
 async def edit_alert(
     alert_id: str, request: Request, alerts: Alerts, hourly: PerHour, bodies: AlertBodies, who: Who
@@ -231,14 +259,14 @@ def delete_alert(alert_id: str, alerts: Alerts, who: Who) -> Success:
 
 
 @router.put("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
-def enable_triggers(alert_id: str, trigger: str, alerts: Alerts, who: Who) -> Success:
+def enable_triggers(alert_id: str, trigger: TriggerNames, alerts: Alerts, who: Who) -> Success:
     owned(alerts, who, alert_id)
     alerts.set_triggers(alert_id, trigger_names(trigger), True)
     return Success(success=True)
 
 
 @router.delete("/alert/{alert_id}/trigger/{trigger}", response_model=Success, responses=responses(404))
-def disable_triggers(alert_id: str, trigger: str, alerts: Alerts, who: Who) -> Success:
+def disable_triggers(alert_id: str, trigger: TriggerNames, alerts: Alerts, who: Who) -> Success:
     owned(alerts, who, alert_id)
     alerts.set_triggers(alert_id, trigger_names(trigger), False)
     return Success(success=True)
@@ -263,12 +291,12 @@ def _ignore(alerts: AlertState, who: Caller, alert_id: str, trigger: str, servic
 
 
 @router.put("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
-def ignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, who: Who) -> Success:
+def ignore_service(alert_id: str, trigger: TriggerName, service: str, alerts: Alerts, who: Who) -> Success:
     return _ignore(alerts, who, alert_id, trigger, service, True)
 
 
 @router.delete("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
-def unignore_service(alert_id: str, trigger: str, service: str, alerts: Alerts, who: Who) -> Success:
+def unignore_service(alert_id: str, trigger: TriggerName, service: str, alerts: Alerts, who: Who) -> Success:
     return _ignore(alerts, who, alert_id, trigger, service, False)
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import Response
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from fastapi import Query, Response
 
 from spyglass.exactjson import dumps
 from spyglass.query import IDENTIFYING_FACETS, Facet, QuerySyntaxError, parse_facets, parse_strict
-from spyglass.query.ast import Query
+from spyglass.query.ast import Query as Parsed
+from spyglass.query.filters import MAX_FACET_SIZE
 from spyglass.server.auth import Caller, Charger
 from spyglass.server.errors import ApiError, bad_request
 from spyglass.server.plans import Plan
@@ -20,6 +25,32 @@ def json_response(body: object) -> Response:
     return Response(dumps(body), media_type="application/json")
 
 
+def search_query(description: str) -> Any:
+    """The ``query`` argument of a search. The grammar is more than a pattern says (filters'
+    names and values): not blank, at least, as an empty query is refused."""
+    return Query(..., description=description, json_schema_extra={"pattern": r"\S"})
+
+
+def facets_query(names: Iterable[str], listed_at: str) -> Any:
+    """The ``facets`` argument over the facet ``names`` (listed by ``listed_at``): what
+    parse_facets reads, as a pattern (names in any case; blank items skipped). A name given
+    twice, and the plan's bounds on how many facets and values (api-info's usage_limits), no
+    pattern says."""
+    name = "(?:" + "|".join(_any_case(n) for n in names) + ")"
+    count = rf"0*(?:[1-9][0-9]{{0,{len(str(MAX_FACET_SIZE)) - 2}}}|{MAX_FACET_SIZE})"
+    item = rf"\s*(?:{name}\s*(?::\s*(?:{count}\s*)?)?)?"  # "port:" is port's default count
+    description = (
+        f"comma-separated facet names, each once, each with :COUNT (1 to {MAX_FACET_SIZE} values) or not; "
+        f"the names: {listed_at}; the plan bounds how many facets and values (api-info's usage_limits)"
+    )
+    return Query(None, description=description, json_schema_extra={"pattern": f"^{item}(?:,{item})*$"})
+
+
+def _any_case(name: str) -> str:
+    """``name`` as a pattern that matches it in any case (parse_facets lowers it)."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in name)
+
+
 def parse_query(text: str):
     try:
         return parse_strict(text)
@@ -27,7 +58,7 @@ def parse_query(text: str):
         raise bad_request(f"Invalid search query: {exc}") from None
 
 
-def scoped_query(query: Query, scans: ScanService, who: Caller) -> Query:
+def scoped_query(query: Parsed, scans: ScanService, who: Caller) -> Parsed:
     """``query`` as ``who`` may run it: others' results of scans of the server's own networks
     left out (scanner/private.py). What it costs is the query as asked."""
 

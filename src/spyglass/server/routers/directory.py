@@ -9,7 +9,8 @@ from fastapi import APIRouter, Query
 
 from spyglass.models import QueryTags, SavedQuery, SavedQueryList, Success, TagCount
 from spyglass.query import QuerySyntaxError, parse_strict
-from spyglass.safetext import NO_CONTROL_PATTERN, NOT_BLANK_PATTERN, has_control
+from spyglass.query.filters import MAX_VALUE_CHARS
+from spyglass.safetext import CONTROL_CLASS, NO_CONTROL_PATTERN, NOT_BLANK_PATTERN, has_control
 from spyglass.server.auth import too_many
 from spyglass.server.deps import SavedQueries, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses
@@ -33,6 +34,10 @@ _TAGS = rf"^\s*{_TAG}\s*(,\s*{_TAG}\s*){{0,{MAX_TAGS - 1}}}$"
 _TAGS_OR_NONE = rf"^\s*$|{_TAGS}"  # a blank value is no tags, as the server reads it
 _WORD = rf"\S{{1,{MAX_WORD_LENGTH}}}"
 _WORDS = rf"^\s*{_WORD}(\s+{_WORD}){{0,{MAX_SEARCH_TERMS - 1}}}\s*$"
+# A query to save: each run of non-blanks (a word, a filter) at most MAX_VALUE_CHARS, no controls.
+_RUN = f"[^\\s{CONTROL_CLASS}]{{1,{MAX_VALUE_CHARS}}}"
+_SPACE = f"[^\\S{CONTROL_CLASS}]"
+_QUERY = f"^{_SPACE}*{_RUN}(?:{_SPACE}+{_RUN})*{_SPACE}*$"
 MAX_TITLE = 100
 MAX_DESCRIPTION = 1000
 MAX_QUERY = 1000
@@ -128,8 +133,8 @@ def save_query(
     ),
     query: str = Query(
         ...,
-        description="a search query that parses",
-        json_schema_extra={"pattern": NOT_BLANK_PATTERN, "minLength": 1, "maxLength": MAX_QUERY},
+        description=f"a search query that parses; a word, value or phrase: {MAX_VALUE_CHARS} characters at most",
+        json_schema_extra={"pattern": _QUERY, "minLength": 1, "maxLength": MAX_QUERY},
     ),
     description: str = Query(
         "",

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from spyglass.models import Notifier, NotifierCreated, NotifierList, NotifierTest, ProviderSpec, Success
 from spyglass.safetext import has_control
 from spyglass.server.alerts.delivery import TEST_DEADLINE, DeliveryWorker, TooManyTests
-from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, check_args
+from spyglass.server.alerts.providers import PROVIDERS, DeliveryFailed, Message, argument_schema, check_args
 from spyglass.server.alerts.testrates import OverTestRate
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import Alerts, Deliveries, Who
@@ -27,13 +27,22 @@ MAX_DESCRIPTION = 200  # characters of a notifier's description (a megabyte of i
 
 
 def form_body(*, creating: bool) -> dict:
-    """The form the route reads itself (its fields depend on the provider), for the OpenAPI document."""
-    args = sorted({name for required in PROVIDERS.values() for name in required})
-    properties: dict = {name: {"type": "string"} for name in args}
-    properties["description"] = {"type": "string", "maxLength": MAX_DESCRIPTION}
-    if creating:
-        properties["provider"] = {"type": "string", "enum": list(PROVIDERS)}
-    schema = {"type": "object", "properties": properties, "required": ["provider"] if creating else []}
+    """The form the route reads itself, for the OpenAPI document: one set of arguments a provider
+    (PROVIDERS), each of them required at creation, none other taken. An edit's form is one of
+    them, the notifier's provider's (it names no provider), each argument given replaced."""
+    common: dict = {
+        "description": {"type": "string", "maxLength": MAX_DESCRIPTION},
+        "key": {"type": "string", "description": "the API key, for clients that send it in the form"},
+    }
+    variants = []
+    for provider, names in PROVIDERS.items():
+        properties = {**common, **{name: argument_schema(provider, name) for name in names}}
+        variant = {"type": "object", "title": provider, "properties": properties, "additionalProperties": False}
+        if creating:
+            properties["provider"] = {"type": "string", "enum": [provider]}
+            variant["required"] = ["provider", *names]
+        variants.append(variant)
+    schema = {"oneOf": variants} if creating else {"anyOf": variants}
     content = {"application/x-www-form-urlencoded": {"schema": schema}}
     return {"requestBody": {"required": creating, "content": content}}
 

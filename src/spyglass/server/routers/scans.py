@@ -11,6 +11,7 @@ from fastapi import APIRouter, Form, Query
 from spyglass.models import ScanList, ScanStatus, ScanSubmission
 from spyglass.netblocks import Network
 from spyglass.netools.scantargets import BadTargets, NotAllowed, ScanSpec, check_allowed, parse_ips
+from spyglass.netools.targets import NETWORK_PATTERN
 from spyglass.server.auth import Caller, too_many
 from spyglass.server.deps import AppSettings, Charge, Scans, Who
 from spyglass.server.errors import ApiError, bad_request, not_found, responses, shown_id
@@ -38,6 +39,15 @@ def protocols(who: Who) -> dict[str, str]:
     return dict(sorted(PROTOCOLS.items()))
 
 
+# What parse_ips reads: a comma list of addresses and netblocks, or a JSON object (whose grammar,
+# and which networks this backend may scan, a setting, the description says).
+IPS_PATTERN = rf"^\s*(?:{NETWORK_PATTERN}\s*(?:,\s*{NETWORK_PATTERN}\s*)*|\{{[\s\S]*)$"
+IPS_DESCRIPTION = (
+    "IPs and CIDR netblocks, comma-separated, or a JSON object mapping each to [port, protocol] pairs "
+    "(protocols: GET /{namespace}/protocols); only networks the backend may scan (serve --scan-allow)"
+)
+
+
 @router.post(
     "/scan",
     response_model=ScanSubmission,
@@ -49,7 +59,7 @@ def submit(
     settings: AppSettings,
     charge: Charge,
     who: Who,
-    ips: str = Form(..., description="IPs and netblocks, comma-separated", json_schema_extra={"pattern": r"\S"}),
+    ips: str = Form(..., description=IPS_DESCRIPTION, json_schema_extra={"pattern": IPS_PATTERN}),
 ) -> dict:
     who.require_paid("On-demand scanning")
     try:

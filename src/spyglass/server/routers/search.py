@@ -18,18 +18,20 @@ from spyglass.server.errors import bad_request, not_found, responses
 from spyglass.server.memory import give_back_soon
 from spyglass.server.routers.common import (
     charge_for_facets,
+    facets_query,
     identifying,
     json_response,
     parse_facet_spec,
     parse_query,
     scoped_query,
+    search_query,
 )
 from spyglass.server.scanner.private import visible
 from spyglass.server.shaping import for_namespace, host_record, only_fields, seen_only, served
 
 router = APIRouter()
-# The grammar is more than a pattern says (filters' names and values): this much of it, documented.
-SEARCH_QUERY = Query(..., description="a search query", json_schema_extra={"pattern": r"\S"})
+SEARCH_QUERY = search_query("a search query")
+FACETS_QUERY = facets_query(FACETS, "GET /{namespace}/host/search/facets")
 
 
 def out(namespace: str, banners: list[dict]) -> list[dict]:
@@ -43,7 +45,7 @@ def out(namespace: str, banners: list[dict]) -> list[dict]:
     responses=responses(402),
 )
 def host_count(
-    banners: Banners, scans: Scans, charge: Charge, query: str = SEARCH_QUERY, facets: str | None = None
+    banners: Banners, scans: Scans, charge: Charge, query: str = SEARCH_QUERY, facets: str | None = FACETS_QUERY
 ) -> Response:
     parsed, wanted = parse_query(query), parse_facet_spec(facets, charge.who.account.plan)
     if seen.asks(parsed):
@@ -66,7 +68,7 @@ def host_search(
     settings: AppSettings,
     charge: Charge,
     query: str = SEARCH_QUERY,
-    facets: str | None = None,
+    facets: str | None = FACETS_QUERY,
     page: int = Query(1, ge=1, le=10_000),
     minify: bool = True,
     fields: str | None = None,

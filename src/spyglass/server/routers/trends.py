@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi import APIRouter, Depends, FastAPI
 
 from spyglass import __version__
 from spyglass.models import TrendsResponse
@@ -16,7 +16,14 @@ from spyglass.server.banners.trends import TRENDS_FACETS, TRENDS_FILTERS, NotFor
 from spyglass.server.deps import Banners, Charge, Who
 from spyglass.server.errors import bad_request, document_errors, install_error_handlers, responses
 from spyglass.server.memory import give_back_soon
-from spyglass.server.routers.common import charge_for_facets, json_response, parse_facet_spec, parse_query
+from spyglass.server.routers.common import (
+    charge_for_facets,
+    facets_query,
+    json_response,
+    parse_facet_spec,
+    parse_query,
+    search_query,
+)
 from spyglass.server.scanner.private import scoped
 
 router = APIRouter(prefix="/api/v1")
@@ -41,8 +48,8 @@ def trends_search(
     banners: Banners,
     who: Enterprise,
     charge: Charge,
-    query: str = Query(..., description="search query over every banner the index has held"),
-    facets: str | None = Query(None, description="comma list of property or property:count, each property once"),
+    query: str = search_query("search query over every banner the index has held"),
+    facets: str | None = facets_query(TRENDS_FACETS, "GET /trends/api/v1/search/facets"),
 ):
     parsed, wanted = parse_query(query), parse_facet_spec(facets, who.account.plan)
     try:

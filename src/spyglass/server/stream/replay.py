@@ -51,7 +51,7 @@ def collected_by(banner: dict, account_id: int) -> dict:
 @router.post(
     "/spyglass/collect",
     response_model=CollectResult,
-    responses={**responses(400, 403), 413: {"description": "The body is over 16 MiB: send it in parts"}},
+    responses=responses(400, 403, 413),
     openapi_extra=BODY_DOC,
 )
 async def collect(request: Request, who: Who) -> CollectResult:
