@@ -154,6 +154,8 @@ FLOORS: dict[str, tuple[str, ...]] = {
         "server.plans",
         "server.memory",
         "server.errors",
+        "server.asgibody",  # ASGI answers and bodies, under errors' answers
+        "server.querystring",  # the query string checked, in errors' handlers of every host
         "server.tasks",
         "server.alerts.rows",  # the state's alert rows (state/alertrows.py) under their old name
         "server.directory.seed",  # the directory's starting queries, data the stores insert
@@ -177,6 +179,8 @@ FLOORS: dict[str, tuple[str, ...]] = {
         "server.workers",
         "server.process",
         "server.guard",
+        "server.inflight",  # the middlewares the apps are composed of, over the guard's connections
+        "server.lane",
         "server.gates",
         "server.settings",
     ),

@@ -32,6 +32,7 @@ import resource
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass
+from typing import Any
 
 import h11
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -82,24 +83,50 @@ class Limits:
         return self.heavy_at_once or max(1, len(os.sched_getaffinity(0)) // 2 // self.workers)
 
 
+def _json_400(transport: asyncio.Transport, conn: h11.Connection, msg: str) -> None:
+    """uvicorn's 400 for malformed framing is text/plain; the API promises a JSON error for every error."""
+    body = json.dumps({"error": f"{msg.rstrip('.')}: malformed HTTP framing"}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    head = h11.Response(status_code=400, headers=[*headers, (b"connection", b"close")], reason=b"Bad Request")
+    for event in (head, h11.Data(data=body), h11.EndOfMessage()):
+        transport.write(conn.send(event))
+    transport.close()
+
+
+class _Unread:
+    """Connections whose answer waits for its client to take it, the longest waiting first. Past
+    ``max_unsent`` bytes of answers held for them, all accounts together, those that have waited
+    longest are cut off (each account's cap bounds its own; this bounds how many accounts' there
+    are); one that takes nothing for ``send_timeout`` is cut off too."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.held: OrderedDict[Any, None] = OrderedDict()
+
+    async def wait(self, connection: Any) -> None:
+        self.held[connection] = None
+        self._cut_the_slowest()
+        try:
+            async with asyncio.timeout(self.limits.send_timeout):
+                await connection.flow.drain()  # set again when the connection is lost too
+        except TimeoutError:
+            connection._cut()
+        finally:
+            self.held.pop(connection, None)
+
+    def _cut_the_slowest(self) -> None:
+        held = sum(c.transport.get_write_buffer_size() for c in self.held)
+        while held > self.limits.max_unsent and len(self.held) > 1:
+            slowest = next(iter(self.held))
+            held -= slowest.transport.get_write_buffer_size()
+            self.held.pop(slowest)
+            slowest._cut()
+
+
 def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
     """uvicorn's HTTP/1.1 protocol with the limits above (``uvicorn.Config(http=...)``)."""
-    cap = limits.connections()
-    # connections with no request in progress, oldest first
-    waiting: OrderedDict[GuardedProtocol, float] = OrderedDict()
-    # connections whose answer waits for its client to take it, the longest waiting first
-    unread: OrderedDict[GuardedProtocol, None] = OrderedDict()
-
-    def _cut_the_slowest() -> None:
-        """Past ``max_unsent`` bytes of answers held for clients that do not take them, all accounts
-        together, the connections that have waited longest are cut off (each account's cap bounds
-        its own; this bounds how many accounts' there are)."""
-        held = sum(c.transport.get_write_buffer_size() for c in unread)
-        while held > limits.max_unsent and len(unread) > 1:
-            slowest = next(iter(unread))
-            held -= slowest.transport.get_write_buffer_size()
-            unread.pop(slowest)
-            slowest._cut()
+    cap, unread = limits.connections(), _Unread(limits)
+    waiting: OrderedDict[GuardedProtocol, float] = OrderedDict()  # no request in progress, oldest first
 
     class GuardedProtocol(H11Protocol):
         _timer: asyncio.TimerHandle | None = None
@@ -143,30 +170,15 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
                 extensions.setdefault(DRAINED, self._drained)
 
         async def _drained(self) -> None:
-            if not self.flow.write_paused:
-                return
-            unread[self] = None
-            _cut_the_slowest()
-            try:
-                async with asyncio.timeout(limits.send_timeout):
-                    await self.flow.drain()  # set again when the connection is lost too
-            except TimeoutError:
-                self._cut()
-            finally:
-                unread.pop(self, None)
+            if self.flow.write_paused:
+                await unread.wait(self)
 
         def _cut(self) -> None:
             waiting.pop(self, None)
             self.transport.abort()  # close() would wait, holding the buffer, for a client that never reads
 
         def send_400_response(self, msg: str) -> None:
-            # uvicorn's is text/plain; the API promises a JSON error for every error
-            body = json.dumps({"error": f"{msg.rstrip('.')}: malformed HTTP framing"}).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            head = h11.Response(status_code=400, headers=[*headers, (b"connection", b"close")], reason=b"Bad Request")
-            for event in (head, h11.Data(data=body), h11.EndOfMessage()):
-                self.transport.write(self.conn.send(event))
-            self.transport.close()
+            _json_400(self.transport, self.conn, msg)
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)

@@ -396,7 +396,9 @@ class AlertsPane(Pane):
         self.call("trigger", self.change, clients, method, alert.id, name)
 
     async def change(self, clients: Clients, method: Callable[[str, str], Awaitable[object]], *args: str) -> None:
-        await method(*args)
+        answer = await method(*args)
+        if warning := getattr(answer, "warning", None):  # done, but it says why it may not work (a notifier)
+            self.app.notify(clean(warning, one_line=True, max_chars=300), severity="warning", markup=False)
         await self.load(clients)
 
     @on(Input.Submitted, "#alert-ignore")
@@ -444,15 +446,12 @@ class AlertsPane(Pane):
         if services:
             self.call("unignore", unignore)
 
+    @on(Select.Changed, "#alert-notifier")
     def update_attach_button(self) -> None:
         alert = self.alerts.get(self.selected or "")
         chosen = self.notifier_choice.value
         attached = {n.get("id") for n in (alert.notifiers or [])} if alert else set()
         self.query_one("#alert-attach", Button).label = "Detach" if chosen in attached else "Attach"
-
-    @on(Select.Changed, "#alert-notifier")
-    def notifier_chosen(self) -> None:
-        self.update_attach_button()
 
     @on(Button.Pressed, "#alert-attach")
     def attach(self) -> None:
@@ -462,11 +461,4 @@ class AlertsPane(Pane):
             return
         attached = {n.get("id") for n in (alert.notifiers or [])}
         method = clients.alerts.remove_notifier if chosen in attached else clients.alerts.add_notifier
-
-        async def attach() -> None:
-            answer = await method(alert.id, chosen)
-            if warning := getattr(answer, "warning", None):  # attached, but it cannot deliver yet
-                self.app.notify(clean(warning, one_line=True, max_chars=300), severity="warning", markup=False)
-            await self.load(clients)
-
-        self.call("attach", attach)
+        self.call("attach", self.change, clients, method, alert.id, chosen)

@@ -259,8 +259,10 @@ class _WriterQueue:
     def __exit__(self, *exc: object) -> None:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
 
-    def close(self) -> None:
-        os.close(self.fd)
+    def close(self) -> None:  # a store may be closed twice: the second must not close a reused descriptor
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def schema_version(db: sqlite3.Connection) -> int:
