@@ -231,6 +231,28 @@ async def test_an_empty_argument_is_refused_when_editing_and_what_was_typed_stay
         assert "Saved notifier default." in screen_text(app)
 
 
+async def test_editing_networks_types_after_them_wherever_the_box_was_left(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        await c.alerts.create("cursor", ["127.0.0.1"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            nets = pane.query_one("#alert-nets", Input)
+            for _ in range(2):  # the second time, the box was left with its cursor at the start
+                pane.query_one("#alerts-list", Table).focus()
+                await pilot.press("e")
+                await settle(pilot)
+                assert nets.has_focus and nets.cursor_position == len(nets.value)
+                await pilot.press("home")
+            await pilot.press("end", *",127.0.0.9")
+            assert nets.value == "127.0.0.1,127.0.0.9"
+            pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("e", *",127.0.0.10")
+            assert nets.value == "127.0.0.1,127.0.0.10"
+
+
 async def test_pane_argument_starts_an_alert_on_those_networks(alerts_backend):
     app = SpyglassApp(alerts_backend.profile(alerts_backend.key()), pane="alerts", arg="127.0.0.0/31 ::1")
     async with app.run_test(size=SIZE) as pilot:

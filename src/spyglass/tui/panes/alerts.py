@@ -62,6 +62,13 @@ def service_problem(text: str) -> str | None:
     return None
 
 
+def edit_at_end(box: Input, value: str) -> None:
+    """``value`` in ``box``, its cursor after it, to add to it: a box keeps where its last use left it."""
+    box.value = value
+    box.cursor_position = len(value)
+    box.focus()
+
+
 class AlertsPane(Pane):
     ID = "alerts"
     TITLE = "Alerts"
@@ -348,9 +355,8 @@ class AlertsPane(Pane):
         name.value, name.disabled = clean(alert.name, one_line=True), True  # editing changes the networks only
         expires = self.expires_box
         expires.value, expires.disabled = str(alert.expires or ""), True
-        self.nets_box.value = ", ".join(alert.filters.ip)
         self.save_button.label = "Save"
-        self.nets_box.focus()
+        edit_at_end(self.nets_box, ", ".join(alert.filters.ip))
 
     def action_delete(self) -> None:
         clients, alert_id = self.clients, self.selected
