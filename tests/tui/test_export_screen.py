@@ -55,3 +55,20 @@ async def test_a_file_type_export_cannot_write_is_said_in_the_cli_words(backend,
         assert isinstance(app.screen, ExportScreen)  # still open, the path kept
         assert app.screen.query_one("#export-path", Input).value == str(tmp_path / "out.txt")
         assert "out.txt must end in .json.gz, .json or .csv" in screen_text(app)
+
+
+async def test_a_finished_file_is_replaced_only_on_a_second_enter(backend, tmp_path):
+    earlier = tmp_path / "out.json"
+    earlier.write_text('{"kept": true}\n')
+    app = SpyglassApp(backend.profile(backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await export_as(pilot, str(earlier))
+        assert isinstance(app.screen, ExportScreen)  # asked first
+        assert "out.json exists: Enter again to replace it" in screen_text(app)
+        assert earlier.read_text() == '{"kept": true}\n'
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, ExportScreen)
+        await settle(pilot)
+        assert earlier.read_text() != '{"kept": true}\n'

@@ -29,6 +29,7 @@ class ExportScreen(ModalScreen[Path | None]):
     def __init__(self, query: str) -> None:
         super().__init__()
         self.search = query
+        self.replacing: Path | None = None  # a finished file the user was told of: Enter again replaces it
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -38,7 +39,7 @@ class ExportScreen(ModalScreen[Path | None]):
             yield Static(
                 safe_text(
                     ".json.gz or .json: one banner per line (spyglass import reads it); .csv: main fields. "
-                    "Enter starts, Esc cancels. A stopped export resumes."
+                    "Each 100 results cost a query credit. Enter starts, Esc cancels. A stopped export resumes."
                 )
             )
             yield Static("", id="export-error")
@@ -48,6 +49,11 @@ class ExportScreen(ModalScreen[Path | None]):
         path = Path(event.value).expanduser()
         if (problem := check_output(path)) is not None:  # the CLI's rule: the same suffixes, the same words
             self.error_line.update(safe_text(problem))
+            return
+        stopped = path.with_name(path.name + ".resume").exists()  # export.py's note of a stopped one
+        if path.exists() and not stopped and self.replacing != path:
+            self.replacing = path
+            self.error_line.update(safe_text(f"{path.name} exists: Enter again to replace it, or type another name"))
             return
         self.dismiss(path)
 
