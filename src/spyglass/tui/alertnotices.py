@@ -180,7 +180,10 @@ class NoticeWatch:
         self.ready = False  # the logs as they were at the start are read: what comes next is news
 
     async def run(self) -> None:
-        await self.read(announce=False)
+        wait = NUDGE_DELAY
+        while not await self.tried(self.read(announce=False)):
+            await asyncio.sleep(wait)
+            wait = min(POLL_EVERY, 2 * wait)
         self.ready = True
         follower = asyncio.create_task(self.follow_stream())
         try:
@@ -193,12 +196,27 @@ class NoticeWatch:
                     self.wake.clear()
                     nudged, self.nudged = self.nudged, set()
                     unknown, self.unknown = self.unknown, False
-                    await self.read(only=nudged, relist=unknown)
+                    if not await self.tried(self.read(only=nudged, relist=unknown)):
+                        self.nudged |= nudged  # read at the next poll: what fired is said then
                 if time.monotonic() >= next_poll:
-                    await self.read()
+                    await self.tried(self.read())
                     next_poll = time.monotonic() + POLL_EVERY
         finally:
             follower.cancel()
+
+    @staticmethod
+    async def tried(reading) -> bool:
+        """Whether a reading went through. One refused for now or dropped (a 429 of the account's
+        requests at once while panes load, a dropped connection, a 5xx) is tried again later: it ended
+        the watch, and the dashboard said no alert again until it reconnected. A refusal that lasts
+        (no alerts for this key or service) ends it, as does the connection's end (RuntimeError)."""
+        from spyglass.client.errors import RateLimited, ServerError, TransportError
+
+        try:
+            await reading
+        except (RateLimited, ServerError, TransportError):
+            return False
+        return True
 
     async def follow_stream(self) -> None:
         """Banners in the alerts' networks: which alert's log to read soon."""
