@@ -32,7 +32,7 @@ def live(tmp_path_factory):
     backend.store.close()
 
 
-async def until(pilot, condition, what: str, timeout: float = 15.0) -> None:
+async def until(pilot, condition, what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
