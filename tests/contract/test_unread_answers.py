@@ -13,6 +13,7 @@ import httpx
 from spyglass.server.guard import Limits, guarded_protocol
 from spyglass.server.inflight import AccountInFlight
 from spyglass.server.plans import PLANS
+from tests.contract.test_guard import wait_for
 from tests.servers import ThreadedServer
 
 BIG = b"x" * (8 << 20)  # far more than loopback's socket buffers take from a client that reads nothing
@@ -41,15 +42,6 @@ def unread(url: str, key: str) -> socket.socket:
     sock.connect((host, int(port)))
     sock.sendall(f"GET /big?key={key} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     return sock
-
-
-def wait_for(condition, seconds: float = 15.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_unread_answers_hold_their_account_s_room_and_no_other():

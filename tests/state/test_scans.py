@@ -177,19 +177,25 @@ def test_internet_scans_under_way_are_counted_where_one_is_written(scans):
         internet(scans)
 
 
-def test_internet_scans_started_at_once_never_pass_the_budget(open_scans):
-    states = [open_scans(), open_scans()]  # two backends on PostgreSQL; one and the same on SQLite
+def started_at_once(open_scans, start, refused: type[Exception]) -> tuple[int, int]:
+    """24 starts on 8 threads, alternating between two states (two backends on PostgreSQL; one and
+    the same on SQLite): how many went through, and how many scans the account then holds."""
+    states = [open_scans(), open_scans()]
 
-    def start(n: int) -> bool:
+    def one(n: int) -> bool:
         try:
-            internet(states[n % 2], most=3)
-        except OverBudget:
+            start(states[n % 2], n)
+        except refused:
             return False
         return True
 
     with ThreadPoolExecutor(8) as pool:
-        started = list(pool.map(start, range(24)))
-    assert started.count(True) == 3 and states[1].of_account(1)[1] == 3
+        started = list(pool.map(one, range(24)))
+    return started.count(True), states[1].of_account(1)[1]
+
+
+def test_internet_scans_started_at_once_never_pass_the_budget(open_scans):
+    assert started_at_once(open_scans, lambda state, n: internet(state, most=3), OverBudget) == (3, 3)
 
 
 def aged(scans: ScanState, hours: float) -> None:
@@ -222,20 +228,10 @@ def test_scans_started_an_hour_are_counted_where_one_is_written(scans):
 
 
 def test_scans_started_at_once_never_pass_the_hourly_budget(open_scans):
-    states = [open_scans(), open_scans()]  # two backends on PostgreSQL; one and the same on SQLite
+    def start(state: ScanState, n: int) -> None:
+        state.create(account_id=1, api_key="d", size=1, spec="{}", probes=1, internet=n % 3 == 0, per_hour=5)
 
-    def start(n: int) -> bool:
-        try:
-            states[n % 2].create(
-                account_id=1, api_key="d", size=1, spec="{}", probes=1, internet=n % 3 == 0, per_hour=5
-            )
-        except ScansThisHour:
-            return False
-        return True
-
-    with ThreadPoolExecutor(8) as pool:
-        started = list(pool.map(start, range(24)))
-    assert started.count(True) == 5 and states[1].of_account(1)[1] == 5
+    assert started_at_once(open_scans, start, ScansThisHour) == (5, 5)
 
 
 def test_an_accounts_old_done_and_cancelled_scans_are_deleted(scans):
