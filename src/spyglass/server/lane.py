@@ -26,11 +26,19 @@ HEAVY_FACET_VALUES = 1000  # facet values a request asks for in all, past which 
 MOST_FACETS = 32  # above every plan's facets a request: more are not parsed here
 LANE_WAIT = 5.0  # seconds a heavy request may wait for its turn
 RETRY_AFTER = b"2"
+HEAVY_KEY = "spyglass.heavy"  # the scope's note of heavy()'s answer
 
 
 def heavy(scope: Scope) -> bool:
     """Whether a request is heavy: a trends search, or facets of many values (read from its query,
-    without the plan's caps, which the app applies)."""
+    without the plan's caps, which the app applies). Decided once a request: the account's cap
+    (inflight.py) asks too, and its query is parsed here only once."""
+    if (known := scope.get(HEAVY_KEY)) is None:
+        known = scope[HEAVY_KEY] = _heavy(scope)
+    return known
+
+
+def _heavy(scope: Scope) -> bool:
     if scope["path"] in HEAVY_PATHS:
         return True
     spec = QueryParams(scope["query_string"]).get("facets")
