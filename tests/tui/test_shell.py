@@ -208,7 +208,8 @@ async def test_a_drop_while_the_server_is_up_clears_by_itself(backend):
         assert app.clients is not None and status.state is State.CONNECTED
         # What a call whose connection dropped reports, while the server still answers:
         app.clients.reachability.lost(f"Connection to {backend.url} dropped: Server disconnected")
-        await pilot.pause()
+        # Said at once, with no pause: on a loaded machine a pause can outlast the first probe,
+        # which (rightly) clears it before the assertion would look.
         assert status.state is State.FAILED
         deadline = asyncio.get_running_loop().time() + 15
         while status.state is not State.CONNECTED:  # no key pressed: the dashboard asks again itself
