@@ -113,7 +113,7 @@ def spyglass_import(path: Path) -> int:
     with tempfile.TemporaryDirectory(dir=path.parent) as data:
         command = [sys.executable, "-m", "spyglass", "import", "--data", data, str(path)]
         done = subprocess.run(command, capture_output=True, text=True, check=True)
-    said = re.search(r"([\d,]+) banners loaded", done.stdout + done.stderr)
+    said = re.search(r"import: [\d,]+ read, ([\d,]+) new", done.stdout + done.stderr)
     assert said, done.stdout + done.stderr
     return int(said[1].replace(",", ""))
 
