@@ -17,6 +17,7 @@ import logging
 import os
 import secrets
 import socket
+from collections import OrderedDict
 from collections.abc import Iterator
 
 from spyglass.netools.scantargets import Probe, ScanSpec
@@ -139,7 +140,8 @@ class ScanRun:
         self.results: list[dict] = []
         self.found = scan.found
         self.saved = scan.probed
-        self.known: dict[str, dict | None] = {}  # address -> its latest banner, for the banners' org and location
+        # address -> its latest banner, for the banners' org and location (ordered: the oldest is let go)
+        self.known: OrderedDict[str, dict | None] = OrderedDict()
         self.finished = asyncio.Event()  # every probe has ended (or been cut off by a stop)
 
     def watermark(self) -> int:
@@ -213,7 +215,7 @@ class ScanRun:
             return None
         if ip not in self.known:
             if len(self.known) >= KNOWN_ADDRESSES:
-                self.known.pop(next(iter(self.known)))  # the oldest: probes move on through the spec
+                self.known.popitem(last=False)  # the oldest: probes move on through the spec
             self.known[ip] = await asyncio.to_thread(_latest, self.service.banners, ip)
         return self.known[ip]
 

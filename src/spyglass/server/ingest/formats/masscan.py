@@ -21,6 +21,7 @@ import base64
 import binascii
 import re
 import xml.etree.ElementTree as ET
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import IO, NamedTuple
 
@@ -293,7 +294,9 @@ def by_port(seen: Iterator[Seen | Unreadable]) -> Iterator[bytes | Unreadable]:
     seconds of its first, as one JSON list of ``[where, ip, seconds, port]`` (held as JSON: a
     fraction of the memory of the objects); a port's group is let go once the file's time is
     WINDOW past it."""
-    held: dict[tuple, tuple[int, list[bytes]]] = {}  # by (ip, port, proto), in the order first seen
+    # by (ip, port, proto), in the order first seen; an OrderedDict, as a dict's first key is found
+    # by stepping over the slots of those popped before it: every record paid for the window's length
+    held: OrderedDict[tuple, tuple[int, list[bytes]]] = OrderedDict()
     for one in seen:
         if isinstance(one, Unreadable):
             yield one
@@ -307,7 +310,7 @@ def by_port(seen: Iterator[Seen | Unreadable]) -> Iterator[bytes | Unreadable]:
             oldest = next(iter(held))
             if held[oldest][0] >= one.seconds - WINDOW and len(held) <= MAX_HELD:
                 break
-            yield b"[" + b",".join(held.pop(oldest)[1]) + b"]"
+            yield b"[" + b",".join(held.popitem(last=False)[1][1]) + b"]"
     yield from (b"[" + b",".join(group) + b"]" for _, group in held.values())
 
 
