@@ -175,7 +175,7 @@ async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(ale
         table.move_cursor(row=table.get_row_index(hook))
         await pilot.press("t")
         await settle(pilot)
-        assert re.search(rf"\d\d:\d\d:\d\d test to {hook} \(webhook\): sent HTTP 200", screen_text(app))
+        assert re.search(rf"\d\d:\d\d:\d\d test to {hook} \(webhook\): sent: HTTP 200", screen_text(app))
         assert "/from-the-pane" in [path for path, _, _ in receiver.posts]
         # edit: secrets left empty stay as they are
         telegram = next(k for k, n in pane.notifiers.items() if n.provider == "telegram")

@@ -270,7 +270,7 @@ class NotifiersPane(Pane):
             self.say(
                 Text.assemble(
                     (
-                        clean(f"{datetime.now():%H:%M:%S} test to {n.id} ({n.provider}): {said}", one_line=True),
+                        clean(f"{datetime.now():%H:%M:%S} test to {n.id} ({n.provider}): {said}{':' if result.detail else ''}", one_line=True),
                         f"bold {style}",
                     ),
                     " ",
