@@ -487,3 +487,28 @@ async def test_the_notifiers_pane_follows_changes_names_the_alerts_a_delete_leav
             await settle(pilot)
             text = screen_text(app)  # the latest message only: a refusal, the earlier deletion gone
             assert "the default notifier cannot be deleted" in text and "Deleted notifier" not in text
+
+
+async def test_a_delete_asked_at_80_columns_is_read_whole_and_esc_says_no(alerts_backend):
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        hook = (await c.notifiers.create("webhook", {"url": "http://127.0.0.1:9/hook"})).id
+        made = await c.alerts.create("demo16", ["127.0.0.0/30"])
+        await c.alerts.add_notifier(made.id, hook)
+        app = SpyglassApp(alerts_backend.profile(key), pane="notifiers")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            pane = app.query_one(NotifiersPane)
+            table = pane.query_one("#notifiers-list", Table)
+            table.focus()
+            table.move_cursor(row=table.get_row_index(hook))
+            await pilot.press("D")
+            await settle(pilot)
+            asked = f"Press D again to delete notifier {hook}: alert demo16 will have no notifier"
+            assert asked in " ".join(screen_text(app).split()), screen_text(app)  # not cut at the edge
+            await pilot.press("escape")
+            await settle(pilot)
+            assert "Press D again" not in screen_text(app)
+            await pilot.press("D")  # asks again: the Esc said no
+            await settle(pilot)
+            assert hook in pane.notifiers and "Press D again" in screen_text(app)

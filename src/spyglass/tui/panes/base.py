@@ -110,6 +110,8 @@ class Pane(VerticalScroll, can_focus=False):
         longer open the backend log. A digit on a form's button does nothing; what is typed on a
         drop-down searches its choices."""
         previous, self.last_key = self.last_key, event.key
+        if event.key == "escape" and self.armed:  # a second press asked for: Esc says no
+            self._disarm(self.armed)
         focused = self.app.focused
         switching = event.key.isdigit() and previous == "escape"  # Esc, then a digit: on purpose
         if isinstance(focused, Select) and event.is_printable and event.character != " " and not switching:

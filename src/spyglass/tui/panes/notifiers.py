@@ -265,12 +265,12 @@ class NotifiersPane(Pane):
         async def test() -> None:
             result = await clients.notifiers.test(n.id)
             style = "green" if result.success else "red"
-            said = "sent" if result.success else "failed"
+            said = ("sent" if result.success else "failed") + (":" if result.detail else "")
             self.tested = n.id  # said while that notifier is the one in view, and when
             self.say(
                 Text.assemble(
                     (
-                        clean(f"{datetime.now():%H:%M:%S} test to {n.id} ({n.provider}): {said}{':' if result.detail else ''}", one_line=True),
+                        clean(f"{datetime.now():%H:%M:%S} test to {n.id} ({n.provider}): {said}", one_line=True),
                         f"bold {style}",
                     ),
                     " ",

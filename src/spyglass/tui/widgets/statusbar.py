@@ -47,7 +47,21 @@ class StatusBar(Widget):
     scan_credits: reactive[int | None] = reactive(None)
 
     def watch_detail(self) -> None:
-        self.set_class(bool(self.detail), "-reason")
+        self._fit()
+
+    def watch_note(self) -> None:
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """A state's reason wraps (to three lines), and so does a note too long for the line with
+        the state by its dot alone: what it asks is read whole."""
+        self.set_class(bool(self.detail) or self._note_wraps(), "-reason")
+
+    def _note_wraps(self) -> bool:
+        return bool(self.note) and self._said(notice=False, named=False).cell_len > self.size.width
 
     def watch_notice(self) -> None:
         if self.notice:  # said for a while, wherever the user is; the toast said it too
@@ -67,20 +81,22 @@ class StatusBar(Widget):
                 said, where = self._said(notice), self._where(False, endpoint, credits)
                 if said.cell_len + where.cell_len <= width:
                     break
-            else:
-                where = Text()
-                said.truncate(max(1, width), overflow="ellipsis")
+            else:  # the state by its coloured dot alone, and the note wraps (_fit)
+                where, said = Text(), self._said(notice=False, named=False)
+                return Text.assemble(said, overflow="fold")
         else:  # one line: the plan gives way, then what is said
             where = self._where(plan=False)
             said.truncate(max(1, width - where.cell_len), overflow="ellipsis")
         return Text.assemble(said, where, no_wrap=not self.detail, overflow="ellipsis")
 
-    def _said(self, notice: bool = True) -> Text:
-        """The state and what is said about it: its reason, the last alert, a note."""
+    def _said(self, notice: bool = True, named: bool = True) -> Text:
+        """The state (``named``: its word beside its dot) and what is said about it: its reason,
+        the last alert, a note."""
         state_colour = theme_style(self.app, _STATE_COLOUR[self.state])
         text = Text()
         text.append(f"{dot(self.app)} ", style=state_colour)
-        text.append(self.state.value, style=state_colour + Style(bold=True))
+        if named:
+            text.append(self.state.value, style=state_colour + Style(bold=True))
         if self.hint:  # before the detail, which a narrow bar cuts
             text.append(f" ({self.hint})", style=state_colour + Style(bold=True))
         if self.detail:
