@@ -390,6 +390,19 @@ async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_ba
         records.set_meta("demo", "0")
 
 
+async def test_demo_note_counts_the_demo_banners_apart_from_imported_ones(tmp_path):
+    """A demo data dir the user imported into: the note counts the synthetic banners alone, and
+    says the others are the user's (newcomer trial: it counted the imported ones as demo)."""
+    own = {**BANNERS[0], "ip_str": "192.0.2.7", "ip": 3221225991}
+    with backend_with(tmp_path, [*BANNERS[:50], own]) as backend:
+        backend.app.state.banners.records.set_meta("demo", "1")
+        app = SpyglassApp(backend.profile(backend.key("member")))
+        async with app.run_test(size=(160, 36)) as pilot:
+            await settle(pilot)
+            demo = len(latest_of_each_service(BANNERS[:50]))
+            assert f"Demo data: {demo:,} synthetic banners in 198.18.0.0/15 beside 1 of yours." in screen_text(app)
+
+
 def test_sort_keys_order_numbers_and_addresses_by_value():
     from spyglass.tui.widgets.table import sort_key
 

@@ -194,9 +194,12 @@ class SearchPane(Pane):
         again each time, so the note goes once real data is imported."""
         info = await clients.tools.backend_info() or {}
         if info.get("demo"):
+            demo, own = info.get("demo_banners", 0), info.get("own_banners", 0)
             self.show_status(
                 Text(
-                    f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
+                    f"Demo data: {demo:,} synthetic banners in 198.18.0.0/15 beside {own:,} of yours."
+                    if own
+                    else f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
                     "Load real data with: spyglass import FILE.json.gz"
                 )
             )
