@@ -200,3 +200,21 @@ def test_repeated_values_count_once_and_networks_merge():
     assert parse_strict("cpe:A,a").filters[0].values == ("a",)
     nets = parse_strict("net:10.1.0.0/16,::1,10.0.0.0/8,11.0.0.0/8,192.0.2.1,::/128").filters[0].values
     assert nets == (ip_network("10.0.0.0/7"), ip_network("192.0.2.1/32"), ip_network("::/127"))
+
+
+@pytest.mark.parametrize("source", ["nginx -", "- nginx", "nginx - port:80", "-", "--"])
+def test_a_dash_alone_is_an_error_not_a_search_for_nothing(source):
+    """A stray '-' was a word of no letters, which matches no banner: 0 results, said valid
+    (newcomer trial, major 5)."""
+    errors = [str(e) for e in parse(source).errors]
+    assert len(errors) == 1 and errors[0].startswith("- needs its term right after it"), errors
+
+
+@pytest.mark.parametrize("source", ["+", "nginx ::", "*"])
+def test_a_word_of_no_letter_or_digit_is_an_error(source):
+    assert any("has no letter or digit" in str(e) for e in parse(source).errors)
+
+
+@pytest.mark.parametrize("source", ["-port:80", "a-b", '"-"', "-nginx", "é"])
+def test_words_with_letters_and_negations_still_parse(source):
+    assert parse(source).errors == []

@@ -114,6 +114,10 @@ def _not_syntax(word: str, negated: bool) -> str | None:
         return "unbalanced parenthesis: terms are not grouped"
     if word.startswith("(") and _NAME.match(word.lstrip("(")):
         return "parentheses do not group: every term must match"
+    if not any(c.isalnum() for c in word):  # the index holds words of letters and digits only
+        if word.startswith("-"):
+            return "- needs its term right after it: -nginx excludes nginx"
+        return f"{word} has no letter or digit: it would match nothing"
     return None
 
 
