@@ -111,11 +111,26 @@ async def test_digits_typed_on_a_form_button_or_select_stay_in_the_pane(forms_ba
             await pilot.press("3", "1")
             await settle(pilot)
             assert app.current_pane() is app.query_one("#pane-alerts"), selector
-        app.query_one("#alerts-list").focus()  # from a list, Esc then a digit still switches
-        await pilot.press("escape", "3")
+        app.query_one("#alerts-list").focus()  # from a list, alt+digit (Esc and a digit at once) switches
+        await pilot.press("alt+3")
         await settle(pilot)
         assert app.current_pane() is app.query_one("#pane-geo")
         assert "Geo" in screen_text(app)
+
+
+async def test_digits_typed_after_esc_left_the_query_box_go_into_it(forms_backend, forms_key):
+    """Esc from the query box, a pause, then a port: a term of the query, not a pane switch
+    (newcomer trial, major 3: '443' after Esc from the stream's filter opened Account, and was lost)."""
+    app = SpyglassApp(forms_backend.profile(forms_key), pane="search")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"port:22", "escape")
+        await settle(pilot)
+        assert not isinstance(app.focused, Input)
+        await pilot.press(*"443")
+        await settle(pilot)
+        assert app.current_pane() is app.query_one("#pane-search")
+        assert app.query_one("#query", Input).value == "port:22 443"
 
 
 async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(forms_backend, forms_key):

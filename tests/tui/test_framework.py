@@ -184,7 +184,10 @@ async def test_function_keys_switch_from_inside_an_input_and_esc_leaves_it(data_
         assert target.value == "q" and app.is_running
         await pilot.press("escape")  # Esc leaves the input for the pane
         assert app.focused is geo.query_one("#geo-results")
-        await pilot.press("1")  # now digits switch
+        await pilot.press("1")  # a digit on a list goes to the pane's box, as a port would
+        await settle(pilot)
+        assert geo.display and target.value == "q1"
+        await pilot.press("escape", "alt+1")  # alt+digit (Esc and a digit typed together) switches
         await settle(pilot)
         assert app.query_one(SearchPane).display and not geo.display
         await pilot.press("escape", "ctrl+g")  # the pane palette

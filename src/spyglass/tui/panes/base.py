@@ -81,7 +81,6 @@ class Pane(VerticalScroll, can_focus=False):
     """
 
     stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
-    last_key = ""  # the key before this one, as it reached the pane (Esc then a digit switches panes)
     armed: str = ""  # the destructive action a first key press asked about
 
     def second_press(self, action: str, key: str) -> bool:
@@ -105,33 +104,29 @@ class Pane(VerticalScroll, can_focus=False):
 
     def on_key(self, event: events.Key) -> None:
         """Text typed while a table or list has the keys goes to the pane's input (a new term in a
-        query box), unless the key is one of the table's, the pane's or the app's commands, or a digit
-        right after Esc: digits typed as ports no longer switch panes, letters typed as a folder no
-        longer open the backend log. A digit on a form's button does nothing; what is typed on a
-        drop-down searches its choices."""
-        previous, self.last_key = self.last_key, event.key
+        query box), unless the key is one of the table's, the pane's or the app's commands: digits
+        typed as ports never switch panes (alt+digit does, and Esc then a digit typed together,
+        which a terminal sends as one), letters typed as a folder no longer open the backend log.
+        A digit on a form's button does nothing; what is typed on a drop-down searches its choices."""
         if event.key == "escape" and self.armed:  # a second press asked for: Esc says no
             self._disarm(self.armed)
         focused = self.app.focused
-        switching = event.key.isdigit() and previous == "escape"  # Esc, then a digit: on purpose
-        if isinstance(focused, Select) and event.is_printable and event.character != " " and not switching:
+        if isinstance(focused, Select) and event.is_printable and event.character != " ":
             event.stop()  # typed on a closed drop-down: a search, never swallowed nor a pane's key (t tests)
             event.prevent_default()
             self.search_choices(focused, event)
             return
-        if event.key.isdigit() and not switching and isinstance(focused, (Button, Checkbox)):
+        if event.key.isdigit() and isinstance(focused, (Button, Checkbox)):
             event.stop()  # a digit on a form's button is a slip, not a pane switch
             event.prevent_default()
             return
         if not event.is_printable or not event.character or focused is None or not isinstance(focused, self.TYPED_FROM):
             return
-        if switching:
-            return
         if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own keys
             return
         bound = self.app.active_bindings.get(event.key)  # the focus chain's, keymaps applied
         if bound is not None and (not event.key.isdigit() or bound.node is not self.app):
-            return  # a command (an app-level digit switches panes: only right after Esc, above)
+            return  # a command (an app-level digit, a pane switch, is typed instead)
         box = self.query_one(self.TYPED_INTO, Input) if self.TYPED_INTO else next(iter(self.query(Input)), None)
         if box is None or not box.display:
             return
@@ -172,7 +167,6 @@ class Pane(VerticalScroll, can_focus=False):
         box.action_end()
 
     def action_leave_input(self) -> None:
-        self.last_key = "escape"  # (from a text box the key stops there: it never reaches on_key)
         home = self.query(self.HOME).first() if self.HOME else self
         # At once, not when idle (focus() waits): keys that came in the same read go to home.
         self.screen.set_focus(home)
