@@ -512,3 +512,39 @@ async def test_a_delete_asked_at_80_columns_is_read_whole_and_esc_says_no(alerts
             await pilot.press("D")  # asks again: the Esc said no
             await settle(pilot)
             assert hook in pane.notifiers and "Press D again" in screen_text(app)
+
+
+async def test_letters_typed_on_the_triggers_ignore_a_service_and_remove_nothing(alerts_backend):
+    """Typing 'uncommon 127.0.0.3:80' on the trigger list, as the docs say: 'u' un-ignored the
+    'any' trigger's service and 'n' opened a new alert with the rest as its name (newcomer trial,
+    major 1). Every letter now goes to the ignore box; Delete twice un-ignores."""
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        made = await c.alerts.create("typed", ["127.0.8.0/30"])
+        await c.alerts.enable_triggers(made.id, ["any", "uncommon"])
+        await c.alerts.ignore_service(made.id, "any", "127.0.8.2:18081")
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            triggers = pane.triggers_table
+            triggers.focus()
+            triggers.move_cursor(row=triggers.get_row_index("any"))
+            await settle(pilot)
+            await pilot.press(*"uncommon 127.0.8.3:80")
+            await settle(pilot)
+            assert app.query_one("#alert-ignore", Input).value == "uncommon 127.0.8.3:80"
+            assert app.query_one("#alert-name", Input).value == ""  # no new-alert form opened
+            await pilot.press("enter")
+            await settle(pilot)
+            got = (await c.alerts.get(made.id)).triggers
+            assert got["any"] == {"ignore": ["127.0.8.2:18081"]} and got["uncommon"] == {"ignore": ["127.0.8.3:80"]}
+            triggers.focus()
+            triggers.move_cursor(row=triggers.get_row_index("any"))
+            await pilot.press("delete")  # asks first
+            await settle(pilot)
+            assert "Press Delete again to un-ignore 1 of any" in screen_text(app)
+            assert (await c.alerts.get(made.id)).triggers["any"] == {"ignore": ["127.0.8.2:18081"]}
+            await pilot.press("delete")
+            await settle(pilot)
+            assert (await c.alerts.get(made.id)).triggers["any"] in ({}, {"ignore": []})

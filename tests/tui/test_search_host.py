@@ -839,3 +839,25 @@ async def test_an_answer_never_moves_the_focus(data_backend):
         one_read(app, "j", "j")
         await settle(pilot)
         assert app.focused is host.pivot_list and host.pivot_list.highlighted == 2 and host.ip_box.value == ip
+
+
+async def test_a_word_whose_first_letters_were_keys_of_the_list_says_so(data_backend):
+    """'ssh' typed on the results: s sorts (a key of the table) and h went to the box, with no word
+    said of it (newcomer trial, major 2). Now a note says the letter acted and was not typed."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "port:22")
+        app.query_one("#results").focus()
+        await settle(pilot)
+        await pilot.press(*"ssh")
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("'s' is a key of the list (Sort by the next column)") for m in said), said
+        app.clear_notifications()
+        app.query_one("#results").focus()
+        await settle(pilot)
+        await pilot.press("s")  # a key alone, no word after it: nothing to say
+        await pilot.pause(0.1)
+        await settle(pilot)
+        assert not any("is a key of the list" in n.message for n in app._notifications)

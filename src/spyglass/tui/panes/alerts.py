@@ -79,10 +79,10 @@ class AlertsPane(Pane):
     HOME = "#alerts-list"
     HELP = (
         "Network alerts: ctrl+n new (n from a list), e edit the selected alert's networks, D twice "
-        "deletes it, Enter on a trigger turns it on or off, u un-ignores the selected trigger's "
-        "services, b opens the alert's banners in the search pane (net: query). Notifications go "
-        "out when a trigger is on and a notifier is attached; the last ones are listed with their "
-        "outcome."
+        "deletes it, Enter on a trigger turns it on or off, TRIGGER IP:PORT typed there ignores a "
+        "service, Delete twice un-ignores the trigger's services, b opens the alert's banners in the "
+        "search pane (net: query). Notifications go out when a trigger is on and a notifier is "
+        "attached; the last ones are listed with their outcome."
     )
     BINDINGS = [
         # ctrl+n acts from the form's boxes too, where n is a letter of a name (footer: the first key).
@@ -90,8 +90,9 @@ class AlertsPane(Pane):
         Binding("e", "edit", "Edit networks", id="alerts.edit"),
         Binding("D", "delete", "Delete alert", id="alerts.delete"),
         Binding("b", "banners", "Banners (search)", id="alerts.banners"),
-        Binding("u", "unignore", "Un-ignore", show=False, id="alerts.unignore"),
+        Binding("delete", "unignore", "Un-ignore", show=False, id="alerts.unignore"),
     ]
+    TYPED_ALL = {"#alert-triggers": "#alert-ignore"}  # its letters type a service to ignore
     DEFAULT_CSS = """
     AlertsPane .alerts-row { height: 1; margin-top: 1; }
     AlertsPane .alerts-row Input { width: 1fr; }
@@ -436,21 +437,21 @@ class AlertsPane(Pane):
 
     def action_unignore(self) -> None:
         """Un-ignore every service of the trigger under the cursor."""
-        clients, alert = self.clients, self.alerts.get(self.selected or "")
-        triggers = self.triggers_table
+        clients, alert, triggers = self.clients, self.alerts.get(self.selected or ""), self.triggers_table
         name = triggers.key_at(triggers.cursor_row)
-        if clients is None or alert is None or not name:
+        if clients is None or alert is None or not name or self.app.focused is not triggers:
             return
         options = alert.triggers.get(name)
         services = options.get("ignore", []) if isinstance(options, dict) else []
+        if not services or not self.second_press(f"un-ignore {len(services)} of {name}", "Delete"):
+            return
 
         async def unignore() -> None:
             for service in services:
                 await clients.alerts.unignore_service(alert.id, name, str(service))
             await self.load(clients)
 
-        if services:
-            self.call("unignore", unignore)
+        self.call("unignore", unignore)
 
     @on(Select.Changed, "#alert-notifier")
     def update_attach_button(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
+from time import monotonic
 from typing import TYPE_CHECKING, ClassVar, ParamSpec, cast
 
 from textual import events
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 FORM = "form"  # the source of a problem a pane found in its own form, before any call
+WORD_GAP = 1.5  # seconds: a list's key, then a letter typed into the box within it, were one word
 
 
 class PaneFailure(Exception):
@@ -72,6 +74,9 @@ class Pane(VerticalScroll, can_focus=False):
     # Where text typed on a list goes (on_key): from these widgets, into this input (else the first)
     TYPED_FROM: ClassVar[tuple[type, ...]] = (DataTable, OptionList)
     TYPED_INTO: ClassVar[str] = ""
+    # A list whose keys are no letters (their commands are not printable) -> the box every
+    # character typed on it goes to: the alerts' triggers, typed "TRIGGER IP:PORT" to ignore one.
+    TYPED_ALL: ClassVar[dict[str, str]] = {}
     TYPED_TERMS: ClassVar[bool] = False  # that input takes the search language: typing starts a term
     BINDINGS = [Binding("escape", "leave_input", "Leave the input", show=False, id="pane.leave_input")]
     DEFAULT_CSS = """
@@ -82,6 +87,7 @@ class Pane(VerticalScroll, can_focus=False):
 
     stale = True  # nothing loaded yet, or loaded from a connection that has since been replaced
     armed: str = ""  # the destructive action a first key press asked about
+    last_command: tuple[str, str, float] = ("", "", 0.0)  # a list's key that acted: key, what, when
 
     def second_press(self, action: str, key: str) -> bool:
         """Whether a destructive key may act: only on its second press within 8 s, so a letter
@@ -124,16 +130,34 @@ class Pane(VerticalScroll, can_focus=False):
             return
         if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own keys
             return
+        into = next((box for lst, box in self.TYPED_ALL.items() if focused.id == lst.lstrip("#")), None)
         bound = self.app.active_bindings.get(event.key)  # the focus chain's, keymaps applied
-        if bound is not None and (not event.key.isdigit() or bound.node is not self.app):
+        if into is None and bound is not None and (not event.key.isdigit() or bound.node is not self.app):
+            self.last_command = (event.key, bound.binding.description, monotonic())
             return  # a command (an app-level digit, a pane switch, is typed instead)
-        box = self.query_one(self.TYPED_INTO, Input) if self.TYPED_INTO else next(iter(self.query(Input)), None)
+        into = into or self.TYPED_INTO
+        box = self.query_one(into, Input) if into else next(iter(self.query(Input)), None)
         if box is None or not box.display:
             return
         event.stop()
         event.prevent_default()
+        self.say_what_a_word_lost()
+        box.select_on_focus = False  # (its focus comes after this key: a selection would lose both)
         box.focus()
         self.type_into(box, event.character)
+
+    def say_what_a_word_lost(self) -> None:
+        """A word typed on a list whose first letters were the list's keys ('ssh': s sorts) lost
+        them: said, once, so the user knows where they went and how to type them."""
+        key, does, when = self.last_command
+        self.last_command = ("", "", 0.0)
+        if key and monotonic() - when < WORD_GAP:
+            self.app.notify(
+                f"'{key}' is a key of the list ({does or 'a command'}): it acted and was not typed. "
+                "In the box itself every letter is typed.",
+                severity="warning",
+                markup=False,
+            )
 
     def search_choices(self, choice: Select, key: events.Key) -> None:
         """Open the drop-down and hand it the key: its own type-to-search jumps to the option that
