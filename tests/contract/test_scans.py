@@ -153,6 +153,22 @@ async def test_an_older_scan_still_finds_what_it_collected(scanning):
     assert current.total == 0  # a scan of the server's own networks: found through its scans (issue 44)
 
 
+async def test_another_accounts_private_results_do_not_move_the_backends_counts(scanning):
+    """/spyglass/info counted every stored banner: another account saw it rise when a scan of the
+    server's own networks found something (attacker trial, major 3)."""
+    with Greeter(["127.0.0.1"], b"220 counted by nobody else\r\n") as service:
+        async with (
+            Clients.from_profile(scanning.profile(scanning.key("member"))) as mine,
+            Clients.from_profile(scanning.profile(scanning.key("member"))) as theirs,
+        ):
+            before = await theirs.tools.backend_info()
+            submitted = await mine.scans.submit({"127.0.0.1": [service.port]})
+            done = await wait_done(mine, submitted.id)
+            after = await theirs.tools.backend_info()
+    assert done.found == 1 and before is not None and after is not None
+    assert after["banners"] == before["banners"]
+
+
 async def test_every_service_found_is_counted(scanning):
     """Many results in flight at once: each is stored and counted once (a batch being stored when
     the probes ended was once stored but not counted)."""
