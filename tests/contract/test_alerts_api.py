@@ -502,3 +502,22 @@ async def test_an_internal_name_and_one_that_does_not_resolve_get_the_same_answe
                     details.add(outcome.detail.replace(host, "HOST"))
         backend.store.close()
     assert details == {"not sent: HOST is not a destination this backend sends notifications to"}
+
+
+def test_a_notifier_edit_that_is_not_a_form_is_refused_not_said_done(backend):
+    """A JSON body, or the arguments in the query string, answered {"success": true} and changed
+    nothing (attacker trial, major 4d)."""
+    key = backend.key()
+    made = httpx.post(
+        f"{backend.url}/notifier", params={"key": key}, data={"provider": "webhook", "url": "http://127.0.0.1:9/a"}
+    )
+    assert made.status_code == 200
+    edit = f"{backend.url}/notifier/{made.json()['id']}"
+    as_json = httpx.put(edit, params={"key": key}, json={"url": "http://127.0.0.1:9/b"})
+    assert as_json.status_code == 415 and "application/x-www-form-urlencoded" in as_json.json()["error"]
+    in_the_query = httpx.put(edit, params={"key": key, "url": "http://127.0.0.1:9/b"})
+    assert in_the_query.status_code == 400 and in_the_query.json()["error"].startswith("Nothing to change: send url")
+    as_form = httpx.put(edit, params={"key": key}, data={"url": "http://127.0.0.1:9/c"})
+    assert as_form.status_code == 200
+    listed = httpx.get(edit, params={"key": key}).json()
+    assert listed["args"]["url"] == "http://127.0.0.1:9/c"

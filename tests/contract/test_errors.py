@@ -36,6 +36,14 @@ def test_unknown_paths_under_every_prefix_are_json_404(backend, path):
     assert raw.json() == {"error": "No such method"}
 
 
+@pytest.mark.parametrize("path", ["/notifier/", "/intel/scan/..%2f", "/intel/alert/info/", "/trends/api/v1/search/"])
+def test_a_slash_too_many_is_a_404_never_a_redirect_built_from_host(backend, path):
+    """A 307 to a URL built from the Host header carried the key (attacker trial, major 4c and
+    minor 5), and no route declared it."""
+    raw = httpx.get(f"{backend.url}{path}", params={"key": backend.key()}, headers={"Host": "evil.example"})
+    assert raw.status_code == 404 and "location" not in raw.headers and raw.json() == {"error": "No such method"}
+
+
 def test_unknown_method_on_a_known_path_is_json(backend):
     raw = httpx.post(f"{backend.url}/api-info", params={"key": backend.key()})
     assert raw.status_code == 405 and set(raw.json()) == {"error"}
@@ -166,6 +174,7 @@ def test_the_errors_every_route_may_meet_are_declared(backend):
                         status,
                     )
     spec = httpx.get(f"{backend.url}/openapi.json").json()
+    assert "402" in spec["paths"]["/intel/host/search"]["get"]["responses"]  # (attacker trial, major 4a)
     assert "415" in spec["paths"]["/intel/alert"]["post"]["responses"]
     assert "413" in spec["paths"]["/spyglass/collect"]["post"]["responses"]
 
@@ -254,5 +263,35 @@ def test_a_query_string_that_is_not_utf8_is_a_400_naming_the_parameter(backend, 
     assert raw.json()["error"].startswith("Invalid request: query: not UTF-8")
     bad_name = httpx.get(f"{backend.url}{path}?key={key}&%c3%28=1")
     assert bad_name.status_code == 400 and "a parameter's name" in bad_name.json()["error"]
-    good = httpx.get(f"{backend.url}/intel/host/count?key={key}&query=caf%C3%A9+%E2%9C%93")
+    good = httpx.get(f"{backend.url}/intel/host/count?key={key}&query=caf%C3%A9+%C3%BCber")
     assert good.status_code == 200
+
+
+def test_every_route_that_charges_credits_declares_402(backend):
+    """/intel/host/search answered 402 and its document did not say so (attacker trial, major 4a)."""
+    from fastapi.routing import APIRoute
+
+    from spyglass.server.deps import Charge
+
+    charger = Charge.__metadata__[0].dependency
+
+    def charges(dependant) -> bool:
+        return any(d.call is charger or charges(d) for d in dependant.dependencies)
+
+    def routes(of) -> list:  # (an included router keeps its own routes)
+        inner = getattr(of, "original_router", None) or getattr(of, "routes", None)
+        if isinstance(of, APIRoute):
+            return [of]
+        return [r for each in getattr(inner, "routes", inner) or [] for r in routes(each)]
+
+    operations = [
+        op
+        for document in ("openapi.json", "trends/openapi.json", "stream/openapi.json")
+        for ops in httpx.get(f"{backend.url}/{document}").json()["paths"].values()
+        for op in ops.values()
+    ]
+    charging = [r.name for r in routes(backend.app.router) if charges(r.dependant)]
+    assert {"host_search", "host_count"} <= set(charging)
+    for name in charging:
+        declared = [op for op in operations if op["operationId"].startswith(name + "_")]
+        assert declared and all("402" in op["responses"] for op in declared), name

@@ -68,6 +68,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI:
     store = store or open_account_state(settings.state, settings.data_dir)
     app = FastAPI(
+        redirect_slashes=False,  # a path with a slash too many is a 404, never a 307 to one built from Host
         lifespan=lifespan,
         title="spyglass intelligence API",
         version=__version__,

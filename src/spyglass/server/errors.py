@@ -49,7 +49,7 @@ DESCRIPTIONS = {
     408: "A form carrying the key did not arrive in time: pass the key in the query",
     409: "The resource's state refuses it (e.g. past a cap with what it holds already)",
     413: "The body is too large (16 MiB; a form carrying the key: 64 KiB)",
-    415: "The body's Content-Type is not JSON (application/json, UTF-8)",
+    415: "The body's Content-Type is not the one the route takes (JSON in UTF-8, or a form)",
     429: "Too many requests for this key (see Retry-After)",
     502: "A server the backend asks (e.g. the DNS server) did not answer",
     503: "The backend cannot take the request now, or a store is away (see Retry-After)",
@@ -324,7 +324,7 @@ def _shared_errors(operation: dict[str, Any], method: str) -> None:
         shared += [401, 429]
     if body := operation.get("requestBody"):
         shared += [408, 413]
-        if "application/json" in body.get("content", {}):
+        if body.get("content"):  # a body of another type than the route takes
             shared.append(415)
     shared.append(503)
     if operation.get("security") or method != "get":

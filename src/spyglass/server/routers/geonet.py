@@ -118,6 +118,7 @@ def create_geonet_app(settings: GeonetSettings) -> FastAPI:
     """The geonet host: its own app (mounted at ``/geonet``, or alone as an agent) and OpenAPI 3.1
     document; validation errors are 422 ``HTTPValidationError`` as its seed says, others ``{error}``."""
     app = FastAPI(
+        redirect_slashes=False,  # a path with a slash too many is a 404, never a 307 to one built from Host
         title="spyglass geonet",
         version="1.0.0",
         description=(

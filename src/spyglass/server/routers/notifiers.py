@@ -44,7 +44,7 @@ def form_body(*, creating: bool) -> dict:
         variants.append(variant)
     schema = {"oneOf": variants} if creating else {"anyOf": variants}
     content = {"application/x-www-form-urlencoded": {"schema": schema}}
-    return {"requestBody": {"required": creating, "content": content}}
+    return {"requestBody": {"required": True, "content": content}}
 
 
 def notifier_store(alerts: AlertState, who: Caller) -> AlertState:
@@ -66,6 +66,11 @@ def as_model(n: NotifierRow) -> Notifier:
 
 
 async def form_fields(request: Request) -> dict[str, str]:
+    """The request's form fields; 415 for a body of another type (JSON was read as no fields, and an
+    edit then changed nothing and said it had succeeded)."""
+    given = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if given and given not in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        raise ApiError(415, f"Unsupported Content-Type {given!r}: send the fields as application/x-www-form-urlencoded")
     form = await request.form()
     return {k: v for k, v in form.items() if isinstance(v, str)}
 
@@ -143,6 +148,9 @@ async def edit_notifier(
 ) -> NotifierCreated:
     fields = await form_fields(request)
     current = await asyncio.to_thread(owned_notifier, alerts, who, notifier_id)
+    if not set(fields) - {"key"}:  # (arguments in the query string are not read: the form's fields are)
+        wanted = ", ".join(PROVIDERS.get(current.provider, ()))
+        raise bad_request(f"Nothing to change: send {wanted} or description as form fields")
     changed = provider_args(deliveries, current.provider, fields, partial=True)
     description = description_of(fields) if "description" in fields else current.description
     args = {**current.args, **changed}

@@ -61,7 +61,9 @@ def host_count(
 
 
 # With ``fields`` a match holds only those members (by dotted path): a partial banner.
-@router.get("/host/search", response_model=SearchResponse | SelectedFields, summary="Search banners")
+@router.get(
+    "/host/search", response_model=SearchResponse | SelectedFields, summary="Search banners", responses=responses(402)
+)
 def host_search(
     banners: Banners,
     scans: Scans,

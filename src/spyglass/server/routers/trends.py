@@ -78,6 +78,7 @@ def trends_facets(who: Enterprise) -> list[str]:
 def create_trends_app(banners: BannerStore, keys: KeyCheck, rate_limiter: KeyRateLimiter | None) -> FastAPI:
     """The trends host over the backend's banner store, sharing its accounts and key limits."""
     app = FastAPI(
+        redirect_slashes=False,  # a path with a slash too many is a 404, never a 307 to one built from Host
         title="spyglass trends",
         version=__version__,
         description="Month-by-month counts of historical search results (enterprise). "

@@ -199,6 +199,7 @@ def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
     """The stream host: its own app and OpenAPI document, sharing ``parent``'s accounts and rate
     limit (the key is checked as on the main API)."""
     app = FastAPI(
+        redirect_slashes=False,  # a path with a slash too many is a 404, never a 307 to one built from Host
         title="spyglass stream",
         version=__version__,
         description="The real-time stream of newly collected banners (enterprise plans). "
