@@ -31,13 +31,13 @@ from spyglass.server.state.alerts import AlertState, StoredNetworks
 
 router = APIRouter()
 
+_NETWORK = {"type": "string", "pattern": rf"^\s*{NETWORK_PATTERN}\s*$"}  # (spaces around it are dropped)
 _FILTERS = {
     "type": "object",
     "properties": {
         "ip": {
-            "type": "array",
-            "items": {"type": "string", "pattern": f"^{NETWORK_PATTERN}$"},
-            "minItems": 1,
+            # one string is a list of one, as the original service's library may send it
+            "anyOf": [{"type": "array", "items": _NETWORK, "minItems": 1}, _NETWORK],
             "description": "IPs and CIDR ranges",
         }
     },
