@@ -81,9 +81,10 @@ class StatusBar(Widget):
                 said, where = self._said(notice), self._where(False, endpoint, credits)
                 if said.cell_len + where.cell_len <= width:
                     break
-            else:  # the state by its coloured dot alone, and the note wraps (_fit)
-                where, said = Text(), self._said(notice=False, named=False)
-                return Text.assemble(said, overflow="fold")
+            else:
+                where, said = Text(), self._said(notice=False)
+                if said.cell_len > width:  # the state by its coloured dot alone, and the note wraps (_fit)
+                    return Text.assemble(self._said(notice=False, named=False), overflow="fold")
         else:  # one line: the plan gives way, then what is said
             where = self._where(plan=False)
             said.truncate(max(1, width - where.cell_len), overflow="ellipsis")
