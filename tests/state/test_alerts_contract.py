@@ -215,3 +215,29 @@ def test_each_delivery_is_claimed_once_by_backends_claiming_at_once(shared):
     with ThreadPoolExecutor(16) as pool:
         claimed = [i for ids in pool.map(claim, range(64)) for i in ids]
     assert len(claimed) == len(set(claimed)) == 200
+
+
+def test_an_alerts_ignores_are_counted_in_the_writing_transaction(open_alerts):
+    """One account wrote 17,761 ignores to one alert in 10 minutes, each write slower (attacker
+    trial, major 2): 24 ignores at once through three backends with room for 5 leave 5; one
+    already there, and an un-ignore, are never refused."""
+    backends = [open_alerts() for _ in range(3)]
+    alert = backends[0].create_alert(1, "office", NETS, 0)
+
+    def ignore(n: int) -> bool:
+        try:
+            backends[n % 3].set_ignored(alert.id, "any", f"198.51.100.{n}:80", True, most=5)
+        except OverBudget as exc:
+            assert exc.in_use == 5
+            return False
+        return True
+
+    with ThreadPoolExecutor(24) as pool:
+        assert list(pool.map(ignore, range(24))).count(True) == 5
+    kept = backends[1].alert(1, alert.id).ignores["any"]
+    assert len(kept) == 5
+    backends[2].set_ignored(alert.id, "any", kept[0], True, most=5)  # there already: not refused
+    backends[2].set_ignored(alert.id, "any", kept[0], False, most=5)
+    backends[0].set_ignored(alert.id, "uncommon", "198.51.100.99:80", True, most=5)  # room again
+    with pytest.raises(OverBudget):
+        backends[0].set_ignored(alert.id, "malware", "198.51.100.98:80", True, most=5)

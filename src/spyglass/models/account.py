@@ -26,6 +26,7 @@ class UsageLimits(APIModel):
     internet_scans: int | None = None  # under way at once
     scans_hour: int | None = None  # scans started an hour
     alert_networks_hour: int | None = None  # networks written in alerts an hour
+    alert_ignores: int | None = None  # services one alert ignores, all its triggers together
     requests_at_once: int | None = None  # requests in flight at once (a heavy one, such as trends, counts 2)
 
 

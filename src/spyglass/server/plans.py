@@ -29,6 +29,7 @@ class Plan:
     internet_scans: int = 1  # internet scans under way at once (not yet done or cancelled)
     scans_hour: int = 30  # scans (of addresses or internet-wide) it may start an hour: each is a record kept
     alert_networks_hour: int = 1000  # networks its alert creates and edits may write an hour
+    alert_ignores: int = 1000  # services one alert ignores, all its triggers together
     requests_at_once: int = 4  # requests of the account in flight at once, a trends request counting 2
 
 
@@ -86,6 +87,7 @@ PLANS: dict[str, Plan] = {
             internet_scans=2,
             scans_hour=120,
             alert_networks_hour=524_288,  # four rewrites of a full alert
+            alert_ignores=10_000,
         ),
     )
 }

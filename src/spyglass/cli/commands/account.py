@@ -45,6 +45,7 @@ BUDGETS = (  # the plan's budgets, as the server says them (usage_limits)
     ("internet scans at once", "internet_scans"),
     ("scans an hour", "scans_hour"),
     ("alert networks an hour", "alert_networks_hour"),
+    ("ignored services an alert", "alert_ignores"),
     ("requests at once", "requests_at_once"),
 )
 

@@ -286,11 +286,18 @@ def _ignore(alerts: AlertState, who: Caller, alert_id: str, trigger: str, servic
     # watches would silently do nothing.
     if ignored and not covers(alert.ranges(), ip):
         raise bad_request(f"{written} is outside the alert's networks ({', '.join(alert.networks)}): nothing to ignore")
-    alerts.set_ignored(alert_id, names[0], written, ignored)
+    plan = who.account.plan
+    try:
+        alerts.set_ignored(alert_id, names[0], written, ignored, most=plan.alert_ignores)
+    except OverBudget:
+        cap = f"the {plan.name} plan allows {plan.alert_ignores:,}"
+        raise ApiError(403, f"Too many ignored services in one alert: {cap}") from None
     return Success(success=True)
 
 
-@router.put("/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(404))
+@router.put(
+    "/alert/{alert_id}/trigger/{trigger}/ignore/{service}", response_model=Success, responses=responses(403, 404)
+)
 def ignore_service(alert_id: str, trigger: TriggerName, service: str, alerts: Alerts, who: Who) -> Success:
     return _ignore(alerts, who, alert_id, trigger, service, True)
 

@@ -252,7 +252,7 @@ class Pool:
         return f"{column} = ANY(?)", [list(values)]
 
     @staticmethod
-    def one_at_a_time(tx: db.Tx, what: str, key: int) -> None:
+    def one_at_a_time(tx: db.Tx, what: str, key: int | str) -> None:
         """The advisory lock of ``what`` for ``key`` to the end of ``tx``: read committed alone
         lets two writers each see the other's row absent."""
         tx.execute(f"SELECT pg_advisory_xact_lock(hashtextextended('{what} ' || ?, 0))", (key,))

@@ -185,8 +185,17 @@ class SqlAlerts:
                 else:
                     db.execute("DELETE FROM alert_triggers WHERE alert_id = ? AND trigger = ?", (alert_id, name))
 
-    def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool) -> None:
+    def set_ignored(self, alert_id: str, trigger: str, service: str, ignored: bool, most: int | None = None) -> None:
         with self._changing() as db:
+            if ignored and most is not None:  # counted and written with no other ignore of the alert's between
+                self._db.one_at_a_time(db, "alert_ignores", alert_id)
+                kept = db.execute("SELECT count(*) AS n FROM alert_ignores WHERE alert_id = ?", (alert_id,)).fetchone()
+                there = db.execute(
+                    "SELECT 1 FROM alert_ignores WHERE alert_id = ? AND trigger = ? AND service = ?",
+                    (alert_id, trigger, service),
+                ).fetchone()
+                if kept["n"] >= most and there is None:
+                    raise OverBudget(int(kept["n"]))
             if ignored:
                 db.execute(
                     "INSERT INTO alert_ignores VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (alert_id, trigger, service)

@@ -61,8 +61,8 @@ class Db(Protocol):
         """A condition that ``column`` is one of ``values`` (not empty), and its arguments."""
         ...
 
-    def one_at_a_time(self, tx: Tx, what: str, key: int) -> None:
-        """Writers of ``what`` for ``key`` (an account) one at a time to the end of ``tx``."""
+    def one_at_a_time(self, tx: Tx, what: str, key: int | str) -> None:
+        """Writers of ``what`` for ``key`` (an account, an alert) one at a time to the end of ``tx``."""
         ...
 
     def unstorable(self, *texts: str | None) -> bool:

@@ -215,7 +215,7 @@ class Database:
         return f"{column} IN ({','.join('?' * len(values))})", list(values)
 
     @staticmethod
-    def one_at_a_time(tx: Tx, what: str, key: int) -> None:
+    def one_at_a_time(tx: Tx, what: str, key: int | str) -> None:
         """Nothing to do: a transaction holds the file's write lock from its start."""
 
     @staticmethod
