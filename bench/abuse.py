@@ -37,7 +37,8 @@ And issue 44c's majors, each on a stock `spyglass serve --demo` with the same ot
 17. unread: 1,000 connections with a 1 KiB receive buffer asking an enterprise alert of 120,000
     networks (1.8 MB) and never reading: how many were answered 200, how many 429;
 18. bodies: 4 accounts x 10 connections each sending 16 MiB less a byte, the last byte 15 s later:
-    the server's RSS peak, and 10 s after.
+    the server's RSS peak, and 10 s after; 19. fairtrends: another enterprise account's own small
+    trends search while one keeps two heavy trends in flight, then ten clients of them.
 
     python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
@@ -194,8 +195,8 @@ class Victim:
     """Another client, a polite one, asking for a count with a facet every 0.1 s on a connection
     of its own each time (as the CLI does) while an attack runs; and the server's RSS meanwhile."""
 
-    def __init__(self, url: str, key: str, pid: int) -> None:
-        self.url, self.key, self.pid = url, key, pid
+    def __init__(self, url: str, key: str, pid: int, path: str = "/intel/host/count", query: str = "port:22") -> None:
+        self.url, self.key, self.pid, self.path, self.query = url, key, pid, path, query
         self.answers: list[tuple[float, int]] = []  # (seconds, status; 0: no answer within 10 s)
         self.rss_before = self.rss_peak = self.rss_after = 0.0
         self._stop = threading.Event()
@@ -219,11 +220,11 @@ class Victim:
         self.rss_after = rss_mb(self.pid)
 
     def _ask(self) -> None:
-        params = {"key": self.key, "query": "port:22", "facets": "country"}
+        params = {"key": self.key, "query": self.query, "facets": "country"}
         while not self._stop.is_set():
             started = time.perf_counter()
             try:
-                status = httpx.get(f"{self.url}/intel/host/count", params=params, timeout=10).status_code
+                status = httpx.get(f"{self.url}{self.path}", params=params, timeout=10).status_code
             except httpx.HTTPError:
                 status = 0
             self.answers.append((time.perf_counter() - started, status))
@@ -695,6 +696,25 @@ def heavy_trends(seconds: float) -> None:
         v.report(f"16. trends with twenty 1,000-value facets, 4 clients of each of 2 enterprise keys (answered {got})")
 
 
+def trends_beside_trends(seconds: float) -> None:
+    """Item 19: another enterprise account's own small trends search while one account keeps two
+    heavy ones in flight (its cap allows two: each counts 2 of 4), then ten clients of them."""
+    with stock_backend() as (url, pid, data):
+        attacker, victim = keys(data, "enterprise", "enterprise")
+        for clients in (2, 10):
+            trends = {"key": attacker, "query": "has_screenshot:false", "facets": TRENDS_FACETS}
+            got: dict[int, int] = {}
+
+            def attack(n: int = clients, params: dict = trends, answered: dict = got) -> None:
+                answered.update(flood(seconds, n, "GET", f"{url}/trends/api/v1/search", params=params))
+
+            with Victim(url, victim, pid, path="/trends/api/v1/search", query="port:443") as v:
+                run_for(0, threading.Event(), [attack])
+                v.settle(1)
+            attack_said = f"{clients} clients of heavy trends (answered {got})"
+            v.report(f"19. another account's trends (port:443, facets country) beside {attack_said}")
+
+
 def unread_answers(seconds: float) -> None:
     """Item 17: what the server holds for answers nobody reads, and whether the account's cap holds."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -785,6 +805,7 @@ ATTACKS = {
     "internet": on_each_state(_internet_scans_on),
     "edits": on_each_state(_alert_edits_on),
     "trends": heavy_trends,
+    "fairtrends": trends_beside_trends,
     "unread": unread_answers,
     "bodies": large_bodies,
 }

@@ -5,12 +5,27 @@ the wait is refused naming the limit."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
+from urllib.parse import parse_qs
 
 import httpx
 
 from spyglass.server.lane import HeavyLane, heavy
 
 TRENDS = "/trends/api/v1/search"
+
+
+def callers(lane):
+    """``lane`` behind what the account's cap (inflight.py) leaves in the scope: the caller, here
+    an account named by the request's key (one of no key is no known caller)."""
+
+    async def app(scope, receive, send):
+        key = parse_qs(scope["query_string"].decode()).get("key")
+        if key:
+            scope.setdefault("state", {})["caller"] = SimpleNamespace(account=SimpleNamespace(id=ord(key[0][0])))
+        await lane(scope, receive, send)
+
+    return app
 
 
 def scope(path: str, query: str = "") -> dict:
@@ -37,13 +52,13 @@ async def test_with_the_lane_full_light_requests_pass_and_heavy_ones_wait_then_a
         await send({"type": "http.response.body", "body": b"{}"})
 
     lane = HeavyLane(app, limit=1, queue=1, wait=60)
-    transport = httpx.ASGITransport(app=lane)
+    transport = httpx.ASGITransport(app=callers(lane))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         first = asyncio.ensure_future(client.get(TRENDS, params={"key": "a"}))
         while lane.in_flight == 0:
             await asyncio.sleep(0.01)
         queued = asyncio.ensure_future(client.get(TRENDS, params={"key": "b"}))
-        while not lane._waiting:
+        while not lane.queued:
             await asyncio.sleep(0.01)
         light = await client.get("/intel/host/count", params={"key": "c", "query": "port:22"})
         refused = await client.get(TRENDS, params={"key": "d"})  # the queue is full: at once
@@ -52,19 +67,58 @@ async def test_with_the_lane_full_light_requests_pass_and_heavy_ones_wait_then_a
         assert (await first).status_code == 200 and (await queued).status_code == 200
     assert refused.status_code == 503 and refused.headers["retry-after"] == "2"
     assert "runs 1 at once for all accounts" in refused.json()["error"]
-    assert lane.in_flight == 0 and not lane._waiting
+    assert lane.in_flight == 0 and not lane.queued and not lane.running and not lane.last_turn
 
     release.clear()
     lane = HeavyLane(app, limit=1, queue=4, wait=0.2)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=lane), base_url="http://t") as client:
-        first = asyncio.ensure_future(client.get(TRENDS))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(lane)), base_url="http://t") as client:
+        first = asyncio.ensure_future(client.get(TRENDS, params={"key": "a"}))
         while lane.in_flight == 0:
             await asyncio.sleep(0.01)
-        waited = await client.get("/intel/host/count", params={"facets": "ip:1000,org:1000"})  # its 0.2 s, no turn
+        waited = await client.get("/intel/host/count", params={"key": "b", "facets": "ip:1000,org:1000"})  # 0.2 s
         assert waited.status_code == 503 and "heavy requests" in waited.json()["error"]
         release.set()
         assert (await first).status_code == 200
-    assert lane.in_flight == 0 and not lane._waiting
+    assert lane.in_flight == 0 and not lane.queued and not lane.running and not lane.last_turn
+
+
+async def test_a_turn_goes_to_the_account_waiting_that_had_one_longest_ago():
+    """Account a keeps heavy requests coming, two at a time; b's one request is next after a's
+    running one, not behind a's queued ones (attacker trial, major 1: b's p95 0.99-1.57 s). One
+    account waits in half the queue at most; no caller passes straight through."""
+    gates: dict[str, asyncio.Event] = {}
+    order: list[str] = []
+
+    async def app(scope, receive, send):
+        name = parse_qs(scope["query_string"].decode())["n"][0]
+        order.append(name)
+        await gates.setdefault(name, asyncio.Event()).wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    lane = HeavyLane(app, limit=1, queue=4, wait=60)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(lane)), base_url="http://t") as client:
+
+        def ask(key: str, n: str):
+            return asyncio.ensure_future(client.get(TRENDS, params={"key": key, "n": n}))
+
+        asked = {n: ask("a", n) for n in ("a1", "a2", "a3")}
+        while sum(map(len, lane.queued.values())) < 2:
+            await asyncio.sleep(0.01)
+        refused = await client.get(TRENDS, params={"key": "a", "n": "a4"})  # a's half of the queue is full
+        asked["b1"] = ask("b", "b1")
+        while len(lane.queued) < 2:
+            await asyncio.sleep(0.01)
+        for n in ("a1", "b1", "a2", "a3"):
+            while n not in order:
+                await asyncio.sleep(0.01)
+            gates.setdefault(n, asyncio.Event()).set()
+            assert (await asked[n]).status_code == 200
+        gates["x"] = asyncio.Event()
+        gates["x"].set()
+        unknown = await client.get(TRENDS, params={"n": "x"})  # no caller: the app answers, no turn taken
+    assert refused.status_code == 503 and order == ["a1", "b1", "a2", "a3", "x"] and unknown.status_code == 200
+    assert lane.in_flight == 0 and not lane.queued and not lane.running and not lane.last_turn
 
 
 def test_the_machine_s_share_is_split_among_the_workers(monkeypatch):
