@@ -142,8 +142,8 @@ def test_the_cli_follows_the_account_s_alerts_and_one_alert(served):
         "office",
         "203.0.113.64",
     }
-    only = cli_following(served, key, "--alert", made[1]["id"], "--count", "3")
-    assert [b["ip_str"] for b in only] == ["203.0.113.64"] * 3
+    only = cli_following(served, key, "--alert", "lab", "--count", "3")  # by name, as alert commands take it
+    assert [b["ip_str"] for b in only] == ["203.0.113.64"] * 3 and made[1]["name"] == "lab"
 
 
 @pytest.mark.external
@@ -151,5 +151,5 @@ def test_the_cli_says_an_unknown_alert_in_one_line(served):
     env = {"SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": served.key()}
     done = spyglass("stream", "--alert", "NOSUCHALERT00000", env=env, ok=False)
     assert done.returncode != 0
-    assert "No alert with id 'NOSUCHALERT00000'" in done.stderr
+    assert "no alert has the id or the name 'NOSUCHALERT00000' (spyglass alert list)" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

@@ -50,8 +50,10 @@ async def follow(clients, args) -> int:
     kind = next((name for name in FILTERS if getattr(args, name) is not None), None)
     options = {"fmt": args.format, "debug": True, "raw": True, "on_state": report_state}
     source = clients.stream
-    if kind == "alert":  # --alert alone: every alert of the account
-        stream = source.alert(args.alert or None, **options)
+    if kind == "alert":  # --alert alone: every alert of the account; else one, by id or name
+        from spyglass.cli.commands.alerts import alert_id
+
+        stream = source.alert(await alert_id(clients, args.alert) if args.alert else None, **options)
     else:
         stream = getattr(source, kind)(getattr(args, kind), **options) if kind else source.banners(**options)
     fields = [f.strip() for f in args.fields.split(",") if f.strip()] if args.fields else None
@@ -222,7 +224,7 @@ def register(sub, common: Common) -> None:
         nargs="?",
         const="",
         metavar="ID",
-        help="only banners in the networks of your alerts (or of the alert ID)",
+        help="only banners in the networks of your alerts (or of the alert named, by ID or name)",
     )
     p.add_argument("--format", choices=("json", "sse"), default="json", help="wire format (default json)")
     p.add_argument("--fields", metavar="F[,F...]", help="show these fields (e.g. ip_str,port,org)")
