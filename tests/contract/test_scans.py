@@ -169,6 +169,29 @@ async def test_another_accounts_private_results_do_not_move_the_backends_counts(
     assert after["banners"] == before["banners"]
 
 
+async def test_a_private_scan_of_an_imported_service_leaves_it_in_every_search(scanning):
+    """An nmap import's banner of 127.0.0.1:PORT went out of every search (tag:nmap, port:PORT)
+    once the account scanned the same port: the scan's result, private, had replaced it as the
+    service's current banner, and private results are left out (newcomer trial, major 4)."""
+    with Greeter(["127.0.0.1"], b"220 scanned after nmap\r\n") as service:
+        imported = {
+            "ip_str": "127.0.0.1", "port": service.port, "transport": "tcp", "tags": ["nmap"],
+            "timestamp": "2026-01-02T03:04:05.000000", "data": "220 as nmap saw it\r\n",
+        }  # fmt: skip
+        assert len(scanning.collect([imported])) == 1
+        async with Clients.from_profile(scanning.profile(scanning.key("member"))) as c:
+            submitted = await c.scans.submit({"127.0.0.1": [service.port]})
+            assert (await wait_done(c, submitted.id)).found == 1
+            tagged = await c.search.search(f"tag:nmap port:{service.port}")
+            by_port = (await c.search.count(f"port:{service.port}")).total
+            own = await c.search.search(f"scan:{submitted.id}")
+        async with Clients.from_profile(scanning.profile(scanning.key("member"))) as theirs:
+            theirs_by_port = (await theirs.search.count(f"port:{service.port}")).total
+    assert tagged.total == 1 and tagged.matches[0].to_api()["data"] == "220 as nmap saw it\r\n"
+    assert by_port == theirs_by_port == 1
+    assert own.total == 1 and own.matches[0].to_api()["data"].startswith("220 scanned after nmap")
+
+
 async def test_every_service_found_is_counted(scanning):
     """Many results in flight at once: each is stored and counted once (a batch being stored when
     the probes ended was once stored but not counted)."""

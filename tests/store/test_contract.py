@@ -247,7 +247,7 @@ def test_known_services(store):
     from spyglass.server.banners.shape import normalize
 
     add(store, banner())
-    known, unknown = (service_key(normalize(b)) for b in (banner(), banner(port=9)))
+    known, unknown = (service_key(b, normalize(b)) for b in (banner(), banner(port=9)))
     assert store.known_services([known, unknown]) == {known}
 
 

@@ -30,7 +30,7 @@ def test_keys_are_the_banner_and_service_keys_whatever_the_members(transport, ha
         shape = normalize(banner)
     except BadBanner:
         return
-    assert keys(banner, shape) == (banner_key(banner, shape), service_key(shape))
+    assert keys(banner, shape) == (banner_key(banner, shape), service_key(banner, shape))
 
 
 def test_a_batch_holding_a_stored_banner_adds_only_the_new_ones(tmp_path):
@@ -110,3 +110,19 @@ def test_a_writer_checkpoints_the_log_after_its_turn_not_within_it(tmp_path, mon
     records.add([prepare(real_banner(n)) for n in range(2, 4)])
     assert checkpoints == [True]
     os.close(other)
+
+
+def test_a_private_result_is_a_service_of_its_account_s_own():
+    """A private scan result never replaces the banner everyone reads of its port (newcomer trial,
+    major 4): its service is its account's; its keys agree with each other as any banner's do."""
+    public = {"ip_str": "127.0.0.1", "port": 22, "timestamp": "2026-05-01T10:00:00", "_intel": {"options": {}}}
+
+    def private(account: int, transport: str = "tcp") -> dict:
+        options = {"scan": "S", "account": account}
+        return {**public, "tags": ["private-scan"], "_intel": {"options": options}, "transport": transport}
+
+    services = {service_key(b, normalize(b)) for b in (public, private(1), private(2))}
+    assert len(services) == 3
+    for b in (private(1), private(1, "TCP")):
+        shape = normalize(b)
+        assert keys(b, shape) == (banner_key(b, shape), service_key(b, shape))

@@ -46,10 +46,11 @@ def _layout_1(db: sqlite3.Connection) -> None:
     latest: dict[int, tuple[str, int]] = {}
     for seq, body in db.execute("SELECT seq, body FROM banners ORDER BY seq"):
         try:
-            shape = normalize(unpack(body))
+            banner = unpack(body)
+            shape = normalize(banner)
         except (BadBanner, ValueError):
             continue
-        service = service_key(shape)
+        service = service_key(banner, shape)
         if service not in latest or shape.stamp >= latest[service][0]:
             latest[service] = (shape.stamp, seq)
     db.executemany(

@@ -323,7 +323,7 @@ class BannerIndex(SeenRows):
                     shaped.append((seq, banner, normalize(banner)))
                 except BadBanner as exc:  # stored by an older release's rules: nothing to index it by
                     log.warning("stored banner %d set aside, it is no longer readable: %s", seq, exc)
-            services = [service_key(shape) for _, _, shape in shaped]
+            services = [service_key(banner, shape) for _, banner, shape in shaped]
             current = self.records.current_seqs(services)
             for (seq, banner, shape), service in zip(shaped, services, strict=True):
                 add_document(writer, seq, seq in current, document_tail(banner, shape, service))
@@ -340,7 +340,7 @@ class BannerIndex(SeenRows):
             for seq, banner in self.records.bodies(chunk).items():
                 try:
                     shape = normalize(banner)
-                    tail = document_tail(banner, shape, service_key(shape))
+                    tail = document_tail(banner, shape, service_key(banner, shape))
                 except BadBanner:
                     continue  # unreachable: a demoted banner was current, so it was readable
                 writer.delete_documents_by_term("i_rowid", seq)

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.netools.networks import internal
 from spyglass.query.ast import Filter, Query
+from spyglass.server.banners.keys import PRIVATE
 
-PRIVATE = "private-scan"
 MOST_SCANS = 16  # scan ids of one query looked up to decide it asks for the caller's own only
 META = f"_{DEFAULT_NAMESPACE}"
 
