@@ -129,8 +129,13 @@ def _segment(value: str) -> str:
 
 
 def _is_http_url(value: str) -> bool:
+    """An http(s) URL with a host, and a port from 1 to 65535 if it names one."""
     parts = urlsplit(value)
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    try:
+        port = parts.port  # (ValueError past 65535)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and port != 0
 
 
 def base_url(provider: str, urls: dict[str, str]) -> str:
@@ -202,6 +207,11 @@ def contacts_chosen(provider: str, urls: dict[str, str]) -> bool:
     return provider == "webhook" or (provider == "slack" and "slack" not in urls)
 
 
+# What an account is told of a failed send to a URL it gave (what answered there, or did not, is not
+# for it to learn: a probe of the operator's networks); the backend's log says it.
+UNTOLD = "the delivery failed (no answer it accepted; why is in the backend's log, not told to an account)"
+
+
 async def _post_to_chosen(
     url: str, body: dict, headers: dict[str, str], destinations: Destinations, admit: Admit | None
 ) -> str:
@@ -221,7 +231,7 @@ async def _post_to_chosen(
         )
     except DeliveryFailed as exc:
         log.info("a delivery to %s failed: %s", pinned.host, exc.detail)  # for the operator, not the account
-        raise DeliveryFailed("the delivery failed", retry=exc.retry) from None
+        raise DeliveryFailed(UNTOLD, retry=exc.retry) from None
 
 
 async def _post(
