@@ -83,6 +83,24 @@ def write_masscan(path: Path, size: int) -> None:
         out.write("\n]\n")
 
 
+def write_masscan_open(path: Path, size: int) -> None:
+    """masscan -oJ of a port scan (no --banners): a record for each open port, HOSTS_A_SECOND
+    hosts a second, one port open on each of them, the commas on lines of their own as 1.3 writes."""
+    ports = (22, 80, 443, 3389, 8080)
+    with open(path, "w") as out:
+        out.write("[\n")
+        n = 0
+        while out.tell() < size:
+            ip = f"198.{18 + (n >> 16) % 2}.{(n >> 8) % 256}.{n % 256}"
+            port = ports[n % len(ports)]
+            out.write(("\n,\n" if n else "") + json.dumps(
+                {"ip": ip, "timestamp": str(1_700_000_000 + n // HOSTS_A_SECOND),
+                 "ports": [{"port": port, "proto": "tcp", "status": "open", "reason": "syn-ack", "ttl": 64}]}
+            ))  # fmt: skip
+            n += 1
+        out.write("\n]\n")
+
+
 def json_loads(path: Path) -> int:
     """The standard library's JSON parser alone, a line at a time: masscan's records (the floor; the
     real run's 8 records a host are 3 banners, a port's records joined)."""
@@ -97,11 +115,16 @@ class Entry:
     write: Callable[[Path, int], None]
     suffix: str
     peers: dict[str, Callable[[Path], int]] = field(default_factory=dict)
+    reads_as: str = ""  # the format spyglass reads it as, if not the entry's name
+    records: Callable[[Path], int] | None = None  # the tool's records in a file (its goal is records a second)
 
 
 FORMATS: dict[str, Entry] = {
     "nmap": Entry(write_nmap, ".xml", {"xml.etree parse (floor)": etree_parse, "python-libnmap": libnmap}),
-    "masscan": Entry(write_masscan, ".json", {"json.loads a line (floor)": json_loads}),
+    "masscan": Entry(write_masscan, ".json", {"json.loads a line (floor)": json_loads}, records=json_loads),
+    "masscan-open": Entry(
+        write_masscan_open, ".json", {"json.loads a line (floor)": json_loads}, reads_as="masscan", records=json_loads
+    ),
 }
 
 
@@ -126,7 +149,7 @@ def child(kind: str, name: str, path: Path) -> dict:
         from spyglass.server.ingest.importer import open_banner_file, sniff_file
 
         fmt = sniff_file(path)
-        assert fmt is not None and fmt.name == name, f"{path} is not read as {name}"
+        assert fmt is not None and fmt.name == (FORMATS[name].reads_as or name), f"{path} is not read as {name}"
         stream, raw = open_banner_file(path)
         with raw, stream:
             count = sum(1 for r in fmt.records(stream) if isinstance(r, dict))  # type: ignore[arg-type]
@@ -158,13 +181,16 @@ def bench(name: str, size_mb: int, work: Path) -> None:
             print(f"wrote {path} ({path.stat().st_size / 1e6:,.0f} MB) in {time.perf_counter() - started:.0f} s")
         files[mb] = path
     small, large = files.values()
-    print(f"\n{name}: {small.name} ({small.stat().st_size / 1e6:,.0f} MB)")
-    print(f"  {'':26} {'records':>9} {'seconds':>8} {'records/s':>10} {'peak RSS':>9}")
+    in_file = entry.records(small) if entry.records else None
+    records = f", {in_file:,} records of the tool's" if in_file else ""
+    print(f"\n{name}: {small.name} ({small.stat().st_size / 1e6:,.0f} MB{records}; counts: banners, a peer's its own)")
+    print(f"  {'':26} {'count':>9} {'seconds':>8} {'count/s':>10} {'peak RSS':>9}" + ("  records/s" if in_file else ""))
     rows = {kind: measure(kind, name, small) for kind in ("import", "reader", *entry.peers)}
     for kind, r in rows.items():
         label = {"import": "spyglass import", "reader": f"spyglass {name} reader alone"}.get(kind, kind)
         rate = r["records"] / r["seconds"]
-        print(f"  {label:26} {r['records']:>9,} {r['seconds']:>8.1f} {rate:>10,.0f} {r['rss_mb']:>6,.0f} MB")
+        line = f"  {label:26} {r['records']:>9,} {r['seconds']:>8.1f} {rate:>10,.0f} {r['rss_mb']:>6,.0f} MB"
+        print(line + (f"  {in_file / r['seconds']:>9,.0f}" if in_file else ""))
     print(f"\n  peak RSS, {small.stat().st_size / 1e6:,.0f} MB file -> {large.stat().st_size / 1e6:,.0f} MB file:")
     for kind in ("reader", "import"):
         big = measure(kind, name, large)
