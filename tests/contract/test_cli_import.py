@@ -83,6 +83,27 @@ def test_a_missing_file_exits_2(tmp_path, capsys):
     assert errors(capsys) == [f"spyglass: import: no such file: {tmp_path / 'nope.json'}"]
 
 
+def test_a_directory_is_said_to_be_one(tmp_path, capsys):
+    """'no such file: /home/x/www' for a folder that is there (newcomer trial, minor 13)."""
+    assert main(["import", "--data", str(tmp_path / "d"), str(tmp_path)]) == 2
+    assert errors(capsys) == [f"spyglass: import: {tmp_path}: a directory; give the files in it (DIR/*)"]
+
+
+def test_ctrl_c_says_what_the_import_kept_and_how_to_go_on(tmp_path, capsys, monkeypatch):
+    """Ctrl+C ended an import, an export or a scan's wait with nothing said (newcomer trial, minor 8)."""
+    from spyglass.server.ingest import importer
+
+    def interrupted(*_, **__):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importer, "import_files", interrupted)
+    source = tmp_path / "good.json"
+    source.write_bytes(lines(5))
+    assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 130
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == "spyglass: stopped: what was stored so far is kept; the same command adds the rest"
+
+
 def test_a_truncated_gz_is_one_line_saying_how_much_loaded(tmp_path, capsys):
     whole = gzip.compress(lines(30_000), compresslevel=1)
     source = tmp_path / "cut.json.gz"

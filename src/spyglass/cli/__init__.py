@@ -118,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         if asyncio.iscoroutine(result):
             result = asyncio.run(result)
         return result
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # ctrl+c: what it left, where the command says (args.on_interrupt)
+        left = getattr(args, "on_interrupt", None)
+        print(f"\nspyglass: stopped{': ' + left if left else ''}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (| head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

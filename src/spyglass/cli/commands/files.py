@@ -25,9 +25,12 @@ def import_command(args: argparse.Namespace) -> int:
     from spyglass.server.ingest.importer import ImportReport, import_files
     from spyglass.server.process import prepare_process
 
+    if folders := [str(p) for p in args.files if p.is_dir()]:
+        return fail(f"import: {', '.join(folders)}: a directory; give the files in it (DIR/*)", EXIT_USAGE)
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:
         return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
+    args.on_interrupt = "what was stored so far is kept; the same command adds the rest"
     from spyglass.server import geoip
 
     try:

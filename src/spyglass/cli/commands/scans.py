@@ -32,6 +32,7 @@ async def submit(clients, args):
             return result
         print(f"{result.id}  {result.count or 0:,} IPs, {result.credits_left:,} scan credits left")
         return None
+    args.on_interrupt = f"scan {result.id} goes on on the server (spyglass scan status {result.id})"
     final = await follow(clients, result.id)
     found = await found_banners(clients, result.id)
     if args.json:

@@ -98,6 +98,7 @@ def export_command(args):
 
 
 async def run_export(clients, args):
+    args.on_interrupt = f"{args.output} keeps what was written; the same command resumes the export"
     from spyglass.export import export
 
     await export(clients.search, args.query, args.output, args.fields, args.limit)
