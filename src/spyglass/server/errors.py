@@ -17,6 +17,7 @@ import re
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +204,16 @@ def describe_validation(exc: RequestValidationError) -> str:
     for item in exc.errors():
         loc = item.get("loc", ())
         field = ".".join(str(p) for p in loc[1:]) if len(loc) > 1 else ""
-        parts.append(f"{field}: {item.get('msg')}" if field else str(item.get("msg")))
+        said = _PLAIN.get(item.get("type", ""), lambda _: None)(item.get("ctx") or {}) or item.get("msg")
+        parts.append(f"{field}: {said}" if field else str(said))
     return "Invalid request: " + "; ".join(parts)
+
+
+# pydantic's words for a bound ("Input should be less than or equal to 10000"), as a person says it
+_PLAIN: dict[str, Callable[[dict], str | None]] = {
+    "less_than_equal": lambda ctx: f"at most {ctx['le']:,}" if isinstance(ctx.get("le"), int) else None,
+    "greater_than_equal": lambda ctx: f"at least {ctx['ge']:,}" if isinstance(ctx.get("ge"), int) else None,
+}
 
 
 def install_error_handlers(app: FastAPI, *, validation_as_400: bool = True) -> None:
