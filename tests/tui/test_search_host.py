@@ -234,6 +234,11 @@ async def test_host_errors_are_messages(data_backend):
         field.value = "192.0.2.78"  # typed right: the problem is no longer said (issue 45, minor 4)
         await settle(pilot)
         assert "not an IP address" not in screen_text(app)
+        field.value = "198.18.54.0/24"  # a network: where its hosts are (newcomer trial, minor 13)
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "198.18.54.0/24: a network, not one address: search net:198.18.54.0/24" in screen_text(app)
 
 
 async def test_an_address_typed_after_a_refused_one_replaces_it(data_backend):

@@ -147,7 +147,11 @@ class HostPane(Pane):
             ipaddress.ip_address(raw)
         except ValueError:
             shown = f" (still showing {self.record.ip_str})" if self.record is not None else ""
-            return f"{raw or 'nothing'}: not an IP address{shown}"
+            try:  # a network: its hosts are a search
+                network = ipaddress.ip_network(raw, strict=False)
+            except ValueError:
+                return f"{raw or 'nothing'}: not an IP address{shown}"
+            return f"{raw}: a network, not one address: search net:{network} in Search (F2){shown}"
         return None
 
     @on(Input.Submitted, "#host-ip")
