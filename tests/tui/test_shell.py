@@ -200,6 +200,32 @@ async def test_a_dropped_server_shows_at_the_next_call(tmp_path):
     backend.store.close()
 
 
+async def test_a_dashboard_started_before_its_server_connects_once_it_is_up(backend):
+    """Started while its server was down, the dashboard said 'unreachable' for good: only ctrl+r
+    connected it once the server was up (newcomer trial, major 1). It asks again by itself."""
+    from spyglass.client.errors import ConnectFailed
+
+    app = SpyglassApp(backend.profile(backend.key()))
+    opened, tries = app.connection.open, []
+
+    async def down_at_first():
+        tries.append(1)
+        if len(tries) == 1:  # the first connection finds nothing listening
+            raise ConnectFailed(f"Cannot connect to {backend.url}: All connection attempts failed")
+        return await opened()
+
+    app.connection.open = down_at_first  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.query_one(StatusBar)
+        seen: list[State] = []
+        deadline = asyncio.get_running_loop().time() + 60
+        while status.state is not State.CONNECTED:  # no key pressed
+            seen.append(status.state)
+            assert asyncio.get_running_loop().time() < deadline, (status.state, status.detail)
+            await pilot.pause(0.05)
+        assert State.FAILED in seen and len(tries) == 2 and app.clients is not None
+
+
 async def test_a_drop_while_the_server_is_up_clears_by_itself(backend):
     app = SpyglassApp(backend.profile(backend.key()))
     async with app.run_test(size=SIZE) as pilot:

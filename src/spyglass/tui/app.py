@@ -202,8 +202,11 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
 
             refused = isinstance(exc, (KeyRefused, APIError))  # reached, but it said no
             self.set_state(State.REFUSED if refused else State.FAILED, str(exc), "ctrl+r retries")
+            if not refused and self.clients is None:
+                self.keep_connecting()
             self._run_pending_arg()
             return
+        self._probe_attempt = 0
         self.stop_following(self.clients)  # a dead backend's clients may still fail a call late
         self.clients = clients
         self.clients.credits.listeners.append(self._credits_changed)

@@ -14,6 +14,8 @@ from spyglass.tui.connection import Connection, State
 from spyglass.tui.widgets.statusbar import StatusBar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.timer import Timer
 
     from spyglass.client import Clients
@@ -28,6 +30,7 @@ class LinkStatus(App[None]):
     _probe_attempt = 0
     clients: Clients | None
     connection: Connection
+    connect: Callable[[], object]  # (the app's: a fresh connection, in a worker)
 
     def set_state(self, state: State, detail: str = "", hint: str = "") -> None:
         self.status.state = state
@@ -69,10 +72,18 @@ class LinkStatus(App[None]):
         self._probe_attempt += 1
         self._probe = self.set_timer(PROBE_BACKOFF.delay(self._probe_attempt), self.probe_link)
 
+    def keep_connecting(self) -> None:
+        """The first connection failed (the server not up yet): asked again as after a drop, ever
+        less often, until it answers (a dashboard started before its server stayed 'unreachable')."""
+        if self._probe is None:
+            self._next_probe()
+
     @work(exclusive=True, group="probe", exit_on_error=False)
     async def probe_link(self) -> None:
         clients = self.clients
-        if clients is None:
+        if clients is None:  # never connected: connect (a failure asks again: keep_connecting)
+            self._probe = None
+            self.connect()
             return
         await self._ask(clients)
         if clients is self.clients and clients.reachability.reachable is False and self._probe is not None:
