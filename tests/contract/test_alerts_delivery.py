@@ -166,7 +166,11 @@ async def test_banners_collected_as_the_server_stops_still_notify_after_restart(
             await watch(c, receiver.url, ["127.0.0.1"], "new_service")
         collector = backend.app.state.collector
         # handed over and not waited for: the server stops while the batch waits to be flushed
-        asyncio.run_coroutine_threadsafe(collector.collect([banner("127.0.0.1", 6000)], "test"), collector._loop)
+        collecting = collector.collect([banner("127.0.0.1", 6000)], "test")
+        handed = asyncio.run_coroutine_threadsafe(collecting, collector._loop)
+        deadline = time.monotonic() + 30  # (on a loaded machine the hand-over itself may come late)
+        while not (collector._pending or handed.done()) and time.monotonic() < deadline:
+            time.sleep(0.001)
     backend.store.close()
     server, backend = start_backend(tmp_path)
     with server:
