@@ -68,13 +68,24 @@ async def holding_the_slot(shedding: LoadShedding, client: httpx.AsyncClient) ->
     return first
 
 
+def of_a_known_caller(app):
+    """``app`` reached by requests whose caller the account's cap found (scope state): they may wait
+    in the queue (one of no known caller never does: tests/unit/test_lane.py)."""
+
+    async def known(scope, receive, send):
+        scope.setdefault("state", {})["caller"] = object()
+        await app(scope, receive, send)
+
+    return known
+
+
 async def test_past_the_requests_in_flight_a_few_wait_for_a_slot_and_the_rest_are_told_busy_at_once():
     """One slot and one place in the queue: the second request waits and is answered once the first
     is; a third is answered 503 at once; a request waits for a slot no longer than ``wait``."""
     release = asyncio.Event()
     slow = held_until(release)
     shedding = LoadShedding(slow, limit=1, queue=1, wait=60)
-    transport = httpx.ASGITransport(app=shedding)
+    transport = httpx.ASGITransport(app=of_a_known_caller(shedding))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         first = await holding_the_slot(shedding, client)
         queued = asyncio.ensure_future(client.get("/intel/host/count"))
@@ -89,7 +100,7 @@ async def test_past_the_requests_in_flight_a_few_wait_for_a_slot_and_the_rest_ar
 
     release.clear()
     shedding = LoadShedding(slow, limit=1, queue=4, wait=0.2)
-    transport = httpx.ASGITransport(app=shedding)
+    transport = httpx.ASGITransport(app=of_a_known_caller(shedding))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         first = await holding_the_slot(shedding, client)
         assert (await client.get("/intel/host/count")).status_code == 503  # waited its 0.2 s, no slot came

@@ -22,7 +22,9 @@ def callers(lane):
     async def app(scope, receive, send):
         key = parse_qs(scope["query_string"].decode()).get("key")
         if key:
-            scope.setdefault("state", {})["caller"] = SimpleNamespace(account=SimpleNamespace(id=ord(key[0][0])))
+            plan = SimpleNamespace(enterprise=key[0][0] != "m")  # (an "m..." key: a member's, no trends)
+            account = SimpleNamespace(id=ord(key[0][0]), plan=plan)
+            scope.setdefault("state", {})["caller"] = SimpleNamespace(account=account)
         await lane(scope, receive, send)
 
     return app
@@ -54,17 +56,23 @@ async def test_with_the_lane_full_light_requests_pass_and_heavy_ones_wait_then_a
     lane = HeavyLane(app, limit=1, queue=1, wait=60)
     transport = httpx.ASGITransport(app=callers(lane))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        first = asyncio.ensure_future(client.get(TRENDS, params={"key": "a"}))
+        first = asyncio.ensure_future(client.get(TRENDS, params={"key": "a", "query": "port:22"}))
         while lane.in_flight == 0:
             await asyncio.sleep(0.01)
-        queued = asyncio.ensure_future(client.get(TRENDS, params={"key": "b"}))
+        queued = asyncio.ensure_future(client.get(TRENDS, params={"key": "b", "query": "port:22"}))
         while not lane.queued:
             await asyncio.sleep(0.01)
         light = await client.get("/intel/host/count", params={"key": "c", "query": "port:22"})
-        refused = await client.get(TRENDS, params={"key": "d"})  # the queue is full: at once
-        assert light.status_code == 200 and not queued.done() and started.count(TRENDS) == 1
+        refused = await client.get(TRENDS, params={"key": "b", "query": "port:22"})  # the queue is full: at once
+        # taking no turn: a plan without trends, a query the app refuses (each answered at once)
+        member = asyncio.ensure_future(client.get(TRENDS, params={"key": "m", "query": "port:22"}))
+        broken = asyncio.ensure_future(client.get(TRENDS, params={"key": "e", "query": "port:"}))
+        while started.count(TRENDS) < 3:
+            await asyncio.sleep(0.01)
+        assert light.status_code == 200 and not queued.done() and lane.in_flight == 1
         release.set()
         assert (await first).status_code == 200 and (await queued).status_code == 200
+        assert (await member).status_code == (await broken).status_code == 200
     assert refused.status_code == 503 and refused.headers["retry-after"] == "2"
     assert "runs 1 at once for all accounts" in refused.json()["error"]
     assert lane.in_flight == 0 and not lane.queued and not lane.running and not lane.last_turn
@@ -72,7 +80,7 @@ async def test_with_the_lane_full_light_requests_pass_and_heavy_ones_wait_then_a
     release.clear()
     lane = HeavyLane(app, limit=1, queue=4, wait=0.2)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(lane)), base_url="http://t") as client:
-        first = asyncio.ensure_future(client.get(TRENDS, params={"key": "a"}))
+        first = asyncio.ensure_future(client.get(TRENDS, params={"key": "a", "query": "port:22"}))
         while lane.in_flight == 0:
             await asyncio.sleep(0.01)
         waited = await client.get("/intel/host/count", params={"key": "b", "facets": "ip:1000,org:1000"})  # 0.2 s
@@ -100,12 +108,12 @@ async def test_a_turn_goes_to_the_account_waiting_that_had_one_longest_ago():
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(lane)), base_url="http://t") as client:
 
         def ask(key: str, n: str):
-            return asyncio.ensure_future(client.get(TRENDS, params={"key": key, "n": n}))
+            return asyncio.ensure_future(client.get(TRENDS, params={"key": key, "n": n, "query": "port:443"}))
 
         asked = {n: ask("a", n) for n in ("a1", "a2", "a3")}
         while sum(map(len, lane.queued.values())) < 2:
             await asyncio.sleep(0.01)
-        refused = await client.get(TRENDS, params={"key": "a", "n": "a4"})  # a's half of the queue is full
+        refused = await client.get(TRENDS, params={"key": "a", "n": "a4", "query": "port:443"})  # a's half is full
         asked["b1"] = ask("b", "b1")
         while len(lane.queued) < 2:
             await asyncio.sleep(0.01)
@@ -116,9 +124,33 @@ async def test_a_turn_goes_to_the_account_waiting_that_had_one_longest_ago():
             assert (await asked[n]).status_code == 200
         gates["x"] = asyncio.Event()
         gates["x"].set()
-        unknown = await client.get(TRENDS, params={"n": "x"})  # no caller: the app answers, no turn taken
+        unknown = await client.get(TRENDS, params={"n": "x", "query": "port:443"})  # no caller: no turn taken
     assert refused.status_code == 503 and order == ["a1", "b1", "a2", "a3", "x"] and unknown.status_code == 200
     assert lane.in_flight == 0 and not lane.queued and not lane.running and not lane.last_turn
+
+
+async def test_an_account_with_nothing_running_or_waiting_always_waits_its_turn():
+    """Three accounts' heavy requests filled the queue, and a fourth account's one trends search was
+    answered 503 at once (attacker trial 2, major 2): an account's first request always waits."""
+    release = asyncio.Event()
+
+    async def app(scope, receive, send):
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    lane = HeavyLane(app, limit=1, queue=2, wait=60)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(lane)), base_url="http://t") as client:
+        asked = [asyncio.ensure_future(client.get(TRENDS, params={"key": k, "query": "port:22"})) for k in "aac"]
+        while sum(map(len, lane.queued.values())) < 2:  # a running; a and c waiting: the queue is full
+            await asyncio.sleep(0.01)
+        mine = asyncio.ensure_future(client.get(TRENDS, params={"key": "b", "query": "port:443"}))
+        while "b" not in {chr(a) for a in lane.queued}:
+            await asyncio.sleep(0.01)
+        release.set()
+        assert (await mine).status_code == 200
+        assert [(await each).status_code for each in asked] == [200, 200, 200]
+    assert lane.in_flight == 0 and not lane.queued and not lane.running
 
 
 def test_the_machine_s_share_is_split_among_the_workers(monkeypatch):
@@ -129,3 +161,28 @@ def test_the_machine_s_share_is_split_among_the_workers(monkeypatch):
     assert (Limits().heavy(), Limits(workers=4).heavy(), Limits(workers=16).heavy()) == (8, 2, 1)
     assert Limits(heavy_at_once=3, workers=4).heavy() == 3  # the operator's own figure is taken as it is
     assert Limits(workers=2).receiving() == Limits().receiving() // 2
+
+
+async def test_a_request_of_no_known_caller_takes_a_free_slot_never_a_place_in_the_queue():
+    """150 clients with no key filled the server-wide queue and accounts' requests got 503
+    (attacker trial 2, major 1): with no slot free, one of no caller is answered 503 at once."""
+    from spyglass.server.guard import LoadShedding
+
+    release = asyncio.Event()
+
+    async def app(scope, receive, send):
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    shedding = LoadShedding(app, limit=1, queue=4, wait=60)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(shedding)), base_url="http://t") as client:
+        first = asyncio.ensure_future(client.get("/intel/host/count", params={"key": "a", "query": "x"}))
+        while shedding.in_flight == 0:
+            await asyncio.sleep(0.01)
+        keyless = await client.get("/intel/host/count", params={"query": "x"})
+        waiting = asyncio.ensure_future(client.get("/intel/host/count", params={"key": "b", "query": "x"}))
+        while not shedding._waiting:
+            await asyncio.sleep(0.01)
+        release.set()
+        assert keyless.status_code == 503 and (await first).status_code == (await waiting).status_code == 200

@@ -227,7 +227,10 @@ class LoadShedding:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.exempt):
             return await self.app(scope, receive, send)
-        if not await self._take():
+        # A request of no known caller (no key: answered 401 at once) takes a slot free now, never a
+        # place in the queue: 150 clients with no key filled it, and accounts' requests got 503.
+        known = scope.get("state", {}).get("caller") is not None
+        if not await self._take(wait=known):
             await send_json(send, 503, BUSY_BODY, [(b"retry-after", RETRY_AFTER.encode())])
             return
         try:
@@ -238,12 +241,13 @@ class LoadShedding:
         finally:
             self._give()
 
-    async def _take(self) -> bool:
-        """A slot, now or within ``wait`` seconds; False when the queue is full or the wait is over."""
+    async def _take(self, wait: bool = True) -> bool:
+        """A slot, now or (``wait``) within ``wait`` seconds; False when the queue is full or the
+        wait is over."""
         if self.in_flight < self.limit and not self._waiting:
             self.in_flight += 1
             return True
-        if len(self._waiting) >= self.queue:
+        if not wait or len(self._waiting) >= self.queue:
             return False
         waiter = asyncio.get_running_loop().create_future()
         self._waiting.append(waiter)

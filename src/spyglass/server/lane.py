@@ -20,7 +20,7 @@ from collections import Counter, deque
 from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from spyglass.query import parse_facets
+from spyglass.query import parse, parse_facets
 from spyglass.server.asgibody import send_json
 from spyglass.server.guard import LoadShedding
 
@@ -53,15 +53,26 @@ def _heavy(scope: Scope) -> bool:
         return False
 
 
+def refused_at_once(scope: Scope, enterprise: bool) -> bool:
+    """Whether the app refuses a heavy request at once, with no work: a trends search of a plan
+    without trends (403), or a query with errors (400). Such requests took turns, and three
+    accounts' filled the queue: another's own trends search was answered 503 (attacker trial)."""
+    if scope["path"] not in HEAVY_PATHS:
+        return False
+    return not enterprise or bool(parse(QueryParams(scope["query_string"]).get("query") or "").errors)
+
+
 class HeavyLane(LoadShedding):
     """ASGI middleware: at most ``limit`` heavy requests (:func:`heavy`) running at once; past it
     they wait their turn, and past the queue or the wait, 503 naming the limit. Others pass
     straight through, as do requests of no known caller (the app answers them 401 at once).
 
     Turns are fair between accounts: a freed turn goes to the waiting account with the fewest heavy
-    requests running, among equals the one given a turn longest ago, and one account waits in at
-    most half the queue. First come first served let one account's two requests at a time hold every
-    turn: another account's one trends search waited behind both, p95 0.99-1.57 s (attacker trial)."""
+    requests running, among equals the one given a turn longest ago; one account waits in at most
+    half the queue, and one with none running or waiting may always wait (the queue past its size).
+    A request the app refuses at once (:func:`refused_at_once`) takes no turn. First come first
+    served let one account's two requests at a time hold every turn: another account's one trends
+    search waited behind both, p95 0.99-1.57 s (attacker trial)."""
 
     def __init__(self, app: ASGIApp, limit: int, queue: int | None = None, wait: float = LANE_WAIT) -> None:
         super().__init__(app, limit, exempt=(), queue=4 * limit if queue is None else queue, wait=wait)
@@ -76,7 +87,7 @@ class HeavyLane(LoadShedding):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         who = scope.get("state", {}).get("caller") if scope["type"] == "http" else None
-        if who is None or not heavy(scope):
+        if who is None or not heavy(scope) or refused_at_once(scope, who.account.plan.enterprise):
             return await self.app(scope, receive, send)
         account = who.account.id
         if not await self._turn(account):
@@ -95,7 +106,8 @@ class HeavyLane(LoadShedding):
             self._give_turn(account)
             return True
         mine = self.queued.setdefault(account, deque())
-        if len(mine) >= max(1, self.queue // 2) or sum(map(len, self.queued.values())) >= self.queue:
+        first = not mine and account not in self.running  # an account's first always waits its turn
+        if not first and (len(mine) >= max(1, self.queue // 2) or sum(map(len, self.queued.values())) >= self.queue):
             self._forget(account)
             return False
         waiter = asyncio.get_running_loop().create_future()
