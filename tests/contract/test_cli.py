@@ -237,3 +237,43 @@ def test_scan_list_pages(backend, capsys, monkeypatch):
     assert main(["scan", "list"]) == 0
     out = capsys.readouterr()
     assert len(out.out.splitlines()) == 100 and "101 scans (page 1, 100 shown)" in out.err
+
+
+def test_a_command_beside_a_dashboard_whose_backend_just_restarted_goes_to_the_new_one(backend, capsys, monkeypatch):
+    """kill -9 of the dashboard's backend, then at once `spyglass count port:22`: the command read
+    the old address, failed after 10 s naming a port nothing listened on, while the dashboard had
+    started its backend again elsewhere (newcomer trial 2, major 2). Nothing got through: the
+    command asks the data dir's backend again and goes to the one that serves it now."""
+    import socket
+    from dataclasses import replace
+
+    from spyglass.config import active_profile
+    from spyglass.local import launcher
+
+    with socket.socket() as closed:  # the old backend's port: nothing listens there now
+        closed.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    key = backend.key("member")
+    monkeypatch.setenv("HOME", str(backend.data_dir))
+    served = []
+
+    class Attached:  # the data dir's backend, as its lock says: first the one just killed
+        attached = True
+
+        def __init__(self, profile) -> None:
+            self.profile = profile
+
+        def start(self):
+            served.append(gone if not served else backend.url)
+            return replace(self.profile, url=served[-1], key=key)
+
+        async def wait_ready(self) -> None:
+            pass
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(launcher.EmbeddedBackend, "for_profile", classmethod(lambda cls, p, d=None: Attached(p)))
+    assert active_profile(None).embedded
+    assert main(["count", "port:22"]) == 0
+    assert served == [gone, backend.url] and capsys.readouterr().out.strip()

@@ -147,11 +147,10 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Clients], Await
 
     A refused key is reported with the URL and the profile that were used (``host`` names which).
     """
-    from spyglass.client import Clients
-    from spyglass.client.errors import AuthenticationError, NotFound
+    from spyglass.client.errors import AuthenticationError, ConnectFailed
     from spyglass.config import active_profile
 
-    profile = active_profile(args.profile)
+    chosen = profile = active_profile(args.profile)
     backend = None
     if profile.embedded:
         from spyglass.local.launcher import EmbeddedBackend
@@ -160,11 +159,17 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Clients], Await
         profile = backend.start()
         await backend.wait_ready()
     try:
-        async with Clients.from_profile(profile) as clients:
-            try:
-                return await work(clients)
-            except NotFound as exc:
-                raise await explain_not_found(clients, exc, profile.namespace) from None
+        try:
+            return await _work_with(profile, work)
+        except ConnectFailed as exc:
+            if backend is None or not backend.attached or not getattr(exc, "nothing_reached", False):
+                raise
+            # The data dir's backend (a dashboard's) was gone by the time it was asked, and one
+            # restarted at another address: nothing took the request, so it goes to that one.
+            backend = EmbeddedBackend.for_profile(chosen, args.data)
+            profile = backend.start()
+            await backend.wait_ready()
+            return await _work_with(profile, work)
     except AuthenticationError as exc:
         if not profile.key:  # the server's words are for HTTP clients ("pass it as the query parameter")
             from spyglass.config import ENV_KEY
@@ -178,6 +183,20 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Clients], Await
     finally:
         if backend:
             backend.stop()
+
+
+async def _work_with(profile, work: Callable[[Clients], Awaitable[int]]) -> int:
+    from spyglass.client import Clients
+    from spyglass.client.errors import ConnectFailed, NotFound
+
+    async with Clients.from_profile(profile) as clients:
+        try:
+            return await work(clients)
+        except NotFound as exc:
+            raise await explain_not_found(clients, exc, profile.namespace) from None
+        except ConnectFailed as exc:  # said when no call got through: running it again repeats nothing
+            exc.nothing_reached = not clients.reachability.ever  # type: ignore[attr-defined]
+            raise
 
 
 def api_command(

@@ -89,6 +89,7 @@ class Reachability:
 
     reachable: bool | None = None
     problem: str = ""
+    ever: bool = False  # whether any call has reached it (a command that failed before: nothing done)
     listeners: list[Callable[[Reachability], None]] = field(default_factory=list, repr=False)
 
     def _set(self, reachable: bool, problem: str) -> None:
@@ -98,6 +99,7 @@ class Reachability:
                 listener(self)
 
     def reached(self) -> None:
+        self.ever = True
         self._set(True, "")
 
     def lost(self, problem: str) -> None:
