@@ -277,3 +277,15 @@ def test_a_command_beside_a_dashboard_whose_backend_just_restarted_goes_to_the_n
     assert active_profile(None).embedded
     assert main(["count", "port:22"]) == 0
     assert served == [gone, backend.url] and capsys.readouterr().out.strip()
+
+
+def test_a_query_of_one_negated_filter_is_a_query_not_an_option(backend, capsys, monkeypatch):
+    """`spyglass count -port:22` said the query was missing, with no word of `--` (newcomer
+    trial 2, major 3): a negated filter is the query; another word with a dash is hinted at."""
+    monkeypatch.setenv("SPYGLASS_URL", backend.url)
+    monkeypatch.setenv("SPYGLASS_API_KEY", backend.key("member"))
+    assert main(["count", "-port:22", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] >= 0
+    assert main(["count", "-nginx"]) == 2
+    assert "(a query that starts with -: spyglass count -- '-nginx port:22')" in capsys.readouterr().err
+    assert main(["count", "--", "-nginx"]) == 0

@@ -16,6 +16,7 @@ import asyncio
 import importlib
 import os
 import sys
+from typing import ClassVar
 
 from spyglass import __version__
 from spyglass.cli.exits import (
@@ -71,9 +72,14 @@ class Parser(argparse.ArgumentParser):
     """argparse exits 2 on a usage error already; this keeps its message to our one-line form
     (errors are one line on stderr: the usage is one ``--help`` away)."""
 
+    given: ClassVar[list[str]] = []  # the command line parsed (parse): a query with a dash is hinted at
+
     def error(self, message: str):
         command = self.prog.removeprefix("spyglass").strip()
         hint = f" (spyglass {command} --help)" if command else " (spyglass --help)"
+        dashed = any(a.startswith("-") and not a.startswith("--") and len(a) > 2 for a in self.given)
+        if dashed and ("required: query" in message or "unrecognized arguments: -" in message):
+            hint = f" (a query that starts with -: spyglass {command} -- '-nginx port:22')"
         raise SystemExit(fail(f"{command}: {message}{hint}" if command else message + hint, EXIT_USAGE))
 
 
@@ -105,7 +111,24 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         from spyglass.cli.commands.dashboard import dashboard_command
 
         return fill_defaults(argparse.Namespace(func=dashboard_command))
-    return fill_defaults(build_parser().parse_args(argv))
+    Parser.given = argv or sys.argv[1:]
+    args = build_parser().parse_args([_NEGATED + a if _negated_filter(a) else a for a in Parser.given])
+    for name, value in vars(args).items():  # the marks taken off again
+        if isinstance(value, str) and value.startswith(_NEGATED):
+            setattr(args, name, value[len(_NEGATED) :])
+    return fill_defaults(args)
+
+
+_NEGATED = "\x00"  # before "-port:22", so that argparse reads it as a query, not an option
+
+
+def _negated_filter(arg: str) -> bool:
+    """Whether ``arg`` is a query of one negated filter (``-port:22``), which argparse took for an
+    option and then said the query was missing (newcomer trial 2)."""
+    from spyglass.query import FILTERS
+
+    name, colon, _ = arg[1:].partition(":")
+    return arg.startswith("-") and not arg.startswith("--") and bool(colon) and name.lower() in FILTERS
 
 
 def main(argv: list[str] | None = None) -> int:
