@@ -289,3 +289,15 @@ def test_a_query_of_one_negated_filter_is_a_query_not_an_option(backend, capsys,
     assert main(["count", "-nginx"]) == 2
     assert "(a query that starts with -: spyglass count -- '-nginx port:22')" in capsys.readouterr().err
     assert main(["count", "--", "-nginx"]) == 0
+
+
+def test_a_negated_filter_reaches_the_dashboard_s_pane_as_it_was_typed(capsys):
+    """The mark that keeps '-port:22' a query was left on `--pane search '-port:22 nginx'`: the
+    box held an invisible NUL before it, and 0 results (newcomer trial 3, major 1)."""
+    from spyglass.cli import parse
+
+    args = parse(["--pane", "search", "-port:22 nginx"])
+    assert [v for v in vars(args).values() if isinstance(v, tuple)] == [("search", "-port:22 nginx")]
+    assert "\x00" not in repr(vars(parse(["count", "-port:22"])))
+    assert main(["count", "--", "-port:22", "--json", "x"]) == 2  # no command named: its own hint
+    assert "spyglass  --" not in capsys.readouterr().err

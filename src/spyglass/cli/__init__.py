@@ -78,7 +78,7 @@ class Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix("spyglass").strip()
         hint = f" (spyglass {command} --help)" if command else " (spyglass --help)"
         dashed = any(a.startswith("-") and not a.startswith("--") and len(a) > 2 for a in self.given)
-        if dashed and ("required: query" in message or "unrecognized arguments: -" in message):
+        if command and dashed and ("required: query" in message or "unrecognized arguments: -" in message):
             hint = f" (a query that starts with -: spyglass {command} -- '-nginx port:22')"
         raise SystemExit(fail(f"{command}: {message}{hint}" if command else message + hint, EXIT_USAGE))
 
@@ -113,10 +113,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         return fill_defaults(argparse.Namespace(func=dashboard_command))
     Parser.given = argv or sys.argv[1:]
     args = build_parser().parse_args([_NEGATED + a if _negated_filter(a) else a for a in Parser.given])
-    for name, value in vars(args).items():  # the marks taken off again
-        if isinstance(value, str) and value.startswith(_NEGATED):
-            setattr(args, name, value[len(_NEGATED) :])
+    for name, value in vars(args).items():  # the marks taken off again, wherever an action put them
+        setattr(args, name, _unmarked(value))
     return fill_defaults(args)
+
+
+def _unmarked(value: object) -> object:
+    if isinstance(value, str):
+        return value.removeprefix(_NEGATED)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unmarked(v) for v in value)
+    return value
 
 
 _NEGATED = "\x00"  # before "-port:22", so that argparse reads it as a query, not an option

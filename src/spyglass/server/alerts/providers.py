@@ -208,8 +208,8 @@ def contacts_chosen(provider: str, urls: dict[str, str]) -> bool:
 
 
 # What an account is told of a failed send to a URL it gave (what answered there, or did not, is not
-# for it to learn: a probe of the operator's networks); the backend's log says it.
-UNTOLD = "the delivery failed (no answer it accepted; why is in the backend's log, not told to an account)"
+# for it to learn: a probe of the operator's networks).
+UNTOLD = "the delivery failed (no answer it accepted; what the URL answered is not told to an account)"
 
 
 async def _post_to_chosen(
