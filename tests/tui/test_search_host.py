@@ -866,3 +866,17 @@ async def test_a_word_whose_first_letters_were_keys_of_the_list_says_so(data_bac
         await pilot.pause(0.1)
         await settle(pilot)
         assert not any("is a key of the list" in n.message for n in app._notifications)
+
+
+async def test_a_dash_typed_on_the_results_starts_an_excluding_term(data_backend):
+    """'-port:80' typed on the results gave 'port:80': the dash was the facets' key, and dropped
+    (newcomer trial 3, major 2). It is typed, so the exclusion stays one."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "nginx")
+        app.query_one("#results").focus()
+        await settle(pilot)
+        await pilot.press(*"-port:80")
+        await settle(pilot)
+        assert app.query_one("#query", Input).value == "nginx -port:80"

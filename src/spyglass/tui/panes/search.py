@@ -410,6 +410,11 @@ class SearchPane(Pane):
     def add_facet(self, event: OptionList.OptionSelected) -> None:
         self._refine(event.option_index, exclude=False)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """'-' excludes a facet's value on the facets only: elsewhere it is typed (on the results,
+        '-port:80' lost its dash and searched for port 80: newcomer trial 3)."""
+        return self.facet_list.has_focus if action == "exclude_facet" else True
+
     def action_exclude_facet(self) -> None:
         facets = self.facet_list
         if facets.has_focus and facets.highlighted is not None:
