@@ -11,6 +11,7 @@ from urllib.parse import parse_qs
 import httpx
 
 from spyglass.server.lane import HeavyLane, heavy
+from tests.contract.test_guard import held_until
 
 TRENDS = "/trends/api/v1/search"
 
@@ -134,12 +135,7 @@ async def test_an_account_with_nothing_running_or_waiting_always_waits_its_turn(
     answered 503 at once (attacker trial 2, major 2): an account's first request always waits."""
     release = asyncio.Event()
 
-    async def app(scope, receive, send):
-        await release.wait()
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
-
-    lane = HeavyLane(app, limit=1, queue=2, wait=60)
+    lane = HeavyLane(held_until(release), limit=1, queue=2, wait=60)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(lane)), base_url="http://t") as client:
         asked = [asyncio.ensure_future(client.get(TRENDS, params={"key": k, "query": "port:22"})) for k in "aac"]
         while sum(map(len, lane.queued.values())) < 2:  # a running; a and c waiting: the queue is full
@@ -170,12 +166,7 @@ async def test_a_request_of_no_known_caller_takes_a_free_slot_never_a_place_in_t
 
     release = asyncio.Event()
 
-    async def app(scope, receive, send):
-        await release.wait()
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
-
-    shedding = LoadShedding(app, limit=1, queue=4, wait=60)
+    shedding = LoadShedding(held_until(release), limit=1, queue=4, wait=60)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=callers(shedding)), base_url="http://t") as client:
         first = asyncio.ensure_future(client.get("/intel/host/count", params={"key": "a", "query": "x"}))
         while shedding.in_flight == 0:
