@@ -26,6 +26,14 @@ def data_backend(tmp_path_factory):
         yield backend
 
 
+async def typed_on_the_results(pilot, keys: str) -> None:
+    """``keys`` pressed while the results table has the keyboard."""
+    pilot.app.query_one("#results").focus()
+    await settle(pilot)
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
 async def type_query(pilot, text: str) -> None:
     pilot.app.query_one("#query", Input).focus()
     pilot.app.query_one("#query", Input).value = text
@@ -853,18 +861,11 @@ async def test_a_word_whose_first_letters_were_keys_of_the_list_says_so(data_bac
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, "port:22")
-        app.query_one("#results").focus()
-        await settle(pilot)
-        await pilot.press(*"ssh")
-        await settle(pilot)
+        await typed_on_the_results(pilot, "ssh")
         said = [n.message for n in app._notifications]
         assert any(m.startswith("'s' is a key of the list (Sort by the next column)") for m in said), said
         app.clear_notifications()
-        app.query_one("#results").focus()
-        await settle(pilot)
-        await pilot.press("s")  # a key alone, no word after it: nothing to say
-        await pilot.pause(0.1)
-        await settle(pilot)
+        await typed_on_the_results(pilot, "s")  # a key alone, no word after it: nothing to say
         assert not any("is a key of the list" in n.message for n in app._notifications)
 
 
@@ -875,8 +876,5 @@ async def test_a_dash_typed_on_the_results_starts_an_excluding_term(data_backend
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, "nginx")
-        app.query_one("#results").focus()
-        await settle(pilot)
-        await pilot.press(*"-port:80")
-        await settle(pilot)
+        await typed_on_the_results(pilot, "-port:80")
         assert app.query_one("#query", Input).value == "nginx -port:80"
