@@ -20,6 +20,22 @@ def item(event: str, alert_id: str, notifier: str = "N1", account: int = 1) -> t
     return event, account, alert_id, notifier, {"event": event, "service": "192.0.2.7:80", "triggers": ["t"]}
 
 
+def written_of_24_at_once(write, room: int = 5) -> int:
+    """How many of 24 writes ``write(n)``, 24 threads at once, got through; each refusal is an
+    OverBudget that says ``room`` were in use."""
+
+    def attempt(n: int) -> bool:
+        try:
+            write(n)
+        except OverBudget as exc:
+            assert exc.in_use == room
+            return False
+        return True
+
+    with ThreadPoolExecutor(24) as pool:
+        return list(pool.map(attempt, range(24))).count(True)
+
+
 def test_alerts_with_triggers_ignores_and_notifiers(open_alerts):
     alerts = open_alerts()
     other = open_alerts()  # a second backend's connection: it sees every write, its version moves
@@ -84,17 +100,8 @@ def test_notifiers_are_counted_in_the_creating_transaction(open_alerts):
     """A free key made 2,479 notifiers in 30 s: 24 creates at once through three connections (three
     backends) with room for 5 leave 5."""
     backends = [open_alerts() for _ in range(3)]
-
-    def create(n: int) -> bool:
-        try:
-            backends[n % 3].create_notifier(1, "webhook", None, {"url": f"http://127.0.0.1:9/{n}"}, most=5)
-        except OverBudget as exc:
-            assert exc.in_use == 5
-            return False
-        return True
-
-    with ThreadPoolExecutor(24) as pool:
-        assert list(pool.map(create, range(24))).count(True) == 5
+    create = lambda n: backends[n % 3].create_notifier(1, "webhook", None, {"url": f"http://127.0.0.1:9/{n}"}, most=5)  # noqa: E731
+    assert written_of_24_at_once(create) == 5
     assert len(backends[0].notifiers(1)) == 5 and backends[1].create_notifier(2, "webhook", None, {"url": "x"}, most=5)
 
 
@@ -224,16 +231,8 @@ def test_an_alerts_ignores_are_counted_in_the_writing_transaction(open_alerts):
     backends = [open_alerts() for _ in range(3)]
     alert = backends[0].create_alert(1, "office", NETS, 0)
 
-    def ignore(n: int) -> bool:
-        try:
-            backends[n % 3].set_ignored(alert.id, "any", f"198.51.100.{n}:80", True, most=5)
-        except OverBudget as exc:
-            assert exc.in_use == 5
-            return False
-        return True
-
-    with ThreadPoolExecutor(24) as pool:
-        assert list(pool.map(ignore, range(24))).count(True) == 5
+    ignore = lambda n: backends[n % 3].set_ignored(alert.id, "any", f"198.51.100.{n}:80", True, most=5)  # noqa: E731
+    assert written_of_24_at_once(ignore) == 5
     kept = backends[1].alert(1, alert.id).ignores["any"]
     assert len(kept) == 5
     backends[2].set_ignored(alert.id, "any", kept[0], True, most=5)  # there already: not refused
