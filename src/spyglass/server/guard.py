@@ -18,7 +18,9 @@
   for it, and a client that takes nothing for ``send_timeout`` is cut off. AccountInFlight waits
   so, so that an account's requests at once bound its unread responses; past ``max_unsent`` bytes
   of them, all accounts together, the clients that have waited longest are cut off.
-- A request whose HTTP framing is malformed is answered 400 with a JSON error, as every error is.
+- A request whose HTTP framing is malformed is answered 400 with a JSON error, as every error is;
+  one whose head passes ``HEAD_LIMIT`` before it ends, 431. (h11 alone cut off at 16 KiB only the
+  heads that arrived in pieces: a 40 KB query was answered or reset by how the network split it.)
 - Accept errors (out of descriptors) are logged once a minute with a count, not once each.
 """
 
@@ -43,6 +45,7 @@ from spyglass.server.asgibody import send_json
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # what only reads
 RESERVED_DESCRIPTORS = 256  # kept for the index, the databases and logs
 RETRY_AFTER = "1"
+HEAD_LIMIT = 64 << 10  # bytes of a request's line and headers (uvicorn.Config(h11_max_incomplete_event_size))
 RECEIVING = 64 << 20  # bytes of request bodies held at once, at most (Limits.receiving)
 DRAINED = "spyglass.drained"  # the scope's extension: await it for the answer to be taken (drained())
 QUEUE_WAIT = 2.0  # seconds a request past the in-flight limit may wait for a slot before a 503
@@ -85,9 +88,13 @@ class Limits:
 
 def _json_400(transport: asyncio.Transport, conn: h11.Connection, msg: str) -> None:
     """uvicorn's 400 for malformed framing is text/plain; the API promises a JSON error for every error."""
-    body = json.dumps({"error": f"{msg.rstrip('.')}: malformed HTTP framing"}).encode()
+    status, reason, error = 400, b"Bad Request", f"{msg.rstrip('.')}: malformed HTTP framing"
+    if len(conn.trailing_data[0]) > HEAD_LIMIT:
+        status, reason = 431, b"Request Header Fields Too Large"
+        error = f"The request's line and headers pass {HEAD_LIMIT >> 10} KiB: send a shorter query."
+    body = json.dumps({"error": error}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    head = h11.Response(status_code=400, headers=[*headers, (b"connection", b"close")], reason=b"Bad Request")
+    head = h11.Response(status_code=status, headers=[*headers, (b"connection", b"close")], reason=reason)
     for event in (head, h11.Data(data=body), h11.EndOfMessage()):
         transport.write(conn.send(event))
     transport.close()

@@ -42,7 +42,7 @@ def uvicorn_server(app, settings):
     import uvicorn
 
     from spyglass.server.errors import connection_log
-    from spyglass.server.guard import QuietAcceptErrors, guarded_protocol
+    from spyglass.server.guard import HEAD_LIMIT, QuietAcceptErrors, guarded_protocol
 
     config = uvicorn.Config(
         app,
@@ -50,6 +50,7 @@ def uvicorn_server(app, settings):
         access_log=False,
         timeout_graceful_shutdown=3,
         http=guarded_protocol(settings.limits),
+        h11_max_incomplete_event_size=HEAD_LIMIT,
         loop="auto",  # libuv's loop (uvloop) where installed: each request takes less time than on asyncio's
         proxy_headers=bool(settings.forwarded_allow),
         forwarded_allow_ips=list(settings.forwarded_allow),

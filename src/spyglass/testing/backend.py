@@ -27,7 +27,11 @@ class ThreadedServer:
     """Any ASGI app under uvicorn in a thread, on a loopback socket."""
 
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0, **config) -> None:
-        """``config``: more of uvicorn's settings (a short ``timeout_keep_alive``)."""
+        """``config``: more of uvicorn's settings (a short ``timeout_keep_alive``); the request head's
+        limit is the backend's (uvicorn_server)."""
+        from spyglass.server.guard import HEAD_LIMIT
+
+        config.setdefault("h11_max_incomplete_event_size", HEAD_LIMIT)
         self.sock = listen(host, port)
         self.host, self.port = self.sock.getsockname()[:2]
         self.server = uvicorn.Server(
