@@ -39,6 +39,8 @@ And issue 44c's majors, each on a stock `spyglass serve --demo` with the same ot
 18. bodies: 4 accounts x 10 connections each sending 16 MiB less a byte, the last byte 15 s later:
     the server's RSS peak, and 10 s after; 19. fairtrends: another enterprise account's own small
     trends search while one keeps two heavy trends in flight, then ten clients of them.
+20. scansflood: 150 clients with no key asking counts, alone, then beside two internet scans of
+    one enterprise key (each the stock 16.7M loopback probes) (attacker trial 3's major).
 
     python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
@@ -777,6 +779,30 @@ def large_bodies(seconds: float) -> None:
         v.report(f"18. 4 accounts x 10 bodies of 16 MiB, the last byte 15 s late (answers: {answered})")
 
 
+def scans_beside_a_flood(seconds: float) -> None:
+    """Item 20: a keyless flood alone, then with two internet scans under way."""
+    with stock_backend() as (url, pid, data):
+        attacker, victim = keys(data, "enterprise", "member")
+        count = {"params": {"query": "port:22", "facets": "country"}}
+        with Victim(url, victim, pid) as v:
+            got = flood(seconds, 150, "GET", f"{url}/intel/host/count", **count)
+        v.report(f"20. 150 keyless clients, no scan (answered {got})")
+        started = [
+            httpx.post(
+                f"{url}/intel/scan/internet", params={"key": attacker}, data={"port": "9", "protocol": "generic"}
+            ).json()["id"]
+            for _ in range(2)
+        ]
+        with Victim(url, victim, pid) as v:
+            got = flood(seconds, 150, "GET", f"{url}/intel/host/count", **count)
+        v.report(f"20. the same beside two internet scans (answered {got})")
+        with Victim(url, victim, pid) as v:
+            time.sleep(seconds)
+        v.report("20. the two internet scans alone")
+        for scan_id in started:
+            httpx.delete(f"{url}/intel/scan/{scan_id}", params={"key": attacker}, timeout=30)
+
+
 def on_each_state(attack: Callable[[str, str | None, float], None]) -> Callable[[float], None]:
     """``attack(name, state, seconds)`` run on SQLite state, then on PostgreSQL's."""
 
@@ -808,6 +834,7 @@ ATTACKS = {
     "fairtrends": trends_beside_trends,
     "unread": unread_answers,
     "bodies": large_bodies,
+    "scansflood": scans_beside_a_flood,
 }
 
 

@@ -92,6 +92,7 @@ def create_app(settings: Settings, store: AccountState | None = None) -> FastAPI
         banners,
         concurrency=settings.scan_concurrency,
         timeout=settings.scan_timeout,
+        rate=settings.scan_rate,
         lease=settings.scan_lease,
     )
     app.state.services = [app.state.collector, app.state.scans]

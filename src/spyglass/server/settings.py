@@ -24,6 +24,7 @@ class Settings:
     smtp_server: tuple[str, int] | None = None  # (host, port) for e-mail; None: e-mail is not sent
     scan_allow: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED))  # networks scans may reach
     scan_concurrency: int = 256  # open connections at once, over all scans
+    scan_rate: int = 20_000  # connects a second, over all scans, at most (fewer while the server is busy)
     scan_timeout: float = 5.0  # seconds per connection
     scan_lease: float = 30.0  # seconds a backend holds a scan it runs without renewing (another resumes it after)
     scan_max_ips: int = 65_536  # addresses in one scan, whatever the plan allows

@@ -69,6 +69,7 @@ def settings_from(args: argparse.Namespace):
         else list(DEFAULT_ALLOWED if on_loopback(args.host) else ()),
         scan_concurrency=args.scan_concurrency,
         scan_timeout=args.scan_timeout,
+        scan_rate=args.scan_rate,
         scan_max_ips=args.scan_max_ips,
         scan_lease=args.scan_lease,
         demo_rate=args.demo_rate,
@@ -238,6 +239,13 @@ def _scan_options(parser: argparse.ArgumentParser) -> None:
         "loopback only, 127.0.0.0/8 and ::1)",
     )
     p.add_argument("--scan-concurrency", type=int, default=256, metavar="N", help="open scan connections at once")
+    p.add_argument(
+        "--scan-rate",
+        type=int,
+        default=20_000,
+        metavar="N",
+        help="scan connects a second, all scans together, at most (fewer while requests wait)",
+    )
     p.add_argument("--scan-timeout", type=float, default=5.0, metavar="SECONDS", help="per scan connection")
     p.add_argument("--scan-max-ips", type=int, default=65_536, metavar="N", help="addresses one scan may cover")
     p.add_argument(

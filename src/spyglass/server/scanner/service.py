@@ -2,7 +2,8 @@
 
 Each scan walks its probes in the spec's order, a chunk at a time: a connect pass over the chunk
 (:mod:`.sweep`) finds the open ports, and a pool of workers runs the protocol modules on those
-only. All scans share one cap on open connections (``scan_concurrency``). What is found goes
+only. All scans share one cap on open connections (``scan_concurrency``) and one pace of connects
+(``scan_rate``, less while the server's loop is busy: sweep.Pace). What is found goes
 through the collector (indexed, then published to the stream and alert triggers) in batches; after
 each batch is stored, the scan's watermark is saved, so a restart resumes where the stored results
 end and nothing is lost.
@@ -27,7 +28,7 @@ from spyglass.server.scanner.crawler import banner_of, is_local
 from spyglass.server.scanner.private import mark
 from spyglass.server.scanner.probe import probe
 from spyglass.server.scanner.protocols import PORTS
-from spyglass.server.scanner.sweep import CONNECT_TIMEOUT, Slots, connect_sweep
+from spyglass.server.scanner.sweep import CONNECT_TIMEOUT, Pace, Slots, connect_sweep
 from spyglass.server.state.scans import CANCELLED, Scan, ScanState
 
 log = logging.getLogger("spyglass.scans")
@@ -48,6 +49,7 @@ class ScanService:
         *,
         concurrency: int,
         timeout: float,
+        rate: int = 20_000,
         lease: float = 30.0,
     ) -> None:
         self.store = store
@@ -57,7 +59,9 @@ class ScanService:
         self.timeout = timeout
         self.lease = max(1.0, lease)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"  # this backend, in leases
+        self.rate = rate
         self._slots: Slots | None = None
+        self._pace: Pace | None = None
         self._tasks: dict[str, asyncio.Task] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()
@@ -65,6 +69,7 @@ class ScanService:
 
     async def start(self) -> None:
         self._slots = Slots(self.concurrency)
+        self._pace = Pace(self.rate)
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._tending = asyncio.create_task(self._tend(), name="scan claims")
@@ -166,8 +171,8 @@ class ScanRun:
             raise
         self.finished.set()
         await flusher
-        store.progress(self.scan.id, self.scan.probes, self.found)
-        store.finish(self.scan.id)
+        await asyncio.to_thread(store.progress, self.scan.id, self.scan.probes, self.found)
+        await asyncio.to_thread(store.finish, self.scan.id)
         log.info("scan %s done: %d services found", self.scan.id, self.found)
 
     async def _sweep(self, open_probes: asyncio.Queue[tuple[int, Probe] | None], workers: int) -> None:
@@ -177,7 +182,8 @@ class ScanRun:
         while chunk := list(itertools.islice(self.probes, CHUNK)):
             self.in_flight.update(position for position, _ in chunk)
             self.next_position = chunk[-1][0] + 1
-            accepted = await connect_sweep([(t.ip, t.port) for _, t in chunk], self.service._slots, timeout)
+            targets = [(t.ip, t.port) for _, t in chunk]
+            accepted = await connect_sweep(targets, self.service._slots, timeout, self.service._pace)
             for (position, target), is_open in zip(chunk, accepted, strict=True):
                 if is_open:
                     await open_probes.put((position, target))
@@ -236,8 +242,8 @@ class ScanRun:
         if batch:
             collected = await self.service.collector.collect(batch, "scan")
             self.found += len(collected)
-        if mark != self.saved or batch:
-            self.service.store.progress(self.scan.id, mark, self.found)
+        if mark != self.saved or batch:  # in a thread: a write to the state (PostgreSQL's a round trip) holds no loop
+            await asyncio.to_thread(self.service.store.progress, self.scan.id, mark, self.found)
             self.saved = mark
 
 
