@@ -289,15 +289,14 @@ def test_large_uploads_of_several_accounts_past_the_server_s_bytes_at_once_are_r
     from spyglass.server.stream.replay import MAX_BODY
 
     fits = Limits().receiving() // MAX_BODY
-    accounts = keys(tmp_path, 4)
+    accounts = keys(tmp_path, fits + 4)  # one upload each: an account's share is a quarter
     with serve(tmp_path) as url:
         uploads = [
-            open_half_sent(url, 1, upload(f"/intel/alert?key={accounts[n % 4]}", size=MAX_BODY))[0]
-            for n in range(fits + 3)
+            open_half_sent(url, 1, upload(f"/intel/alert?key={accounts[n]}", size=MAX_BODY))[0] for n in range(fits + 3)
         ]
         try:
             lines = first_answers(uploads, 3)
-            late = open_half_sent(url, 1, upload(f"/intel/alert?key={accounts[0]}", size=MAX_BODY))
+            late = open_half_sent(url, 1, upload(f"/intel/alert?key={accounts[-1]}", size=MAX_BODY))
             late[0].setblocking(True)
             late[0].settimeout(10)
             answer = b""
@@ -310,6 +309,31 @@ def test_large_uploads_of_several_accounts_past_the_server_s_bytes_at_once_are_r
     assert lines == [b"HTTP/1.1 503 Service Unavailable"] * 3
     assert answer.startswith(b"HTTP/1.1 503") and b"retry-after: 2" in answer
     assert f"receiving {Limits().receiving() >> 20} MiB of request bodies at once".encode() in answer
+
+
+def test_one_account_holds_a_quarter_of_the_bodies_being_received_at_most(tmp_path):
+    """One free account's heads of 16 MiB bodies, never sent, took the server's 64 MiB of bodies at
+    once and every other account's writes were 503 for 20-30 s (attacker trial 3): past its share,
+    its own uploads are 429, naming it, and another account's write goes through."""
+    from spyglass.server.auth import ACCOUNT_SHARE, MAX_UPLOADS
+    from spyglass.server.guard import Limits
+    from spyglass.server.stream.replay import MAX_BODY
+
+    attacker, other = keys(tmp_path, 2, plan="member")
+    share = max(MAX_BODY, Limits().receiving() // ACCOUNT_SHARE)
+    held = share // MAX_BODY
+    with serve(tmp_path) as url:
+        head = upload(f"/intel/alert?key={attacker}", size=MAX_BODY)
+        uploads = [open_half_sent(url, 1, head)[0] for _ in range(MAX_UPLOADS)]
+        try:
+            refused = first_answers(uploads, MAX_UPLOADS - held)  # whichever the server took first is held
+            alert = {"name": "mine", "filters": {"ip": ["198.51.100.7"]}}
+            write = httpx.post(f"{url}/intel/alert", params={"key": other}, json=alert, timeout=10)
+        finally:
+            for s in uploads:
+                s.close()
+    assert refused == [b"HTTP/1.1 429 Too Many Requests"] * (MAX_UPLOADS - held)
+    assert write.status_code == 200, write.text
 
 
 def test_a_form_that_may_carry_the_key_is_small_and_quick(tmp_path):

@@ -34,6 +34,7 @@ NO_KEY = "No API key given: pass it as the query parameter 'key'"
 # A form that may carry the key (no key in the query) is read before anyone is known: kept small and quick.
 FORM_MAX, FORM_TIMEOUT = 64 * 1024, 5.0
 MAX_UPLOADS = 8  # bodies one account may be sending at once
+ACCOUNT_SHARE = 4  # an account holds at most this fraction (1/N) of the bodies being received at once
 RECEIVING_RETRY = "2"  # seconds, past the server's bytes of bodies at once (KeyBeforeBody.reserve)
 LARGE_BODY = 1 << 20  # bytes of a body past which its end is followed by a trim of the heap (memory.py)
 CLOSE = (b"connection", b"close")
@@ -337,7 +338,9 @@ class KeyBeforeBody:
     """ASGI middleware: a request with a body is answered 401 at once, its body unread, unless it
     carries a right key; then its body is received whole (at most ``max_body`` bytes, 413 past it;
     ``MAX_UPLOADS`` at once per account, 429 past it; at most ``max_receiving`` bytes of bodies
-    received or being answered at once, all accounts together, 503 past it, unread) before the
+    received or being answered at once, all accounts together, 503 past it, unread, and a quarter of
+    them per account, 429 past it: one account's 16 MiB heads left every other one's writes 503
+    for 20-30 s) before the
     app, and LoadShedding's count, see the request. So a slow sender holds only its connection
     (the guard closes it after the body timeout), never a slot others need. Existing clients may
     send the key in a form body: with no key in the query, a form of at most ``FORM_MAX`` bytes
@@ -356,25 +359,28 @@ class KeyBeforeBody:
         self.max_receiving = max(max_body, max_receiving or 0)  # one whole body always fits
         self.sending: Counter[int] = Counter()  # bodies being received, by account
         self.receiving = 0  # bytes of the bodies being received and answered, all accounts together
+        self.held: Counter[int] = Counter()  # of those, by account
+        self.share = max(max_body, self.max_receiving // ACCOUNT_SHARE)  # an account's most of them
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.exempt) or not has_body(scope):
             return await self.app(scope, receive, send)
         key = QueryParams(scope["query_string"]).get("key")
         content_type = next((v for k, v in scope["headers"] if k == b"content-type"), b"").decode("latin-1")
-        reserved = 0  # of `receiving`, until the app is done with the body
+        reserved, account = 0, 0  # of `receiving` (and of the account's share), until the app is done with the body
         try:
             if key:
                 who = await self.keys.caller(key, client_address(Request(scope)))
                 scope.setdefault("state", {})["caller"] = who  # the app's `caller` takes it as it is
-                reserved = self.reserve(scope)
+                account = who.account.id
+                reserved = self.reserve(scope, account)
                 body = await self.receive_for(who.account, scope, receive)
             elif content_type.startswith(FORM_TYPES):
                 body = await self.key_from_form(scope, receive)
             else:
                 raise ApiError(401, NO_KEY)
         except (ApiError, StoreUnavailable) as exc:  # before the app's handlers: answered here as they would
-            self.release(reserved)
+            self.release(reserved, account)
             if isinstance(exc, StoreUnavailable):
                 outage_log(scope["method"], scope["path"], exc)
             error = unavailable(exc) if isinstance(exc, StoreUnavailable) else exc
@@ -383,7 +389,7 @@ class KeyBeforeBody:
             await send_json(send, error.status, json.dumps({"error": error.message}).encode(), [*headers, CLOSE])
             return
         except BaseException:
-            self.release(reserved)
+            self.release(reserved, account)
             raise
         try:
             if body is None:
@@ -392,13 +398,19 @@ class KeyBeforeBody:
             await self.app(scope, replaying(body, receive), send)
         finally:
             del body  # before the heap is trimmed
-            self.release(reserved)
+            self.release(reserved, account)
 
-    def reserve(self, scope: Scope) -> int:
+    def reserve(self, scope: Scope, account: int) -> int:
         """Room in ``max_receiving`` for the request's body (its declared length, or the most a
-        body may be when it comes in chunks); 503 if there is none: bodies are held whole, and
-        the per-account cap of uploads bounds one account, not how many send at once."""
+        body may be when it comes in chunks); 429 past the account's share of it, 503 if there is
+        none: bodies are held whole."""
         size = min(declared_length(scope) or self.max_body, self.max_body)
+        if self.held[account] + size > self.share:
+            raise too_many(
+                int(RECEIVING_RETRY),
+                f"This account's bodies being received are at {self.share >> 20} MiB, its share of the"
+                f" server's {self.max_receiving >> 20} MiB: wait for one to end",
+            )
         if self.receiving + size > self.max_receiving:
             raise ApiError(
                 503,
@@ -407,10 +419,14 @@ class KeyBeforeBody:
                 headers={"Retry-After": RECEIVING_RETRY},
             )
         self.receiving += size
+        self.held[account] += size
         return size
 
-    def release(self, size: int) -> None:
+    def release(self, size: int, account: int) -> None:
         self.receiving -= size
+        self.held[account] -= size
+        if not self.held[account]:
+            del self.held[account]
         if size >= LARGE_BODY:  # glibc keeps what a large body freed: given back within seconds
             give_back_soon()
 
