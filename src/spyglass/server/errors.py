@@ -4,9 +4,11 @@ the OpenAPI document declare them.
 A route declares the errors of its own work with :func:`responses` (``responses=responses(402)``).
 The errors every route shares are added to the document in one place, :func:`document_errors`:
 400 for a route that takes parameters (validation errors are 400 here, never FastAPI's 422),
-401 and 429 for a route that needs the key, 408 and 413 for one that takes a body (the key
-check receives every body whole first), 415 for one whose body is JSON, 503 for every route
-(load shedding) and 507 for one that may write (the key's, and every method but GET).
+401 and 429 for a route that needs the key, 408 and 413 for every route (the key check receives
+any body whole first, sent to a route that takes none too), 415 for one whose body is JSON, 503
+for every route (load shedding) and 507 for one that may write (the key's, and every method but
+GET). The geonet host, which takes no key and no body, keeps its 422 and declares 429 (its limits
+by address) and 503 (``keyless=True``).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ DESCRIPTIONS = {
     409: "The resource's state refuses it (e.g. past a cap with what it holds already)",
     413: "The body is too large (16 MiB; a form carrying the key: 64 KiB)",
     415: "The body's Content-Type is not the one the route takes (JSON in UTF-8, or a form)",
-    429: "Too many requests for this key (see Retry-After)",
+    429: "Too many requests for this key, or from this address where no key is taken (see Retry-After)",
     502: "A server the backend asks (e.g. the DNS server) did not answer",
     503: "The backend cannot take the request now, or a store is away (see Retry-After)",
     507: "The server's disk is full: nothing was stored",
@@ -304,8 +306,9 @@ class LastResort:
             await unexpected(Request(scope), exc)(scope, receive, send)
 
 
-def document_errors(app: FastAPI) -> None:
-    """``app``'s OpenAPI document declares the errors that really occur, with the ``{error}`` body."""
+def document_errors(app: FastAPI, keyless: bool = False) -> None:
+    """``app``'s OpenAPI document declares the errors that really occur, with the ``{error}`` body
+    (``keyless``: the geonet host's, outside the key check)."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -314,7 +317,7 @@ def document_errors(app: FastAPI) -> None:
             schema = generate()  # FastAPI's document, cached on the app: amended once, in place
             for operations in schema.get("paths", {}).values():
                 for method, operation in operations.items():
-                    _shared_errors(operation, method)
+                    _declare(operation, [429, 503] if keyless else _shared_errors(operation, method))
             schemas = schema.setdefault("components", {}).setdefault("schemas", {})
             schemas["ErrorBody"] = ErrorBody.model_json_schema()
             for unused in ("HTTPValidationError", "ValidationError"):
@@ -324,21 +327,26 @@ def document_errors(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _shared_errors(operation: dict[str, Any], method: str) -> None:
-    answers = operation.setdefault("responses", {})
+def _shared_errors(operation: dict[str, Any], method: str) -> list[int]:
     shared = []
-    if answers.pop("422", None) is not None:  # FastAPI adds it exactly when a route takes parameters
+    if (
+        operation.get("responses", {}).pop("422", None) is not None
+    ):  # FastAPI adds it exactly when a route takes parameters
         shared.append(400)
     if operation.get("security"):
         shared += [401, 429]
-    if body := operation.get("requestBody"):
-        shared += [408, 413]
-        if body.get("content"):  # a body of another type than the route takes
-            shared.append(415)
+    shared += [408, 413]
+    if operation.get("requestBody", {}).get("content"):  # a body of another type than the route takes
+        shared.append(415)
     shared.append(503)
     if operation.get("security") or method != "get":
         shared.append(507)
-    for status in shared:
+    return shared
+
+
+def _declare(operation: dict[str, Any], statuses: list[int]) -> None:
+    answers = operation.setdefault("responses", {})
+    for status in statuses:
         answers.setdefault(
             str(status),
             {

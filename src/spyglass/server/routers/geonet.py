@@ -22,7 +22,7 @@ from spyglass.netools.dns import RECORD_TYPES
 from spyglass.netools.ping import PingFailed
 from spyglass.netools.targets import check_target
 from spyglass.server.auth import KeyRateLimiter, client_address, too_many
-from spyglass.server.errors import describe_validation, install_error_handlers
+from spyglass.server.errors import describe_validation, document_errors, install_error_handlers
 from spyglass.server.geonet import UNKNOWN_LOCATION, Agent, Busy, GeonetSettings
 
 
@@ -131,6 +131,7 @@ def create_geonet_app(settings: GeonetSettings) -> FastAPI:
     app.state.agent = Agent(settings)
     app.state.address_limiter = KeyRateLimiter(settings.rate_limit, settings.burst)
     install_error_handlers(app, validation_as_400=False)
+    document_errors(app, keyless=True)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
