@@ -117,15 +117,20 @@ def test_esc_then_a_digit_in_one_read_types_nothing(tmp_path):
     assert type_into_box(tmp_path, b"ab", b"\x1b1") == "ab|2"
 
 
-async def test_esc_then_a_digit_in_one_read_goes_to_that_pane(backend):
+async def test_esc_then_digits_in_one_read_leave_the_box_and_add_the_term(backend):
+    """Esc 4 4 3 typed in one burst is alt+4, 4, 3 to a terminal: alt+4 switched to the fourth
+    pane and 43 was typed there (newcomer trial 3). As typed slowly: Esc leaves the box, and a
+    port typed on the results is a new term of the query."""
     app = SpyglassApp(backend.profile(backend.key()))
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        assert isinstance(app.focused, Input)  # the search box
-        await pilot.press("alt+2")  # what ESC 2 in one read parses to
+        box = app.query_one("#pane-search").query_one(Input)
+        assert app.focused is box
+        await pilot.press(*"port:22")
+        await pilot.press("alt+4", "4", "3")  # what ESC 4 4 3 in one read parses to
         await settle(pilot)
-        assert app.query_one("#panes", ContentSwitcher).current == "pane-host"
-        assert "¡" not in app.query_one("#pane-search").query_one(Input).value
+        assert app.query_one("#panes", ContentSwitcher).current == "pane-search"
+        assert box.value == "port:22 443"
 
 
 TWO_BOXES = """

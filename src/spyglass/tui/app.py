@@ -174,10 +174,9 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
         for cls in self.panes:
             if not cls.KEYS:
                 continue  # reached from the pane list (ctrl+g) and the pane bar only
-            # Esc then a digit in one read is alt+digit to a terminal (keyorder): the same pane.
-            keys = ",".join([cls.KEYS, *(f"alt+{key}" for key in cls.KEYS.split(",") if key.isdigit())])
+            # (not alt+digit: a terminal sends Esc then a digit in one read as that; keyorder)
             for binding in Binding.make_bindings(
-                [Binding(keys, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
+                [Binding(cls.KEYS, f"show_pane({cls.ID!r})", cls.TITLE, show=False, id=f"pane.{cls.ID}")]
             ):
                 self._bindings.key_to_bindings.setdefault(binding.key, []).append(binding)
         self.refresh_bindings()

@@ -17,10 +17,11 @@ Remove this part once Textual ships the fix.
 
 Esc then a digit in one read (a quick Esc, 1 or any lag over SSH) is what a terminal sends for
 alt+digit, but Textual's table maps it to the character macOS types for option+digit (`ESC 1`
-is `¡`), which a text box then inserts. `install()` makes it the key alt+digit, which the app
-binds to the same pane as the digit, so Esc then 1 does the same typed slowly or together.
-Esc then a letter in one read (Esc q, Esc p) is what a terminal sends for alt+letter, which
-nothing here binds: :func:`esc_then_letter` gives the two keys typed slowly instead.
+is `¡`), which a text box then inserts. `install()` makes it the key alt+digit. Esc then a
+letter or a digit in one read (Esc q, Esc 4 4 3) is what a terminal sends for alt+letter or
+alt+digit, which nothing here binds: :func:`esc_then_letter` gives the two keys typed slowly
+instead, so `Esc 443` typed in one burst leaves the box and adds the term 443, as typed slowly
+(alt+digit switched panes, and the digits after it were typed on that pane: newcomer trial 3).
 
 The keys of one read are all handed to the widget that has the focus when they arrive, before
 the first of them has run: a Tab (or an Esc) among them moves the focus only once the box has
@@ -249,7 +250,7 @@ def _counted(original: Callable[[MessagePump, Message], Awaitable[None]]) -> Cal
 
 
 class EscThenLetter(App[None]):
-    """An app where alt+letter that nothing binds is handled as Esc then the letter (see above)."""
+    """An app where alt+letter or alt+digit that nothing binds is handled as Esc then the key (see above)."""
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and event.key not in self.active_bindings:
@@ -262,11 +263,11 @@ class EscThenLetter(App[None]):
 
 
 def esc_then_letter(event: events.Key) -> list[events.Key] | None:
-    """alt+letter (ESC then a letter in one read) as the two keys typed one after the other."""
+    """alt+letter or alt+digit (ESC then it in one read) as the two keys typed one after the other."""
     name = event.key.removeprefix("alt+")
     if name == event.key:
         return None
     letter = name.removeprefix("shift+").upper() if name.startswith("shift+") else name
-    if len(letter) != 1 or not letter.isascii() or not letter.isalpha():
+    if len(letter) != 1 or not letter.isascii() or not letter.isalnum():
         return None
     return [events.Key("escape", "\x1b"), events.Key(letter, letter)]

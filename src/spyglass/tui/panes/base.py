@@ -111,8 +111,8 @@ class Pane(VerticalScroll, can_focus=False):
     def on_key(self, event: events.Key) -> None:
         """Text typed while a table or list has the keys goes to the pane's input (a new term in a
         query box), unless the key is one of the table's, the pane's or the app's commands: digits
-        typed as ports never switch panes (alt+digit does, and Esc then a digit typed together,
-        which a terminal sends as one), letters typed as a folder no longer open the backend log.
+        typed as ports never switch panes (nor Esc then digits typed together, which a terminal
+        sends as alt+digit: keyorder), letters typed as a folder no longer open the backend log.
         A digit on a form's button does nothing; what is typed on a drop-down searches its choices."""
         if event.key == "escape" and self.armed:  # a second press asked for: Esc says no
             self._disarm(self.armed)

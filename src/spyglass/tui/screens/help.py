@@ -27,7 +27,7 @@ Section = tuple[str, str, list[tuple[str, str, str]]]  # (title, help, [(keys, d
 BindingSection = tuple[str, str, list[Binding]]  # (title, help, the bindings that work there)
 EVERYWHERE = (
     "F-keys and ctrl keys work from inside an input too; single keys once Esc has left it"
-    " (a digit typed on a list goes to its box: alt+digit, or Esc and a digit typed together, switches panes)."
+    " (a digit typed on a list goes to its box, right after Esc too, however fast: F-keys switch panes)."
 )
 
 
