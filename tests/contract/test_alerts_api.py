@@ -122,6 +122,22 @@ def test_a_body_said_not_to_be_json_is_refused_415(backend, content_type):
         httpx.delete(f"{backend.url}/intel/alert/{made}", params={"key": key})
 
 
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ('{"name": "a", "expires": ' + "9" * 5000 + "}", "a number of more than 4,300 digits"),
+        ("[" * 100_000 + "]" * 100_000, "arrays or objects nested too deeply"),
+        ('{"name": "a",}', "expecting property name enclosed in double quotes at line 1, column 14"),
+        (b'{"name": "\xff"}', "not UTF-8"),
+    ],
+    ids=["digits", "nesting", "syntax", "utf-8"],
+)
+def test_a_body_that_is_not_json_is_told_in_plain_words(backend, body, why):
+    """Attacker trial 3: Python's words reached the client ("use sys.set_int_max_str_digits()")."""
+    answer = httpx.post(f"{backend.url}/intel/alert", params={"key": backend.key()}, content=body)
+    assert answer.status_code == 400 and answer.json()["error"] == f"Invalid request: the body is not JSON ({why})"
+
+
 async def test_expires_is_bounded_at_create_and_edit(backend):
     """Issue 34: 300 billion seconds answered 500 yet stored an alert that no listing could show."""
     key = backend.key()

@@ -45,12 +45,25 @@ class ReadBody:
     not_json: str | None = None
 
 
+def why_not_json(exc: ValueError | RecursionError) -> str:
+    """Why a body is not JSON, in plain words, not Python's (which named sys.set_int_max_str_digits)."""
+    if isinstance(exc, RecursionError):
+        return "arrays or objects nested too deeply"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg.lower()} at line {exc.lineno}, column {exc.colno}"
+    if "digits" in str(exc):
+        return f"a number of more than {sys.get_int_max_str_digits():,} digits"
+    return str(exc)
+
+
 def read_body(raw: bytes, most: float) -> ReadBody:
     """``raw`` read, its networks parsed if they are no more than ``most``."""
     try:
         body = json.loads(raw)
     except (ValueError, RecursionError) as exc:  # (not JSON, not UTF-8, or nested past the stack)
-        return ReadBody(None, 0, None, not_json=str(exc))
+        return ReadBody(None, 0, None, not_json=why_not_json(exc))
     filters = body.get("filters") if isinstance(body, dict) else None
     values = filters.get("ip") if isinstance(filters, dict) else None
     count = len(values) if isinstance(values, list) else 1
