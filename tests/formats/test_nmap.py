@@ -141,6 +141,27 @@ def test_hostile_text_reaches_the_terminal_inert(scan, tmp_path):
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", shown), repr(shown)
 
 
+@pytest.mark.parametrize("cut", ["before the first element", "before the first host", "after the last host"])
+def test_a_file_cut_short_between_hosts_says_so(scan, tmp_path, cut):
+    """Newcomer trial 3: nmap -oX cut within its first lines was read as JSON lines (every line
+    "not JSON"), and cut before a host as a scan that found no open port."""
+    xml = scan.xml.read_bytes()
+    at = {
+        "before the first element": xml.index(b"<nmaprun"),
+        "before the first host": xml.index(b"<host "),
+        "after the last host": xml.rindex(b"</host>") + len(b"</host>"),
+    }[cut]
+    path = tmp_path / "scan.xml"
+    path.write_bytes(xml[:at])
+    done = spyglass("import", "--data", str(tmp_path / "data"), str(path), ok=False)
+    if cut == "before the first element":
+        assert "scan.xml: the whole file: the file ends before its first element" in done.stderr
+    else:
+        assert "it ends before nmap's </nmaprun>: the scan was cut short" in done.stderr
+    assert "not JSON" not in done.stderr and "found no open port" not in done.stderr
+    assert done.returncode == (1 if cut == "after the last host" else 2), done.stderr
+
+
 def test_a_corrupt_host_and_a_truncated_end_are_reported_and_the_rest_loads(scan, tmp_path):
     xml = b"".join(replicate(scan.xml.read_bytes(), 5))
     head, hosts, _ = parts(xml)

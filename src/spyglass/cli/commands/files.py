@@ -105,7 +105,7 @@ def summarize(totals, unreadable: list[str], progress) -> int:
     for problem in shown:
         print(f"  {clean(problem, one_line=True, max_chars=200)}", file=sys.stderr)
     if totals.bad > len(shown):
-        print(f"  … and {totals.bad - len(shown):,} more bad lines", file=sys.stderr)
+        print(f"  … and {totals.bad - len(shown):,} more bad {totals.unit}s", file=sys.stderr)
     for line in unreadable:
         fail(line, EXIT_USAGE)
     if totals.empty_scans and totals.hosts:
@@ -117,9 +117,8 @@ def summarize(totals, unreadable: list[str], progress) -> int:
     elif totals.empty_scans:
         print("import: the scan found no open port: nothing to load", file=sys.stderr)
     elif not unreadable and not totals.loaded:
-        fail(
-            "import: nothing loaded: " + ("every line was bad" if totals.read else "no banners in the file"), EXIT_USAGE
-        )
+        why = f"every {totals.unit} was bad" if totals.read else "no banners in the file"
+        fail(f"import: nothing loaded: {why}", EXIT_USAGE)
     return totals.exit_status
 
 

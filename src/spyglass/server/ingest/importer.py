@@ -110,6 +110,11 @@ class ImportReport:
         return self.added + self.duplicates
 
     @property
+    def unit(self) -> str:
+        """What a bad one is called: a line of banner files, a record of scanners'."""
+        return "line" if all(f.format == JSON_LINES for f in self.files) else "record"
+
+    @property
     def empty_scans(self) -> bool:
         """Every file is a scanner's, read to its end, with no record in it: a scan that found no
         open port (a result, not a failure)."""

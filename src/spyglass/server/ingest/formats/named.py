@@ -30,6 +30,12 @@ def _addresses(head: bytes) -> bool:
     return True
 
 
+def _xml_cut_short(head: bytes) -> bool:
+    """An XML file that ends before its first element (nmap -oX cut off within its first lines)."""
+    start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    return len(head) < HEAD and start.startswith((b"<?xml", b"<!")) and _XML_ROOT.match(head) is None
+
+
 def _xml_other(head: bytes) -> bool:
     root = _XML_ROOT.match(head)
     return root is not None and root[1] != b"nmaprun"  # (nmap's and masscan's -oX are read)
@@ -66,6 +72,11 @@ NAMED = [
         _addresses,
         "addresses with no port (zmap's default output) make no banner: run zmap with "
         "-f saddr,sport,timestamp-str (CSV, or -O json) and import that",
+    ),
+    Named(
+        "XML cut short",
+        _xml_cut_short,
+        "the file ends before its first element (an nmap or masscan -oX file cut short?): nothing in it to read",
     ),
     Named(
         "XML",

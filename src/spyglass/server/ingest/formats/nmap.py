@@ -54,6 +54,7 @@ MAX_HOST = 64 << 20  # a longer <host> element is reported, not parsed (nmap wri
 _NMAPRUN = re.compile(rb"<nmaprun\b[^>]*\bscanner=[\"']nmap[\"']")
 _HOST = re.compile(rb"<host[\s>]")
 _END = b"</host>"
+_CLOSED = b"</nmaprun>"  # the run's end: nmap writes it last, so a file without it was cut short
 _ENCODING = re.compile(rb"""\A(?:\xef\xbb\xbf)?<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.:-]*)["']""")
 _PORT = re.compile(rb"<port[\s>]")  # (not <ports>; "<" is escaped in every text and attribute)
 _OPEN = re.compile(rb"<state\s+state\s*=\s*[\"']open[\"']")  # a port's state as nmap writes it
@@ -92,7 +93,7 @@ class Nmap:
         is :meth:`parse`'s, in the importer's workers)."""
         run: dict | None = None
         buffer, pos, line, number = b"", 0, 1, 0  # buffer[pos] is at ``line``; hosts seen
-        eof = False
+        eof = told = False
         while not eof:
             part = stream.read(READ)
             eof = not part
@@ -104,8 +105,15 @@ class Nmap:
                 run = _run(buffer[: start.start() if start else len(buffer)])
             while True:
                 start = _HOST.search(buffer, pos)
-                if start is None:  # keep only a tail that may begin a host
-                    keep = max(pos, len(buffer) - 8)
+                if start is None:  # keep only a tail that may begin a host, or hold the run's end
+                    if eof and not told and _CLOSED not in buffer[pos:]:
+                        last = line + buffer.count(b"\n", pos)
+                        yield Unreadable(
+                            f"the file's end (line {last:,})",
+                            "it ends before nmap's </nmaprun>: the scan was cut short or the file copied"
+                            " in part (the hosts before it are read)",
+                        )
+                    keep = max(pos, len(buffer) - 16)
                     line, pos = line + buffer.count(b"\n", pos, keep), keep
                     break
                 line, pos = line + buffer.count(b"\n", pos, start.start()), start.start()
@@ -117,6 +125,7 @@ class Nmap:
                 cut = _HOST.search(buffer, pos + 1, end if end >= 0 else len(buffer))
                 if end < 0 or cut:
                     why = "the file ends inside it" if eof else f"a host over {MAX_HOST:,} bytes"
+                    told = eof and not cut  # (the file's end, cut short: said once)
                     yield Unreadable(where, "another host starts before it ends" if cut else why)
                     stop = cut.start() if cut else pos + 1  # on at the next host
                     line, pos = line + buffer.count(b"\n", pos, stop), stop
