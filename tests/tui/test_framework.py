@@ -273,6 +273,16 @@ def test_history_is_bounded(tmp_path):
     assert History(tmp_path / "h", size=3).entries == ["q2", "q4", "q3"]
 
 
+def test_two_dashboards_keep_each_others_history(tmp_path):
+    """Each dashboard rewrote the file with its own queries alone: the last to search won."""
+    first, second = History(tmp_path / "h"), History(tmp_path / "h")
+    first.add("port:22")
+    second.add("nginx")
+    first.add("port:443")
+    assert History(tmp_path / "h").entries == ["port:22", "nginx", "port:443"]
+    assert first.entries[-2] == "nginx"  # Up in the first dashboard reaches the second's query
+
+
 def test_the_search_history_is_its_owners_alone_as_the_config_is(tmp_path):
     """What was searched is as private as the key beside it: 0600 whatever the umask."""
     old = os.umask(0o022)

@@ -73,15 +73,21 @@ class History:
     def __init__(self, path: Path, size: int = HISTORY_SIZE) -> None:
         self.path = path
         self.size = size
+        self.entries = self._read()
+
+    def _read(self) -> list[str]:
         try:
-            self.entries = [line for line in path.read_text(encoding="utf-8").splitlines() if line][-size:]
+            return [line for line in self.path.read_text(encoding="utf-8").splitlines() if line][-self.size :]
         except (OSError, UnicodeDecodeError):
-            self.entries = []
+            return []
 
     def add(self, query: str) -> None:
+        """``query`` last; the file read again first, so that another dashboard's queries since
+        are kept (each rewrote the file with its own alone: newcomer trial 3)."""
         query = " ".join(query.split())  # one line per entry
         if not query:
             return
+        self.entries = self._read() or self.entries
         if query in self.entries:
             self.entries.remove(query)
         self.entries = [*self.entries, query][-self.size :]
