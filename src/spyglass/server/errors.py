@@ -215,6 +215,7 @@ def describe_validation(exc: RequestValidationError) -> str:
 _PLAIN: dict[str, Callable[[dict], str | None]] = {
     "less_than_equal": lambda ctx: f"at most {ctx['le']:,}" if isinstance(ctx.get("le"), int) else None,
     "greater_than_equal": lambda ctx: f"at least {ctx['ge']:,}" if isinstance(ctx.get("ge"), int) else None,
+    "value_error": lambda ctx: str(ctx["error"]) if ctx.get("error") else None,  # not "Value error, ..."
 }
 
 
