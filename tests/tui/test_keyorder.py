@@ -157,6 +157,8 @@ class Boxes(keyorder.EscThenLetter, App):
         self.screen.set_focus(self.query_one("#home"))
     def action_mark(self):
         self.marks += "p"
+    def on_button_pressed(self):
+        self.marks += "e"
     def action_dump(self):
         a, b = self.query_one("#a").value, self.query_one("#b").value
         out.write_text(f"{a}|{b}|{self.marks}")
@@ -172,6 +174,11 @@ Boxes().run()
         ((b"abc\txyz",), "abc|xyz|"),  # Tab in the middle of a read: the rest goes to the next box
         ((b"ab\x1bp",), "ab||p"),  # Esc then p in one read (alt+p): leaves the box, then p acts
         ((b"ab", b"\x1bp"), "ab||p"),
+        # Esc then Enter, Space or Backspace in one read: Textual's table read them as Enter, Space
+        # and ctrl+w, the Esc lost (newcomer trial 4: Esc Enter on a query ran nothing)
+        ((b"ab", b"\x1b\r"), "ab||e"),
+        ((b"ab", b"\x1b x"), "ab||"),  # (a space on a button presses nothing)
+        ((b"ab", b"\x1b\x7f"), "ab||"),
     ],
 )
 def test_keys_that_move_the_focus_in_one_read_keep_their_order(tmp_path, writes, expected):

@@ -22,6 +22,9 @@ letter or a digit in one read (Esc q, Esc 4 4 3) is what a terminal sends for al
 alt+digit, which nothing here binds: :func:`esc_then_letter` gives the two keys typed slowly
 instead, so `Esc 443` typed in one burst leaves the box and adds the term 443, as typed slowly
 (alt+digit switched panes, and the digits after it were typed on that pane: newcomer trial 3).
+Esc then Enter, Space or Backspace in one read were read by Textual's table as Enter, Space and
+ctrl+w, the Esc lost (Esc Enter on a query typed on: newcomer trial 4): `install()` makes them
+alt+enter, alt+space and alt+backspace, which are always the two keys.
 
 The keys of one read are all handed to the widget that has the focus when they arrive, before
 the first of them has run: a Tab (or an Esc) among them moves the focus only once the box has
@@ -104,6 +107,8 @@ def install() -> None:
     (idempotent)."""
     for digit in "0123456789":  # the parser takes a tuple of objects with .value as key names
         ANSI_SEQUENCES_KEYS["\x1b" + digit] = (SimpleNamespace(value=f"alt+{digit}"),)  # type: ignore[index]
+    for name, character in AFTER_ESC.items():
+        ANSI_SEQUENCES_KEYS["\x1b" + character] = (SimpleNamespace(value=f"alt+{name}"),)  # type: ignore[index]
     if not hasattr(MessagePump._dispatch_message, "__wrapped__"):
         MessagePump._dispatch_message = _counted(MessagePump._dispatch_message)  # type: ignore[method-assign,assignment]
     for cls, run in ((Input, run_chain_binding), (TextArea, run_own_binding)):
@@ -249,11 +254,15 @@ def _counted(original: Callable[[MessagePump, Message], Awaitable[None]]) -> Cal
     return _dispatch_message
 
 
+AFTER_ESC = {"enter": "\r", "space": " ", "backspace": "\x7f"}  # keys after Esc in one read, as typed
+SPLIT_ALWAYS = frozenset(f"alt+{name}" for name in AFTER_ESC)  # (a text box binds alt+backspace)
+
+
 class EscThenLetter(App[None]):
     """An app where alt+letter or alt+digit that nothing binds is handled as Esc then the key (see above)."""
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and event.key not in self.active_bindings:
+        if isinstance(event, events.Key) and (event.key in SPLIT_ALWAYS or event.key not in self.active_bindings):
             keys = esc_then_letter(event)
             if keys is not None:
                 for key in keys:
@@ -267,6 +276,8 @@ def esc_then_letter(event: events.Key) -> list[events.Key] | None:
     name = event.key.removeprefix("alt+")
     if name == event.key:
         return None
+    if name in AFTER_ESC:
+        return [events.Key("escape", "\x1b"), events.Key(name, AFTER_ESC[name])]
     letter = name.removeprefix("shift+").upper() if name.startswith("shift+") else name
     if len(letter) != 1 or not letter.isascii() or not letter.isalnum():
         return None
