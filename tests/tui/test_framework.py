@@ -413,7 +413,7 @@ async def test_demo_note_counts_the_demo_banners_apart_from_imported_ones(tmp_pa
         async with app.run_test(size=(160, 36)) as pilot:
             await settle(pilot)
             demo = len(latest_of_each_service(BANNERS[:50]))
-            assert f"Demo data: {demo:,} synthetic banners in 198.18.0.0/15 beside 1 of yours." in screen_text(app)
+            assert f"Demo data: {demo:,} synthetic services in 198.18.0.0/15 beside 1 of yours." in screen_text(app)
 
 
 def test_sort_keys_order_numbers_and_addresses_by_value():

@@ -197,9 +197,11 @@ class SearchPane(Pane):
             demo, own = info.get("demo_banners", 0), info.get("own_banners", 0)
             self.show_status(
                 Text(
-                    f"Demo data: {demo:,} synthetic banners in 198.18.0.0/15 beside {own:,} of yours."
+                    # services (search's count: each one's latest banner), as README's 20,000
+                    # banners are with their history (newcomer trials 2 and 4)
+                    f"Demo data: {demo:,} synthetic services in 198.18.0.0/15 beside {own:,} of yours."
                     if own
-                    else f"Demo data: {info.get('banners', 0):,} synthetic banners in 198.18.0.0/15. "
+                    else f"Demo data: {info.get('banners', 0):,} synthetic services in 198.18.0.0/15. "
                     "Load real data with: spyglass import FILE.json.gz"
                 )
             )
