@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spyglass.present.values import get_path
+from spyglass.present.values import get_path, plural
 from spyglass.progress import Progress
 from spyglass.safetext import for_csv
 
@@ -192,5 +192,5 @@ async def export(
             break
         page += 1
     exporter.finish()
-    progress.done(f"{written:,} banners to {path}")
+    progress.done(f"{plural(written, 'banner')} to {path}")
     return written

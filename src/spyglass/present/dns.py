@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spyglass.present.values import pad, text_of
+from spyglass.present.values import pad, plural, text_of
 
 
 def record_rows(info: Any) -> list[tuple[str, str, str, str]]:
@@ -30,7 +30,8 @@ def domain_summary(info: Any) -> str:
     subs = len(info.subdomains)
     tags = ", ".join(text_of(t, max_chars=40) for t in info.tags)
     more = "; more on the next page" if info.more else ""
-    return f"{len(info.data)} records, {subs} subdomains" + (f", tags: {tags}" if tags else "") + more
+    counts = f"{plural(len(info.data), 'record')}, {plural(subs, 'subdomain')}"
+    return counts + (f", tags: {tags}" if tags else "") + more
 
 
 def domain_lines(info: Any) -> list[str]:
