@@ -10,7 +10,7 @@ import stat
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from textual.widgets import Input
+from textual.widgets import Button, Input, ListView, Select
 
 from spyglass.config import Config, Profile
 from spyglass.tui.app import SpyglassApp
@@ -148,6 +148,21 @@ async def test_settings_rejects_bad_url_and_keeps_what_was_typed(backend):
         assert "url: a URL starts with http:// or https://" in text
         assert screen.query_one("#url", Input).value == "ftp://intel.example"
         assert "work" not in Config.load().profiles
+
+
+async def test_every_focus_stop_of_settings_is_one_that_shows_it(backend):
+    """Newcomer trial 4: Tab from the profiles reached the form's scroll container, invisible:
+    typed text went nowhere, and `l` opened the backend log."""
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("escape", "comma")
+        assert isinstance(app.screen, SettingsScreen)
+        stops = []
+        for _ in range(12):
+            await pilot.press("tab")
+            stops.append(app.focused)
+        assert all(isinstance(w, (Input, Button, Select, ListView)) for w in stops), stops
 
 
 async def test_settings_tests_saves_and_uses_a_profile(backend):

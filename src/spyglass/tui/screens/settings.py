@@ -57,7 +57,9 @@ class SettingsScreen(Screen[Profile | None]):
             profiles = ListView(id="profiles")
             profiles.border_title = "Profiles"
             yield profiles
-            with VerticalScroll(id="form"):
+            form = VerticalScroll(id="form")
+            form.can_focus = False  # a focus stop that showed nothing: typed text went nowhere (newcomer trial 4)
+            with form:
                 for field, label, placeholder in FIELDS:
                     with Horizontal(classes="field"):
                         yield Label(label)
