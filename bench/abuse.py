@@ -41,6 +41,9 @@ And issue 44c's majors, each on a stock `spyglass serve --demo` with the same ot
     trends search while one keeps two heavy trends in flight, then ten clients of them.
 20. scansflood: 150 clients with no key asking counts, alone, then beside two internet scans of
     one enterprise key (each the stock 16.7M loopback probes) (attacker trial 3's major).
+21. alertstreams: an enterprise account of 10,000 one-address alerts opening its /alert stream
+    from 8 clients, each dropped after 1.5 s, and another account's requests after it stops
+    (attacker trial 4's major).
 
     python bench/abuse.py [--seconds 10] [--only NAME ...]
 """
@@ -803,6 +806,39 @@ def scans_beside_a_flood(seconds: float) -> None:
             httpx.delete(f"{url}/intel/scan/{scan_id}", params={"key": attacker}, timeout=30)
 
 
+def alert_streams_dropped(seconds: float) -> None:
+    """Item 21: opens of a large account's /alert stream, dropped; the other client during and after."""
+    from spyglass.netblocks import parse_networks
+    from spyglass.server.state.sqlite.accounts import Store as Accounts
+    from spyglass.server.state.sqlite.alerts import AlertStore
+
+    with stock_backend() as (url, pid, data):
+        attacker, victim = keys(data, "enterprise", "member")
+        accounts, alerts = Accounts(Path(data)), AlertStore(Path(data))
+        account = accounts.account_for_key(attacker)
+        for n in range(10_000):
+            alerts.create_alert(account.id, f"a{n}", parse_networks([f"10.{n >> 8}.{n & 255}.1"]), 0)
+        accounts.close()
+        alerts.close()
+        stop = threading.Event()
+
+        def opener() -> None:
+            while not stop.is_set():
+                try:
+                    with httpx.stream("GET", f"{url}/stream/intel/alert", params={"key": attacker}, timeout=1.5) as r:
+                        for _ in r.iter_bytes():
+                            break
+                except httpx.HTTPError:
+                    pass
+
+        with Victim(url, victim, pid) as v:
+            run_for(seconds, stop, [opener] * 8)
+        v.report("21. 8 clients opening a 10,000-alert account's /alert stream, each dropped after 1.5 s")
+        with Victim(url, victim, pid, path="/notifier") as v:
+            time.sleep(10)
+        v.report("21. after them: another account's notifiers listed (a request that takes a thread)")
+
+
 def on_each_state(attack: Callable[[str, str | None, float], None]) -> Callable[[float], None]:
     """``attack(name, state, seconds)`` run on SQLite state, then on PostgreSQL's."""
 
@@ -835,6 +871,7 @@ ATTACKS = {
     "unread": unread_answers,
     "bodies": large_bodies,
     "scansflood": scans_beside_a_flood,
+    "alertstreams": alert_streams_dropped,
 }
 
 

@@ -29,7 +29,7 @@ from spyglass.server.errors import (
     responses,
     shown_id,
 )
-from spyglass.server.stream.alerts import AlertNetworks
+from spyglass.server.stream.alerts import AlertCoverages
 from spyglass.server.stream.hub import (
     CHUNK_BYTES,
     Match,
@@ -169,11 +169,11 @@ async def vulns(
 
 @router.get("/alert", response_class=StreamingResponse, responses=STREAM_DOC)
 async def alerts(
-    request: Request, who: Who, store: Alerts, t: Literal["json", "sse"] = Format, debug: int = Debug
+    request: Request, who: Who, t: Literal["json", "sse"] = Format, debug: int = Debug
 ) -> StreamingResponse:
     """Banners inside the networks of every alert of the caller's account (as the alerts change)."""
     who.require_enterprise("The real-time stream")
-    match = await asyncio.to_thread(AlertNetworks, store, who.account.id)
+    match = await request.app.state.coverages.follow(who.account.id)
     return open_stream(request, who, match, t, debug)
 
 
@@ -191,7 +191,7 @@ async def alert(
     who.require_enterprise("The real-time stream")
     if await asyncio.to_thread(store.alert, who.account.id, alert_id) is None:
         raise not_found(f"No alert with id {shown_id(alert_id)}")
-    match = await asyncio.to_thread(AlertNetworks, store, who.account.id, alert_id)
+    match = await request.app.state.coverages.follow(who.account.id, alert_id)
     return open_stream(request, who, match, t, debug)
 
 
@@ -207,6 +207,7 @@ def create_stream_app(hub: StreamHub, parent: FastAPI) -> FastAPI:
     )
     app.state.hub = hub
     app.state.alerts = parent.state.alerts  # the /alert streams follow the account's alerts
+    app.state.coverages = AlertCoverages(parent.state.alerts)  # (shared by the streams of one account)
     app.state.rate_limiter = parent.state.rate_limiter
     app.state.keys = parent.state.keys
     install_error_handlers(app)
