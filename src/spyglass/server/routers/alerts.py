@@ -6,6 +6,7 @@ import asyncio
 import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
@@ -26,7 +27,7 @@ from spyglass.server.gates import one_at_a_time
 from spyglass.server.routers.notifiers import owned_notifier
 from spyglass.server.state import OverBudget
 from spyglass.server.state.accounts import iso
-from spyglass.server.state.alertrows import AlertRow
+from spyglass.server.state.alertrows import AlertRow, NotifierRow
 from spyglass.server.state.alerts import AlertState, StoredNetworks
 
 router = APIRouter()
@@ -136,8 +137,17 @@ def within_plan(who: Caller, networks: StoredNetworks) -> Iterator[None]:
         raise ApiError(403, over_plan(who.account, networks.size, exc)) from None
 
 
-def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = False) -> Alert:
-    now = alerts.clock()
+def alert_body(
+    alerts: AlertState,
+    who: Caller,
+    alert: AlertRow,
+    info: bool = False,
+    known: dict[str, NotifierRow] | None = None,
+    now: datetime | None = None,
+) -> Alert:
+    """The alert as the API shows it; ``info``: with its notifiers (``known``: the account's, read
+    once for a list of alerts, not once an alert: 23,000 alerts' list took 1.9 s) and its state."""
+    now = now or alerts.clock()
     end = alert.expiration()
     body = Alert(
         id=alert.id,
@@ -152,7 +162,7 @@ def alert_body(alerts: AlertState, who: Caller, alert: AlertRow, info: bool = Fa
         has_triggers=bool(alert.triggers),
     )
     if info:
-        notifiers = [alerts.notifier(who.account.id, n) for n in alert.notifiers]
+        notifiers = [known.get(n) if known is not None else alerts.notifier(who.account.id, n) for n in alert.notifiers]
         body.notifiers = [
             {"id": n.id, "provider": n.provider, "description": n.description, "args": n.args} for n in notifiers if n
         ]
@@ -214,7 +224,8 @@ def _create_alert(read: ReadBody, alerts: AlertState, who: Caller) -> Alert:
 
 @router.get("/alert/info", response_model=list[Alert], response_model_exclude_unset=True)
 def list_alerts(alerts: Alerts, who: Who) -> list[Alert]:
-    return [alert_body(alerts, who, a, info=True) for a in alerts.alerts(who.account.id)]
+    known, now = {n.id: n for n in alerts.notifiers(who.account.id)}, alerts.clock()
+    return [alert_body(alerts, who, a, True, known, now) for a in alerts.alerts(who.account.id)]
 
 
 @router.get("/alert/triggers", response_model=list[Trigger])
