@@ -86,17 +86,26 @@ class Limits:
         return self.heavy_at_once or max(1, len(os.sched_getaffinity(0)) // 2 // self.workers)
 
 
-def _json_400(transport: asyncio.Transport, conn: h11.Connection, msg: str) -> None:
+def _head_too_long(conn: h11.Connection, data: bytes) -> bool:
+    """Whether the request head begun (or beginning) in ``data`` passes HEAD_LIMIT: h11 tells only
+    of a head still unfinished past it, so one that arrived whole was read (a 66 KB one was 200)."""
+    held = len(getattr(conn, "_receive_buffer", b""))  # (h11's, O(1); absent: as if empty)
+    if held + len(data) <= HEAD_LIMIT:
+        return False
+    head = (conn.trailing_data[0] + data)[: HEAD_LIMIT + 4]
+    return b"\r\n\r\n" not in head
+
+
+def _json_400(transport: asyncio.Transport, conn: h11.Connection, msg: str, too_long: bool = False) -> None:
     """uvicorn's 400 for malformed framing is text/plain; the API promises a JSON error for every error."""
     status, reason, error = 400, b"Bad Request", f"{msg.rstrip('.')}: malformed HTTP framing"
-    if len(conn.trailing_data[0]) > HEAD_LIMIT:
+    if too_long or len(conn.trailing_data[0]) > HEAD_LIMIT:
         status, reason = 431, b"Request Header Fields Too Large"
         error = f"The request's line and headers pass {HEAD_LIMIT >> 10} KiB: send a shorter query."
     body = json.dumps({"error": error}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    head = h11.Response(status_code=status, headers=[*headers, (b"connection", b"close")], reason=reason)
-    for event in (head, h11.Data(data=body), h11.EndOfMessage()):
-        transport.write(conn.send(event))
+    # written as bytes: h11 sends no response before a request, and none was read of a head too long
+    head = b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+    transport.write(head % (status, reason, len(body)) + body)
     transport.close()
 
 
@@ -188,6 +197,9 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
             _json_400(self.transport, self.conn, msg)
 
         def data_received(self, data: bytes) -> None:
+            if self.conn.their_state is h11.IDLE and _head_too_long(self.conn, data):
+                _json_400(self.transport, self.conn, "", too_long=True)
+                return
             super().data_received(data)
             state = self.conn.their_state
             if state is h11.SEND_BODY and self in waiting:  # the head is in: now the body
