@@ -23,7 +23,7 @@ async def test_a_large_body_s_room_is_given_back_and_the_heap_trimmed_after(monk
     monkeypatch.setattr(auth, "give_back_soon", lambda: trims.append(guard.receiving))
 
     async def app(scope, receive, send):
-        seen.append(guard.receiving)  # held while the app has the body
+        seen.append(guard.receiving + guard.receiving_small)  # held while the app has the body
         body = b""
         while (message := await receive())["type"] == "http.request":
             body += message["body"]
@@ -39,3 +39,26 @@ async def test_a_large_body_s_room_is_given_back_and_the_heap_trimmed_after(monk
         large = await client.post("/intel/alert", params={"key": "a"}, content=b"x" * (2 * LARGE_BODY))
     assert large.text == str(2 * LARGE_BODY)
     assert seen == [2, 2 * LARGE_BODY] and trims == [0] and guard.receiving == 0
+
+
+def test_small_bodies_have_room_when_large_ones_fill_the_server_s():
+    """Attacker trial 4: four accounts trickling 16 MiB bodies left every other account's small
+    writes 503; a body of at most FORM_MAX is received from a pool of its own."""
+    import pytest
+
+    from spyglass.server.auth import FORM_MAX
+    from spyglass.server.errors import ApiError
+
+    def declaring(size: int) -> dict:
+        return {"headers": [(b"content-length", str(size).encode())]}
+
+    guard = KeyBeforeBody(None, keys=Keys(), max_body=4 * LARGE_BODY, max_receiving=8 * LARGE_BODY)  # type: ignore[arg-type]
+    for account in range(4):
+        guard.reserve(declaring(2 * LARGE_BODY), account)
+    with pytest.raises(ApiError) as full:
+        guard.reserve(declaring(2 * LARGE_BODY), 5)
+    assert full.value.status == 503
+    assert guard.reserve(declaring(300), 6) == 300 and guard.reserve(declaring(FORM_MAX), 7) == FORM_MAX
+    guard.release(300, 6)
+    guard.release(FORM_MAX, 7)
+    assert guard.receiving_small == 0 and guard.receiving == 8 * LARGE_BODY

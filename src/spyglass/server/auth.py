@@ -338,7 +338,8 @@ class KeyBeforeBody:
     """ASGI middleware: a request with a body is answered 401 at once, its body unread, unless it
     carries a right key; then its body is received whole (at most ``max_body`` bytes, 413 past it;
     ``MAX_UPLOADS`` at once per account, 429 past it; at most ``max_receiving`` bytes of bodies
-    received or being answered at once, all accounts together, 503 past it, unread, and a quarter of
+    received or being answered at once, all accounts together (bodies of at most ``FORM_MAX`` in a
+    pool of their own, a quarter as large), 503 past it, unread, and a quarter of
     them per account, 429 past it: one account's 16 MiB heads left every other one's writes 503
     for 20-30 s) before the
     app, and LoadShedding's count, see the request. So a slow sender holds only its connection
@@ -359,6 +360,10 @@ class KeyBeforeBody:
         self.max_receiving = max(max_body, max_receiving or 0)  # one whole body always fits
         self.sending: Counter[int] = Counter()  # bodies being received, by account
         self.receiving = 0  # bytes of the bodies being received and answered, all accounts together
+        # Bodies of at most FORM_MAX (an alert's edit, a notifier) have a pool of their own: four
+        # accounts' large uploads, trickled, left every other account's small writes 503 (trial 4).
+        self.receiving_small = 0
+        self.max_small = max(FORM_MAX, self.max_receiving // ACCOUNT_SHARE)
         self.held: Counter[int] = Counter()  # of those, by account
         self.share = max(max_body, self.max_receiving // ACCOUNT_SHARE)  # an account's most of them
 
@@ -411,19 +416,27 @@ class KeyBeforeBody:
                 f"This account's bodies being received are at {self.share >> 20} MiB, its share of the"
                 f" server's {self.max_receiving >> 20} MiB: wait for one to end",
             )
-        if self.receiving + size > self.max_receiving:
+        small = size <= FORM_MAX
+        used, most = (self.receiving_small, self.max_small) if small else (self.receiving, self.max_receiving)
+        if used + size > most:
             raise ApiError(
                 503,
-                f"The server is receiving {self.max_receiving >> 20} MiB of request bodies at once, its limit"
-                " for all accounts: try again in a few seconds",
+                f"The server is receiving {most >> 20} MiB of {'small ' if small else ''}request bodies at once,"
+                " its limit for all accounts: try again in a few seconds",
                 headers={"Retry-After": RECEIVING_RETRY},
             )
-        self.receiving += size
+        if small:
+            self.receiving_small += size
+        else:
+            self.receiving += size
         self.held[account] += size
         return size
 
     def release(self, size: int, account: int) -> None:
-        self.receiving -= size
+        if size <= FORM_MAX:
+            self.receiving_small -= size
+        else:
+            self.receiving -= size
         self.held[account] -= size
         if not self.held[account]:
             del self.held[account]
