@@ -150,6 +150,15 @@ async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(forms_back
         await pilot.press("enter")
         await settle(pilot)
         assert "office" in [a.name for a in app.query_one("#pane-alerts").alerts.values()]
+        app.query_one("#alert-name", Input).focus()
+        await pilot.press("enter")  # the emptied form's Enter: said, then an alert deleted from the list
+        await settle(pilot)
+        assert "give the networks to watch" in screen_text(app)
+        app.query_one("#alerts-list").focus()
+        await pilot.press("D", "D")
+        await settle(pilot)
+        assert "office" not in [a.name for a in app.query_one("#pane-alerts").alerts.values()]
+        assert "give the networks to watch" not in screen_text(app)  # (it stayed for good: newcomer trial 4)
 
         await app.show_pane("notifiers")
         await settle(pilot)
