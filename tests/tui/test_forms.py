@@ -186,3 +186,6 @@ async def test_a_form_notice_goes_once_what_was_typed_makes_it_untrue(forms_back
         await pilot.press(*"someone")
         await settle(pilot)
         assert "Type the username or e-mail address" not in screen_text(app)
+        await pilot.press("enter")  # an invitation is said, whether or not that user exists
+        await settle(pilot)
+        assert any("Invited someone" in n.message for n in app._notifications), list(app._notifications)

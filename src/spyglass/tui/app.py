@@ -26,7 +26,7 @@ from spyglass.tui.console import for_console, linux_console, plain_boxes
 from spyglass.tui.linkstatus import LinkStatus
 from spyglass.tui.messages import BackendGone, Navigate, Outdated
 from spyglass.tui.panes import load_panes, pane_ids
-from spyglass.tui.panes.base import FORM, CallEnded, CallStarted, Pane, PaneFailure
+from spyglass.tui.panes.base import CallEnded, CallStarted, Pane, PaneFailure
 from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
 from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.navbar import NavBar
@@ -300,9 +300,7 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
                 self.status.note = f"{worker.name}: {message}"
                 self.report(f"{worker.name}: {message}")
         elif worker.state is WorkerState.SUCCESS:
-            # a form's problem goes too once another of its calls got through (an alert saved or
-            # deleted since): said at an empty form's Enter, it stayed for good (newcomer trial 4)
-            if pane.error_source == worker.name or (pane.error_source == FORM and not worker.name.endswith(": load")):
+            if pane.error_source == worker.name:
                 pane.show_error(None)
             self._clear_note_of(worker.name)
 

@@ -309,6 +309,12 @@ class Pane(VerticalScroll, can_focus=False):
         if self.error_source == FORM:  # typed since: said again, or cleared once the form is right
             self.say_form_problem()
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A form's problem is said while the form has the keys: said at an emptied form's Enter,
+        it stayed for good, through alerts deleted from the list since (newcomer trial 4)."""
+        if self.error_source == FORM and not isinstance(event.widget, (Input, Button, Select, Checkbox)):
+            self.show_error(None)
+
     def show_error(self, message: str | None, source: str | None = None) -> None:
         """Show (or clear, with None) a failure above the pane's content; data shown stays."""
         self.error_source = source if message else None
