@@ -139,6 +139,17 @@ class _Unread:
             slowest._cut()
 
 
+def _close_the_oldest(waiting: OrderedDict, newcomer: Any) -> bool:
+    """Make room: close the connection that has waited longest for a request (not ``newcomer``);
+    False if none waits."""
+    for oldest in waiting:
+        if oldest is not newcomer:
+            waiting.pop(oldest)
+            oldest._close()
+            return True
+    return False
+
+
 def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
     """uvicorn's HTTP/1.1 protocol with the limits above (``uvicorn.Config(http=...)``)."""
     cap, unread = limits.connections(), _Unread(limits)
@@ -149,20 +160,11 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            if len(self.connections) > cap and not self._make_room():
+            if len(self.connections) > cap and not _close_the_oldest(waiting, self):
                 transport.write(BUSY)
                 transport.close()
                 return
             self._wait_for_request()
-
-        def _make_room(self) -> bool:
-            """Close the connection that has waited longest for a request; False if none waits."""
-            for oldest in waiting:
-                if oldest is not self:
-                    waiting.pop(oldest)
-                    oldest._close()
-                    return True
-            return False
 
         def _wait_for_request(self) -> None:
             waiting[self] = time.monotonic()
