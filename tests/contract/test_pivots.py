@@ -66,3 +66,17 @@ def test_odd_member_types_give_pivots_without_a_crash():
     found = {p.filter for p in pivots(odd)}
     assert {"asn", "port", "ip"} <= found and "os" not in found
     assert pivots("not a banner") == []
+
+
+def test_a_private_scan_result_s_pivots_search_within_its_scan():
+    """Newcomer trial 5: a pivot from one's own scan of loopback found nothing, not even its banner:
+    the account's searches leave private results out unless they name the scan."""
+    from spyglass.query.match import matcher
+
+    crawler = {**CURRENT[0]["_intel"], "options": {"scan": "KD46EP9CZZ22FAAP"}}
+    private = {**CURRENT[0], "tags": ["private-scan"], "_intel": crawler}
+    found = pivots(private)
+    assert found and all(p.query.endswith(" scan:KD46EP9CZZ22FAAP") for p in found)
+    assert all("scan:" not in p.term for p in found)  # (what an exclusion adds to a query)
+    assert all(matcher(parse(p.query))(private) for p in found)
+    assert all(p.query == p.term for p in pivots(CURRENT[0]))  # a shared banner: the value alone

@@ -34,16 +34,26 @@ FIRST = (
 # Filters that take no value of the banner's own (flags, dates, free text) or repeat another.
 NOT_PIVOTS = {"all", "ssl", "title", "state", "net", "before", "after", "scan"}
 MAX_VALUE = 200  # longer values (a whole title) make a query no one would type
+# The tag of a scan's result at the server's own networks, which only its account's searches of
+# that scan (`scan:ID`) find: a pivot from one adds that, or it found nothing (newcomer trial 5).
+PRIVATE_SCAN = "private-scan"
 
 
 @dataclass(frozen=True)
 class Pivot:
     filter: str
     value: str  # as the banner holds it, one line
+    within: str = ""  # what else the search needs to find the banner at all (``scan:ID``), if anything
 
     @property
     def term(self) -> str:
+        """The value's term (to add to a query, or exclude from one)."""
         return term(self.filter, self.value)
+
+    @property
+    def query(self) -> str:
+        """The search that finds every banner holding the value, this one among them."""
+        return f"{self.term} {self.within}" if self.within else self.term
 
 
 def term(name: str, value: str) -> str:
@@ -73,6 +83,7 @@ def pivots(banner: Any) -> list[Pivot]:
     if not isinstance(banner, dict):
         return []
     names = [*FIRST, *(n for n in VALUES if n not in FIRST)]
+    within = _private_scan(banner)
     found: list[Pivot] = []
     for name in names:
         kind = FILTERS.get(name)
@@ -84,6 +95,16 @@ def pivots(banner: Any) -> list[Pivot]:
             continue
         for raw in values:
             value = _as_value(kind, raw)
-            if value is not None and Pivot(name, value) not in found:
-                found.append(Pivot(name, value))
+            if value is not None and Pivot(name, value, within) not in found:
+                found.append(Pivot(name, value, within))
     return found
+
+
+def _private_scan(banner: dict) -> str:
+    """``scan:ID`` for a private scan's result (see PRIVATE_SCAN), else nothing."""
+    try:
+        if PRIVATE_SCAN in VALUES["tag"](banner):
+            return next((term("scan", s) for s in VALUES["scan"](banner) if s), "")
+    except (TypeError, ValueError, AttributeError):
+        pass
+    return ""

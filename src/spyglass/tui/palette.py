@@ -25,7 +25,7 @@ class SpyglassCommands(Provider):
         term = clean(pivot.term, one_line=True, max_chars=80)
         post = self.app.post_message
         return [
-            (f"Pivot on {term}", partial(post, RunSearch(pivot.term)), "Search pane: every banner with this value"),
+            (f"Pivot on {term}", partial(post, RunSearch(pivot.query)), "Search pane: every banner with this value"),
             (f"Exclude {term} from the search", partial(post, ExcludeInSearch(pivot.term)), "Search pane"),
         ]
 

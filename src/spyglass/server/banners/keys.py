@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from spyglass.query.pivot import PRIVATE_SCAN
 from spyglass.server.banners.shape import Shape
 
 
@@ -23,7 +24,7 @@ def _key(hasher: Any) -> int:
     return int.from_bytes(hasher.digest(), "big") >> 1
 
 
-PRIVATE = "private-scan"  # the tag of a result only its account reads (scanner/private.py)
+PRIVATE = PRIVATE_SCAN  # the tag of a result only its account reads (scanner/private.py)
 
 
 def _service_text(ip: str, port: int, transport: str, private: str = "") -> str:

@@ -70,7 +70,7 @@ class PivotList(CursorList):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if 0 <= event.option_index < len(self.pivots):
-            self.post_message(RunSearch(self.pivots[event.option_index].term))
+            self.post_message(RunSearch(self.pivots[event.option_index].query))
 
     def action_exclude(self) -> None:
         if self.selected is not None:
