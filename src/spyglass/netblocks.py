@@ -75,7 +75,10 @@ def parse_netblock(text: str) -> Netblock:
 
 
 def parse_networks(values: Any) -> list[Netblock]:
-    """``filters.ip``: a list of IPs and CIDR ranges (a single string is taken as a list of one)."""
+    """``filters.ip``: a list of IPs and CIDR ranges (a single string is taken as a list of one),
+    each network once, in the order first given: an alert kept every repeat, so one address given
+    500,000 times (its plan counting it once) grew the account's alerts without limit (attacker
+    trial 5)."""
     if isinstance(values, str):
         values = [values]
     if not isinstance(values, list) or not values:
@@ -88,7 +91,7 @@ def parse_networks(values: Any) -> list[Netblock]:
             out.append(parse_netblock(value))
         except ValueError:
             raise BadNetwork(f"filters.ip: {value!r} is not an IP or CIDR range") from None
-    return out
+    return list(dict.fromkeys(out))
 
 
 def network_size(networks: Iterable[Netblock]) -> int:

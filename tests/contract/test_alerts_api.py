@@ -138,6 +138,19 @@ def test_a_body_that_is_not_json_is_told_in_plain_words(backend, body, why):
     assert answer.status_code == 400 and answer.json()["error"] == f"Invalid request: the body is not JSON ({why})"
 
 
+def test_a_network_given_again_is_kept_once(backend):
+    """Attacker trial 5: an address given 500,000 times was counted once by the plan and kept
+    500,000 times, so an account's alerts grew without limit (and every list of them)."""
+    key = backend.key("member")
+    body = {"name": "again", "filters": {"ip": ["12.0.0.9"] * 300 + ["12.0.0.9/32", "12.0.1.0/30", "12.0.1.1/30"]}}
+    made = httpx.post(f"{backend.url}/intel/alert", params={"key": key}, json=body).json()
+    assert made["filters"]["ip"] == ["12.0.0.9", "12.0.1.0/30"] and made["size"] == 5
+    edit = {"filters": {"ip": ["12.0.0.10", "12.0.0.10"] * 100}}
+    edited = httpx.post(f"{backend.url}/intel/alert/{made['id']}", params={"key": key}, json=edit).json()
+    assert edited["filters"]["ip"] == ["12.0.0.10"]
+    httpx.delete(f"{backend.url}/intel/alert/{made['id']}", params={"key": key})
+
+
 async def test_expires_is_bounded_at_create_and_edit(backend):
     """Issue 34: 300 billion seconds answered 500 yet stored an alert that no listing could show."""
     key = backend.key()
