@@ -218,3 +218,14 @@ def test_a_word_of_no_letter_or_digit_is_an_error(source):
 @pytest.mark.parametrize("source", ["-port:80", "a-b", '"-"', "-nginx", "é"])
 def test_words_with_letters_and_negations_still_parse(source):
     assert parse(source).errors == []
+
+
+@pytest.mark.parametrize("query", [" ".join(['a"'] * 10_000), " ".join(["-"] * 10_000), " ".join(["zz:1"] * 10_000)])
+def test_a_query_of_many_problems_says_the_first_ones(query):
+    """Attacker trial 5: every problem of a 30 KB query was said, a 286-690 KB answer to a free
+    request (70 ms of the server each): past MAX_ERRORS the rest is not read."""
+    from spyglass.query.parser import MAX_ERRORS, QuerySyntaxError
+
+    errors = parse(query).errors
+    assert len(errors) == MAX_ERRORS + 1 and "the rest is not read" in str(errors[-1])
+    assert len(str(QuerySyntaxError(errors))) < 1000

@@ -34,6 +34,9 @@ FIRST_DATE, LAST_DATE = date(1678, 1, 1), date(2261, 12, 31)
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 
 
+MAX_ERRORS = 10  # problems said of one query: past them the rest of it is not read
+
+
 class QuerySyntaxError(ValueError):
     """A query that cannot be run; ``errors`` lists every problem with its position."""
 
@@ -53,6 +56,9 @@ def parse(source: str) -> Query:
         if source[pos].isspace():
             pos += 1
             continue
+        if len(query.errors) >= MAX_ERRORS:  # (a query of 10,000 stray quotes was a 286 KB answer)
+            query.errors.append(QueryError("more problems after these: the rest is not read", Span(pos, n)))
+            return query
         start = pos
         negated = source[pos] == "-" and pos + 1 < n and not source[pos + 1].isspace()
         match = _NAME.match(source, pos)
