@@ -142,6 +142,7 @@ def test_internet_scans_under_way_are_the_plans_number(tmp_path):
         first, refused = start(), start()
         assert first.status_code == 200 and refused.status_code == 403
         assert "Too many internet scans under way: the member plan allows 1 at once" in refused.json()["error"]
+        assert "DELETE /intel/scan/ID" in refused.json()["error"]  # the path as it is (attacker trial 5)
         cancelled = httpx.delete(f"{backend.url}/intel/scan/{first.json()['id']}", params={"key": key})
         assert cancelled.json()["status"] == "CANCELLED" and start().status_code == 200
     backend.store.close()

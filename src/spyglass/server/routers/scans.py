@@ -119,7 +119,7 @@ def internet(
         raise ApiError(
             403,
             f"Too many internet scans under way: the {plan.name} plan allows {plan.internet_scans} at once"
-            " (cancel one with DELETE /scan/{id}, or wait for it to finish)",
+            f" (cancel one with DELETE /{settings.namespace}/scan/ID, or wait for it to finish)",
         ) from None
     scans.submit(scan)
     return {"id": scan.id}
