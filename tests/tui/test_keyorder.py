@@ -179,6 +179,9 @@ Boxes().run()
         ((b"ab", b"\x1b\r"), "ab||e"),
         ((b"ab", b"\x1b x"), "ab||"),  # (a space on a button presses nothing)
         ((b"ab", b"\x1b\x7f"), "ab||"),
+        ((b"ab", b"\x1b,"), "ab||"),  # Esc then a punctuation mark: `,` was typed into the box (trial 6)
+        ((b"ab", b"\x1b?"), "ab||"),
+        ((b"ab", b"\x1bf"), "ab||"),  # (Textual's table made it a word's move)
     ],
 )
 def test_keys_that_move_the_focus_in_one_read_keep_their_order(tmp_path, writes, expected):

@@ -22,9 +22,9 @@ letter or a digit in one read (Esc q, Esc 4 4 3) is what a terminal sends for al
 alt+digit, which nothing here binds: :func:`esc_then_letter` gives the two keys typed slowly
 instead, so `Esc 443` typed in one burst leaves the box and adds the term 443, as typed slowly
 (alt+digit switched panes, and the digits after it were typed on that pane: newcomer trial 3).
-Esc then Enter, Space or Backspace in one read were read by Textual's table as Enter, Space and
-ctrl+w, the Esc lost (Esc Enter on a query typed on: newcomer trial 4): `install()` makes them
-alt+enter, alt+space and alt+backspace, which are always the two keys.
+Esc then Enter, Space, Backspace or a punctuation mark in one read were read by Textual's table as
+that key alone (ctrl+w for Backspace), the Esc lost (Esc Enter on a query typed on: newcomer trial
+4; Esc `,` typed a comma: trial 6): `install()` makes them alt+ keys, which are always the two.
 
 The keys of one read are all handed to the widget that has the focus when they arrive, before
 the first of them has run: a Tab (or an Esc) among them moves the focus only once the box has
@@ -51,6 +51,7 @@ never run). A ctrl+j held is Enter.
 from __future__ import annotations
 
 import asyncio
+import string
 from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import wraps
@@ -60,6 +61,7 @@ from types import SimpleNamespace
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.app import App
+from textual.keys import _character_to_key
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.widget import Widget
@@ -107,7 +109,7 @@ def install() -> None:
     (idempotent)."""
     for digit in "0123456789":  # the parser takes a tuple of objects with .value as key names
         ANSI_SEQUENCES_KEYS["\x1b" + digit] = (SimpleNamespace(value=f"alt+{digit}"),)  # type: ignore[index]
-    for name, character in AFTER_ESC.items():
+    for name, character in [*AFTER_ESC.items(), ("f", "f"), ("b", "b")]:
         ANSI_SEQUENCES_KEYS["\x1b" + character] = (SimpleNamespace(value=f"alt+{name}"),)  # type: ignore[index]
     if not hasattr(MessagePump._dispatch_message, "__wrapped__"):
         MessagePump._dispatch_message = _counted(MessagePump._dispatch_message)  # type: ignore[method-assign,assignment]
@@ -254,7 +256,15 @@ def _counted(original: Callable[[MessagePump, Message], Awaitable[None]]) -> Cal
     return _dispatch_message
 
 
-AFTER_ESC = {"enter": "\r", "space": " ", "backspace": "\x7f"}  # keys after Esc in one read, as typed
+# Keys after Esc in one read, as typed: Textual's table reads ESC and these as the key alone (or, for
+# f and b, a word's move), the Esc lost; `Esc ,` typed `,` into the box (newcomer trial 6). Not "[",
+# which begins the sequences of the keys that have no character.
+AFTER_ESC = {
+    "enter": "\r",
+    "space": " ",
+    "backspace": "\x7f",
+    **{_character_to_key(c): c for c in string.punctuation if c != "["},
+}
 SPLIT_ALWAYS = frozenset(f"alt+{name}" for name in AFTER_ESC)  # (a text box binds alt+backspace)
 
 
