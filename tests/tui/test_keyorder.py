@@ -243,9 +243,11 @@ class Watched(SpyglassApp):
         search = self.query("#pane-search")
         if self.clients is None or not search:
             return
-        self.waited += 1
         pane = search.first()
-        if pane.current_query or self.waited > 30:  # ran, or 3 s connected without running it
+        if pane.query_one('#query').value:
+            self.waited += 1  # the typed text is in: its Enter came with it
+        # ran, or 20 s after the text arrived without running it (a loaded machine is slow)
+        if pane.current_query or self.waited > 200:
             out.write_text(f"{pane.query_one('#query').value}|{pane.current_query}")
             self.exit()
 
