@@ -6,7 +6,9 @@ damaged anywhere; and over nmap hosts whose every text and number is arbitrary."
 from __future__ import annotations
 
 import io
+import uuid
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 from spyglass.exactjson import dumps, loads
 from spyglass.server.clickhouse.store import ClickHouseStore
 from spyglass.server.index import BannerIndex
-from spyglass.server.ingest.formats import Unreadable, known, masscan, zgrab2, zgrab2_modules
+from spyglass.server.ingest.formats import Unreadable, common, known, masscan, zgrab2, zgrab2_modules
 from spyglass.server.ingest.formats.nmap import Nmap
 
 REAL = Path(__file__).parent / "data" / "nmap-loopback.xml"  # a real run of tests/formats/nmapfiles.py
@@ -184,3 +186,14 @@ def test_any_zgrab2_module_result(protocol, result, envelope):
 def test_any_masscan_ndjson(records):
     head = b'{"ip":"198.18.0.1","timestamp":"1700000000","port":80,"proto":"tcp","rec_type":"status","data":{}}\n'
     stored(masscan.FORMAT.records(io.BytesIO(head + b"".join(dumps(r) + b"\n" for r in records))))
+
+
+@given(st.binary(min_size=16, max_size=16))
+def test_a_banners_id_is_the_uuid_of_its_digest(digest):
+    assert common._uuid_text(digest.hex()) == str(uuid.UUID(bytes=digest))
+
+
+@given(st.integers(min_value=0, max_value=2**33) | st.floats(min_value=0, max_value=2**33))
+def test_a_stamp_of_seconds_is_the_datetimes(seconds):
+    made_once = common.stamp(seconds)
+    assert made_once == common.stamp(seconds) == common.stamp(datetime.fromtimestamp(float(seconds), UTC))

@@ -27,8 +27,15 @@ class GeoError(Exception):
 
 
 def configured() -> tuple[str, ...]:
-    """The databases SPYGLASS_GEOIP names (none: empty)."""
-    return tuple(p for p in os.environ.get(ENV, "").split(os.pathsep) if p.strip())
+    """The databases SPYGLASS_GEOIP names (none: empty). Asked for every banner a scanner's file
+    gives: the common case, none named, costs one look-up."""
+    named = os.environ.get(ENV)
+    return _split(named) if named else ()
+
+
+@functools.lru_cache(maxsize=8)
+def _split(named: str) -> tuple[str, ...]:
+    return tuple(p for p in named.split(os.pathsep) if p.strip())
 
 
 def use(paths: list[str]) -> None:

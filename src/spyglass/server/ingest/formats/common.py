@@ -9,7 +9,6 @@ import hashlib
 import io
 import ipaddress
 import socket
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import IO
@@ -27,10 +26,16 @@ _STAMP = "%Y-%m-%dT%H:%M:%S.%f"  # as the crawler writes a banner's timestamp (U
 def stamp(when: datetime | float | int) -> str:
     """A banner's timestamp from a datetime (naive is UTC) or seconds since the epoch."""
     if not isinstance(when, datetime):
-        when = datetime.fromtimestamp(float(when), UTC)
-    elif when.tzinfo is not None:
+        return _stamp_of(float(when))
+    if when.tzinfo is not None:
         when = when.astimezone(UTC)
     return when.strftime(_STAMP)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stamp_of(seconds: float) -> str:
+    """A scanner's records share their seconds (masscan: a second's hundreds of ports): each made once."""
+    return datetime.fromtimestamp(seconds, UTC).strftime(_STAMP)
 
 
 @functools.cache
@@ -86,7 +91,7 @@ def banner(
             "timestamp": when,
             "tags": [tool["name"]],
             "_shodan": {
-                "id": str(uuid.UUID(bytes=hashlib.blake2b(which, digest_size=16).digest())),
+                "id": _uuid_text(hashlib.blake2b(which, digest_size=16).hexdigest()),
                 "module": module,
                 "crawler": tool["name"],
                 "options": {"scan": scan},
@@ -95,6 +100,11 @@ def banner(
         }
     )
     return locate(out)  # location and network owner, where the user named databases (geoip.py)
+
+
+def _uuid_text(hex32: str) -> str:
+    """``str(uuid.UUID(hex=hex32))`` without making the UUID (a banner's id, made for every one)."""
+    return f"{hex32[:8]}-{hex32[8:12]}-{hex32[12:16]}-{hex32[16:20]}-{hex32[20:]}"
 
 
 def _address(ip: str) -> dict:
