@@ -196,6 +196,9 @@ def test_replay_beside_a_running_backend_says_what_to_run_then_runs(served, tmp_
     )
     key = served.cli("keys", "create", "--collector").stdout.strip()
     assert "5 banners sent" in served.cli("replay", str(dump), env={"SPYGLASS_API_KEY": key}).stderr
+    one = tmp_path / "one.json"
+    one.write_bytes(dump.read_bytes().splitlines(keepends=True)[0])
+    assert "1 banner sent, 0 new" in served.cli("replay", str(one), env={"SPYGLASS_API_KEY": key}).stderr
     keyless = spyglass("count", "port:22", env={"SPYGLASS_URL": served.url, "SPYGLASS_API_KEY": ""}, ok=False)
     assert "needs an API key: set SPYGLASS_API_KEY" in keyless.stderr and "query parameter" not in keyless.stderr
 

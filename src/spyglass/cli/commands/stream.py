@@ -147,6 +147,7 @@ async def replay(clients, args):
     from itertools import islice
 
     from spyglass.client.stream import collect
+    from spyglass.present.values import plural
     from spyglass.safetext import clean
 
     lines = read_banners(args.file)
@@ -169,9 +170,9 @@ async def replay(clients, args):
             problems.append(clean(problem, one_line=True))
     if args.json:
         return {"received": received, "collected": collected, "bad": bad, "problems": problems}
-    print(f"{received:,} banners sent, {collected:,} new (indexed and published)", file=sys.stderr)
+    print(f"{plural(received, 'banner')} sent, {collected:,} new (indexed and published)", file=sys.stderr)
     if bad:
-        print(f"{bad:,} lines refused:", *problems[:REPLAY_SHOWN], sep="\n  ", file=sys.stderr)
+        print(f"{plural(bad, 'line')} refused:", *problems[:REPLAY_SHOWN], sep="\n  ", file=sys.stderr)
     return None
 
 
