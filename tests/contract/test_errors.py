@@ -268,6 +268,14 @@ def test_a_404_never_sends_back_a_long_id_whole(backend, path):
     assert len(message) < 200 and ("'" not in message or message.endswith("… (5,000 characters)")), message
 
 
+def test_an_unknown_scan_is_named_alike_by_its_status_and_its_cancel(backend):
+    key = backend.key()
+    status = httpx.get(f"{backend.url}/intel/scan/NOPE", params={"key": key})
+    cancel = httpx.delete(f"{backend.url}/intel/scan/NOPE", params={"key": key})
+    assert status.status_code == cancel.status_code == 404
+    assert status.json()["error"] == cancel.json()["error"] == "No scan with id 'NOPE'"
+
+
 @pytest.mark.parametrize(
     "path", ["/intel/host/count", "/intel/host/search/x", "/trends/api/v1/nope", "/geonet/nope", "/stream/intel/nope"]
 )

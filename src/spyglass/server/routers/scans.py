@@ -192,5 +192,5 @@ def listing(
 def status(scan_id: str, scans: Scans, who: Who) -> dict:
     scan = scans.store.get(scan_id)
     if scan is None or scan.account_id != who.account.id:  # another account's scan is no business of this one
-        raise not_found("No scan with that id")
+        raise not_found(f"No scan with id {shown_id(scan_id)}")
     return scan.status_body()
