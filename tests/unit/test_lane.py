@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import httpx
 
-from spyglass.server.lane import HeavyLane, heavy
+from spyglass.server.lane import HEAVY_QUERY_VALUES, HeavyLane, heavy
 from tests.contract.test_guard import held_until
 
 TRENDS = "/trends/api/v1/search"
@@ -41,6 +41,18 @@ def test_trends_searches_and_many_facet_values_are_heavy():
     assert not heavy(scope("/intel/host/count", "query=port:22&facets=org:100,port:100"))
     assert heavy(scope("/intel/host/count", "query=port:22&facets=ip:1000,org:1000"))
     assert not heavy(scope("/intel/host/count", "facets=nosuch:1000,org:1000"))  # the app says 400
+
+
+def test_a_search_of_many_query_values_is_heavy():
+    """Attacker trial 7: counts of 240 negated networks (110 ms each, free) from 20 accounts at
+    once took another account's p95 past 1 s; they now take turns."""
+    nets = " ".join(f"-net:10.{i}.0.0/16" for i in range(240))
+    assert heavy(scope("/intel/host/count", urlencode({"query": nets})))
+    assert heavy(scope("/shodan/host/search", urlencode({"query": "a b " + nets})))  # any namespace
+    few = " ".join(f"-net:10.{i}.0.0/16" for i in range(HEAVY_QUERY_VALUES))
+    assert not heavy(scope("/intel/host/count", urlencode({"query": few})))
+    assert heavy(scope("/intel/host/count", urlencode({"query": "port:" + ",".join(map(str, range(60)))})))
+    assert not heavy(scope("/intel/query/search", urlencode({"query": nets})))  # the directory's words
 
 
 async def test_with_the_lane_full_light_requests_pass_and_heavy_ones_wait_then_are_refused():

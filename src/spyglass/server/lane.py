@@ -3,12 +3,13 @@
 A trends request with twenty 1,000-value facets is 0.5-1 s of a core and an answer of up to 2 MB;
 the per-account cap (inflight.py) bounds how many one account runs, not how many accounts run
 them: 4 threads of each of two enterprise keys took another account's simple count to p95 1.5 s
-on a 2-core machine. So a heavy request (any trends search, or facets asking for more than
-HEAVY_FACET_VALUES values in all) waits for a turn, behind at most ``queue`` others and ``wait``
-seconds at most, and past those is answered 503 with ``Retry-After`` and a message naming the
-limit. Light requests never wait here. Turns are taken after the account's cap (an account past
-it takes none) and before the global in-flight limit (a heavy request waiting holds none of its
-slots), and given back once the app has answered, its work done. bench/abuse.py prints another
+on a 2-core machine. So a heavy request (any trends search, facets asking for more than
+HEAVY_FACET_VALUES values in all, a count or search of over HEAVY_QUERY_VALUES words and values)
+waits for a turn, behind at most ``queue`` others and ``wait`` seconds at most, and past those is
+answered 503 with ``Retry-After`` and a message naming the limit. Light requests never wait here.
+Turns are taken after the account's cap (an account past it takes none) and before the global
+in-flight limit (a heavy request waiting holds none of its slots), and given back once the app has
+answered, its work done. bench/abuse.py prints another
 account's p50/p95 under trends from two accounts. Counted by each worker process.
 """
 
@@ -26,6 +27,11 @@ from spyglass.server.guard import LoadShedding
 
 HEAVY_PATHS = ("/trends/api/v1/search",)  # every month of the index (its filters and facets lists are light)
 HEAVY_FACET_VALUES = 1000  # facet values a request asks for in all, past which it is heavy
+# Words and filter values of a search's query past which it is heavy: a count of 240 negated
+# networks is 110 ms of a core against 7 for port:22, and 20 free accounts asking for it at once
+# took another account's p95 to 1.04 s (attacker trial 7). An analyst's query holds a few.
+HEAVY_QUERY_VALUES = 50
+QUERY_PATHS = ("host/count", "host/search")  # under the namespace (settings.namespace)
 MOST_FACETS = 32  # above every plan's facets a request: more are not parsed here
 LANE_WAIT = 5.0  # seconds a heavy request may wait for its turn
 RETRY_AFTER = b"2"
@@ -33,9 +39,9 @@ HEAVY_KEY = "spyglass.heavy"  # the scope's note of heavy()'s answer
 
 
 def heavy(scope: Scope) -> bool:
-    """Whether a request is heavy: a trends search, or facets of many values (read from its query,
-    without the plan's caps, which the app applies). Decided once a request: the account's cap
-    (inflight.py) asks too, and its query is parsed here only once."""
+    """Whether a request is heavy: a trends search, facets of many values, or a search of many
+    query values (read from its query, without the plan's caps, which the app applies). Decided
+    once a request: the account's cap (inflight.py) asks too, and its query is parsed here once."""
     if (known := scope.get(HEAVY_KEY)) is None:
         known = scope[HEAVY_KEY] = _heavy(scope)
     return known
@@ -44,13 +50,25 @@ def heavy(scope: Scope) -> bool:
 def _heavy(scope: Scope) -> bool:
     if scope["path"] in HEAVY_PATHS:
         return True
-    spec = QueryParams(scope["query_string"]).get("facets")
+    params = QueryParams(scope["query_string"])
+    if scope["path"].split("/", 2)[-1] in QUERY_PATHS and _query_values(params.get("query") or "") > HEAVY_QUERY_VALUES:
+        return True
+    spec = params.get("facets")
     if not spec or spec.count(",") >= MOST_FACETS:  # (more than any plan allows: the app says 400)
         return False
     try:
         return sum(f.size for f in parse_facets(spec)) > HEAVY_FACET_VALUES
     except ValueError:  # the app answers 400
         return False
+
+
+def _query_values(source: str) -> int:
+    """Words, phrases and filter values of a query (a value takes two characters at least, with
+    its separator: a shorter query is not parsed here)."""
+    if len(source) <= 2 * HEAVY_QUERY_VALUES:
+        return 0
+    query = parse(source)
+    return len(query.texts) + sum(len(f.values) for f in query.filters)
 
 
 def refused_at_once(scope: Scope, enterprise: bool) -> bool:
@@ -77,8 +95,9 @@ class HeavyLane(LoadShedding):
     def __init__(self, app: ASGIApp, limit: int, queue: int | None = None, wait: float = LANE_WAIT) -> None:
         super().__init__(app, limit, exempt=(), queue=4 * limit if queue is None else queue, wait=wait)
         self.busy = (
-            f'{{"error":"The server is busy with heavy requests (trends, or facets of over {HEAVY_FACET_VALUES:,}'
-            f' values in all): it runs {limit} at once for all accounts; try again in a few seconds"}}'
+            f'{{"error":"The server is busy with heavy requests (trends, facets of over {HEAVY_FACET_VALUES:,}'
+            f" values in all, or queries of over {HEAVY_QUERY_VALUES} words and filter values): it runs {limit}"
+            ' at once for all accounts; try again in a few seconds"}'
         ).encode()
         self.running: Counter[int] = Counter()  # by account
         self.queued: dict[int, deque[asyncio.Future[None]]] = {}  # by account
