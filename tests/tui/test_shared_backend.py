@@ -106,3 +106,25 @@ async def test_a_dashboard_that_loses_the_race_for_the_data_attaches_to_the_back
     finally:
         await asyncio.to_thread(loser.stop)
         await first.close()
+
+
+async def test_a_dashboard_attached_as_the_backend_it_found_quits_starts_its_own(tmp_path):
+    """Newcomer trial 7: a dashboard started as another quit attached to the backend that still
+    held the data, then waited 30 s at "starting backend" on a URL nobody answered."""
+    import asyncio
+
+    from spyglass.local import launcher
+
+    first = Connection(Profile(), data=tmp_path)
+    await first.open()
+    late = launcher.EmbeddedBackend(tmp_path)
+    try:
+        await asyncio.to_thread(late.start)
+        assert late.attached and late.profile is not None and late.profile.url == first.profile.url
+        await first.close()  # the first dashboard quits before the late one has been answered
+        await late.wait_ready(timeout=120)
+        assert not late.attached and late.process is not None
+        assert served_by(tmp_path).url == late.profile.url != first.profile.url
+    finally:
+        await asyncio.to_thread(late.stop)
+        await first.close()
