@@ -49,6 +49,11 @@ async def test_query_checked_as_you_type_without_a_request(data_backend):
         await pilot.pause()
         text = screen_text(app)
         assert "✗ unknown filter 'bogus' (at 7)" in text
+        # the carets under the offending text as shown (one cell to its left: newcomer trial 7)
+        lines = text.splitlines()
+        typed = next(i for i, line in enumerate(lines) if "nginx bogus:1" in line)
+        carets = next(line for line in lines[typed:] if "^" in line)
+        assert carets.index("^") == lines[typed].index("bogus") and carets.count("^") == len("bogus:1")
         await pilot.press("enter")
         await settle(pilot)
         assert "Fix the query first" in screen_text(app)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import getters
 from textual.app import ComposeResult
@@ -208,8 +209,13 @@ class QueryInput(Vertical):
         query = parse(source)
         if query.errors:
             span = query.errors[0].span
-            # Input has one cell of padding; the caret lines up under the offending text.
-            marks = " " * (span.start + 1) + "^" * max(1, min(span.end, len(source)) - span.start)
+            # Under the offending text as the box shows it: where its text starts (its border and
+            # padding: one cell off by a guess, newcomer trial 7), scrolled, in cells (CJK: two)
+            # (the caret line may not be laid out yet: it starts where this box's content does)
+            start = self.field.content_region.x - self.content_region.x - caret.styles.padding.left
+            start -= self.field.scroll_offset.x
+            start = max(0, start + cell_len(source[: span.start]))
+            marks = " " * start + "^" * max(1, cell_len(source[span.start : max(span.end, span.start + 1)]))
             caret.update(Text(marks, style=theme_style(self.app, "error")))
         caret.set_class(bool(query.errors), "shown")
         return ok
