@@ -43,12 +43,15 @@ async def test_browse_filter_by_tag_vote_and_run(data_backend):
         pane = await open_pane(pilot, "f10", DirectoryPane)
         assert pane.total >= 30 and len(pane.shown) == 10
         assert "Industrial control" in screen_text(app)
+        box = app.query_one("#dir-search", Input)
+        box.insert_text_at_cursor("redis")  # a search typed before (the cursor left after it)
         tags = app.query_one("#dir-tags", OptionList)
         tags.focus()
         tags.highlighted = pane.tag_values.index("ics")
         await pilot.press("enter")
         await settle(pilot)
-        assert app.query_one("#dir-search", Input).value == "tag:ics"
+        assert box.value == "tag:ics"
+        assert box.cursor_position == len("tag:ics")  # what is typed next adds to it (was: tag:icsi)
         assert pane.shown and all("ics" in q.tags for q in pane.shown)
         table = app.query_one("#dir-queries", DataTable)
         assert table.has_focus

@@ -20,6 +20,7 @@ from spyglass.present.values import plural
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.messages import RunSearch
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
@@ -64,8 +65,7 @@ def service_problem(text: str) -> str | None:
 
 def edit_at_end(box: Input, value: str) -> None:
     """``value`` in ``box``, its cursor after it, to add to it: a box keeps where its last use left it."""
-    box.value = value
-    box.cursor_position = len(value)
+    put_text(box, value)
     box.focus()
 
 
@@ -284,7 +284,7 @@ class AlertsPane(Pane):
     def run_arg(self, arg: str) -> None:
         """``--pane alerts NETWORKS``: a new alert on those networks, waiting for its name."""
         self.action_new()
-        self.nets_box.value = clean(arg, one_line=True, max_chars=2000)
+        put_text(self.nets_box, clean(arg, one_line=True, max_chars=2000))
 
     # -- the form ----------------------------------------------------------------------------
     @on(Input.Changed, "#alert-nets")

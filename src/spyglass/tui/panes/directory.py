@@ -18,6 +18,7 @@ from spyglass.present.values import plural
 from spyglass.safetext import clean, fit, safe_text
 from spyglass.tui.messages import RunSearch
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.cursorlist import CursorList
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
 from spyglass.tui.widgets.table import Column
@@ -124,7 +125,7 @@ class DirectoryPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         """Search for ``arg`` (words or tag:NAME); the tags load with it."""
-        self.search_box.value = clean(arg, one_line=True, max_chars=200)
+        put_text(self.search_box, clean(arg, one_line=True, max_chars=200))
         self.reload()
 
     def action_focus_search(self) -> None:
@@ -153,7 +154,7 @@ class DirectoryPane(Pane):
     @on(OptionList.OptionSelected, "#dir-tags")
     def filter_by_tag(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self.tag_values):
-            self.search_box.value = f"tag:{self.tag_values[event.option_index]}"
+            put_text(self.search_box, f"tag:{self.tag_values[event.option_index]}")
             self.run()
             self.table.focus()
 

@@ -18,6 +18,7 @@ from spyglass.present import dns
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.messages import OpenHost
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.pagedtable import PagedTable, Row
 from spyglass.tui.widgets.table import PADDING, Column
@@ -121,7 +122,7 @@ class DnsPane(Pane):
 
     def run_arg(self, arg: str) -> None:
         """Addresses are reversed, several names resolved, one name looked up as a domain."""
-        self.input_box.value = clean(arg, one_line=True, max_chars=2000)
+        put_text(self.input_box, clean(arg, one_line=True, max_chars=2000))
         self.tool_chosen = "domain"
         self.run()
 

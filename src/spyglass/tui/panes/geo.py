@@ -18,6 +18,7 @@ from spyglass.datagen import is_demo_address
 from spyglass.present import geonet
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.colours import theme_style
 from spyglass.tui.widgets.table import Column, Table
 from spyglass.tui.widgets.worldmap import LEVEL_COLOUR, Marker, WorldMap, level_for, mark_of
@@ -119,7 +120,7 @@ class GeoPane(Pane):
     def run_arg(self, arg: str) -> None:
         """Open with ``arg`` filled in and measured (from the host pane, for example)."""
         field = self.target_box
-        field.value = clean(arg, one_line=True, max_chars=255)
+        put_text(field, clean(arg, one_line=True, max_chars=255))
         field.focus()
         self.run()
 

@@ -22,6 +22,7 @@ from spyglass.present.service import banner_for_clipboard
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.messages import PingTarget
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.facts import Facts
 from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.table import Column, Table
@@ -138,7 +139,7 @@ class HostPane(Pane):
         address, _, service = arg.strip().partition(" ")
         self.history = False
         self.wanted_service = service.strip()
-        self.ip_box.value = clean(address, one_line=True, max_chars=64)  # it may come from a server
+        put_text(self.ip_box, clean(address, one_line=True, max_chars=64))  # it may come from a server
         self.submitted()
 
     def form_problem(self) -> str | None:

@@ -15,6 +15,7 @@ from spyglass.present.org import facts, people_rows
 from spyglass.present.values import plural
 from spyglass.safetext import clean
 from spyglass.tui.panes.base import Pane
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.check import Check
 from spyglass.tui.widgets.facts import Facts
 from spyglass.tui.widgets.table import Column, Table
@@ -90,7 +91,7 @@ class OrgPane(Pane):
     def run_arg(self, arg: str) -> None:
         """``--pane org USER``: the user filled in, ready to add."""
         field = self.user_box
-        field.value = clean(arg, one_line=True, max_chars=254)
+        put_text(field, clean(arg, one_line=True, max_chars=254))
         field.focus()
 
     def form_problem(self) -> str | None:

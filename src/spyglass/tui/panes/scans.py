@@ -17,6 +17,7 @@ from spyglass.present.values import plural
 from spyglass.safetext import safe_text
 from spyglass.tui.messages import RunSearch
 from spyglass.tui.panes.base import FORM, Pane
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ class ScansPane(Pane):
     def run_arg(self, arg: str) -> None:
         """``--pane scans 127.0.0.1/30``: the targets filled in and checked, not submitted (it spends credits)."""
         field = self.targets_box
-        field.value = arg
+        put_text(field, arg)
         field.focus()
 
     def request(self):

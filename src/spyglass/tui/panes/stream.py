@@ -33,6 +33,7 @@ from spyglass.tui.console import dot, for_console, on_console
 from spyglass.tui.messages import BackendGone, OpenHost
 from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.streambuffer import BUFFER, Describe, Filter, StreamBuffer, TailEntry
+from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.pivots import PivotList
 from spyglass.tui.widgets.statuslines import StatusLines
 from spyglass.tui.widgets.tail import Tail
@@ -295,7 +296,7 @@ class StreamPane(Pane):
             )
             return
         self.query_one("#stream-kind", Select).value = kind
-        self.query_one("#stream-values", Input).value = values.strip()
+        put_text(self.query_one("#stream-values", Input), values.strip())
         self._follow()
 
     def _follow(self) -> None:
