@@ -80,6 +80,21 @@ async def test_triggers_have_rules_and_descriptions(clients):
 
 
 @pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "x", "filters": {"ip": ["\x7f" * 1_000_000]}},
+        {"name": "x", "filters": {"ip": [{"a": "\x7f" * 1_000_000}]}},
+        {"name": "\x7f" * 1_000_000, "filters": {"ip": ["127.0.0.1"]}},
+    ],
+    ids=["network", "not-text", "name"],
+)
+def test_a_refused_value_is_never_repeated_whole(backend, body):
+    """Attacker trial 7: a 16 MiB value of DEL characters came back escaped, 80 MiB a request."""
+    response = httpx.post(f"{backend.url}/intel/alert", params={"key": backend.key()}, json=body)
+    assert response.status_code == 400 and len(response.content) < 3_000, response.content[:200]
+
+
+@pytest.mark.parametrize(
     ("body", "message"),
     [
         ({"name": "x", "filters": {"ip": ["300.1.1.1"]}}, "'300.1.1.1' is not an IP or CIDR range"),

@@ -64,8 +64,19 @@ class ErrorBody(BaseModel):
     error: str
 
 
+# Characters of an error's message at most: one that repeated a caller's 16 MiB value, escaped,
+# was 80 MiB, and ten of them at once took the server to 712 MB (attacker trial 7).
+MAX_MESSAGE = 2_000
+
+
+def cut_message(message: str) -> str:
+    """``message`` cut to MAX_MESSAGE characters, saying how long it was."""
+    return message if len(message) <= MAX_MESSAGE else f"{message[:MAX_MESSAGE]}… ({len(message):,} characters)"
+
+
 class ApiError(Exception):
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        message = cut_message(message)
         super().__init__(message)
         self.status = status
         self.message = message
@@ -208,7 +219,7 @@ def describe_validation(exc: RequestValidationError) -> str:
         field = ".".join(str(p) for p in loc[1:]) if len(loc) > 1 else ""
         said = _PLAIN.get(item.get("type", ""), lambda _: None)(item.get("ctx") or {}) or item.get("msg")
         parts.append(f"{field}: {said}" if field else str(said))
-    return "Invalid request: " + "; ".join(parts)
+    return cut_message("Invalid request: " + "; ".join(parts))
 
 
 # pydantic's words for a bound ("Input should be less than or equal to 10000"), as a person says it
