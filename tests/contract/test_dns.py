@@ -119,6 +119,8 @@ async def test_reverse(member):
 async def test_resolve_and_reverse_check_their_input(member):
     with pytest.raises(BadRequest, match="'not an ip' is not valid"):
         await member.dns.reverse("192.0.2.10,not an ip")
+    with pytest.raises(BadRequest, match="'fe80::1%lo' is not valid"):  # a scope: it was a 500
+        await member.dns.reverse("fe80::1%lo")
     with pytest.raises(BadRequest, match="at most 100"):
         await member.dns.resolve([f"h{i}.example.test" for i in range(101)])
     with pytest.raises(BadRequest, match="at least one"):

@@ -36,6 +36,10 @@ NETWORK_PATTERN = rf"(?:{_V4}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:{_V6})(?:/(?:12[0-8]
 
 
 def is_ip(value: str) -> bool:
+    """An IPv4 or IPv6 address as IP_PATTERN has it: with no scope (``fe80::1%lo`` names an
+    interface of one machine; the reverse look-up of one was a 500: attacker trial 7)."""
+    if "%" in value:
+        return False
     try:
         ipaddress.ip_address(value)
     except ValueError:
