@@ -538,7 +538,8 @@ def test_a_long_request_head_is_read_whole_however_it_arrives(tmp_path):
 def test_thousands_of_query_parameters_or_headers_are_refused_before_any_work():
     """Attacker trial 6: 15,000 tiny parameters were parsed by every layer, 44 ms of the server
     each, before any key was checked (another account's p95 past 1 s)."""
-    from spyglass.server.auth import MAX_HEADERS, MAX_PARAMETERS, KeyBeforeBody
+    from spyglass.server.auth import KeyBeforeBody
+    from spyglass.server.framing import MAX_HEADERS, MAX_PARAMETERS
 
     reached = []
 
@@ -570,3 +571,24 @@ def test_thousands_of_query_parameters_or_headers_are_refused_before_any_work():
         return statuses
 
     assert asyncio.run(run()) == [400, 431, 0] and reached == ["/intel/host/count"]
+
+
+def test_content_length_and_transfer_encoding_together_are_refused_and_the_connection_closed(tmp_path):
+    """Attacker trial 7: the body was read as chunked and the GET behind it answered on the same
+    connection, which a proxy trusting Content-Length would not have seen as a request."""
+    (key,) = keys(tmp_path)
+    with serve(tmp_path) as url:
+        host, port = url.removeprefix("http://").split(":")
+        smuggled = (
+            b"POST /notifier?key=%b HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+            % key.encode()
+            + b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+            b"GET /api-info HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(smuggled)
+            answer = b""
+            while chunk := sock.recv(65536):  # until the server closes the connection
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400") and b"Content-Length and Transfer-Encoding" in answer, answer[:300]
+    assert answer.count(b"HTTP/1.1 ") == 1  # the GET behind it was never answered

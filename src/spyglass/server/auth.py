@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from spyglass.server.asgibody import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
 from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.errors import ApiError, outage_log, unavailable
+from spyglass.server.framing import refused_framing
 from spyglass.server.memory import give_back_soon
 from spyglass.server.state.accounts import Account, AccountState, NoCreditsLeft
 
@@ -34,7 +35,6 @@ NO_KEY = "No API key given: pass it as the query parameter 'key'"
 # A form that may carry the key (no key in the query) is read before anyone is known: kept small and quick.
 FORM_MAX, FORM_TIMEOUT = 64 * 1024, 5.0
 MAX_UPLOADS = 8  # bodies one account may be sending at once
-MAX_PARAMETERS = MAX_HEADERS = 256  # a request's query parameters and headers, at most (400 and 431 past them)
 ACCOUNT_SHARE = 4  # an account holds at most this fraction (1/N) of the bodies being received at once
 RECEIVING_RETRY = "2"  # seconds, past the server's bytes of bodies at once (KeyBeforeBody.reserve)
 LARGE_BODY = 1 << 20  # bytes of a body past which its end is followed by a trim of the heap (memory.py)
@@ -102,15 +102,6 @@ class Hourly:
     def left(self, name: str, per_hour: int) -> float:
         """How many of ``name``'s ``per_hour`` are there to spend now."""
         return self._limiters.setdefault(per_hour, KeyRateLimiter(per_hour / 3600, burst=per_hour)).left(name)
-
-
-def too_many_parts(scope: Scope) -> tuple[int, str] | None:
-    """More query parameters or headers than anyone sends: 15,000 were parsed by each layer (trial 6)."""
-    if scope["query_string"].count(b"&") >= MAX_PARAMETERS:
-        return 400, f"Invalid request: more than {MAX_PARAMETERS} query parameters"
-    if len(scope["headers"]) > MAX_HEADERS:
-        return 431, f"More than {MAX_HEADERS} request headers"
-    return None
 
 
 def too_many(wait: float, message: str) -> ApiError:
@@ -378,8 +369,8 @@ class KeyBeforeBody:
         self.share = max(max_body, self.max_receiving // ACCOUNT_SHARE)  # an account's most of them
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (refused := too_many_parts(scope)):  # before anything reads them
-            await send_json(send, refused[0], json.dumps({"error": refused[1]}).encode(), [])
+        if scope["type"] == "http" and (refused := refused_framing(scope)):  # before anything reads them
+            await send_json(send, refused[0], json.dumps({"error": refused[1]}).encode(), [CLOSE])
             return
         if scope["type"] != "http" or scope["path"].startswith(self.exempt) or not has_body(scope):
             return await self.app(scope, receive, send)

@@ -1,0 +1,23 @@
+"""What no client sends and a request is refused for before anything reads it: more query
+parameters or headers than anyone sends (15,000 were parsed by each layer: attacker trial 6), and
+both Content-Length and Transfer-Encoding (RFC 9112 6.3: read as chunked, the connection then
+kept for a request behind it, which a proxy that trusted Content-Length never saw: trial 7)."""
+
+from __future__ import annotations
+
+from starlette.types import Scope
+
+MAX_PARAMETERS = MAX_HEADERS = 256  # a request's query parameters and headers, at most (400 and 431 past them)
+
+
+def refused_framing(scope: Scope) -> tuple[int, str] | None:
+    """The status and message a request is refused with (its connection closed after), or None."""
+    if scope["query_string"].count(b"&") >= MAX_PARAMETERS:
+        return 400, f"Invalid request: more than {MAX_PARAMETERS} query parameters"
+    headers = scope["headers"]
+    if len(headers) > MAX_HEADERS:
+        return 431, f"More than {MAX_HEADERS} request headers"
+    names = {name for name, _ in headers}
+    if b"content-length" in names and b"transfer-encoding" in names:
+        return 400, "Invalid request: both Content-Length and Transfer-Encoding (send one)"
+    return None
