@@ -386,7 +386,8 @@ async def test_notifier_arguments_are_checked_at_create_and_edit(clients, provid
 
 
 LOOPBACK_SPELLINGS = ["127.0.0.1", "2130706433", "0x7f000001", "127.1", "0177.0.0.1", "[::1]", "[::ffff:127.0.0.1]",
-                      "localhost", "user:pass@127.0.0.1", "10.0.0.1", "169.254.169.254", "[fe80::1]",
+                      "localhost", "ip6-localhost", "IP6-Loopback", "user:pass@127.0.0.1", "10.0.0.1",
+                      "169.254.169.254", "[fe80::1]",
                       "[2002:7f00:1::]", "[2002:a09:909::1]", "[64:ff9b::7f00:1]",  # 6to4 and NAT64 of inside
                       "[2001:0:4136:e378:8000:63bf:80ff:fffe]"]  # Teredo to 127.0.0.1  # fmt: skip
 

@@ -77,10 +77,15 @@ class Destinations:
         (the same words), but for the lookup of a name, which every send makes."""
         host, literal = _host(url)
         name = host.rstrip(".")
-        if literal is None and (name in ("localhost", "localhost.localdomain") or name.endswith(".localhost")):
+        if literal is None and (name in LOOPBACK_NAMES or name.endswith(".localhost")):
             literal = [parse_address("127.0.0.1")]
         if literal is not None and not all(self.permitted(a) for a in literal):
             raise Refused(refused(host))
+
+
+# Names of loopback on every system (RFC 6761, and Debian's /etc/hosts for IPv6), refused at create
+# as at the send; any other name is looked up at each send (ip6-localhost was taken: attacker trial 7)
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 
 
 def _host(url: str) -> tuple[str, list[Address] | None]:
