@@ -9,8 +9,8 @@ waits for a turn, behind at most ``queue`` others and ``wait`` seconds at most, 
 answered 503 with ``Retry-After`` and a message naming the limit. Light requests never wait here.
 Turns are taken after the account's cap (an account past it takes none) and before the global
 in-flight limit (a heavy request waiting holds none of its slots), and given back once the app has
-answered, its work done. bench/abuse.py prints another
-account's p50/p95 under trends from two accounts. Counted by each worker process.
+answered, its work done. bench/abuse.py prints another account's p50/p95 under trends from two
+accounts. Counted by each worker process.
 """
 
 from __future__ import annotations
