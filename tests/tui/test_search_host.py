@@ -54,6 +54,10 @@ async def test_query_checked_as_you_type_without_a_request(data_backend):
         typed = next(i for i, line in enumerate(lines) if "nginx bogus:1" in line)
         carets = next(line for line in lines[typed:] if "^" in line)
         assert carets.index("^") == lines[typed].index("bogus") and carets.count("^") == len("bogus:1")
+        await pilot.press(*" port:99999")  # two problems: their count is said first, never cut off
+        await pilot.pause()
+        assert "✗ 2 problems, the first: unknown filter 'bogus'" in screen_text(app)
+        await pilot.press(*["backspace"] * len(" port:99999"))
         await pilot.press("enter")
         await settle(pilot)
         assert "Fix the query first" in screen_text(app)

@@ -34,9 +34,9 @@ def describe(source: str, count_only: bool = False) -> tuple[bool, Text]:
     if query.errors:
         first = query.errors[0]
         text = Text("✗ ", style="bold")
+        if len(query.errors) > 1:  # said first: a narrow box cuts the end (newcomer trial 7)
+            text.append(f"{len(query.errors)} problems, the first: ")
         text.append(clean(str(first), one_line=True, max_chars=200))
-        if len(query.errors) > 1:
-            text.append(f"  (+{len(query.errors) - 1} more)")
         return False, text
     if count_only:
         cost = "count: free"
