@@ -436,3 +436,22 @@ async def test_at_80_columns_a_notice_leaves_the_address_and_credits_and_a_note_
         await settle(pilot)
         bar = screen_text(app).splitlines()[status.region.y]
         assert "Press D again to delete the alert" in bar and "credits: 100 query 100 scan" in bar, bar
+
+
+async def test_a_pane_key_typed_in_settings_leaves_the_pane_behind_it(backend):
+    """Newcomer trial 8: F5, `,`, `2`, Esc landed on Host, not Account: the digit had switched
+    the pane behind Settings, seen only once it closed."""
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        await pilot.press("comma")
+        assert isinstance(app.screen, SettingsScreen)
+        app.screen.query_one(ListView).focus()  # the keys on the profiles list, not in a box
+        await pilot.press("2", "f3")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, SettingsScreen)
+        assert app.switcher.current == "pane-account"
