@@ -136,8 +136,11 @@ class Pane(VerticalScroll, can_focus=False):
             self.last_command = (event.key, bound.binding.description, monotonic())
             return  # a command (an app-level digit, a pane switch, is typed instead)
         into = into or self.TYPED_INTO
-        box = self.query_one(into, Input) if into else next(iter(self.query(Input)), None)
-        if box is None or not box.display:
+        # the pane's first box that takes text: a disabled one (Alerts' name, while its networks are
+        # edited) took the letters, lost at the next edit (newcomer trial 8)
+        boxes = [self.query_one(into, Input)] if into else self.query(Input)
+        box = next((b for b in boxes if b.display and not b.disabled), None)
+        if box is None:
             return
         event.stop()
         event.prevent_default()
