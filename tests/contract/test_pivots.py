@@ -30,6 +30,14 @@ def sample() -> list[dict]:
     return list(seen.values())[:40]
 
 
+def test_no_pivot_on_the_hash_of_no_data():
+    """Newcomer trial 8: an nmap port with no banner offered `hash 0`, which finds every such port."""
+    empty = {"ip_str": "192.0.2.1", "port": 8088, "transport": "tcp", "data": "", "hash": 0, "product": "x"}
+    found = {(p.filter, p.value) for p in pivots(empty)}
+    assert ("hash", "0") not in found and ("product", "x") in found
+    assert ("hash", "-1") in {(p.filter, p.value) for p in pivots({**empty, "hash": -1})}
+
+
 def test_pivot_terms_parse_back_to_their_value():
     for value in ["nginx", "Orchid Retail Group", 'say "hi"', "a,b", "-x", "ab:cd"]:
         query = parse(term("org", value))

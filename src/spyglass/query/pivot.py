@@ -34,6 +34,9 @@ FIRST = (
 # Filters that take no value of the banner's own (flags, dates, free text) or repeat another.
 NOT_PIVOTS = {"all", "ssl", "title", "state", "net", "before", "after", "scan"}
 MAX_VALUE = 200  # longer values (a whole title) make a query no one would type
+# Values every banner of no data shares (a scanner's port with no banner): a pivot on them finds
+# all those, telling nothing of this one (newcomer trial 8: `hash 0` offered on an nmap import).
+SHARED_BY_ANY = {("hash", "0")}
 # The tag of a scan's result at the server's own networks, which only its account's searches of
 # that scan (`scan:ID`) find: a pivot from one adds that, or it found nothing (newcomer trial 5).
 PRIVATE_SCAN = "private-scan"
@@ -95,7 +98,7 @@ def pivots(banner: Any) -> list[Pivot]:
             continue
         for raw in values:
             value = _as_value(kind, raw)
-            if value is not None and Pivot(name, value, within) not in found:
+            if value is not None and (name, value) not in SHARED_BY_ANY and Pivot(name, value, within) not in found:
                 found.append(Pivot(name, value, within))
     return found
 
