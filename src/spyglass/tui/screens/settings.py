@@ -23,7 +23,7 @@ FIELDS = [
     ("geonet_url", "Geonet URL", "default: <main>/geonet"),
     ("key", "API key", "the key of your account"),
     ("namespace", "Namespace", "intel"),
-    ("rate", "Requests per second", "1 (empty: unpaced)"),
+    ("rate", "Requests per second", "empty: unpaced (e.g. 1)"),
 ]
 
 
