@@ -164,6 +164,10 @@ MAX_FACET_SIZE = 1000
 # The parser refuses more with an error naming the filter and the cap: server, TUI and CLI alike.
 MAX_FILTER_VALUES = 100  # values of one filter (cpe:a,b,c... is three)
 MAX_QUERY_VALUES = 250  # words, phrases and filter values of the whole query
+# Read of one query at most, repeats included (they merge: 1,000 copies of a network are one):
+# past them the rest is not read. 15,000 words were all parsed before the cap refused them, 150-325
+# ms of the server each, and 20 free accounts sending them took another's p95 to 2.1 s (trial 8).
+MAX_QUERY_READ = 4 * MAX_QUERY_VALUES
 MAX_VALUE_CHARS = 256  # characters of one value, word or phrase
 # A prefix value (cpe:) is matched by an automaton built per query whose memory grows with each
 # character: their characters together are capped, so many such queries at once stay affordable.

@@ -20,6 +20,7 @@ from spyglass.query.filters import (
     MAX_FACET_SIZE,
     MAX_FILTER_VALUES,
     MAX_PREFIX_CHARS,
+    MAX_QUERY_READ,
     MAX_QUERY_VALUES,
     MAX_VALUE_CHARS,
     Kind,
@@ -51,7 +52,7 @@ def parse(source: str) -> Query:
     if not source.strip():
         query.errors.append(QueryError("empty query", Span(0, len(source))))
         return query
-    pos, n = 0, len(source)
+    pos, n, read = 0, len(source), 0
     while pos < n:
         if source[pos].isspace():
             pos += 1
@@ -59,11 +60,16 @@ def parse(source: str) -> Query:
         if len(query.errors) >= MAX_ERRORS:  # (a query of 10,000 stray quotes was a 286 KB answer)
             query.errors.append(QueryError("more problems after these: the rest is not read", Span(pos, n)))
             return query
+        if read >= MAX_QUERY_READ:
+            query.errors.append(QueryError(_NOT_READ, Span(pos, n)))
+            return query
         start = pos
+        read += 1
         negated = source[pos] == "-" and pos + 1 < n and not source[pos + 1].isspace()
         match = _NAME.match(source, pos)
         if match:
-            pos = _parse_filter(source, match, negated, query)
+            pos, values = _parse_filter(source, match, negated, query, MAX_QUERY_READ - read + 1)
+            read += values - 1
             continue
         body = pos + 1 if negated else pos
         if body < n and source[body] == '"':
@@ -127,6 +133,9 @@ def _not_syntax(word: str, negated: bool) -> str | None:
     return None
 
 
+_NOT_READ = f"over {MAX_QUERY_READ:,} words and filter values: the rest is not read (at most {MAX_QUERY_VALUES})"
+
+
 def _too_long(what: str, text: str) -> str:
     return f"{what} of {len(text):,} characters; at most {MAX_VALUE_CHARS}"
 
@@ -152,16 +161,21 @@ def parse_strict(source: str) -> Query:
     return query
 
 
-def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> int:
+def _parse_filter(source: str, match: re.Match, negated: bool, query: Query, most: int) -> tuple[int, int]:
+    """The filter at ``match`` read into ``query``: where it ends, and how many values it has (past
+    ``most`` of them, the rest of the query is not read)."""
     name = match.group(1).lower()
     start, pos, n = match.start(), match.end(), len(source)
     raw_values: list[tuple[str, int]] = []
     while True:
+        if len(raw_values) >= most:
+            query.errors.append(QueryError(_NOT_READ, Span(pos, n)))
+            return n, len(raw_values)
         if pos < n and source[pos] == '"':
             end = source.find('"', pos + 1)
             if end < 0:
                 query.errors.append(QueryError("unbalanced quote", Span(pos, n)))
-                return n
+                return n, len(raw_values)
             raw_values.append((source[pos + 1 : end], pos))
             pos = end + 1
             if pos < n and not source[pos].isspace() and source[pos] != ",":
@@ -171,7 +185,7 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
                 query.errors.append(
                     QueryError(f"{name}: unexpected '{source[glued:pos]}' after a quoted value", Span(glued, pos))
                 )
-                return pos
+                return pos, len(raw_values)
         else:
             end = pos
             while end < n and not source[end].isspace() and source[end] != ",":
@@ -186,7 +200,7 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
     kind = FILTERS.get(name)
     if kind is None:
         query.errors.append(QueryError(f"unknown filter '{name}'", span))
-        return pos
+        return pos, len(raw_values)
     values: list[Value] = []
     for raw, at in raw_values:
         if not raw.strip():
@@ -209,7 +223,7 @@ def _parse_filter(source: str, match: re.Match, negated: bool, query: Query) -> 
             query.errors.append(QueryError(message, span))
         else:
             query.terms.append(Filter(name, distinct, negated, span))
-    return pos
+    return pos, len(raw_values)
 
 
 def _distinct(kind: Kind, values: list[Value]) -> tuple[Value, ...]:
