@@ -62,6 +62,8 @@ def parse_netblock(text: str) -> Netblock:
     """``text`` as ``ipaddress.ip_network(text.strip(), strict=False)`` reads it (host bits
     cleared); ValueError where it would raise."""
     text = text.strip()
+    if "%" in text:  # a zone (fe80::1%lo) names an interface of one machine: ip_network dropped it
+        raise ValueError(f"{text!r} has a zone")
     plain = _PLAIN_V4.fullmatch(text)
     if plain:
         a, b, c, d, prefix = plain.groups()

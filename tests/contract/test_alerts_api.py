@@ -98,6 +98,7 @@ def test_a_refused_value_is_never_repeated_whole(backend, body):
     ("body", "message"),
     [
         ({"name": "x", "filters": {"ip": ["300.1.1.1"]}}, "'300.1.1.1' is not an IP or CIDR range"),
+        ({"name": "x", "filters": {"ip": ["fe80::1%lo"]}}, "'fe80::1%lo' is not an IP or CIDR range"),  # was fe80::1
         ({"name": "x", "filters": {"ip": []}}, "filters.ip"),
         ({"name": "x", "filters": {}}, "filters"),
         ({"name": "", "filters": {"ip": ["127.0.0.1"]}}, "name"),

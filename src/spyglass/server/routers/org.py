@@ -20,7 +20,7 @@ from spyglass.server.errors import ApiError, ErrorBody, bad_request, not_found, 
 from spyglass.server.state.accounts import Account, AccountState, AmbiguousUser, Organization
 
 router = APIRouter()
-NOTIFY_BURST = 20  # invitation e-mails an organization may ask for at once, given back over an hour
+NOTIFY_BURST = 20  # invitation e-mails an organization may ask for at once, given back in an hour (add_member says 20)
 notifying = KeyRateLimiter(NOTIFY_BURST / 3600, burst=NOTIFY_BURST)  # by organization
 
 WHAT = "The organization"
@@ -77,7 +77,7 @@ def add_member(user: str, accounts: Accounts, outbox: Mail, who: Who, notify: bo
     """Invite the user: they join when they accept (``/org/invitations``, beyond the seed). The
     answer is the same, after the same work, whether the user exists, can join or not: it tells
     nobody who has an account or where it belongs. ``notify`` e-mails a new invitation once,
-    after the answer; an organization asks for e-mails at most NOTIFY_BURST times an hour."""
+    after the answer; an organization asks for e-mails at most 20 times an hour."""
     org = administered(accounts, who, "add members")
     if notify and outbox.server is None:  # the server's setting, asked before anything about the user
         raise ApiError(501, f"{mail.NO_SMTP}: the invitation e-mail cannot be sent")
