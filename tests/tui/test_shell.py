@@ -449,8 +449,9 @@ async def test_a_pane_key_typed_in_settings_leaves_the_pane_behind_it(backend):
         await pilot.press("comma")
         assert isinstance(app.screen, SettingsScreen)
         app.screen.query_one(ListView).focus()  # the keys on the profiles list, not in a box
-        await pilot.press("2", "f3")
+        await pilot.press("2", "f3", "r", "q")  # (q quit the app from the form: newcomer trial 9)
         await settle(pilot)
+        assert app.is_running and isinstance(app.screen, SettingsScreen)
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, SettingsScreen)

@@ -334,11 +334,6 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
     async def action_show_pane(self, pane_id: str) -> None:
         await self.show_pane(pane_id)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A pane's key does nothing while a screen (Settings) is over the panes: a digit typed there
-        switched the pane behind it, seen only after Esc (newcomer trial 8)."""
-        return not (action == "show_pane" and len(self.screen_stack) > 1)
-
     @on(Navigate)
     async def navigate(self, message: Navigate) -> None:
         pane = await self.show_pane(message.PANE)

@@ -6,7 +6,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
+from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, ListItem, ListView, Select, Static
 
 from spyglass.config import EMBEDDED, Config, ConfigError, Profile
@@ -27,11 +27,14 @@ FIELDS = [
 ]
 
 
-class SettingsScreen(Screen[Profile | None]):
-    """Closes with the profile to use now (its "Use" button), else None."""
+class SettingsScreen(ModalScreen[Profile | None]):
+    """Closes with the profile to use now (its "Use" button), else None. Modal, drawn as a whole
+    screen: the app's keys stay with the panes behind it (a digit switched the pane there, `q` quit
+    the app from the form, `r` reloaded a pane out of view: newcomer trials 8 and 9)."""
 
     BINDINGS = [Binding("escape", "close", "Back", id="settings.close")]
     DEFAULT_CSS = """
+    SettingsScreen { background: $background; &:ansi { background: ansi_default; } }
     SettingsScreen #profiles { width: 28; border: round $primary 50%; }
     SettingsScreen #form { padding: 0 1; }
     SettingsScreen .field { height: 1; margin-bottom: 1; }
