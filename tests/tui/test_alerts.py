@@ -258,6 +258,14 @@ async def test_editing_networks_types_after_them_wherever_the_box_was_left(alert
             await settle(pilot)
             name = pane.query_one("#alert-name", Input)
             assert nets.value == "127.0.0.1,127.0.0.10zz" and name.value == "cursor" and nets.has_focus
+            # away and back while it edits: the networks take the keys (nothing did, newcomer
+            # trial 9: a digit switched panes, ctrl+n was lost)
+            await pilot.press("f2", "f8")
+            await settle(pilot)
+            assert nets.has_focus
+            await pilot.press("1")
+            await settle(pilot)
+            assert app.switcher.current == "pane-alerts" and nets.value.endswith("zz1")
 
 
 async def test_pane_argument_starts_an_alert_on_those_networks(alerts_backend):
@@ -483,6 +491,11 @@ async def test_the_notifiers_pane_follows_changes_names_the_alerts_a_delete_leav
             assert hook in pane.notifiers and hook in screen_text(app)
             table.focus()
             table.move_cursor(row=table.get_row_index(hook))
+            await app.show_pane("search")  # away and back (it loads again): the row chosen stays
+            await settle(pilot)
+            await app.show_pane("notifiers")
+            await settle(pilot)
+            assert table.key_at(table.cursor_row) == hook  # (it went to row 0: D asked for another)
             await pilot.press("D")
             await settle(pilot)
             assert f"Press D again to delete notifier {hook}: alert demo16 will have no notifier" in screen_text(app)

@@ -181,10 +181,13 @@ class Pane(VerticalScroll, can_focus=False):
         box.insert_text_at_cursor(space + character)
 
     def focus_first(self) -> None:
-        """Put the keyboard where the pane's work starts: its first input, else its first widget."""
+        """Put the keyboard where the pane's work starts: its first input that takes it, else its
+        first widget (Alerts' disabled name box, while its networks are edited, took nothing: no
+        widget had the keys, and digits switched panes: newcomer trial 9)."""
         for widget in self.query(Input):
-            widget.focus()
-            return
+            if widget.focusable:
+                widget.focus()
+                return
         self.action_leave_input()
 
     def focus_box(self, selector: str) -> None:

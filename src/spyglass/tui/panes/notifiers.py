@@ -99,10 +99,13 @@ class NotifiersPane(Pane):
         self.alerts = await clients.alerts.list()  # which a delete leaves without a notifier
         self.notifiers = {n.id: n for n in listed.matches}
         table = self.list_table
+        chosen = table.key_at(table.cursor_row)  # kept across the reload of a return to the pane: D acted on row 0
         table.clear_records()
         for n in listed.matches:
             cells = dict(zip(("id", "provider", "description", "args"), present.notifier_row(n), strict=True))
             table.add_record({k: Text(v) for k, v in cells.items()}, key=n.id)
+        if chosen in self.notifiers:
+            table.move_cursor(row=table.get_row_index(chosen), animate=False)
 
     # -- one message area: the latest said wins -------------------------------------------------
     def say(self, text: str | Text) -> None:
