@@ -115,6 +115,12 @@ async def test_enter_on_the_same_form_again_asks_before_a_second_scan(scan_backe
             await settle(pilot)
             assert "Press Enter again to submit the same scan again" in screen_text(app)
             assert len((await app.clients.scans.list()).matches) == 1  # asked, not sent
+            await pilot.press("escape", "tab")  # Esc says no (newcomer trial 10: Tab Enter sent it)
+            await settle(pilot)
+            assert "Press Enter again" not in screen_text(app)
+            await pilot.press("enter")
+            await settle(pilot)
+            assert len((await app.clients.scans.list()).matches) == 1  # asked again, not sent
             await pilot.press("enter")  # asked for: sent
             await settle(pilot)
             assert len((await app.clients.scans.list()).matches) == 2

@@ -197,6 +197,8 @@ class Pane(VerticalScroll, can_focus=False):
         box.action_end()
 
     def action_leave_input(self) -> None:
+        if self.armed:  # Esc says no to a second press asked for from an input too (a scan sent twice)
+            self._disarm(self.armed)
         home = self.query(self.HOME).first() if self.HOME else self
         # At once, not when idle (focus() waits): keys that came in the same read go to home.
         self.screen.set_focus(home)
