@@ -419,7 +419,7 @@ async def test_webhooks_may_not_reach_the_servers_own_networks(tmp_path):
 
 NO_DESTINATION_HOSTS = ["[::1%25lo]:18081", "[::ffff:127.0.0.1%25lo]:18080", "[fe80::1%25lo]:18081",
                         "[0::1%25eth0]:18081", "127.0.0.1%09:18083", "127.0.0.1%00:18083", "127.0.0.1.:18083",
-                        "127.0.0.1%2e:18083"]  # fmt: skip
+                        "127.0.0.1%2e:18083", "127.0.0.1\\@example.invalid:18083"]  # fmt: skip
 
 
 async def test_a_url_the_send_would_refuse_is_refused_at_create_and_edit(backend):

@@ -93,9 +93,12 @@ def _host(url: str) -> tuple[str, list[Address] | None]:
     ``127.1``, ``2130706433``), that address; :class:`Refused` for a host that is neither an address
     nor a name a lookup could take (a zone ``%lo``, ``127.0.0.1.``, an encoded byte), which
     :meth:`Destinations.pin` would only refuse at the send."""
-    host = urlsplit(url).hostname
+    parts = urlsplit(url)
+    host = parts.hostname
     if not host:
         raise Refused("the URL names no host")
+    if "\\" in parts.netloc:  # `http://127.0.0.1\@x/`: a host one parser reads as 127.0.0.1, another as x
+        raise Refused(refused(host))
     if "%" not in host:  # a zone (or an encoded byte) in an address is no destination
         try:
             infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
