@@ -9,11 +9,16 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, NamedTuple
+
+from spyglass.safetext import cut_said
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+SHOWN = 64  # characters of a refused value its message repeats (16 MiB came back whole, escaped: trial 7)
 
 
 class BadNetwork(ValueError):
@@ -88,18 +93,12 @@ def parse_networks(values: Any) -> list[Netblock]:
     out = []
     for value in values:
         if not isinstance(value, str):
-            raise BadNetwork(f"filters.ip: {_shown(json.dumps(value), str)} is not an IP or CIDR range")
+            raise BadNetwork(f"filters.ip: {cut_said(json.dumps(value), SHOWN)} is not an IP or CIDR range")
         try:
             out.append(parse_netblock(value))
         except ValueError:
-            raise BadNetwork(f"filters.ip: {_shown(value, repr)} is not an IP or CIDR range") from None
+            raise BadNetwork(f"filters.ip: {cut_said(value, SHOWN, repr)} is not an IP or CIDR range") from None
     return list(dict.fromkeys(out))
-
-
-def _shown(value: str, quoted: Callable[[str], str], most: int = 64) -> str:
-    """A refused value as a message repeats it: its start, never a caller's 16 MiB whole (escaped,
-    five times its size: attacker trial 7)."""
-    return quoted(value) if len(value) <= most else f"{quoted(value[:most])}… ({len(value):,} characters)"
 
 
 def network_size(networks: Iterable[Netblock]) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 MAX_CHARS = 4096
@@ -67,6 +68,12 @@ CONTROL_CLASS = "".join(
 )
 NO_CONTROL_PATTERN = f"^[^{CONTROL_CLASS}]*$"
 NOT_BLANK_PATTERN = f"^[^{CONTROL_CLASS}]*[^\\s{CONTROL_CLASS}][^{CONTROL_CLASS}]*$"
+
+
+def cut_said(value: str, most: int, quoted: Callable[[str], str] = str) -> str:
+    """``value`` as a message repeats it (``quoted``: ``repr`` for an id or a value): whole when
+    short, else its first ``most`` characters and how long it was, never a caller's 16 MiB whole."""
+    return quoted(value) if len(value) <= most else f"{quoted(value[:most])}… ({len(value):,} characters)"
 
 
 def has_control(text: str) -> bool:

@@ -32,6 +32,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from spyglass.safetext import cut_said
 from spyglass.server.banners.store import StoreUnavailable, TooManyValues
 from spyglass.server.querystring import Utf8Query
 from spyglass.server.state.sqlite.database import disk_full
@@ -72,7 +73,7 @@ MAX_MESSAGE = 2_000
 
 def cut_message(message: str) -> str:
     """``message`` cut to MAX_MESSAGE characters, saying how long it was."""
-    return message if len(message) <= MAX_MESSAGE else f"{message[:MAX_MESSAGE]}… ({len(message):,} characters)"
+    return cut_said(message, MAX_MESSAGE)
 
 
 class ApiError(Exception):
@@ -97,7 +98,7 @@ SHOWN_ID = 64  # characters of an id a message repeats: enough to tell it, never
 
 def shown_id(value: str) -> str:
     """``value`` quoted as a message names an id the caller sent, cut short if it is long."""
-    return repr(value) if len(value) <= SHOWN_ID else f"{value[:SHOWN_ID]!r}… ({len(value):,} characters)"
+    return cut_said(value, SHOWN_ID, repr)
 
 
 def unavailable(exc: StoreUnavailable) -> ApiError:
