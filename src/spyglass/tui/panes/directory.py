@@ -154,7 +154,7 @@ class DirectoryPane(Pane):
     @on(OptionList.OptionSelected, "#dir-tags")
     def filter_by_tag(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self.tag_values):
-            put_text(self.search_box, f"tag:{self.tag_values[event.option_index]}")
+            put_text(self.search_box, clean(f"tag:{self.tag_values[event.option_index]}", one_line=True, max_chars=200))
             self.run()
             self.table.focus()
 
