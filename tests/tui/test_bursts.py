@@ -3,6 +3,8 @@ paste) cost each a small, fixed work: what looks at the whole box waits for the 
 
 from __future__ import annotations
 
+import asyncio
+
 from textual import events
 from textual.widgets import Input
 
@@ -46,3 +48,47 @@ async def test_a_burst_into_the_query_box_is_checked_once_it_ends(backend, monke
         app.post_message(events.Key("enter", "\r"))
         await settle(pilot)
         assert "Fix the query first" in screen_text(app)
+
+
+async def test_a_pane_whose_messages_never_stop_holds_keys_back_for_a_while_only():
+    # A key's turn waits until no message waits anywhere on the screen; a live list never gets
+    # there. Its turns end after a second of the app's own CPU time, so the keys still arrive.
+    from time import monotonic, process_time
+
+    from textual.app import ComposeResult
+    from textual.message import Message
+    from textual.widgets import Static
+
+    from spyglass.tui.keyorder import KeysInTurn, install
+
+    class Tick(Message):
+        pass
+
+    class Live(Static):
+        def on_mount(self) -> None:
+            self.post_message(Tick())
+
+        async def on_tick(self) -> None:
+            spin = process_time() + 0.002  # what a row costs: the CPU the cap counts
+            while process_time() < spin:
+                pass
+            await asyncio.sleep(0.001)  # (its queue is never empty: a pump takes the next without a pause)
+            self.post_message(Tick())
+
+    class Busy(KeysInTurn):
+        def compose(self) -> ComposeResult:
+            yield Input(id="box")
+            yield Live()
+
+    install()
+    app = Busy()
+    async with app.run_test(size=(80, 24)) as pilot:
+        box = app.query_one("#box", Input)
+        box.focus()
+        await pilot.pause()
+        for key in [*typed("ab"), events.Key("left", None), *typed("c")]:
+            app.post_message(key)
+        give_up = monotonic() + 120  # a loaded machine's CPU second may take this long
+        while box.value != "acb" and monotonic() < give_up:
+            await pilot.pause(0.05)
+        assert box.value == "acb"

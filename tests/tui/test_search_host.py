@@ -843,6 +843,36 @@ async def test_keys_typed_after_enter_in_the_address_box_act_on_the_host(data_ba
         assert host.record is not None and host.record.ip_str == ip and app.focused is host.services
 
 
+async def test_keys_after_enter_wait_for_it_on_a_machine_that_gives_the_app_no_core(data_backend, monkeypatch):
+    """Issue 45 (newcomer trial 10), major: `C-u ADDRESS Enter h` on Host, once in nine on a machine
+    running both test tiers, left the h in the address box. A key's turn ended after 1 s of wall
+    time; the app, waiting for a core, had not yet handled the Enter, and the h overtook it. Here
+    the pane handles the Enter 1.5 s late without using the CPU, as a starved process does."""
+    import asyncio
+
+    from textual.message_pump import MessagePump
+
+    from spyglass.tui import keyorder
+
+    keyorder.install()
+    dispatch = MessagePump._dispatch_message.__wrapped__  # (under keyorder's count of messages in hand)
+
+    async def late_enter(self, message):
+        if isinstance(self, HostPane) and isinstance(message, Input.Submitted):
+            await asyncio.sleep(1.5)
+        return await dispatch(self, message)
+
+    ip = busiest_host()
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(MessagePump, "_dispatch_message", keyorder._counted(late_enter))
+        one_read(app, "f3", "ctrl+u", *ip, "enter", "h")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        assert host.ip_box.value == ip and host.history and app.focused is host.services
+
+
 async def test_an_answer_never_moves_the_focus(data_backend):
     """Issue 45 (second trial), major 1: the focus moved when the host's answer came, away from
     where the user had gone (Tab to the pivots), and the keys typed next went elsewhere."""
