@@ -95,8 +95,8 @@ class Pane(VerticalScroll, can_focus=False):
         note = f"Press {key} again to {action}"
         if self.armed == action:
             self.armed = ""
-            if self.dashboard.status.note == note:
-                self.dashboard.status.note = ""  # pressed: it no longer asks
+            if self.dashboard.status.note.endswith(f" again to {action}"):
+                self.dashboard.status.note = ""  # pressed (that key or another that does it): no longer asks
             return True
         self.armed = action
         self.dashboard.status.note = note
@@ -247,7 +247,7 @@ class Pane(VerticalScroll, can_focus=False):
         """A paged table of this pane reached its end: its next page is a call like any other, one
         that costs asked for first (a second press spends it)."""
         event.stop()
-        if event.cost and not self.second_press(f"load the next page ({event.cost})", "↓"):
+        if event.cost and not self.second_press(f"load the next page ({event.cost})", event.key):
             return
         load = event.table.next_page()
         if load is not None:

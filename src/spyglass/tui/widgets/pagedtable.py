@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.message import Message
 from textual.widgets import DataTable
 
 from spyglass.tui.widgets.table import Column, Table
 
 MAX_ROWS = 10_000  # interactive tables stay small; export for the rest
+KEY_SHOWN = {"down": "↓", "pagedown": "PgDn", "end": "End"}  # the keys that go past the last row
 
 Row = tuple[dict[str, Any], Any]  # the cells by column key, and the item the row stands for
 PageFetch = Callable[[int], Awaitable[tuple[list[Row], bool]]]  # page -> rows, and whether more follow
@@ -36,10 +37,11 @@ class PagedTable(Table):
         """The cursor reached (a costly listing: went past) the last row of a listing with more: the
         pane asks for the next page with :meth:`PagedTable.next_page`, once it may spend ``cost``."""
 
-        def __init__(self, table: PagedTable, cost: str | None) -> None:
+        def __init__(self, table: PagedTable, cost: str | None, key: str = "↓") -> None:
             super().__init__()
             self.table = table
             self.cost = cost
+            self.key = key  # the key that went past the end: the one that spends, pressed again
 
         @property
         def control(self) -> PagedTable:
@@ -71,6 +73,7 @@ class PagedTable(Table):
         self.items: list[Any] = []  # each row's item; a row's key is its index here
         self._fetch: PageFetch | None = None
         self._asked = 0  # the page asked for and not yet shown (or failed)
+        self._key_shown = "↓"  # the last key pressed on it, as a prompt names it
 
     @property
     def stale(self) -> bool:
@@ -129,10 +132,14 @@ class PagedTable(Table):
         if self.page_cost is None and event.cursor_row >= self.row_count - 1:
             self._want_more()
 
+    def on_key(self, event: events.Key) -> None:
+        # (before the app runs its binding) the prompt to press it again names this key, not ↓
+        self._key_shown = KEY_SHOWN.get(event.key) or (event.character if event.is_printable else None) or "↓"
+
     def _past_the_end(self) -> bool:
         """A move from the last row onwards: a costly listing's next page is wanted."""
         if self.page_cost is not None and self.row_count and self.cursor_row >= self.row_count - 1:
-            self._want_more()
+            self._want_more(self._key_shown)
             return True
         return False
 
@@ -148,9 +155,9 @@ class PagedTable(Table):
         if not self._past_the_end():
             super().action_scroll_bottom()
 
-    def _want_more(self) -> None:
+    def _want_more(self, key: str = "↓") -> None:
         if self.more and self.pages and self._fetch is not None and not self._asked:
-            self.post_message(self.MoreWanted(self, self.page_cost))
+            self.post_message(self.MoreWanted(self, self.page_cost, key))
 
     def next_page(self) -> Callable[[], Awaitable[None]] | None:
         """The load of the next page, to run as a call (None if it is asked for already or no more
