@@ -316,7 +316,12 @@ async def test_palette_opens_a_host_or_runs_a_search(data_backend):
         await pilot.pause()
         await pilot.press(*ip)
         await settle(pilot)
-        assert f"Open host {ip}" in screen_text(app)
+        assert f"Open host {ip}" in screen_text(app) and f"Ping {ip} from everywhere" in screen_text(app)
+        await pilot.press(*["backspace"] * len(ip), *"999.1.1.1")  # numbers and dots that are no address
+        await settle(pilot)
+        assert "Ping 999.1.1.1" not in screen_text(app) and "Search 999.1.1.1" in screen_text(app)
+        await pilot.press(*["backspace"] * len("999.1.1.1"), *ip)
+        await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
         assert app.query_one(HostPane).record.ip_str == ip

@@ -9,7 +9,7 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from spyglass.netools.targets import is_hostname, is_ip
+from spyglass.netools.targets import bad_address, is_hostname, is_ip
 from spyglass.safetext import clean
 from spyglass.tui.messages import ExcludeInSearch, OpenHost, PingTarget, RunSearch
 from spyglass.tui.panes.base import Pane
@@ -45,7 +45,8 @@ class SpyglassCommands(Provider):
         post = self.app.post_message
         if is_ip(text):
             yield Hit(1.0, Content(f"Open host {shown}"), partial(post, OpenHost(text)), help="Host pane")
-        if is_ip(text) or ("." in text and is_hostname(text)):  # a bare word is a search
+        # a bare word is a search; numbers and dots that are no address (999.1.1.1) are not a name
+        if is_ip(text) or ("." in text and is_hostname(text) and not bad_address(text)):
             yield Hit(0.95, Content(f"Ping {shown} from everywhere"), partial(post, PingTarget(text)), help="Geo pane")
         yield Hit(
             0.9,
