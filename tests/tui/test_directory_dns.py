@@ -191,6 +191,10 @@ async def test_resolve_and_reverse_are_picked_from_what_is_typed(data_backend):
         await settle(pilot)
         assert "not_a..name: not a domain or hostname" in screen_text(app)
         assert field.value == "192.0.2.10 not_a..name"  # what was typed stays
+        field.value = "example.test 192.0.2.10"  # an address among names was resolved as a name
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "192.0.2.10: not a name: addresses are reversed, names resolved; look them up apart" in screen_text(app)
         for typed in ("999.999.1.1", "example.test 10.0.0"):  # numbers and dots are no name
             field.value = typed
             await pilot.press("enter")

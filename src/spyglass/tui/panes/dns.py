@@ -147,8 +147,12 @@ class DnsPane(Pane):
         self.show_tool(tool)
         valid = is_ip if tool == "reverse" else is_hostname
         wrong = next((i for i in items if bad_address(i) or not valid(i)), None)
+        if wrong is None and tool != "reverse":
+            wrong = next((i for i in items if is_ip(i)), None)
         if not items or wrong is not None:
             what = "an IP address" if tool == "reverse" else "a domain or hostname"
+            if wrong and is_ip(wrong):  # an address among names was resolved as a name (newcomer trial 10)
+                what = "a name: addresses are reversed, names resolved; look them up apart"
             what = "a valid IP address (four numbers from 0 to 255)" if wrong and bad_address(wrong) else what
             self.show_error(
                 f"{clean(wrong, one_line=True, max_chars=100)}: not {what}"
