@@ -172,3 +172,18 @@ async def test_the_age_column_goes_on_when_no_scan_runs(scan_backend):
             later = datetime.fromisoformat(created.replace("Z", "+00:00")).replace(tzinfo=UTC) + timedelta(minutes=5)
             pane.refresh_ages(later)  # nothing polls any more: the ticker still moves it
             assert pane.query_one("#scan-list").records[scan_id]["age"] == "5m"
+
+
+async def test_digits_typed_on_the_list_start_another_target(scan_backend):
+    """Newcomer trial 10, minor: 127.0.0.1, Esc, then 5 (Esc 5 in one read, or typed on the list)
+    went onto the target, 127.0.0.15: another host, scanned without a word."""
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_scans(pilot)
+        await pilot.press(*"127.0.0.1", "escape")
+        await settle(pilot)
+        assert not isinstance(app.focused, Input)
+        await pilot.press("5")
+        await settle(pilot)
+        assert pane.query_one("#scan-targets", Input).value == "127.0.0.1 5"
+        assert "'5' is not an IP address" in str(pane.query_one("#scan-check", Static).render())

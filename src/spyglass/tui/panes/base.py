@@ -77,7 +77,9 @@ class Pane(VerticalScroll, can_focus=False):
     # A list whose keys are no letters (their commands are not printable) -> the box every
     # character typed on it goes to: the alerts' triggers, typed "TRIGGER IP:PORT" to ignore one.
     TYPED_ALL: ClassVar[dict[str, str]] = {}
-    TYPED_TERMS: ClassVar[bool] = False  # that input takes the search language: typing starts a term
+    # Boxes (by id) of items a space separates (the search language, addresses, words): text typed
+    # on a list starts a new item there; glued on, 10.0.0.1 then 5 was another target, 10.0.0.15.
+    TYPED_TERMS: ClassVar[frozenset[str]] = frozenset()
     BINDINGS = [Binding("escape", "leave_input", "Leave the input", show=False, id="pane.leave_input")]
     DEFAULT_CSS = """
     Pane { padding: 0 1; }
@@ -172,10 +174,10 @@ class Pane(VerticalScroll, can_focus=False):
 
     def type_into(self, box: Input, character: str) -> None:
         """A key typed while a table or list had the keyboard, into the pane's input: after what it
-        holds, and in a query box (or the search language's) as a new term ("443" after "port:22"
-        is not "port:22443")."""
+        holds, and in a query box (or one of TYPED_TERMS) as a new term ("443" after "port:22" is
+        not "port:22443")."""
         box.action_end()
-        query = isinstance(box.parent, QueryInput) or self.TYPED_TERMS
+        query = isinstance(box.parent, QueryInput) or box.id in self.TYPED_TERMS
         term = query and box.value and not box.value.endswith(" ")
         space = " " if term else ""
         box.insert_text_at_cursor(space + character)

@@ -44,6 +44,7 @@ class DirectoryPane(Pane):
     TITLE = "Directory"
     KEYS = "f10,9"
     SECTION = "directory"
+    TYPED_TERMS = frozenset({"dir-search"})
     HOME = "#dir-queries"
     HELP = (
         "Saved search queries: type words (or tag:NAME) and Enter to search, empty lists them all; "

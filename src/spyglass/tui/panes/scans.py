@@ -42,6 +42,7 @@ class ScansPane(Pane):
     LOADS_WITH_ARG = True
     KEYS = "f6,5"
     SECTION = "scans"
+    TYPED_TERMS = frozenset({"scan-targets"})  # 127.0.0.1 then 5 is not 127.0.0.15
     HOME = "#scan-list"
     HELP = (
         "Scan addresses and netblocks (1 scan credit per IP): targets like 127.0.0.1, 127.0.0.0/28 and "

@@ -98,7 +98,7 @@ class StreamPane(Pane):
     )
     TYPED_FROM = (*Pane.TYPED_FROM, Tail)  # text typed on the live list: a filter
     TYPED_INTO = "#stream-filter"
-    TYPED_TERMS = True  # the filter is in the search language: port:443 then xy is two terms
+    TYPED_TERMS = frozenset({"stream-filter"})  # the search language: port:443 then xy is two terms
     BINDINGS = [
         Binding("p,space", "pause", "Pause/resume", id="stream.pause"),
         Binding("slash", "focus_filter", "Filter", id="stream.filter"),
