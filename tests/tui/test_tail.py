@@ -62,3 +62,18 @@ async def test_a_view_that_moves_is_drawn_whole_where_the_terminal_cannot_scroll
         tail._tick()
         assert drawn_rows(tail) == [(0, 0, 30, 10)]
         assert tail.render_line(9).text.rstrip() == "line 10"
+
+
+async def test_a_line_wider_than_the_view_ends_in_an_ellipsis():
+    # Cut where the box ended, a title read as whole (newcomer trial 10, 80 columns).
+    app = OneTail()
+    async with app.run_test(size=(30, 10)) as pilot:
+        tail = app.query_one(Tail)
+        entry = TailEntry(b"", lambda raw: ("220 198.18.186.185 ESMTP Exim 4.94 ready 漢字", ""))
+        entry.number = 0
+        tail.add([entry, *entries(1, 1)])
+        tail._painted = tail._dirty_since = 0.0
+        tail._tick()
+        await pilot.pause()
+        assert tail.render_line(0).text == "220 198.18.186.185 ESMTP Exim…"
+        assert tail.render_line(1).text.rstrip() == "line 1"  # one that fits is as it was

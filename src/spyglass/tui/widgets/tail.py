@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -213,7 +214,10 @@ class Tail(Widget, can_focus=True):
         style = self.rich_style
         if not self.following and number == self.cursor:
             style += Style(reverse=True)
-        return Strip([Segment(entry.line, style)]).crop_extend(0, width, style)
+        line = entry.line
+        if width > 1 and cell_len(line) > width:  # cut where the box ends, and said so, as tables do
+            line = set_cell_size(line, width - 1) + "…"
+        return Strip([Segment(line, style)]).crop_extend(0, width, style)
 
     def _empty_line(self, y: int, width: int) -> Strip:
         import textwrap
