@@ -128,3 +128,43 @@ async def test_a_dashboard_attached_as_the_backend_it_found_quits_starts_its_own
     finally:
         await asyncio.to_thread(late.stop)
         await first.close()
+
+
+async def test_an_attached_dashboard_follows_any_number_of_owners_quitting(tmp_path, monkeypatch):
+    """Newcomer trial 11, major: four dashboards on one data dir, the owner's backend killed twice
+    and stopped once, then the owner quit: two of them said "exited soon after each of 3 restarts;
+    not restarting it" though nothing of theirs had failed, each other dashboard's end counted as a
+    crash. Here each time the shared backend goes, another dashboard takes the data first; the
+    attached one follows each, MAX_QUICK_EXITS + 1 times within seconds, and never gives up."""
+    from spyglass.tui.connection import MAX_QUICK_EXITS
+
+    watched = Connection(Profile(), data=tmp_path)
+    owners = [Connection(Profile(), data=tmp_path)]
+    restart = Connection._restart
+
+    async def another_takes_over_first(self, backend):
+        if self is watched:
+            owner = Connection(Profile(), data=tmp_path)  # a dashboard started meanwhile: it wins the data
+            await owner.open()
+            owners.append(owner)
+        await restart(self, backend)
+
+    monkeypatch.setattr(Connection, "_restart", another_takes_over_first)
+    try:
+        await owners[0].open()
+        await watched.open()
+        events = Events()
+        watched.watch_backend(events)
+        for turn in range(MAX_QUICK_EXITS + 1):
+            assert watched.backend.attached and watched.profile.url == owners[-1].profile.url
+            await owners[-1].close()  # the owner quits: its backend goes
+            await events.wait_for("restarted", turn + 1)  # (before the fix: "failed", and no more)
+        assert "failed" not in [kind for kind, _ in events.seen]
+        assert watched.backend.attached and served_by(tmp_path).url == watched.profile.url == owners[-1].profile.url
+        await watched.open()
+        assert (await watched.clients.search.count("port:22")).total > 0
+    finally:
+        await watched.close()
+        for owner in owners:
+            await owner.close()
+    assert served_by(tmp_path) is None

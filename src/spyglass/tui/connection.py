@@ -130,9 +130,10 @@ class Connection:
         When it exits for any reason the dashboard did not ask for, it is reaped, ``on_event("died",
         why)`` is called, it starts again on the same data (on a new port, so the profile's URL changes)
         and ``on_event("restarted", where)`` follows once it answers: the caller then reconnects.
-        After MAX_QUICK_EXITS exits in a row, each soon after a start, ``on_event("failed", why)``
-        and the watch ends. Without an embedded backend this does nothing; called again, it keeps the
-        running watch and reports to the new ``on_event``."""
+        After MAX_QUICK_EXITS exits in a row of a backend it started, each soon after its start,
+        ``on_event("failed", why)`` and the watch ends (another dashboard's ending never counts).
+        Without an embedded backend this does nothing; called again, it keeps the running watch and
+        reports to the new ``on_event``."""
         self._on_backend_event = on_event
         if self.backend is None:
             return None
@@ -158,13 +159,18 @@ class Connection:
                 if await asyncio.to_thread(served_by, backend.data_dir) is not None:
                     continue
                 reason = "the shared backend stopped"
+                # Its dashboard quit, or it died: either way no start of this one failed. Counted, a
+                # few quits among four dashboards (each taking over from the last) gave up for good
+                # on a backend that would have started (newcomer trial 11). One started here that
+                # dies is counted, as it should be.
+                quick_exits = 0
             else:
                 process = backend.process
                 code = process.poll() if process is not None else None  # poll() reaps a dead backend
                 if code is None:
                     continue
                 reason = exit_reason(code)
-            quick_exits = quick_exits + 1 if loop.time() - started < QUICK_EXIT else 1
+                quick_exits = quick_exits + 1 if loop.time() - started < QUICK_EXIT else 1
             if quick_exits > MAX_QUICK_EXITS:
                 self._report(
                     "failed",
@@ -173,7 +179,7 @@ class Connection:
                 )
                 return
             self._report("died", f"embedded backend exited ({reason}); restarting")
-            await asyncio.sleep(quick_exits - 1)  # at once the first time, then back off a little
+            await asyncio.sleep(max(0, quick_exits - 1))  # at once the first time, then back off a little
             started = loop.time()
             try:
                 await self._restart(backend)
