@@ -763,7 +763,7 @@ async def test_at_80_columns_the_confirmations_before_spending_are_read_whole(da
             await pilot.press("G")
             await settle(pilot)
         bar = screen_text(app).splitlines()[status.region.y]
-        assert "Press ↓ again to load the next page (1 query credit)" in bar, bar
+        assert "Press G again to load the next page (1 query credit)" in bar, bar
         await pilot.press("escape", "r")
         await settle(pilot)
         bar = screen_text(app).splitlines()[status.region.y]

@@ -219,6 +219,22 @@ async def test_text_typed_on_the_live_list_goes_to_the_filter(live):
         assert box.value == "port:443 abc" and box.has_focus
 
 
+async def test_esc_then_text_in_one_read_on_the_filter_adds_a_term(live):
+    """Newcomer trial 11, major 1: `/`, then `Esc 8 0` in one burst: the 8 was lost and the 0
+    glued onto the last term (port:22,4430). Leaving undid the box's text once the 8 was in it."""
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_stream(pilot)
+        box = app.query_one("#stream-filter", Input)
+        await pilot.press("slash", *"port:22,443", "enter")
+        await until(pilot, lambda: not box.has_focus, "the filter applied")
+        await pilot.press("slash", *" zz")  # typed, not applied: leaving undoes it
+        await pilot.press("alt+8", "0")  # what ESC 8 0 in one read parses to
+        await until(pilot, lambda: box.value == "port:22,443 80" and box.has_focus, "Esc 8 0 in the box")
+        await pilot.press("escape")  # left again: what was not applied goes, as before
+        await until(pilot, lambda: box.value == "port:22,443" and not box.has_focus, "the filter in force")
+
+
 async def test_an_empty_filter_box_clears_the_filter(live):
     app = SpyglassApp(live.profile(live.key()))
     async with app.run_test(size=SIZE) as pilot:

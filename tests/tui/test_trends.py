@@ -166,6 +166,23 @@ async def test_what_cannot_run_is_said_and_kept(served, query, fields, message):
         assert pane.result is None
 
 
+async def test_digits_after_esc_go_into_the_query_not_to_another_pane(served):
+    """Newcomer trial 11, major 2: Esc then 4 on Trends opened Account, and `Esc 4 4 3` ended on
+    Geo; on every other pane with a box, text typed once the box is left goes into it."""
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = await run(pilot, "product:nginx")
+        box = pane.query_one("#query", Input)
+        await pilot.press("escape", "2")
+        await settle(pilot)
+        assert pane.display and box.value == "product:nginx 2" and box.has_focus
+        box.value = "product:nginx"
+        await pilot.press("alt+4", "4", "3")  # what ESC 4 4 3 in one read parses to
+        await settle(pilot)
+        assert pane.display and box.value == "product:nginx 443"
+
+
 async def test_a_plan_without_trends_is_told_so(served):
     app = SpyglassApp(served.profile(served.key("member")), pane="trends")
     async with app.run_test(size=SIZE) as pilot:

@@ -147,8 +147,8 @@ class Pane(VerticalScroll, can_focus=False):
         event.stop()
         event.prevent_default()
         self.say_what_a_word_lost()
-        box.select_on_focus = False  # (its focus comes after this key: a selection would lose both)
-        box.focus()
+        box.select_on_focus = False  # (its Focus event comes after this key: a selection would lose both)
+        self.screen.set_focus(box)  # at once, as Esc leaves it: what its Blurred then undoes sees it back
         self.type_into(box, event.character)
 
     def say_what_a_word_lost(self) -> None:

@@ -351,9 +351,18 @@ class StreamPane(Pane):
 
     @on(Input.Blurred, "#stream-filter")
     def _filter_left(self, event: Input.Blurred) -> None:
-        """Leaving the box (Esc) undoes what was not applied: it shows the filter in force."""
+        """Leaving the box (Esc) undoes what was not applied: it shows the filter in force. Text
+        typed on the list since is back in the box (type_into undid it there): kept, not undone
+        (`Esc 8 0` in one burst lost the 8 and glued the 0 on: newcomer trial 11)."""
+        if self.screen.focused is event.input:  # (has_focus waits for its Focus event)
+            return
         event.input.value = self.filter_query
         self._field_error("filter", None)
+
+    def type_into(self, box: Input, character: str) -> None:
+        if box.id == "stream-filter":  # back from the list: what leaving undid, undone now
+            box.value = self.filter_query
+        super().type_into(box, character)
 
     async def _refilter(self, matches: Filter | None) -> None:
         """The view shows the kept lines the filter matches (all of them without one)."""

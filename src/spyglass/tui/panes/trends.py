@@ -35,6 +35,10 @@ class TrendsPane(Pane):
     KEYS = "f9,8"
     SECTION = "trends"
     HOME = "#trend-chart"
+    # Text typed on the chart goes to the query, as on any list (digits switched panes: `Esc 443`
+    # to narrow the chart opened Account, then Geo; newcomer trial 11).
+    TYPED_FROM = (*Pane.TYPED_FROM, TrendChart)
+    TYPED_INTO = "#query"
     WIDGETS = (QueryInput,)
     HELP = (
         "Banners of a query month by month over the whole history (enterprise). Enter runs; 'vs' "
