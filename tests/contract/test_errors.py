@@ -11,6 +11,7 @@ from fastapi import APIRouter
 
 from spyglass.server.deps import Charge, Who
 from spyglass.server.errors import UNEXPECTED
+from spyglass.server.framing import VALUE_WITH_A_SLASH
 from tests.conftest import start_backend
 
 
@@ -41,7 +42,30 @@ def test_a_slash_too_many_is_a_404_never_a_redirect_built_from_host(backend, pat
     """A 307 to a URL built from the Host header carried the key (attacker trial, major 4c and
     minor 5), and no route declared it."""
     raw = httpx.get(f"{backend.url}{path}", params={"key": backend.key()}, headers={"Host": "evil.example"})
-    assert raw.status_code == 404 and "location" not in raw.headers and raw.json() == {"error": "No such method"}
+    said = VALUE_WITH_A_SLASH if "%2f" in path else "No such method"
+    assert raw.status_code == 404 and "location" not in raw.headers and raw.json() == {"error": said}
+
+
+SLASHED = ["/intel/scan/a%2Fb", "/intel/data/a%2fb", "/notifier/a%2Fb", "/intel/dns/domain/a%2Fb", "/org/member/a%2Fb"]
+
+
+@pytest.mark.parametrize("path", SLASHED)
+def test_a_value_that_holds_a_slash_names_nothing_and_says_so(backend, path):
+    """Newcomer trial 11, major 4: `scan status a/b` was 'No such method' (the CLI then asked whether
+    the server was a spyglass one at all), `data files a/b` 'No such dataset: a'."""
+    raw = httpx.request("PUT" if "member" in path else "GET", f"{backend.url}{path}", params={"key": backend.key()})
+    assert raw.status_code == 404 and raw.json() == {"error": VALUE_WITH_A_SLASH}
+
+
+async def test_a_dot_or_two_as_an_id_is_asked_for_as_that_id(backend):
+    """`scan status ..` asked for /intel (a URL's rules remove `..` with the segment before it)."""
+    from spyglass.client import Clients
+    from spyglass.client.errors import NotFound
+
+    async with Clients.from_profile(backend.profile(backend.key())) as clients:
+        for scan_id in (".", ".."):
+            with pytest.raises(NotFound, match=f"No scan with id '{scan_id}'"):
+                await clients.scans.status(scan_id)
 
 
 def test_a_bound_is_said_as_a_person_says_it(backend):

@@ -16,8 +16,10 @@ T = TypeVar("T")
 
 
 def segment(value: object) -> str:
-    """A path segment, escaped so that user input cannot change the path."""
-    return quote(str(value), safe=":,")
+    """A path segment, escaped so that user input cannot change the path: `.` and `..` too, which
+    a URL's rules remove with the segment before them (`scan status ..` asked for /intel)."""
+    text = str(value)
+    return text.replace(".", "%2E") if text in (".", "..") else quote(text, safe=":,")
 
 
 def csv(values: str | Iterable) -> str:

@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from spyglass.server.asgibody import BodyTooLarge, declared_length, has_body, receive_body, replaying, send_json
 from spyglass.server.banners.store import StoreUnavailable
 from spyglass.server.errors import ApiError, outage_log, unavailable
-from spyglass.server.framing import refused_framing
+from spyglass.server.framing import names_nothing, refused_framing
 from spyglass.server.memory import give_back_soon
 from spyglass.server.state.accounts import Account, AccountState, NoCreditsLeft
 
@@ -371,6 +371,9 @@ class KeyBeforeBody:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and (refused := refused_framing(scope)):  # before anything reads them
             await send_json(send, refused[0], json.dumps({"error": refused[1]}).encode(), [CLOSE])
+            return
+        if scope["type"] == "http" and (nothing := names_nothing(scope)):  # (a body is left unread: close)
+            await send_json(send, 404, json.dumps({"error": nothing}).encode(), [CLOSE] if has_body(scope) else [])
             return
         if scope["type"] != "http" or scope["path"].startswith(self.exempt) or not has_body(scope):
             return await self.app(scope, receive, send)

@@ -78,11 +78,10 @@ class AlertsPane(Pane):
     SECTION = "alerts"
     HOME = "#alerts-list"
     HELP = (
-        "Network alerts: ctrl+n new (n from a list), e edit the selected alert's networks, D twice "
-        "deletes it, Enter on a trigger turns it on or off, TRIGGER IP:PORT typed there ignores a "
-        "service, Delete twice un-ignores the trigger's services, b opens the alert's banners in the "
-        "search pane (net: query). Notifications go out when a trigger is on and a notifier is "
-        "attached; the last ones are listed with their outcome."
+        "Network alerts: ctrl+n new (n from a list), e edit the selected alert's networks, D twice deletes it, Enter "
+        "on a trigger turns it on or off, TRIGGER IP:PORT typed there ignores a service, Delete twice un-ignores the "
+        "trigger's services, b opens the alert's banners in the search pane (net: query). Notifications go out when a "
+        "trigger is on and a notifier is attached; the last ones are listed with their outcome."
     )
     BINDINGS = [
         # ctrl+n acts from the form's boxes too, where n is a letter of a name (footer: the first key).

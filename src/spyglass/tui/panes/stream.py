@@ -80,6 +80,12 @@ def describe(raw: bytes, product_width: int = PRODUCT_WIDTH) -> tuple[str, str]:
     return clean(stream_line(banner, product_width=product_width), one_line=True), address(banner)
 
 
+def filter_error(text: str) -> str | None:
+    """What is wrong with the filter box's text, or None (an empty box clears the filter)."""
+    errors = parse(text).errors if text.strip() else []
+    return f"filter: {errors[0]}" if errors else None
+
+
 class StreamPane(Pane):
     ID = "stream"
     TITLE = "Stream"
@@ -88,13 +94,12 @@ class StreamPane(Pane):
     HOME = "#tail"
     WIDGETS = (Tail,)
     HELP = (
-        "The live stream of newly collected banners (enterprise). Pick a stream and its values ("
-        "'my alerts' follows your alerts' networks, or one alert given by its name); the "
-        "filter box takes the search language (product:nginx -port:80): it shows the buffered lines that "
-        "match and those that arrive; an empty box clears it and shows the whole buffer again. "
-        "p pauses, up/down scroll back (End: live), Enter opens the host, Tab reaches the selected banner's "
-        "values to pivot on, s saves the buffer, "
-        "w records everything from now on (.json.gz in the current directory)."
+        "The live stream of newly collected banners (enterprise). Pick a stream and its values ('my alerts' follows "
+        "your alerts' networks, or one alert given by its name); the filter box takes the search language "
+        "(product:nginx -port:80): it shows the buffered lines that match and those that arrive; an empty box clears "
+        "it and shows the whole buffer again. p pauses, up/down scroll back (End: live), Enter opens the host, Tab "
+        "reaches the selected banner's values to pivot on, s saves the buffer, w records everything from now on "
+        "(.json.gz in the current directory)."
     )
     TYPED_FROM = (*Pane.TYPED_FROM, Tail)  # text typed on the live list: a filter
     TYPED_INTO = "#stream-filter"
@@ -322,21 +327,16 @@ class StreamPane(Pane):
         elif self.error_source == field:
             self.show_error(None)
 
-    @staticmethod
-    def _filter_error(text: str) -> str | None:
-        errors = parse(text).errors if text.strip() else []  # an empty box clears the filter
-        return f"filter: {errors[0]}" if errors else None
-
     @on(Input.Changed, "#stream-filter")
     def _filter_typed(self, event: Input.Changed) -> None:
-        self._field_error("filter", self._filter_error(event.value))
+        self._field_error("filter", filter_error(event.value))
 
     @on(Input.Submitted, "#stream-filter")
     def _filter_given(self, event: Input.Submitted) -> None:
         from spyglass.query.match import matcher
 
         text = event.value.strip()
-        error = self._filter_error(text)
+        error = filter_error(text)
         self._field_error("filter", error)
         if error:
             return  # the error line says why; what was typed stays until the box is left
@@ -351,16 +351,14 @@ class StreamPane(Pane):
 
     @on(Input.Blurred, "#stream-filter")
     def _filter_left(self, event: Input.Blurred) -> None:
-        """Leaving the box (Esc) undoes what was not applied: it shows the filter in force. Text
-        typed on the list since is back in the box (type_into undid it there): kept, not undone
-        (`Esc 8 0` in one burst lost the 8 and glued the 0 on: newcomer trial 11)."""
-        if self.screen.focused is event.input:  # (has_focus waits for its Focus event)
-            return
-        event.input.value = self.filter_query
-        self._field_error("filter", None)
+        """Leaving the box (Esc) undoes what was not applied; once text typed on the list is back in
+        it (type_into undid it then), not (`Esc 8 0` in one burst lost the 8: newcomer trial 11)."""
+        if self.screen.focused is not event.input:  # (has_focus waits for its Focus event)
+            event.input.value = self.filter_query
+            self._field_error("filter", None)
 
     def type_into(self, box: Input, character: str) -> None:
-        if box.id == "stream-filter":  # back from the list: what leaving undid, undone now
+        if box.id == "stream-filter":  # back from the list: what leaving undoes, undone now
             box.value = self.filter_query
         super().type_into(box, character)
 
