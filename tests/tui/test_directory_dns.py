@@ -203,6 +203,10 @@ async def test_resolve_and_reverse_are_picked_from_what_is_typed(data_backend):
             assert f"{wrong}: not a valid IP address (four numbers from 0 to 255)" in screen_text(app)
             assert field.value == typed and not app.query_one(DnsPane).ips
         assert app.clients.credits.query == 100  # resolve and reverse are free
+        field.value = "example.test"  # typed on the results: a new name, not glued on (newcomer trial 11)
+        app.query_one(DnsPane).results.focus()
+        await pilot.press("1", "9", "8")
+        assert field.value == "example.test 198" and field.has_focus
 
 
 async def test_the_footer_offers_no_key_the_search_box_takes_as_text(data_backend):

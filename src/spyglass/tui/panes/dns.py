@@ -58,6 +58,7 @@ class DnsPane(Pane):
     TITLE = "DNS"
     KEYS = "f11,0"
     SECTION = "dns"
+    TYPED_TERMS = frozenset({"dns-input"})  # names or addresses: demo.example then 198 is two
     HOME = "#dns-results"
     HELP = (
         "domain: the subdomains and records the index knows for a domain (1 query credit a page; "
