@@ -30,6 +30,7 @@ VALUE_WITH_A_SLASH = "No such resource: a value in the path holds '/' (%2F), whi
 
 
 def names_nothing(scope: Scope) -> str | None:
-    """Why a request's path can name nothing (a 404), or None."""
+    """Why a request's path can name nothing (a 404), or None. The stream's filters take the rest
+    of the path whatever it holds, and refuse a slash as the value it is (a 400 naming the filter)."""
     raw = scope.get("raw_path") or b""
-    return VALUE_WITH_A_SLASH if b"%2f" in raw.lower() else None
+    return VALUE_WITH_A_SLASH if b"%2f" in raw.lower() and not scope["path"].startswith("/stream/") else None
