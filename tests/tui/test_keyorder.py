@@ -133,6 +133,22 @@ async def test_esc_then_digits_in_one_read_leave_the_box_and_add_the_term(backen
         assert box.value == "port:22 443"
 
 
+async def test_esc_then_digits_in_one_read_from_a_list_add_the_term_whole(backend):
+    """Newcomer trial 12, major 1: with the results already holding the keys, `Esc 4 4 3` in one
+    burst gave `port:22 4 43`: the 4 reached the table before Esc's binding ran (it runs once the
+    key has bubbled up), went into the box, and Esc then took the keys back to the table."""
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        box = app.query_one("#pane-search").query_one(Input)
+        await pilot.press(*"port:22", "enter", "escape")
+        await settle(pilot)
+        assert app.focused is app.query_one("#results")
+        await pilot.press("alt+4", "4", "3")  # what ESC 4 4 3 in one read parses to
+        await settle(pilot)
+        assert box.value == "port:22 443" and app.focused is box
+
+
 TWO_BOXES = """
 import sys
 from pathlib import Path

@@ -235,6 +235,19 @@ async def test_esc_then_text_in_one_read_on_the_filter_adds_a_term(live):
         await until(pilot, lambda: box.value == "port:22,443" and not box.has_focus, "the filter in force")
 
 
+async def test_esc_then_text_in_one_read_on_the_live_list_adds_a_term(live):
+    """Newcomer trial 12, major 2: the list holding the keys, `Esc 4 4 3` in one burst gave
+    `product:nginx 43`: the 4 went into the box before Esc's binding ran, which then left it."""
+    app = SpyglassApp(live.profile(live.key()))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_stream(pilot)
+        box = app.query_one("#stream-filter", Input)
+        await pilot.press("slash", *"product:nginx", "enter")
+        await until(pilot, lambda: app.focused is app.query_one(Tail), "the list has the keys")
+        await pilot.press("alt+4", "4", "3")  # what ESC 4 4 3 in one read parses to
+        await until(pilot, lambda: box.value == "product:nginx 443" and box.has_focus, "Esc 4 4 3 in the box")
+
+
 async def test_an_empty_filter_box_clears_the_filter(live):
     app = SpyglassApp(live.profile(live.key()))
     async with app.run_test(size=SIZE) as pilot:

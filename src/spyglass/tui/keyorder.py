@@ -279,6 +279,16 @@ class EscThenLetter(App[None]):
         if isinstance(event, events.Key) and (event.key in SPLIT_ALWAYS or event.key not in self.active_bindings):
             keys = esc_then_letter(event)
             if keys is not None:
+                escape, letter = keys
+                # The letter takes its turn once what Esc does is through (KeysInTurn). Handed over
+                # with it, it reached a table before the Esc's binding, which runs once the key has
+                # bubbled up: the letter went into the box, then Esc took the focus back to the
+                # table: `Esc 4 4 3` gave `4 43`, on the stream the 4 was lost (newcomer trial 12).
+                waiting = getattr(self, "_keys_waiting", None)
+                if waiting is not None and getattr(self, "_keys_turns", None) is not None:
+                    waiting.appendleft(letter)
+                    await super().on_event(escape)
+                    return
                 for key in keys:
                     await super().on_event(key)
                 return
