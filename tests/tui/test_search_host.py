@@ -874,6 +874,42 @@ async def test_keys_after_enter_wait_for_it_on_a_machine_that_gives_the_app_no_c
         assert host.ip_box.value == ip and host.history and app.focused is host.services
 
 
+async def test_each_address_typed_then_h_shows_its_history(data_backend):
+    """Newcomer trials 11 and 12: `C-u ADDRESS Enter h` for one host after another gave history,
+    current, history...: the view carried over to the next address, so each h flipped it back.
+    A host typed starts on its current services, as one opened from a result does."""
+    first, second = busiest_host(), next(b["ip_str"] for b in CURRENT if b["ip_str"] != busiest_host())
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        host = app.query_one(HostPane)
+        for ip in (first, second, first):
+            one_read(app, "ctrl+u", *ip, "enter", "h")
+            await settle(pilot)
+            assert host.record is not None and host.record.ip_str == ip and host.history, ip
+
+
+async def test_an_address_typed_after_a_refused_one_left_with_esc_replaces_it(data_backend):
+    """Newcomer trial 12, major 4: `198.18.232` Enter (refused), Esc, then an address: glued on,
+    198.18.232198.19.52.122, once Esc had taken the problem away."""
+    ip = busiest_host()
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f3", *ip, "enter")
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        await pilot.press("ctrl+u", *"198.18.232", "enter")
+        await settle(pilot)
+        assert "198.18.232: not an IP address" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press(*ip, "enter")
+        await settle(pilot)
+        assert host.ip_box.value == ip and host.record is not None and host.record.ip_str == ip
+
+
 async def test_an_answer_never_moves_the_focus(data_backend):
     """Issue 45 (second trial), major 1: the focus moved when the host's answer came, away from
     where the user had gone (Tab to the pivots), and the keys typed next went elsewhere."""

@@ -126,10 +126,10 @@ class HostPane(Pane):
             await self._fetch(clients, self.record.ip_str)
 
     def type_into(self, box: Input, character: str) -> None:
-        """Typing while the services have the keyboard starts another address: the shown one would
-        become 198.18.0.93192.0.2.77 (and so would one refused)."""
-        if (self.record is not None and box.value.strip() == self.record.ip_str) or self.error_source:
-            box.value = ""
+        """Typing while the services have the keyboard starts another address: the box holds one,
+        and the shown one would become 198.18.0.93192.0.2.77 (a refused one left with Esc, whose
+        problem then went, 198.18.232198.19.52.122: newcomer trial 12)."""
+        box.value = ""
         super().type_into(box, character)
 
     def run_arg(self, arg: str) -> None:
@@ -171,7 +171,10 @@ class HostPane(Pane):
             self.ip_box.select_all()  # the next address typed replaces it: 999.1.1.1198.18.0.0 was none
             self.workers.cancel_group(self, "lookup")
             return False
-        self.ask(str(ipaddress.ip_address(self.ip_box.value.strip())))
+        ip = str(ipaddress.ip_address(self.ip_box.value.strip()))
+        if self.record is not None and ip != self.record.ip_str:
+            self.history = False  # another host starts on its current services, as one opened from a result
+        self.ask(ip)
         return True
 
     def ask(self, ip: str) -> None:
