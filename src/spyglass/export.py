@@ -184,6 +184,8 @@ async def export(
         if limit is not None:
             matches = matches[: max(0, limit - written)]
         if not matches:
+            if not written:  # nothing matched: the file it says it wrote exists, empty (CSV: its header)
+                exporter.write_page(page, [])
             break
         exporter.write_page(page, matches)
         written += len(matches)

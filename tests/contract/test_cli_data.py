@@ -85,6 +85,20 @@ def test_export_resumes_after_a_failed_page(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "ssh.csv.resume").exists()
 
 
+def test_an_export_of_nothing_leaves_the_file_it_names(tmp_path, capsys, monkeypatch):
+    """Newcomer trial 12, minor: 'export p.csv: 0 banners to .../p.csv', exit 0, and no file."""
+    from spyglass.datagen import generate
+
+    with backend_with(tmp_path / "backend", generate(50, seed=5)) as backend:
+        monkeypatch.setenv("SPYGLASS_URL", backend.url)
+        monkeypatch.setenv("SPYGLASS_API_KEY", backend.key("member"))
+        assert main(["export", "port:18080", "-o", str(tmp_path / "none.csv"), "--fields", "ip_str,port"]) == 0
+        assert main(["export", "port:18080", "-o", str(tmp_path / "none.json.gz")]) == 0
+    assert (tmp_path / "none.csv").read_text().splitlines() == ["ip_str,port"]
+    assert gzip.decompress((tmp_path / "none.json.gz").read_bytes()) == b""
+    assert not list(tmp_path.glob("*.resume"))
+
+
 @pytest.mark.external
 def test_export_json_gz_round_trips_through_import(tmp_path, monkeypatch):
     from spyglass.datagen import generate
