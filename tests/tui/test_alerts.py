@@ -569,3 +569,19 @@ async def test_letters_typed_on_the_triggers_ignore_a_service_and_remove_nothing
             await pilot.press("delete")
             await settle(pilot)
             assert (await c.alerts.get(made.id)).triggers["any"] in ({}, {"ignore": []})
+
+
+async def test_text_typed_on_the_list_after_a_name_starts_another_word(alerts_backend):
+    """Newcomer trial 13, major 3: `abc`, Esc, `5` gave `abc5`: the name box took text typed on
+    the list glued on, where the networks and ignore boxes start a new term."""
+    app = SpyglassApp(alerts_backend.profile(alerts_backend.key()), pane="alerts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        name = app.query_one("#alert-name", Input)
+        name.focus()
+        await pilot.press("ctrl+u", *"abc", "escape")
+        await settle(pilot)
+        assert not isinstance(app.focused, Input)
+        await pilot.press("5")
+        await settle(pilot)
+        assert name.value == "abc 5" and name.has_focus

@@ -7,7 +7,7 @@ from textual.widgets import DataTable, Input, OptionList
 
 from spyglass.datagen import generate
 from spyglass.tui.app import SpyglassApp
-from spyglass.tui.messages import OpenHost
+from spyglass.tui.messages import OpenHost, RunSearch
 from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
 from spyglass.tui.widgets.statusbar import StatusBar
@@ -908,6 +908,29 @@ async def test_an_address_typed_after_a_refused_one_left_with_esc_replaces_it(da
         await pilot.press(*ip, "enter")
         await settle(pilot)
         assert host.ip_box.value == ip and host.record is not None and host.record.ip_str == ip
+
+
+async def test_a_search_opened_from_elsewhere_gives_its_results_the_keys(data_backend):
+    """Newcomer trial 13, major 1: Enter on a scan, a saved query, a pivot or an alert's `b` left
+    the keys in the query box: `j` gave `scan:43MVPMXYHWI6YYTEj`, 0 results, a credit spent."""
+    from tests.tui.test_bursts import typed
+
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        app.post_message(RunSearch("port:22"))
+        await settle(pilot)
+        pane, results = app.query_one(SearchPane), app.query_one("#results", DataTable)
+        assert app.focused is results and pane.current_query == "port:22"
+        for key in typed("j"):
+            app.post_message(key)
+        await settle(pilot)
+        assert results.cursor_row == 1 and pane.query_one("#query", Input).value == "port:22"
+        app.post_message(RunSearch("port:22 bogus:1"))  # one that cannot run: the box, to fix it
+        await settle(pilot)
+        assert app.focused is pane.query_one("#query", Input)
 
 
 async def test_an_answer_never_moves_the_focus(data_backend):

@@ -230,9 +230,15 @@ class SearchPane(Pane):
             self.reload()
 
     def run_arg(self, arg: str) -> None:
+        """A search asked for from elsewhere (a scan's results, a saved query, a pivot, an alert's
+        banners): its results have the keys, as a host opened from a result does; `j` in the box
+        was glued onto the query and spent a credit (newcomer trial 13). One that cannot run
+        leaves the box the keys, to fix it."""
         self.query_box.value = arg
         self.focus_box("#query")
         self.run_query()
+        if self.query_box.check():
+            self.results.focus()  # (after the focus the pane takes when shown)
 
     def exclude(self, term: str) -> None:
         """A pivot's ``-``: the query in force (or in the box) without ``term``, run again."""
