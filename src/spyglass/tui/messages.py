@@ -40,6 +40,7 @@ class OpenHost(Navigate):
 
 class RunSearch(Navigate):
     PANE = "search"
+    METHOD = "run_from_elsewhere"
 
 
 class PingTarget(Navigate):

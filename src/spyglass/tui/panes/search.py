@@ -230,13 +230,16 @@ class SearchPane(Pane):
             self.reload()
 
     def run_arg(self, arg: str) -> None:
-        """A search asked for from elsewhere (a scan's results, a saved query, a pivot, an alert's
-        banners): its results have the keys, as a host opened from a result does; `j` in the box
-        was glued onto the query and spent a credit (newcomer trial 13). One that cannot run
-        leaves the box the keys, to fix it."""
         self.query_box.value = arg
         self.focus_box("#query")
         self.run_query()
+
+    def run_from_elsewhere(self, arg: str) -> None:
+        """A search asked for in another pane (a scan's results, a saved query, a pivot, an alert's
+        banners, the palette): its results have the keys, as a host opened from a result does; `j`
+        in the box was glued onto the query and spent a credit (newcomer trial 13). One that cannot
+        run leaves the box the keys, to fix it; `--pane search QUERY` too, as typed at start."""
+        self.run_arg(arg)
         if self.query_box.check():
             self.results.focus()  # (after the focus the pane takes when shown)
 
