@@ -148,7 +148,7 @@ class Pane(VerticalScroll, can_focus=False):
         event.prevent_default()
         self.say_what_a_word_lost()
         box.select_on_focus = False  # (its Focus event comes after this key: a selection would lose both)
-        self.screen.set_focus(box)  # at once, as Esc leaves it: what its Blurred then undoes sees it back
+        self.screen.set_focus(box)  # at once, as Esc leaves it: a Blurred handler then sees it back
         self.type_into(box, event.character)
 
     def say_what_a_word_lost(self) -> None:

@@ -130,7 +130,6 @@ class StreamPane(Pane):
         self.connected_at = 0.0  # time.monotonic() of the last (re)connection, for the gap's sake
         self.gone = ""  # why the stream is no longer followed, when the app gave up its backend
         self.buffer = StreamBuffer(BUFFER)
-        self.filter_query = ""  # as typed (the box returns to it when left)
         self.filter_text = ""  # as shown in the status line
         self.refiltering = False  # the buffer is being filtered again (a thread)
         self.buffered: tuple[str, str] | None = None  # the stream whose lines the buffer holds
@@ -339,28 +338,14 @@ class StreamPane(Pane):
         error = filter_error(text)
         self._field_error("filter", error)
         if error:
-            return  # the error line says why; what was typed stays until the box is left
+            return  # the error line says why; what was typed stays
         query = parse(text) if text else None
         self.buffer.matches = matcher(query) if query is not None and query.terms else None
-        self.filter_query = text
         self.filter_text = clean(text, one_line=True, max_chars=60)
         self.refiltering = True
         self.call("filter", self._refilter, self.buffer.matches)  # a filter still at work is cancelled
         self._show_status()
         self.query_one(Tail).focus()
-
-    @on(Input.Blurred, "#stream-filter")
-    def _filter_left(self, event: Input.Blurred) -> None:
-        """Leaving the box (Esc) undoes what was not applied; once text typed on the list is back in
-        it (type_into undid it then), not (`Esc 8 0` in one burst lost the 8: newcomer trial 11)."""
-        if self.screen.focused is not event.input:  # (has_focus waits for its Focus event)
-            event.input.value = self.filter_query
-            self._field_error("filter", None)
-
-    def type_into(self, box: Input, character: str) -> None:
-        if box.id == "stream-filter":  # back from the list: what leaving undoes, undone now
-            box.value = self.filter_query
-        super().type_into(box, character)
 
     async def _refilter(self, matches: Filter | None) -> None:
         """The view shows the kept lines the filter matches (all of them without one)."""
