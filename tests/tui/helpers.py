@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import time
+from collections.abc import Callable
 
 from rich.console import Console
 from textual.app import App
@@ -27,6 +29,14 @@ async def settle(pilot: Pilot, rounds: int = 100) -> None:
         if not any(w.is_running for w in app.workers) and not _messages_waiting(app):
             return
     raise AssertionError("workers kept running")
+
+
+async def until(pilot: Pilot, condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
+    """Wait for ``condition``, however slow the machine (a live stream, a lookup that answers late)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
 
 
 def _messages_waiting(app: App) -> bool:

@@ -17,7 +17,7 @@ from spyglass.tui.widgets.statusbar import StatusBar
 from tests.conftest import start_backend
 from tests.contract.test_alerts_delivery import Receiver
 from tests.contract.test_stream import banner
-from tests.tui.helpers import screen_text, settle
+from tests.tui.helpers import screen_text, settle, until
 
 SIZE = (140, 40)
 
@@ -28,13 +28,6 @@ def served(tmp_path_factory):
     with server:
         yield backend
     backend.store.close()
-
-
-async def until(pilot, condition, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 async def test_a_fired_alert_is_said_on_any_pane_and_ctrl_o_opens_the_host(served):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from textual.widgets import DataTable, Input, OptionList
 
@@ -12,7 +14,7 @@ from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.conftest import backend_with
-from tests.tui.helpers import screen_text, settle
+from tests.tui.helpers import screen_text, settle, until
 from tests.unit.test_index import latest_of_each_service
 
 SIZE = (130, 40)
@@ -977,3 +979,33 @@ async def test_a_dash_typed_on_the_results_starts_an_excluding_term(data_backend
         await type_query(pilot, "nginx")
         await typed_on_the_results(pilot, "-port:80")
         assert app.query_one("#query", Input).value == "nginx -port:80"
+
+
+async def test_a_host_opened_on_a_stale_pane_is_never_replaced_by_the_one_it_showed(data_backend):
+    """Newcomer trial 13: once in five, ctrl+o after an alert left Host on the host it showed
+    before. The pane was stale (a backend restart): showing it reloaded the old host while the
+    new one was looked up, and when the old one's answer came last, it won."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        first, second = sorted({b["ip_str"] for b in CURRENT})[:2]
+        app.post_message(OpenHost(first))
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        await until(pilot, lambda: host.record is not None and host.record.ip_str == first, "the first host")
+        search = app.clients.search
+        looked_up = search.host
+
+        async def first_answers_last(ip, **kwargs):
+            if ip == first:  # the old host's answer comes after the new one's
+                await asyncio.sleep(0.5)
+            return await looked_up(ip, **kwargs)
+
+        search.host = first_answers_last
+        host.connection_replaced(now=False)  # as after a restart, while another pane is in view
+        await app.show_pane("search")
+        app.post_message(OpenHost(second))
+        await until(pilot, lambda: host.record is not None and host.record.ip_str == second, "the second host")
+        await asyncio.sleep(0.8)  # past the old host's answer, were it asked for
+        await settle(pilot)
+        assert host.record.ip_str == second and host.ip_box.value == second

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import time
 
 import pytest
 from textual.widgets import Input
@@ -19,7 +18,7 @@ from spyglass.tui.widgets.statusbar import StatusBar
 from spyglass.tui.widgets.tail import Tail
 from tests.conftest import start_backend
 from tests.contract.test_stream import banner
-from tests.tui.helpers import screen_text, settle
+from tests.tui.helpers import screen_text, settle, until
 
 SIZE = (100, 30)
 
@@ -30,13 +29,6 @@ def live(tmp_path_factory):
     with server:
         yield backend
     backend.store.close()
-
-
-async def until(pilot, condition, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 async def open_stream(pilot) -> StreamPane:

@@ -122,8 +122,10 @@ class HostPane(Pane):
         self.query_one(target).focus()
 
     async def load(self, clients: Clients) -> None:
-        if self.record is not None:
-            await self._fetch(clients, self.record.ip_str)
+        """The host shown, again: as a lookup, which a newer one cancels, and never once another is
+        asked for (a host opened on a stale pane lost to the old one's answer: newcomer trial 13)."""
+        if self.record is not None and not self.looking_up:
+            self.fetch(clients, self.record.ip_str)
 
     def type_into(self, box: Input, character: str) -> None:
         """Typing while the services have the keyboard starts another address: the box holds one,
