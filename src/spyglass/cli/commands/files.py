@@ -116,6 +116,9 @@ def summarize(totals, unreadable: list[str], progress) -> int:
         )
     elif totals.empty_scans:
         print("import: the scan found no open port: nothing to load", file=sys.stderr)
+    elif not unreadable and not totals.loaded and totals.hosts:  # what the scan saw of them is kept
+        kept = "the host it saw is kept" if totals.hosts == 1 else f"the {totals.hosts:,} hosts it saw are kept"
+        print(f"import: no banner loaded: every {totals.unit} was bad; {kept}", file=sys.stderr)
     elif not unreadable and not totals.loaded:
         why = f"every {totals.unit} was bad" if totals.read else "no banners in the file"
         fail(f"import: nothing loaded: {why}", EXIT_USAGE)

@@ -122,9 +122,10 @@ class ImportReport:
 
     @property
     def exit_status(self) -> int:
-        """0 all loaded (or scans with no open port); 1 some lines bad; 2 a file unreadable, or
-        nothing loaded (an empty file of banners too)."""
-        if self.file_errors or not (self.loaded or self.empty_scans):
+        """0 all loaded (or scans with no open port); 1 some lines bad (every one, where what a
+        scan saw of its hosts was kept); 2 a file unreadable, or nothing loaded (an empty file of
+        banners too)."""
+        if self.file_errors or not (self.loaded or self.empty_scans or self.hosts):
             return 2
         return 1 if self.bad else 0
 
