@@ -377,5 +377,6 @@ def test_the_scan_commands_as_text_and_json_mask_the_key(scanning, monkeypatch, 
     assert main(["scan", "list"]) == 0
     out, err = capsys.readouterr()
     assert scan_id in out and key not in out + err
+    assert "      1 IP  " in out  # one address, not "1 IPs" (a newcomer's minor)
     assert main(["scan", "cancel", scan_id]) == 2  # done already: nothing to cancel, said so
     assert "done already" in capsys.readouterr().err

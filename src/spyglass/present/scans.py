@@ -47,8 +47,9 @@ def found(scan: ScanStatus | ScanListItem) -> str:
 
 def status_line(scan: ScanStatus | ScanListItem, now: datetime | None = None) -> str:
     """One scan as a CLI line: id, status, size, age and progress."""
-    size = scan.count if isinstance(scan, ScanStatus) else scan.size
+    size = (scan.count if isinstance(scan, ScanStatus) else scan.size) or 0
+    ips = "IP " if size == 1 else "IPs"  # (the column keeps its width)
     return (
         f"{clean(scan.id, one_line=True, max_chars=32):<16}  {clean(str(scan.status), one_line=True):<10}  "
-        f"{(size if size is not None else 0):>7,} IPs  {age(scan.created, now):>4} ago  {progress(scan)}  {found(scan)}"
+        f"{size:>7,} {ips}  {age(scan.created, now):>4} ago  {progress(scan)}  {found(scan)}"
     )

@@ -30,7 +30,7 @@ async def submit(clients, args):
     if not args.wait:
         if args.json:
             return result
-        print(f"{result.id}  {result.count or 0:,} IPs, {result.credits_left:,} scan credits left")
+        print(f"{result.id}  {plural(result.count or 0, 'IP')}, {plural(result.credits_left, 'scan credit')} left")
         return None
     args.on_interrupt = f"scan {result.id} goes on on the server (spyglass scan status {result.id})"
     final = await follow(clients, result.id)
