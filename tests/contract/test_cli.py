@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -67,6 +68,12 @@ def test_info_against_a_profile_from_the_environment(backend, capsys, monkeypatc
     lines = [line.split() for line in said.splitlines()]
     assert body["usage_limits"]["scans_hour"] == 30 and ["scans", "an", "hour", "30"] in lines
     assert body["usage_limits"]["requests_at_once"] == 4 and "requests at once" in said
+    assert main(["account"]) == 0  # as info says them: flags in words, counts with separators
+    said = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in said.splitlines()}
+    assert rows["member"] in (["yes"], ["no"]) and "True" not in said and "False" not in said
+    assert re.fullmatch(r"[\d,]+", rows["credits"][0])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", rows["created"][0]) and "T" not in rows["created"][1]
 
 
 @pytest.mark.parametrize(

@@ -122,3 +122,13 @@ def pad(text: str, width: int) -> str:
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``1 banner``, ``2,000 banners`` (``many`` where adding an s is wrong: address, addresses)."""
     return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+
+
+def yes_no(flag: object) -> str:
+    """A flag as the CLI and the dashboard say it (``-`` when absent; anything else as it came)."""
+    return "yes" if flag is True else "no" if flag is False else "-" if flag is None else str(flag)
+
+
+def moment(stamp: object) -> str:
+    """An ISO time as people read it: ``2026-11-30 10:04:05`` (``-`` when absent)."""
+    return stamp[:19].replace("T", " ") if isinstance(stamp, str) and stamp else "-"

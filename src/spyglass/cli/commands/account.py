@@ -8,6 +8,7 @@ import re
 from spyglass.cli.common import Common, api_command
 from spyglass.cli.exits import EXIT_OK
 from spyglass.cli.render import print_pairs
+from spyglass.present.values import moment, yes_no
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")  # enough to catch a slip; the address is only ever mailed to
 USERNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -27,10 +28,6 @@ def _number(n: object) -> str:
 
 def _of(left: object, limit: object) -> str:
     return _number(left) + (f" of {_number(limit)}" if limit is not None else "")
-
-
-def _yes(flag: object) -> str:
-    return "yes" if flag is True else "no" if flag is False else "-" if flag is None else str(flag)
 
 
 BUDGETS = (  # the plan's budgets, as the server says them (usage_limits)
@@ -61,9 +58,9 @@ async def info(clients, args):
             ("query credits", _of(result.query_credits, limits.query_credits if limits else None)),
             ("scan credits", _of(result.scan_credits, limits.scan_credits if limits else None)),
             ("monitored IPs", _number(result.monitored_ips)),
-            ("unlocked", _yes(result.unlocked)),
-            ("https", _yes(result.https)),
-            ("telnet", _yes(result.telnet)),
+            ("unlocked", yes_no(result.unlocked)),
+            ("https", yes_no(result.https)),
+            ("telnet", yes_no(result.telnet)),
             *((label, _number(getattr(limits, name))) for label, name in BUDGETS if getattr(limits, name, None)),
         ]
     )
@@ -76,9 +73,9 @@ async def account(clients, args):
     print_pairs(
         [
             ("name", profile.display_name or "-"),
-            ("member", profile.member),
-            ("credits", profile.credits),
-            ("created", profile.created or "-"),
+            ("member", yes_no(profile.member)),
+            ("credits", _number(profile.credits)),
+            ("created", moment(profile.created)),
         ]
     )
 

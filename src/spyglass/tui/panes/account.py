@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 
+from spyglass.present.values import moment, yes_no
 from spyglass.safetext import safe_text
 from spyglass.tui.console import on_console
 from spyglass.tui.panes.base import Pane
@@ -26,10 +27,6 @@ def allowance(left: int, limit: int | None, console: bool = False) -> Text:
     shown = bar(left / limit, 16)
     shown = shown.translate({ord(c): None for c in "▏▎▍▌▋▊▉"}) if console else shown
     return Text.assemble(shown, " ", (f"{left:,}", "bold"), f" of {limit:,} left")
-
-
-def yes_no(flag: bool | None) -> str:
-    return "yes" if flag else "no"
 
 
 class AccountPane(Pane):
@@ -103,7 +100,7 @@ class AccountPane(Pane):
                 ("name", profile.display_name or "-"),
                 ("member", yes_no(profile.member)),
                 ("credits", f"{profile.credits:,}"),
-                ("created", (profile.created or "-")[:19].replace("T", " ")),
+                ("created", moment(profile.created)),
             ]
         )
         self.query_one("#network", Facts).show([("my IP", ip), ("endpoint", clients.transport.base_url)])
