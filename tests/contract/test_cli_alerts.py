@@ -115,3 +115,12 @@ def test_notifier_commands_mask_secrets_and_test_sends(cli):
     assert cli("notifier", "delete", hook)[0] == 0
     code, out, _ = cli("notifier", "providers", "--json")
     assert json.loads(out)["webhook"] == {"required": ["url"]}
+
+
+def test_a_bad_network_is_said_as_typed_before_any_request(cli, backend):
+    """A newcomer's minor: the server's answer named its API field (filters.ip: ...)."""
+    for action in (("create", "office"), ("edit", "some-id")):
+        code, _, err = cli("alert", *action, "127.0.0.0/30", "999.1.1.1")
+        assert code == 2 and "'999.1.1.1' is not an IP or CIDR range" in err and "filters.ip" not in err
+    code, out, _ = cli("alert", "list", "--json")
+    assert code == 0 and json.loads(out) == []  # nothing was made

@@ -30,6 +30,18 @@ async def alert_list(clients, args):
     print_lines(present.table([present.alert_row(a) for a in alerts], ALERT_HEADERS))
 
 
+def network(text: str) -> str:
+    """An argparse type: an IP or a CIDR range, checked before any request (the server's answer
+    names its API field, filters.ip, which nobody typed here)."""
+    from spyglass.netblocks import parse_netblock
+
+    try:
+        parse_netblock(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IP or CIDR range (e.g. 192.0.2.0/24)") from None
+    return text
+
+
 async def alert_create(clients, args):
     alert = await clients.alerts.create(args.name, args.networks, expires=args.expires)
     try:
@@ -232,13 +244,15 @@ def register(sub, common: Common) -> None:
     _action(actions, common, "list", alert_list, "the alerts with size, expiry and enabled triggers")
     p = _action(actions, common, "create", alert_create, "monitor IPs or CIDR ranges")
     p.add_argument("name")
-    p.add_argument("networks", nargs="+", metavar="NETWORK", help="an IP or a CIDR range, e.g. 192.0.2.0/24")
+    p.add_argument(
+        "networks", nargs="+", type=network, metavar="NETWORK", help="an IP or a CIDR range, e.g. 192.0.2.0/24"
+    )
     p.add_argument("--expires", type=int, metavar="SECONDS", help="stop notifying after this many seconds")
     p.add_argument("--triggers", metavar="NAMES", help="triggers to enable, comma-separated (see alert triggers)")
     p.add_argument("--notifier", action="append", metavar="ID", help="a notifier to attach (repeatable)")
     _alert_action(actions, common, "info", alert_info, "one alert: networks, triggers, ignored services, notifiers")
     p = _alert_action(actions, common, "edit", alert_edit, "replace the alert's networks (and its expiry)")
-    p.add_argument("networks", nargs="+", metavar="NETWORK")
+    p.add_argument("networks", nargs="+", type=network, metavar="NETWORK")
     p.add_argument(
         "--expires",
         type=int,
