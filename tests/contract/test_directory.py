@@ -203,6 +203,10 @@ def test_cli(fresh, capsys, monkeypatch):
     query_id = int(line.split("#")[1].split()[0])
     assert main(["directory", "vote", str(query_id), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["votes"] == 1
+    assert main(["directory", "vote", str(query_id)]) == 0  # again: replaced, and said so
+    said = capsys.readouterr()
+    assert f"your vote on #{query_id} is up (one an account: voting again replaces it)" in said.err
+    assert said.out.split()[0] == "1"
     assert main(["directory", "search", "tag:ssh", "Mine"]) == 0
     assert "port:22 ssh" in capsys.readouterr().out
     assert main(["directory", "tags", "--size", "2"]) == 0

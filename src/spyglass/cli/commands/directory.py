@@ -45,7 +45,11 @@ async def save(clients, args):
 
 
 async def vote(clients, args):
-    return one(await clients.directory.vote(args.id, -1 if args.down else 1), args)
+    saved = await clients.directory.vote(args.id, -1 if args.down else 1)
+    if not args.json:  # a second vote changed nothing and said nothing (a newcomer's minor)
+        way = "down" if args.down else "up"
+        print(f"your vote on #{args.id} is {way} (one an account: voting again replaces it)", file=sys.stderr)
+    return one(saved, args)
 
 
 async def tag(clients, args):
