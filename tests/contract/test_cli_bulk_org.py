@@ -113,3 +113,5 @@ def test_org_commands(as_plan, loaded, capsys):
     for action in ("add", "remove"):  # checked before any call: bad input, exit 2
         assert main(["org", action, " "]) == 2
         assert f"org {action}: argument USER: a username or e-mail address is required" in capsys.readouterr().err
+        assert main(["org", action, "../x"]) == 2  # (it was a 404 about paths)
+        assert "'../x': no username or e-mail address holds a '/'" in capsys.readouterr().err

@@ -9,9 +9,12 @@ from spyglass.cli.common import Common, api_command
 
 
 def user(text: str) -> str:
-    """USER: a username or e-mail address; an empty one would reach no route at all (a 404)."""
+    """USER: a username or e-mail address; an empty one would reach no route at all, and one with
+    a '/' a 404 that spoke of paths (`org add ../x`: a newcomer's minor)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("a username or e-mail address is required")
+    if "/" in text:
+        raise argparse.ArgumentTypeError(f"{text.strip()!r}: no username or e-mail address holds a '/'")
     return text.strip()
 
 
