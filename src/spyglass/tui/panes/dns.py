@@ -53,6 +53,23 @@ def pick_tool(items: list[str], chosen: str) -> str:
     return chosen
 
 
+AMONG_NAMES = "a name: addresses are reversed, names resolved; look them up apart"
+
+
+def not_for(tool: str, item: str) -> str:
+    """What ``item`` is not, for ``tool`` ("" when it will do): an address among names is one
+    (it was resolved as a name: newcomer trial 10)."""
+    from spyglass.netools.targets import bad_address, is_hostname, is_ip
+
+    if bad_address(item):
+        return "a valid IP address (four numbers from 0 to 255)"
+    if tool == "reverse":
+        return "" if is_ip(item) else "an IP address"
+    if is_ip(item):
+        return AMONG_NAMES
+    return "" if is_hostname(item) else "a domain or hostname"
+
+
 class DnsPane(Pane):
     ID = "dns"
     TITLE = "DNS"
@@ -141,23 +158,15 @@ class DnsPane(Pane):
     @on(Input.Submitted, "#dns-input")
     @on(Button.Pressed, "#dns-run")
     def run(self) -> None:
-        from spyglass.netools.targets import bad_address, is_hostname, is_ip
-
         items = items_of(self.input_box.value)
         tool = pick_tool(items, self.tool_chosen)
         self.show_tool(tool)
-        valid = is_ip if tool == "reverse" else is_hostname
-        wrong = next((i for i in items if bad_address(i) or not valid(i)), None)
-        if wrong is None and tool != "reverse":
-            wrong = next((i for i in items if is_ip(i)), None)
-        if not items or wrong is not None:
-            what = "an IP address" if tool == "reverse" else "a domain or hostname"
-            if wrong and is_ip(wrong):  # an address among names was resolved as a name (newcomer trial 10)
-                what = "a name: addresses are reversed, names resolved; look them up apart"
-            what = "a valid IP address (four numbers from 0 to 255)" if wrong and bad_address(wrong) else what
+        problems = [(item, why) for item in items if (why := not_for(tool, item))]
+        problems.sort(key=lambda problem: problem[1] == AMONG_NAMES)  # an item that is wrong anyway first
+        if not items or problems:
             self.show_error(
-                f"{clean(wrong, one_line=True, max_chars=100)}: not {what}"
-                if wrong is not None
+                f"{clean(problems[0][0], one_line=True, max_chars=100)}: not {problems[0][1]}"
+                if problems
                 else "Type a domain, hostnames or IP addresses first."
             )
             # The rows shown are not the answer to what was asked: they go, as a failed lookup's.
