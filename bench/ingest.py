@@ -190,7 +190,7 @@ def children_of(pid: int) -> list[int]:
     return [c for c in found if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
 
 
-def collected_rate(work: Path, seconds: float = 20.0) -> None:
+def collected_rate(work: Path, seconds: float = 20.0, workers: int = 1) -> None:
     """Banners a second collected through the API with 2 alerts and 10 stream readers attached,
     and whether each reader saw every one."""
     from spyglass.datagen import generate
@@ -200,7 +200,7 @@ def collected_rate(work: Path, seconds: float = 20.0) -> None:
     create = [sys.executable, "-m", "spyglass", "keys", "create", "--data", str(data), "--plan", "enterprise"]
     key = subprocess.run([*create, "--collector"], check=True, capture_output=True, text=True).stdout.strip()
     second = subprocess.run(create, check=True, capture_output=True, text=True).stdout.strip()
-    process, url = serve(data)
+    process, url = serve(data, workers)
     banners = [orjson.dumps(b) for b in generate(200_000, seed=9)]
     seen = [0] * READERS
     stop = threading.Event()
@@ -263,10 +263,11 @@ def main() -> None:
     parser.add_argument("--cores", default="1,2")
     parser.add_argument("--collect", action="store_true")
     parser.add_argument("--collect-only", action="store_true", help="only the collected rate")
+    parser.add_argument("--serve-workers", type=int, default=1, help="serve --workers for the collected rate")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     if args.collect_only:
-        collected_rate(args.work)
+        collected_rate(args.work, workers=args.serve_workers)
         return
     source = dataset(args.work, args.count)
     time_split(source, args.work)
@@ -280,7 +281,7 @@ def main() -> None:
             f"({ours / duck:.2f}x DuckDB); {ours / first:.2f}x the first"
         )
     if args.collect:
-        collected_rate(args.work)
+        collected_rate(args.work, workers=args.serve_workers)
 
 
 if __name__ == "__main__":

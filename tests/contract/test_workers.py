@@ -272,3 +272,28 @@ def state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+def test_workers_stopped_while_streams_are_followed_end_them_without_a_traceback(data_dir):
+    """Stopping `serve --workers 2` with a stream open on each worker: the primary's shutdown
+    looked for the stream hub on its wrapper (PrimaryWorker has no state) and logged an
+    AttributeError traceback for every stream."""
+    key = account(data_dir, "enterprise")
+    with serve_workers(data_dir) as (url, process), httpx.Client(timeout=30) as streams:
+        opened: dict[str, httpx.Response] = {}
+        deadline = time.monotonic() + WAIT
+        while len(opened) < 2:  # one stream on each worker
+            assert time.monotonic() < deadline
+            response = streams.send(
+                streams.build_request("GET", f"{url}/stream/intel/banners", params={"key": key}), stream=True
+            )
+            worker = response.headers["x-spyglass-worker"]
+            if worker in opened:
+                response.close()
+            else:
+                opened[worker] = response
+        process.terminate()
+        assert process.wait(WAIT) == 0
+        assert process.stderr is not None
+        said = process.stderr.read()
+        assert "Traceback" not in said and "AttributeError" not in said, said

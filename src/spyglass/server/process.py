@@ -63,7 +63,8 @@ def uvicorn_server(app, settings):
             # A stream never ends by itself: uvicorn would wait out its graceful timeout for the
             # streams other dashboards follow, then cancel them (a traceback in the log). Ended
             # first, the wait is for the requests that do end.
-            hub = getattr(app.state, "hub", None)
+            inner = getattr(app, "app", app)  # the FastAPI app itself, or under a worker's wrapper
+            hub = getattr(getattr(inner, "state", None), "hub", None)
             if hub is not None:
                 await hub.stop()
             await super().shutdown(sockets)
