@@ -634,7 +634,8 @@ def one_read(app, *keys: str) -> None:
     from textual import events
 
     for key in keys:
-        character = {"enter": "\r", "escape": "\x1b", "tab": "\t"}.get(key, key if len(key) == 1 else None)
+        plain = key.removeprefix("alt+")  # Esc then a letter in one read: the parser's alt+g holds "g"
+        character = {"enter": "\r", "escape": "\x1b", "tab": "\t"}.get(key, plain if len(plain) == 1 else None)
         app.post_message(events.Key(key, character))
 
 
@@ -994,9 +995,10 @@ async def test_a_host_opened_on_a_stale_pane_is_never_replaced_by_the_one_it_sho
         host = app.query_one(HostPane)
         await until(pilot, lambda: host.record is not None and host.record.ip_str == first, "the first host")
         search = app.clients.search
-        looked_up = search.host
+        looked_up, asked = search.host, []
 
         async def first_answers_last(ip, **kwargs):
+            asked.append(ip)
             if ip == first:  # the old host's answer comes after the new one's
                 await asyncio.sleep(0.5)
             return await looked_up(ip, **kwargs)
@@ -1006,6 +1008,24 @@ async def test_a_host_opened_on_a_stale_pane_is_never_replaced_by_the_one_it_sho
         await app.show_pane("search")
         app.post_message(OpenHost(second))
         await until(pilot, lambda: host.record is not None and host.record.ip_str == second, "the second host")
-        await asyncio.sleep(0.8)  # past the old host's answer, were it asked for
+        await settle(pilot)  # (every lookup asked for has answered)
+        assert asked == [second] and host.record.ip_str == second and host.ip_box.value == second
+
+
+async def test_keys_typed_after_a_pane_key_act_on_the_pane_it_shows(data_backend):
+    """Newcomer trial 14, major: from Host, `F2 Esc g j j Enter h` in one read typed `gjjh` into
+    the query box and ran it (5 of 5); `F8 Esc j D D` filled Alerts' name box."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert host.record.ip_str == second and host.ip_box.value == second
+        await type_query(pilot, "port:22")
+        results = app.query_one(SearchPane).results
+        address, _ = results.item(results.key_at(2))
+        app.post_message(OpenHost(busiest_host()))
+        await settle(pilot)
+        host = app.query_one(HostPane)
+        one_read(app, "f2", "alt+g", "j", "j", "enter", "h")  # Esc g in one read is alt+g
+        await settle(pilot)
+        assert app.query_one("#query", Input).value == "port:22"
+        assert app.query_one("#panes").current == "pane-host"
+        assert host.record is not None and host.record.ip_str == address and host.history
