@@ -60,6 +60,13 @@ async def test_browse_filter_by_tag_vote_and_run(data_backend):
         await settle(pilot)
         assert pane.shown[0].votes == votes + 1
         assert str(votes + 1) in screen_text(app)
+        sort = app.query_one("#dir-sort", Select)
+        sort.focus()  # Tab's stop after the search box: + and - vote there too, as the footer says
+        await settle(pilot)
+        await pilot.press("minus")
+        await settle(pilot)
+        assert not sort.expanded and pane.shown[0].votes == votes - 1  # (newcomer trial 14: it opened)
+        table.focus()
         query = pane.shown[0].query
         await pilot.press("enter")
         await settle(pilot)

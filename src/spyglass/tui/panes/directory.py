@@ -89,7 +89,8 @@ class DirectoryPane(Pane):
                 compact=True,
                 select_on_focus=False,
             )
-            yield Select(SORTS, value="votes", allow_blank=False, id="dir-sort", compact=True)
+            # no type to search: + and - vote on the selected query from here too (they opened it)
+            yield Select(SORTS, value="votes", allow_blank=False, id="dir-sort", compact=True, type_to_search=False)
         yield Static("", id="dir-status")
         with Horizontal(id="dir-body"):
             tags = CursorList(id="dir-tags", markup=False)
