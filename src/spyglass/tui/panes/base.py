@@ -120,8 +120,8 @@ class Pane(VerticalScroll, can_focus=False):
             self._disarm(self.armed)
         focused = self.app.focused
         # (one made with type_to_search=False leaves the key to the pane: Directory's sort, + votes)
-        searches = isinstance(focused, Select) and getattr(focused, "_type_to_search", True)
-        if searches and event.is_printable and event.character != " ":
+        searches = getattr(focused, "_type_to_search", True)
+        if isinstance(focused, Select) and searches and event.is_printable and event.character != " ":
             event.stop()  # typed on a closed drop-down: a search, never swallowed nor a pane's key (t tests)
             event.prevent_default()
             self.search_choices(focused, event)
