@@ -1029,3 +1029,19 @@ async def test_keys_typed_after_a_pane_key_act_on_the_pane_it_shows(data_backend
         assert app.query_one("#query", Input).value == "port:22"
         assert app.query_one("#panes").current == "pane-host"
         assert host.record is not None and host.record.ip_str == address and host.history
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_history_is_in_port_order_at_any_width(data_backend, size):
+    """Newcomer trial 14, minor: at 200 columns history came newest first, at 80 by port: the
+    rows of a new view kept the table's sort only where its columns were laid out again."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.post_message(OpenHost(busiest_host()))
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        table = app.query_one(HostPane).services
+        ports = [int(str(table.get_row_at(row)[0]).split("/")[0]) for row in range(table.row_count)]
+        assert len(set(ports)) > 1 and ports == sorted(ports)

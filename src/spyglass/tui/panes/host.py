@@ -236,8 +236,9 @@ class HostPane(Pane):
             table.add_record(
                 {col.key: Text(cell, no_wrap=True) for col, cell in zip(COLUMNS, cells, strict=True)}, key=str(index)
             )
-        if table.sorted_by is None:
-            table.sort_by("port")  # in port order (then newest first: the record lists them so)
+        # In port order (then newest first: the record lists them so), or as the user sorted them:
+        # sorted again, as rows added are not (history came newest first where no column moved)
+        table.sort_by(*(table.sorted_by or ("port", False)))
         wanted, self.wanted_service = self.wanted_service, ""
         keys = [table.key_at(row) for row in range(table.row_count)]
         chosen = next((n for n, k in enumerate(keys) if self._service_of(k) == wanted), 0)
