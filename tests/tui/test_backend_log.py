@@ -9,7 +9,7 @@ import time
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Log, Static
+from textual.widgets import RichLog, Static
 
 from spyglass.local.launcher import EmbeddedBackend, read_tail
 from spyglass.tui.screens.backendlog import KEEP_LINES, BackendLogScreen, LogFollower
@@ -98,6 +98,11 @@ class LogApp(App[None]):
         self.push_screen(self.log_screen)
 
 
+def shown(log: RichLog) -> list[str]:
+    """The log's lines as drawn (a long one wrapped over several)."""
+    return [strip.text.rstrip() for strip in log.lines]
+
+
 async def wait_until(pilot, condition, rounds: int = 400) -> None:
     for _ in range(rounds):  # bounded: the screen looks once a second (0.05 s here)
         if condition():
@@ -111,23 +116,23 @@ async def test_the_log_screen_shows_the_tail_inert_and_follows(tmp_path):
     path.write_text("".join(f"start {n}\n" for n in range(KEEP_LINES + 200)))
     app = LogApp(BackendLogScreen(path, interval=0.05))
     async with app.run_test(size=(100, 30)) as pilot:
-        log = app.screen.query_one(Log)
-        await wait_until(pilot, lambda: log.line_count)
-        assert log.line_count == KEEP_LINES
-        assert log.lines[0] == "start 200" and log.lines[-1] == f"start {KEEP_LINES + 199}"
+        log = app.screen.query_one(RichLog)
+        await wait_until(pilot, lambda: shown(log))
+        assert len(shown(log)) == KEEP_LINES
+        assert shown(log)[0] == "start 200" and shown(log)[-1] == f"start {KEEP_LINES + 199}"
 
         with open(path, "a") as fh:
             fh.write(HOSTILE + "\nlast\n")
-        await wait_until(pilot, lambda: log.lines[-1] == "last")
-        shown = log.lines[-2]
-        assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
-        assert "␛]52;c;cm0gLXJmIH4=␇" in shown and "[@click=app.quit]quit[/] [bold]x" in shown
-        assert log.line_count == KEEP_LINES  # bounded while it follows
+        await wait_until(pilot, lambda: shown(log)[-1] == "last")
+        hostile = shown(log)[-2]
+        assert "\x1b" not in hostile and "\x07" not in hostile and "\x9b" not in hostile
+        assert "␛]52;c;cm0gLXJmIH4=␇" in hostile and "[@click=app.quit]quit[/] [bold]x" in hostile
+        assert len(shown(log)) == KEEP_LINES  # bounded while it follows
 
         path.with_name("backend.log.1").write_text(path.read_text())
         path.write_text("after rotation\n")
-        await wait_until(pilot, lambda: log.lines[-1] == "after rotation")
-        assert log.lines[-2] == "last"  # the older file's tail comes first
+        await wait_until(pilot, lambda: shown(log)[-1] == "after rotation")
+        assert shown(log)[-2] == "last"  # the older file's tail comes first
 
         await pilot.press("escape")
         await pilot.pause()
@@ -140,4 +145,17 @@ async def test_without_an_embedded_backend_the_screen_says_so():
         await pilot.pause()
         hint = str(app.screen.query_one(".hint", Static).render())
         assert "no embedded backend log" in hint
-        assert app.screen.query_one(Log).line_count == 0
+        assert not shown(app.screen.query_one(RichLog))
+
+
+async def test_a_long_line_wraps_rather_than_being_cut(tmp_path):
+    """Newcomer trials 13 and 14, minor: at 80x24 `... is served already, by the backend at URL`
+    ended at the screen's edge."""
+    path = tmp_path / "backend.log"
+    line = "spyglass: serve: " + "/very/long/data/dir" * 6 + " is served already, by the backend at http://x"
+    path.write_text(line + "\n")
+    app = LogApp(BackendLogScreen(path, interval=0.05))
+    async with app.run_test(size=(80, 24)) as pilot:
+        log = app.screen.query_one(RichLog)
+        await wait_until(pilot, lambda: shown(log))
+        assert len(shown(log)) > 1 and "".join(shown(log)).replace(" ", "") == line.replace(" ", "")

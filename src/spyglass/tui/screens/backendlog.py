@@ -11,11 +11,12 @@ import asyncio
 import os
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Log, Static
+from textual.widgets import RichLog, Static
 
 from spyglass.local.launcher import read_tail
 from spyglass.safetext import clean
@@ -63,7 +64,7 @@ class BackendLogScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     BackendLogScreen { align: center middle; }
     BackendLogScreen > Vertical { width: 95%; height: 90%; border: round $primary; background: $surface; }
-    BackendLogScreen Log { height: 1fr; }
+    BackendLogScreen RichLog { height: 1fr; }
     BackendLogScreen .hint { color: $text-muted; height: auto; }
     """
 
@@ -77,7 +78,8 @@ class BackendLogScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Backend log"
-            yield Log(max_lines=KEEP_LINES, auto_scroll=True)
+            # wrapped: a long line (where a backend serves already) was cut at 80 columns
+            yield RichLog(max_lines=KEEP_LINES, auto_scroll=True, wrap=True, markup=False, highlight=False)
             if self.follower is None:
                 hint = "This profile connects to a server of its own: there is no embedded backend log."
             else:
@@ -101,8 +103,8 @@ class BackendLogScreen(ModalScreen[None]):
             self._reading = False
         if not self.is_attached:
             return  # closed while reading
-        log = self.query_one(Log)
+        log = self.query_one(RichLog)
         if restart:
             log.clear()
-        if lines:
-            log.write_lines([clean(line, one_line=True, max_chars=2000) for line in lines])
+        for line in lines:
+            log.write(Text(clean(line, one_line=True, max_chars=2000)))
