@@ -1045,3 +1045,15 @@ async def test_history_is_in_port_order_at_any_width(data_backend, size):
         table = app.query_one(HostPane).services
         ports = [int(str(table.get_row_at(row)[0]).split("/")[0]) for row in range(table.row_count)]
         assert len(set(ports)) > 1 and ports == sorted(ports)
+
+
+async def test_at_80_columns_a_check_cut_by_the_screen_ends_in_an_ellipsis(data_backend):
+    """Newcomer trial 14, minor: `nginx OR (apache` at 80x24 read `... OR is not an operator;` and
+    stopped, nothing saying more was cut (Enter showed it whole)."""
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"nginx OR (apache")
+        await settle(pilot)
+        line = next(line for line in screen_text(app).splitlines() if "2 problems, the first" in line)
+        assert line.rstrip().endswith("…")

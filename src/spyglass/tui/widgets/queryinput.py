@@ -112,6 +112,7 @@ class QueryInput(Vertical):
     QueryInput { height: auto; }
     QueryInput Input { width: 1fr; }
     QueryInput #query-check { height: 1; color: $text-muted; padding-left: 1; }
+    QueryInput #query-check { text-wrap: nowrap; text-overflow: ellipsis; }
     QueryInput #query-check.bad { color: $error; }
     QueryInput #query-caret { height: 1; color: $error; padding-left: 1; display: none; }
     QueryInput #query-caret.shown { display: block; }
