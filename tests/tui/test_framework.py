@@ -239,6 +239,26 @@ async def test_a_bad_keymap_is_reported_at_start(data_backend):
     assert not any("'quit'" in m for m in messages)
 
 
+async def test_a_key_the_keymap_says_is_no_key_leaves_the_binding_its_own(data_backend):
+    """Newcomer trial 15, major: `"pane.search": "ctrl+shift+nonsense"` was said to be no key name
+    and applied anyway: F2 went nowhere and the pane bar read `shift+^nonsense Search`. An unknown
+    theme was not said at all."""
+    keymap = {"pane.search": "ctrl+shift+nonsense", "pane.host": "f3,ctrl+nonsense"}
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), keymap=keymap, theme="nope")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        messages = [str(n.message) for n in app._notifications]
+        assert any("'ctrl+shift+nonsense' is not a key name" in m for m in messages)
+        assert any("theme: 'nope' is no theme" in m for m in messages)
+        assert "nonsense" not in screen_text(app) and "F2 Search" in screen_text(app)
+        await pilot.press("f3")
+        await settle(pilot)
+        assert app.query_one("#panes").current == "pane-host"  # its good key kept
+        await pilot.press("f2")
+        await settle(pilot)
+        assert app.query_one("#panes").current == "pane-search"
+
+
 def test_key_names():
     assert not any(bad_key(k) for k in ("j", "G", "f12", "ctrl+g", "question_mark", "shift+tab", "escape"))
     assert all(bad_key(k) for k in ("ctrl+nonsense_key", "hyperdrive+x", "f99x", ""))

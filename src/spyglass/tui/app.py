@@ -116,9 +116,17 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
         for each in load_themes(config_dir(), self.theme_problems):
             self.register_theme(each)
         chosen = theme or self.config.theme
+        if chosen and chosen not in self.available_themes:  # (it was passed over without a word)
+            self.theme_problems.append(
+                f"theme: {clean(chosen, one_line=True, max_chars=60)!r} is no theme: {DEFAULT_THEME} is used"
+            )
         self.theme = chosen if chosen in self.available_themes else DEFAULT_THEME
-        self.keymap = dict(keymap if keymap is not None else self.config.keymap)
+        self.keymap_given = dict(keymap if keymap is not None else self.config.keymap)
+        self.keymap = self.keymap_given
         if self.keymap:
+            from spyglass.tui.screens.help import usable_keymap
+
+            self.keymap = usable_keymap(self.keymap_given)
             self.set_keymap(self.keymap)
 
     # -- layout ----------------------------------------------------------------------------
@@ -180,8 +188,8 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
             ):
                 self._bindings.key_to_bindings.setdefault(binding.key, []).append(binding)
         self.refresh_bindings()
-        for problem in [*self.theme_problems, *keymap_problems(self.keymap, self.binding_sections())]:
-            self.notify(problem, title="keymap", severity="warning", timeout=10, markup=False)
+        for problem in [*self.theme_problems, *keymap_problems(self.keymap_given, self.binding_sections())]:
+            self.notify(problem, title="config.json", severity="warning", timeout=10, markup=False)
         try:
             await self.show_pane(self.first_pane)
         finally:

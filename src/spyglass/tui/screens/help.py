@@ -76,6 +76,17 @@ def bad_key(key: str) -> bool:
     return False
 
 
+def usable_keymap(keymap: dict[str, str]) -> dict[str, str]:
+    """``keymap`` less the keys that are no key names (keymap_problems says which): an entry left
+    with none is dropped, so its binding keeps its own keys (F2 went nowhere: newcomer trial 15)."""
+    usable = {}
+    for binding_id, keys in keymap.items():
+        good = [key.strip() for key in keys.split(",") if not bad_key(key)]
+        if good:
+            usable[binding_id] = ",".join(good)
+    return usable
+
+
 def keymap_problems(keymap: dict[str, str], sections: list[BindingSection]) -> list[str]:
     """What is wrong in a keymap: binding ids that do not exist, and key names that are not keys."""
     known = {b.id for _, _, bindings in sections for b in bindings if b.id}
