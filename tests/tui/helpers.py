@@ -70,3 +70,14 @@ def screen_text(app: App) -> str:
 def no_blink(app: App) -> None:
     for field in app.screen.query(Input):
         field.cursor_blink = False
+
+
+def one_read(app: App, *keys: str) -> None:
+    """Keys as the driver hands them over when they arrive in one read (a fast typist, a slow
+    link): all posted to the app before the first is handled."""
+    from textual import events
+
+    for key in keys:
+        plain = key.removeprefix("alt+")  # Esc then a letter in one read: the parser's alt+g holds "g"
+        character = {"enter": "\r", "escape": "\x1b", "tab": "\t"}.get(key, plain if len(plain) == 1 else None)
+        app.post_message(events.Key(key, character))

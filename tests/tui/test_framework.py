@@ -24,7 +24,7 @@ from spyglass.tui.widgets.queryinput import History
 from spyglass.tui.widgets.statusbar import StatusBar
 from spyglass.tui.widgets.table import fit_columns
 from tests.conftest import backend_with
-from tests.tui.helpers import screen_text, settle
+from tests.tui.helpers import one_read, screen_text, settle, until
 from tests.unit.test_index import latest_of_each_service
 
 BANNERS = list(generate(800, seed=5))
@@ -493,3 +493,22 @@ async def test_coming_back_to_a_pane_keeps_what_was_typed(data_backend):
 def test_the_dashboard_needs_a_terminal(capsys):
     assert run_dashboard() == 2  # under pytest stdin is no terminal: a script gets a line, not escape codes
     assert "needs a terminal" in capsys.readouterr().err
+
+
+async def test_down_keys_in_one_read_each_scroll_the_help_a_line(data_backend):
+    """Newcomer trial 15, major: ten Downs in one burst scrolled the help 3 or 4 lines (the Host
+    summary too): a scroll is done after the next refresh, and each Down scrolled from where the
+    one before it had not yet gone."""
+    from textual.containers import VerticalScroll
+
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        view = app.screen.query_one(VerticalScroll)
+        assert view.max_scroll_y > 20 and view.scroll_y == 0
+        one_read(app, *["down"] * 10)
+        await settle(pilot)
+        await until(pilot, lambda: view.scroll_y == view.scroll_target_y, "the scroll's end")
+        assert view.scroll_y == 10

@@ -14,7 +14,7 @@ from spyglass.tui.panes.host import HostPane
 from spyglass.tui.panes.search import MAX_ROWS, SearchPane, refine
 from spyglass.tui.widgets.statusbar import StatusBar
 from tests.conftest import backend_with
-from tests.tui.helpers import screen_text, settle, until
+from tests.tui.helpers import one_read, screen_text, settle, until
 from tests.unit.test_index import latest_of_each_service
 
 SIZE = (130, 40)
@@ -626,17 +626,6 @@ async def test_at_80x24_a_title_gets_the_columns_room_and_the_facet_cursor_stays
         await pilot.press("enter")
         await settle(pilot)
         assert facets.highlighted is not None and app.query_one(SearchPane).facet_items[facets.highlighted] == item
-
-
-def one_read(app, *keys: str) -> None:
-    """Keys as the driver hands them over when they arrive in one read (a fast typist, a slow
-    link): all posted to the app before the first is handled."""
-    from textual import events
-
-    for key in keys:
-        plain = key.removeprefix("alt+")  # Esc then a letter in one read: the parser's alt+g holds "g"
-        character = {"enter": "\r", "escape": "\x1b", "tab": "\t"}.get(key, plain if len(plain) == 1 else None)
-        app.post_message(events.Key(key, character))
 
 
 async def test_at_80_columns_facets_cut_by_their_box_end_in_an_ellipsis(data_backend):

@@ -236,6 +236,8 @@ class KeysInTurn(App[None]):
             return True
         if not self._screen_stack:  # the app has quit (a q among the keys): nothing to wait for
             return False
+        if self.screen._callbacks:  # (Textual 8) a scroll is done after the next refresh: each of
+            return True  # ten Downs in one read scrolled from where the one before had not yet gone
         return any(
             node._message_queue.qsize() or node._next_callbacks
             for node in (self, *self.screen.walk_children(with_self=True))
