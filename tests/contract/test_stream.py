@@ -455,6 +455,41 @@ def test_the_cli_follows_the_stream_through_restarts(tmp_path):
     assert sorted(ports) == [json.loads(line)["port"] for line in lines.seen]
 
 
+@pytest.mark.external
+def test_the_cli_follows_the_embedded_backend_to_its_new_port(tmp_path):
+    """Newcomer trial 15, major: `spyglass stream` beside a dashboard whose backend went and came
+    back on another port (a dashboard restarts it so) asked the old port for good."""
+    from spyglass.testing.backend import serve
+
+    data = tmp_path / "data"
+    create = [sys.executable, "-m", "spyglass", "keys", "create", "--data", str(data), "--plan", "enterprise"]
+    key = subprocess.run([*create, "--collector"], check=True, capture_output=True, text=True).stdout.strip()
+    env = {k: v for k, v in os.environ.items() if k not in ("SPYGLASS_URL", "SPYGLASS_API_KEY")}
+    command = [sys.executable, "-m", "spyglass", "--data", str(data), "stream", "--ports", "6100,6101", "--json"]
+
+    def shown(lines: Lines, url: str, port: int) -> None:
+        deadline = time.monotonic() + 60
+        while port not in [json.loads(line)["port"] for line in lines.read(0.3)]:
+            assert time.monotonic() < deadline and proc.poll() is None, lines.seen
+            with contextlib.suppress(httpx.TransportError):  # (the old one may still be going)
+                httpx.post(f"{url}/spyglass/collect", params={"key": key}, content=json.dumps(banner(port=port)))
+
+    with contextlib.ExitStack() as first:
+        url = first.enter_context(serve(data))
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        lines = Lines(proc)
+        try:
+            shown(lines, url, 6100)
+            first.close()  # the backend goes; another starts on the same data, on another port
+            with serve(data) as moved:
+                assert moved != url
+                shown(lines, moved, 6101)
+        finally:
+            proc.kill()
+            _, err = proc.communicate()
+    assert f"now answers at {moved}: following it there" in err.decode()
+
+
 class Lines:
     """A child's stdout, line by line, without blocking past a timeout."""
 

@@ -222,6 +222,12 @@ class Transport:
     def __repr__(self) -> str:
         return f"Transport({self.base_url!r}, key={mask_key(self._key)})"
 
+    def move_to(self, base_url: str) -> None:
+        """The host answers at ``base_url`` from now on (an embedded backend started again
+        elsewhere); calls under way keep the connection they have."""
+        self.base_url = base_url.rstrip("/")
+        self._http.base_url = httpx.URL(self.base_url)
+
     @property
     def has_key(self) -> bool:
         return bool(self._key)

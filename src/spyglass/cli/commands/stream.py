@@ -8,7 +8,7 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from spyglass.cli.common import Common, api_command, positive, with_clients
 from spyglass.cli.exits import EXIT_OK, UsageError
@@ -48,7 +48,14 @@ async def follow(clients, args) -> int:
 
     ended_by_term()
     kind = next((name for name in FILTERS if getattr(args, name) is not None), None)
-    options = {"fmt": args.format, "debug": True, "raw": True, "on_state": report_state}
+    relocate = backend_finder(args, clients.stream.transport)
+
+    def on_state(state) -> None:
+        report_state(state)
+        if state.status == "reconnecting" and relocate is not None:
+            relocate()
+
+    options = {"fmt": args.format, "debug": True, "raw": True, "on_state": on_state}
     source = clients.stream
     if kind == "alert":  # --alert alone: every alert of the account; else one, by id or name
         from spyglass.cli.commands.alerts import alert_id
@@ -105,6 +112,28 @@ async def follow(clients, args) -> int:
             if files is not None:
                 files.close()
     return EXIT_OK
+
+
+def backend_finder(args: argparse.Namespace, transport) -> Callable[[], None] | None:
+    """With the embedded backend, what moves the stream to where its data dir is served now,
+    called before each reconnection: a dashboard that restarts the backend does so on another
+    port, and the stream kept asking the old one (newcomer trial 15). None with a server's URL."""
+    from pathlib import Path
+
+    from spyglass.config import active_profile, data_dir
+    from spyglass.local.datalock import served_by
+
+    if not active_profile(args.profile).embedded:
+        return None
+    data = Path(args.data or data_dir())
+
+    def relocate() -> None:
+        holder = served_by(data)
+        if holder is not None and f"{holder.url.rstrip('/')}/stream" != transport.base_url:
+            transport.move_to(f"{holder.url.rstrip('/')}/stream")
+            note(f"the backend of {data} now answers at {holder.url}: following it there")
+
+    return relocate
 
 
 def ended_by_term() -> None:
