@@ -159,3 +159,23 @@ async def test_a_long_line_wraps_rather_than_being_cut(tmp_path):
         log = app.screen.query_one(RichLog)
         await wait_until(pilot, lambda: shown(log))
         assert len(shown(log)) > 1 and "".join(shown(log)).replace(" ", "") == line.replace(" ", "")
+
+
+async def test_a_log_scrolled_up_stays_where_it_is_read_as_lines_come(tmp_path):
+    """The hint says scrolling up pauses the follow: RichLog scrolls to the end on every write."""
+    path = tmp_path / "backend.log"
+    path.write_text("".join(f"line {n}\n" for n in range(200)))
+    app = LogApp(BackendLogScreen(path, interval=0.05))
+    async with app.run_test(size=(100, 30)) as pilot:
+        log = app.screen.query_one(RichLog)
+        await wait_until(pilot, lambda: len(shown(log)) == 200 and log.is_vertical_scroll_end)
+        log.scroll_to(y=10, animate=False, immediate=True)
+        with open(path, "a") as fh:
+            fh.write("one more\n")
+        await wait_until(pilot, lambda: shown(log)[-1] == "one more")
+        await pilot.pause(0.2)
+        assert log.scroll_y == 10
+        log.scroll_end(animate=False, immediate=True)  # back at the end: followed again
+        with open(path, "a") as fh:
+            fh.write("and another\n")
+        await wait_until(pilot, lambda: shown(log)[-1] == "and another" and log.is_vertical_scroll_end)

@@ -27,7 +27,7 @@ from spyglass.tui.linkstatus import LinkStatus
 from spyglass.tui.messages import BackendGone, Navigate, Outdated
 from spyglass.tui.panes import load_panes, pane_ids
 from spyglass.tui.panes.base import CallEnded, CallStarted, Pane, PaneFailure
-from spyglass.tui.themes import DEFAULT_THEME, load_themes, no_color, pick_theme
+from spyglass.tui.themes import load_themes, no_color, pick_theme, usable_theme
 from spyglass.tui.widgets.footer import KeyFooter
 from spyglass.tui.widgets.navbar import NavBar
 from spyglass.tui.widgets.statusbar import StatusBar
@@ -115,15 +115,10 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
         self.theme_problems: list[str] = []
         for each in load_themes(config_dir(), self.theme_problems):
             self.register_theme(each)
-        chosen = theme or self.config.theme
-        if chosen and chosen not in self.available_themes:  # (it was passed over without a word)
-            self.theme_problems.append(
-                f"theme: {clean(chosen, one_line=True, max_chars=60)!r} is no theme: {DEFAULT_THEME} is used"
-            )
-        self.theme = chosen if chosen in self.available_themes else DEFAULT_THEME
+        self.theme = usable_theme(theme or self.config.theme, self.available_themes, self.theme_problems)
         self.keymap_given = dict(keymap if keymap is not None else self.config.keymap)
-        self.keymap = self.keymap_given
-        if self.keymap:
+        self.keymap: dict[str, str] = {}  # what is in force: the keys given that are key names
+        if self.keymap_given:
             from spyglass.tui.screens.help import usable_keymap
 
             self.keymap = usable_keymap(self.keymap_given)

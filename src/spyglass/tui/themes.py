@@ -12,6 +12,8 @@ from pathlib import Path
 
 from textual.theme import Theme
 
+from spyglass.safetext import clean
+
 DEFAULT_THEME = "spyglass"
 SIXTEEN_COLOUR_THEME = "spyglass-16"
 
@@ -56,6 +58,14 @@ def user_themes(config_dir: Path, errors: list[str] | None = None) -> list[Theme
 def load_themes(config_dir: Path, errors: list[str] | None = None) -> list[Theme]:
     """Shipped themes, then the user's (registered later, so a user theme may replace a shipped one)."""
     return [*shipped_themes(), *user_themes(config_dir, errors)]
+
+
+def usable_theme(chosen: str | None, available: Mapping[str, Theme], problems: list[str]) -> str:
+    """``chosen`` where it is a theme, else the default, said in ``problems`` (an unknown theme
+    was passed over without a word: newcomer trial 15)."""
+    if chosen and chosen not in available:
+        problems.append(f"theme: {clean(chosen, one_line=True, max_chars=60)!r} is no theme: {DEFAULT_THEME} is used")
+    return chosen if chosen and chosen in available else DEFAULT_THEME
 
 
 def no_color(environ: Mapping[str, str]) -> bool:

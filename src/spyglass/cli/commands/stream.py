@@ -129,8 +129,11 @@ def backend_finder(args: argparse.Namespace, transport) -> Callable[[], None] | 
 
     def relocate() -> None:
         holder = served_by(data)
-        if holder is not None and f"{holder.url.rstrip('/')}/stream" != transport.base_url:
-            transport.move_to(f"{holder.url.rstrip('/')}/stream")
+        if holder is None:
+            return  # none serves it now: the stream goes on asking where it was
+        stream_url = f"{holder.url.rstrip('/')}/stream"
+        if stream_url != transport.base_url:
+            transport.move_to(stream_url)
             note(f"the backend of {data} now answers at {holder.url}: following it there")
 
     return relocate

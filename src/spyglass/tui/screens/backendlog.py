@@ -106,5 +106,6 @@ class BackendLogScreen(ModalScreen[None]):
         log = self.query_one(RichLog)
         if restart:
             log.clear()
+        at_end = log.is_vertical_scroll_end  # scrolled up: read where it is, not followed (the hint says so)
         for line in lines:
-            log.write(Text(clean(line, one_line=True, max_chars=2000)))
+            log.write(Text(clean(line, one_line=True, max_chars=2000)), scroll_end=at_end)
