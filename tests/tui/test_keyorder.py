@@ -106,6 +106,8 @@ def drain(fd: int, wait: float = 1.0) -> int:
         ((b"hello", b"\x01P"), "Phello|1"),  # ctrl+a then P: P at the start
         ((b"ab\x1b[Dc",), "acb|2"),  # ab, Left, c
         ((b"abc\x7fd",), "abd|3"),  # backspace between letters
+        # Esc j then Left in one read: alt+j (nothing here binds it), then Left; it typed ^j (trial 16)
+        ((b"ab", b"\x1bj\x1b[D"), "ab|1"),
     ],
 )
 def test_keys_in_one_read_keep_their_order(tmp_path, writes, expected):

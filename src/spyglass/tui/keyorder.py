@@ -109,7 +109,7 @@ def install() -> None:
     (idempotent)."""
     for digit in "0123456789":  # the parser takes a tuple of objects with .value as key names
         ANSI_SEQUENCES_KEYS["\x1b" + digit] = (SimpleNamespace(value=f"alt+{digit}"),)  # type: ignore[index]
-    for name, character in [*AFTER_ESC.items(), ("f", "f"), ("b", "b")]:
+    for name, character in [*AFTER_ESC.items(), *ESC_LETTERS.items()]:
         ANSI_SEQUENCES_KEYS["\x1b" + character] = (SimpleNamespace(value=f"alt+{name}"),)  # type: ignore[index]
     if not hasattr(MessagePump._dispatch_message, "__wrapped__"):
         MessagePump._dispatch_message = _counted(MessagePump._dispatch_message)  # type: ignore[method-assign,assignment]
@@ -273,6 +273,14 @@ AFTER_ESC = {
     "space": " ",
     "backspace": "\x7f",
     **{_character_to_key(c): c for c in string.punctuation if c != "["},
+}
+# Esc then a letter in one read, as alt+letter: Textual reads it so only when nothing follows in
+# the same read; with another sequence after it (an arrow, an F-key) it gave up on it and typed
+# `^` and the letter (`Esc j Down` gave `port:22^j`: newcomer trial 16). Not the letters that begin
+# longer sequences (O: SS3, F1 and arrows on some terminals; P, N, X: DCS, SS2, SOS).
+ESC_LETTERS = {
+    **{c: c for c in string.ascii_lowercase},
+    **{f"shift+{c.lower()}": c for c in string.ascii_uppercase if c not in "OPNX"},
 }
 SPLIT_ALWAYS = frozenset(f"alt+{name}" for name in AFTER_ESC)  # (a text box binds alt+backspace)
 
