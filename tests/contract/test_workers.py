@@ -128,21 +128,28 @@ def banner(n: int) -> dict:
     }
 
 
+def a_stream_on_each_worker(streams: httpx.Client, url: str, key: str, workers: int = 2) -> dict[str, httpx.Response]:
+    """An open stream of banners on each worker, by its number (the kernel hands each new
+    connection to whichever worker accepts: open until every one has one)."""
+    opened: dict[str, httpx.Response] = {}
+    deadline = time.monotonic() + WAIT
+    while len(opened) < workers:
+        assert time.monotonic() < deadline
+        response = streams.send(
+            streams.build_request("GET", f"{url}/stream/intel/banners", params={"key": key}), stream=True
+        )
+        worker = response.headers["x-spyglass-worker"]
+        if worker in opened:
+            response.close()
+        else:
+            opened[worker] = response
+    return opened
+
+
 def test_a_reader_hands_a_write_to_the_primary_and_every_worker_sees_the_banner(data_dir):
     key = account(data_dir, "enterprise", collector=True)
     with serve_workers(data_dir) as (url, _), httpx.Client(timeout=30) as streams:
-        opened: dict[str, httpx.Response] = {}
-        deadline = time.monotonic() + WAIT
-        while len(opened) < 2:  # one stream on each worker
-            assert time.monotonic() < deadline
-            response = streams.send(
-                streams.build_request("GET", f"{url}/stream/intel/banners", params={"key": key}), stream=True
-            )
-            worker = response.headers["x-spyglass-worker"]
-            if worker in opened:
-                response.close()
-            else:
-                opened[worker] = response
+        opened = a_stream_on_each_worker(streams, url, key)
         # replay banners until one was taken by the reader and carried out by the primary
         via: list[str] = []
         n = 0
@@ -280,18 +287,7 @@ def test_workers_stopped_while_streams_are_followed_end_them_without_a_traceback
     AttributeError traceback for every stream."""
     key = account(data_dir, "enterprise")
     with serve_workers(data_dir) as (url, process), httpx.Client(timeout=30) as streams:
-        opened: dict[str, httpx.Response] = {}
-        deadline = time.monotonic() + WAIT
-        while len(opened) < 2:  # one stream on each worker
-            assert time.monotonic() < deadline
-            response = streams.send(
-                streams.build_request("GET", f"{url}/stream/intel/banners", params={"key": key}), stream=True
-            )
-            worker = response.headers["x-spyglass-worker"]
-            if worker in opened:
-                response.close()
-            else:
-                opened[worker] = response
+        _held = a_stream_on_each_worker(streams, url, key)  # open while the server stops
         process.terminate()
         assert process.wait(WAIT) == 0
         assert process.stderr is not None
