@@ -20,6 +20,8 @@ from tests.workflows.commands import spyglass
 pytestmark = [
     pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed"),
     pytest.mark.external,
+    pytest.mark.xdist_group("nmap"),  # one worker runs the scan, once
+    pytest.mark.timeout(600),  # the test that runs the scan: up to three of 190 s (nmapfiles.run_nmap)
 ]  # nmap, and spyglass import as a process
 FACETS = "product,ssl.cert.subject.cn,http.title,ssh.fingerprint,tag"  # (scan is a filter, not a facet)
 

@@ -29,6 +29,8 @@ from tests.scanservers import HOST, _Handler, http_service, make_cert, ssh_servi
 pytestmark = [
     pytest.mark.skipif(NMAP is None, reason="nmap (Debian's package) is not installed"),
     pytest.mark.external,
+    pytest.mark.xdist_group("nmap-depth"),  # one worker runs each scan, once
+    pytest.mark.timeout(600),  # a test that runs a scan (-sV and scripts: a minute or more when busy)
 ]  # nmap in network namespaces, and spyglass as a process
 SCRIPTS = "ssh-hostkey,ssh2-enum-algos,http-vuln-cve2011-3192,http-date,clock-skew,banner"
 QEMU_MAC = "52:54:00:12:34:56"  # an address nmap names the vendor of (QEMU's OUI)
