@@ -237,12 +237,14 @@ def collected_rate(work: Path, seconds: float = 20.0, workers: int = 1) -> None:
 
             posters = [threading.Thread(target=post) for _ in range(POSTERS)]
             before = {pid: cpu_of(pid) for pid in [process.pid, *children_of(process.pid)]}
+            clients = cpu()
             for poster in posters:
                 poster.start()
             for poster in posters:
                 poster.join()
             sent, elapsed = posted[0], time.perf_counter() - started
             used = {pid: cpu_of(pid) - before.get(pid, 0.0) for pid in [process.pid, *children_of(process.pid)]}
+            clients = cpu() - clients
             time.sleep(3)
             stop.set()
         print(
@@ -251,6 +253,7 @@ def collected_rate(work: Path, seconds: float = 20.0, workers: int = 1) -> None:
         )
         split = ", ".join(f"{seconds * 1e6 / max(sent, 1):.0f} us" for seconds in used.values())
         print(f"  CPU a banner collected: the backend's process, then its writer's if any: {split}")
+        print(f"  and this bench's own posters and readers, on the same cores: {clients * 1e6 / max(sent, 1):.0f} us")
     finally:
         process.terminate()
         process.wait(30)

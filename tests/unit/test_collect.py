@@ -72,6 +72,50 @@ async def test_a_broken_listener_does_not_stop_the_others(tmp_path):
     index.close()
 
 
+async def test_a_flush_that_outlasts_the_pause_is_followed_at_once(tmp_path, monkeypatch):
+    """Flushes start FLUSH_EVERY apart, not FLUSH_EVERY after the last ended: under load (8
+    collectors, a flush of a second) the pause after each left the writer idle a fifth of the time."""
+    from spyglass.server import collect as module
+
+    index = BannerIndex(tmp_path)
+    collector = Collector(index)
+    store = collector._store_pending
+    release = asyncio.Event()
+    flushes: list[int] = []
+    pauses: list[float] = []
+
+    def slow_store(batch):  # the first flush lasts past the pause, until the test lets it end
+        flushes.append(sum(len(item.banners) for item in batch))
+        if len(flushes) == 1:
+            asyncio.run_coroutine_threadsafe(release.wait(), loop).result(30)
+        return store(batch)
+
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        await real_sleep(seconds)
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(collector, "_store_pending", slow_store)
+    monkeypatch.setattr(module.asyncio, "sleep", sleep)
+    await collector.start()
+    try:
+        first = asyncio.create_task(collector.collect(list(generate(3, seed=1)), "demo"))
+        while not flushes:
+            await real_sleep(0.01)
+        started = loop.time()
+        second = asyncio.create_task(collector.collect(list(generate(2, seed=2)), "demo"))
+        while loop.time() < started + module.FLUSH_EVERY:  # the first flush outlasts the pause
+            await real_sleep(0.01)
+        release.set()
+        assert [len(c) for c in await asyncio.gather(first, second)] == [3, 2]
+    finally:
+        await collector.stop()
+    assert flushes == [3, 2] and pauses == []
+    index.close()
+
+
 def test_a_running_backend_collects_from_another_thread(tmp_path):
     from tests.conftest import start_backend
 
