@@ -60,8 +60,11 @@ Format = Query("json", description="json: one JSON object per line (default); ss
 Debug = Query(0, ge=0, le=1, description='1: add {"event": "debug", "discarded": N} when banners were discarded')
 
 
-def frame(line: bytes, fmt: str) -> bytes:
-    return b"data: " + line + b"\n\n" if fmt == "sse" else line + b"\n"
+def frames(lines: list[bytes], fmt: str) -> bytes:
+    """``lines`` framed in one chunk: one join for them all, not a call a banner for each reader."""
+    if fmt == "sse":
+        return b"data: " + b"\n\ndata: ".join(lines) + b"\n\n"
+    return b"\n".join(lines) + b"\n"
 
 
 async def follow(hub: StreamHub, sub: Subscription, fmt: str, debug: bool) -> AsyncIterator[bytes]:
@@ -74,12 +77,10 @@ async def follow(hub: StreamHub, sub: Subscription, fmt: str, debug: bool) -> As
                 yield KEEPALIVE[fmt]
                 continue
             items, discarded = sub.take(CHUNK_BYTES)
-            chunks = []
             if debug and discarded:
-                chunks.append(frame(orjson.dumps({"event": "debug", "discarded": discarded}), fmt))
-            chunks.extend(frame(line, fmt) for line in items)
-            if chunks:
-                yield b"".join(chunks)
+                items.insert(0, orjson.dumps({"event": "debug", "discarded": discarded}))
+            if items:
+                yield frames(items, fmt)
     finally:
         hub.unsubscribe(sub)
 
