@@ -173,7 +173,9 @@ async def test_a_log_scrolled_up_stays_where_it_is_read_as_lines_come(tmp_path):
         with open(path, "a") as fh:
             fh.write("one more\n")
         await wait_until(pilot, lambda: shown(log)[-1] == "one more")
-        await pilot.pause(0.2)
+        refreshed: list[bool] = []  # after the scroll a write would ask for (after the next refresh)
+        log.call_after_refresh(lambda: log.call_after_refresh(refreshed.append, True))
+        await wait_until(pilot, lambda: refreshed)
         assert log.scroll_y == 10
         log.scroll_end(animate=False, immediate=True)  # back at the end: followed again
         with open(path, "a") as fh:
