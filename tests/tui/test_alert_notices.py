@@ -115,3 +115,29 @@ async def test_alerts_that_fire_together_share_one_toast_at_80x24(served):
         text = screen_text(app)
         assert "4 alerts fired" in text and "lab4: any on 192.0.2.4:22" in text and "3 alerts fired" not in text
         assert app.last_notice is not None and app.last_notice.alert == "lab4"
+
+
+async def test_an_alert_deleted_as_a_banner_in_it_came_does_not_end_the_watch(served):
+    """Newcomer trial 17, major: after an alert was deleted while banners in its networks came (the
+    demo stream's), reading its log answered 404, which ended the watch: no alert was said again,
+    though the webhooks of the others were sent."""
+    key = served.key()
+    with Receiver() as receiver:
+        async with Clients.from_profile(served.profile(key)) as c:
+            hook = (await c.notifiers.create("webhook", {"url": receiver.url})).id
+            gone = await c.alerts.create("gone", ["192.0.2.192/29"])
+            kept = await c.alerts.create("kept", ["192.0.2.200/29"])
+            for alert in (gone, kept):
+                await c.alerts.enable_triggers(alert.id, "any")
+                await c.alerts.add_notifier(alert.id, hook)
+            app = SpyglassApp(served.profile(key), pane="search")
+            async with app.run_test(size=SIZE) as pilot:
+                await settle(pilot)
+                await until(pilot, lambda: app.notice_watch is not None and app.notice_watch.ready, "the logs read")
+                watch = app.notice_watch
+                assert watch is not None and gone.id in watch.alerts
+                await c.alerts.delete(gone.id)
+                watch.nudge("192.0.2.193")  # a banner of its networks, streamed just before
+                await until(pilot, lambda: gone.id not in watch.alerts, "the deleted alert forgotten")
+                await asyncio.to_thread(served.collect, [{**banner(port=8082), "ip_str": "192.0.2.201"}])
+                await until(pilot, lambda: "kept: any on 192.0.2.201:8082" in app.query_one(StatusBar).notice, "kept")

@@ -244,12 +244,19 @@ class NoticeWatch:
         with ``relist``, the list again and the logs of the alerts new in it too."""
         if only is None or relist:
             self.alerts = {a.id: a for a in await self.clients.alerts.list()}
-            self.covering = Coverage((i, spans_of(_networks(a))) for i, a in self.alerts.items())
+            self._cover()
         if only is not None and relist:
             only = only | (set(self.alerts) - set(self.seen))
+        from spyglass.client.errors import NotFound
+
         new: list[Notice] = []
         for alert_id in sorted(self.alerts if only is None else only & set(self.alerts)):
-            log = await self.clients.alerts.notifications(alert_id)
+            try:
+                log = await self.clients.alerts.notifications(alert_id)
+            except NotFound:  # deleted since the list was read (a banner in its networks came just
+                # before): it ended the watch, and no alert was said again until the dashboard restarted
+                self.forget(alert_id)
+                continue
             known = self.seen.get(alert_id, set())  # none for an alert made since the start: all is news
             fresh: dict[str, Notice] = {}
             for n in reversed(log):  # oldest first; one notice per event, whatever its notifiers
@@ -259,6 +266,14 @@ class NoticeWatch:
             self.seen[alert_id] = {n.event for n in log}  # the log keeps the newest: so does this
         if announce:
             self.announce(new)
+
+    def forget(self, alert_id: str) -> None:
+        self.alerts.pop(alert_id, None)
+        self.seen.pop(alert_id, None)
+        self._cover()
+
+    def _cover(self) -> None:
+        self.covering = Coverage((i, spans_of(_networks(a))) for i, a in self.alerts.items())
 
 
 def _networks(alert: Alert) -> list[Netblock]:
