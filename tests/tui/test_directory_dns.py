@@ -16,7 +16,7 @@ from spyglass.tui.panes.search import SearchPane
 from spyglass.tui.screens.savequery import SaveQueryScreen
 from tests.conftest import backend_with
 from tests.servers import DnsServer
-from tests.tui.helpers import screen_text, settle
+from tests.tui.helpers import screen_text, settle, until
 
 SIZE = (120, 36)
 
@@ -60,6 +60,10 @@ async def test_browse_filter_by_tag_vote_and_run(data_backend):
         await settle(pilot)
         assert pane.shown[0].votes == votes + 1
         assert str(votes + 1) in screen_text(app)
+        await pilot.press("plus")  # again: one vote a query, and it says so (newcomer trial 17: silent)
+        said = lambda: any("You voted up already" in n.message for n in app._notifications)  # noqa: E731
+        await until(pilot, said, "the second vote said")
+        assert pane.shown[0].votes == votes + 1
         sort = app.query_one("#dir-sort", Select)
         sort.focus()  # Tab's stop after the search box: + and - vote there too, as the footer says
         await settle(pilot)

@@ -236,9 +236,14 @@ class DirectoryPane(Pane):
 
     async def vote(self, clients: Clients, index: int, query_id: int, value: int) -> None:
         saved = await clients.directory.vote(query_id, value)
+        before = None
         if index < len(self.shown) and self.shown[index].id == query_id:
+            before = self.shown[index].votes
             self.shown[index] = saved
             self.table.update_record(str(index), self.row(saved))
-        self.app.notify(
-            f"Voted {'up' if value > 0 else 'down'}: {clean(saved.title, one_line=True, max_chars=60)}", markup=False
-        )
+        way, title = "up" if value > 0 else "down", clean(saved.title, one_line=True, max_chars=60)
+        if before == saved.votes:  # (newcomer trial 17: a second + changed nothing and said nothing)
+            other = "-" if value > 0 else "+"
+            self.app.notify(f"You voted {way} already (one vote a query; {other} changes it): {title}", markup=False)
+        else:
+            self.app.notify(f"Voted {way}: {title}", markup=False)
