@@ -11,7 +11,7 @@ from spyglass.tui.panes.scans import ScansPane
 from spyglass.tui.panes.search import SearchPane
 from tests.conftest import start_backend
 from tests.contract.test_scans import Greeter
-from tests.tui.helpers import screen_text, settle
+from tests.tui.helpers import screen_text, settle, until
 
 SIZE = (100, 30)
 
@@ -187,3 +187,20 @@ async def test_digits_typed_on_the_list_start_another_target(scan_backend):
         await settle(pilot)
         assert pane.query_one("#scan-targets", Input).value == "127.0.0.1 5"
         assert "'5' is not an IP address" in str(pane.query_one("#scan-check", Static).render())
+
+
+async def test_a_scan_submitted_elsewhere_is_listed_when_the_pane_is_shown_again(scan_backend):
+    """Newcomer trial 17, minor: a scan the CLI submitted was listed only after r."""
+    from spyglass.client import Clients
+
+    key = scan_backend.key("member")
+    app = SpyglassApp(scan_backend.profile(key))
+    with Greeter(["127.0.0.1"], b"220 elsewhere\r\n") as service:
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_scans(pilot)
+            await until(pilot, lambda: pane.protocols is not None, "the first listing")
+            await pilot.press("f2")
+            async with Clients.from_profile(scan_backend.profile(key)) as c:  # the CLI, another dashboard
+                scan = await c.scans.submit({"127.0.0.1": [service.port]})
+            await pilot.press("f6")
+            await until(pilot, lambda: scan.id in pane.statuses, "the scan listed")

@@ -40,6 +40,7 @@ class ScansPane(Pane):
     ID = "scans"
     TITLE = "Scans"
     LOADS_WITH_ARG = True
+    FOLLOWS_ELSEWHERE = True  # scans are submitted from the CLI and other dashboards too (a free listing)
     KEYS = "f6,5"
     SECTION = "scans"
     TYPED_TERMS = frozenset({"scan-targets"})  # 127.0.0.1 then 5 is not 127.0.0.15
@@ -188,6 +189,7 @@ class ScansPane(Pane):
         from spyglass.present.scans import age, in_flight, progress
 
         table = self.scan_table
+        chosen = table.key_at(table.cursor_row)  # kept across a reload: x cancels the scan it was on
         table.clear_records()
         self.statuses = {}
         self.created = {}
@@ -205,6 +207,8 @@ class ScansPane(Pane):
                 },
                 key=scan.id,
             )
+        if chosen is not None and chosen in self.statuses:
+            table.move_cursor(row=table.get_row_index(chosen))
         self.following = any(in_flight(s) for s in scans.matches)
         if self.following:
             self._poll.resume()
