@@ -263,7 +263,11 @@ class HostPane(Pane):
         detail = self.service_detail
         self.service_box.border_title = safe_text(f"Service {banner.port}/{banner.transport}", one_line=True)
         detail.update(Group(service_details(banner)))
-        self.pivot_list.show(banner)
+        service = (banner.port, banner.transport)
+        older = self.history and any(
+            (b.port, b.transport) == service and b.timestamp > banner.timestamp for b in self.banners
+        )
+        self.pivot_list.show(banner, older=older)
 
     def selected_index(self) -> int | None:
         """The banner under the cursor (rows move when the table is sorted)."""

@@ -39,13 +39,16 @@ class PivotList(CursorList):
         super().__init__(markup=False, id=id)
         self.border_title = TITLE
         self.pivots: list[Pivot] = []
+        self.older = False  # the banner is not its service's latest, the one search sees
 
     def on_resize(self) -> None:
         # Narrow, what the keys do matters more than the word (the name says Pivot already).
         self.border_title = TITLE if self.outer_size.width >= len(TITLE) + 4 else for_console(self.app, TITLE_NARROW)
 
-    def show(self, banner: Banner | dict | None) -> None:
-        """The pivots of ``banner`` (a model or its raw JSON); none without one."""
+    def show(self, banner: Banner | dict | None, older: bool = False) -> None:
+        """The pivots of ``banner`` (a model or its raw JSON); none without one. ``older``: a
+        banner of a host's history that a later one of its service replaced."""
+        self.older = older
         raw = (
             banner.model_dump(mode="json", by_alias=True, exclude_none=True)
             if isinstance(banner, BaseModel)
@@ -71,6 +74,13 @@ class PivotList(CursorList):
         event.stop()
         if 0 <= event.option_index < len(self.pivots):
             self.post_message(RunSearch(self.pivots[event.option_index].query))
+            if self.older:  # (newcomer trial 17: it found nothing, and nothing said why)
+                self.app.notify(
+                    "Search sees each service's latest banner; this one is from the host's history, so "
+                    "the search finds the services that hold this value now, if any.",
+                    title="Pivot from an older banner",
+                    markup=False,
+                )
 
     def action_exclude(self) -> None:
         if self.selected is not None:
