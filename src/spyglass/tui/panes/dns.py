@@ -103,6 +103,7 @@ class DnsPane(Pane):
         self.domain: tuple[str, bool, str | None] | None = None  # the domain lookup shown: name, history, type
         self.summary = ""  # of the domain shown
         self.tool_chosen = self.tool_shown = "domain"  # the lookup the user picked, and the one shown
+        self.answered = ""  # what the rows shown answer, as it was typed
 
     def compose(self) -> ComposeResult:
         yield self.compose_error()
@@ -160,20 +161,19 @@ class DnsPane(Pane):
     def run(self) -> None:
         items = items_of(self.input_box.value)
         tool = pick_tool(items, self.tool_chosen)
-        self.show_tool(tool)
         problems = [(item, why) for item in items if (why := not_for(tool, item))]
         problems.sort(key=lambda problem: problem[1] == AMONG_NAMES)  # an item that is wrong anyway first
         if not items or problems:
+            # The rows shown stay, named: not read as this input's answer (they stood unnamed above
+            # it once), nor wiped by a slip in the box (newcomer trial 17; as the Host pane does).
+            shown = f" (still showing {clean(self.answered, one_line=True, max_chars=60)})" if self.answered else ""
             self.show_error(
-                f"{clean(problems[0][0], one_line=True, max_chars=100)}: not {problems[0][1]}"
+                f"{clean(problems[0][0], one_line=True, max_chars=100)}: not {problems[0][1]}{shown}"
                 if problems
                 else "Type a domain, hostnames or IP addresses first."
             )
-            # The rows shown are not the answer to what was asked: they go, as a failed lookup's.
-            self.workers.cancel_group(self, "dns")
-            self.workers.cancel_group(self, "page-dns-results")
-            self.failed(self.results.begin())
             return
+        self.show_tool(tool)  # (after a refusal, it still names the lookup of the rows shown)
         clients = self.clients
         if clients is None:
             self.show_error("Not connected yet: what you typed stays here until you run it again.")
@@ -199,6 +199,7 @@ class DnsPane(Pane):
         line says why)."""
         if listing == self.results.listing:
             self.domain = None
+            self.answered = ""
             self.results.add_page(listing, 1, [], more=False)
             self.show_status("")
 
@@ -219,7 +220,7 @@ class DnsPane(Pane):
             raise  # the app reports why
         if listing != self.results.listing:
             return
-        self.domain = domain
+        self.domain, self.answered = domain, name
         self.results.add_page(listing, 1, rows, more)
 
     async def records_of(
@@ -281,6 +282,7 @@ class DnsPane(Pane):
                 }
                 rows.append((cells, ip))
         self.results.add_page(listing, 1, rows, more=False)
+        self.answered = " ".join(items)
         self.show_status(f"{note}{answered} of {len(found)} answered by the backend's name server")
 
     @on(DataTable.RowSelected, "#dns-results")
