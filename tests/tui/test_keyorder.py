@@ -44,7 +44,8 @@ class Box(App):
         self.call_after_refresh(lambda: out.with_suffix(".ready").touch())
     def action_dump(self):
         box = self.query_one(Input)
-        out.write_text(f"{box.value}|{box.cursor_position}")
+        out.with_suffix(".part").write_text(f"{box.value}|{box.cursor_position}")  # whole or not at all:
+        out.with_suffix(".part").rename(out)  # the test reads it as soon as it exists
         self.exit()
 
 Box().run()
@@ -266,7 +267,9 @@ class Watched(SpyglassApp):
             self.waited += 1  # the typed text is in: its Enter came with it
         # ran, or 20 s after the text arrived without running it (a loaded machine is slow)
         if pane.current_query or self.waited > 200:
-            out.write_text(f"{pane.query_one('#query').value}|{pane.current_query}")
+            # whole or not at all: the test reads it as soon as it exists
+            out.with_suffix(".part").write_text(f"{pane.query_one('#query').value}|{pane.current_query}")
+            out.with_suffix(".part").rename(out)
             self.exit()
 
 Watched(Profile(name="t", url=url, key=key, rate=None)).run()
