@@ -1,0 +1,39 @@
+"""A banner replaced by a newer one written in another index shard stays current (searchable) in
+its own shard until the newer one is committed in its: a search beside an import never counts a
+service out (newcomer trial 18: `port:80` gave 4,553, then 4,489, then 4,782 results)."""
+
+from __future__ import annotations
+
+from spyglass.query import parse_facets, parse_strict
+from spyglass.server.index import BannerIndex
+
+
+def seen(stamp: str, title: str) -> dict:
+    return {"ip_str": "192.0.2.1", "port": 80, "transport": "tcp", "timestamp": stamp, "data": "", "title": title}
+
+
+def current(index: BannerIndex) -> list[str]:
+    """The titles of the service's banners a search finds (its current one, in whichever shard)."""
+    index.shards.stale()
+    _, matches, _ = index.search(parse_strict("net:192.0.2.1/32"), parse_facets(""))
+    return [m["title"] for m in matches]
+
+
+def test_a_banner_replaced_in_another_shard_stays_current_until_the_replacement_is_committed(tmp_path):
+    reader, collector, importer = BannerIndex(tmp_path), BannerIndex(tmp_path), BannerIndex(tmp_path)
+    try:
+        with collector.writing() as writer:  # the old banner, in the shard the collector takes
+            writer.add([collector.prepare(seen("2026-10-01T00:00:00", "old"))])
+        assert current(reader) == ["old"]
+        holding = collector.writing()  # the collector holds its shard (a flush to come)
+        holding.__enter__()
+        importing = importer.writing()  # the import takes another shard
+        imported = importing.__enter__()
+        imported.add([importer.prepare(seen("2026-11-01T00:00:00", "new"))])  # stored, not yet committed
+        holding.__exit__(None, None, None)  # the collector's flush commits its shard
+        assert current(reader) == ["old"]  # still counted: the new one is not searchable yet (was: [])
+        importing.__exit__(None, None, None)  # the import commits, then settles the other shard
+        assert current(reader) == ["new"]
+    finally:
+        for index in (reader, collector, importer):
+            index.close()
