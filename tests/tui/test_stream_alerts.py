@@ -71,3 +71,29 @@ async def test_the_pane_follows_my_alerts_then_one_alert_by_name(live):
         values.focus()
         await pilot.press("enter")
         await until(pilot, lambda: "No alert named 'nowhere'" in screen_text(app), "the unknown name said")
+
+
+async def test_a_name_two_alerts_share_is_refused_with_their_ids(live):
+    """Newcomer trial 18, major: `alert dup` followed one of two alerts named dup, saying nothing;
+    the CLI refuses such a name. Both read it with one rule now."""
+    key = live.key()
+    twins = [
+        httpx.post(
+            f"{live.url}/intel/alert", params={"key": key}, json={"name": "dup", "filters": {"ip": [net]}}
+        ).json()["id"]
+        for net in ("192.0.2.96/28", "192.0.2.112/28")
+    ]
+    app = SpyglassApp(live.profile(key))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_stream(pilot)
+        app.query_one("#stream-kind", Select).value = "alert"
+        values = app.query_one("#stream-values", Input)
+        values.value = "dup"
+        values.focus()
+        await pilot.press("enter")
+        said = f"2 alerts are named 'dup': give the id of one ({', '.join(twins)})"
+        await until(pilot, lambda: said in screen_text(app), "the two ids said")
+        assert not any(following(live, twin) for twin in twins)
+        values.value = twins[1]
+        await pilot.press("enter")
+        await until(pilot, lambda: following(live, twins[1]), "the one chosen by its id")

@@ -58,6 +58,17 @@ def alert_lines(alert: Any) -> list[str]:
     return lines
 
 
+def alerts_meant(alerts: Sequence[Any], given: str) -> tuple[list[str], str | None]:
+    """The ids of the alerts ``given`` names (its id, else its name, any case), and what is wrong
+    when it is not one alert: the CLI and the dashboard's stream read a name alike."""
+    if any(a.id == given for a in alerts):
+        return [given], None
+    named = [a.id for a in alerts if a.name == given] or [a.id for a in alerts if a.name.casefold() == given.casefold()]
+    if len(named) > 1:
+        return named, f"{len(named)} alerts are named {given!r}: give the id of one ({', '.join(named)})"
+    return named, None if named else f"no alert has the id or the name {given!r}"
+
+
 def losing_notifier(alerts: Sequence[Any], notifier_id: str, done: bool = False) -> str:
     """What deleting a notifier does to the alerts it notifies for ("" when none), for the
     confirmation that asks (``done``: the line that says it was deleted)."""

@@ -88,15 +88,13 @@ async def alert_id(clients, given: str) -> str:
     """The id of the alert ``given`` names: its id, else its name when one alert has it. Two alerts
     of that name are bad input (their ids said); none is not found."""
     from spyglass.client.errors import NotFound
+    from spyglass.present.alerts import alerts_meant
 
-    alerts = await clients.alerts.list()
-    if any(a.id == given for a in alerts):
-        return given
-    named = [a.id for a in alerts if a.name == given]
+    named, wrong = alerts_meant(await clients.alerts.list(), given)
     if len(named) > 1:
-        raise UsageError(f"{len(named)} alerts are named {given!r}: give the id of one ({', '.join(named)})")
+        raise UsageError(str(wrong))
     if not named:
-        raise NotFound(f"no alert has the id or the name {given!r} (spyglass alert list)", 404)
+        raise NotFound(f"{wrong} (spyglass alert list)", 404)
     return named[0]
 
 
