@@ -512,3 +512,15 @@ async def test_down_keys_in_one_read_each_scroll_the_help_a_line(data_backend):
         await settle(pilot)
         await until(pilot, lambda: view.scroll_y == view.scroll_target_y, "the scroll's end")
         assert view.scroll_y == 10
+
+
+async def test_an_unknown_alert_signal_is_said_at_the_start(data_backend):
+    """Newcomer trials 17 and 18, minor: `"alert_signal": "siren"` was passed over in silence."""
+    from spyglass.config import Config
+
+    config = Config(alert_signal="siren")
+    app = SpyglassApp(data_backend.profile(data_backend.key("member")), config=config)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        messages = [str(n.message) for n in app._notifications]
+        assert any("alert_signal: 'siren' is none of off, bell, osc9, osc777" in m for m in messages), messages

@@ -54,6 +54,15 @@ def signal_text(signal: str) -> str:
     return "said on screen" + ("" if extra == "off" else f", with a {extra}")
 
 
+def signal_problems(signal: str) -> list[str]:
+    """What is wrong with the configured signal, for the start (one unknown was passed over in
+    silence, where an unknown theme or key is said: newcomer trials 17 and 18)."""
+    if signal in SIGNALS:
+        return []
+    given = clean(signal, one_line=True, max_chars=40)
+    return [f"alert_signal: {given!r} is none of {', '.join(SIGNALS)}: a fired alert is said on screen only"]
+
+
 OSC_TEXT = 200  # characters of a desktop notification's text
 
 

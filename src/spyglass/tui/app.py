@@ -19,7 +19,7 @@ from textual.worker import WorkerState
 from spyglass.config import Config, Profile, active_profile, config_dir
 from spyglass.safetext import clean
 from spyglass.tui import keyorder, visualstyle
-from spyglass.tui.alertnotices import AlertNotices
+from spyglass.tui.alertnotices import AlertNotices, signal_problems
 from spyglass.tui.blink import CursorBlink, remote_terminal
 from spyglass.tui.connection import Connection, KeyRefused, State
 from spyglass.tui.console import for_console, linux_console, plain_boxes
@@ -183,7 +183,8 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
             ):
                 self._bindings.key_to_bindings.setdefault(binding.key, []).append(binding)
         self.refresh_bindings()
-        for problem in [*self.theme_problems, *keymap_problems(self.keymap_given, self.binding_sections())]:
+        keys = keymap_problems(self.keymap_given, self.binding_sections())
+        for problem in [*self.theme_problems, *keys, *signal_problems(self.config.alert_signal)]:
             self.notify(problem, title="config.json", severity="warning", timeout=10, markup=False)
         try:
             await self.show_pane(self.first_pane)
