@@ -141,6 +141,31 @@ async def test_edit_and_delete_an_alert(alerts_backend):
             assert nets.value == "" and str(pane.query_one("#alert-save", Button).label) == "Create"  # form let go
 
 
+async def test_saving_an_alert_deleted_elsewhere_reads_the_list_again_and_keeps_what_was_typed(alerts_backend):
+    """Newcomer trial 18, minor: the edit answered 404 and the list and the form kept the alert."""
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        made = await c.alerts.create("gone soon", ["127.0.0.1"])
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("e")
+            await c.alerts.delete(made.id)  # the CLI, another dashboard
+            await pilot.press(*", 127.0.0.9", "enter")
+            await settle(pilot)
+            text = screen_text(app)
+            assert "Alert 'gone soon' was deleted elsewhere: Create makes it anew" in text
+            assert made.id not in pane.alerts and "No alert yet" in text
+            assert pane.query_one("#alert-nets", Input).value == "127.0.0.1, 127.0.0.9"
+            assert str(pane.query_one("#alert-save", Button).label) == "Create"
+            await pilot.press("enter")  # made anew, as typed
+            await settle(pilot)
+            assert [(a.name, a.size) for a in await c.alerts.list()] == [("gone soon", 2)]
+            await c.alerts.delete((await c.alerts.list())[0].id)
+
+
 async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(alerts_backend, receiver):
     key = alerts_backend.key()
     app = SpyglassApp(alerts_backend.profile(key), pane="notifiers")

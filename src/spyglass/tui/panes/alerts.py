@@ -19,7 +19,7 @@ from spyglass.present import alerts as present
 from spyglass.present.values import plural
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.messages import RunSearch
-from spyglass.tui.panes.base import Pane
+from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.table import Column, Table
 
@@ -67,6 +67,17 @@ def edit_at_end(box: Input, value: str) -> None:
     """``value`` in ``box``, its cursor after it, to add to it: a box keeps where its last use left it."""
     put_text(box, value)
     box.focus()
+
+
+def log_rows(notifications: list) -> list[dict[str, Text]]:
+    """The notification log's rows, the outcome coloured (sent, failed, held)."""
+    rows = []
+    for n in notifications:
+        cells = present.notification_row(n)
+        style = "" if n.outcome == "sent" else "red" if n.outcome == "failed" else "yellow"
+        record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
+        rows.append({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()})
+    return rows
 
 
 class AlertsPane(Pane):
@@ -164,26 +175,16 @@ class AlertsPane(Pane):
 
     async def load_log(self, clients: Clients, alert_id: str) -> None:
         notifications = await clients.alerts.notifications(alert_id)
-        if alert_id == self.selected and self.log_rows(notifications) != self.shown_log():
+        if alert_id == self.selected and log_rows(notifications) != self.shown_log():
             # A delivery: the alert itself may have changed too (from another dashboard, the CLI),
             # and the pane must not show its triggers and notifiers as they were.
             await self.load(clients)
-
-    @staticmethod
-    def log_rows(notifications: list) -> list[dict[str, Text]]:
-        rows = []
-        for n in notifications:
-            cells = present.notification_row(n)
-            style = "" if n.outcome == "sent" else "red" if n.outcome == "failed" else "yellow"
-            record = dict(zip(("at", "service", "notifier", "outcome", "detail"), cells, strict=True))
-            rows.append({k: Text(v, style=style if k == "outcome" else "") for k, v in record.items()})
-        return rows
 
     def shown_log(self) -> list[dict[str, Text]]:
         return list(self.log_table.records.values())
 
     def show_log(self, notifications: list) -> None:
-        rows = self.log_rows(notifications)
+        rows = log_rows(notifications)
         if rows == self.shown_log():
             return  # nothing new: the cursor and the scroll stay where they are
         log = self.log_table
@@ -329,8 +330,16 @@ class AlertsPane(Pane):
         self.call("save", self.write, clients, name, networks, expires)
 
     async def write(self, clients: Clients, name: str, networks: list[str], expires: int | None) -> None:
+        from spyglass.client import NotFound
+
         if self.editing:
-            alert = await clients.alerts.update(self.editing, networks)
+            try:
+                alert = await clients.alerts.update(self.editing, networks)
+            except NotFound:  # deleted elsewhere (newcomer trial 18: the list and the form kept it)
+                self.editing, self.save_button.label = None, "Create"
+                self.name_box.disabled = self.expires_box.disabled = False  # what was typed stays
+                await self.load(clients)
+                raise PaneFailure(f"Alert {name!r} was deleted elsewhere: Create makes it anew") from None
         else:
             alert = await clients.alerts.create(name, networks, expires=expires)
         self.selected = alert.id
