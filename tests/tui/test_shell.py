@@ -301,6 +301,24 @@ async def test_at_80_columns_the_status_reason_wraps_whole_and_a_plain_status_ke
         assert app.query_one(StatusBar).region.height == 1
 
 
+async def test_a_reason_shown_leaves_out_the_alert_notice_and_the_plan(backend):
+    """Newcomer trial 18, minor: a backend that stopped answering took three lines of the bar at
+    80x24 (the reason, then an alert's notice, the address, the plan and the credits)."""
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusBar)
+        status.plan, status.notice = "enterprise", "alert office: any on 198.51.100.7:443"
+        status.detail = "http://127.0.0.1:40579 did not answer within 30 s"
+        await settle(pilot)
+        bar = " ".join(str(status.render()).split())
+        assert "did not answer within 30 s" in bar and "office" not in bar and "plan" not in bar
+        assert status.region.height == 2
+        status.detail = ""
+        await settle(pilot)
+        assert "alert" in str(status.render()) and status.region.height == 1  # (cut to the room left)
+
+
 async def test_toasts_leave_the_status_bar_in_view(backend):
     from textual.widgets._toast import Toast
 

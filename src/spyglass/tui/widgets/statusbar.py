@@ -74,7 +74,10 @@ class StatusBar(Widget):
     def render(self) -> Text:
         said, where = self._said(), self._where(plan=True)
         width = self.size.width
-        if self.detail or said.cell_len + where.cell_len <= width:
+        if self.detail:  # a state's reason, read whole (it wraps): the notice (toasted already) and
+            # the plan give way (newcomer trial 18: three lines at 80x24, over the rows)
+            said, where = self._said(notice=False), self._where(plan=False)
+        elif said.cell_len + where.cell_len <= width:
             pass
         elif self.note:  # read whole: what else is shown gives way, least needed first
             for notice, endpoint, credits in ((True, True, True), (True, False, True), (False, False, True)):
