@@ -37,3 +37,26 @@ def test_a_banner_replaced_in_another_shard_stays_current_until_the_replacement_
     finally:
         for index in (reader, collector, importer):
             index.close()
+
+
+def test_a_banner_replaced_in_another_shard_is_left_out_until_its_own_shard_applies_it(tmp_path):
+    """The other order (newcomer trial 19: counts above the final one during an import): the new
+    banner is committed while the old one's shard is held by another writer, which has not yet
+    re-indexed it; search leaves the old one out meanwhile."""
+    reader, collector, importer = BannerIndex(tmp_path), BannerIndex(tmp_path), BannerIndex(tmp_path)
+    try:
+        with collector.writing() as writer:
+            writer.add([collector.prepare(seen("2026-10-01T00:00:00", "old"))])
+        holding = collector.writing()  # the old one's shard, held through what follows
+        holding.__enter__()
+        with importer.writing() as imported:  # another shard: committed, the held one left to its writer
+            imported.add([importer.prepare(seen("2026-11-01T00:00:00", "new"))])
+            assert current(reader) == ["old"]
+        assert reader.records.demoted() and current(reader) == ["new"]  # (was: both)
+        total, facets = reader.count(parse_strict("port:80"), parse_facets("port"))
+        assert total == 1 and [f["count"] for f in facets["port"]] == [1]
+        holding.__exit__(None, None, None)  # its writer applies the demotion at its commit
+        assert not reader.records.demoted() and current(reader) == ["new"]
+    finally:
+        for index in (reader, collector, importer):
+            index.close()

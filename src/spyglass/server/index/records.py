@@ -327,24 +327,33 @@ class RecordStore:
         with self._db.lock:
             if shard is None:
                 return [r[0] for r in self._db.conn.execute("SELECT seq FROM demoted ORDER BY seq")]
-            rows = self._db.conn.execute(
-                "SELECT d.seq, d.by_seq, b.shard FROM demoted d LEFT JOIN banners b ON b.seq = d.by_seq"
-                " WHERE d.shard = ? ORDER BY d.seq",
-                (shard,),
-            ).fetchall()
-            marks: dict[int, int] = {}
-            ready = []
-            for seq, by_seq, by_shard in rows:
-                if by_shard is not None and by_shard != shard:
-                    if by_shard not in marks:
-                        row = self._db.conn.execute(
-                            "SELECT value FROM meta WHERE name = ?", (f"indexed_seq:{by_shard}",)
-                        ).fetchone()
-                        marks[by_shard] = int(row[0]) if row else 0
-                    if by_seq > marks[by_shard]:
-                        continue
-                ready.append(seq)
-            return ready
+            return self._replaced("WHERE d.shard = ?", (shard,), shard)
+
+    def replaced(self) -> list[int]:
+        """Banners their shard still indexes as current whose replacement another shard has
+        committed: search leaves them out, so that a service counts once while the two shards'
+        commits are apart (newcomer trial 19: counts above the final one during an import)."""
+        with self._db.lock:
+            return self._replaced("", (), None)
+
+    def _replaced(self, where: str, values: tuple, own: int | None) -> list[int]:
+        rows = self._db.conn.execute(
+            "SELECT d.seq, d.by_seq, b.shard FROM demoted d LEFT JOIN banners b ON b.seq = d.by_seq"
+            f" {where} ORDER BY d.seq",
+            values,
+        ).fetchall()
+        marks: dict[int, int] = {}
+        ready = []
+        for seq, by_seq, by_shard in rows:
+            if by_shard is not None and by_shard != own:
+                if by_shard not in marks:
+                    row = self._db.conn.execute("SELECT value FROM meta WHERE name = ?", (f"indexed_seq:{by_shard}",))
+                    found = row.fetchone()
+                    marks[by_shard] = int(found[0]) if found else 0
+                if by_seq > marks[by_shard]:
+                    continue
+            ready.append(seq)
+        return ready
 
     def demoted_shards(self) -> list[int]:
         """The shards that have demotions to apply."""

@@ -165,7 +165,17 @@ class BannerIndex(SeenRows):
         of_a_scan = any(f.name == "scan" and not f.negated for f in query.filters)
         if of_a_scan:
             return compile_query(self.schema, query)
-        return compile_query(self.schema, query, current=True, tool_services=self.tool_services)
+        compiled = compile_query(self.schema, query, current=True, tool_services=self.tool_services)
+        replaced = self.records.replaced()  # (none but while two writers' commits are apart)
+        if not replaced:
+            return compiled
+        tq = tantivy.Query
+        return tq.boolean_query(
+            [
+                (tantivy.Occur.Must, compiled),
+                (tantivy.Occur.MustNot, tq.term_set_query(self.schema, "i_rowid", replaced)),
+            ]
+        )
 
     def tool_services(self, tags: list[str]) -> list[int]:
         """The services of which a banner no longer current holds one of these tool tags (a
