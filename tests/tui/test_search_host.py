@@ -820,6 +820,11 @@ async def test_a_refused_address_keeps_the_host_shown_and_says_which_it_is(data_
         await settle(pilot)
         assert f"999.1.1.1: not an IP address (still showing {ip})" in screen_text(app)
         assert host.record.ip_str == ip and host.services.row_count and app.focused is box
+        box.value = "fe80::1%lo"  # one the backend refuses: newcomer trial 19, it wiped the host
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "fe80::1%lo: a zone id names an interface of one machine" in screen_text(app)
+        assert host.record.ip_str == ip and host.services.row_count
 
 
 async def test_keys_typed_after_enter_in_the_address_box_act_on_the_host(data_backend):

@@ -146,15 +146,17 @@ class HostPane(Pane):
 
     def form_problem(self) -> str | None:
         raw = self.ip_box.value.strip()
+        shown = f" (still showing {self.record.ip_str})" if self.record is not None else ""
         try:
-            ipaddress.ip_address(raw)
+            address = ipaddress.ip_address(raw)
         except ValueError:
-            shown = f" (still showing {self.record.ip_str})" if self.record is not None else ""
             try:  # a network: its hosts are a search
                 network = ipaddress.ip_network(raw, strict=False)
             except ValueError:
                 return f"{raw or 'nothing'}: not an IP address{shown}"
             return f"{raw}: a network, not one address: search net:{network} in Search (F2){shown}"
+        if getattr(address, "scope_id", None):  # as the backend refuses it (newcomer trial 19: it wiped the host)
+            return f"{raw}: a zone id names an interface of one machine: give the address alone{shown}"
         return None
 
     @on(Input.Submitted, "#host-ip")
