@@ -162,8 +162,15 @@ async def test_saving_an_alert_deleted_elsewhere_reads_the_list_again_and_keeps_
             assert str(pane.query_one("#alert-save", Button).label) == "Create"
             await pilot.press("enter")  # made anew, as typed
             await settle(pilot)
-            assert [(a.name, a.size) for a in await c.alerts.list()] == [("gone soon", 2)]
-            await c.alerts.delete((await c.alerts.list())[0].id)
+            [anew] = await c.alerts.list()
+            assert (anew.name, anew.size) == ("gone soon", 2)
+            pane.query_one("#alerts-list", Table).focus()
+            await pilot.press("D")  # asked, then deleted elsewhere before the second D (trial 19)
+            await c.alerts.delete(anew.id)
+            await pilot.press("D")
+            await settle(pilot)
+            assert anew.id not in pane.alerts and "No alert yet" in screen_text(app)
+            assert "404" not in screen_text(app)
 
 
 async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(alerts_backend, receiver):

@@ -3,6 +3,7 @@ notifications sent; a form that checks IPs and CIDR ranges as they are typed."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -175,17 +176,14 @@ class AlertsPane(Pane):
 
     async def load_log(self, clients: Clients, alert_id: str) -> None:
         notifications = await clients.alerts.notifications(alert_id)
-        if alert_id == self.selected and log_rows(notifications) != self.shown_log():
+        if alert_id == self.selected and log_rows(notifications) != list(self.log_table.records.values()):
             # A delivery: the alert itself may have changed too (from another dashboard, the CLI),
             # and the pane must not show its triggers and notifiers as they were.
             await self.load(clients)
 
-    def shown_log(self) -> list[dict[str, Text]]:
-        return list(self.log_table.records.values())
-
     def show_log(self, notifications: list) -> None:
         rows = log_rows(notifications)
-        if rows == self.shown_log():
+        if rows == list(self.log_table.records.values()):
             return  # nothing new: the cursor and the scroll stay where they are
         log = self.log_table
         log.clear_records()
@@ -378,7 +376,10 @@ class AlertsPane(Pane):
             return
 
         async def delete() -> None:
-            await clients.alerts.delete(alert_id)
+            from spyglass.client import NotFound
+
+            with contextlib.suppress(NotFound):  # deleted elsewhere meanwhile: gone all the same (its row
+                await clients.alerts.delete(alert_id)  # stayed until r: newcomer trial 19)
             self.selected = None
             if self.editing == alert_id:  # its form edits an alert that is gone
                 self.action_new(focus=False)
