@@ -35,6 +35,9 @@ def test_alert_commands_as_json_and_text(cli):
     code, out, _ = cli("alert", "list")
     assert code == 0 and alert["id"] in out and "new_service" in out and "SIZE" in out
     assert cli("alert", "enable", alert["id"], "malware,vulnerable")[0] == 0
+    code, out, _ = cli("alert", "enable", alert["id"], "uncommon", "any")  # apart, as docs/commands.md writes NAMES
+    assert code == 0 and out.strip() == f"enabled uncommon,any on alert {alert['id']}"
+    assert cli("alert", "disable", alert["id"], "uncommon", "any")[0] == 0
     assert cli("alert", "ignore", alert["id"], "malware", "127.0.0.1:80")[0] == 0
     code, _, err = cli("alert", "ignore", alert["id"], "any", "10.0.0.1:80")  # not a watched address
     assert code == 2 and "10.0.0.1:80 is outside the alert's networks (127.0.0.0/30, ::1)" in err

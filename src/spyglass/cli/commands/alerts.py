@@ -110,8 +110,10 @@ def _of_alert(handler):
 
 def _switch(method: str, done: str):
     async def run(clients, args):
-        await getattr(clients.alerts, method)(args.id, args.triggers)
-        return {"success": True} if args.json else print(f"{done} {args.triggers} on alert {args.id}")
+        # `any new_service` as docs/commands.md writes NAMES, or `any,new_service` (newcomer trial 19)
+        triggers = ",".join(name for given in args.triggers for name in given.split(",") if name.strip())
+        await getattr(clients.alerts, method)(args.id, triggers)
+        return {"success": True} if args.json else print(f"{done} {triggers} on alert {args.id}")
 
     return run
 
@@ -260,11 +262,11 @@ def register(sub, common: Common) -> None:
     _alert_action(actions, common, "delete", alert_delete, "delete an alert")
     _action(actions, common, "triggers", alert_triggers, "the triggers an alert may enable, with their rules")
     for name, method, done, text in (
-        ("enable", "enable_triggers", "enabled", "enable triggers (comma-separated names)"),
-        ("disable", "disable_triggers", "disabled", "disable triggers (comma-separated names)"),
+        ("enable", "enable_triggers", "enabled", "enable triggers (names, apart or comma-separated)"),
+        ("disable", "disable_triggers", "disabled", "disable triggers (names, apart or comma-separated)"),
     ):
         p = _alert_action(actions, common, name, _switch(method, done), text)
-        p.add_argument("triggers", metavar="TRIGGERS")
+        p.add_argument("triggers", metavar="TRIGGER", nargs="+")
     for name, method, done, text in (
         ("ignore", "ignore_service", "ignoring", "never notify a service (ip:port) for a trigger"),
         ("unignore", "unignore_service", "notifying", "notify a service (ip:port) for a trigger again"),
