@@ -148,17 +148,21 @@ async def test_without_an_embedded_backend_the_screen_says_so():
         assert not shown(app.screen.query_one(RichLog))
 
 
-async def test_a_long_line_wraps_rather_than_being_cut(tmp_path):
+@pytest.mark.parametrize("width", [80, 60])
+async def test_a_long_line_wraps_rather_than_being_cut(tmp_path, width):
     """Newcomer trials 13 and 14, minor: at 80x24 `... is served already, by the backend at URL`
-    ended at the screen's edge."""
+    ended at the screen's edge; trial 19: wrapped at 78 columns where fewer were shown, each line
+    lost its last ones (`is s` / `already`)."""
     path = tmp_path / "backend.log"
     line = "spyglass: serve: " + "/very/long/data/dir" * 6 + " is served already, by the backend at http://x"
     path.write_text(line + "\n")
     app = LogApp(BackendLogScreen(path, interval=0.05))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(width, 24)) as pilot:
         log = app.screen.query_one(RichLog)
         await wait_until(pilot, lambda: shown(log))
         assert len(shown(log)) > 1 and "".join(shown(log)).replace(" ", "") == line.replace(" ", "")
+        room = log.scrollable_content_region.width  # every wrapped line within what is shown
+        assert all(len(text) <= room for text in shown(log)), (room, shown(log))
 
 
 async def test_a_log_scrolled_up_stays_where_it_is_read_as_lines_come(tmp_path):

@@ -78,8 +78,11 @@ class BackendLogScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Backend log"
-            # wrapped: a long line (where a backend serves already) was cut at 80 columns
-            yield RichLog(max_lines=KEEP_LINES, auto_scroll=True, wrap=True, markup=False, highlight=False)
+            # wrapped: a long line (where a backend serves already) was cut at 80 columns; to the
+            # room there is (min_width's default, 78, cut the last columns of each line at 80x24)
+            yield RichLog(
+                max_lines=KEEP_LINES, auto_scroll=True, wrap=True, markup=False, highlight=False, min_width=20
+            )
             if self.follower is None:
                 hint = "This profile connects to a server of its own: there is no embedded backend log."
             else:
