@@ -32,11 +32,13 @@ if TYPE_CHECKING:
     from spyglass.models import Banner, HostRecord
 
 
+# Current: when each was seen outranks what changed, often nothing there (newcomer trial 19: at 120
+# columns Seen gave way to an empty Changes).
 COLUMNS = [
     Column("port", "Port", 9),
     Column("product", "Product", 20, rank=1),
-    Column("seen", "Seen", 16, rank=3),
-    Column("changes", "Changes", 10, rank=2, flex=True),
+    Column("seen", "Seen", 16, rank=2),
+    Column("changes", "Changes", 10, rank=3, flex=True),
 ]
 # History: the same service once per scan, told apart by when it was seen and what changed.
 HISTORY_COLUMNS = [
