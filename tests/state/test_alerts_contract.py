@@ -240,3 +240,44 @@ def test_an_alerts_ignores_are_counted_in_the_writing_transaction(open_alerts):
     backends[0].set_ignored(alert.id, "uncommon", "198.51.100.99:80", True, most=5)  # room again
     with pytest.raises(OverBudget):
         backends[0].set_ignored(alert.id, "malware", "198.51.100.98:80", True, most=5)
+
+
+def test_a_log_row_never_takes_another_deliverys_payload(open_alerts):
+    """Newcomer trial 20, critical: a pending delivery deleted with its notifier left its log rows
+    pointing at its id, which SQLite gave to the next delivery queued, another account's: the log
+    showed that account's (private) service. A row whose delivery is gone names the service of its
+    event, and never another's."""
+    alerts = open_alerts()
+    mine = alerts.create_alert(1, "mine", NETS, 0)
+    theirs = alerts.create_alert(2, "theirs", NETS, 0)
+    dead = alerts.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:1/"})
+    now = time.time()
+    event = f"{mine.id}:192.0.2.7:80/tcp:2026-11-30T16:16:13.000000"
+    alerts.enqueue([item(event, mine.id, dead)], now)
+    (pending,) = alerts.due(now)
+    alerts.record(pending, "webhook", "retry", "refused", now + 60)  # still pending, then deleted with it
+    assert alerts.delete_notifier(1, dead)
+    other = f"{theirs.id}:198.51.100.9:8443/tcp:2026-11-30T16:25:24.000000"
+    private = (other, 2, theirs.id, "N2", {"event": other, "service": "198.51.100.9:8443", "triggers": ["any"]})
+    alerts.enqueue([private], now)
+    (queued,) = alerts.due(now)
+    alerts.record(queued, "webhook", "sent", "200", None)
+    (row,) = alerts.log(1, mine.id)
+    assert (row["event"], row["service"], row["triggers"]) == (event, "192.0.2.7:80", [])
+
+
+def test_the_outcome_of_a_delivery_deleted_in_flight_marks_no_other(open_alerts):
+    """The same id given again (SQLite): the outcome of an attempt whose delivery was deleted with
+    its notifier meanwhile must not mark the delivery that took its id as sent."""
+    alerts = open_alerts()
+    mine = alerts.create_alert(1, "mine", NETS, 0)
+    theirs = alerts.create_alert(2, "theirs", NETS, 0)
+    dead = alerts.create_notifier(1, "webhook", None, {"url": "http://127.0.0.1:1/"})
+    now = time.time()
+    alerts.enqueue([item(f"{mine.id}:192.0.2.7:80/tcp:1", mine.id, dead)], now)
+    (in_flight,) = alerts.due(now)
+    assert alerts.delete_notifier(1, dead)  # while its attempt runs
+    alerts.enqueue([item(f"{theirs.id}:198.51.100.9:8443/tcp:2", theirs.id, "N2", account=2)], now)
+    alerts.record(in_flight, "webhook", "sent", "200", None)
+    (waiting,) = alerts.due(now)  # still to be sent
+    assert waiting.account_id == 2 and waiting.attempts == 0

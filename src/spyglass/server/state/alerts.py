@@ -88,9 +88,18 @@ def log_entry(r: Mapping[str, Any]) -> dict:
         "attempt": r["attempt"],
         "outcome": r["outcome"],
         "detail": r["detail"],
-        "service": payload.get("service"),
+        "service": payload.get("service") or _service_of(r["event"], r["alert_id"]),
         "triggers": payload.get("triggers", []),
     }
+
+
+def _service_of(event: str, alert_id: str | None) -> str | None:
+    """The service an event names (``ALERT:IP:PORT/TRANSPORT:STAMP``): its delivery, which held
+    the payload, is gone where its notifier was deleted while it was pending."""
+    head = f"{alert_id}:"
+    if not alert_id or not event.startswith(head) or "/" not in event:
+        return None
+    return event.removeprefix(head).split("/", 1)[0] or None
 
 
 class AlertState(Protocol):

@@ -360,9 +360,11 @@ class SqlAlerts:
         again at ``next_try``); or ``failed`` (given up)."""
         state = {"sent": SENT, "retry": PENDING}.get(outcome, FAILED)
         with self._db.transaction() as db:
-            db.execute(
-                "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_try = ? WHERE id = ?",
-                (state, next_try if next_try is not None else 0, delivery.id),
+            db.execute(  # (the event and notifier too: a delivery deleted while in flight left its id
+                # free for the next one queued, which this must not mark: see log)
+                "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_try = ?"
+                " WHERE id = ? AND event = ? AND notifier_id = ?",
+                (state, next_try if next_try is not None else 0, delivery.id, delivery.event, delivery.notifier_id),
             )
             self._log(db, delivery.id, delivery.account_id, delivery.alert_id, delivery.notifier_id, provider,
                       delivery.event, delivery.attempts + 1, outcome, detail)  # fmt: skip
@@ -382,8 +384,12 @@ class SqlAlerts:
 
     def log(self, account_id: int, alert_id: str, limit: int = 50) -> list[dict]:
         """The alert's most recent delivery attempts, newest first."""
+        # The delivery by its id and by what it was: a pending one is deleted with its notifier, and
+        # SQLite gives its id again to the next queued, maybe another account's (newcomer trial 20:
+        # this log showed another account's private scan result as its service).
         rows = self._db.all(
             "SELECT l.*, d.payload FROM delivery_log l LEFT JOIN deliveries d ON d.id = l.delivery_id"
+            " AND d.event = l.event AND d.notifier_id = l.notifier_id AND d.account_id = l.account_id"
             " WHERE l.account_id = ? AND l.alert_id = ? ORDER BY l.id DESC LIMIT ?",
             (account_id, alert_id, limit),
         )
