@@ -262,8 +262,10 @@ def test_a_log_row_never_takes_another_deliverys_payload(open_alerts):
     alerts.enqueue([private], now)
     (queued,) = alerts.due(now)
     alerts.record(queued, "webhook", "sent", "200", None)
-    (row,) = alerts.log(1, mine.id)
-    assert (row["event"], row["service"], row["triggers"]) == (event, "192.0.2.7:80", [])
+    dropped, tried = alerts.log(1, mine.id)  # newest first: its end said (newcomer trial 21), then its try
+    assert (dropped["outcome"], dropped["attempt"], dropped["notifier"]) == ("dropped", 1, dead)
+    for row in (dropped, tried):  # what it was about, kept (trial 21: the triggers were lost)
+        assert (row["event"], row["service"], row["triggers"]) == (event, "192.0.2.7:80", ["t"])
 
 
 def test_the_outcome_of_a_delivery_deleted_in_flight_marks_no_other(open_alerts):

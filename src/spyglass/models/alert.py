@@ -48,7 +48,7 @@ class Notification(APIModel):
     notifier: str
     provider: str
     attempt: int = 1
-    outcome: str  # "sent", "retry" (will be tried again) or "failed" (given up)
+    outcome: str  # "sent", "retry" (will be tried again), "failed" (given up) or "dropped" (notifier deleted)
     detail: str = ""
     service: str | None = None
     triggers: list[str] = Field(default_factory=list)

@@ -24,6 +24,7 @@ from spyglass.server.state.alertrows import AlertRow, Busy, Delivery, Held, Noti
 
 DEFAULT_NOTIFIER = "default"
 PENDING, SENT, FAILED = "pending", "sent", "failed"
+DROPPED = "dropped"  # its notifier was deleted before it was sent (kept: its log rows name it)
 LEASE = 15.0  # seconds a claimed delivery is another backend's to take over if not renewed
 RENEW_EVERY = LEASE / 3  # how often a backend renews the leases of the deliveries it attempts
 _ID_CHARS = string.ascii_uppercase + string.digits
