@@ -3,6 +3,7 @@ real webhook receiver on loopback."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -113,64 +114,63 @@ async def test_with_no_alert_the_pane_says_to_type_where_the_keys_go(alerts_back
         assert [a.name for a in await c.alerts.list()] == ["lab"]
 
 
-async def test_edit_and_delete_an_alert(alerts_backend):
-    key = alerts_backend.key()
-    async with Clients.from_profile(alerts_backend.profile(key)) as c:
-        made = await c.alerts.create("edit me", ["127.0.0.1"])
-        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+@contextlib.asynccontextmanager
+async def editing(backend, name: str):
+    """An alert ``name`` on 127.0.0.1 made through the API, and the pane's form editing it (e)."""
+    key = backend.key()
+    async with Clients.from_profile(backend.profile(key)) as c:
+        made = await c.alerts.create(name, ["127.0.0.1"])
+        app = SpyglassApp(backend.profile(key), pane="alerts")
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             pane = app.query_one(AlertsPane)
             pane.query_one("#alerts-list", Table).focus()
             await pilot.press("e")
-            nets = pane.query_one("#alert-nets", Input)
-            assert nets.value == "127.0.0.1" and str(pane.query_one("#alert-save", Button).label) == "Save"
-            await pilot.press(*", 127.0.0.8/29", "enter")  # added to the networks (they were replaced)
-            await settle(pilot)
-            assert (await c.alerts.get(made.id)).size == 9
-            pane.query_one("#alerts-list", Table).focus()
-            await pilot.press("e")  # editing it again when it is deleted
-            pane.query_one("#alerts-list", Table).focus()
-            await pilot.press("D")  # one D (typed into the list by mistake) only asks
-            await settle(pilot)
-            assert [a.id for a in await c.alerts.list()] == [made.id]
-            assert "Press D again to delete the alert" in screen_text(app)
-            await pilot.press("D")
-            await settle(pilot)
-            assert await c.alerts.list() == [] and "No alert yet" in screen_text(app)
-            assert nets.value == "" and str(pane.query_one("#alert-save", Button).label) == "Create"  # form let go
+            yield c, made, app, pilot, pane
+
+
+async def test_edit_and_delete_an_alert(alerts_backend):
+    async with editing(alerts_backend, "edit me") as (c, made, app, pilot, pane):
+        nets = pane.query_one("#alert-nets", Input)
+        assert nets.value == "127.0.0.1" and str(pane.query_one("#alert-save", Button).label) == "Save"
+        await pilot.press(*", 127.0.0.8/29", "enter")  # added to the networks (they were replaced)
+        await settle(pilot)
+        assert (await c.alerts.get(made.id)).size == 9
+        pane.query_one("#alerts-list", Table).focus()
+        await pilot.press("e")  # editing it again when it is deleted
+        pane.query_one("#alerts-list", Table).focus()
+        await pilot.press("D")  # one D (typed into the list by mistake) only asks
+        await settle(pilot)
+        assert [a.id for a in await c.alerts.list()] == [made.id]
+        assert "Press D again to delete the alert" in screen_text(app)
+        await pilot.press("D")
+        await settle(pilot)
+        assert await c.alerts.list() == [] and "No alert yet" in screen_text(app)
+        assert nets.value == "" and str(pane.query_one("#alert-save", Button).label) == "Create"  # form let go
 
 
 async def test_saving_an_alert_deleted_elsewhere_reads_the_list_again_and_keeps_what_was_typed(alerts_backend):
     """Newcomer trial 18, minor: the edit answered 404 and the list and the form kept the alert."""
-    key = alerts_backend.key()
-    async with Clients.from_profile(alerts_backend.profile(key)) as c:
-        made = await c.alerts.create("gone soon", ["127.0.0.1"])
-        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            pane = app.query_one(AlertsPane)
-            pane.query_one("#alerts-list", Table).focus()
-            await pilot.press("e")
-            await c.alerts.delete(made.id)  # the CLI, another dashboard
-            await pilot.press(*", 127.0.0.9", "enter")
-            await settle(pilot)
-            text = screen_text(app)
-            assert "Alert 'gone soon' was deleted elsewhere: Create makes it anew" in text
-            assert made.id not in pane.alerts and "No alert yet" in text
-            assert pane.query_one("#alert-nets", Input).value == "127.0.0.1, 127.0.0.9"
-            assert str(pane.query_one("#alert-save", Button).label) == "Create"
-            await pilot.press("enter")  # made anew, as typed
-            await settle(pilot)
-            [anew] = await c.alerts.list()
-            assert (anew.name, anew.size) == ("gone soon", 2)
-            pane.query_one("#alerts-list", Table).focus()
-            await pilot.press("D")  # asked, then deleted elsewhere before the second D (trial 19)
-            await c.alerts.delete(anew.id)
-            await pilot.press("D")
-            await settle(pilot)
-            assert anew.id not in pane.alerts and "No alert yet" in screen_text(app)
-            assert "404" not in screen_text(app)
+    async with editing(alerts_backend, "gone soon") as (c, made, app, pilot, pane):
+        await c.alerts.delete(made.id)  # the CLI, another dashboard
+        await pilot.press(*", 127.0.0.9", "enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Alert 'gone soon' was deleted elsewhere: Create makes it anew" in text
+        assert made.id not in pane.alerts and "No alert yet" in text
+        assert pane.query_one("#alert-nets", Input).value == "127.0.0.1, 127.0.0.9"
+        assert str(pane.query_one("#alert-save", Button).label) == "Create"
+        await pilot.press("enter")  # made anew, as typed
+        await settle(pilot)
+        [anew] = await c.alerts.list()
+        assert (anew.name, anew.size) == ("gone soon", 2)
+        pane.query_one("#alerts-list", Table).focus()
+        await pilot.press("D")  # asked, then deleted elsewhere before the second D (trial 19)
+        await c.alerts.delete(anew.id)
+        await pilot.press("D")
+        await settle(pilot)
+        assert anew.id not in pane.alerts and "No alert yet" in screen_text(app)
+        assert "404" not in screen_text(app)
 
 
 async def test_notifiers_form_from_the_provider_masked_secrets_and_test_send(alerts_backend, receiver):
