@@ -118,6 +118,32 @@ async def test_a_flush_that_outlasts_the_pause_is_followed_at_once(tmp_path, mon
     index.close()
 
 
+@HERE_OR_APART
+async def test_a_private_scan_result_of_a_known_address_and_port_is_no_new_service(tmp_path, apart):
+    """An account's scan of a port already in the index (an import's banner) is of a service of
+    its own (keys.py), but not a new one: its alerts' new_service said so (newcomer trial 22)."""
+    from spyglass.server.scanner.private import mark
+
+    def scanned(ip: str, port: int, stamp: str = "2026-11-30T17:30:00.000000") -> dict:
+        return mark({**banner(ip, port, stamp), "_intel": {"options": {}}}, 7)
+
+    index = BannerIndex(tmp_path)
+    with index.writing() as writer:  # as an import stores it
+        writer.add([index.prepare(banner("127.0.0.4", 18095, "2026-11-30T17:00:00.000000"))])
+    collector = Collector(index, apart=apart)
+    await collector.start()
+    try:
+        known = await collector.collect([scanned("127.0.0.4", 18095)], "scan")
+        unknown = await collector.collect([scanned("127.0.0.4", 18096)], "scan")
+        again = await collector.collect([scanned("127.0.0.4", 18096, "2026-11-30T17:45:00.000000")], "scan")
+    finally:
+        await collector.stop()
+    assert [c.new_service for c in known] == [False]  # (was: True)
+    assert [c.new_service for c in unknown] == [True]
+    assert [c.new_service for c in again] == [False]
+    index.close()
+
+
 def test_a_running_backend_collects_from_another_thread(tmp_path):
     from tests.conftest import start_backend
 

@@ -67,5 +67,12 @@ def service_key(b: dict, shape: Shape) -> int:
     return _key(_hasher(_service_text(shape.ip_str, shape.port, shape.transport, _private(b, shape))))
 
 
+def public_service_key(b: dict, shape: Shape) -> int | None:
+    """A private scan result's address and port as everyone reads them (the service an import or
+    a public banner is of); None for a banner everyone reads. A private result is of a new service
+    only when neither is known (an alert's new_service: newcomer trial 22)."""
+    return service_key_of(shape.ip_str, shape.port, shape.transport) if _private(b, shape) else None
+
+
 def service_key_of(ip: str, port: int, transport: str) -> int:
     return _key(_hasher(_service_text(ip, port, transport)))

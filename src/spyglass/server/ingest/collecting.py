@@ -20,7 +20,8 @@ from multiprocessing import get_context
 from typing import Any, NamedTuple
 
 from spyglass.exactjson import loads
-from spyglass.server.banners.shape import BadBanner
+from spyglass.server.banners.keys import PRIVATE, public_service_key
+from spyglass.server.banners.shape import BadBanner, normalize
 from spyglass.server.banners.store import BannerStore, Prepared
 from spyglass.server.ingest.writers import worker_start
 
@@ -52,16 +53,24 @@ def write_collected(
                 refused.append((place, f"timestamp {p.stamp} is {future}"))
             else:
                 prepared.append((place, p))
-    known = store.known_services([p.service for _, p in prepared])
+    public = {place: key for place, _ in prepared if (key := _public_twin(banners[place][0])) is not None}
+    known = store.known_services([p.service for _, p in prepared] + list(public.values()))
     with store.writing() as writer:
         added = set(writer.add([p for _, p in prepared]))
     new: list[tuple[int, bool]] = []
     for place, p in prepared:
         if p.key in added:
             added.discard(p.key)
-            new.append((place, p.service not in known))
+            new.append((place, p.service not in known and public.get(place) not in known))
             known.add(p.service)
     return Outcome(refused, new)
+
+
+def _public_twin(banner: object) -> int | None:
+    """A private scan result's public service (keys.public_service_key); None for any other."""
+    if not isinstance(banner, dict) or PRIVATE not in str(banner.get("tags")):
+        return None  # (the usual case, told without shaping the banner again)
+    return public_service_key(banner, normalize(banner))
 
 
 class WriterDied(RuntimeError):
