@@ -88,3 +88,4 @@ async def test_next_pages_neither_repeat_nor_insert_rows_while_banners_arrive(co
         assert items == before[: len(items)], "a row lost, or a newcomer inserted"
         assert len(items) == 240
         assert "160 more since the first page (r shows them)" in screen_text(app)
+        assert "loads more (1 query credit a page)" in screen_text(app)  # not 100: shown rows left out

@@ -349,16 +349,20 @@ class SearchPane(Pane):
     @on(PagedTable.PageAdded, "#results")
     def show_progress(self) -> None:
         shown, found = len(self.results.items), plural(self.total, "result")
+        text: str | None = None
         if self.count_only:
             text = f"{found} (count only)"
         elif shown >= self.total:
             text = f"{found}, all shown"
         elif self.results.truncated:
             text = f"{found}; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
-        else:
-            text = f"{found}, {shown:,} shown — past the last row loads 100 more (1 query credit)"
-        if self.pages is not None and self.pages.arrived and not self.count_only:
-            text += f"; {self.pages.arrived:,} more since the first page (r shows them)"
+        arrived = self.pages.arrived if self.pages is not None and not self.count_only else 0
+        if text is None:
+            # arrivals push the rows down: a page repeats rows shown, left out (stablepages.py)
+            loads = "more (1 query credit a page)" if arrived else "100 more (1 query credit)"
+            text = f"{found}, {shown:,} shown — past the last row loads {loads}"
+        if arrived:
+            text += f"; {arrived:,} more since the first page (r shows them)"
         self.show_status(text)
 
     def show_facets(self, result: SearchResponse) -> None:
