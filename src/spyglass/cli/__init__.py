@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import signal
 import sys
 from typing import ClassVar
 
@@ -26,6 +27,7 @@ from spyglass.cli.exits import (
     EXIT_OK,
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
+    Terminated,
     UsageError,
     exit_code_for,
     fail,
@@ -143,15 +145,24 @@ def main(argv: list[str] | None = None) -> int:
         args = parse(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already reported
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    sigterm = signal.getsignal(signal.SIGTERM)  # a command may stop on it as on ctrl+c (exits.py)
+    try:
+        return _run(args)
+    finally:
+        if signal.getsignal(signal.SIGTERM) is not sigterm:  # (main() called in a process that goes on)
+            signal.signal(signal.SIGTERM, sigterm)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         result = args.func(args)
         if asyncio.iscoroutine(result):
             result = asyncio.run(result)
         return result
-    except KeyboardInterrupt:  # ctrl+c: what it left, where the command says (args.on_interrupt)
+    except KeyboardInterrupt as exc:  # ctrl+c (or kill: Terminated): what it left, where the command says
         left = getattr(args, "on_interrupt", None)
         print(f"\nspyglass: stopped{': ' + left if left else ''}", file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
     except BrokenPipeError:  # the reader went away (| head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK

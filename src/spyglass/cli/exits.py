@@ -7,7 +7,9 @@ the command families import it, and the parser that imports them does too.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ACCESS, EXIT_NOT_FOUND, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4, 5
 
@@ -42,3 +44,19 @@ def fail(message: str, code: int) -> int:
 
 class UsageError(ValueError):
     """Bad input a command found before doing anything: one line and exit 2."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``), stopping a command as ctrl+c does: what it kept said, exit 143."""
+
+
+def stop_as_interrupted_on_sigterm() -> None:
+    """For a long command that says what it leaves (``args.on_interrupt``): ``kill`` stops it as
+    ctrl+c does, its workers ended in order, rather than mid-write with nothing said (newcomer
+    trial 22: an import killed so printed only multiprocessing's leaked-semaphore warning)."""
+
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    if threading.current_thread() is threading.main_thread():  # (only it may; a test's thread may not)
+        signal.signal(signal.SIGTERM, terminated)

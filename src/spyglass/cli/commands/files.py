@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from spyglass.cli.common import Common, open_store, positive
-from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail
+from spyglass.cli.exits import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, fail, stop_as_interrupted_on_sigterm
 
 SHOWN = 10  # bad lines listed after an import; the rest are counted
 
@@ -31,6 +31,7 @@ def import_command(args: argparse.Namespace) -> int:
     if missing:
         return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
     args.on_interrupt = "what was stored so far is kept; the same command adds the rest"
+    stop_as_interrupted_on_sigterm()
     from spyglass.server import geoip
 
     try:
