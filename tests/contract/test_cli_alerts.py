@@ -81,6 +81,8 @@ def test_attaching_a_notifier_that_cannot_deliver_warns_and_its_alerts_say_so(cl
     ("argv", "code", "message"),
     [
         (("alert", "create", "x", "10.0.0.300"), 2, "'10.0.0.300' is not an IP or CIDR range"),
+        # the trigger before the size the plan refuses (newcomer trial 22: the 403 came first)
+        (("alert", "create", "x", "10.0.0.0/8", "--triggers", "bogus"), 2, "Unknown trigger bogus: the triggers are"),
         (("alert", "enable", "NOPE", "any"), 4, "no alert has the id or the name 'NOPE'"),
         (("notifier", "create", "gitter", "room_id=1"), 2, "Missing required argument 'token'"),
         (("notifier", "create", "webhook", "url"), 2, "NAME=VALUE"),

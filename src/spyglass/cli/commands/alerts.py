@@ -43,6 +43,10 @@ def network(text: str) -> str:
 
 
 async def alert_create(clients, args):
+    if args.triggers:  # before the alert is made: its size or the plan is not the first thing said
+        known = {t.name for t in await clients.alerts.triggers()}
+        if unknown := [n for n in (n.strip() for n in args.triggers.split(",")) if n and n not in known]:
+            raise UsageError(f"Unknown trigger {', '.join(unknown)}: the triggers are {', '.join(sorted(known))}")
     alert = await clients.alerts.create(args.name, args.networks, expires=args.expires)
     try:
         if args.triggers:
