@@ -117,6 +117,22 @@ async def test_alerts_that_fire_together_share_one_toast_at_80x24(served):
         assert app.last_notice is not None and app.last_notice.alert == "lab4"
 
 
+async def test_an_alert_notice_takes_the_address_place_at_80_columns(served):
+    """Newcomer trial 22: at 80x24 the bar read `● connected │ alert lo… │ 127.0.0.1:40305 │ …`."""
+    from spyglass.tui.alertnotices import Notice
+
+    app = SpyglassApp(served.profile(served.key()), pane="search")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        bar = app.query_one(StatusBar)
+        assert bar.endpoint.split("://")[-1] in str(bar.render())
+        app.announce([Notice("loop", ["any"], "127.0.0.4:18095")])
+        await until(pilot, lambda: bar.notice, "the notice")
+        line = str(bar.render())
+        assert "alert loop: any on 127.0" in line and "credits:" in line, line  # (was: "alert lo…")
+        assert bar.endpoint.split("://")[-1] not in line  # for the notice's while
+
+
 async def test_an_alert_deleted_as_a_banner_in_it_came_does_not_end_the_watch(served):
     """Newcomer trial 17, major: after an alert was deleted while banners in its networks came (the
     demo stream's), reading its log answered 404, which ended the watch: no alert was said again,

@@ -29,7 +29,8 @@ class StatusBar(Widget):
     # before them is cut to the room left (a toast said it too). A note is read whole: it asks for
     # a second key before credits are spent or something is deleted ("Press ↓ again to load the
     # next page (1 query credit)"), or says why a call failed. While one shows, the rest gives way
-    # as needed, least needed first: the plan, the address, the notice, the credits. Only a
+    # as needed, least needed first: the plan, the address, the notice, the credits (and without
+    # a note, the address to a notice: it shows for NOTICE_SHOWN). Only a
     # state's reason (why the connection failed) wraps, to three lines.
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
@@ -88,8 +89,11 @@ class StatusBar(Widget):
                 where, said = Text(), self._said(notice=False)
                 if said.cell_len > width:  # the state by its coloured dot alone, and the note wraps (_fit)
                     return Text.assemble(self._said(notice=False, named=False), overflow="fold")
-        else:  # one line: the plan gives way, then what is said
+        else:  # one line: the plan gives way, then the address to an alert's notice (newcomer trial
+            # 22: "alert lo…" at 80 columns), then what is said
             where = self._where(plan=False)
+            if self.notice and said.cell_len + where.cell_len > width:
+                where = self._where(plan=False, endpoint=False)
             said.truncate(max(1, width - where.cell_len), overflow="ellipsis")
         return Text.assemble(said, where, no_wrap=not self.detail, overflow="ellipsis")
 
