@@ -57,3 +57,23 @@ def test_two_dashboards_and_the_cli_on_one_data_dir(tmp_path):
         for terminal in (first, second):
             if terminal is not None and terminal.process.poll() is None:
                 terminal.process.kill()
+
+
+def test_kill_ends_the_dashboard_as_quitting_does(tmp_path):
+    """`kill -TERM` left the terminal in the alternate screen, reporting the mouse, its cursor
+    hidden (newcomer trial 23, 2 of 2): it now ends the dashboard as ctrl+q does, exit 143."""
+    import signal
+
+    terminal = Terminal("--data", str(tmp_path / "data"), "--pane", "search", "port:22")
+    try:
+        terminal.wait_for(b"results")
+        drawn = len(terminal.drawn)
+        terminal.process.send_signal(signal.SIGTERM)
+        assert terminal.close() == 128 + signal.SIGTERM
+        after = terminal.drawn[drawn:]
+        for put_back in (b"\x1b[?1049l", b"\x1b[?1000l", b"\x1b[?25h"):  # the screen, the mouse, the cursor
+            assert put_back in after, (put_back, after[-500:])
+        assert b"Traceback" not in after
+    finally:
+        if terminal.process.poll() is None:
+            terminal.process.kill()

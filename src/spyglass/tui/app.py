@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -140,6 +142,9 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
                 status.note = ""
 
     def on_mount(self) -> None:
+        if not self.is_headless:  # kill, or the terminal gone: the terminal put back, the backend handed on
+            for signum in (signal.SIGTERM, signal.SIGHUP):  # (kill -TERM left it in the alternate screen)
+                asyncio.get_running_loop().add_signal_handler(signum, partial(self.exit, return_code=128 + signum))
         self.blink.start()
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self.screen_change_signal.subscribe(self, self._screen_changed)
@@ -484,7 +489,7 @@ def run_dashboard(
         active_profile(profile_name), data, config=config, theme=theme, pane=pane, arg=arg, started=started
     )
     app.run()
-    return 0
+    return app.return_code or 0
 
 
 if TYPE_CHECKING:
