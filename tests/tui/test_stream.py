@@ -502,3 +502,15 @@ async def test_a_backend_info_without_a_numeric_demo_rate_still_streams(tmp_path
             await until(pilot, lambda: 6710 in ports_in(app.query_one(Tail)), "the banner")
             assert not pane.error_source and "Nothing has arrived" not in screen_text(app)
     backend.store.close()
+
+
+async def test_a_plan_without_the_stream_says_why_and_no_empty_reason(live):
+    """Newcomer trial 23: a member's pane said the 403, then `not connected:  · buffer 0/5,000`."""
+    app = SpyglassApp(live.profile(live.key(plan="member")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f7")
+        await until(pilot, lambda: "enterprise" in screen_text(app), "the refusal")
+        await until(pilot, lambda: "not connected" in screen_text(app), "the status line")
+        text = screen_text(app)
+        assert "not connected:" not in text and "not connected · buffer" in text, text

@@ -259,7 +259,8 @@ class StreamPane(Pane):
         if self.gone:
             where = f"stopped: {self.gone}"
         elif state is None or state.status == "closed":
-            where = "not connected" + (f": {clean(state.reason, one_line=True, max_chars=80)}" if state else "")
+            reason = clean(state.reason, one_line=True, max_chars=80) if state else ""
+            where = "not connected" + (f": {reason}" if reason else "")  # (a refusal is said above)
         elif state.status == "connecting":
             where = "connecting…"
         elif state.status == "reconnecting":
