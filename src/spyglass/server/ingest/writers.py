@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 from spyglass.server.banners.store import BannerStore, LoadsInBulk, Settles
+from spyglass.server.memory import limit_arenas
 
 SETTLE_WAIT = 5.0  # seconds an import waits for a shard's writer to apply the demotions it made there
 BATCH = 20_000  # banners written at a time (one transaction of the records, a few per index commit)
@@ -44,6 +45,7 @@ def worker_start(parent: int) -> None:
     makes no reference cycles (parsed banners are freed as each is prepared): no cycle collector,
     which would otherwise run every few banners."""
     gc.disable()
+    limit_arenas()  # (as the importing process: tantivy's threads spread a heap over many arenas)
     if sys.platform.startswith("linux"):
         PR_SET_PDEATHSIG = 1
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
