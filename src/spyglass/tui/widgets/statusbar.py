@@ -22,6 +22,7 @@ _STATE_COLOUR = {
 
 
 NOTICE_SHOWN = 120.0  # seconds an alert notice stays in the bar
+NOTICE_LEAST = 16  # cells of a notice worth the address's place: the alert's name at least
 
 
 class StatusBar(Widget):
@@ -30,7 +31,7 @@ class StatusBar(Widget):
     # a second key before credits are spent or something is deleted ("Press ↓ again to load the
     # next page (1 query credit)"), or says why a call failed. While one shows, the rest gives way
     # as needed, least needed first: the plan, the address, the notice, the credits (and without
-    # a note, the address to a notice: it shows for NOTICE_SHOWN). Only a
+    # a note, the address to a notice cut to nothing: it shows for NOTICE_SHOWN). Only a
     # state's reason (why the connection failed) wraps, to three lines.
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
@@ -89,10 +90,11 @@ class StatusBar(Widget):
                 where, said = Text(), self._said(notice=False)
                 if said.cell_len > width:  # the state by its coloured dot alone, and the note wraps (_fit)
                     return Text.assemble(self._said(notice=False, named=False), overflow="fold")
-        else:  # one line: the plan gives way, then the address to an alert's notice (newcomer trial
-            # 22: "alert lo…" at 80 columns), then what is said
+        else:  # one line: the plan gives way, then the address to an alert's notice cut to less than
+            # NOTICE_LEAST (newcomer trial 22: "alert lo…" at 80 columns), then what is said
             where = self._where(plan=False)
-            if self.notice and said.cell_len + where.cell_len > width:
+            before = self._said(notice=False).cell_len + 3  # (" │ " before the notice)
+            if self.notice and width - where.cell_len - before < NOTICE_LEAST:
                 where = self._where(plan=False, endpoint=False)
             said.truncate(max(1, width - where.cell_len), overflow="ellipsis")
         return Text.assemble(said, where, no_wrap=not self.detail, overflow="ellipsis")
