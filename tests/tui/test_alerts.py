@@ -617,3 +617,30 @@ async def test_text_typed_on_the_list_after_a_name_starts_another_word(alerts_ba
         await pilot.press("5")
         await settle(pilot)
         assert name.value == "abc 5" and name.has_focus
+
+
+async def test_an_error_goes_once_another_action_went_through_and_stays_through_readings(alerts_backend, receiver):
+    """Newcomer trials 22 and 23: a refused ignore's error stayed at the top of the pane through the
+    notifier attached after it, and every action after that."""
+    key = alerts_backend.key()
+    async with Clients.from_profile(alerts_backend.profile(key)) as c:
+        hook = (await c.notifiers.create("webhook", {"url": receiver.url})).id
+        made = await c.alerts.create("moved-on", ["127.0.9.0/30"])
+        await c.alerts.enable_triggers(made.id, "any")
+        app = SpyglassApp(alerts_backend.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = app.query_one(AlertsPane)
+            pane.query_one("#alert-ignore", Input).focus()
+            await pilot.press(*"jjjjj", "enter")
+            await settle(pilot)
+            refused = "ignore: type a trigger and a service"
+            assert refused in screen_text(app)
+            pane.reload()  # a reading of the pane's own (r): the error stays
+            await settle(pilot)
+            assert refused in screen_text(app)
+            pane.notifier_choice.value = hook
+            pane.query_one("#alert-attach", Button).press()
+            await settle(pilot)
+            assert [n["id"] for n in (await c.alerts.get(made.id)).notifiers] == [hook]
+            assert refused not in screen_text(app)  # (was: still there)

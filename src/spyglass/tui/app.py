@@ -79,8 +79,7 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
         Binding("ctrl+l", "redraw", "Redraw the screen", show=False, priority=True, id="redraw"),
     ]
 
-    # the widgets it drives
-    navbar = getters.query_one(NavBar)
+    navbar = getters.query_one(NavBar)  # the widgets it drives
     switcher = getters.query_one("#panes", ContentSwitcher)
 
     def __init__(
@@ -142,9 +141,8 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
                 status.note = ""
 
     def on_mount(self) -> None:
-        if not self.is_headless:  # kill, or the terminal gone: the terminal put back, the backend handed on
-            for signum in (signal.SIGTERM, signal.SIGHUP):  # (kill -TERM left it in the alternate screen)
-                asyncio.get_running_loop().add_signal_handler(signum, partial(self.exit, return_code=128 + signum))
+        if not self.is_headless:
+            end_on_signals(self)
         self.blink.start()
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         self.screen_change_signal.subscribe(self, self._screen_changed)
@@ -309,7 +307,7 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
                 self.status.note = f"{worker.name}: {message}"
                 self.report(f"{worker.name}: {message}")
         elif worker.state is WorkerState.SUCCESS:
-            if pane.error_source == worker.name:
+            if pane.error_source == worker.name or pane.moved_on(worker):
                 pane.show_error(None)
             self._clear_note_of(worker.name)
 
@@ -463,6 +461,12 @@ class SpyglassApp(keyorder.KeysInTurn, keyorder.EscThenLetter, AlertNotices, Lin
         if self.config.theme != theme.name:
             self.config.theme = theme.name
             self.config.save()
+
+
+def end_on_signals(app: App) -> None:
+    """kill or a hang-up ends the app as ctrl+q does (kill left the terminal unusable: newcomer trial 23)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        asyncio.get_running_loop().add_signal_handler(signum, partial(app.exit, return_code=128 + signum))
 
 
 def run_dashboard(

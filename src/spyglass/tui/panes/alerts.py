@@ -104,6 +104,7 @@ class AlertsPane(Pane):
         Binding("delete", "unignore", "Un-ignore", show=False, id="alerts.unignore"),
     ]
     TYPED_ALL = {"#alert-triggers": "#alert-ignore"}  # its letters type a service to ignore
+    ACTIONS_CLEAR_ERRORS = True
     TYPED_TERMS = frozenset({"alert-name", "alert-nets", "alert-ignore"})  # abc, Esc 5: not abc5
     DEFAULT_CSS = """
     AlertsPane .alerts-row { height: 1; margin-top: 1; }

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 FORM = "form"  # the source of a problem a pane found in its own form, before any call
+# Calls that read what a pane shows, on their own (a load, a poll, the row selected): their success
+# says nothing of what the user did last, and leaves its error (Pane.moved_on)
+READINGS = frozenset({"load", "poll", "log", "detail", "files", "filter"})
 WORD_GAP = 1.5  # seconds: a list's key, then a letter typed into the box within it, were one word
 
 
@@ -306,6 +309,22 @@ class Pane(VerticalScroll, can_focus=False):
         self.app.notify(f"The {self.TITLE} pane takes no argument", severity="warning", markup=False)
 
     error_source: str | None = None  # the call whose failure is shown, cleared when it next succeeds
+
+    # An error the pane said itself goes once any call the user asked for went through (not one that
+    # only reads what the pane shows): the Alerts pane kept a refused ignore's error through the
+    # attaches that followed (newcomer trials 22 and 23). Not where a pane says one as a call starts
+    # and for it (Search: the facets it left out).
+    ACTIONS_CLEAR_ERRORS = False
+
+    def moved_on(self, succeeded: Worker) -> bool:
+        """Whether ``succeeded`` clears the error shown, whatever said it (ACTIONS_CLEAR_ERRORS)."""
+        what = succeeded.group
+        return (
+            self.ACTIONS_CLEAR_ERRORS
+            and self.error_source != "waiting"
+            and what not in READINGS
+            and not what.startswith("page-")
+        )
 
     def form_problem(self) -> str | None:
         """Why the pane's form cannot be sent as it stands, or None (checked before any call)."""
