@@ -229,6 +229,36 @@ async def test_keys_typed_while_the_dashboard_starts_reach_the_search_box(backen
         assert search.current_query == "-port:22 nginx"  # the early Enter ran it, once connected
 
 
+async def test_keys_typed_after_an_early_enter_act_on_its_results(tmp_path):
+    """Newcomer trial 24 (3 of 3): `QUERY Enter Esc g j Enter` typed as the dashboard started ran
+    the query, but the keys after it had acted on the empty list before it ran (the connection
+    not open yet): no host opened. They wait for what the Enter waits for, and then act."""
+    from spyglass.datagen import generate
+    from spyglass.testing.backend import backend_with
+
+    with backend_with(tmp_path, generate(300, seed=2)) as backend:
+        await early_enter_then_keys(backend)
+
+
+async def early_enter_then_keys(backend) -> None:
+    from spyglass.tui.panes.host import HostPane
+
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(100, 30)) as pilot:
+        keys = [*typed("net:198.18.0.0/15"), events.Key("enter", "\r"), events.Key("escape", "\x1b")]
+        for key in [*keys, *typed("gj"), events.Key("enter", "\r")]:
+            app.post_message(key)
+        await settle(pilot)
+        for _ in range(100):  # the host opens once its lookup is through
+            if isinstance(app.current_pane(), HostPane) and app.query_one(HostPane).record is not None:
+                break
+            await pilot.pause(0.1)
+        assert isinstance(app.current_pane(), HostPane), app.current_pane()  # (was: Search, on row 1)
+        second = app.query_one(SearchPane).results.items[1]
+        record = app.query_one(HostPane).record
+        assert record is not None and record.ip_str == second[0], (record, second)  # (address, port, ...)
+
+
 async def test_keys_waiting_their_turn_when_the_app_quits_stop_quietly(backend):
     # Esc then q, and keys after them: the turns went on once the screens were gone and raised
     # ScreenStackError in a task nobody awaited (a traceback on the terminal after quitting).

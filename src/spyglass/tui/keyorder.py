@@ -126,6 +126,18 @@ def install() -> None:
 # both test tiers ran). The wall-clock cap is for a handler that awaits without using the CPU.
 TURN_AT_MOST = 1.0
 TURN_WALL_AT_MOST = 10.0
+KEYS_WAIT_AT_MOST = 15.0  # seconds keys wait with an action that waits for the connection (KeysWait)
+
+
+class KeysWait(Message):
+    """A pane's action waits for the connection: the keys typed after it wait with it, until
+    :class:`KeysGo` (or KEYS_WAIT_AT_MOST). `QUERY Enter Esc g j Enter` typed as the dashboard
+    started ran the query once connected, its keys after it spent on the empty list before
+    (newcomer trial 24)."""
+
+
+class KeysGo(Message):
+    """What the keys waited for has run: they take their turns."""
 
 
 class KeysInTurn(App[None]):
@@ -154,6 +166,15 @@ class KeysInTurn(App[None]):
         self._keys_waiting.extend(held)
         if self._keys_turns is None:
             self._keys_turns = asyncio.create_task(self._take_turns())
+
+    def on_keys_wait(self, message: KeysWait) -> None:
+        self._start_turns()
+        self._keys_held = [*self._keys_waiting, *(self._keys_held or [])]
+        self._keys_waiting.clear()
+        self.set_timer(KEYS_WAIT_AT_MOST, self.release_keys)
+
+    def on_keys_go(self, message: KeysGo) -> None:
+        self.release_keys()
 
     def _start_turns(self) -> None:
         if not hasattr(self, "_keys_waiting"):

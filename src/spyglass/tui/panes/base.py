@@ -17,6 +17,7 @@ from textual.widgets import Button, Checkbox, DataTable, Input, OptionList, Sele
 from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
+from spyglass.tui.keyorder import KeysGo, KeysWait
 from spyglass.tui.widgets.pagedtable import PagedTable
 from spyglass.tui.widgets.queryinput import QueryInput
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 
 P = ParamSpec("P")
+CALL_OVER = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 FORM = "form"  # the source of a problem a pane found in its own form, before any call
 # Calls that read what a pane shows, on their own (a load, a poll, the row selected): their success
 # says nothing of what the user did last, and leaves its error (Pane.moved_on)
@@ -240,6 +242,14 @@ class Pane(VerticalScroll, can_focus=False):
             self.post_message(CallStarted(self, event.worker))
         elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.post_message(CallEnded(self, event.worker))
+        if event.worker in self.keys_wait_for and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            self.keys_wait_for.discard(event.worker)
+            if not self.keys_wait_for:
+                self.post_message(KeysGo())
 
     def pivot_choice(self) -> Pivot | None:
         """The value selected in this pane's pivot list, for the palette's "pivot on …"."""
@@ -274,14 +284,20 @@ class Pane(VerticalScroll, can_focus=False):
         self.call("load", self.load, clients)
         waiting, self.waiting = self.waiting, None
         if waiting is not None:
+            before = set(self.workers)
             waiting()
+            self.keys_wait_for = set(self.workers) - before  # the calls it made: the keys go after them
+            if not self.keys_wait_for:
+                self.post_message(KeysGo())
 
     waiting: Callable[[], None] | None = None  # what was asked before the connection was open
+    keys_wait_for: set[Worker] = set()  # the calls it made once open (keyorder.KeysWait)
 
     def when_connected(self, action: Callable[[], None]) -> None:
         """``action`` (e.g. the query typed meanwhile) runs once the app connects: the pane in
         view reloads then, another when it is next shown."""
         self.waiting = action
+        self.post_message(KeysWait())  # the keys typed after it act once it has
         self.show_error("Not connected yet: this runs as soon as the connection is open.", "waiting")
 
     async def load(self, clients: Clients) -> None:
