@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 P = ParamSpec("P")
-CALL_OVER = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+CALL_OVER = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)  # a call's end, however it ended
 FORM = "form"  # the source of a problem a pane found in its own form, before any call
 # Calls that read what a pane shows, on their own (a load, a poll, the row selected): their success
 # says nothing of what the user did last, and leaves its error (Pane.moved_on)
@@ -242,11 +242,7 @@ class Pane(VerticalScroll, can_focus=False):
             self.post_message(CallStarted(self, event.worker))
         elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.post_message(CallEnded(self, event.worker))
-        if event.worker in self.keys_wait_for and event.state in (
-            WorkerState.SUCCESS,
-            WorkerState.ERROR,
-            WorkerState.CANCELLED,
-        ):
+        if event.worker in self.keys_wait_for and event.state in CALL_OVER:
             self.keys_wait_for.discard(event.worker)
             if not self.keys_wait_for:
                 self.post_message(KeysGo())
