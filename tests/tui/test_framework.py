@@ -353,6 +353,13 @@ async def test_palette_opens_a_host_or_runs_a_search(data_backend):
         await pilot.press("enter")
         await settle(pilot)
         assert app.query_one(SearchPane).current_query == "port:8080"
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"red")  # begins no command's word: a search, though tREnDs matches it
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.current_pane(), SearchPane) and app.query_one(SearchPane).current_query == "red"
 
         # On a host, the palette offers to pivot on the value selected in its pivot list.
         app.post_message(OpenHost(ip))
