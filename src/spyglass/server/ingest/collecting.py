@@ -68,8 +68,8 @@ def write_collected(
 
 def _public_twin(banner: object) -> int | None:
     """A private scan result's public service (keys.public_service_key); None for any other."""
-    if not isinstance(banner, dict) or PRIVATE not in str(banner.get("tags")):
-        return None  # (the usual case, told without shaping the banner again)
+    if not isinstance(banner, dict) or not isinstance(tags := banner.get("tags"), list) or PRIVATE not in tags:
+        return None  # (the usual case, told as keys.py tells one, without shaping the banner again)
     return public_service_key(banner, normalize(banner))
 
 
