@@ -243,7 +243,7 @@ class Pane(VerticalScroll, can_focus=False):
         elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.post_message(CallEnded(self, event.worker))
         if event.worker in self.keys_wait_for and event.state in CALL_OVER:
-            self.keys_wait_for.discard(event.worker)
+            self.keys_wait_for -= {event.worker}
             if not self.keys_wait_for:
                 self.post_message(KeysGo())
 
@@ -282,12 +282,12 @@ class Pane(VerticalScroll, can_focus=False):
         if waiting is not None:
             before = set(self.workers)
             waiting()
-            self.keys_wait_for = set(self.workers) - before  # the calls it made: the keys go after them
+            self.keys_wait_for = frozenset(self.workers) - before  # the calls it made: the keys go after them
             if not self.keys_wait_for:
                 self.post_message(KeysGo())
 
     waiting: Callable[[], None] | None = None  # what was asked before the connection was open
-    keys_wait_for: set[Worker] = set()  # the calls it made once open (keyorder.KeysWait)
+    keys_wait_for: frozenset[Worker] = frozenset()  # the calls it made once open (keyorder.KeysWait)
 
     def when_connected(self, action: Callable[[], None]) -> None:
         """``action`` (e.g. the query typed meanwhile) runs once the app connects: the pane in
