@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from spyglass import DEFAULT_NAMESPACE
 from spyglass.secrets import mask_key
@@ -46,6 +47,16 @@ ENV_URLS = {
 }
 EMBEDDED = "embedded"
 URL_FIELDS = tuple(ENV_URLS)
+
+
+def url_has_host(url: str) -> bool:
+    """Whether an http(s) URL names a host and, if any, a port that is a number ("http://" does not)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError:
+        return False
+    return bool(parts.hostname)
 
 
 class ConfigError(ValueError):
@@ -87,6 +98,8 @@ class Profile:
                 setattr(self, name, None)
             elif not isinstance(value, str) or not value.startswith(("http://", "https://")):
                 raise ConfigError(f"{name}: a URL starts with http:// or https://")
+            elif not url_has_host(value):
+                raise ConfigError(f"{name}: {value!r} names no host (e.g. http://127.0.0.1:8000)")
             else:
                 setattr(self, name, value.rstrip("/"))
         if not isinstance(self.name, str):

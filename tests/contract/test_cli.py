@@ -165,6 +165,12 @@ def test_profiles(capsys):
     assert main(["profile", "use", "missing"]) == 2
 
 
+def test_a_url_with_no_host_exits_2_naming_it(capsys, monkeypatch):
+    monkeypatch.setenv("SPYGLASS_URL", "http://")
+    assert main(["search", "port:22"]) == 2
+    assert "url: 'http://' names no host" in capsys.readouterr().err
+
+
 @pytest.mark.external
 def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
     """Slow (about 5 s): two `spyglass serve` processes, the first loading the demo data."""

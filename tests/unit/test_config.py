@@ -25,6 +25,8 @@ def write_config(body: str) -> str:
         ('{"profiles": []}', "profiles: an object expected, not list"),
         ('{"profiles": {"w": 5}}', "profile 'w': an object expected, not int"),
         ('{"profiles": {"w": {"url": 5}}}', "profile 'w': url: a URL starts with http:// or https://"),
+        ('{"profiles": {"w": {"url": "http://"}}}', "profile 'w': url: 'http://' names no host"),
+        ('{"profiles": {"w": {"url": "http://h:port"}}}', "profile 'w': url: 'http://h:port' names no host"),
         ('{"profiles": {"w": {"url": "http://x", "rate": true}}}', "profile 'w': rate: a number is needed"),
         ('{"profiles": {"w": {"url": "http://x", "key": 123}}}', "profile 'w': key: an API key is text"),
         ('{"active": 3}', "active: str expected, not int"),
