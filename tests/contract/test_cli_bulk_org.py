@@ -78,8 +78,11 @@ def test_keys_create_with_username_and_email(tmp_path, capsys):
     key = capsys.readouterr().out.strip()
     store = Store(tmp_path)
     account = store.account_for_key(key)
-    assert (account.username, account.email) == ("ann", "ann@acme.test")
+    assert (account.username, account.email, account.display_name) == ("ann", "ann@acme.test", "ann")
+    assert main(["keys", "create", "--data", str(tmp_path), "--user", "bo", "--name", "Bo Berg"]) == 0
+    assert store.account_for_key(capsys.readouterr().out.strip()).display_name == "Bo Berg"
     store.close()
+    assert main(["keys", "create", "--data", str(tmp_path), "--name", "a\x1b[2J"]) == 2
     assert main(["keys", "create", "--data", str(tmp_path), "--user", "ann"]) == 2
     assert "exists already" in capsys.readouterr().err
     assert main(["keys", "create", "--data", str(tmp_path), "--email", "not-an-address"]) == 2

@@ -21,6 +21,13 @@ def username(text: str) -> str:
     return text
 
 
+def display_name(text: str) -> str:
+    """An argparse type: a name shown to people, one line of printable text."""
+    if not text.strip() or len(text) > 100 or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{text!r}: one line of printable text (at most 100 characters)")
+    return text
+
+
 def _number(n: object) -> str:
     """A count as the dashboard and ``count`` write it: 999,990."""
     return f"{n:,}" if isinstance(n, int) and not isinstance(n, bool) else ("-" if n is None else str(n))
@@ -114,6 +121,7 @@ def keys_create(args: argparse.Namespace) -> int:
                     collector=args.collector,
                     username=args.user,
                     email=args.email,
+                    display_name=args.name,
                 )
             finally:
                 store.close()
@@ -154,4 +162,5 @@ def register(sub, common: Common) -> None:
     )
     p.add_argument("--user", type=username, metavar="NAME", help="the account's username (default: a random one)")
     p.add_argument("--email", metavar="E", help="the account's e-mail address (organizations, notifications)")
+    p.add_argument("--name", type=display_name, metavar="TEXT", help="the name the account shows (default: --user's)")
     p.set_defaults(func=keys_create)

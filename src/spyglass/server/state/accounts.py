@@ -172,6 +172,7 @@ class AccountState(Protocol):
         collector: bool = False,
         username: str | None = None,
         email: str | None = None,
+        display_name: str | None = None,
     ) -> str: ...
     def local_key(self) -> str: ...
     def add_key(self, account_id: int) -> str: ...
@@ -204,11 +205,16 @@ class KeysOnTop:
         collector: bool = False,
         username: str | None = None,
         email: str | None = None,
+        display_name: str | None = None,
     ) -> str:
         """A new account of ``plan`` with its key (what ``spyglass keys create`` prints); without
-        a username it gets a random one. :class:`AccountExists` if the username is taken."""
+        a username it gets a random one, and without a display name the username given, if any.
+        :class:`AccountExists` if the username is taken."""
         name = username or f"user-{secrets.token_hex(4)}"
-        _, key = self.create_account(name, plan, researcher=researcher, collector=collector, email=email)
+        shown = display_name or username
+        _, key = self.create_account(
+            name, plan, researcher=researcher, collector=collector, email=email, display_name=shown
+        )
         return key
 
     def local_key(self: AccountState) -> str:
