@@ -146,7 +146,7 @@ def child(kind: str, name: str, path: Path) -> dict:
     if kind == "import":
         count = spyglass_import(path)
     elif kind == "reader":
-        from spyglass.server.ingest.importer import open_banner_file, sniff_file
+        from spyglass.server.ingest.sources import open_banner_file, sniff_file
 
         fmt = sniff_file(path)
         assert fmt is not None and fmt.name == (FORMATS[name].reads_as or name), f"{path} is not read as {name}"

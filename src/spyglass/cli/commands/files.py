@@ -23,13 +23,16 @@ def import_command(args: argparse.Namespace) -> int:
     from spyglass.progress import Progress
     from spyglass.server.banners.store import StoreBusy, StoreFull, StoreUnavailable
     from spyglass.server.ingest.importer import ImportReport, import_files
+    from spyglass.server.ingest.sources import STDIN, readable, size_of
     from spyglass.server.process import prepare_process
 
     if folders := [str(p) for p in args.files if p.is_dir()]:
         return fail(f"import: {', '.join(folders)}: a directory; give the files in it (DIR/*)", EXIT_USAGE)
-    missing = [str(p) for p in args.files if not p.is_file()]
+    missing = [str(p) for p in args.files if not readable(p)]
     if missing:
         return fail(f"import: no such file: {', '.join(missing)}", EXIT_USAGE)
+    if args.files.count(STDIN) > 1:
+        return fail("import: '-' (standard input) can be read once", EXIT_USAGE)
     args.on_interrupt = "what was stored so far is kept; the same command adds the rest"
     stop_as_interrupted_on_sigterm()
     from spyglass.server import geoip
@@ -38,7 +41,7 @@ def import_command(args: argparse.Namespace) -> int:
         geoip.use(args.geoip or list(geoip.configured()))  # (its workers read the databases too)
     except geoip.GeoError as exc:
         return fail(f"import: {exc}", EXIT_USAGE)
-    sizes = [p.stat().st_size for p in args.files]
+    sizes = [size_of(p) for p in args.files]  # None: a pipe, whose share of the whole is not known
     progress = Progress("import")
     totals = ImportReport()
     unreadable: list[str] = []  # a line per file that could not be read to its end
@@ -50,7 +53,7 @@ def import_command(args: argparse.Namespace) -> int:
 
     def show(done: int, total: int, r: ImportReport) -> None:
         progress.update(
-            (before + done) / (sum(sizes) or 1),
+            None if None in sizes else (before + done) / (sum(sizes) or 1),  # type: ignore[arg-type]
             f"{totals.read + r.read:,} read, {totals.added + r.added:,} new, {totals.bad + r.bad:,} bad",
         )
 
@@ -64,7 +67,7 @@ def import_command(args: argparse.Namespace) -> int:
                 f"import: {e.path}: {e.message}; {report.added:,} new banners from it were loaded before that"
                 for e in report.file_errors
             ]
-            before += size
+            before += size or 0
     except StoreBusy as exc:
         return fail(str(exc), EXIT_UNAVAILABLE)
     except StoreUnavailable as exc:  # the ClickHouse server failed or went away part way
@@ -162,7 +165,9 @@ def register(sub, common: Common) -> None:
         description="Load banner files into the embedded backend's data, or the ClickHouse store "
         "--store names (several machines may import into one at once): one JSON banner per line, "
         "or what a scanner wrote (nmap -oX...), known by its content, plain or gzip. Each file's "
-        "format and counts are said. Bad lines (or records) are listed and skipped. Exit status: 0 every line "
+        "format and counts are said. FILE '-' reads standard input (masscan -oJ - | spyglass import -); "
+        "a pipe such as <(zcat scans.gz) works too. "
+        "Bad lines (or records) are listed and skipped. Exit status: 0 every line "
         "loaded, 1 some lines were bad, 2 nothing loaded or a file could not be read "
         "to its end.",
     )

@@ -16,8 +16,6 @@ a killed import again completes it.
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -27,8 +25,6 @@ from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import IO, Any, cast
-
-from isal import igzip, isal_zlib
 
 from spyglass.exactjson import dumps
 from spyglass.server.banners.seen import Row, rows_of
@@ -42,8 +38,8 @@ from spyglass.server.banners.store import (
     Preparer,
 )
 from spyglass.server.ingest import formats
-from spyglass.server.ingest.formats.known import format_of
 from spyglass.server.ingest.parsing import OVERLONG, Chunk, prepare_block, prepare_pieces
+from spyglass.server.ingest.sources import READ_ERRORS, name_of, opened, position, read_failure, size_of
 from spyglass.server.ingest.writers import Written, _no_cycle_collection, import_by_writers, worker_start
 from spyglass.server.memory import give_back_soon
 
@@ -56,7 +52,6 @@ READ = 64 << 10  # bytes inflated at a time: a truncated .gz loses at most this 
 # line) is dropped as it is read, never held whole, and reported by its number.
 MAX_LINE = 16 << 20
 MAX_REPORTED = 50
-CORRUPT = cast(type[Exception], isal_zlib.error)  # ISA-L's inflate error (its stub calls it an instance)
 
 
 class ImportFileError(Exception):
@@ -142,38 +137,9 @@ class ImportReport:
         self.files += other.files
 
 
-# What reading a file can fail with, and how the report says it
-_READ_FAILURES: tuple[tuple[type[BaseException], str | None], ...] = (
-    (gzip.BadGzipFile, "it is not a gzip file"),
-    (EOFError, "it ends early (a truncated gzip file?)"),
-    (CORRUPT, "its compressed data is corrupt"),
-    (OSError, None),  # its own words
-)
-
-
-_READ_ERRORS = tuple(kind for kind, _ in _READ_FAILURES)
-
-
-def read_failure(exc: BaseException) -> str | None:
-    """Why a file could not be read to its end, if ``exc`` is a read failure (None otherwise)."""
-    for kind, why in _READ_FAILURES:
-        if isinstance(exc, kind):
-            return why or (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
-    return None
-
-
-def open_banner_file(path: Path) -> tuple[io.BufferedIOBase, IO[bytes]]:
-    """(lines to read, raw file whose position measures progress); gzip by suffix or content."""
-    raw = open(path, "rb")
-    magic = raw.read(2)
-    raw.seek(0)
-    gz = magic == b"\x1f\x8b" or path.suffix == ".gz"
-    # ISA-L inflates gzip several times as fast as zlib: this
-    # process reads the whole file while it also stores and indexes.
-    return igzip.GzipFile(fileobj=raw) if gz else raw, raw
-
-
-def _blocks_of(path: Path, raw_progress: list[int], max_line: int = MAX_LINE) -> Iterator[bytes]:
+def _blocks_of(
+    path: Path, source: tuple[IO[bytes], IO[bytes]], raw_progress: list[int], max_line: int = MAX_LINE
+) -> Iterator[bytes]:
     """Blocks of about BLOCK bytes of whole lines, a line over ``max_line`` bytes replaced by a
     mark that says so; if the file fails part way, the whole lines read before it failed, then
     ImportFileError (whose ``loaded`` the caller counts)."""
@@ -182,10 +148,10 @@ def _blocks_of(path: Path, raw_progress: list[int], max_line: int = MAX_LINE) ->
     partial = 0  # bytes of the last line so far (after the last newline in parts)
     dropping = False  # within a line over max_line: what is left of it is dropped as it is read
     failure: str | None = None
+    lines, raw = source
     try:
-        lines, raw = open_banner_file(path)
         with raw, lines:
-            while part := lines.read1(READ):
+            while part := lines.read1(READ):  # type: ignore[attr-defined]
                 if dropping:
                     end = part.find(b"\n")
                     if end < 0:
@@ -203,10 +169,10 @@ def _blocks_of(path: Path, raw_progress: list[int], max_line: int = MAX_LINE) ->
                     data = b"".join(parts)
                     cut = data.rfind(b"\n") + 1
                     parts, size = [data[cut:]], len(data) - cut
-                    raw_progress[0] = raw.tell()
+                    raw_progress[0] = position(raw)
                     yield data[:cut]
-            raw_progress[0] = raw.tell()
-    except _READ_ERRORS as exc:
+            raw_progress[0] = position(raw)
+    except READ_ERRORS as exc:
         failure = read_failure(exc)
     rest = b"".join(parts)
     if failure:  # the line being read when it failed is cut off: not a line of the file
@@ -217,22 +183,12 @@ def _blocks_of(path: Path, raw_progress: list[int], max_line: int = MAX_LINE) ->
         raise ImportFileError(path, failure)
 
 
-def sniff_file(path: Path) -> formats.ScanFormat | None:
-    """The scanner's format of the file at ``path`` by its first bytes (un-gzipped), or None (JSON
-    lines, or a file that cannot be read: the JSON lines path reports why)."""
-    head = b""
-    try:
-        lines, raw = open_banner_file(path)
-        with raw, lines:
-            while len(head) < formats.HEAD and (part := lines.read1(formats.HEAD - len(head))):
-                head += part
-    except _READ_ERRORS:  # a head cut short (a truncated gzip file) is still sniffed
-        pass
-    return format_of(head)
-
-
 def _format_jobs(
-    fmt: formats.ScanFormat, path: Path, raw_progress: list[int], report: ImportReport
+    fmt: formats.ScanFormat,
+    path: Path,
+    source: tuple[IO[bytes], IO[bytes]],
+    raw_progress: list[int],
+    report: ImportReport,
 ) -> Iterator[tuple[Callable[[Preparer, Any], Chunk], object]]:
     """A scanner's file as the workers' jobs, as :func:`_blocks_of` makes a banner file's blocks:
     pieces they parse (a format that cuts its file so), else blocks of the JSON lines of its
@@ -245,23 +201,23 @@ def _format_jobs(
     def job() -> tuple[Callable[[Preparer, Any], Chunk], object]:
         return (prepare_pieces, (fmt, batch)) if cut else (prepare_block, b"\n".join(batch) + b"\n")
 
+    stream, raw = source
     try:
-        stream, raw = open_banner_file(path)
         with raw, stream:
             items = cast(formats.Pieces, fmt).pieces if cut else fmt.records
-            for item in items(cast(IO[bytes], stream)):
+            for item in items(stream):
                 if isinstance(item, formats.Unreadable):
                     report.read += 1
-                    report.problem(f"{path.name}: {item.where}", item.why)
+                    report.problem(f"{name_of(path)}: {item.where}", item.why)
                     continue
                 batch.append(item if cut else dumps(item))
                 size += len(item[1]) if cut else len(batch[-1]) + 1
                 if size >= (PIECES if cut else BLOCK):
-                    raw_progress[0] = raw.tell()
+                    raw_progress[0] = position(raw)
                     yield job()
                     batch, size = [], 0
-            raw_progress[0] = raw.tell()
-    except _READ_ERRORS as exc:
+            raw_progress[0] = position(raw)
+    except READ_ERRORS as exc:
         failure = read_failure(exc)
     except Exception as exc:  # whatever a format's reading of a hostile file raises, it stops there
         failure = f"{fmt.name} output unreadable from here on ({type(exc).__name__}: {exc})"
@@ -288,7 +244,7 @@ def import_files(
     recorded in ``report.file_errors`` after what it yielded was loaded; the other files still load.
     """
     report = ImportReport()
-    sizes = {p: p.stat().st_size if p.is_file() else 0 for p in paths}
+    sizes = {p: size_of(p) or 0 for p in paths}
     total = sum(sizes.values())
     workers = workers if workers is not None else len(os.sched_getaffinity(0))  # the cores it may use (taskset)
     reopen = index.opener() if isinstance(index, OpensElsewhere) else None
@@ -307,12 +263,21 @@ def import_files(
     return report
 
 
-def _jobs_of(path: Path, position: list[int], report: ImportReport, max_line: int) -> tuple[Any, Iterator]:
+def _jobs_of(path: Path, done: list[int], report: ImportReport, max_line: int) -> tuple[Any, Iterator]:
     """The workers' jobs for one file, and the scanner's format it is in (None: JSON lines)."""
-    fmt = sniff_file(path)
+    try:
+        fmt, lines, raw = opened(path)
+    except READ_ERRORS as exc:  # (a file that cannot be opened: its error as a read failure's)
+        return None, _failed(path, exc)
     if fmt is None:
-        return fmt, ((prepare_block, b) for b in _blocks_of(path, position, max_line))
-    return fmt, _format_jobs(fmt, path, position, report)
+        return fmt, ((prepare_block, b) for b in _blocks_of(path, (lines, raw), done, max_line))
+    return fmt, _format_jobs(fmt, path, (lines, raw), done, report)
+
+
+def _failed(path: Path, exc: BaseException) -> Iterator[Any]:
+    """No jobs: the file could not be opened, said as one that could not be read."""
+    raise ImportFileError(path, read_failure(exc) or str(exc))
+    yield
 
 
 def _import_here(index: BannerStore, paths, sizes, report, progress, total: int, workers: int, max_line: int) -> None:
@@ -331,7 +296,7 @@ def _import_here(index: BannerStore, paths, sizes, report, progress, total: int,
             position = [0]
             pending: deque[tuple[Future, int]] = deque()
             fmt, jobs = _jobs_of(path, position, report, max_line)
-            storing.start(path.name, fmt)
+            storing.start(name_of(path), fmt)
             failed = None
             try:
                 for work, block in jobs:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 from spyglass.server.banners.store import BannerStore, LoadsInBulk, Settles
+from spyglass.server.ingest.sources import name_of
 from spyglass.server.memory import limit_arenas
 
 SETTLE_WAIT = 5.0  # seconds an import waits for a shard's writer to apply the demotions it made there
@@ -181,7 +182,7 @@ def import_by_writers(
         for path in paths:
             position = [0]
             fmt, jobs = jobs_of(path, position)
-            in_order.then(partial(storing.start, path.name, fmt))
+            in_order.then(partial(storing.start, name_of(path), fmt))
             failed: Exception | None = None
             try:
                 for work, payload in jobs:
