@@ -328,6 +328,15 @@ async def test_refused_input_is_kept_and_said_and_new_notifiers_show_up(alerts_b
             await settle(pilot)
             assert "expires: a whole number of seconds (0: never) is required" in screen_text(app)
             assert expires.value == "-5" and [a.id for a in await c.alerts.list()] == [made.id]
+            # bad networks: said once, by the hint under the row (it was said above the row too)
+            nets = pane.query_one("#alert-nets", Input)
+            nets.value, expires.value = "127.0.0.300", ""
+            nets.focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert screen_text(app).count("is not an IP or CIDR range") == 1
+            assert nets.value == "127.0.0.300" and [a.id for a in await c.alerts.list()] == [made.id]
+            nets.value = "127.0.0.8"
             # a port out of range is refused before any call; a service outside the alert's
             # networks by the server: both keep what was typed
             field = pane.query_one("#alert-ignore", Input)

@@ -343,9 +343,10 @@ class Pane(VerticalScroll, can_focus=False):
         return None
 
     def say_form_problem(self) -> bool:
-        """Show the form's problem, if any (it stays only while it holds); whether there was one."""
+        """Show the form's problem, if any (it stays only while it holds); whether there was one.
+        A problem of "" is one the form shows beside its box already: not said twice."""
         problem = self.form_problem()
-        self.show_error(problem, source=FORM)
+        self.show_error(problem or None, source=FORM)
         return problem is not None
 
     def on_input_changed(self, event: Input.Changed) -> None:
