@@ -7,7 +7,7 @@ import os
 import stat
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from spyglass.client import AccountClient, SearchClient, ToolsClient
 from spyglass.datagen import generate
@@ -431,6 +431,23 @@ async def test_demo_note_goes_when_the_backend_no_longer_holds_demo_data(data_ba
             await pilot.press("escape", "r")  # no query yet: r asks the backend again
             await settle(pilot)
             assert "Demo data:" not in screen_text(app)
+    finally:
+        records.set_meta("demo", "0")
+
+
+async def test_a_query_count_line_stays_when_the_pane_loads_again(data_backend):
+    """As after the backend was replaced: the demo note took the count line's place over its rows."""
+    records = data_backend.app.state.banners.records
+    records.set_meta("demo", "1")
+    try:
+        app = SpyglassApp(data_backend.profile(data_backend.key("member")), pane="search", arg="port:22")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            said = str(app.query_one("#search-status", Static).render())
+            assert "Demo data:" not in said and "result" in said
+            app.query_one(SearchPane).reload()
+            await settle(pilot)
+            assert str(app.query_one("#search-status", Static).render()) == said
     finally:
         records.set_meta("demo", "0")
 

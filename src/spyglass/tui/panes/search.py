@@ -191,7 +191,10 @@ class SearchPane(Pane):
 
     async def load(self, clients: Clients) -> None:
         """When shown (first, or after a reconnect): say whether the backend holds demo data, asked
-        again each time, so the note goes once real data is imported."""
+        again each time, so the note goes once real data is imported. Once a query ran, its count
+        line stays over its rows (after a new backend, the note took its place: trial 25)."""
+        if self.current_query:
+            return
         info = await clients.tools.backend_info() or {}
         if info.get("demo"):
             demo, own = info.get("demo_banners", 0), info.get("own_banners", 0)
@@ -205,7 +208,7 @@ class SearchPane(Pane):
                     "Load real data with: spyglass import FILE.json.gz"
                 )
             )
-        elif not self.current_query:
+        else:
             self.show_status("")
 
     def refresh_query(self) -> str:
