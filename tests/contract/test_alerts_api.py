@@ -217,6 +217,8 @@ async def test_monitored_ips_limit_of_the_plan(backend):
         await member.alerts.create("fits", ["127.0.1.0/29"])
         with pytest.raises(APIError, match="allows 16"):
             await member.alerts.update(alert.id, ["127.0.0.0/28"])
+        with pytest.raises(APIError, match="would monitor 16,777,216 IPs and 16 are monitored already"):
+            await member.alerts.create("wide", ["10.0.0.0/8"])  # numbers as people read them
         assert (await member.alerts.update(alert.id, ["127.0.0.0/30"])).size == 4
     async with Clients.from_profile(backend.profile(backend.key("free"))) as free:
         with pytest.raises(APIError, match="free plan allows 0"):

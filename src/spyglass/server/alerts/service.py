@@ -20,8 +20,8 @@ def over_plan(account: Account, size: int, over: OverBudget) -> str:
     of backends never pass it."""
     plan = account.plan
     return (
-        f"The alert would monitor {size} IPs and {over.in_use} are monitored already: "
-        f"the {plan.name} plan allows {plan.monitored_ips} monitored IPs"
+        f"The alert would monitor {size:,} IPs and {over.in_use:,} are monitored already: "
+        f"the {plan.name} plan allows {plan.monitored_ips:,} monitored IPs"
     )
 
 
