@@ -152,6 +152,26 @@ async def test_x_cancels_the_scan_in_flight_under_the_cursor(scan_backend):
             assert set(pane.statuses.values()) == {"CANCELLED"}
 
 
+async def test_esc_x_after_a_submit_cancels_the_scan_just_submitted(scan_backend):
+    """Trial 24: the cursor stayed on the scan it was on, now second and done: x met that one."""
+    from tests.scanservers import hostile_service
+
+    app = SpyglassApp(scan_backend.profile(scan_backend.key("member")))
+    with Greeter(["127.0.0.1"], b"220 quick\r\n") as quick, hostile_service("silent") as slow:
+        async with app.run_test(size=SIZE) as pilot:
+            pane = await open_scans(pilot)
+            await pilot.press(*"127.0.0.1", "tab", *str(quick.port), "enter")
+            await until(pilot, lambda: set(pane.statuses.values()) == {"DONE"}, "the first scan done")
+            ports = pane.query_one("#scan-ports", Input)
+            ports.value = str(slow.port)
+            ports.focus()
+            await pilot.press("enter")
+            await until(pilot, lambda: len(pane.statuses) == 2, "the second scan listed")
+            await pilot.press("escape", "x")
+            await until(pilot, lambda: "CANCELLED" in pane.statuses.values(), "a scan cancelled", timeout=30)
+            assert sorted(pane.statuses.values()) == ["CANCELLED", "DONE"]
+
+
 async def test_the_age_column_goes_on_when_no_scan_runs(scan_backend):
     from datetime import UTC, datetime, timedelta
 

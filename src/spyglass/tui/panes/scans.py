@@ -168,6 +168,9 @@ class ScansPane(Pane):
         self.app.notify(f"Scan {result.id}: {plural(result.count or 0, 'IP')} queued", title="Scans", markup=False)
         self.check_form()
         await self.load(clients)
+        table = self.scan_table  # on the new scan: x cancels it (trial 24: x met the one before)
+        if result.id in self.statuses:
+            table.move_cursor(row=table.get_row_index(result.id))
 
     # -- the list ------------------------------------------------------------------------------
     async def load(self, clients: Clients) -> None:
