@@ -34,7 +34,7 @@ from typing import Any, NoReturn, Protocol
 
 from spyglass.server.banners.store import BannerStore, LoadsInBulk, Settles
 from spyglass.server.ingest.sources import name_of
-from spyglass.server.memory import limit_arenas
+from spyglass.server.memory import give_back_soon, limit_arenas
 
 SETTLE_WAIT = 5.0  # seconds an import waits for a shard's writer to apply the demotions it made there
 BATCH = 20_000  # banners written at a time (one transaction of the records, a few per index commit)
@@ -153,6 +153,7 @@ def _fail(results, exc: BaseException) -> NoReturn:
 
 def _write(writer, held: list[tuple[int, Any, list]], results) -> None:
     added = set(writer.add([p for _, _, prepared in held for p in prepared]))
+    give_back_soon()  # what tantivy's merges freed, which glibc would keep: a worker's RSS halves
     for number, chunk, prepared in held:
         new = 0
         for p in prepared:
