@@ -140,6 +140,14 @@ class QueryInput(Vertical):
         yield Static("", id="query-caret")
         yield Static("", id="query-check")
 
+    def on_mount(self) -> None:
+        # the marks follow their text as the box scrolls (Home, End, the cursor: newcomer trial 24)
+        self.watch(self.field, "scroll_x", self._scrolled, init=False)
+
+    def _scrolled(self) -> None:
+        if self.query_one("#query-caret").has_class("shown"):
+            self.check()
+
     @property
     def value(self) -> str:
         return self.field.value
@@ -214,9 +222,11 @@ class QueryInput(Vertical):
             # padding: one cell off by a guess, newcomer trial 7), scrolled, in cells (CJK: two)
             # (the caret line may not be laid out yet: it starts where this box's content does)
             start = self.field.content_region.x - self.content_region.x - caret.styles.padding.left
-            start -= self.field.scroll_offset.x
-            start = max(0, start + cell_len(source[: span.start]))
-            marks = " " * start + "^" * max(1, cell_len(source[span.start : max(span.end, span.start + 1)]))
+            start += cell_len(source[: span.start]) - self.field.scroll_offset.x
+            width = max(1, cell_len(source[span.start : max(span.end, span.start + 1)]))
+            if start < 0:  # scrolled off to the left: what is left of it in view, if any
+                start, width = 0, start + width
+            marks = " " * start + "^" * width
             caret.update(Text(marks, style=theme_style(self.app, "error")))
         caret.set_class(bool(query.errors), "shown")
         return ok
