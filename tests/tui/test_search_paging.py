@@ -89,3 +89,37 @@ async def test_next_pages_neither_repeat_nor_insert_rows_while_banners_arrive(co
         assert len(items) == 240
         assert "160 more since the first page (r shows them)" in screen_text(app)
         assert "loads more (1 query credit a page)" in screen_text(app)  # not 100: shown rows left out
+
+
+async def test_services_collected_again_while_paging_are_counted_at_the_end(tmp_path):
+    """Trial 26: a service collected again moves above the first page; paged to the end, the pane
+    said "1,535 shown — past the last row loads 100 more" where no page was left to load."""
+    stored = [{k: v for k, v in b.items() if k != "ssl"} for b in generate(700, seed=13)]
+    with backend_with(tmp_path, stored) as backend:
+        key = backend.key("enterprise")
+        everything = await listing(backend, key, 9)
+        app = SpyglassApp(backend.profile(key))
+        async with app.run_test(size=(130, 40)) as pilot:
+            await settle(pilot)
+            app.query_one("#query", Input).value = QUERY
+            await pilot.press("enter")
+            await settle(pilot)
+            pane = app.query_one(SearchPane)
+            total = pane.total
+            assert total == len(everything)
+            # three services from the last page are collected again: they go to the top
+            again = []
+            for address, port in [(a, p) for a, p in everything[-3:]]:
+                banner = next(b for b in stored if b["ip_str"] == address and f"{b['port']}/{b['transport']}" == port)
+                again.append({**banner, "timestamp": datetime.now(UTC).isoformat(), "data": "again\n"})
+            assert len(await asyncio.to_thread(backend.collect, again)) == 3
+            results = app.query_one("#results", DataTable)
+            results.focus()
+            while pane.results.more:
+                results.move_cursor(row=results.row_count - 1)
+                await pilot.press("down", "down")
+                await settle(pilot)
+            assert len(pane.results.items) == total - 3 == len(set(pane.results.items))
+            said = screen_text(app)
+            assert f"{total - 3:,} shown; 3 more since the first page (r shows them)" in said
+            assert "past the last row" not in said

@@ -360,6 +360,11 @@ class SearchPane(Pane):
         elif self.results.truncated:
             text = f"{found}; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
         arrived = self.pages.arrived if self.pages is not None and not self.count_only else 0
+        if text is None and not self.results.more:
+            # every page read: the services not shown arrived, or were collected again, since the
+            # first page (they moved above it; trial 26: "past the last row loads 100 more" then)
+            arrived = max(0, self.total - shown)
+            text = f"{found}, {shown:,} shown"
         if text is None:
             # arrivals push the rows down: a page repeats rows shown, left out (stablepages.py)
             loads = "more (1 query credit a page)" if arrived else "100 more (1 query credit)"
