@@ -17,7 +17,9 @@ def dashboard_command(args: argparse.Namespace) -> int:
     pane, arg = args.pane or (None, None)
     started = start_backend(args.profile, args.data, pane)
     from spyglass.tui.app import run_dashboard  # Textual loads while the backend starts
+    from spyglass.tui.pastesafe import install
 
+    install()  # pasted text stays text: before the terminal's keys are read
     return run_dashboard(args.profile, args.data, pane=pane, arg=arg, started=started)
 
 
