@@ -35,6 +35,9 @@ async def reverse(clients, args):
     return found if args.json else render.print_lines(dns.answer_lines(found))
 
 
+ASKS = "SPYGLASS_NAMESERVER=HOST[:PORT] if set, as serve --nameserver does, else the system's DNS server"
+
+
 def register(sub, common: Common) -> None:
     p = sub.add_parser(
         "domain",
@@ -47,9 +50,20 @@ def register(sub, common: Common) -> None:
     p.add_argument("--type", type=str.upper, choices=RECORD_TYPES, help="only records of this type")
     p.add_argument("--page", type=positive, default=1, help="page of 100 records (default 1)")
     p.set_defaults(func=api_command(domain))
-    p = sub.add_parser("resolve", parents=common.api, help="the IP address of hostnames (free)")
+    p = sub.add_parser(
+        "resolve",
+        parents=common.api,
+        help="the IP address of hostnames (free)",
+        description="The IP addresses of hostnames, as the backend's DNS server answers (free). The "
+        f"embedded backend asks {ASKS}.",
+    )
     p.add_argument("names", nargs="+", metavar="NAME", help="hostname")
     p.set_defaults(func=api_command(resolve))
-    p = sub.add_parser("reverse", parents=common.api, help="the hostnames of IP addresses (free)")
+    p = sub.add_parser(
+        "reverse",
+        parents=common.api,
+        help="the hostnames of IP addresses (free)",
+        description=f"The hostnames of IP addresses by their PTR records (free). The embedded backend asks {ASKS}.",
+    )
     p.add_argument("ips", nargs="+", metavar="IP", help="IP address")
     p.set_defaults(func=api_command(reverse))

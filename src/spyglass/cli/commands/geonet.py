@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from spyglass.cli import render
+from spyglass.cli.commands.dns import ASKS
 from spyglass.cli.common import Common, api_command
 
 
@@ -47,7 +48,8 @@ def register(sub, common: Common) -> None:
         ("dns", dns, "look a name up from the geonet agent"),
         ("geodns", geodns, "look a name up from every geonet location"),
     ):
-        p = sub.add_parser(name, help=text, description=text, parents=common.api)
+        said = f"{text} (the embedded backend's agent asks {ASKS})" if "dns" in name else text
+        p = sub.add_parser(name, help=text, description=said, parents=common.api)
         p.add_argument("target", help="IP address or hostname")
         if "dns" in name:
             p.add_argument("--rtype", default="A", help="record type (default A)")
