@@ -166,6 +166,21 @@ async def test_what_cannot_run_is_said_and_kept(served, query, fields, message):
         assert pane.result is None
 
 
+async def test_the_check_as_typed_knows_the_filters_trends_serve(served):
+    """Trial 26: `after:2026-01-01 nginx` was checked ✓ as typed, then refused at Enter."""
+    app = SpyglassApp(served.profile(served.key()), pane="trends")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#query", Input).focus()
+        await pilot.press(*"after:2026-01-01 nginx")
+        await settle(pilot)
+        said = screen_text(app)
+        assert "✗ trends have no filter 'after'" in said and "✓" not in said
+        app.query_one("#query", Input).value = "port:22 nginx"
+        await settle(pilot)
+        assert "✓ count: free" in screen_text(app)
+
+
 async def test_digits_after_esc_go_into_the_query_not_to_another_pane(served):
     """Newcomer trial 11, major 2: Esc then 4 on Trends opened Account, and `Esc 4 4 3` ended on
     Geo; on every other pane with a box, text typed once the box is left goes into it."""

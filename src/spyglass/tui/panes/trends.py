@@ -104,6 +104,7 @@ class TrendsPane(Pane):
         """The names this trends host serves, so that the pane can say which one it does not."""
         filters, facets = await clients.trends.filters(), await clients.trends.facets()
         self.vocabulary = (set(filters), set(facets))
+        self.query_box.known_filters = ("trends", frozenset(filters))  # its check says so as typed
 
     def refresh_pane(self) -> None:
         """r: the names the host serves again, and what the form says asked again (trends are free):

@@ -134,6 +134,7 @@ class QueryInput(Vertical):
         self.recalled = len(self.history.entries)  # where up/down are in the history; the end is "new"
         self.draft = ""  # what was typed before going back in the history
         self._check_later: Timer | None = None  # the check a burst put off
+        self.known_filters: tuple[str, frozenset[str]] | None = None  # (whose, the filters they serve)
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder=self.placeholder, id="query", suggester=FilterSuggester(), select_on_focus=False)
@@ -211,6 +212,10 @@ class QueryInput(Vertical):
             caret.remove_class("shown")
             return False
         ok, line = describe(source, self.count_only)
+        if ok and self.known_filters is not None:  # a host that serves fewer filters (trends)
+            unknown = [f.name for f in parse(source).filters if f.name not in self.known_filters[1]]
+            if unknown:
+                ok, line = False, Text(f"✗ {self.known_filters[0]} have no filter '{unknown[0]}'", style="bold")
         if on_console(self.app):  # ✓ and ✗ are not in its fonts
             line = Text(for_console(self.app, line.plain))
         check.update(line)
