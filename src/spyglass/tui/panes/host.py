@@ -21,7 +21,7 @@ from spyglass.present.seen import seen_lines
 from spyglass.present.service import banner_for_clipboard
 from spyglass.safetext import clean, safe_text
 from spyglass.tui.messages import PingTarget
-from spyglass.tui.panes.base import Pane
+from spyglass.tui.panes.base import Pane, PaneFailure
 from spyglass.tui.widgets.boxes import put_text
 from spyglass.tui.widgets.facts import Facts
 from spyglass.tui.widgets.pivots import PivotList
@@ -196,13 +196,17 @@ class HostPane(Pane):
         self.call("lookup", self._fetch, clients, ip)
 
     async def _fetch(self, clients: Clients, ip: str) -> None:
+        from spyglass.client import NotFound
+
         try:
             record = await clients.search.host(ip, history=self.history)
-        except Exception:
+        except Exception as exc:
             if self.record is not None and self.record.ip_str != ip:
                 self.clear_record()  # never show one host under another's address
             if self.ip_box.value.strip() == ip:
                 self.ip_box.select_all()  # refused (no such host): the next address typed replaces it
+            if isinstance(exc, NotFound):  # which address, in words ("for that IP. (HTTP 404)": trial 26)
+                raise PaneFailure(f"No information available for {ip}: nothing is indexed there") from None
             raise
         finally:
             if self.looking_up == ip:
