@@ -170,6 +170,9 @@ async def test_esc_x_after_a_submit_cancels_the_scan_just_submitted(scan_backend
             await pilot.press("escape", "x")
             await until(pilot, lambda: "CANCELLED" in pane.statuses.values(), "a scan cancelled", timeout=30)
             assert sorted(pane.statuses.values()) == ["CANCELLED", "DONE"]
+            await pilot.press("down", "x")  # a scan that is over: said so (trial 26: nothing said)
+            await settle(pilot)
+            assert any("DONE: nothing to cancel" in n.message for n in app._notifications)
 
 
 async def test_the_age_column_goes_on_when_no_scan_runs(scan_backend):
