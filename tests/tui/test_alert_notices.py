@@ -96,6 +96,34 @@ async def test_an_alert_made_after_the_start_is_said_too(served):
             assert "later: any on 203.0.113.129:" in app.query_one(StatusBar).notice
 
 
+async def test_the_alerts_pane_in_view_lists_an_alert_made_elsewhere_when_it_fires(served):
+    """Trial 26: "Alert fired / lo" showed above the Alerts pane's "No alert yet"."""
+    from spyglass.tui.panes.alerts import AlertsPane
+
+    key = served.key()
+    with Receiver() as receiver:
+        app = SpyglassApp(served.profile(key), pane="alerts")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await until(pilot, lambda: app.notice_watch is not None and app.notice_watch.ready, "the logs read")
+            pane = app.query_one(AlertsPane)
+            assert not pane.alerts
+            async with Clients.from_profile(served.profile(key)) as c:  # the CLI, beside
+                hook = (await c.notifiers.create("webhook", {"url": receiver.url})).id
+                alert = await c.alerts.create("made-elsewhere", ["203.0.113.64/30"])
+                await c.alerts.enable_triggers(alert.id, "any")
+                await c.alerts.add_notifier(alert.id, hook)
+            deadline = time.monotonic() + 30
+            port = 9100
+            while not app.query_one(StatusBar).notice:
+                assert time.monotonic() < deadline, "the new alert's notification was never said"
+                port += 1
+                await asyncio.to_thread(served.collect, [{**banner(port=port), "ip_str": "203.0.113.65"}])
+                await pilot.pause(0.3)
+            await until(pilot, lambda: alert.id in pane.alerts, "the alert listed")
+            assert "made-elsewhere" in screen_text(app)
+
+
 async def test_alerts_that_fire_together_share_one_toast_at_80x24(served):
     """Issue 45: at 80x24 a toast per fired alert (three a reading) filled the screen."""
     from spyglass.tui.alertnotices import Notice

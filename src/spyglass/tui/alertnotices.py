@@ -143,6 +143,13 @@ class AlertNotices(App[None]):
         for status in self.query(StatusBar):
             status.notice = f"alert {notices[-1].text()} ({key} opens the host)"
         self.signal(notices[-1])
+        # An alert the Alerts pane does not list (made elsewhere since it read them) is read now, if
+        # in view, else when shown (trial 26: "Alert fired / lo" above its "No alert yet").
+        for pane in self.query("AlertsPane"):
+            if {n.alert for n in notices} - {a.name for a in getattr(pane, "alerts", {}).values()}:
+                pane.stale = True  # type: ignore[attr-defined]
+                if pane is self.current_pane():  # type: ignore[attr-defined]
+                    pane.reload()
 
     def toast_alerts(self, newest: Notice, count: int, key: str) -> None:
         """One toast for the alerts that fired, the newest named: it replaces the one still shown
