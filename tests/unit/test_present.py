@@ -635,3 +635,30 @@ def test_a_host_known_only_by_its_country_code_says_where_it_is():
     assert facts["location"] == "NZ"
     named = {"ip_str": "192.0.2.7", "city": "Auckland", "country_code": "NZ", "country_name": "New Zealand"}
     assert {f.label: f.value for f in host_facts(named)}["location"] == "Auckland, New Zealand"
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        ((1, 1, False, None, False, 0), "1 result, all shown"),
+        ((1538, 100, True, None, False, 0), "1,538 results (count only)"),
+        (
+            (1538, 100, False, None, True, 0),
+            "1,538 results, 100 shown — past the last row loads 100 more (1 query credit)",
+        ),
+        (
+            (1538, 197, False, None, True, 2),
+            "1,538 results, 197 shown — past the last row loads more (1 query credit a page); "
+            "2 more since the first page (r shows them)",
+        ),
+        ((1538, 1535, False, None, False, 0), "1,538 results, 1,535 shown; 3 more since the first page (r shows them)"),
+        (
+            (90000, 10000, False, 10000, False, 0),
+            "90,000 results; the first 10,000 are shown — refine, or export (e) for all",
+        ),
+    ],
+)
+def test_the_search_status_after_a_page(args, line):
+    from spyglass.present.search import paging_line
+
+    assert paging_line(*args) == line

@@ -9,7 +9,7 @@ from typing import Any
 
 from spyglass.present.seen import result_text
 from spyglass.present.service import PRODUCT_WIDTH, headline, product_line, seen, service_key, service_line
-from spyglass.present.values import as_dict, get_path, number, pad, text_of
+from spyglass.present.values import as_dict, get_path, number, pad, plural, text_of
 from spyglass.safetext import clean, fit
 
 RESULT_COLUMNS = ("IP", "Port", "Org", "Country", "Product", "Title / banner", "Seen")
@@ -81,3 +81,27 @@ def facet_lines(facets: Any, label_width: int = 40, bar_width: int = 24) -> list
             bar = "#" * max(1, round(bar_width * row.share))
             lines.append(f"  {pad(fit(row.label, label_width), label_width)} {row.count:>10,}  {bar}")
     return lines
+
+
+def paging_line(total: int, shown: int, count_only: bool, truncated: int | None, more: bool, arrived: int) -> str:
+    """The search pane's status once a page is shown: how many there are, how many are shown, what
+    loads past the last row, and how many arrived since the first page (``arrived`` while pages
+    remain: what the service counts more than at the first page). ``truncated``: the rows the
+    table stopped at, if it did."""
+    found = plural(total, "result")
+    if count_only:
+        return f"{found} (count only)"
+    if shown >= total:
+        text = f"{found}, all shown"
+    elif truncated:
+        text = f"{found}; the first {truncated:,} are shown — refine, or export (e) for all"
+    elif not more:
+        # every page read: the services not shown arrived, or were collected again, since the
+        # first page (they moved above it; trial 26: "past the last row loads 100 more" then)
+        arrived = max(0, total - shown)
+        text = f"{found}, {shown:,} shown"
+    else:
+        # arrivals push the rows down: a page repeats rows shown, left out (stablepages.py)
+        loads = "more (1 query credit a page)" if arrived else "100 more (1 query credit)"
+        text = f"{found}, {shown:,} shown — past the last row loads {loads}"
+    return f"{text}; {arrived:,} more since the first page (r shows them)" if arrived else text

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from spyglass.present.search import facet_groups, result_cells
+from spyglass.present.search import facet_groups, paging_line, result_cells
 from spyglass.present.values import pad, plural
 from spyglass.query import Facet, parse, parse_facets
 from spyglass.query.pivot import term
@@ -351,27 +351,18 @@ class SearchPane(Pane):
 
     @on(PagedTable.PageAdded, "#results")
     def show_progress(self) -> None:
-        shown, found = len(self.results.items), plural(self.total, "result")
-        text: str | None = None
-        if self.count_only:
-            text = f"{found} (count only)"
-        elif shown >= self.total:
-            text = f"{found}, all shown"
-        elif self.results.truncated:
-            text = f"{found}; the first {MAX_ROWS:,} are shown — refine, or export (e) for all"
         arrived = self.pages.arrived if self.pages is not None and not self.count_only else 0
-        if text is None and not self.results.more:
-            # every page read: the services not shown arrived, or were collected again, since the
-            # first page (they moved above it; trial 26: "past the last row loads 100 more" then)
-            arrived = max(0, self.total - shown)
-            text = f"{found}, {shown:,} shown"
-        if text is None:
-            # arrivals push the rows down: a page repeats rows shown, left out (stablepages.py)
-            loads = "more (1 query credit a page)" if arrived else "100 more (1 query credit)"
-            text = f"{found}, {shown:,} shown — past the last row loads {loads}"
-        if arrived:
-            text += f"; {arrived:,} more since the first page (r shows them)"
-        self.show_status(text)
+        results = self.results
+        self.show_status(
+            paging_line(
+                self.total,
+                len(results.items),
+                self.count_only,
+                MAX_ROWS if results.truncated else None,
+                results.more,
+                arrived,
+            )
+        )
 
     def show_facets(self, result: SearchResponse) -> None:
         """Facet values as label, bar and count, sized to the list's width."""

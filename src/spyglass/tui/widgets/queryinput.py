@@ -147,7 +147,7 @@ class QueryInput(Vertical):
 
     def _scrolled(self) -> None:
         if self.query_one("#query-caret").has_class("shown"):
-            self.check()
+            self._place_carets(self.value, parse(self.value))
 
     @property
     def value(self) -> str:
@@ -206,32 +206,34 @@ class QueryInput(Vertical):
     def check(self) -> bool:
         source = self.value
         check = self.query_one("#query-check", Static)
-        caret = self.query_one("#query-caret", Static)
         if not source.strip():
             check.update("")
-            caret.remove_class("shown")
+            self.query_one("#query-caret").remove_class("shown")
             return False
         ok, line = describe(source, self.count_only)
+        query = parse(source)
         if ok and self.known_filters is not None:  # a host that serves fewer filters (trends)
-            unknown = [f.name for f in parse(source).filters if f.name not in self.known_filters[1]]
+            unknown = [f.name for f in query.filters if f.name not in self.known_filters[1]]
             if unknown:
                 ok, line = False, Text(f"✗ {self.known_filters[0]} have no filter '{unknown[0]}'", style="bold")
         if on_console(self.app):  # ✓ and ✗ are not in its fonts
             line = Text(for_console(self.app, line.plain))
         check.update(line)
         check.set_class(not ok, "bad")
-        query = parse(source)
+        self._place_carets(source, query)
+        return ok
+
+    def _place_carets(self, source: str, query) -> None:
+        """Carets under the first problem's text as the box shows it: where its text starts (its
+        border and padding: one cell off by a guess, newcomer trial 7), scrolled, in cells (CJK:
+        two). (The caret line may not be laid out yet: it starts where this box's content does.)"""
+        caret = self.query_one("#query-caret", Static)
         if query.errors:
             span = query.errors[0].span
-            # Under the offending text as the box shows it: where its text starts (its border and
-            # padding: one cell off by a guess, newcomer trial 7), scrolled, in cells (CJK: two)
-            # (the caret line may not be laid out yet: it starts where this box's content does)
             start = self.field.content_region.x - self.content_region.x - caret.styles.padding.left
             start += cell_len(source[: span.start]) - self.field.scroll_offset.x
             width = max(1, cell_len(source[span.start : max(span.end, span.start + 1)]))
             if start < 0:  # scrolled off to the left: what is left of it in view, if any
                 start, width = 0, start + width
-            marks = " " * start + "^" * width
-            caret.update(Text(marks, style=theme_style(self.app, "error")))
+            caret.update(Text(" " * start + "^" * width, style=theme_style(self.app, "error")))
         caret.set_class(bool(query.errors), "shown")
-        return ok
