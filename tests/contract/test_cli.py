@@ -193,6 +193,14 @@ def test_serve_demo_fills_an_empty_backend_once(tmp_path, capsys, monkeypatch):
     assert totals[0] == totals[1] > 1000
 
 
+@pytest.mark.parametrize("argv", [["count", "port:22"], ["host", "198.18.0.7"], ["info"]])
+def test_a_data_dir_that_is_not_there_is_refused_by_the_commands_that_ask(tmp_path, capsys, argv):
+    """Trial 27: a mistyped --data made a new data dir and answered from its demo data (972)."""
+    missing = tmp_path / "typo" / "data"
+    assert main(["--data", str(missing), *argv]) == 2
+    assert f"--data {missing}: no such folder" in capsys.readouterr().err and not missing.exists()
+
+
 @pytest.mark.parametrize("argv", [["keys", "create"], ["import", "{file}"], ["info"]])
 def test_a_data_dir_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys, argv):
     not_a_dir = tmp_path / "file"

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spyglass.cli.exits import EXIT_OK, EXIT_USAGE
+from spyglass.cli.exits import EXIT_OK, EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:  # the client loads when a command runs, not when the parser is built
     from spyglass.client import Clients
@@ -154,6 +154,11 @@ async def with_clients(args: argparse.Namespace, work: Callable[[Clients], Await
     backend = None
     if profile.embedded:
         from spyglass.local.launcher import EmbeddedBackend
+
+        if args.data is not None and not Path(args.data).exists():  # a slip would answer from new demo data
+            raise UsageError(
+                f"--data {args.data}: no such folder (spyglass import --data DIR, serve or the dashboard make one)"
+            )
 
         backend = EmbeddedBackend.for_profile(profile, args.data)
         profile = backend.start()
