@@ -96,6 +96,11 @@ class Notice:
         host, _, _ = self.service.rpartition(":")
         return host.strip("[]")
 
+    @property
+    def port(self) -> str:
+        _, _, port = self.service.rpartition(":")
+        return port if port.isdigit() else ""
+
     def text(self) -> str:
         triggers = ", ".join(self.triggers) or "a trigger"
         return clean(f"{self.alert}: {triggers} on {self.service}", one_line=True, max_chars=160)
@@ -178,7 +183,7 @@ class AlertNotices(App[None]):
 
     def action_open_alerted_host(self) -> None:
         if self.last_notice is not None and self.last_notice.address:
-            self.post_message(OpenHost(self.last_notice.address))
+            self.post_message(OpenHost(self.last_notice.address, self.last_notice.port))  # on its service
 
 
 class NoticeWatch:

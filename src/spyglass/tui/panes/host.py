@@ -249,7 +249,8 @@ class HostPane(Pane):
         table.sort_by(*(table.sorted_by or ("port", False)))
         wanted, self.wanted_service = self.wanted_service, ""
         keys = [table.key_at(row) for row in range(table.row_count)]
-        chosen = next((n for n, k in enumerate(keys) if self._service_of(k) == wanted), 0)
+        # (a port alone, as an alert's notice names a service, is its first service on that port)
+        chosen = next((n for n, k in enumerate(keys) if wanted in (s := self._service_of(k), s.split("/")[0])), 0)
         if keys:
             table.move_cursor(row=chosen, animate=False)
             self.show_service(int(keys[chosen] or 0))
