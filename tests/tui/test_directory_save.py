@@ -96,3 +96,21 @@ async def test_what_the_server_refuses_is_said_in_the_dialog(served):
         assert app.screen is dialog
         assert said(dialog).startswith("Not saved: Invalid request: query: 1 to 1000 characters")
         assert dialog.query_one("#save-title", Input).value == "Too long"
+
+
+async def test_a_query_refused_by_ctrl_s_is_said_until_it_is_fixed(served):
+    """Trial 27: "Fix the query first" stayed above a query fixed since."""
+    from tests.tui.helpers import screen_text
+
+    app = SpyglassApp(served.profile(served.key("member")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.query_one("#query", Input)
+        box.value = "port:abc"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, SaveQueryScreen)
+        assert "Fix the query first: port: 'abc' is not a whole number" in screen_text(app)
+        box.value = "port:502 country:DE"
+        await settle(pilot)
+        assert "Fix the query first" not in screen_text(app)

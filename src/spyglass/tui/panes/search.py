@@ -448,7 +448,7 @@ class SearchPane(Pane):
 
         box = self.query_box
         if box.value.strip() and not box.check():
-            self.show_error("Fix the query first: " + str(parse(box.value).errors[0]))
+            self.show_error("Fix the query first: " + str(parse(box.value).errors[0]), "query")  # goes once fixed
             return
         query = box.value.strip() or self.current_query
         if not query:
