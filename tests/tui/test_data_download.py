@@ -168,3 +168,24 @@ async def test_a_missing_folder_after_a_download_is_said_in_place_of_its_success
         assert status(pane) == f"no such folder: {missing}"
         assert "saved as" not in screen_text(app) and box.value == str(missing)
         assert str(pane.query_one(".pane-error", Static).render()) == f"no such folder: {missing}"
+
+
+async def test_a_day_imported_since_is_listed_when_the_pane_is_shown_again(backend):
+    """Trial 27: the daily list stayed at 730 files after an import added a day, until r."""
+    app = SpyglassApp(backend.profile(backend.key()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f12")
+        await settle(pilot)
+        pane = app.query_one(DataPane)
+        assert pane.dataset == "daily"
+        listed = {f.name for f in pane.files}
+        banner = dict(next(iter(generate(1, seed=98))))
+        banner |= {"ip_str": "198.18.250.2", "timestamp": "2026-11-29T12:00:00.000000"}
+        banner.pop("ip", None)
+        assert backend.collect([banner])
+        files_settled(backend)
+        assert "2026-11-29.json.gz" not in listed
+        await pilot.press("f2", "f12")
+        await settle(pilot)
+        assert pane.dataset == "daily" and "2026-11-29.json.gz" in {f.name for f in pane.files}

@@ -42,6 +42,7 @@ class DataPane(Pane):
     ID = "data"
     TITLE = "Data"
     LOADS_WITH_ARG = True
+    FOLLOWS_ELSEWHERE = True  # an import adds a day's file: listed when shown again (free listings)
     KEYS = "f12"
     SECTION = "data"
     HOME = "#data-files"
