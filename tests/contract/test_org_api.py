@@ -110,6 +110,13 @@ async def test_the_answer_never_tells_whether_a_user_exists_or_can_join(org_back
             await admin.org.remove_member(user)
 
 
+async def test_a_user_written_as_neither_a_username_nor_an_email_is_bad_input(org_backend, admin):
+    """Trial 27: 'a@@b' was "invited"; a malformed name says nothing of who exists, so it is refused."""
+    for user in ("a@@b", "two words", "@acme.test", "bob@"):
+        with pytest.raises(BadRequest, match="is neither a username nor an e-mail address"):
+            await admin.org.add_member(user)
+
+
 async def test_only_admins_manage_members(org_backend, admin):
     key = account(org_backend, "dave-1", "enterprise", email="dave@acme.test")
     account(org_backend, "erin-1")

@@ -7,6 +7,7 @@ use). Its admins add and remove members: existing accounts, by username or e-mai
 
 from __future__ import annotations
 
+import re
 from email.message import EmailMessage
 from typing import Any
 
@@ -20,6 +21,8 @@ from spyglass.server.errors import ApiError, ErrorBody, bad_request, not_found, 
 from spyglass.server.state.accounts import Account, AccountState, AmbiguousUser, Organization
 
 router = APIRouter()
+# What a user to invite can be written as: refused otherwise (a slip, 'a@@b'), which says nothing of who exists
+USER_NAMED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}|[^@\s]{1,64}@[^@\s]{1,253}")
 NOTIFY_BURST = 20  # invitation e-mails an organization may ask for at once, given back in an hour (add_member says 20)
 notifying = KeyRateLimiter(NOTIFY_BURST / 3600, burst=NOTIFY_BURST)  # by organization
 
@@ -72,13 +75,15 @@ def organization(accounts: Accounts, who: Who) -> m.Organization:
     return body(accounts.own_organization(who.account))
 
 
-@router.put("/org/member/{user}", response_model=m.Success, responses={**responses(403), **MAIL_ERRORS})
+@router.put("/org/member/{user}", response_model=m.Success, responses={**responses(400, 403), **MAIL_ERRORS})
 def add_member(user: str, accounts: Accounts, outbox: Mail, who: Who, notify: bool = False) -> m.Success:
     """Invite the user: they join when they accept (``/org/invitations``, beyond the seed). The
     answer is the same, after the same work, whether the user exists, can join or not: it tells
     nobody who has an account or where it belongs. ``notify`` e-mails a new invitation once,
     after the answer; an organization asks for e-mails at most 20 times an hour."""
     org = administered(accounts, who, "add members")
+    if not USER_NAMED.fullmatch(user):
+        raise bad_request(f"{user[:80]!r} is neither a username nor an e-mail address")
     if notify and outbox.server is None:  # the server's setting, asked before anything about the user
         raise ApiError(501, f"{mail.NO_SMTP}: the invitation e-mail cannot be sent")
     if notify and (wait := notifying.check(org.id)) is not None:
