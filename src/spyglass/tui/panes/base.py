@@ -17,7 +17,7 @@ from textual.widgets import Button, Checkbox, DataTable, Input, OptionList, Sele
 from textual.worker import Worker, WorkerState
 
 from spyglass.safetext import safe_text
-from spyglass.tui.keyorder import KeysGo, KeysWait
+from spyglass.tui.keyorder import KeysGo, KeysWait, one_line
 from spyglass.tui.widgets.pagedtable import PagedTable
 from spyglass.tui.widgets.queryinput import QueryInput
 
@@ -144,19 +144,40 @@ class Pane(VerticalScroll, can_focus=False):
         if into is None and bound is not None and (not event.key.isdigit() or bound.node is not self.app):
             self.last_command = (event.key, bound.binding.description, monotonic())
             return  # a command (an app-level digit, a pane switch, is typed instead)
-        into = into or self.TYPED_INTO
-        # the pane's first box that takes text: a disabled one (Alerts' name, while its networks are
-        # edited) took the letters, lost at the next edit (newcomer trial 8)
-        boxes = [self.query_one(into, Input)] if into else self.query(Input)
-        box = next((b for b in boxes if b.display and not b.disabled), None)
+        box = self.box_for_text(into)
         if box is None:
             return
         event.stop()
         event.prevent_default()
         self.say_what_a_word_lost()
-        box.select_on_focus = False  # (its Focus event comes after this key: a selection would lose both)
-        self.screen.set_focus(box)  # at once, as Esc leaves it: a Blurred handler then sees it back
         self.type_into(box, event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste while a list has the keys goes where text typed there goes (it was dropped:
+        newcomer trial 28), as one line (keyorder.one_line)."""
+        focused = self.app.focused
+        if focused is None or not isinstance(focused, self.TYPED_FROM):
+            return
+        if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own
+            return
+        into = next((box for lst, box in self.TYPED_ALL.items() if focused.id == lst.lstrip("#")), None)
+        box = self.box_for_text(into)
+        if box is not None and (text := one_line(event.text).strip()):
+            event.stop()
+            self.type_into(box, text)
+
+    def box_for_text(self, into: str | None) -> Input | None:
+        """The box text typed on a list goes to (``into``, else TYPED_INTO, else the pane's first
+        that takes text: a disabled one, Alerts' name while its networks are edited, took the
+        letters, lost at the next edit: newcomer trial 8), given the keys at once, as Esc leaves
+        it (a Blurred handler then sees it back); None if there is none."""
+        into = into or self.TYPED_INTO
+        boxes = [self.query_one(into, Input)] if into else self.query(Input)
+        box = next((b for b in boxes if b.display and not b.disabled), None)
+        if box is not None:
+            box.select_on_focus = False  # (its Focus event comes after this key: a selection would lose both)
+            self.screen.set_focus(box)
+        return box
 
     def say_what_a_word_lost(self) -> None:
         """A word typed on a list whose first letters were the list's keys ('ssh': s sorts) lost
