@@ -636,6 +636,11 @@ async def test_at_80x24_a_title_gets_the_columns_room_and_the_facet_cursor_stays
         await pilot.press("enter")
         await settle(pilot)
         assert facets.highlighted is not None and app.query_one(SearchPane).facet_items[facets.highlighted] == item
+        # a new query typed: its facets start on their first value, whatever the last one's cursor
+        # (trial 28: the same burst added another facet each run)
+        await type_query(pilot, "port:443")
+        values = [i for i, it in enumerate(app.query_one(SearchPane).facet_items) if it is not None]
+        assert facets.highlighted == values[0]
 
 
 async def test_at_80_columns_facets_cut_by_their_box_end_in_an_ellipsis(data_backend):

@@ -165,6 +165,7 @@ class SearchPane(Pane):
         self.count_only = False
         self.total = 0
         self.facet_result: SearchResponse | None = None
+        self.refined = ""  # the query a facet's Enter or - made: its facets keep the cursor's value
         self.pages: StablePages | None = None  # the pages of the results shown
 
     def compose(self) -> ComposeResult:
@@ -334,7 +335,7 @@ class SearchPane(Pane):
         self.pages = pages
         pages.first(result.matches, result.total)
         self.total = result.total
-        self.show_facets(result)
+        self.show_facets(result, keep=query == self.refined)
         rows = [] if count_only else [row_of(b) for b in result.matches]
         self.results.use_columns(columns_for(query))
         self.results.add_page(listing, 1, rows, more=not count_only and len(rows) < result.total)
@@ -364,7 +365,7 @@ class SearchPane(Pane):
             )
         )
 
-    def show_facets(self, result: SearchResponse) -> None:
+    def show_facets(self, result: SearchResponse, keep: bool = True) -> None:
         """Facet values as label, bar and count, sized to the list's width."""
         self.facet_result = result
         facet_list = self.facet_list
@@ -398,11 +399,11 @@ class SearchPane(Pane):
         kept = previous[was] if was is not None and was < len(previous) else None
         facet_list.clear_options()
         facet_list.add_options(options)
-        # A cursor stays on the value it was on (else goes to the first): after Enter adds one, the
-        # list still shows where the keyboard is.
+        # After Enter adds a value (``keep``) the cursor stays on it (else on the first): the list
+        # still shows where the keyboard is. A new query starts on the first (trial 28).
         values = [i for i, item in enumerate(self.facet_items) if item is not None]
         if values and was is not None:
-            facet_list.highlighted = next((i for i in values if self.facet_items[i] == kept), values[0])
+            facet_list.highlighted = next((i for i in values if keep and self.facet_items[i] == kept), values[0])
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._refit_facets)
@@ -439,7 +440,7 @@ class SearchPane(Pane):
         if item is None:
             return
         box = self.query_box
-        box.value = refine(box.value or self.current_query, item[0], item[1], exclude)
+        box.value = self.refined = refine(box.value or self.current_query, item[0], item[1], exclude)
         self.run_query()
 
     def action_save_query(self) -> None:
