@@ -63,6 +63,16 @@ async def test_a_fired_alert_is_said_on_any_pane_and_ctrl_o_opens_the_host(serve
             await until(pilot, lambda: "8081/tcp" in str(host.service_box.border_title), "its service shown")
 
 
+async def test_ctrl_o_before_any_alert_fired_says_so(served):
+    """Trial 28: it did nothing and said nothing."""
+    app = SpyglassApp(served.profile(served.key()), pane="search")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        assert any("No alert has fired since the dashboard started" in n.message for n in app._notifications)
+
+
 async def test_the_settings_screen_chooses_the_signal_and_saves_it(served):
     from textual.widgets import Select
 

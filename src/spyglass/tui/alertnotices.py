@@ -184,6 +184,8 @@ class AlertNotices(App[None]):
     def action_open_alerted_host(self) -> None:
         if self.last_notice is not None and self.last_notice.address:
             self.post_message(OpenHost(self.last_notice.address, self.last_notice.port))  # on its service
+        else:  # (it did nothing and said nothing: newcomer trial 28)
+            self.notify("No alert has fired since the dashboard started: ctrl+o opens the last one's host")
 
 
 class NoticeWatch:
