@@ -57,6 +57,7 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from time import monotonic, process_time
 from types import SimpleNamespace
+from typing import cast
 
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
@@ -237,7 +238,7 @@ class KeysInTurn(App[None]):
             count += 1
         if count < 2:
             return ""
-        return "".join(getattr(waiting.popleft(), "character", None) or "" for _ in range(count))
+        return "".join(cast(events.Key, waiting.popleft()).character or "" for _ in range(count))  # (plain keys)
 
     def _plain_character(self, key: events.Key | events.Paste) -> bool:
         # Not alt+g: the parser gives it the character g, and it is Esc then g (EscThenLetter): put

@@ -22,6 +22,8 @@ from spyglass.tui.widgets.pagedtable import PagedTable
 from spyglass.tui.widgets.queryinput import QueryInput
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from spyglass.client import Clients
     from spyglass.query.pivot import Pivot
     from spyglass.tui.dashboard import Dashboard
@@ -135,16 +137,15 @@ class Pane(VerticalScroll, can_focus=False):
             event.stop()  # a digit on a form's button is a slip, not a pane switch
             event.prevent_default()
             return
-        if not event.is_printable or not event.character or focused is None or not isinstance(focused, self.TYPED_FROM):
+        typed_on = self.list_with_keys()
+        if not event.is_printable or not event.character or typed_on is None:
             return
-        if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own keys
-            return
-        into = next((box for lst, box in self.TYPED_ALL.items() if focused.id == lst.lstrip("#")), None)
+        into = typed_on[1]
         bound = self.app.active_bindings.get(event.key)  # the focus chain's, keymaps applied
         if into is None and bound is not None and (not event.key.isdigit() or bound.node is not self.app):
             self.last_command = (event.key, bound.binding.description, monotonic())
             return  # a command (an app-level digit, a pane switch, is typed instead)
-        box = self.box_for_text(into)
+        box = self.focus_text_box(into)
         if box is None:
             return
         event.stop()
@@ -155,18 +156,26 @@ class Pane(VerticalScroll, can_focus=False):
     def on_paste(self, event: events.Paste) -> None:
         """A paste while a list has the keys goes where text typed there goes (it was dropped:
         newcomer trial 28), as one line (keyorder.one_line)."""
-        focused = self.app.focused
-        if focused is None or not isinstance(focused, self.TYPED_FROM):
+        typed_on = self.list_with_keys()
+        if typed_on is None or not (text := one_line(event.text).strip()):
             return
-        if any(isinstance(a, Select) for a in focused.ancestors):  # an open drop-down: its own
-            return
-        into = next((box for lst, box in self.TYPED_ALL.items() if focused.id == lst.lstrip("#")), None)
-        box = self.box_for_text(into)
-        if box is not None and (text := one_line(event.text).strip()):
+        box = self.focus_text_box(typed_on[1])
+        if box is not None:
             event.stop()
             self.type_into(box, text)
 
-    def box_for_text(self, into: str | None) -> Input | None:
+    def list_with_keys(self) -> tuple[Widget, str | None] | None:
+        """The list (of TYPED_FROM) that has the keys, and the box TYPED_ALL sends what is typed on
+        it to (None: the pane's usual one); None when no such list has them, or when it is an open
+        drop-down's, which keeps its own keys."""
+        focused = self.app.focused
+        if focused is None or not isinstance(focused, self.TYPED_FROM):
+            return None
+        if any(isinstance(a, Select) for a in focused.ancestors):
+            return None
+        return focused, next((box for lst, box in self.TYPED_ALL.items() if focused.id == lst.lstrip("#")), None)
+
+    def focus_text_box(self, into: str | None) -> Input | None:
         """The box text typed on a list goes to (``into``, else TYPED_INTO, else the pane's first
         that takes text: a disabled one, Alerts' name while its networks are edited, took the
         letters, lost at the next edit: newcomer trial 8), given the keys at once, as Esc leaves
