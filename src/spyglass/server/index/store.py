@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import logging
-import queue
 import shutil
 import threading
 import time
@@ -10,7 +9,6 @@ from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
-from typing import NamedTuple
 
 import orjson
 import tantivy
@@ -43,7 +41,6 @@ COMMIT_AFTER = 0.5  # seconds
 # tantivy's indexing memory: a segment is written each time it fills. A larger heap filled only on big
 # imports, so an import's memory grew with its file; this one imports as fast (bench/import_scans.py).
 WRITER_HEAP = 32_000_000
-FEED_AHEAD = 4  # batches stored but not yet given to the index, at most
 PAGE_SIZE = 100
 # What a document keeps if tantivy refuses the whole of it (it should never: fields.document types
 # every value), so that one banner can never block the index.
@@ -280,11 +277,7 @@ class BannerIndex(SeenRows):
             try:
                 self._catch_up(number, writer)
                 batch = Writer(self, number, writer)
-                try:
-                    yield batch
-                except BaseException:
-                    batch.close(abandon=True)  # what was stored is indexed when its shard is next taken
-                    raise
+                yield batch  # (on an error, what was stored is indexed when its shard is next taken)
                 batch.commit()
             finally:
                 writer.wait_merging_threads()
@@ -358,14 +351,16 @@ class BannerIndex(SeenRows):
 
 
 class Writer:
-    """Adds banners to the record store and to one shard of the index; commits a second after the
-    first banner not committed, every COMMIT_EVERY, and at the end.
+    """Adds banners to the record store and to one shard of the index; commits COMMIT_AFTER after
+    the first banner not committed while a backend serves the data dir, every COMMIT_EVERY, and at
+    the end.
 
-    The records are written in the caller's thread and the shard fed in another (tantivy parses
-    and indexes a document without the GIL, as SQLite steps without it), so the two overlap: the
-    caller stores the next batch while the last one is indexed. Only the feeding thread touches
-    tantivy's writer until :meth:`close`. The banners a batch demoted are re-indexed with it, not
-    all at the commit, which would leave the import's last seconds to one thread.
+    Documents are given to tantivy in the caller's thread: tantivy indexes them in threads of its
+    own, without the GIL. A Python thread that fed it instead waited for the GIL after every
+    document while the caller's thread ran Python (tantivy-py lets the GIL go within each add, and
+    a thread that wants it back waits for the interpreter's switch interval, 5 ms): fed 225
+    documents a second beside a busy thread against 83,000 alone, so it fed only while the caller
+    waited for it, one after the other. The banners a batch demoted are re-indexed with it.
     """
 
     def __init__(self, owner: BannerIndex, shard: int, writer) -> None:
@@ -373,95 +368,42 @@ class Writer:
         self.pending = 0
         self._since: float | None = None  # when the first banner not committed was added
         self.served = served_by(owner.data_dir) is not None  # a backend's searches wait for what it adds
-        self._work: queue.Queue = queue.Queue(maxsize=FEED_AHEAD)
-        self._failure: BaseException | None = None
-        self._abandon = False
-        self._feeder = threading.Thread(target=self._feed, name="spyglass-index-feed", daemon=True)
-        self._feeder.start()
+        self._demoted_since_commit: set[int] = set()  # re-indexed with their batch
 
     def add(self, prepared: list[Prepared]) -> list[int]:
         """Store and index the new ones of prepared banners (see :func:`prepare`); returns the
         keys of those that were new."""
-        self._raise_failure()
         added, demoted = self.owner.records.add(prepared, self.shard)
         if added:
-            self._put(_Batch([(seq, current, p.doc) for seq, current, p in added], demoted))
+            for seq, current, p in added:
+                add_document(self.writer, seq, current, p.doc)
+            self.owner._demote(self.writer, demoted)
+            self._demoted_since_commit.update(demoted)
             self.pending += len(added)
             self._since = self._since or time.monotonic()
         if self.pending >= COMMIT_EVERY or (
             self.served and self._since and time.monotonic() - self._since >= COMMIT_AFTER
         ):
-            self._request_commit()
+            self._commit()
         return [p.key for _, _, p in added]
 
     def commit(self) -> None:
         """Everything added is committed to the index when this returns."""
-        self._request_commit(always=True)
-        self.close()
-        self._raise_failure()
+        self._commit(always=True)
 
-    def close(self, abandon: bool = False) -> None:
-        """Let the feeding thread finish what it was given (or drop it: ``abandon``), and end it."""
-        self._abandon = abandon
-        if self._feeder.is_alive():
-            self._work.put(None)
-            self._feeder.join()
-
-    def _request_commit(self, always: bool = False) -> None:
-        # Read after this writer's last add: every banner of its shard up to it is in what it fed
+    def _commit(self, always: bool = False) -> None:
+        # Read after this writer's last add: every banner of its shard up to it is in what it added;
+        # the store's list for this shard also holds what other writers demoted in it
         demoted = self.owner.records.demoted(self.shard)
-        if self.pending or demoted or always:
-            self._put(_Commit(self.owner.records.last_seq(), demoted))
-            self.pending, self._since = 0, None
-
-    def _put(self, item) -> None:
-        while True:  # never wait forever on a feeder that died
-            try:
-                self._work.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                self._raise_failure()
-
-    def _raise_failure(self) -> None:
-        if self._failure is not None:
-            raise RuntimeError("indexing the stored banners failed: they are indexed at the next start") from (
-                self._failure
-            )
-
-    def _feed(self) -> None:
-        demoted_since_commit: set[int] = set()  # re-indexed with their batch
-        while (item := self._work.get()) is not None:
-            if self._failure is not None or self._abandon:
-                continue  # drain: the caller learns of a failure at its next call
-            try:
-                if isinstance(item, _Batch):
-                    for seq, current, doc in item.docs:
-                        add_document(self.writer, seq, current, doc)
-                    self.owner._demote(self.writer, item.demoted)
-                    demoted_since_commit.update(item.demoted)
-                else:  # the store's list for this shard: also what other writers demoted in it
-                    self.owner._demote(self.writer, [s for s in item.demoted if s not in demoted_since_commit])
-                    self.writer.commit()
-                    self.owner.records.indexed(self.shard, item.last_seq, item.demoted)
-                    self.owner.shards.stale()
-                    demoted_since_commit.clear()
-            except BaseException as exc:  # kept for the caller's thread
-                self._failure = exc
-
-
-class _Batch(NamedTuple):
-    """Stored banners to index (seq, current, document), and the seqs of those they demoted."""
-
-    docs: list[tuple[int, bool, bytes]]
-    demoted: list[int]
-
-
-class _Commit(NamedTuple):
-    """Commit everything fed before; ``demoted``: every banner the store lists as demoted since the
-    last commit (the feeder re-indexes those it has not), cleared once committed."""
-
-    last_seq: int
-    demoted: list[int]
+        if not (self.pending or demoted or always):
+            return
+        last_seq = self.owner.records.last_seq()
+        self.owner._demote(self.writer, [s for s in demoted if s not in self._demoted_since_commit])
+        self.writer.commit()
+        self.owner.records.indexed(self.shard, last_seq, demoted)
+        self.owner.shards.stale()
+        self._demoted_since_commit.clear()
+        self.pending, self._since = 0, None
 
 
 def index_json(seq: int, current: bool, tail: bytes) -> str:
