@@ -7,7 +7,13 @@ from collections.abc import Callable
 
 from spyglass.local.sockets import base_urls, listen
 from spyglass.server.demostore import DEMO_BANNERS, DEMO_SEED, unpack
-from spyglass.server.process import collect_cycles_seldom, prepare_process, stop_at_stdin_eof, uvicorn_server
+from spyglass.server.process import (
+    collect_cycles_seldom,
+    prepare_process,
+    stop_at_stdin_eof,
+    switch_threads_sooner,
+    uvicorn_server,
+)
 
 
 def announcement(app, host: str, port: int, *, geonet_only: bool = False) -> list[str]:
@@ -86,6 +92,7 @@ def serve(
         return
     server = uvicorn_server(app, settings)
     collect_cycles_seldom()
+    switch_threads_sooner()
     if exit_on_stdin_eof:
         stop_at_stdin_eof(lambda: setattr(server, "should_exit", True))
     server.run(sockets=[sock])

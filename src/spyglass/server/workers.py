@@ -44,7 +44,13 @@ from spyglass.exactjson import loads
 from spyglass.server.asgibody import receive_body, send_json
 from spyglass.server.auth import KeyBeforeBody
 from spyglass.server.guard import SAFE_METHODS  # what a reader answers itself
-from spyglass.server.process import collect_cycles_seldom, prepare_process, stop_at_stdin_eof, uvicorn_server
+from spyglass.server.process import (
+    collect_cycles_seldom,
+    prepare_process,
+    stop_at_stdin_eof,
+    switch_threads_sooner,
+    uvicorn_server,
+)
 from spyglass.server.stream.hub import StreamHub
 from spyglass.server.stream.replay import MAX_BODY as REPLAY_MAX_BODY
 from spyglass.server.tasks import cancel
@@ -260,6 +266,7 @@ def run_worker(settings, worker: Worker, sockets: list[socket.socket]) -> None:
     app = worker_app(settings, worker)
     server = uvicorn_server(app, settings)
     collect_cycles_seldom()
+    switch_threads_sooner()
 
     def orphaned() -> None:  # the supervisor was killed: nobody would ever stop this worker
         while os.getppid() == parent:
