@@ -63,12 +63,35 @@ def test_some_bad_lines_exit_1_with_counts_and_the_first_bad_lines(tmp_path, cap
     assert stored(tmp_path / "d") == 20
 
 
+def test_json_gives_a_script_the_counts_on_stdout(tmp_path, capsys):
+    """--json: the counts a script needs on stdout (newcomer trial 29 had to read them from stderr)."""
+    good, mixed = tmp_path / "good.json.gz", tmp_path / "mixed.json"
+    good.write_bytes(gzip.compress(lines(30)))
+    mixed.write_bytes(lines(10) + b"not json\n" + lines(5, start=30))
+    assert main(["import", "--data", str(tmp_path / "d"), str(good), str(mixed), "--json"]) == 1
+    out = capsys.readouterr()
+    said = json.loads(out.out)
+    assert {k: said[k] for k in ("read", "new", "already_there", "bad", "exit_status")} == {
+        "read": 46,
+        "new": 35,
+        "already_there": 10,
+        "bad": 1,
+        "exit_status": 1,
+    }
+    assert [(f["name"], f["read"], f["new"], f["already_there"], f["bad"], f["complete"]) for f in said["files"]] == [
+        ("good.json.gz", 30, 30, 0, 0, True),
+        ("mixed.json", 16, 5, 10, 1, True),
+    ]
+    assert len(said["problems"]) == 1 and said["problems"][0].startswith("mixed.json:11: not JSON")
+    assert "46 read, 35 new, 10 already there, 1 bad" in out.err  # the words stay on stderr
+
+
 def test_only_bad_lines_exit_2(tmp_path, capsys):
     source = tmp_path / "bad.json"
     source.write_bytes(b"not json\n{}\n[]\n")
     assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 2
     err = errors(capsys)
-    assert err == ["spyglass: import: nothing loaded: every line was bad"]
+    assert err == ["spyglass: import: nothing loaded: every line was bad: a banner file holds one JSON object a line"]
 
 
 def test_an_empty_file_loads_nothing_and_exits_2(tmp_path, capsys):

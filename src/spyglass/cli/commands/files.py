@@ -78,7 +78,7 @@ def import_command(args: argparse.Namespace) -> int:
         return fail(f"import: {exc}; free some space and run the same import again to finish it", EXIT_USAGE)
     finally:
         index.close()
-    return summarize(totals, unreadable, progress)
+    return summarize(totals, unreadable, progress, as_json=args.json)
 
 
 def file_read(read) -> str:
@@ -99,8 +99,15 @@ def file_read(read) -> str:
     )
 
 
-def summarize(totals, unreadable: list[str], progress) -> int:
+def summarize(totals, unreadable: list[str], progress, as_json: bool = False) -> int:
+    """The counts and the first bad lines on stderr (with the progress); with ``as_json``, the
+    counts as JSON on stdout too, for a script."""
     from spyglass.safetext import clean
+
+    if as_json:
+        from spyglass.cli.render import print_json
+
+        print_json(counts(totals, unreadable))
 
     progress.done(
         f"{totals.read:,} read, {totals.added:,} new, {totals.duplicates:,} already there, {totals.bad:,} bad"
@@ -125,8 +132,38 @@ def summarize(totals, unreadable: list[str], progress) -> int:
         print(f"import: no banner loaded: every {totals.unit} was bad; {kept}", file=sys.stderr)
     elif not unreadable and not totals.loaded:
         why = f"every {totals.unit} was bad" if totals.read else "no banners in the file"
+        if totals.read and totals.unit == "line":  # (a JSON array, a pretty-printed banner)
+            why += ": a banner file holds one JSON object a line"
         fail(f"import: nothing loaded: {why}", EXIT_USAGE)
     return totals.exit_status
+
+
+def counts(totals, unreadable: list[str]) -> dict:
+    """What ``import --json`` prints: the whole import's counts, each file's, the first bad lines,
+    and the files that could not be read to their end."""
+    return {
+        "read": totals.read,
+        "new": totals.added,
+        "already_there": totals.duplicates,
+        "bad": totals.bad,
+        "hosts": totals.hosts,
+        "files": [
+            {
+                "name": read.name,
+                "format": read.format,
+                "read": read.read,
+                "new": read.added,
+                "already_there": read.loaded - read.added,
+                "bad": read.bad,
+                "hosts": read.hosts,
+                "complete": not read.failed,
+            }
+            for read in totals.files
+        ],
+        "problems": totals.problems,
+        "errors": unreadable,
+        "exit_status": totals.exit_status,
+    }
 
 
 GENERATE_SUFFIXES = (".json.gz", ".json")
@@ -172,6 +209,12 @@ def register(sub, common: Common) -> None:
         "to its end.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="also print the counts as JSON on stdout: the whole import's, each file's, the first "
+        "bad lines (the progress and messages stay on stderr)",
+    )
     p.add_argument(
         "--geoip",
         nargs="+",
