@@ -235,3 +235,33 @@ def test_a_line_that_is_not_json_says_where_it_breaks(tmp_path, capsys):
     assert main(["import", "--data", str(tmp_path / "d"), str(source)]) == 1
     err = capsys.readouterr().err
     assert f"broken.json:2: not JSON (Expecting value at column {broken.index('oops') + 1})" in err
+
+
+def test_a_killed_import_leaves_no_python_warning_under_the_prompt(tmp_path):
+    """kill -9 of an import: multiprocessing's resource tracker frees the import's semaphores without
+    a Python warning on the user's terminal (newcomer trial 29: "UserWarning: resource_tracker: There
+    appear to be 6 leaked semaphore objects to clean up at shutdown", with a source path)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    command = [sys.executable, "-m", "spyglass", "--data", str(tmp_path / "d"), "import", "-"]
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdin is not None and child.stderr is not None
+    child.stdin.write(lines(100))  # and the pipe stays open: the import waits for more
+    child.stdin.flush()
+    deadline = time.monotonic() + 120
+    children: list[str] = []
+    while len(children) < 2:  # the resource tracker and a worker: the queues' semaphores exist
+        assert time.monotonic() < deadline and child.poll() is None, "the import's processes never started"
+        tasks = Path(f"/proc/{child.pid}/task")
+        children = [c for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    said = child.stderr.read().decode()  # to its end: when the tracker, the last to hold it, exits
+    child.stdin.close()
+    assert "Warning" not in said and "resource_tracker" not in said, said

@@ -46,6 +46,10 @@ def import_command(args: argparse.Namespace) -> int:
     totals = ImportReport()
     unreadable: list[str] = []  # a line per file that could not be read to its end
     prepare_process()  # as a backend: tantivy's threads spread over few arenas (server/memory.py)
+    # After a kill -9 of this process, multiprocessing's resource tracker (started with this
+    # interpreter's -W options) frees its queues' semaphores, and said so as a Python warning with
+    # a source path under the user's prompt (newcomer trial 29): the freeing is wanted, the words not.
+    sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     index = open_store(args, "import", args.data or data_dir())
     if isinstance(index, int):
         return index
