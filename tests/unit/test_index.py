@@ -426,3 +426,21 @@ def test_trends_and_facets_over_a_shard_left_empty(tmp_path, banners):
     assert sum(v["count"] for m in trends.facets["port"] for v in m["values"]) == trends.total
     assert index.count(parse_strict("port:22,80,443"), parse_facets("port:3"))[1]["port"]
     index.close()
+
+
+def test_while_a_backend_serves_a_batch_is_searchable_before_the_next_comes(tmp_path, banners, monkeypatch):
+    """Beside a backend a writer commits what it adds at once when its last commit is COMMIT_AFTER
+    old: a batch waited for the writer's next one (seconds during an import: newcomer trial 29 saw
+    banners arrive in steps of 60,000)."""
+    from spyglass.server.index import store as module
+
+    monkeypatch.setattr(module, "served_by", lambda data_dir: 1)  # (as a running backend's lock says)
+    idx, reader = BannerIndex(tmp_path), BannerIndex(tmp_path)
+    try:
+        with idx.writing() as writer:
+            writer.add([idx.prepare(b) for b in banners[:20]])
+            reader.shards.stale()
+            assert reader.total() == 20  # was 0: committed only at a later add, or at the end
+    finally:
+        idx.close()
+        reader.close()

@@ -35,9 +35,10 @@ log = logging.getLogger("spyglass.index")
 SCHEMA_VERSION = "6"  # 5: the index in shards (shards.py); 6: i_service (trends, tool tags)
 # Banners not yet committed to the index are invisible to search. Each commit leaves a segment,
 # which costs every search: a writer commits every COMMIT_EVERY, and, while a backend serves the
-# data dir (its searches see an import within a second), COMMIT_AFTER after its first banner not committed.
+# data dir (its searches see an import within a second), what it adds at once when its last commit
+# is COMMIT_AFTER old, else at its next add past that (or commit_due).
 COMMIT_EVERY = 200_000
-COMMIT_AFTER = 0.5  # seconds
+COMMIT_AFTER = 1.0  # seconds
 # tantivy's indexing memory: a segment is written each time it fills. A larger heap filled only on big
 # imports, so an import's memory grew with its file; this one imports as fast (bench/import_scans.py).
 WRITER_HEAP = 32_000_000
@@ -351,9 +352,9 @@ class BannerIndex(SeenRows):
 
 
 class Writer:
-    """Adds banners to the record store and to one shard of the index; commits COMMIT_AFTER after
-    the first banner not committed while a backend serves the data dir, every COMMIT_EVERY, and at
-    the end.
+    """Adds banners to the record store and to one shard of the index; commits every COMMIT_EVERY,
+    at the end, and, while a backend serves the data dir, at most every COMMIT_AFTER (what is added
+    past that at once: a batch waited for the next one, seconds during an import, trial 29).
 
     Documents are given to tantivy in the caller's thread: tantivy indexes them in threads of its
     own, without the GIL. A Python thread that fed it instead waited for the GIL after every
@@ -366,7 +367,7 @@ class Writer:
     def __init__(self, owner: BannerIndex, shard: int, writer) -> None:
         self.owner, self.shard, self.writer = owner, shard, writer
         self.pending = 0
-        self._since: float | None = None  # when the first banner not committed was added
+        self._committed = float("-inf")  # when it last committed (time.monotonic)
         self.served = served_by(owner.data_dir) is not None  # a backend's searches wait for what it adds
         self._demoted_since_commit: set[int] = set()  # re-indexed with their batch
 
@@ -380,12 +381,17 @@ class Writer:
             self.owner._demote(self.writer, demoted)
             self._demoted_since_commit.update(demoted)
             self.pending += len(added)
-            self._since = self._since or time.monotonic()
-        if self.pending >= COMMIT_EVERY or (
-            self.served and self._since and time.monotonic() - self._since >= COMMIT_AFTER
-        ):
+        if self.pending >= COMMIT_EVERY:
             self._commit()
+        else:
+            self.commit_due()
         return [p.key for _, _, p in added]
+
+    def commit_due(self) -> None:
+        """Commit what was added while a backend serves the data dir, if the last commit is
+        COMMIT_AFTER old (a writer waiting for more calls it, so that none waits with it)."""
+        if self.served and self.pending and time.monotonic() - self._committed >= COMMIT_AFTER:
+            self._commit()
 
     def commit(self) -> None:
         """Everything added is committed to the index when this returns."""
@@ -403,7 +409,7 @@ class Writer:
         self.owner.records.indexed(self.shard, last_seq, demoted)
         self.owner.shards.stale()
         self._demoted_since_commit.clear()
-        self.pending, self._since = 0, None
+        self.pending, self._committed = 0, time.monotonic()
 
 
 def index_json(seq: int, current: bool, tail: bytes) -> str:
