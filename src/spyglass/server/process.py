@@ -46,10 +46,9 @@ def switch_threads_sooner() -> None:
     """Before serving: a thread that wants the GIL gets it within SWITCH_EVERY of asking.
 
     A search's threads give the GIL up within each call to tantivy and each row SQLite steps, and
-    wait to take it back while the event loop runs Python (collecting, streaming): 100 rows that
-    SQLite reads in 0.1 ms alone took 108 ms beside a busy thread. Under bench/ingest.py's
-    collection load, a search page with 5 facets over HTTP took p50 33-52 ms by the default 5 ms
-    and 26-27 ms by 1 ms, the banners collected a second unchanged (one-off probe, two runs each)."""
+    wait to take it back while the event loop runs Python (collecting, streaming): by CPython's
+    5 ms, a search under collection took about twice as long, the collecting no faster for it
+    (docs/benchmarks.md)."""
     sys.setswitchinterval(SWITCH_EVERY)
 
 

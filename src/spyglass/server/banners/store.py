@@ -86,6 +86,11 @@ class BannerBatch(Protocol):
         """Store the banners not stored yet; the keys of those that were new."""
         ...
 
+    def commit_due(self) -> None:
+        """Make what was added searchable now if the store is due to: a writer waiting for more
+        (an import's worker waiting for its file) calls it, so that what it added waits no longer."""
+        ...
+
 
 class Preparer(Protocol):
     def __call__(self, banner: object, body: bytes | None = None) -> Prepared: ...

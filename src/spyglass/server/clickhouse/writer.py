@@ -270,6 +270,9 @@ class Writer:
             self.flush()
         return added
 
+    def commit_due(self) -> None:
+        """Nothing: what it holds is sent every FLUSH_ROWS and at the block's end."""
+
     def _hold(self, prepared: list[Prepared], marks: Sequence[int], added: list[int]) -> None:
         keys, latest, demoted, held = self.keys, self.latest, self.demoted, self.held
         for mark, p in zip(marks, prepared, strict=True):

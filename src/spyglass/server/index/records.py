@@ -189,8 +189,8 @@ class RecordStore:
         """Whether shard ``shard`` has banners up to seq ``upto`` it has not committed, or demotions
         to apply. Reads the banners since its mark, and moves the mark up to ``upto`` when it
         lacks none of them: a shard no writer took for a while (the collector's, while imports wrote
-        others) was read from its old mark at every look, every banner since (5 s for a one-line
-        import beside a backend at 6M banners, newcomer trial 29)."""
+        others) was read from its old mark at every look, every banner since: a one-line import
+        took seconds beside a backend holding millions (newcomer trial 29)."""
         mark = self.indexed_seq(shard)
         with self._db.lock:
             if self._db.conn.execute("SELECT 1 FROM demoted WHERE shard = ? LIMIT 1", (shard,)).fetchone():

@@ -359,9 +359,9 @@ class Writer:
     Documents are given to tantivy in the caller's thread: tantivy indexes them in threads of its
     own, without the GIL. A Python thread that fed it instead waited for the GIL after every
     document while the caller's thread ran Python (tantivy-py lets the GIL go within each add, and
-    a thread that wants it back waits for the interpreter's switch interval, 5 ms): fed 225
-    documents a second beside a busy thread against 83,000 alone, so it fed only while the caller
-    waited for it, one after the other. The banners a batch demoted are re-indexed with it.
+    a thread that wants it back waits for the interpreter's switch interval, 5 ms, while another
+    runs Python): it fed only while the caller waited for it, one after the other
+    (docs/benchmarks.md). The banners a batch demoted are re-indexed with it.
     """
 
     def __init__(self, owner: BannerIndex, shard: int, writer) -> None:

@@ -135,8 +135,8 @@ def _jobs(store: BannerStore, writer, jobs, results, first) -> None:
         if held and (stopping or count >= BATCH or time.monotonic() - since >= HOLD):
             _write(writer, held, results)
             held, since = [], 0.0
-        elif item is ... and (commit_due := getattr(writer, "commit_due", None)):
-            commit_due()  # waiting for the file: what it wrote is searchable meanwhile (the embedded store's)
+        elif item is ...:  # waiting for the file: what it wrote is searchable meanwhile
+            writer.commit_due()
 
 
 def _fail(results, exc: BaseException) -> NoReturn:
