@@ -11,7 +11,8 @@ On one generated file (kept in WORK), in one run:
   types guessed from a sample: twice bench/index.py's rate, which reads the whole file to type
   it): banners a second, the ratio to DuckDB, and each N's speed-up over the first;
 - with --collect, banners collected through the API of ``spyglass serve`` (2 alerts, 10 stream
-  readers attached) sustained for 20 s: a second rate to set beside the one-core import's.
+  readers attached) sustained for 20 s: a second rate to set beside the one-core import's, and a
+  search page with 5 facets over HTTP meanwhile and after (p50, p95).
 Goals (issue 43): 2 cores >= 0.5x DuckDB at 200k and 1M; 2 cores >= 1.8x one; 16 cores >= 5x 2.
 """
 
@@ -178,6 +179,37 @@ def duckdb_rate(source: Path, work: Path, cores: int) -> float:
     return rate
 
 
+# A search page with 5 facets over HTTP every 0.3 s, in a process of its own (in this one, the
+# posters' and readers' threads would time their own GIL): p50 and p95 in ms.
+SEARCH_PROBE = """
+import statistics, sys, time, httpx
+url, key, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+took = []
+with httpx.Client(base_url=url, timeout=60) as http:
+    while time.monotonic() < until or len(took) < 10:
+        started = time.perf_counter()
+        query = f"port:{(22, 80, 443, 8080)[len(took) % 4]}"
+        asked = {"key": key, "query": query, "facets": "country,org,port,product,asn"}
+        answer = http.get("/intel/host/search", params=asked)
+        answer.raise_for_status()
+        took.append((time.perf_counter() - started) * 1000)
+        time.sleep(0.3)
+took.sort()
+print(statistics.median(took), took[int(len(took) * 0.95) - 1])
+"""
+
+
+def search_probe(url: str, key: str, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", SEARCH_PROBE, url, key, str(seconds)], stdout=subprocess.PIPE, text=True
+    )
+
+
+def probed(probe: subprocess.Popen) -> str:
+    p50, p95 = map(float, probe.communicate()[0].split())
+    return f"p50 {p50:.0f} ms, p95 {p95:.0f} ms"
+
+
 def cpu_of(pid: int) -> float:
     """CPU seconds a process has used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -240,11 +272,14 @@ def collected_rate(work: Path, seconds: float = 20.0, workers: int = 1) -> None:
             clients = cpu()
             for poster in posters:
                 poster.start()
+            busy = search_probe(url, second, seconds - 2)
             for poster in posters:
                 poster.join()
             sent, elapsed = posted[0], time.perf_counter() - started
             used = {pid: cpu_of(pid) - before.get(pid, 0.0) for pid in [process.pid, *children_of(process.pid)]}
             clients = cpu() - clients
+            while_collecting = probed(busy)
+            quiet = probed(search_probe(url, second, 3))
             time.sleep(3)
             stop.set()
         print(
@@ -254,6 +289,7 @@ def collected_rate(work: Path, seconds: float = 20.0, workers: int = 1) -> None:
         split = ", ".join(f"{seconds * 1e6 / max(sent, 1):.0f} us" for seconds in used.values())
         print(f"  CPU a banner collected: the backend's process, then its writer's if any: {split}")
         print(f"  and this bench's own posters and readers, on the same cores: {clients * 1e6 / max(sent, 1):.0f} us")
+        print(f"  a search page with 5 facets over HTTP while collecting: {while_collecting}; after: {quiet}")
     finally:
         process.terminate()
         process.wait(30)

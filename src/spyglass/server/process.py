@@ -46,9 +46,9 @@ def switch_threads_sooner() -> None:
     """Before serving: a thread that wants the GIL gets it within SWITCH_EVERY of asking.
 
     A search's threads give the GIL up within each call to tantivy and each row SQLite steps, and
-    wait to take it back while the event loop runs Python (collecting, streaming): by CPython's
-    5 ms, a search under collection took about twice as long, the collecting no faster for it
-    (docs/benchmarks.md)."""
+    wait to take it back while the event loop runs Python (collecting, streaming): a search under
+    collection waited less at the median in some runs and no more in others, the collecting no
+    slower (bench/ingest.py --collect; docs/benchmarks.md)."""
     sys.setswitchinterval(SWITCH_EVERY)
 
 
