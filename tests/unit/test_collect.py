@@ -178,3 +178,37 @@ async def test_a_killed_writer_process_is_started_again_and_loses_nothing(tmp_pa
     services = {normalize(b)[:3] for b in banners}
     assert total == len(services)  # searchable in this process as soon as collect returned
     index.close()
+
+
+@pytest.mark.external
+async def test_the_writer_process_keeps_its_shard_while_batches_come_and_lets_it_go_after(tmp_path):
+    from spyglass.server.index.shards import ShardsBusy
+    from spyglass.server.index.store import WRITER_HEAP
+    from spyglass.server.ingest.collecting import LET_GO_AFTER
+
+    index = BannerIndex(tmp_path)
+    collector = Collector(index, apart=True)
+    await collector.start()
+    try:
+        banners = list(generate(30, seed=5))
+        for i in range(0, 30, 10):  # each batch searchable in this process as soon as collect returned
+            await collector.collect(banners[i : i + 10], "demo")
+            total, _, _ = index.search(parse_strict("-port:0"), parse_facets(""))
+            assert total == len({normalize(b)[:3] for b in banners[: i + 10]})
+        with pytest.raises(ShardsBusy):  # held between batches
+            index.shards.take(0, WRITER_HEAP, 1, 0)
+        waited = 0.0
+        while True:  # let go once no batch came for LET_GO_AFTER
+            try:
+                _, writer = index.shards.take(0, WRITER_HEAP, 1, 0)
+                break
+            except ShardsBusy:
+                waited += 0.1
+                assert waited < 60 + LET_GO_AFTER, "the writer process never let its shard go"
+                await asyncio.sleep(0.1)
+        writer.wait_merging_threads()
+        again = await collector.collect(list(generate(40, seed=6))[30:], "demo")  # it takes one again
+        assert len(again) == 10
+    finally:
+        await collector.stop()
+    index.close()

@@ -195,6 +195,13 @@ class OpensElsewhere(Protocol):
 
 
 @runtime_checkable
+class Commits(Protocol):
+    def commit(self) -> None:
+        """What was added is searchable when this returns (a writer held for more batches)."""
+        ...
+
+
+@runtime_checkable
 class LoadsInBulk(Protocol):
     def bulk_load(self) -> AbstractContextManager[None]:
         """A bulk load's settings while the block runs (an import's writer)."""

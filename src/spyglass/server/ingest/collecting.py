@@ -13,6 +13,7 @@ opened by another process (an engine in this process) or none is started (tests,
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -22,8 +23,12 @@ from typing import Any, NamedTuple
 from spyglass.exactjson import loads
 from spyglass.server.banners.keys import PRIVATE, public_service_key
 from spyglass.server.banners.shape import BadBanner, normalize
-from spyglass.server.banners.store import BannerStore, Prepared
+from spyglass.server.banners.store import BannerBatch, BannerStore, Commits, Prepared
 from spyglass.server.ingest.writers import worker_start
+
+log = logging.getLogger("spyglass.collect")
+
+LET_GO_AFTER = 1.0  # seconds without a batch after which the writer process lets its writer go
 
 
 class Outcome(NamedTuple):
@@ -34,11 +39,16 @@ class Outcome(NamedTuple):
 
 
 def write_collected(
-    store: BannerStore, banners: Sequence[tuple[object, bytes | None]], latest: str, future: str
+    store: BannerStore,
+    banners: Sequence[tuple[object, bytes | None]],
+    latest: str,
+    future: str,
+    writer: BannerBatch | None = None,
 ) -> Outcome:
-    """Prepare and store ``banners`` ((banner, its body or None)) in one writer's block. A banner
-    dated after ``latest`` ("YYYY-MM-DDTHH:MM:SS") is refused as ``future`` says; a banner twice in
-    the batch is new once."""
+    """Prepare and store ``banners`` ((banner, its body or None)) in one writer's block, or with
+    ``writer`` (committed before this returns if it can be: held for more batches). A banner dated after
+    ``latest`` ("YYYY-MM-DDTHH:MM:SS") is refused as ``future`` says; a banner twice in the batch is
+    new once."""
     refused: list[tuple[int, str]] = []
     prepared: list[tuple[int, Prepared]] = []
     for place, (banner, body) in enumerate(banners):
@@ -55,8 +65,13 @@ def write_collected(
                 prepared.append((place, p))
     public = {place: key for place, _ in prepared if (key := _public_twin(banners[place][0])) is not None}
     known = store.known_services([p.service for _, p in prepared] + list(public.values()))
-    with store.writing() as writer:
+    if writer is None:
+        with store.writing() as batch:
+            added = set(batch.add([p for _, p in prepared]))
+    else:
         added = set(writer.add([p for _, p in prepared]))
+        if isinstance(writer, Commits):
+            writer.commit()
     new: list[tuple[int, bool]] = []
     for place, p in prepared:
         if p.key in added:
@@ -146,18 +161,56 @@ def _serve(opener: Callable[[], BannerStore], pipe, parent: int) -> None:
     worker_start(parent)
     store = opener()
     try:
-        while (request := pipe.recv()) is not None:
-            bodies, latest, future = request
-            try:
-                answer: Any = write_collected(store, [(_read(b), b) for b in bodies], latest, future)
-            except Exception as exc:  # the backend's to raise (and retry: StoreBusy)
-                answer = exc
-            try:
-                pipe.send(answer)
-            except Exception as exc:  # an exception that does not pickle: its words
-                pipe.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
+        request = pipe.recv()
+        while request is not None:
+            request = _write_batches(store, pipe, request)
     finally:
         store.close()
+
+
+def _write_batches(store: BannerStore, pipe, request: tuple) -> tuple | None:
+    """``request``'s batch written and answered, and those that follow within LET_GO_AFTER
+    seconds with the same writer, each committed before its answer, where the store's writer
+    commits as it goes (the embedded one): taking a shard's writer and letting it go again for
+    every batch (its threads, its merges waited for, the other shards looked at) took a tenth of a
+    collected batch's time or more. Let go after a quiet spell, another writer may want the
+    demotions it made in that shard applied (writers.SETTLE_WAIT). Returns the next request."""
+    owed, stopping = True, False  # (owed: the request has no answer yet)
+    reply: Any = None
+    try:
+        with store.writing() as writer:
+            while True:
+                reply = _write(store, request, writer)
+                if not isinstance(writer, Commits):
+                    break  # stored when the block ends: answered then
+                _send(pipe, reply)
+                owed = False
+                if not pipe.poll(LET_GO_AFTER):
+                    break
+                if (request := pipe.recv()) is None:
+                    stopping = True
+                    break
+                owed = True
+    except Exception as exc:  # the backend's to raise (and retry: StoreBusy)
+        if owed:
+            reply = exc
+        else:  # letting the writer go, its batches answered: the records hold them, the next indexes them
+            log.warning("the collected banners' writer ended with an error: %s", exc)
+    if owed:
+        _send(pipe, reply)
+    return None if stopping else pipe.recv()
+
+
+def _write(store: BannerStore, request: tuple, writer: BannerBatch) -> Outcome:
+    bodies, latest, future = request
+    return write_collected(store, [(_read(b), b) for b in bodies], latest, future, writer)
+
+
+def _send(pipe, reply: Any) -> None:
+    try:
+        pipe.send(reply)
+    except Exception as exc:  # an exception that does not pickle: its words
+        pipe.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
 
 
 def _read(body: bytes) -> object:
