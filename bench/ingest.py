@@ -262,8 +262,11 @@ def collected_rate(work: Path, seconds: float = 20.0, workers: int = 1) -> None:
 
             def post() -> None:  # as a few collectors at once would (each waits for its flush)
                 with httpx.Client(base_url=url, timeout=60) as own:
-                    while time.perf_counter() - started < seconds and batches:
-                        body = batches.pop()
+                    while time.perf_counter() - started < seconds:
+                        try:
+                            body = batches.pop()
+                        except IndexError:  # all sent (another poster took the last)
+                            return
                         own.post("/spyglass/collect", params={"key": key}, content=body).raise_for_status()
                         posted[0] += body.count(b"\n") + 1
 
