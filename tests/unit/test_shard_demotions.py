@@ -81,3 +81,30 @@ def test_a_shard_no_writer_takes_is_read_from_where_it_was_last_looked_at(tmp_pa
     finally:
         for index in (collector, importer):
             index.close()
+
+
+def test_settling_beside_a_held_shard_ends_once_its_writer_commits(tmp_path):
+    """A backend's collector holds its shard while it collects: an import that demoted a banner
+    there waited for it to let go (5 s, trial 30), though the collector's next commit applies the
+    demotion. It waits for that commit now (here as long as it takes: it never lets go)."""
+    import threading
+
+    collector, importer = BannerIndex(tmp_path), BannerIndex(tmp_path)
+    try:
+        with collector.writing() as writer:
+            writer.add([collector.prepare(seen("2026-10-01T00:00:00", "old"))])
+        holding = collector.writing()
+        held = holding.__enter__()  # held through what follows, as a collecting backend's
+        with importer.writing() as imported:
+            imported.add([importer.prepare(seen("2026-11-01T00:00:00", "new"))])
+        settled = threading.Thread(target=importer.settle, kwargs={"wait": None}, daemon=True)
+        settled.start()
+        held.add([collector.prepare(dict(seen("2026-11-02T00:00:00", "other"), ip_str="192.0.2.2"))])
+        held.commit()  # the collector's next batch: its commit applies the demotion
+        settled.join(60)
+        assert not settled.is_alive(), "the import waited for the collector to let its shard go"
+        assert current(importer) == ["new"] and not importer.records.demoted()
+        holding.__exit__(None, None, None)
+    finally:
+        for index in (collector, importer):
+            index.close()

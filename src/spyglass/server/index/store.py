@@ -25,7 +25,7 @@ from spyglass.server.index.compiler import compile_query
 from spyglass.server.index.records import RecordStore
 from spyglass.server.index.schema import build_schema, document_tail, facet_value
 from spyglass.server.index.seen import SeenRows
-from spyglass.server.index.shards import Shards, ShardsBusy, documents
+from spyglass.server.index.shards import WAIT_STEP, Shards, ShardsBusy, documents
 from spyglass.server.index.trends import TrendsIndex
 from spyglass.server.state.datadir import make_private
 from spyglass.server.state.sqlite.database import LostDatabase, disk_full, is_empty
@@ -298,14 +298,27 @@ class BannerIndex(SeenRows):
         for number in sorted(set(self.records.shards()) | set(self.records.demoted_shards())):
             if number == skip or not self.records.behind(number, upto):
                 continue
-            try:
-                _, writer = self.shards.take(number, WRITER_HEAP, 1, wait)
-            except ShardsBusy:
-                continue  # its writer catches it up
+            if (writer := self._writer_while_behind(number, upto, wait)) is None:
+                continue  # its writer caught it up, or catches it up
             try:
                 self._catch_up(number, writer)
             finally:
                 writer.wait_merging_threads()
+
+    def _writer_while_behind(self, number: int, upto: int, wait: float | None):
+        """Shard ``number``'s writer, to catch it up; None once the process holding it did (its
+        commits apply what it lacks), or after ``wait`` seconds (None: as long as it takes). A
+        backend's collector holds its shard while it collects: an import beside it waited for it
+        to let go, 5 s (trial 30), where its next commit, within a second, did what was waited for."""
+        deadline = None if wait is None else time.monotonic() + wait
+        while True:
+            try:
+                return self.shards.take(number, WRITER_HEAP, 1, 0)[1]
+            except ShardsBusy:
+                pass
+            if not self.records.behind(number, upto) or (deadline is not None and time.monotonic() >= deadline):
+                return None
+            time.sleep(WAIT_STEP)
 
     def _catch_up(self, shard: int, writer) -> None:
         """Index what the record store has for ``shard`` that it lost (a crash between the two),
