@@ -75,8 +75,7 @@ async def test_a_broken_listener_does_not_stop_the_others(tmp_path):
 
 async def test_a_flush_that_outlasts_the_pause_is_followed_at_once(tmp_path, monkeypatch):
     """Flushes start FLUSH_EVERY apart, not FLUSH_EVERY after the last ended: under load (8
-    collectors, a flush of a second) the pause after each left the writer idle a fifth of the time.
-    The listeners are told of a flush once the next is under way."""
+    collectors, a flush of a second) the pause after each left the writer idle a fifth of the time."""
     from spyglass.server import collect as module
 
     index = BannerIndex(tmp_path)
@@ -85,14 +84,6 @@ async def test_a_flush_that_outlasts_the_pause_is_followed_at_once(tmp_path, mon
     release = asyncio.Event()
     flushes: list[int] = []
     pauses: list[float] = []
-    events: list[tuple[str, int]] = []
-    collector.subscribe(lambda collected: events.append(("told", len(collected))))
-    take = collector._take
-
-    def taking():  # (the flush's thread is started at once after)
-        taken = take()
-        events.append(("flush", sum(len(item.banners) for item in taken)))
-        return taken
 
     def slow_store(batch):  # the first flush lasts past the pause, until the test lets it end
         flushes.append(sum(len(item.banners) for item in batch))
@@ -103,14 +94,12 @@ async def test_a_flush_that_outlasts_the_pause_is_followed_at_once(tmp_path, mon
     real_sleep = asyncio.sleep
 
     async def sleep(seconds: float) -> None:
-        # the collector's pauses alone (the patch is asyncio's: other tasks of the process sleep too)
-        if sys._getframe(1).f_code is Collector._run.__code__ and seconds > 0:
-            pauses.append(seconds)
+        if sys._getframe(1).f_code is Collector._run.__code__:  # the collector's pauses alone (the
+            pauses.append(seconds)  # patch is asyncio's: other tasks of the process sleep too)
         await real_sleep(seconds)
 
     loop = asyncio.get_running_loop()
     monkeypatch.setattr(collector, "_store_pending", slow_store)
-    monkeypatch.setattr(collector, "_take", taking)
     monkeypatch.setattr(module.asyncio, "sleep", sleep)
     await collector.start()
     try:
@@ -126,7 +115,6 @@ async def test_a_flush_that_outlasts_the_pause_is_followed_at_once(tmp_path, mon
     finally:
         await collector.stop()
     assert flushes == [3, 2] and pauses == []
-    assert events == [("flush", 3), ("flush", 2), ("told", 3), ("told", 2)]
     index.close()
 
 

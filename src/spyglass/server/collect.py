@@ -120,46 +120,32 @@ class Collector:
         after, joins the next. What comes after a quiet spell is stored at once: a banner alone
         waited out the whole pause, ahead of its alerts' notifications. A flush that took longer
         than the pause is followed at once by the next (a pause then left the writer idle while
-        collectors waited: a quarter of its time at 8 collectors), and the listeners are untold of
-        one once the next is under way (telling them first left the writer idle a tenth of its time)."""
+        collectors waited: a quarter of its time at 8 collectors)."""
         assert self._wake is not None
         loop = asyncio.get_running_loop()
         began = -FLUSH_EVERY  # when the last flush began (loop time)
-        untold: list[tuple[_Pending, list[Collected]]] | None = None  # the last flush's, to tell
-        try:
-            while True:
-                if untold is not None and not (self._pending and loop.time() - began >= FLUSH_EVERY):
-                    self._notify_all(untold)  # no flush follows at once
-                    untold = None
-                await self._wake.wait()
-                if (pause := began + FLUSH_EVERY - loop.time()) > 0:
-                    await asyncio.sleep(pause)
-                self._wake.clear()
-                began = loop.time()
-                flush = asyncio.create_task(self._flush(self._take()))
-                if untold is not None:
-                    await asyncio.sleep(0)  # the flush's thread started: the writer works meanwhile
-                    self._notify_all(untold)
-                    untold = None
-                untold = await flush
-        finally:
-            if untold is not None:
-                self._notify_all(untold)
-
-    async def _flush(self, batch: list[_Pending]) -> list[tuple[_Pending, list[Collected]]] | None:
-        """``batch`` stored (waiting while another process writes the store); None when it failed
-        (its callers told why)."""
         while True:
-            try:
-                return await asyncio.to_thread(self._store_pending, batch)
-            except StoreBusy:
-                await asyncio.sleep(BUSY_RETRY)
-            except Exception as exc:  # never lose the loop: fail these callers, keep serving
-                log.exception("storing collected banners failed")
-                for item in batch:
-                    if not item.done.done():
-                        item.done.set_exception(exc)
-                return None
+            await self._wake.wait()
+            if (pause := began + FLUSH_EVERY - loop.time()) > 0:
+                await asyncio.sleep(pause)
+            self._wake.clear()
+            began = loop.time()
+            batch = self._take()
+            while True:
+                try:
+                    results = await asyncio.to_thread(self._store_pending, batch)
+                    break
+                except StoreBusy:
+                    await asyncio.sleep(BUSY_RETRY)
+                except Exception as exc:  # never lose the loop: fail these callers, keep serving
+                    log.exception("storing collected banners failed")
+                    for item in batch:
+                        if not item.done.done():
+                            item.done.set_exception(exc)
+                    results = None
+                    break
+            if results is not None:
+                self._notify_all(results)
 
     def _store_pending(self, batch: list[_Pending]) -> list[tuple[_Pending, list[Collected]]]:
         """In a thread: one writer's block for the whole batch, here or in the writer process."""
