@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import smtplib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
@@ -41,7 +41,7 @@ DEFAULT_URLS = {
 log = logging.getLogger("spyglass.alerts")
 
 TIMEOUT = 10.0
-Admit = Callable[[str], None]  # called with the address:port a chosen URL is sent to; may raise
+Admit = Callable[[str], Awaitable[None]]  # awaited with the address:port a chosen URL is sent to; may raise
 _PHONE = re.compile(r"^\+?[0-9][0-9 ()-]{4,30}$")
 _EMAIL = re.compile(r"^[^\s@<>()\[\],;:\\\"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 _TOKEN = re.compile(r"^[A-Za-z0-9._:~+/=-]+$")  # tokens, routing keys, room ids: no spaces, nothing to escape
@@ -220,7 +220,7 @@ async def _post_to_chosen(
     except Refused as exc:
         raise DeliveryFailed(f"not sent: {exc}", retry=exc.retry) from None
     if admit is not None:
-        admit(pinned.contacted)
+        await admit(pinned.contacted)
     try:
         return await _post(
             pinned.url,

@@ -180,6 +180,11 @@ class AlertState(Protocol):
         """Keep the claims on deliveries whose attempts are still running."""
         ...
 
+    def unclaim(self, delivery_ids: list[int], now: float) -> None:
+        """Let go of the claims on deliveries :meth:`due` gave and the worker did not start (their
+        notifier's or account's share under way): due again at ``now``."""
+        ...
+
     def record(self, delivery: Delivery, provider: str, outcome: str, detail: str, next_try: float | None) -> None: ...
     def log_test(
         self, account_id: int, notifier_id: str, provider: str, event: str, outcome: str, detail: str

@@ -375,17 +375,20 @@ class SqlAlerts:
 
     def record(self, delivery: Delivery, provider: str, outcome: str, detail: str, next_try: float | None) -> None:
         """A delivery's outcome and its log line, in one transaction: ``sent``; ``retry`` (due
-        again at ``next_try``); or ``failed`` (given up)."""
-        state = {"sent": SENT, "retry": PENDING}.get(outcome, FAILED)
+        again at ``next_try``); ``held`` (due again at ``next_try``, not counted as a try: its log
+        line says ``retry``); or ``failed`` (given up)."""
+        state = {"sent": SENT, "retry": PENDING, "held": PENDING}.get(outcome, FAILED)
         with self._db.transaction() as db:
             db.execute(  # (the event and notifier too: a delivery deleted while in flight left its id
                 # free for the next one queued, which this must not mark: see log)
-                "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_try = ?"
+                "UPDATE deliveries SET state = ?, attempts = attempts + ?, next_try = ?"
                 " WHERE id = ? AND event = ? AND notifier_id = ?",
-                (state, next_try if next_try is not None else 0, delivery.id, delivery.event, delivery.notifier_id),
-            )
+                (state, int(outcome != "held"), next_try if next_try is not None else 0, delivery.id, delivery.event,
+                 delivery.notifier_id),
+            )  # fmt: skip
             self._log(db, delivery.id, delivery.account_id, delivery.alert_id, delivery.notifier_id, provider,
-                      delivery.event, delivery.attempts + 1, outcome, detail)  # fmt: skip
+                      delivery.event, delivery.attempts + 1, "retry" if outcome == "held" else outcome,
+                      detail)  # fmt: skip
 
     def log_test(self, account_id: int, notifier_id: str, provider: str, event: str, outcome: str, detail: str) -> None:
         with self._db.transaction() as db:

@@ -129,3 +129,6 @@ class AlertStore(SqlAlerts):
 
     def renew(self, delivery_ids: list[int], now: float) -> None:
         """Nothing to renew: one backend owns this queue, and its worker skips what it has in flight."""
+
+    def unclaim(self, delivery_ids: list[int], now: float) -> None:
+        """Nothing claimed (as renew)."""
