@@ -173,8 +173,9 @@ def _write_batches(store: BannerStore, pipe, request: tuple) -> tuple | None:
     seconds with the same writer, each committed before its answer, where the store's writer
     commits as it goes (the embedded one): taking a shard's writer and letting it go again for
     every batch (its threads, its merges waited for, the other shards looked at) took a tenth of a
-    collected batch's time or more. Let go after a quiet spell, another writer may want the
-    demotions it made in that shard applied (writers.SETTLE_WAIT). Returns the next request."""
+    collected batch's time or more. Let go after a quiet spell (an idle backend holds no writer's
+    threads and memory; an import's end waits for this one's commits, not for it to let go:
+    BannerIndex._settle). Returns the next request."""
     owed, stopping = True, False  # (owed: the request has no answer yet)
     reply: Any = None
     try:
