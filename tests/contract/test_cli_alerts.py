@@ -129,3 +129,26 @@ def test_a_bad_network_is_said_as_typed_before_any_request(cli, backend):
         assert code == 2 and "'999.1.1.1' is not an IP or CIDR range" in err and "filters.ip" not in err
     code, out, _ = cli("alert", "list", "--json")
     assert code == 0 and json.loads(out) == []  # nothing was made
+
+
+def test_the_log_lists_the_newest_attempts_as_many_as_asked(cli, backend):
+    """A burst's deliveries outnumber the log's 50 lines (trial 31): --limit says how many."""
+    import time
+
+    from spyglass.testing.alerts import banner
+
+    with Receiver() as receiver:
+        hook = cli("notifier", "create", "webhook", f"url={receiver.url}/log")[1].strip()
+        created = cli("alert", "create", "logged", "127.0.9.0/30", "--triggers", "any", "--notifier", hook, "--json")
+        alert = json.loads(created[1])["id"]
+        for port in (1, 2, 3):
+            backend.collect([banner("127.0.9.1", port)])
+            receiver.wait_for(f"127.0.9.1:{port}")
+        deadline = time.monotonic() + 60  # a guard against a hang: each line is written once its POST is answered
+        while len(json.loads(cli("alert", "log", alert, "--json")[1])) < 3:
+            assert time.monotonic() < deadline, "the deliveries were never logged"
+            time.sleep(0.05)
+    code, out, _ = cli("alert", "log", alert, "--limit", "1", "--json")
+    assert code == 0 and [(n["service"], n["outcome"]) for n in json.loads(out)] == [("127.0.9.1:3", "sent")]
+    code, _, err = cli("alert", "log", alert, "--limit", "0")
+    assert code == 2 and "limit" in err

@@ -60,8 +60,10 @@ class AlertsClient(HostClient):
     async def list(self) -> builtins.list[m.Alert]:
         return await self.call(builtins.list[m.Alert], "GET", self.ns("/alert/info"))
 
-    async def notifications(self, alert_id: str) -> builtins.list[m.Notification]:
-        """The alert's recent delivery attempts, newest first (when, which notifier, outcome)."""
+    async def notifications(self, alert_id: str, limit: int | None = None) -> builtins.list[m.Notification]:
+        """The alert's recent delivery attempts, newest first (when, which notifier, outcome); the
+        server's 50 unless ``limit`` says how many."""
+        params = {} if limit is None else {"limit": limit}
         return await self.call(
-            builtins.list[m.Notification], "GET", self.ns(f"/alert/{segment(alert_id)}/notifications")
+            builtins.list[m.Notification], "GET", self.ns(f"/alert/{segment(alert_id)}/notifications"), params=params
         )

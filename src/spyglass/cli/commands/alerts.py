@@ -142,7 +142,7 @@ def _attach(method: str, done: str):
 
 
 async def alert_log(clients, args):
-    log = await clients.alerts.notifications(args.id)
+    log = await clients.alerts.notifications(args.id, args.limit)
     if args.json:
         return [n.to_api() for n in log]
     if not log:
@@ -284,7 +284,8 @@ def register(sub, common: Common) -> None:
     ):
         p = _alert_action(actions, common, name, _attach(method, done), text)
         p.add_argument("notifier")
-    _alert_action(actions, common, "log", alert_log, "recent notifications: when, which notifier, outcome")
+    p = _alert_action(actions, common, "log", alert_log, "recent notifications: when, which notifier, outcome")
+    p.add_argument("--limit", type=int, metavar="N", help="the newest N delivery attempts (default 50, at most 10,000)")
 
     actions = _family(sub, common, "notifier", "notifiers: where alerts are sent (e-mail, webhook, slack...)")
     _action(actions, common, "list", notifier_list, "the notifiers (secrets masked)")

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from spyglass.coverage import covers
 from spyglass.models import Alert, AlertFilters, Attached, Notification, Success, Trigger
@@ -44,6 +44,7 @@ _FILTERS = {
     },
     "required": ["ip"],
 }
+LOG_MOST = 10_000  # delivery attempts one look at an alert's log lists
 MAX_NAME = 200  # characters of an alert's name (it was cut there silently, 15 MB of it read first)
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "pattern": NOT_BLANK_PATTERN}
 MAX_EXPIRES = 10 * 365 * 86400  # ten years (0 is never); 300 billion seconds would pass the year 9999
@@ -353,6 +354,11 @@ def detach_notifier(alert_id: str, notifier_id: str, alerts: Alerts, who: Who) -
     responses=responses(404),
     summary="Recent delivery attempts of the alert's notifications (newest first)",
 )
-def alert_notifications(alert_id: str, alerts: Alerts, who: Who) -> list[dict]:
+def alert_notifications(
+    alerts: Alerts,
+    who: Who,
+    alert_id: str,
+    limit: int = Query(50, ge=1, le=LOG_MOST, description=f"how many attempts, the newest (at most {LOG_MOST:,})"),
+) -> list[dict]:
     owned(alerts, who, alert_id)
-    return alerts.log(who.account.id, alert_id)
+    return alerts.log(who.account.id, alert_id, limit)
