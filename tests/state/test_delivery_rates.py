@@ -80,3 +80,31 @@ async def test_a_burst_to_one_receiver_is_paced_in_order_and_all_of_it_arrives(o
 
         assert [body["event"] for _, body, _ in receiver.posts] == events
         assert {e["outcome"] for e in state.log(1, "ALERT")} == {"sent"}
+
+
+async def test_one_attempt_at_a_time_waits_for_a_destination_the_others_are_held(open_alerts, monkeypatch):
+    """An attempt waiting for its destination's turn holds one of the worker's slots: a flood to one
+    place from many notifiers would fill them all. One waits; another finds it waiting and is held
+    (not a try), and all arrive."""
+    monkeypatch.setattr(delivery, "DESTINATION_RATE", 2.0)
+    monkeypatch.setattr(delivery, "DESTINATION_BURST", 1)
+    state = open_alerts()
+    worker = DeliveryWorker(state, Destinations(Reach(["127.0.0.0/8"])))
+    with Receiver() as receiver:
+        items = []
+        for n in range(3):  # three notifiers of three accounts, one receiver
+            notifier = state.create_notifier(1 + n, "webhook", None, {"url": f"{receiver.url}/hook{n}"})
+            items.append((f"e{n}", 1 + n, "ALERT", notifier, {"event": f"e{n}", "triggers": ["any"]}))
+        state.enqueue(items, time.time())
+        await worker.start()
+        try:
+            deadline = time.monotonic() + 60  # a guard against a hang, not a measure
+            while len(receiver.posts) < 3:
+                assert time.monotonic() < deadline, f"{len(receiver.posts)} of 3 arrived"
+                await asyncio.sleep(0.05)
+        finally:
+            await worker.stop()
+    outcomes = [e for account in (1, 2, 3) for e in state.log(account, "ALERT")]
+    assert sorted(body["event"] for _, body, _ in receiver.posts) == ["e0", "e1", "e2"]
+    assert any(e["outcome"] == "retry" and e["detail"].startswith("held:") for e in outcomes)
+    assert all(e["attempt"] == 1 for e in outcomes) and "failed" not in {e["outcome"] for e in outcomes}

@@ -19,9 +19,11 @@ it renews while the attempt runs (see spyglass.server.state.alerts): a backend t
 mid-attempt leaves the delivery to another once its lease ends.
 Deliveries to one destination (the address and port a URL is sent to, an e-mail address) are at
 most ``DESTINATION_RATE`` a second with a burst of ``DESTINATION_BURST``, whichever accounts they
-are of: past it an attempt waits its turn (``HOLD_WAIT`` at most), else it is held, tried again
-``HELD_AGAIN`` later without counting as one of its ``MAX_ATTEMPTS`` (so a flood to one place is
-spread out, never dropped), and logged once a minute per destination with a count. Twenty
+are of: past it an attempt waits its turn (``HOLD_WAIT`` at most; one attempt a destination at a
+time, so that a flood to one place does not fill every slot of the worker), else it is held, tried
+again after ``HELD_AGAIN`` without counting as one of its ``MAX_ATTEMPTS`` (so a flood to one place
+is spread out, never dropped; each hold a line of the alert's log, so their pace backs off), and
+logged once a minute per destination with a count. Twenty
 notifiers to one URL, fifty alerts and a burst of banners were thousands of POSTs to one
 destination within seconds; a hold that counted as a try dropped 353 of 600 notifications of one
 burst to one receiver (trial 30).
@@ -71,7 +73,7 @@ DESTINATION_RATE = 5.0  # deliveries a second to one destination, over all accou
 DESTINATION_BURST = 20
 HELD_LOG_EVERY = 60.0  # seconds between log lines of one destination's held deliveries
 HOLD_WAIT = 10.0  # seconds an attempt may wait for its destination's turn (under STOP_GRACE)
-HELD_AGAIN = 1.0  # seconds after which a held delivery is tried again
+HELD_AGAIN = Backoff(base=1.0, cap=60.0, jitter=0.5)  # before a held delivery is tried again: 1 s, doubling
 
 
 class Held(Exception):
@@ -120,6 +122,8 @@ class DeliveryWorker:
         self._free_tests = 0  # of those, free accounts' tests
         self._destinations = KeyRateLimiter(DESTINATION_RATE, DESTINATION_BURST)
         self._held_at: dict[str, tuple[float, int]] = {}  # by destination: (last logged, held since)
+        self._holds: Counter[int] = Counter()  # by delivery: how often it was held
+        self._waiting: set[str] = set()  # destinations an attempt waits for
 
     def wake(self) -> None:
         if self._wake is not None:
@@ -217,9 +221,9 @@ class DeliveryWorker:
             try:
                 detail = await self._send_at_rate(notifier, message_for(delivery.payload))
                 outcome, next_try = "sent", None
-            except Held as exc:  # not a try: tried again soon, however often
+            except Held as exc:  # not a try: tried again later, however often
                 detail = str(exc)
-                outcome, next_try = "held", time.time() + HELD_AGAIN
+                outcome, next_try = "held", self._held_again(delivery.id)
             except DeliveryFailed as exc:
                 detail, retry = exc.detail, exc.retry
                 outcome, next_try = self._failed(delivery, retry)
@@ -227,6 +231,8 @@ class DeliveryWorker:
                 log.exception("delivery %s through notifier %s failed", delivery.id, notifier.id)
                 detail = "the delivery failed (an error in spyglass; see the backend's log)"
                 outcome, next_try = self._failed(delivery, retry=True)
+            if outcome != "held":
+                self._holds.pop(delivery.id, None)
             await asyncio.to_thread(self.store.record, delivery, notifier.provider, outcome, detail, next_try)
         except Exception:  # recording failed (the disk?): the delivery stays pending, tried again later
             log.exception("delivery %s could not be attempted or recorded", delivery.id)
@@ -239,14 +245,24 @@ class DeliveryWorker:
         return await self.send(notifier, msg)
 
     async def _turn(self, where: str) -> None:
-        """Wait until ``where`` may be sent one more delivery, HOLD_WAIT at most (then :class:`Held`):
-        a burst to one receiver is paced, in order (the notifier's next waits behind this one)."""
-        waited = 0.0
-        while (wait := self._destinations.check(where)) is not None:
-            if waited + wait > HOLD_WAIT:
-                raise self._held(where)
-            await asyncio.sleep(wait)
-            waited += wait
+        """Wait until ``where`` may be sent one more delivery, HOLD_WAIT at most, one attempt at a
+        time (else :class:`Held`): a burst to one receiver is paced, in order (the notifier's next
+        waits behind this one)."""
+        if (wait := self._destinations.check(where)) is None:
+            return
+        if where in self._waiting or wait > HOLD_WAIT:
+            raise self._held(where)
+        self._waiting.add(where)
+        try:
+            waited = 0.0
+            while wait is not None:
+                if waited + wait > HOLD_WAIT:
+                    raise self._held(where)
+                await asyncio.sleep(wait)
+                waited += wait
+                wait = self._destinations.check(where)
+        finally:
+            self._waiting.discard(where)
 
     def _held(self, where: str) -> Held:
         """``where``'s rate spent: logged once every HELD_LOG_EVERY with a count."""
@@ -265,6 +281,13 @@ class DeliveryWorker:
             self._held_at.clear()  # only the log's pace is lost
         self._held_at[where] = (last, held + 1)
         return Held(f"held: more than {DESTINATION_RATE:g} deliveries a second to this destination, from any account")
+
+    def _held_again(self, delivery_id: int) -> float:
+        """When a delivery just held is tried again (HELD_AGAIN after its holds so far)."""
+        if len(self._holds) > 10_000:
+            self._holds.clear()  # only the backoff's pace is lost
+        self._holds[delivery_id] += 1
+        return time.time() + HELD_AGAIN.delay(self._holds[delivery_id])
 
     @staticmethod
     def _failed(delivery: Delivery, retry: bool) -> tuple[str, float | None]:
