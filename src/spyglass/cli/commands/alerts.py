@@ -285,7 +285,7 @@ def register(sub, common: Common) -> None:
         p = _alert_action(actions, common, name, _attach(method, done), text)
         p.add_argument("notifier")
     p = _alert_action(actions, common, "log", alert_log, "recent notifications: when, which notifier, outcome")
-    p.add_argument("--limit", type=int, metavar="N", help="the newest N delivery attempts (default 50, at most 10,000)")
+    p.add_argument("--limit", type=int, metavar="N", help="the newest N delivery attempts (default 50, at most 1,000)")
 
     actions = _family(sub, common, "notifier", "notifiers: where alerts are sent (e-mail, webhook, slack...)")
     _action(actions, common, "list", notifier_list, "the notifiers (secrets masked)")

@@ -44,7 +44,7 @@ _FILTERS = {
     },
     "required": ["ip"],
 }
-LOG_MOST = 10_000  # delivery attempts one look at an alert's log lists
+LOG_MOST = 1_000  # delivery attempts one look at an alert's log lists (about a search page's work)
 MAX_NAME = 200  # characters of an alert's name (it was cut there silently, 15 MB of it read first)
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "pattern": NOT_BLANK_PATTERN}
 MAX_EXPIRES = 10 * 365 * 86400  # ten years (0 is never); 300 billion seconds would pass the year 9999
