@@ -49,7 +49,8 @@ def import_command(args: argparse.Namespace) -> int:
     # After a kill -9 of this process, multiprocessing's resource tracker (started with this
     # interpreter's -W options) frees its queues' semaphores, and said so as a Python warning with
     # a source path under the user's prompt (newcomer trial 29): the freeing is wanted, the words not.
-    sys.warnoptions.append("ignore:resource_tracker:UserWarning")
+    if RESOURCE_TRACKER_QUIET not in sys.warnoptions:  # (once: a test runs many imports in one process)
+        sys.warnoptions.append(RESOURCE_TRACKER_QUIET)
     index = open_store(args, "import", args.data or data_dir())
     if isinstance(index, int):
         return index
@@ -171,6 +172,7 @@ def counts(totals, unreadable: list[str]) -> dict:
 
 
 GENERATE_SUFFIXES = (".json.gz", ".json")
+RESOURCE_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
 
 
 def generate_command(args: argparse.Namespace) -> int:
