@@ -7,6 +7,9 @@ import asyncio
 import os
 import signal
 import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 import pytest
@@ -20,6 +23,17 @@ from spyglass.server.index import BannerIndex
 
 def banner(ip: str, port: int, stamp: str, data: str = "x") -> dict:
     return {"ip_str": ip, "port": port, "transport": "tcp", "timestamp": stamp, "data": data}
+
+
+@asynccontextmanager
+async def running(index: BannerIndex, apart: bool = False) -> AsyncIterator[Collector]:
+    """A collector of ``index`` started for the block (apart: with its writer process), stopped after."""
+    collector = Collector(index, apart=apart)
+    await collector.start()
+    try:
+        yield collector
+    finally:
+        await collector.stop()
 
 
 # apart: prepared and written by the collector's writer process (ingest/collecting.py), as serve does
@@ -130,14 +144,10 @@ async def test_a_private_scan_result_of_a_known_address_and_port_is_no_new_servi
     index = BannerIndex(tmp_path)
     with index.writing() as writer:  # as an import stores it
         writer.add([index.prepare(banner("127.0.0.4", 18095, "2026-11-30T17:00:00.000000"))])
-    collector = Collector(index, apart=apart)
-    await collector.start()
-    try:
+    async with running(index, apart) as collector:
         known = await collector.collect([scanned("127.0.0.4", 18095)], "scan")
         unknown = await collector.collect([scanned("127.0.0.4", 18096)], "scan")
         again = await collector.collect([scanned("127.0.0.4", 18096, "2026-11-30T17:45:00.000000")], "scan")
-    finally:
-        await collector.stop()
     assert [c.new_service for c in known] == [False]  # (was: True)
     assert [c.new_service for c in unknown] == [True]
     assert [c.new_service for c in again] == [False]
@@ -158,9 +168,7 @@ def test_a_running_backend_collects_from_another_thread(tmp_path):
 @pytest.mark.external
 async def test_a_killed_writer_process_is_started_again_and_loses_nothing(tmp_path):
     index = BannerIndex(tmp_path)
-    collector = Collector(index, apart=True)
-    await collector.start()
-    try:
+    async with running(index, apart=True) as collector:
         banners = list(generate(60, seed=4))
         first = await collector.collect(banners[:50], "demo")
         assert collector._writer is not None and collector._writer._process is not None
@@ -170,8 +178,6 @@ async def test_a_killed_writer_process_is_started_again_and_loses_nothing(tmp_pa
         future = banner("127.0.0.7", 80, f"{datetime.now(UTC).year + 1}-01-01T00:00:00.000000")
         refused: list[tuple[int, str]] = []
         assert await collector.collect([future], "replay", refused) == []
-    finally:
-        await collector.stop()
     assert (len(first), len(second)) == (50, 10)
     assert refused and "in the future" in refused[0][1]
     total, _, _ = index.search(parse_strict("-port:0"), parse_facets(""))
@@ -187,9 +193,7 @@ async def test_the_writer_process_keeps_its_shard_while_batches_come_and_lets_it
     from spyglass.server.ingest.collecting import LET_GO_AFTER
 
     index = BannerIndex(tmp_path)
-    collector = Collector(index, apart=True)
-    await collector.start()
-    try:
+    async with running(index, apart=True) as collector:
         banners = list(generate(30, seed=5))
         for i in range(0, 30, 10):  # each batch searchable in this process as soon as collect returned
             await collector.collect(banners[i : i + 10], "demo")
@@ -197,18 +201,15 @@ async def test_the_writer_process_keeps_its_shard_while_batches_come_and_lets_it
             assert total == len({normalize(b)[:3] for b in banners[: i + 10]})
         with pytest.raises(ShardsBusy):  # held between batches
             index.shards.take(0, WRITER_HEAP, 1, 0)
-        waited = 0.0
+        deadline = time.monotonic() + 60 + LET_GO_AFTER  # a guard against a hang, not a measure
         while True:  # let go once no batch came for LET_GO_AFTER
             try:
                 _, writer = index.shards.take(0, WRITER_HEAP, 1, 0)
                 break
             except ShardsBusy:
-                waited += 0.1
-                assert waited < 60 + LET_GO_AFTER, "the writer process never let its shard go"
+                assert time.monotonic() < deadline, "the writer process never let its shard go"
                 await asyncio.sleep(0.1)
         writer.wait_merging_threads()
         again = await collector.collect(list(generate(40, seed=6))[30:], "demo")  # it takes one again
         assert len(again) == 10
-    finally:
-        await collector.stop()
     index.close()
